@@ -1,0 +1,549 @@
+/**
+ * The check phase for one kernel spec: parses every expression, resolves and types it, checks
+ * the references between the spec's parts (derive entries, bindings, intermediates, shaders),
+ * finds cycles and unused entries, and classifies every derive entry's binding time.
+ * Returns a new immutable CheckedKernel; the loaded spec is left alone.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { makeDiagnostic, type Code } from "../diagnostics/codes.js";
+import type { Diagnostic, DiagnosticNote } from "../diagnostics/diagnostic.js";
+import { didYouMean } from "../diagnostics/did-you-mean.js";
+import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../load/spec-model.js";
+import { ExprSyntaxError } from "../parse/errors.js";
+import { parseExpression } from "../parse/parser.js";
+import type { Expr } from "../parse/ast.js";
+import { ONNX_TO_WGSL } from "../eval/ops.js";
+import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
+import type { TExpr } from "./ir.js";
+import { exprLocation, whereLocation } from "./locate.js";
+import { templateReads, TemplateSyntaxError, type TemplateReads } from "./template-reads.js";
+import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "./types.js";
+
+/** What the checker needs from outside the spec. */
+export interface CheckContext {
+  /** Absolute path of the templates folder. */
+  readonly templatesDir: string;
+  readonly limitNames: ReadonlySet<string>;
+  readonly featureNames: ReadonlySet<string>;
+}
+
+/** An expression after checking: its source (for locations) and typed IR. */
+export interface CExpr {
+  readonly source: ExprSource;
+  readonly texpr: TExpr;
+}
+
+export interface CheckedDerive {
+  readonly name: string;
+  readonly expr: CExpr;
+  readonly type: Type;
+  /** Derive names its expression reads directly. */
+  readonly reads: ReadonlySet<string>;
+  readonly keyWhere: Where;
+}
+
+export type BufferType = "storage" | "read-only-storage" | "uniform";
+
+export interface CheckedField {
+  readonly name: string;
+  readonly type: "u32" | "i32" | "f32";
+  readonly value: CExpr;
+}
+
+export interface CheckedBinding {
+  readonly id: string;
+  /** WGSL variable name. */
+  readonly name: string;
+  readonly kind: "arg" | "scratch" | "uniform";
+  /** Tensor id (arg) or intermediate id (scratch). */
+  readonly ref?: string;
+  /** For args: whether the tensor id is an input (an id that is both is an input: in place). */
+  readonly refIsInput?: boolean;
+  readonly buffer: BufferType;
+  /** WGSL element type: a literal, or the name of a string-valued derive entry (`$name`). */
+  readonly elementType?: { readonly literal: string } | { readonly derive: string };
+  readonly fields?: readonly CheckedField[];
+  readonly where: Where;
+}
+
+export interface CheckedPass {
+  readonly id: string;
+  readonly name: string;
+  readonly shader: string;
+  /** Absolute path of the template when it exists and is safe. */
+  readonly shaderPath?: string;
+  readonly reads?: TemplateReads;
+  readonly derive: ReadonlyMap<string, CheckedDerive>;
+  readonly bindings: readonly CheckedBinding[];
+  readonly dispatch: readonly [CExpr, CExpr, CExpr];
+  readonly where: Where;
+}
+
+export interface CheckedIntermediate {
+  readonly id: string;
+  readonly dtype: string;
+  readonly shape: CExpr;
+}
+
+export interface CheckedVariant {
+  readonly id: string;
+  readonly priority: number;
+  /** Position in the spec: ties of priority go to the earlier variant. */
+  readonly order: number;
+  readonly when: readonly CExpr[];
+  readonly features: readonly string[];
+  readonly derive: ReadonlyMap<string, CheckedDerive>;
+  readonly intermediates: readonly CheckedIntermediate[];
+  readonly passes: readonly CheckedPass[];
+  readonly where: Where;
+}
+
+export interface CheckedKernel {
+  readonly spec: KernelSpec;
+  readonly attrTypes: ReadonlyMap<string, Type>;
+  readonly derive: ReadonlyMap<string, CheckedDerive>;
+  readonly when: readonly CExpr[];
+  readonly outputShapes: ReadonlyMap<string, CExpr>;
+  readonly variants: readonly CheckedVariant[];
+}
+
+export interface CheckResult {
+  readonly kernel?: CheckedKernel;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** The merged derive environment of a pass: top-level, then the variant's, then the pass's entries. */
+export function deriveEnv(kernel: CheckedKernel, variant?: CheckedVariant, pass?: CheckedPass): Map<string, CheckedDerive> {
+  const env = new Map(kernel.derive);
+  if (variant) for (const [k, v] of variant.derive) env.set(k, v);
+  if (pass) for (const [k, v] of pass.derive) env.set(k, v);
+  return env;
+}
+
+const WGSL_SCALARS = ["f16", "f32", "i32", "u32"];
+const WGSL_ELEMENT = new Set([...WGSL_SCALARS, ...["vec2", "vec3", "vec4"].flatMap((v) => WGSL_SCALARS.map((s) => `${v}<${s}>`))]);
+
+/** Infers an attribute's type from its default or its allowed values. */
+function attrType(def: unknown, values: readonly unknown[] | undefined): Type {
+  const sample = def !== undefined ? [def] : values ?? [];
+  if (sample.length === 0) return NUMBER;
+  if (sample.every((v) => typeof v === "string")) return STRING;
+  if (sample.every((v) => Array.isArray(v))) return { k: "list", elem: (sample as number[][]).flat().every(Number.isInteger) ? INT : FLOAT };
+  if (sample.every((v) => typeof v === "number")) return NUMBER;
+  return NUMBER;
+}
+
+class SpecChecker {
+  readonly diags: Diagnostic[] = [];
+  private readonly file: string;
+  private readonly parsed = new Map<ExprSource, Expr | null>();
+  /** Every derive name read anywhere (expressions, `$` references, templates). */
+  private readonly usedDerives = new Set<string>();
+  private readonly usedTunables = new Set<string>();
+  private templatesKnown = true;
+  private readonly templateCache = new Map<string, { path?: string; reads?: TemplateReads }>();
+  private readonly baseScope: Omit<Scope, "deriveType" | "deriveNames">;
+
+  constructor(private readonly spec: KernelSpec, private readonly ctx: CheckContext) {
+    this.file = spec.file;
+    const tensors = new Map<string, TensorInfo>();
+    for (const i of spec.inputs) tensors.set(i.name, { pointer: i.where.pointer, optional: i.optional });
+    for (const o of spec.outputs) if (!tensors.has(o.name)) tensors.set(o.name, { pointer: o.where.pointer, optional: o.optional });
+    const constraints = new Map(spec.attributeConstraints.map((c) => [c.name, c]));
+    const attrs = new Map<string, { type: Type; pointer: string }>();
+    for (const a of spec.attributes) attrs.set(a.name, { type: attrType(a.default, constraints.get(a.name)?.values), pointer: a.where.pointer });
+    this.baseScope = {
+      tensors,
+      attrs,
+      tunables: new Set(spec.tunables.map((t) => t.name)),
+      typeParams: new Set(spec.typeConstraints.map((t) => t.name)),
+      limits: ctx.limitNames,
+      features: ctx.featureNames,
+    };
+  }
+
+  private report(code: Code, message: string, where: Where | undefined, hint?: string, notes: DiagnosticNote[] = []): void {
+    this.diags.push(makeDiagnostic(code, message, where ? whereLocation(this.file, where) : { file: this.file }, { hint, notes }));
+  }
+
+  private parse(src: ExprSource): Expr | null {
+    if (this.parsed.has(src)) return this.parsed.get(src)!;
+    let e: Expr | null = null;
+    try {
+      e = parseExpression(src.text);
+    } catch (err) {
+      if (!(err instanceof ExprSyntaxError)) throw err;
+      this.diags.push(makeDiagnostic(err.code, `${err.message} in expression`, exprLocation(this.file, src, err.span), { hint: err.hint }));
+    }
+    this.parsed.set(src, e);
+    return e;
+  }
+
+  private problemToDiag(src: ExprSource, p: ExprProblem): void {
+    const notes = p.notePointer ? [{ message: p.notePointer.message, location: { file: this.file, pointer: p.notePointer.pointer } }] : [];
+    this.diags.push(makeDiagnostic(p.code, p.message, exprLocation(this.file, src, p.span), { hint: p.hint, notes }));
+  }
+
+  /** A derive table with lazy, cycle-detecting type inference. */
+  private makeTable(entries: readonly DeriveEntry[], parent: ReadonlyMap<string, CheckedDerive> | undefined): Map<string, CheckedDerive> {
+    const defs = new Map<string, DeriveEntry>();
+    for (const e of entries) defs.set(e.name, e);
+    const out = new Map<string, CheckedDerive>();
+    const inProgress: string[] = [];
+    const scope = (): Scope => ({
+      ...this.baseScope,
+      deriveType: (name) => typeOf(name),
+      deriveNames: () => new Set([...defs.keys(), ...(parent?.keys() ?? [])]),
+    });
+    const typeOf = (name: string): Type | "cycle" | undefined => {
+      if (!defs.has(name)) return parent?.get(name)?.type;
+      const done = out.get(name);
+      if (done) return done.type;
+      const at = inProgress.indexOf(name);
+      if (at >= 0) {
+        const cycle = [...inProgress.slice(at), name];
+        const d = defs.get(name)!;
+        if (!this.cyclesReported.has(cycle.slice(0, -1).sort().join(","))) {
+          this.cyclesReported.add(cycle.slice(0, -1).sort().join(","));
+          this.report("derive_cycle", `derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, d.expr.where, "break the cycle: one of these entries must not read the others", cycle.slice(0, -1).filter((n) => n !== name).map((n) => ({ message: `\`${n}\` is part of the cycle`, location: whereLocation(this.file, defs.get(n)!.keyWhere) })));
+        }
+        return "cycle";
+      }
+      inProgress.push(name);
+      const d = defs.get(name)!;
+      const ast = this.parse(d.expr);
+      let checked: CheckedDerive;
+      if (!ast) {
+        checked = { name, expr: { source: d.expr, texpr: { k: "const", value: 0, type: ERROR, span: { start: 0, end: 0 } } }, type: ERROR, reads: new Set(), keyWhere: d.keyWhere };
+      } else {
+        const r = checkExpr(ast, scope());
+        for (const p of r.problems) this.problemToDiag(d.expr, p);
+        this.noteUses(r.texpr);
+        checked = { name, expr: { source: d.expr, texpr: r.texpr }, type: r.texpr.type, reads: r.derives, keyWhere: d.keyWhere };
+      }
+      inProgress.pop();
+      if (!out.has(name)) out.set(name, checked);
+      return out.get(name)!.type;
+    };
+    for (const e of entries) typeOf(e.name);
+    const result = new Map<string, CheckedDerive>();
+    for (const e of entries) result.set(e.name, out.get(e.name)!);
+    return result;
+  }
+
+  private readonly cyclesReported = new Set<string>();
+
+  /** Checks an expression in the scope of a merged derive environment. */
+  private checkIn(src: ExprSource, env: ReadonlyMap<string, CheckedDerive>): CExpr {
+    const ast = this.parse(src);
+    if (!ast) return { source: src, texpr: { k: "const", value: 0, type: ERROR, span: { start: 0, end: src.text.length } } };
+    const scope: Scope = { ...this.baseScope, deriveType: (n) => env.get(n)?.type, deriveNames: () => env.keys() };
+    const r = checkExpr(ast, scope);
+    for (const p of r.problems) this.problemToDiag(src, p);
+    this.noteUses(r.texpr);
+    return { source: src, texpr: r.texpr };
+  }
+
+  private noteUses(e: TExpr): void {
+    const stack: TExpr[] = [e];
+    while (stack.length) {
+      const x = stack.pop()!;
+      if (x.k === "derive") this.usedDerives.add(x.name);
+      if (x.k === "leaf" && x.leaf.ns === "tunables") this.usedTunables.add(x.leaf.name);
+      if (x.k === "call") stack.push(...x.args);
+      if (x.k === "list") stack.push(...x.items);
+      if (x.k === "neg" || x.k === "not") stack.push(x.operand);
+      if (x.k === "binary") stack.push(x.left, x.right);
+      if (x.k === "cond") stack.push(x.cond, x.then, x.otherwise);
+    }
+  }
+
+  private expectType(c: CExpr, want: "bool" | "int" | "shape" | "number", what: string): void {
+    const t = c.texpr.type;
+    if (t.k === "error") return;
+    const ok = want === "bool" ? t.k === "bool" : want === "int" ? t.k === "int" || t.k === "number" : want === "number" ? isNumeric(t) : t.k === "list" && (t.elem.k === "int" || t.elem.k === "number");
+    if (!ok) {
+      const code: Code = want === "bool" ? "condition_not_bool" : "type_mismatch";
+      this.diags.push(makeDiagnostic(code, `${what} must be ${want === "shape" ? "a shape (list<int>)" : `a${want === "int" ? "n" : ""} ${want}`}, found ${showType(t)}`, exprLocation(this.file, c.source, c.texpr.span)));
+    }
+  }
+
+  /** Checks the merged environment for cycles created by overrides. */
+  private checkOverrideCycles(env: ReadonlyMap<string, CheckedDerive>, own: ReadonlyMap<string, CheckedDerive>): void {
+    const state = new Map<string, 1 | 2>();
+    const visit = (n: string, stack: string[]): void => {
+      const s = state.get(n);
+      if (s === 2) return;
+      if (s === 1) {
+        const cycle = [...stack.slice(stack.indexOf(n)), n];
+        const key = cycle.slice(0, -1).sort().join(",");
+        if (!this.cyclesReported.has(key)) {
+          this.cyclesReported.add(key);
+          const culprit = cycle.find((c) => own.has(c)) ?? n;
+          this.report("derive_cycle", `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, env.get(culprit)!.expr.source.where, "an override must not read, directly or not, the entry it replaces");
+        }
+        return;
+      }
+      state.set(n, 1);
+      stack.push(n);
+      for (const r of env.get(n)?.reads ?? []) if (env.has(r)) visit(r, stack);
+      stack.pop();
+      state.set(n, 2);
+    };
+    for (const n of own.keys()) visit(n, []);
+  }
+
+  private checkOverrides(table: ReadonlyMap<string, CheckedDerive>, parent: ReadonlyMap<string, CheckedDerive>): void {
+    for (const [name, d] of table) {
+      const orig = parent.get(name);
+      if (orig && orig.type.k !== "error" && d.type.k !== "error" && !sameType(orig.type, d.type) && !(isNumeric(orig.type) && isNumeric(d.type) && orig.type.k !== "float" && d.type.k !== "float")) {
+        this.report("type_mismatch", `override of \`${name}\` has type ${showType(d.type)}, but the entry it replaces has type ${showType(orig.type)}`, d.expr.source.where, "an override must keep the type", [{ message: `\`${name}\` is declared here`, location: whereLocation(this.file, orig.keyWhere) }]);
+      }
+    }
+  }
+
+  private resolveShader(p: PassSpec): { path?: string; reads?: TemplateReads } {
+    const cached = this.templateCache.get(p.shader);
+    if (cached) {
+      if (!cached.path) this.templatesKnown = false;
+      return cached;
+    }
+    const result = this.resolveShaderUncached(p);
+    this.templateCache.set(p.shader, result);
+    if (!result.reads) this.templatesKnown = false;
+    return result;
+  }
+
+  private resolveShaderUncached(p: PassSpec): { path?: string; reads?: TemplateReads } {
+    const rel = p.shader;
+    const unsafe = (why: string): { path?: string } => {
+      this.report("shader_unsafe_path", `shader path \`${rel}\` ${why}`, p.shaderWhere, "name a file inside the templates folder with a relative path, e.g. `my-kernel.wgsl.jinja`");
+      return {};
+    };
+    if (rel.includes("\0")) return unsafe("contains a NUL character");
+    if (path.isAbsolute(rel) || /^[A-Za-z]:/.test(rel) || rel.startsWith("\\")) return unsafe("is absolute");
+    if (rel.includes("\\")) return unsafe("contains a backslash");
+    if (rel.split("/").some((seg) => seg === ".." )) return unsafe("leaves the templates folder through `..`");
+    const full = path.resolve(this.ctx.templatesDir, rel);
+    let real: string;
+    try {
+      real = fs.realpathSync(full);
+    } catch {
+      let available: string[] = [];
+      try {
+        available = fs.readdirSync(this.ctx.templatesDir).filter((f) => f.endsWith(".jinja"));
+      } catch {
+        /* no templates folder: the message says so */
+      }
+      const hint = didYouMean(rel, available);
+      this.report("shader_missing", `shader template \`${rel}\` of pass \`${p.id}\` does not exist in ${path.basename(this.ctx.templatesDir)}/`, p.shaderWhere, hint ?? `create ${path.join(path.basename(this.ctx.templatesDir), rel)} or fix the name`);
+      return {};
+    }
+    let realRoot: string;
+    try {
+      realRoot = fs.realpathSync(this.ctx.templatesDir);
+    } catch {
+      realRoot = this.ctx.templatesDir;
+    }
+    if (!real.startsWith(realRoot + path.sep)) return unsafe("resolves, through a symbolic link, outside the templates folder");
+    if (!fs.statSync(real).isFile()) return unsafe("is not a regular file");
+    try {
+      return { path: real, reads: templateReads(fs.readFileSync(real, "utf8")) };
+    } catch (err) {
+      if (err instanceof TemplateSyntaxError) {
+        this.diags.push(makeDiagnostic("template_error", `template syntax error: ${err.message}`, { file: path.join(path.basename(this.ctx.templatesDir), rel) }, { hint: `at line ${err.line}, column ${err.column} of the template`, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
+        return { path: real };
+      }
+      throw err;
+    }
+  }
+
+  private checkBinding(b: BindingSpec, env: ReadonlyMap<string, CheckedDerive>, intermediates: ReadonlySet<string> | undefined): CheckedBinding {
+    const spec = this.spec;
+    let refIsInput: boolean | undefined;
+    let buffer: BufferType;
+    if (b.kind === "arg") {
+      const isIn = spec.inputs.some((i) => i.name === b.ref);
+      const isOut = spec.outputs.some((o) => o.name === b.ref);
+      if (!isIn && !isOut) {
+        this.report("unknown_tensor", `binding \`${b.id}\` names \`${b.ref}\`, which is not an input or output`, b.refWhere ?? b.where, didYouMean(b.ref ?? "", [...spec.inputs.map((i) => i.name), ...spec.outputs.map((o) => o.name)]));
+      }
+      refIsInput = isIn;
+      buffer = b.buffer ?? (isOut ? "storage" : "read-only-storage");
+    } else if (b.kind === "scratch") {
+      if (intermediates && !intermediates.has(b.ref ?? "")) {
+        this.report("unknown_intermediate", `binding \`${b.id}\` names intermediate \`${b.ref}\`, which this variant does not declare`, b.refWhere ?? b.where, didYouMean(b.ref ?? "", intermediates) ?? "declare it under the variant's `intermediates`");
+      }
+      buffer = b.buffer ?? "storage";
+    } else {
+      buffer = b.buffer ?? "uniform";
+      if (buffer !== "uniform") this.report("schema_value", `binding \`${b.id}\` is a uniform struct but has buffer \`${buffer}\``, b.where, "remove `buffer` or set it to `uniform`");
+    }
+    let elementType: CheckedBinding["elementType"];
+    if (b.elementType !== undefined) {
+      if (b.elementType.startsWith("$")) {
+        const name = b.elementType.slice(1);
+        this.usedDerives.add(name);
+        const d = env.get(name);
+        if (!d) this.report("bad_derive_ref", `\`${b.elementType}\` names no derive entry`, b.elementTypeWhere ?? b.where, didYouMean(name, env.keys()) ?? "a `$name` element type must name a derive entry whose value is a WGSL type");
+        else if (d.type.k !== "string" && d.type.k !== "error") this.report("bad_derive_ref", `\`${b.elementType}\` names a derive entry of type ${showType(d.type)}; an element type must be a string`, b.elementTypeWhere ?? b.where, undefined, [{ message: `\`${name}\` is declared here`, location: whereLocation(this.file, d.keyWhere) }]);
+        elementType = { derive: name };
+      } else {
+        if (!WGSL_ELEMENT.has(b.elementType.replace(/\s+/g, ""))) {
+          this.report("bad_wgsl_type", `\`${b.elementType}\` is not a WGSL element type kernelc can bind`, b.elementTypeWhere ?? b.where, didYouMean(b.elementType, WGSL_ELEMENT) ?? `use one of ${[...WGSL_ELEMENT].join(", ")}, or \`$name\` of a derive entry`);
+        }
+        elementType = { literal: b.elementType.replace(/\s+/g, "") };
+      }
+    } else if (b.kind !== "uniform") {
+      this.report("schema_missing_field", `binding \`${b.id}\` has no \`elementType\``, b.where, "add `\"elementType\"`, e.g. `\"f32\"` or `\"$scalar\"`");
+    }
+    const fields = b.fields?.map((f): CheckedField => {
+      const value = this.checkIn(f.value, env);
+      this.expectType(value, f.type === "f32" ? "number" : "int", `uniform field \`${f.name}\` (${f.type})`);
+      return { name: f.name, type: f.type, value };
+    });
+    if (fields) {
+      const seen = new Set<string>();
+      for (const f of b.fields ?? []) {
+        if (seen.has(f.name)) this.report("duplicate_id", `uniform struct \`${b.id}\` has two fields named \`${f.name}\``, f.where);
+        seen.add(f.name);
+      }
+    }
+    return { id: b.id, name: b.name, kind: b.kind, ref: b.ref, refIsInput, buffer, elementType, fields, where: b.where };
+  }
+
+  run(): CheckedKernel {
+    const spec = this.spec;
+    // Top-level derive entries.
+    const top = this.makeTable(spec.derive, undefined);
+    const when = spec.when.map((w) => {
+      const c = this.checkIn(w, top);
+      this.expectType(c, "bool", "a `when` condition");
+      return c;
+    });
+    const outputShapes = new Map<string, CExpr>();
+    for (const o of spec.outputs) {
+      if (!o.shape) continue;
+      const c = this.checkIn(o.shape, top);
+      this.expectType(c, "shape", `the shape of output \`${o.name}\``);
+      outputShapes.set(o.name, c);
+    }
+    // Type constraints name ONNX types kernelc knows.
+    for (const tc of spec.typeConstraints) {
+      for (const t of tc.types) {
+        if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, t)) this.report("bad_type_constraint", `type constraint \`${tc.name}\` names \`${t}\`, which is not an ONNX element type kernelc supports`, tc.where, didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`);
+      }
+    }
+    for (const i of [...spec.inputs, ...spec.outputs]) {
+      if (!spec.typeConstraints.some((t) => t.name === i.dtype) && !Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) {
+        this.report("unknown_type_param", `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX type`, i.where, didYouMean(i.dtype, spec.typeConstraints.map((t) => t.name)));
+      }
+    }
+    for (const c of spec.attributeConstraints) {
+      if (!spec.attributes.some((a) => a.name === c.name)) this.report("unknown_attribute", `attribute constraint names \`${c.name}\`, which is not a declared attribute`, c.keyWhere, didYouMean(c.name, spec.attributes.map((a) => a.name)) ?? "declare it under `attributes`");
+    }
+    // Top-level bindings, checked once in the top-level environment for their field values.
+    const topBindings = new Map(spec.bindings.map((b) => [b.id, b]));
+    // Variants.
+    const seenVariants = new Map<string, Where>();
+    const variants: CheckedVariant[] = [];
+    spec.variants.forEach((v, order) => {
+      const prev = seenVariants.get(v.id);
+      if (prev) this.report("duplicate_id", `two variants have the id \`${v.id}\``, v.where, "give each variant a unique id", [{ message: "the first is here", location: whereLocation(this.file, prev) }]);
+      seenVariants.set(v.id, v.where);
+      variants.push(this.checkVariant(v, order, top, topBindings));
+    });
+    // Unused derive entries and tunables: only meaningful when every template could be read.
+    if (this.templatesKnown) {
+      for (const d of spec.derive) {
+        if (!this.usedDerives.has(d.name)) this.diags.push(makeDiagnostic("unused_derive", `derive entry \`${d.name}\` is never read by an expression, a binding or a template`, whereLocation(this.file, d.keyWhere), { hint: "remove it, or use it" }));
+      }
+    }
+    for (const t of spec.tunables) {
+      if (this.templatesKnown && !this.usedTunables.has(t.name)) {
+        this.diags.push(makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), { hint: `remove it, or read it as \`tunables.${t.name}\`` }));
+      }
+    }
+    return { spec, attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])), derive: top, when, outputShapes, variants };
+  }
+
+  private checkVariant(v: VariantSpec, order: number, top: Map<string, CheckedDerive>, topBindings: ReadonlyMap<string, BindingSpec>): CheckedVariant {
+    const vTable = this.makeTable(v.derive, top);
+    this.checkOverrides(vTable, top);
+    const vEnv = new Map(top);
+    for (const [k, d] of vTable) vEnv.set(k, d);
+    this.checkOverrideCycles(vEnv, vTable);
+    const when = v.when.map((w) => {
+      const c = this.checkIn(w, vEnv);
+      this.expectType(c, "bool", "a `when` condition");
+      return c;
+    });
+    for (const f of v.features) {
+      if (!this.ctx.featureNames.has(f)) this.report("schema_value", `variant \`${v.id}\` requires \`${f}\`, which is not a WebGPU feature`, v.where, didYouMean(f, this.ctx.featureNames));
+    }
+    const interIds = new Set<string>();
+    const intermediates = v.intermediates.map((i): CheckedIntermediate => {
+      if (interIds.has(i.id)) this.report("duplicate_id", `variant \`${v.id}\` declares intermediate \`${i.id}\` twice`, i.where);
+      interIds.add(i.id);
+      if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) this.report("bad_type_constraint", `intermediate \`${i.id}\` has dtype \`${i.dtype}\`, which kernelc does not support`, i.where, didYouMean(i.dtype, Object.keys(ONNX_TO_WGSL)));
+      const shape = this.checkIn(i.shape, vEnv);
+      this.expectType(shape, "shape", `the shape of intermediate \`${i.id}\``);
+      return { id: i.id, dtype: i.dtype, shape };
+    });
+    const passIds = new Map<string, Where>();
+    const passes = v.passes.map((p) => {
+      const prev = passIds.get(p.id);
+      if (prev) this.report("duplicate_id", `variant \`${v.id}\` has two passes with the id \`${p.id}\``, p.where, undefined, [{ message: "the first is here", location: whereLocation(this.file, prev) }]);
+      passIds.set(p.id, p.where);
+      return this.checkPass(p, vEnv, topBindings, interIds);
+    });
+    return { id: v.id, priority: v.priority, order, when, features: v.features, derive: vTable, intermediates, passes, where: v.where };
+  }
+
+  private checkPass(p: PassSpec, vEnv: Map<string, CheckedDerive>, topBindings: ReadonlyMap<string, BindingSpec>, interIds: ReadonlySet<string>): CheckedPass {
+    const pTable = this.makeTable(p.derive, vEnv);
+    this.checkOverrides(pTable, vEnv);
+    const env = new Map(vEnv);
+    for (const [k, d] of pTable) env.set(k, d);
+    this.checkOverrideCycles(env, pTable);
+    const bindings: CheckedBinding[] = [];
+    const names = new Map<string, Where>();
+    for (const ref of p.bindings) {
+      let b: BindingSpec | undefined;
+      if (ref.kind === "ref") {
+        b = topBindings.get(ref.id);
+        if (!b) {
+          this.report("unknown_binding", `pass \`${p.id}\` names binding \`${ref.id}\`, which is not declared under \`bindings\``, ref.where, didYouMean(ref.id, topBindings.keys()) ?? "declare it under the top-level `bindings`, or write the binding inline");
+          continue;
+        }
+      } else {
+        b = ref.binding;
+      }
+      const where = ref.kind === "ref" ? ref.where : ref.binding.where;
+      const prev = names.get(b.name);
+      if (prev) this.report("duplicate_binding_name", `pass \`${p.id}\` binds two resources named \`${b.name}\``, where, "each binding of a pass needs its own WGSL name (`name`)", [{ message: "the first is here", location: whereLocation(this.file, prev) }]);
+      names.set(b.name, where);
+      bindings.push(this.checkBinding(b, env, interIds));
+    }
+    const dispatch = [p.dispatch.x, p.dispatch.y, p.dispatch.z].map((d, i) => {
+      const c = this.checkIn(d, env);
+      this.expectType(c, "int", `dispatch ${"xyz"[i]}`);
+      return c;
+    }) as unknown as [CExpr, CExpr, CExpr];
+    const shader = this.resolveShader(p);
+    if (shader.reads) {
+      for (const n of shader.reads.names) if (env.has(n)) this.usedDerives.add(n);
+      for (const t of shader.reads.tunables) this.usedTunables.add(t);
+    }
+    return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
+  }
+}
+
+/** Runs the check phase on one loaded spec. */
+export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
+  const c = new SpecChecker(spec, ctx);
+  const kernel = c.run();
+  return { kernel, diagnostics: c.diags };
+}
+

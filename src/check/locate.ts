@@ -1,0 +1,22 @@
+/** Maps spans inside expression strings back to byte offsets in the spec file. */
+import type { Location, Span } from "../diagnostics/diagnostic.js";
+import type { ExprSource, Where } from "../load/spec-model.js";
+
+/** File offset of character `i` of an expression's text. */
+export function exprOffset(src: ExprSource, i: number): number {
+  if (src.offsetMap) {
+    if (i < src.offsetMap.length) return src.offsetMap[i];
+    return src.offsetMap.length > 0 ? src.offsetMap[src.offsetMap.length - 1] + 1 : src.textStart;
+  }
+  return src.textStart + i;
+}
+
+/** The location of a span of an expression, in the spec file. */
+export function exprLocation(file: string, src: ExprSource, span: Span): Location {
+  return { file, span: { start: exprOffset(src, span.start), end: exprOffset(src, Math.max(span.start, span.end - 1)) + (span.end > span.start ? 1 : 0) }, pointer: src.where.pointer };
+}
+
+/** The location of a spec value. */
+export function whereLocation(file: string, where: Where): Location {
+  return { file, span: where.span, pointer: where.pointer };
+}

@@ -1,0 +1,77 @@
+/**
+ * Which names a Nunjucks template reads, found statically from its parse tree: bare names
+ * (derive entries, DISPATCH_FOLD_WIDTH, env) and members of `tunables` and `dtypes`.
+ * The build uses this to know which run-time values a shader depends on (its specialization
+ * key); lint uses it to tell derive entries nothing reads.
+ */
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+// nunjucks ships its parser and node classes as CommonJS modules without type declarations.
+const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions?: unknown[], opts?: unknown): unknown };
+const njNodes = require("nunjucks/src/nodes") as Record<string, new (...args: unknown[]) => object>;
+
+export interface TemplateReads {
+  /** Bare names looked up (macro parameters and `set` targets included: a superset is safe). */
+  readonly names: ReadonlySet<string>;
+  /** Members read as `tunables.X`. */
+  readonly tunables: ReadonlySet<string>;
+  /** Members read as `dtypes.X`. */
+  readonly dtypes: ReadonlySet<string>;
+  /** Templates named by include/import/extends (literal names only). */
+  readonly includes: readonly string[];
+}
+
+/** A template syntax error with a 1-based line and column. */
+export class TemplateSyntaxError extends Error {
+  constructor(message: string, readonly line: number, readonly column: number) {
+    super(message);
+  }
+}
+
+interface NjNode {
+  readonly fields?: readonly string[];
+  readonly [k: string]: unknown;
+}
+
+/** Parses a template and lists what it reads. Throws TemplateSyntaxError. */
+export function templateReads(src: string): TemplateReads {
+  let ast: unknown;
+  try {
+    ast = njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+  } catch (err) {
+    const e = err as { message?: string; lineno?: number; colno?: number };
+    const msg = String(e.message ?? err).replace(/^\(unknown path\)\s*/, "").replace(/\s*\[Line \d+, Column \d+\]\s*/, " ").trim();
+    throw new TemplateSyntaxError(msg, (e.lineno ?? 0) + 1, (e.colno ?? 0) + 1);
+  }
+  const names = new Set<string>();
+  const tunables = new Set<string>();
+  const dtypes = new Set<string>();
+  const includes: string[] = [];
+  const stack: unknown[] = [ast];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (!x || typeof x !== "object") continue;
+    if (Array.isArray(x)) {
+      for (const y of x) stack.push(y);
+      continue;
+    }
+    const node = x as NjNode;
+    if (x instanceof njNodes.Symbol) names.add(String(node.value));
+    if (x instanceof njNodes.LookupVal) {
+      const target = node.target as NjNode | undefined;
+      const val = node.val as NjNode | undefined;
+      if (target instanceof njNodes.Symbol && val instanceof njNodes.Literal) {
+        if (target.value === "tunables") tunables.add(String(val.value));
+        if (target.value === "dtypes") dtypes.add(String(val.value));
+      }
+    }
+    if (x instanceof njNodes.Include || x instanceof njNodes.Import || x instanceof njNodes.FromImport || x instanceof njNodes.Extends) {
+      const t = node.template as NjNode | undefined;
+      if (t instanceof njNodes.Literal) includes.push(String(t.value));
+    }
+    for (const f of node.fields ?? []) stack.push(node[f]);
+    if ("children" in node) stack.push(node.children);
+  }
+  return { names, tunables, dtypes, includes };
+}

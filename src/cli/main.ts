@@ -1,0 +1,131 @@
+/**
+ * The kernelc command line. Exit codes: 0 success, 1 user errors (diagnostics), 2 usage errors
+ * and internal errors. Only internal errors (bugs) print a stack trace.
+ */
+import { Command, CommanderError, Option } from "commander";
+import * as path from "node:path";
+import * as fs from "node:fs";
+import { hasErrors, UserError, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { renderGithub, renderJson, renderText, summaryLine, type SourceLookup } from "../diagnostics/render.js";
+import { lintPaths, makeCheckContext } from "../lint.js";
+import { runBuild, runExplain, runProfiles } from "./commands.js";
+
+/** Streams the CLI writes to; tests pass their own. */
+export interface Io {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+  readonly cwd: string;
+  readonly isTTY: boolean;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export type Format = "text" | "json" | "github";
+
+/** Prints diagnostics in the chosen format. */
+export function printDiagnostics(io: Io, diags: readonly Diagnostic[], format: Format, sources: SourceLookup): void {
+  const rel = (d: Diagnostic): Diagnostic => (d.location ? { ...d, location: { ...d.location, file: relPath(io.cwd, d.location.file) }, notes: d.notes.map((n) => (n.location ? { ...n, location: { ...n.location, file: relPath(io.cwd, n.location.file) } } : n)) } : d);
+  const shown = diags.map(rel);
+  const lookup: SourceLookup = (f) => sources(path.resolve(io.cwd, f)) ?? sources(f);
+  if (format === "json") io.stdout(renderJson(shown, lookup));
+  else if (format === "github") io.stdout(renderGithub(shown, lookup));
+  else if (shown.length > 0) io.stderr(renderText(shown, lookup) + summaryLine(shown) + "\n");
+}
+
+function relPath(cwd: string, file: string): string {
+  const abs = path.resolve(cwd, file);
+  const r = path.relative(cwd, abs);
+  return r.startsWith("..") || path.isAbsolute(r) ? abs : r.split(path.sep).join("/");
+}
+
+function fileSources(cwd: string, known: ReadonlyMap<string, string> = new Map()): SourceLookup {
+  const cache = new Map<string, string | undefined>();
+  return (f) => {
+    const abs = path.resolve(cwd, f);
+    if (known.has(f)) return known.get(f);
+    if (known.has(abs)) return known.get(abs);
+    if (!cache.has(abs)) {
+      try {
+        cache.set(abs, fs.readFileSync(abs, "utf8"));
+      } catch {
+        cache.set(abs, undefined);
+      }
+    }
+    return cache.get(abs);
+  };
+}
+
+/** Runs the CLI with `argv` (without node and script). Returns the exit code. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let code = 0;
+  const program = new Command();
+  const formatOption = () => new Option("--format <format>", "diagnostic output format").choices(["text", "json", "github"]).default("text");
+  program
+    .name("kernelc")
+    .description("Build-time compiler for WebGPU compute kernels: JSON specs + WGSL templates -> validated per-device bundles")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError("(run `kernelc --help` for usage)");
+
+  program
+    .command("lint")
+    .description("check spec files (and folders of them); exit 0 when clean, 1 on errors")
+    .argument("[paths...]", "spec files or folders", ["specs"])
+    .option("--templates <dir>", "templates folder", "templates")
+    .addOption(formatOption())
+    .action((paths: string[], opts: { templates: string; format: Format }) => {
+      const ctx = makeCheckContext(path.resolve(io.cwd, opts.templates));
+      const result = lintPaths(paths.map((p) => path.resolve(io.cwd, p)), ctx);
+      printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
+      if (opts.format === "text" && result.diagnostics.length === 0) io.stderr(`${result.kernels.length} spec${result.kernels.length === 1 ? "" : "s"} checked, no problems\n`);
+      code = hasErrors(result.diagnostics) ? 1 : 0;
+    });
+
+  program
+    .command("build")
+    .description("compile specs and templates into per-profile bundles under out/")
+    .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "build only these profiles")
+    .option("--out <dir>", "output folder (overrides the config)")
+    .option("--check", "do not write: fail if out/ differs from a fresh build")
+    .addOption(formatOption())
+    .action(async (opts: { config?: string; profile?: string[]; out?: string; check?: boolean; format: Format }) => {
+      code = await runBuild(io, opts);
+    });
+
+  program
+    .command("explain")
+    .description("why each candidate of a kernel is emitted or pruned on a profile; with --call, which variant a call picks")
+    .argument("<kernel>", "kernel name, e.g. PagedAttention")
+    .requiredOption("--profile <name>", "profile name")
+    .option("--call <file>", "a call as JSON: {inputs, outputs, attrs}")
+    .option("--config <file>", "config file")
+    .addOption(formatOption())
+    .action(async (kernel: string, opts: { profile: string; call?: string; config?: string; format: Format }) => {
+      code = await runExplain(io, kernel, opts);
+    });
+
+  program
+    .command("profiles")
+    .description("list the device profiles (defaults plus the config's) as a table")
+    .option("--config <file>", "config file")
+    .option("--json", "print as JSON")
+    .action((opts: { config?: string; json?: boolean }) => {
+      code = runProfiles(io, opts);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return 0;
+      return 2;
+    }
+    if (err instanceof UserError) {
+      printDiagnostics(io, err.diagnostics, "text", fileSources(io.cwd));
+      return 1;
+    }
+    io.stderr(`kernelc: internal error (this is a bug; please report it with the input that caused it)\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    return 2;
+  }
+}

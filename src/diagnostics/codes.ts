@@ -1,0 +1,89 @@
+/**
+ * Every diagnostic code kernelc emits, in one table. Codes are stable snake_case identifiers:
+ * tools and tests match on them, so a code is never renamed or reused for another meaning.
+ * Add a row here before emitting a new code; `makeDiagnostic` only accepts codes of this table.
+ */
+import type { Diagnostic, DiagnosticNote, Location, Severity } from "./diagnostic.js";
+
+interface CodeInfo {
+  readonly severity: Severity;
+  /** One-line description, shown by `kernelc explain-code` and in docs/diagnostics.md. */
+  readonly summary: string;
+}
+
+export const CODES = {
+  // load: files, JSON, schema
+  file_unreadable: { severity: "error", summary: "A spec file or folder could not be read." },
+  file_too_large: { severity: "error", summary: "A spec file exceeds the size limit." },
+  json_syntax: { severity: "error", summary: "The file is not valid JSON." },
+  json_too_deep: { severity: "error", summary: "JSON nesting exceeds the depth limit." },
+  json_duplicate_key: { severity: "error", summary: "A JSON object has the same key twice." },
+  json_forbidden_key: { severity: "error", summary: "A JSON key such as __proto__ that could pollute objects." },
+  schema_unknown_field: { severity: "error", summary: "A field the spec format does not define." },
+  schema_missing_field: { severity: "error", summary: "A required field is missing." },
+  schema_type: { severity: "error", summary: "A field has the wrong JSON type." },
+  schema_value: { severity: "error", summary: "A field's value is not allowed (enum, pattern, range)." },
+  schema_other: { severity: "error", summary: "Another JSON Schema violation." },
+  // parse: expressions
+  expr_syntax: { severity: "error", summary: "An expression cannot be parsed." },
+  expr_too_deep: { severity: "error", summary: "An expression nests deeper than the limit." },
+  expr_too_long: { severity: "error", summary: "An expression is longer than the limit." },
+  // check: names, types, references
+  unknown_name: { severity: "error", summary: "An expression names something that does not exist." },
+  unknown_member: { severity: "error", summary: "Member access outside a namespace's members." },
+  forbidden_member: { severity: "error", summary: "Member access to a name reserved by JavaScript (constructor, __proto__, …)." },
+  unknown_function: { severity: "error", summary: "A call to a function that is not a builtin." },
+  wrong_arity: { severity: "error", summary: "A builtin called with the wrong number of arguments." },
+  type_mismatch: { severity: "error", summary: "An operand or argument has the wrong type." },
+  not_callable: { severity: "error", summary: "A call of something that is not a function." },
+  derive_cycle: { severity: "error", summary: "Derive entries depend on each other in a cycle." },
+  unknown_tensor: { severity: "error", summary: "A reference to an input or output the spec does not declare." },
+  unknown_attribute: { severity: "error", summary: "A reference to an undeclared attribute." },
+  unknown_tunable: { severity: "error", summary: "A reference to an undeclared tunable." },
+  unknown_limit: { severity: "error", summary: "A reference to a device limit WebGPU does not define." },
+  unknown_type_param: { severity: "error", summary: "A reference to an undeclared type constraint." },
+  unknown_binding: { severity: "error", summary: "A pass names a binding that is not declared." },
+  unknown_intermediate: { severity: "error", summary: "A scratch binding names an undeclared intermediate." },
+  bad_derive_ref: { severity: "error", summary: "A `$name` reference to a derive entry that does not exist or is not a string." },
+  duplicate_id: { severity: "error", summary: "Two variants, passes, intermediates or bindings share an id." },
+  duplicate_binding_name: { severity: "error", summary: "Two bindings of one pass have the same WGSL name." },
+  override_unknown: { severity: "error", summary: "A variant or pass overrides a derive entry that does not exist." },
+  condition_not_bool: { severity: "error", summary: "A `when` condition is not boolean." },
+  shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },
+  shader_unsafe_path: { severity: "error", summary: "A shader path escapes templates/ (.., absolute path, symlink out)." },
+  bad_wgsl_type: { severity: "error", summary: "An element type is not a WGSL type kernelc can bind." },
+  bad_type_constraint: { severity: "error", summary: "A type constraint names an unknown ONNX type." },
+  unused_derive: { severity: "warning", summary: "A derive entry nothing reads." },
+  unused_tunable: { severity: "warning", summary: "A tunable nothing reads." },
+  // plan / emit
+  config_invalid: { severity: "error", summary: "kernelc.config.json is invalid." },
+  profile_invalid: { severity: "error", summary: "A device profile is invalid." },
+  unknown_profile: { severity: "error", summary: "A profile name that is not defined." },
+  no_variant_for_profile: { severity: "warning", summary: "A kernel has no variant that can run on a profile." },
+  eval_error: { severity: "error", summary: "An expression failed while being evaluated for the build." },
+  template_error: { severity: "error", summary: "A template failed to render." },
+  wgsl_invalid: { severity: "error", summary: "Emitted WGSL fails validation by Tint." },
+  wgsl_limit_exceeded: { severity: "error", summary: "A shader exceeds its profile's workgroup limits." },
+  instance_invalid: { severity: "error", summary: "A configured instance does not fit the kernel." },
+  out_stale: { severity: "error", summary: "`build --check` found out/ differs from a fresh build." },
+  usage: { severity: "error", summary: "The command line is wrong." },
+} as const satisfies Record<string, CodeInfo>;
+
+export type Code = keyof typeof CODES;
+
+/** Builds a Diagnostic with the table's severity for `code`. */
+export function makeDiagnostic(
+  code: Code,
+  message: string,
+  location?: Location,
+  extra?: { hint?: string; notes?: readonly DiagnosticNote[]; severity?: Severity },
+): Diagnostic {
+  return {
+    code,
+    severity: extra?.severity ?? CODES[code].severity,
+    message,
+    location,
+    hint: extra?.hint,
+    notes: extra?.notes ?? [],
+  };
+}

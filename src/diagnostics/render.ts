@@ -1,0 +1,133 @@
+/**
+ * Renders diagnostics as text (with a code frame), JSON, or GitHub workflow annotations.
+ * Offsets become line:column only here.
+ */
+import { LineMap } from "../load/line-map.js";
+import type { Diagnostic, Location } from "./diagnostic.js";
+
+/** Returns a file's text for code frames, or undefined when it cannot be shown. */
+export type SourceLookup = (file: string) => string | undefined;
+
+interface Resolved {
+  readonly file: string;
+  readonly line?: number;
+  readonly column?: number;
+  readonly endLine?: number;
+  readonly endColumn?: number;
+  readonly pointer?: string;
+}
+
+function resolve(loc: Location | undefined, sources: SourceLookup, maps: Map<string, LineMap>): Resolved | undefined {
+  if (!loc) return undefined;
+  if (!loc.span) return { file: loc.file, pointer: loc.pointer };
+  const text = sources(loc.file);
+  if (text === undefined) return { file: loc.file, pointer: loc.pointer };
+  let map = maps.get(loc.file);
+  if (!map) {
+    map = new LineMap(text);
+    maps.set(loc.file, map);
+  }
+  const a = map.position(loc.span.start);
+  const b = map.position(Math.max(loc.span.start, loc.span.end));
+  return { file: loc.file, line: a.line, column: a.column, endLine: b.line, endColumn: b.column, pointer: loc.pointer };
+}
+
+function where(r: Resolved): string {
+  const pos = r.line !== undefined ? `${r.file}:${r.line}:${r.column}` : r.file;
+  return r.pointer !== undefined ? `${pos} (${r.pointer === "" ? "/" : r.pointer})` : pos;
+}
+
+/** A code frame: the first line of the span with `^` under the spanned characters (`~` past the first line). */
+function codeFrame(loc: Location, sources: SourceLookup, maps: Map<string, LineMap>): string[] {
+  const r = resolve(loc, sources, maps);
+  if (!r || r.line === undefined || !loc.span) return [];
+  const map = maps.get(loc.file)!;
+  const lineText = map.lineText(r.line);
+  const gutter = String(r.line).length;
+  const pad = " ".repeat(gutter);
+  const chars = [...lineText];
+  const startCol = (r.column ?? 1) - 1;
+  const endCol = r.endLine === r.line ? Math.max(startCol + 1, (r.endColumn ?? 1) - 1) : chars.length;
+  const prefix = chars.slice(0, startCol).map((c) => (c === "\t" ? "\t" : " ")).join("");
+  const marks = "^".repeat(Math.max(1, Math.min(endCol, Math.max(chars.length, startCol + 1)) - startCol)) + (r.endLine !== r.line ? "~~~" : "");
+  return [`${pad} |`, `${r.line} | ${lineText.replace(/\s+$/, "")}`, `${pad} | ${prefix}${marks}`];
+}
+
+/** Renders diagnostics for a terminal or a log, one block each, with a summary line. */
+export function renderText(diags: readonly Diagnostic[], sources: SourceLookup): string {
+  const maps = new Map<string, LineMap>();
+  const out: string[] = [];
+  for (const d of diags) {
+    out.push(`${d.severity}[${d.code}]: ${d.message}`);
+    const r = resolve(d.location, sources, maps);
+    if (r) out.push(`  --> ${where(r)}`);
+    if (d.location) out.push(...codeFrame(d.location, sources, maps).map((l) => "  " + l));
+    if (d.hint) out.push(`  = hint: ${d.hint}`);
+    for (const n of d.notes) {
+      const nr = resolve(n.location, sources, maps);
+      out.push(`  = note: ${n.message}${nr ? ` (${where(nr)})` : ""}`);
+    }
+    out.push("");
+  }
+  return out.join("\n");
+}
+
+/** A one-line count: "2 errors, 1 warning". */
+export function summaryLine(diags: readonly Diagnostic[]): string {
+  const e = diags.filter((d) => d.severity === "error").length;
+  const w = diags.length - e;
+  return `${e} error${e === 1 ? "" : "s"}, ${w} warning${w === 1 ? "" : "s"}`;
+}
+
+/** Renders diagnostics as a JSON array (stable field order) for tools. */
+export function renderJson(diags: readonly Diagnostic[], sources: SourceLookup): string {
+  const maps = new Map<string, LineMap>();
+  const rows = diags.map((d) => {
+    const r = resolve(d.location, sources, maps);
+    return {
+      code: d.code,
+      severity: d.severity,
+      message: d.message,
+      hint: d.hint ?? null,
+      file: r?.file ?? null,
+      line: r?.line ?? null,
+      column: r?.column ?? null,
+      endLine: r?.endLine ?? null,
+      endColumn: r?.endColumn ?? null,
+      pointer: r?.pointer ?? null,
+      notes: d.notes.map((n) => {
+        const nr = resolve(n.location, sources, maps);
+        return { message: n.message, file: nr?.file ?? null, line: nr?.line ?? null, column: nr?.column ?? null, pointer: nr?.pointer ?? null };
+      }),
+    };
+  });
+  return JSON.stringify(rows, null, 2) + "\n";
+}
+
+function escapeData(s: string): string {
+  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function escapeProperty(s: string): string {
+  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+
+/** Renders GitHub Actions workflow commands (`::error file=…,line=…::message`), one per diagnostic. */
+export function renderGithub(diags: readonly Diagnostic[], sources: SourceLookup): string {
+  const maps = new Map<string, LineMap>();
+  const lines = diags.map((d) => {
+    const r = resolve(d.location, sources, maps);
+    const props: string[] = [];
+    if (r) {
+      props.push(`file=${escapeProperty(r.file)}`);
+      if (r.line !== undefined) {
+        props.push(`line=${r.line}`, `col=${r.column}`);
+        if (r.endLine !== undefined) props.push(`endLine=${r.endLine}`);
+        if (r.endLine === r.line && r.endColumn !== undefined) props.push(`endColumn=${r.endColumn}`);
+      }
+    }
+    props.push(`title=${escapeProperty(`kernelc ${d.code}`)}`);
+    const msg = d.message + (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") + (d.hint ? `\nhint: ${d.hint}` : "");
+    return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(msg)}`;
+  });
+  return lines.length ? lines.join("\n") + "\n" : "";
+}

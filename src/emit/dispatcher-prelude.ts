@@ -1,0 +1,239 @@
+/**
+ * The fixed part of every generated dispatcher module: types, the error class and the small
+ * helpers generated code calls. These mirror eval/ops.ts and plan/interpret.ts exactly (same
+ * results, same messages); the differential test checks it. No expression interpreter here:
+ * only arithmetic helpers and error formatting.
+ */
+export const DISPATCHER_PRELUDE = String.raw`/** A tensor as a call describes it: shape and ONNX element type. */
+export interface TensorDesc {
+  readonly shape: readonly number[];
+  readonly dtype: string;
+}
+
+/** One call of a kernel: tensors by spec id (absent: omitted or null) and attribute values. */
+export interface Call {
+  readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
+  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>>;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
+}
+
+export type BindingResource =
+  | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
+  | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
+  | { readonly kind: "uniform"; readonly bytes: Uint8Array };
+
+export interface BindingPlan {
+  readonly binding: number;
+  readonly name: string;
+  readonly type: "storage" | "read-only-storage" | "uniform";
+  readonly resource: BindingResource;
+}
+
+export interface PassPlan {
+  readonly id: string;
+  readonly name: string;
+  readonly shader: string;
+  readonly entryPoint: string;
+  readonly bindings: readonly BindingPlan[];
+  readonly workgroups: readonly [number, number, number];
+}
+
+/** What to run for one call: the variant, its passes in order, scratch buffers, output shapes. */
+export interface Plan {
+  readonly kernel: string;
+  readonly variant: string;
+  readonly passes: readonly PassPlan[];
+  readonly scratch: readonly { readonly id: string; readonly size: number }[];
+  readonly outputShapes: Readonly<Record<string, readonly number[]>>;
+}
+
+export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
+
+/** Thrown for a call that cannot be planned: its kind, and a message naming the condition and values. */
+export class KernelCallError extends Error {
+  readonly kind: CallErrorKind;
+  constructor(kind: CallErrorKind, message: string) {
+    super(message);
+    this.name = "KernelCallError";
+    this.kind = kind;
+  }
+}
+
+type V = number | boolean | string | readonly number[];
+type Bag = Readonly<Record<string, unknown>>;
+
+class EvalFailure extends Error {}
+
+function $err(m: string): never {
+  throw new EvalFailure(m);
+}
+function $own(rec: Bag | undefined, key: string): unknown {
+  return rec !== undefined && Object.prototype.hasOwnProperty.call(rec, key) ? rec[key] : undefined;
+}
+function $chk(v: number): number {
+  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+  return v;
+}
+function $isI(a: number, b: number): boolean {
+  return Number.isInteger(a) && Number.isInteger(b);
+}
+function $fdivI(a: number, b: number): number {
+  if (b === 0) $err("integer division by zero (" + a + " / 0)");
+  return $chk(Math.floor(a / b));
+}
+function $modI(a: number, b: number): number {
+  if (b === 0) $err("modulo by zero (" + a + " % 0)");
+  const r = a % b;
+  return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
+}
+function $modF(a: number, b: number): number {
+  if (b === 0) $err("modulo by zero (" + a + " % 0)");
+  const r = a % b;
+  return r !== 0 && r < 0 !== b < 0 ? r + b : r;
+}
+function $divF(a: number, b: number): number {
+  if (b === 0) $err("division by zero (" + a + " / 0)");
+  return a / b;
+}
+function $fdivF(a: number, b: number): number {
+  if (b === 0) $err("division by zero (" + a + " // 0)");
+  return Math.floor(a / b);
+}
+function $addN(a: number, b: number): number {
+  return $isI(a, b) ? $chk(a + b) : a + b;
+}
+function $subN(a: number, b: number): number {
+  return $isI(a, b) ? $chk(a - b) : a - b;
+}
+function $mulN(a: number, b: number): number {
+  return $isI(a, b) ? $chk(a * b) : a * b;
+}
+function $divN(a: number, b: number): number {
+  return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
+}
+function $fdivN(a: number, b: number): number {
+  return $isI(a, b) ? $fdivI(a, b) : $fdivF(a, b);
+}
+function $modN(a: number, b: number): number {
+  return $isI(a, b) ? $modI(a, b) : $modF(a, b);
+}
+function $neg(v: number): number {
+  return v === 0 ? 0 : -v;
+}
+function $dimS(shape: readonly number[], axis: number, what: string): number {
+  const rank = shape.length;
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
+  return shape[axis < 0 ? axis + rank : axis];
+}
+function $ceilDiv(a: number, b: number): number {
+  if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
+  return $chk(-Math.floor(-a / b));
+}
+function $pow2ceil(n: number): number {
+  if (n <= 1) return 1;
+  if (n > 2 ** 52) $err("pow2ceil(" + n + "): result exceeds 2^53");
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+function $same(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+function $eq(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => $eq(x, b[i]));
+  return a === b;
+}
+function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
+  if (t === null) $err(what + ": tensor \u0060" + id + "\u0060 is absent in this call");
+  return t;
+}
+function $attr(v: unknown, name: string): V {
+  if (v === undefined) $err("attrs." + name + ": the call does not give attribute \u0060" + name + "\u0060 and it has no default");
+  return v as V;
+}
+function $wrap(e: unknown, name: string): unknown {
+  if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
+  return e;
+}
+function $show(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (Array.isArray(v)) return "[" + v.map((x) => $show(x)).join(", ") + "]";
+  return String(v);
+}
+function $try(f: () => unknown): unknown {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof EvalFailure) return e;
+    throw e;
+  }
+}
+function $showT(v: unknown): string {
+  return v instanceof EvalFailure ? "error: " + v.message : $show(v);
+}
+function $isFail(v: unknown): boolean {
+  return v instanceof EvalFailure;
+}
+function $tensor(bag: Bag | undefined, id: string): TensorDesc | null {
+  const t = $own(bag, id);
+  return t === undefined || t === null ? null : (t as TensorDesc);
+}
+function $fail(kind: CallErrorKind, message: string): never {
+  throw new KernelCallError(kind, message);
+}
+function $run<T>(f: () => T, prefix: string, what: string): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
+    throw e;
+  }
+}
+function $cond(f: () => unknown, text: string, explain: () => string): true | string {
+  let v: unknown;
+  try {
+    v = f();
+  } catch (e) {
+    if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
+    throw e;
+  }
+  return v === true ? true : explain();
+}
+const ELEMENT_BYTES: Readonly<Record<string, number>> = { float16: 2, float32: 4, float: 4, int32: 4, uint32: 4, bool: 1 };
+function $product(shape: readonly number[]): number {
+  let p = 1;
+  for (const d of shape) p *= d;
+  return p;
+}
+function $round4(n: number): number {
+  return Math.ceil(n / 4) * 4;
+}
+function $tensorRes(t: TensorDesc | null, id: string, kind: "input" | "output", prefix: string, name: string): BindingResource {
+  if (t === null) $fail("eval", prefix + ": binding \u0060" + name + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  const bytes = $own(ELEMENT_BYTES, t.dtype) as number | undefined;
+  if (bytes === undefined) $fail("eval", prefix + ": tensor \u0060" + id + "\u0060 has dtype " + t.dtype + ", which cannot be bound");
+  return { kind, tensor: id, offset: 0, size: $round4($product(t.shape) * bytes) };
+}
+function $uniform(values: readonly unknown[], types: string, names: readonly string[], struct: string, prefix: string): Uint8Array {
+  const size = Math.max(16, Math.ceil((values.length * 4) / 16) * 16);
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    const t = types[i];
+    if (t === "f") view.setFloat32(i * 4, v, true);
+    else if (t === "u") {
+      if (!Number.isInteger(v) || v < 0 || v > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (u32) is " + $show(v) + ", outside 0..4294967295");
+      view.setUint32(i * 4, v, true);
+    } else {
+      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (i32) is " + $show(v) + ", outside -2147483648..2147483647");
+      view.setInt32(i * 4, v, true);
+    }
+  }
+  return bytes;
+}
+function $wg(n: unknown, max: number, prefix: string, axis: string): number {
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+  return n;
+}
+`;

@@ -1,0 +1,531 @@
+/**
+ * Generates a profile's dispatcher module: per kernel a typed plan function with every
+ * build-time value folded to a constant, as plain TypeScript (comparisons, arithmetic, and a few
+ * helper calls) — no expression interpreter. Spec text never becomes code: names become numbered
+ * identifiers, and every string from the spec is emitted through JSON.stringify.
+ */
+import { deriveEnv, type CExpr, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../check/check-spec.js";
+import { bindingTime, leavesOf } from "../check/binding-time.js";
+import { leafText, type Leaf, type TExpr, type Value } from "../check/ir.js";
+import type { Type } from "../check/types.js";
+import { UNKNOWN, evaluate } from "../eval/evaluate.js";
+import { EvalError } from "../eval/ops.js";
+import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
+import { nodeText } from "../plan/explain-false.js";
+import type { AssignmentModel, KernelModel } from "../plan/dispatch-model.js";
+import { DISPATCHER_PRELUDE } from "./dispatcher-prelude.js";
+
+/** A JS string literal. */
+const q = (s: string): string => JSON.stringify(s);
+
+/** A literal of a language value. */
+function lit(v: Value): string {
+  if (typeof v === "number") {
+    if (Number.isNaN(v) || !Number.isFinite(v)) throw new Error(`cannot emit non-finite number ${v}`);
+    if (Object.is(v, -0)) return "(-0)";
+    return v < 0 ? `(${String(v)})` : String(v);
+  }
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (typeof v === "string") return q(v);
+  return `[${v.map((x) => lit(x)).join(", ")}]`;
+}
+
+function tsType(t: Type): string {
+  switch (t.k) {
+    case "int":
+    case "float":
+    case "number":
+      return "number";
+    case "bool":
+      return "boolean";
+    case "string":
+    case "dtype":
+      return "string";
+    case "list":
+      return "readonly number[]";
+    default:
+      return "V";
+  }
+}
+
+/** A derive environment of the generated code: top-level, a variant's, or a pass's. */
+interface GenEnv {
+  readonly index: number;
+  readonly parent?: GenEnv;
+  readonly derives: ReadonlyMap<string, CheckedDerive>;
+  /** Names defined by this environment's own table. */
+  readonly own: ReadonlySet<string>;
+}
+
+/** Emits one assignment's context class and plan function. */
+class AssignmentGen {
+  private readonly methods: string[] = [];
+  private readonly fields: string[] = [];
+  /** (env index, derive name) -> method name, or a constant. */
+  private readonly fnCache = new Map<string, { method: string } | { value: Value } | { error: string }>();
+  private fnCount = 0;
+  private condCount = 0;
+  private readonly envs: GenEnv[] = [];
+  readonly top: GenEnv;
+
+  constructor(
+    private readonly k: CheckedKernel,
+    private readonly facts: StaticFacts,
+    private readonly tensorIndex: ReadonlyMap<string, number>,
+    private readonly attrIndex: ReadonlyMap<string, number>,
+  ) {
+    this.top = this.env(undefined, k.derive, new Set(k.derive.keys()));
+  }
+
+  env(parent: GenEnv | undefined, derives: ReadonlyMap<string, CheckedDerive>, own: ReadonlySet<string>): GenEnv {
+    const e: GenEnv = { index: this.envs.length, parent, derives, own };
+    this.envs.push(e);
+    return e;
+  }
+
+  /** Whether `name` in env `e` means the same computation as in its parent. */
+  private sameAsParent(e: GenEnv, name: string, seen = new Set<string>()): boolean {
+    if (!e.parent || e.own.has(name)) return false;
+    if (seen.has(name)) return true;
+    seen.add(name);
+    const d = e.derives.get(name);
+    if (!d) return true;
+    for (const r of d.reads) if (!this.sameAsParent(e, r, seen)) return false;
+    return true;
+  }
+
+  /** The code that reads derive `name` in env `e`. */
+  private deriveRef(e: GenEnv, name: string): { code: string; value?: Value } {
+    let owner = e;
+    while (owner.parent && this.sameAsParent(owner, name)) owner = owner.parent;
+    const key = `${owner.index}:${name}`;
+    let f = this.fnCache.get(key);
+    if (!f) {
+      const d = owner.derives.get(name)!;
+      const leaves = leavesOf(d.expr.texpr, owner.derives);
+      if (bindingTime(leaves) !== "run") {
+        try {
+          const v = new DeriveEnv(owner.derives, new StaticLeaves(this.facts)).derive(name);
+          f = v === UNKNOWN ? undefined : { value: v as Value };
+        } catch (err) {
+          if (!(err instanceof EvalError)) throw err;
+          f = { error: err.message };
+        }
+      }
+      if (!f) {
+        const id = this.fnCount++;
+        const method = `d${id}`;
+        f = { method };
+        this.fnCache.set(key, f);
+        const t = tsType(d.type);
+        this.fields.push(`  private m${id}: ${t} | undefined = undefined;`);
+        const body = this.expr(d.expr.texpr, owner, d.expr);
+        this.methods.push(
+          `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${q(name)} */\n  ${method}(): ${t} {\n    const m = this.m${id};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+        );
+      }
+      this.fnCache.set(key, f);
+    }
+    if ("value" in f) return { code: lit(f.value), value: f.value };
+    if ("error" in f) return { code: `$err(${q(f.error)})` };
+    return { code: `this.${f.method}()` };
+  }
+
+  private tensor(id: string): string {
+    return `this.t${this.tensorIndex.get(id)}`;
+  }
+
+  /** Code for a leaf read (run-time leaves) or its constant (build-time leaves). */
+  private leaf(l: Leaf): { code: string; value?: Value } {
+    const st = new StaticLeaves(this.facts).leaf(l);
+    if (st !== UNKNOWN) return { code: lit(st as Value), value: st as Value };
+    const t = this.tensor(l.name);
+    switch (l.ns) {
+      case "shapes":
+        return { code: `$need(${t}, ${q(`shapes.${l.name}`)}, ${q(l.name)}).shape` };
+      case "ranks":
+        return { code: `$need(${t}, ${q(`ranks.${l.name}`)}, ${q(l.name)}).shape.length` };
+      case "present":
+        return { code: `(${t} !== null)` };
+      case "tensorDtypes":
+        return { code: `$need(${t}, ${q(`tensorDtypes.${l.name}`)}, ${q(l.name)}).dtype` };
+      case "attrs":
+        return { code: `$attr(this.a${this.attrIndex.get(l.name)}, ${q(l.name)})` };
+      default:
+        throw new Error(`unfoldable build-time leaf ${leafText(l)}`);
+    }
+  }
+
+  /** Code for an expression in env `e`; `value` when it folded to a constant. */
+  expr(x: TExpr, e: GenEnv, src: CExpr): { code: string; value?: Value } {
+    // Closed sub-expressions (no run-time leaf) fold to constants, or to the error they raise.
+    if (x.k !== "const" && x.k !== "derive") {
+      const leaves = leavesOf(x, e.derives);
+      if (bindingTime(leaves) !== "run") {
+        try {
+          const v = evaluate(x, new DeriveEnv(e.derives, new StaticLeaves(this.facts)));
+          if (v !== UNKNOWN) return { code: lit(v as Value), value: v as Value };
+        } catch (err) {
+          if (!(err instanceof EvalError)) throw err;
+          return { code: `$err(${q(err.message)})` };
+        }
+      }
+    }
+    const num = (y: TExpr): string => `(${this.expr(y, e, src).code} as number)`;
+    switch (x.k) {
+      case "const":
+        return { code: lit(x.value), value: x.value };
+      case "leaf":
+        return this.leaf(x.leaf);
+      case "hasAttr":
+        return { code: `(this.a${this.attrIndex.get(x.name)} !== undefined)` };
+      case "derive":
+        return this.deriveRef(e, x.name);
+      case "list":
+        return { code: `[${x.items.map((i) => `${num(i)}`).join(", ")}]` };
+      case "neg":
+        return { code: `$neg(${num(x.operand)})` };
+      case "not":
+        return { code: `!(${this.expr(x.operand, e, src).code})` };
+      case "cond": {
+        const c = this.expr(x.cond, e, src);
+        if (c.value === true) return this.expr(x.then, e, src);
+        if (c.value === false) return this.expr(x.otherwise, e, src);
+        return { code: `(${c.code} ? ${this.expr(x.then, e, src).code} : ${this.expr(x.otherwise, e, src).code})` };
+      }
+      case "call":
+        return { code: this.call(x, e, src) };
+      case "binary": {
+        if (x.op === "and" || x.op === "or") {
+          const l = this.expr(x.left, e, src);
+          const short = x.op === "or";
+          if (l.value === short) return { code: lit(short), value: short };
+          if (l.value === !short) return this.expr(x.right, e, src);
+          return { code: `(${l.code} ${short ? "||" : "&&"} ${this.expr(x.right, e, src).code})` };
+        }
+        const L = this.expr(x.left, e, src).code;
+        const R = this.expr(x.right, e, src).code;
+        const lt = x.left.type.k;
+        const rt = x.right.type.k;
+        switch (x.op) {
+          case "==":
+            return { code: lt === "list" || rt === "list" ? `$eq(${L}, ${R})` : `(${L} === ${R})` };
+          case "!=":
+            return { code: lt === "list" || rt === "list" ? `!$eq(${L}, ${R})` : `(${L} !== ${R})` };
+          case "<":
+          case "<=":
+          case ">":
+          case ">=":
+            return { code: `((${L} as number) ${x.op} (${R} as number))` };
+        }
+        const mode = lt === "float" || rt === "float" ? "F" : lt === "int" && rt === "int" ? "I" : "N";
+        const a = `(${L} as number)`;
+        const b = `(${R} as number)`;
+        const table: Record<string, Record<string, string>> = {
+          "+": { F: `(${a} + ${b})`, I: `$chk(${a} + ${b})`, N: `$addN(${a}, ${b})` },
+          "-": { F: `(${a} - ${b})`, I: `$chk(${a} - ${b})`, N: `$subN(${a}, ${b})` },
+          "*": { F: `(${a} * ${b})`, I: `$chk(${a} * ${b})`, N: `$mulN(${a}, ${b})` },
+          "/": { F: `$divF(${a}, ${b})`, I: `$fdivI(${a}, ${b})`, N: `$divN(${a}, ${b})` },
+          "//": { F: `$fdivF(${a}, ${b})`, I: `$fdivI(${a}, ${b})`, N: `$fdivN(${a}, ${b})` },
+          "%": { F: `$modF(${a}, ${b})`, I: `$modI(${a}, ${b})`, N: `$modN(${a}, ${b})` },
+        };
+        return { code: table[x.op][mode] };
+      }
+    }
+  }
+
+  private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
+    const arg = (i: number): string => this.expr(x.args[i], e, src).code;
+    const n = (i: number): string => `(${arg(i)} as number)`;
+    switch (x.fn) {
+      case "dim": {
+        const target = x.args[0];
+        if (target.k === "leaf" && target.leaf.ns === "shapes") {
+          // Same order as the interpreter: the axis first, then the tensor.
+          const name = target.leaf.name;
+          return `((ax: number) => $dimS($need(${this.tensor(name)}, "dim(shapes." + ${q(name)} + ", " + ax + ")", ${q(name)}).shape, ax, ${q(`shapes.${name}`)}))(${n(1)})`;
+        }
+        return `$dimS(${arg(0)} as readonly number[], ${n(1)}, "shape")`;
+      }
+      case "min":
+      case "max":
+        return `Math.${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
+      case "floor":
+        return `$chk(Math.floor(${n(0)}))`;
+      case "ceilDiv":
+        return `$ceilDiv(${n(0)}, ${n(1)})`;
+      case "pow2ceil":
+        return `$pow2ceil(${n(0)})`;
+      case "sameShape":
+        return `$same(${arg(0)} as readonly number[], ${arg(1)} as readonly number[])`;
+      case "f16Ok":
+        return `(${arg(0)} === "float16")`;
+    }
+  }
+
+  /** Code (a string expression) explaining why condition `src` is not true, mirroring explainFalse. */
+  explain(src: CExpr, e: GenEnv): string {
+    const go = (node: TExpr, cur: CExpr, path: readonly string[], depth: number): string => {
+      if (depth > 200) throw new Error("explanation too deep");
+      if (node.k === "binary" && node.op === "and") {
+        const L = this.expr(node.left, e, cur).code;
+        return `((l: unknown) => l === false || $isFail(l) ? ${go(node.left, cur, path, depth + 1)} : ${go(node.right, cur, path, depth + 1)})($try(() => ${L}))`;
+      }
+      if (node.k === "cond") {
+        const C = this.expr(node.cond, e, cur).code;
+        return `((c: unknown) => c === true ? ${go(node.then, cur, path, depth + 1)} : c === false ? ${go(node.otherwise, cur, path, depth + 1)} : ${go(node.cond, cur, path, depth + 1)})($try(() => ${C}))`;
+      }
+      if (node.k === "derive") {
+        const d = e.derives.get(node.name);
+        if (d && d.type.k === "bool") return go(d.expr.texpr, d.expr, [...path, node.name], depth + 1);
+      }
+      const operands = operandsOf(node).filter((o) => o.k !== "const");
+      const where = path.length ? `in ${path.map((p) => `\`${p}\``).join(" > ")}: ` : "";
+      const head = `${where}\`${nodeText(cur, node)}\` is false`;
+      if (operands.length === 0) return q(head);
+      const parts = operands.map((o) => {
+        const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
+        return `${q(`${text} = `)} + $showT($try(() => ${this.expr(o, e, cur).code}))`;
+      });
+      return `${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
+    };
+    return go(src.texpr, src, [], 0);
+  }
+
+  /** A method returning true or the reason a condition does not hold. */
+  condMethod(c: CExpr, e: GenEnv): string {
+    const id = this.condCount++;
+    const value = this.expr(c.texpr, e, c).code;
+    this.methods.push(`  /** when ${q(c.source.text)} */\n  c${id}(): true | string {\n    return $cond(() => ${value}, ${q(c.source.text)}, () => ${this.explain(c, e)});\n  }`);
+    return `this.c${id}()`;
+  }
+
+  /** Emits a method and returns its name. */
+  method(name: string, body: string): string {
+    this.methods.push(`  ${name} {\n${body}\n  }`);
+    return name;
+  }
+
+  classText(className: string, tensorCount: number, attrCount: number): string {
+    const ctorParams = [...Array(tensorCount).keys()].map((i) => `readonly t${i}: TensorDesc | null`).concat([...Array(attrCount).keys()].map((i) => `readonly a${i}: unknown`));
+    return [`class ${className} {`, ...this.fields, `  constructor(${ctorParams.join(", ")}) {}`, ...this.methods, `}`].join("\n");
+  }
+}
+
+function operandsOf(e: TExpr): TExpr[] {
+  switch (e.k) {
+    case "binary":
+      return [e.left, e.right];
+    case "not":
+    case "neg":
+      return operandsOf(e.operand).length ? operandsOf(e.operand) : [e.operand];
+    case "call":
+      return [...e.args];
+    default:
+      return [];
+  }
+}
+
+/** Generates the plan function of one kernel (its validation, assignment switch and classes). */
+function generateKernel(model: KernelModel, kIndex: number): { code: string; fn: string } {
+  const k = model.kernel;
+  const spec = k.spec;
+  const name = spec.name;
+  const tensorIds: string[] = [];
+  for (const i of spec.inputs) tensorIds.push(i.name);
+  for (const o of spec.outputs) if (!tensorIds.includes(o.name)) tensorIds.push(o.name);
+  const tensorIndex = new Map(tensorIds.map((t, i) => [t, i]));
+  const attrIndex = new Map(spec.attributes.map((a, i) => [a.name, i]));
+  const inputIds = spec.inputs.map((i) => i.name);
+  const outputIds = spec.outputs.map((o) => o.name);
+  const out: string[] = [];
+  const fn = `plan${kIndex}`;
+  const classes: string[] = [];
+  const assignmentCalls: string[] = [];
+
+  model.assignments.forEach((a, ai) => {
+    const cls = `K${kIndex}A${ai}`;
+    classes.push(generateAssignment(model, a, cls, tensorIndex, attrIndex));
+    const test = Object.keys(a.facts.dtypes)
+      .map((p) => `dt[${q(p)}] === ${q(a.facts.dtypes[p])}`)
+      .join(" && ");
+    const args = [...tensorIds.map((_, i) => `t${i}`), ...spec.attributes.map((_, i) => `a${i}`)].join(", ");
+    assignmentCalls.push(`  if (${test || "true"}) return new ${cls}(${args}).plan();`);
+  });
+
+  // Validation: the same checks, order and messages as validateCall.
+  const v: string[] = [];
+  const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
+  v.push(`  const ins = call.inputs as Bag;`, `  const outs = call.outputs as Bag | undefined;`, `  const attrs = call.attrs as Bag | undefined;`);
+  v.push(`  for (const key of Object.keys(ins ?? {})) if (!${JSON.stringify(inputIds)}.includes(key)) ${fail(`${q(`${name}: unknown input \``)} + key + ${q(`\`; inputs are ${inputIds.join(", ")}`)}`)};`);
+  v.push(`  for (const key of Object.keys(outs ?? {})) if (!${JSON.stringify(outputIds)}.includes(key)) ${fail(`${q(`${name}: unknown output \``)} + key + ${q(`\`; outputs are ${outputIds.join(", ")}`)}`)};`);
+  const attrNames = spec.attributes.map((x) => x.name);
+  v.push(`  for (const key of Object.keys(attrs ?? {})) if (!${JSON.stringify(attrNames)}.includes(key)) ${fail(`${q(`${name}: unknown attribute \``)} + key + ${q(`\`; attributes are ${attrNames.join(", ")}`)}`)};`);
+  tensorIds.forEach((id, i) => {
+    v.push(`  const t${i} = $tensor(${inputIds.includes(id) ? "ins" : "outs"}, ${q(id)});`);
+  });
+  v.push(`  const dt: Record<string, string> = {};`, `  const by: Record<string, string> = {};`);
+  const params = new Set(spec.typeConstraints.map((t) => t.name));
+  const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, bag: string): void => {
+    const t = `o_${what}_${id}`.replace(/[^A-Za-z0-9_]/g, "_");
+    v.push(`  {`, `    const ${t} = $tensor(${bag}, ${q(id)});`);
+    v.push(`    if (${t} === null) {`);
+    if (!optional) v.push(`      ${fail(q(`${name}: required ${what} \`${id}\` is missing`))};`);
+    v.push(`    } else {`);
+    if (params.has(dtype)) {
+      v.push(
+        `      const prev = $own(dt, ${q(dtype)}) as string | undefined;`,
+        `      if (prev === undefined) { dt[${q(dtype)}] = ${t}.dtype; by[${q(dtype)}] = ${q(id)}; }`,
+        `      else if (prev !== ${t}.dtype) ${fail(`${q(`${name}: ${what} \`${id}\` has dtype `)} + ${t}.dtype + ", but \\u0060" + by[${q(dtype)}] + ${q(`\` makes ${dtype} = `)} + prev`)};`,
+      );
+    } else {
+      v.push(`      if (${t}.dtype !== ${q(dtype)}) ${fail(`${q(`${name}: ${what} \`${id}\` must have dtype ${dtype}, got `)} + ${t}.dtype`)};`);
+    }
+    if (rank !== undefined) v.push(`      if (${t}.shape.length !== ${rank}) ${fail(`${q(`${name}: ${what} \`${id}\` must have rank ${rank}, got `)} + ${t}.shape.length`)};`);
+    v.push(`    }`, `  }`);
+  };
+  for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, "input", "ins");
+  for (const o of spec.outputs) visit(o.name, o.dtype, o.rank, o.optional || inputIds.includes(o.name), "output", "outs");
+  for (const tc of spec.typeConstraints) {
+    v.push(
+      `  {`,
+      `    const b = $own(dt, ${q(tc.name)}) as string | undefined;`,
+      `    if (b === undefined) dt[${q(tc.name)}] = ${q(tc.types[0])};`,
+      `    else if (!${JSON.stringify(tc.types)}.includes(b)) ${fail(`${q(`${name}: ${tc.name} = `)} + b + ${q(` is not allowed; allowed: ${tc.types.join(", ")}`)}`)};`,
+      `  }`,
+    );
+  }
+  spec.attributes.forEach((a, i) => {
+    const t = k.attrTypes.get(a.name)!;
+    v.push(`  const g${i} = $own(attrs, ${q(a.name)});`);
+    const check =
+      t.k === "string" ? `typeof g${i} === "string"` : t.k === "list" ? `Array.isArray(g${i}) && g${i}.every((x: unknown) => typeof x === "number" && Number.isFinite(x))` : `typeof g${i} === "number" && Number.isFinite(g${i})${t.k === "int" ? ` && Number.isInteger(g${i})` : ""}`;
+    const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
+    v.push(`  if (g${i} !== undefined && !(${check})) ${fail(`${q(`${name}: attribute \`${a.name}\` must be ${want}, got `)} + $show(g${i})`)};`);
+  });
+  spec.attributes.forEach((a, i) => {
+    v.push(`  const a${i}: unknown = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`);
+  });
+  for (const c of spec.attributeConstraints) {
+    const i = attrIndex.get(c.name);
+    if (i === undefined) continue;
+    v.push(`  if (a${i} === undefined) {`);
+    if (c.required) v.push(`    ${fail(q(`${name}: attribute \`${c.name}\` is required`))};`);
+    v.push(`  }`);
+    if (c.values) {
+      v.push(`  else if (!${JSON.stringify(c.values)}.some((x: unknown) => x === a${i})) ${fail(`${q(`${name}: attribute \`${c.name}\` is `)} + $show(a${i}) + ${q(`; allowed values: ${c.values.map((x) => (typeof x === "string" ? JSON.stringify(x) : String(x))).join(", ")}`)}`)};`);
+    }
+  }
+  const desc = spec.typeConstraints.map((tc) => `${q(`${tc.name}=`)} + dt[${q(tc.name)}]`).join(` + ", " + `);
+  out.push(
+    ...classes,
+    "",
+    `/** Plans a call of ${name} (${spec.domain}) on profile ${model.profile}. Throws KernelCallError when the call cannot run. */`,
+    `export function ${fn}(call: Call): Plan {`,
+    ...v,
+    ...assignmentCalls,
+    `  return $fail("no_variant", ${q(`${name}: nothing was built for `)} + ${desc || q("this call")} + ${q(` on profile ${model.profile}`)});`,
+    `}`,
+  );
+  return { code: out.join("\n"), fn };
+}
+
+function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, tensorIndex: ReadonlyMap<string, number>, attrIndex: ReadonlyMap<string, number>): string {
+  const k = model.kernel;
+  const name = k.spec.name;
+  const g = new AssignmentGen(k, a.facts, tensorIndex, attrIndex);
+  const lines: string[] = [];
+  for (const c of k.when) {
+    const call = g.condMethod(c, g.top);
+    lines.push(`    { const r = ${call}; if (r !== true) $fail("contract", ${q(`${name}: condition \`${c.source.text}\` failed: `)} + r); }`);
+  }
+  lines.push(`    const rejected: string[] = [];`);
+  const maxWg = a.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+  a.variants.forEach((vm, vi) => {
+    const v: CheckedVariant = vm.variant;
+    const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
+    const conds = v.when.map((c) => g.condMethod(c, venv));
+    const prefix = `${name}: variant \`${v.id}\``;
+    // The variant's plan method: mirrors interpret.ts buildPlan.
+    const body: string[] = [];
+    const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
+    vm.passes.forEach((pm, pi) => {
+      const keyParts = pm.keyLeaves.map((l) => {
+        let code: string;
+        const t = `this.t${tensorIndex.get(l.leaf.name)}`;
+        if (l.axis !== undefined) code = `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`;
+        else if (l.key.startsWith("has(")) code = `(this.a${attrIndex.get(l.leaf.name)} !== undefined)`;
+        else if (l.leaf.ns === "present") code = `(${t} !== null)`;
+        else if (l.leaf.ns === "attrs") code = `$attr(this.a${attrIndex.get(l.leaf.name)}, ${q(l.leaf.name)})`;
+        else if (l.leaf.ns === "ranks") code = `$need(${t}, ${q(`ranks.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape.length`;
+        else if (l.leaf.ns === "tensorDtypes") code = `$need(${t}, ${q(`tensorDtypes.${l.leaf.name}`)}, ${q(l.leaf.name)}).dtype`;
+        else code = `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
+        return { code, key: l.key };
+      });
+      const table = `[${[...pm.shaders.entries()].map(([key, id]) => `[${q(key)}, ${q(id)}]`).join(", ")}]`;
+      body.push(`    const k${pi}: unknown[] = [];`);
+      for (const kp of keyParts) body.push(`    k${pi}.push($run(() => ${kp.code}, ${q(`${prefix}: pass \`${pm.pass.id}\``)}, ${q(`shader key ${kp.key}`)}));`);
+      body.push(`    const s${pi} = new Map<string, string>(${table}).get(JSON.stringify(k${pi}));`);
+      const keyDesc = keyParts.length ? keyParts.map((kp, i) => `${q(`${kp.key}=`)} + $show(k${pi}[${i}])`).join(` + ", " + `) : q("");
+      body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${model.profile}; ${model.instancesHint}`)});`);
+    });
+    v.intermediates.forEach((im, ii) => {
+      const shape = g.expr(im.shape.texpr, venv, im.shape).code;
+      body.push(`    const x${ii} = $round4($product($run(() => ${shape}, ${q(prefix)}, ${q(`the shape of intermediate \`${im.id}\``)}) as readonly number[]) * ${ELEM[im.dtype]});`);
+    });
+    const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
+    vm.passes.forEach((pm, pi) => {
+      const penv = passEnvs[pi];
+      const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+      const binds = pm.bindings.map((b, bi) => {
+        let res: string;
+        if (b.kind === "uniform") {
+          const fields = b.fields ?? [];
+          const vals = fields.map((f) => `$run(() => ${g.expr(f.value.texpr, penv, f.value).code}, ${q(pprefix)}, ${q(`uniform field \`${b.name}.${f.name}\``)})`);
+          res = `{ kind: "uniform", bytes: $uniform([${vals.join(", ")}], ${q(fields.map((f) => f.type[0]).join(""))}, ${JSON.stringify(fields.map((f) => f.name))}, ${q(b.name)}, ${q(pprefix)}) }`;
+        } else if (b.kind === "scratch") {
+          const si = scratchIndex.get(b.ref!);
+          res = `{ kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} }`;
+        } else {
+          res = `$tensorRes(this.t${tensorIndex.get(b.ref!)}, ${q(b.ref!)}, ${q(b.refIsInput ? "input" : "output")}, ${q(pprefix)}, ${q(b.name)})`;
+        }
+        return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
+      });
+      body.push(`    const b${pi}: BindingPlan[] = [${binds.join(", ")}];`);
+      const wg = pm.pass.dispatch.map((d, i) => `$wg($run(() => ${g.expr(d.texpr, penv, d).code}, ${q(pprefix)}, ${q(`dispatch ${"xyz"[i]}`)}), ${maxWg}, ${q(pprefix)}, ${q("xyz"[i])})`);
+      body.push(`    const w${pi}: [number, number, number] = [${wg.join(", ")}];`);
+    });
+    body.push(`    const shapes: Record<string, readonly number[]> = {};`);
+    for (const o of k.spec.outputs) {
+      const se = k.outputShapes.get(o.name);
+      if (!se) continue;
+      const code = `shapes[${q(o.name)}] = $run(() => ${g.expr(se.texpr, g.top, se).code}, ${q(name)}, ${q(`the shape of output \`${o.name}\``)}) as readonly number[];`;
+      body.push(o.optional ? `    if (this.t${tensorIndex.get(o.name)} !== null) ${code}` : `    ${code}`);
+    }
+    const passes = vm.passes.map((pm, pi) => `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: b${pi}, workgroups: w${pi} }`);
+    const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
+    body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`);
+    const planMethod = g.method(`p${vi}(): Plan`, body.join("\n"));
+    const check = conds.length ? conds.map((c) => `    { const r = ${c}; if (r !== true) { rejected.push(${q(`${v.id}: `)} + r); break v${vi}; } }`).join("\n") : "";
+    lines.push(`    v${vi}: {`, check, `      return this.${planMethod.replace(/\(\): Plan$/, "()")};`, `    }`);
+  });
+  const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
+  lines.push(`    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + rejected.join("; ") + ${q(pruned)});`);
+  g.method("plan(): Plan", lines.filter((l) => l !== "").join("\n"));
+  return g.classText(cls, tensorIndex.size, attrIndex.size);
+}
+
+const ELEM: Readonly<Record<string, number>> = { float16: 2, float32: 4, float: 4, int32: 4, uint32: 4, bool: 1 };
+
+/** Generates the complete dispatcher module of one profile. */
+export function generateDispatcher(models: readonly KernelModel[], header: string, profile: string): string {
+  const parts: string[] = [header, "", DISPATCHER_PRELUDE, `/** The profile this module was built for. */`, `export const PROFILE = ${q(profile)};`, ""];
+  const fns: string[] = [];
+  models.forEach((m, i) => {
+    const g = generateKernel(m, i);
+    parts.push(g.code, "");
+    fns.push(`  ${q(m.kernel.spec.name)}: ${g.fn},`);
+  });
+  parts.push(`/** Plan functions by kernel name. */`, `export const planners: Readonly<Record<string, (call: Call) => Plan>> = {`, ...fns, `};`, "");
+  return parts.join("\n");
+}

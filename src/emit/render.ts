@@ -1,0 +1,417 @@
+/**
+ * Rendering a pass's Nunjucks WGSL template: a loader confined to templates/, a prototype-free
+ * context, the whitespace tidy of the template contract, errors turned into RenderError with the
+ * template's file and line, and a lazily computed map from WGSL output lines back to template lines.
+ */
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import path from "node:path";
+import nunjucks from "nunjucks";
+
+/** The x width at which a 1-D dispatch folds into y; templates read it as DISPATCH_FOLD_WIDTH. */
+export const DISPATCH_FOLD_WIDTH = 65535;
+
+/** What to render: one template with its context and its resource declarations. */
+export interface RenderRequest {
+  /** Absolute path of the templates folder; must be the renderer's own. */
+  readonly templatesDir: string;
+  /** Template path relative to templatesDir, "/"-separated. */
+  readonly shader: string;
+  /** Derive values by name, plus `tunables` and `dtypes` objects. */
+  readonly context: Readonly<Record<string, unknown>>;
+  /** The output of resourceDeclarations(), served as env.wgsl.resourceDeclarations. */
+  readonly declarations: string;
+}
+
+/** A template position: `file` is the template path relative to templatesDir; line 0 means unknown. */
+export interface TemplateLine {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** A rendered shader. */
+export interface Rendered {
+  readonly wgsl: string;
+  /**
+   * For each 1-based WGSL output line (index line - 1), the 1-based template line (and template file,
+   * for macros imported from other files) that produced it. Computed on first access.
+   */
+  readonly lineMap: readonly TemplateLine[];
+  /** The template position of a 1-based WGSL line and, optionally, 1-based column (more precise when a line mixes template lines). */
+  mapPosition(line: number, column?: number): TemplateLine;
+}
+
+/** A template failed to load or render; `file` is relative to templatesDir, line and column 1-based. */
+export class RenderError extends Error {
+  override readonly name = "RenderError";
+
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown by the loader for a name that would leave templatesDir. */
+class UnsafeTemplatePath extends Error {
+  override readonly name = "UnsafeTemplatePath";
+}
+
+/**
+ * Why a template name is not acceptable, or undefined when it is. Names are relative to
+ * templatesDir, "/"-separated, with no empty, "." or ".." segment, no backslash and no NUL.
+ */
+export function templateNameProblem(name: string): string | undefined {
+  if (name === "") return "the template name is empty";
+  if (name.includes("\\")) return "backslashes are not allowed in template paths";
+  if (name.includes("\0")) return "NUL is not allowed in template paths";
+  if (name.startsWith("/") || path.isAbsolute(name) || /^[A-Za-z]:/.test(name)) return "absolute template paths are not allowed";
+  for (const seg of name.split("/")) {
+    if (seg === "..") return "`..` is not allowed in template paths";
+    if (seg === "." || seg === "") return "template paths must not contain `.` or empty segments";
+  }
+  return undefined;
+}
+
+/** One source file of the instrumented environment, by marker index. */
+interface SourceTable {
+  readonly files: string[];
+}
+
+/**
+ * A loader that serves files inside templatesDir only: it rejects absolute paths, `..` segments and
+ * backslashes, and a file whose realpath (after symlinks) lies outside templatesDir's realpath.
+ * Names are always taken relative to templatesDir: Jinja-style, not relative to the including file.
+ */
+class ConfinedLoader extends nunjucks.Loader implements nunjucks.ILoader {
+  /** Sources served so far, by name: for error messages that quote the template line. */
+  readonly sources = new Map<string, string>();
+
+  constructor(
+    private readonly root: string,
+    private readonly instrumentWith?: SourceTable,
+  ) {
+    super();
+  }
+
+  override isRelative(): boolean {
+    return false;
+  }
+
+  getSource(name: string): nunjucks.LoaderSource {
+    const problem = templateNameProblem(name);
+    if (problem) throw new UnsafeTemplatePath(`cannot load template ${JSON.stringify(name)}: ${problem}`);
+    const full = path.join(this.root, ...name.split("/"));
+    let real: string;
+    try {
+      real = realpathSync(full);
+    } catch {
+      throw new Error(`template not found: ${name} (looked in ${this.root})`);
+    }
+    if (real !== this.root && !real.startsWith(this.root + path.sep)) {
+      throw new UnsafeTemplatePath(`cannot load template ${JSON.stringify(name)}: it resolves (through a symlink) to ${real}, outside the templates folder`);
+    }
+    if (!statSync(real).isFile()) throw new Error(`template not found: ${name} is not a file`);
+    const src = readFileSync(real, "utf8");
+    this.sources.set(name, src);
+    if (!this.instrumentWith) return { src, path: name, noCache: false };
+    const index = this.instrumentWith.files.length;
+    this.instrumentWith.files.push(name);
+    return { src: instrumentTemplate(src, index), path: name, noCache: false };
+  }
+}
+
+const ENV_OPTIONS: nunjucks.ConfigureOptions = {
+  autoescape: false,
+  throwOnUndefined: true,
+  trimBlocks: true,
+  lstripBlocks: true,
+  // Keeps nunjucks' TemplateError (with lineno/colno) instead of a re-thrown plain Error.
+  dev: true,
+};
+
+/**
+ * Renders templates of one templates folder. Parsed templates are cached for the renderer's
+ * lifetime (a build renders each template many times); the instrumented copies used for line
+ * maps are parsed only when a line map is first asked for.
+ */
+export class TemplateRenderer {
+  private readonly root: string;
+  private readonly loader: ConfinedLoader;
+  private readonly env: nunjucks.Environment;
+  private instrumented?: { env: nunjucks.Environment; table: SourceTable };
+
+  constructor(templatesDir: string) {
+    if (!path.isAbsolute(templatesDir)) throw new Error(`templatesDir must be absolute: ${templatesDir}`);
+    this.root = realpathSync(templatesDir);
+    this.loader = new ConfinedLoader(this.root);
+    this.env = new nunjucks.Environment(this.loader, ENV_OPTIONS);
+  }
+
+  /** Renders one template and tidies its whitespace; throws RenderError on any template error. */
+  render(req: RenderRequest): Rendered {
+    if (realpathSync(req.templatesDir) !== this.root) {
+      throw new Error(`render request for ${req.templatesDir} sent to the renderer of ${this.root}`);
+    }
+    const problem = templateNameProblem(req.shader);
+    if (problem) throw new RenderError(`cannot load template ${JSON.stringify(req.shader)}: ${problem}`, req.shader);
+    const context = buildContext(req);
+    let raw: string;
+    try {
+      raw = this.env.render(req.shader, context);
+    } catch (err) {
+      throw toRenderError(err, req.shader, this.loader.sources);
+    }
+    const wgsl = tidyText(raw);
+    return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, context));
+  }
+
+  private renderInstrumented(shader: string, context: object): { raw: string; files: readonly string[] } {
+    if (!this.instrumented) {
+      const table: SourceTable = { files: [] };
+      this.instrumented = { env: new nunjucks.Environment(new ConfinedLoader(this.root, table), ENV_OPTIONS), table };
+    }
+    const raw = this.instrumented.env.render(shader, context);
+    return { raw, files: this.instrumented.table.files };
+  }
+}
+
+/** Names every plain object has through Object.prototype; shadowed so a template lookup finds nothing. */
+const OBJECT_PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype).filter((n) => n !== "__proto__");
+
+/**
+ * The render context: a prototype-free deep copy of the request's context plus DISPATCH_FOLD_WIDTH
+ * and env.wgsl.resourceDeclarations.
+ *
+ * Why the shadowing: nunjucks copies the top-level context into a plain `{}`, so `{{ constructor }}`
+ * would find Object's constructor; an own `undefined` for each Object.prototype name makes such a
+ * lookup find nothing (and `{{ constructor }}` fail as undefined). Nested objects are prototype-free.
+ */
+function buildContext(req: RenderRequest): Record<string, unknown> {
+  const ctx = Object.create(null) as Record<string, unknown>;
+  for (const name of OBJECT_PROTO_NAMES) ctx[name] = undefined;
+  for (const [k, v] of Object.entries(req.context)) ctx[k] = copyValue(v);
+  ctx.DISPATCH_FOLD_WIDTH = DISPATCH_FOLD_WIDTH;
+  ctx.env = copyValue({ wgsl: { resourceDeclarations: req.declarations } });
+  return ctx;
+}
+
+function copyValue(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(copyValue);
+  if (v !== null && typeof v === "object") {
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const [k, inner] of Object.entries(v)) out[k] = copyValue(inner);
+    return out;
+  }
+  return v;
+}
+
+/** Line indices kept by the tidy, and the tidied text of each: trailing whitespace stripped, blank runs collapsed, no leading or trailing blanks. */
+function tidyLines(lines: readonly string[]): { kept: number[]; texts: string[] } {
+  const kept: number[] = [];
+  const texts: string[] = [];
+  lines.forEach((line, i) => {
+    const text = line.replace(/\s+$/, "");
+    if (text === "" && (texts.length === 0 || texts[texts.length - 1] === "")) return;
+    kept.push(i);
+    texts.push(text);
+  });
+  while (texts.length > 0 && texts[texts.length - 1] === "") {
+    texts.pop();
+    kept.pop();
+  }
+  return { kept, texts };
+}
+
+/** The whitespace tidy applied after rendering; the result ends with exactly one newline. */
+export function tidyText(raw: string): string {
+  return tidyLines(raw.split("\n")).texts.join("\n") + "\n";
+}
+
+const MARK = "\u2063";
+const MARKER_RE = /\u2063(\d+):(\d+)\u2063/g;
+
+/**
+ * The instrumented copy of a template: every line that starts (after indentation) with raw text or
+ * `{{` — not `{%`, `{#` or `{{-`, and not inside a multi-line tag or comment — gets an invisible
+ * marker `U+2063 file:line U+2063` after its indentation. Markers travel through macros, includes
+ * and imports, so each output line can be traced to the template line that wrote it.
+ */
+export function instrumentTemplate(src: string, fileIndex: number): string {
+  const lines = src.split("\n");
+  let state: "text" | "var" | "block" | "comment" = "text";
+  let quote = "";
+  const out: string[] = [];
+  lines.forEach((line, idx) => {
+    let text = line;
+    if (state === "text") {
+      const indent = /^[ \t]*/.exec(line)?.[0] ?? "";
+      const rest = line.slice(indent.length).replace(/\r$/, "");
+      if (rest !== "" && !rest.startsWith("{%") && !rest.startsWith("{#") && !rest.startsWith("{{-")) {
+        text = `${indent}${MARK}${fileIndex}:${idx + 1}${MARK}${line.slice(indent.length)}`;
+      }
+    }
+    for (let i = 0; i < line.length; i++) {
+      const two = line.slice(i, i + 2);
+      if (state === "text") {
+        if (two === "{{") state = "var";
+        else if (two === "{%") state = "block";
+        else if (two === "{#") state = "comment";
+        if (state !== "text") i++;
+      } else if (state === "comment") {
+        if (two === "#}") {
+          state = "text";
+          i++;
+        }
+      } else if (quote) {
+        if (line[i] === "\\") i++;
+        else if (line[i] === quote) quote = "";
+      } else if (line[i] === '"' || line[i] === "'") {
+        quote = line[i];
+      } else if ((state === "var" && two === "}}") || (state === "block" && two === "%}")) {
+        state = "text";
+        i++;
+      }
+    }
+    out.push(text);
+  });
+  return out.join("\n");
+}
+
+/** Where, within one tidied output line, each template origin starts (0-based columns of the WGSL text). */
+interface LineOrigins {
+  readonly starts: readonly { readonly column: number; readonly origin: TemplateLine }[];
+  readonly origin: TemplateLine;
+}
+
+class RenderedShader implements Rendered {
+  private origins?: LineOrigins[];
+
+  constructor(
+    readonly wgsl: string,
+    private readonly shader: string,
+    private readonly instrumented: () => { raw: string; files: readonly string[] },
+  ) {}
+
+  get lineMap(): readonly TemplateLine[] {
+    return this.lineOrigins().map((o) => o.origin);
+  }
+
+  mapPosition(line: number, column?: number): TemplateLine {
+    const o = this.lineOrigins()[line - 1];
+    if (!o) return { file: this.shader, line: 0 };
+    if (column === undefined) return o.origin;
+    let best = o.starts[0]?.origin ?? o.origin;
+    for (const s of o.starts) if (s.column <= column - 1) best = s.origin;
+    return best;
+  }
+
+  private lineOrigins(): LineOrigins[] {
+    this.origins ??= this.computeOrigins();
+    return this.origins;
+  }
+
+  private computeOrigins(): LineOrigins[] {
+    const wgslLines = this.wgsl.split("\n").slice(0, -1);
+    const unknown: TemplateLine = { file: this.shader, line: 0 };
+    let instrumented: { raw: string; files: readonly string[] };
+    try {
+      instrumented = this.instrumented();
+    } catch {
+      return wgslLines.map(() => ({ starts: [], origin: unknown }));
+    }
+    const { texts, origins } = traceLines(instrumented.raw, instrumented.files, { file: this.shader, line: 1 });
+    if (texts.length === wgslLines.length && texts.every((t, i) => t === wgslLines[i])) return origins;
+    // The instrumented copy rendered differently (a marker changed what a filter or test saw):
+    // match output lines by text, in order, and carry the last match over lines that do not match.
+    const result: LineOrigins[] = [];
+    let from = 0;
+    let last: LineOrigins = { starts: [], origin: unknown };
+    for (const line of wgslLines) {
+      const at = texts.indexOf(line, from);
+      if (at >= 0 && line !== "") {
+        last = origins[at];
+        from = at + 1;
+      }
+      result.push(last);
+    }
+    return result;
+  }
+}
+
+/** Strips the markers of an instrumented render, tidies it, and returns each kept line's text and origins. */
+function traceLines(raw: string, files: readonly string[], first: TemplateLine): { texts: string[]; origins: LineOrigins[] } {
+  let current = first;
+  const stripped: string[] = [];
+  const lineOrigins: LineOrigins[] = [];
+  for (const rawLine of raw.split("\n")) {
+    const starts: { column: number; origin: TemplateLine }[] = [{ column: 0, origin: current }];
+    let text = "";
+    let pos = 0;
+    for (const m of rawLine.matchAll(MARKER_RE)) {
+      text += rawLine.slice(pos, m.index);
+      pos = m.index + m[0].length;
+      current = { file: files[Number(m[1])] ?? first.file, line: Number(m[2]) };
+      starts.push({ column: text.length, origin: current });
+    }
+    text += rawLine.slice(pos);
+    const firstChar = text.search(/\S/);
+    let origin = current;
+    if (firstChar >= 0) for (const s of starts) if (s.column <= firstChar) origin = s.origin;
+    stripped.push(text);
+    lineOrigins.push({ starts, origin });
+  }
+  const { kept, texts } = tidyLines(stripped);
+  return { texts, origins: kept.map((i) => lineOrigins[i]) };
+}
+
+interface NunjucksErrorShape {
+  message?: unknown;
+  lineno?: unknown;
+  colno?: unknown;
+}
+
+/**
+ * Turns a nunjucks error into a RenderError. Nunjucks prefixes its message with
+ * "(path) [Line l, Column c]\n  " once per template it passes through; the innermost prefix names
+ * the file where the error happened and is the only one with a line.
+ */
+function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string, string>): RenderError {
+  const e = (err ?? {}) as NunjucksErrorShape;
+  let message = typeof e.message === "string" ? e.message : String(err);
+  let file = shader;
+  let line: number | undefined;
+  let column: number | undefined;
+  const prefix = /^\s*\(([^)\n]*)\)(?: \[Line (\d+)(?:, Column (\d+))?\])?\n/;
+  for (let m = prefix.exec(message); m; m = prefix.exec(message)) {
+    if (m[1] !== "unknown path") file = m[1];
+    if (m[2] !== undefined) {
+      line = Number(m[2]);
+      column = m[3] !== undefined ? Number(m[3]) : undefined;
+    }
+    message = message.slice(m[0].length);
+  }
+  message = message.trim().replace(/^(Error|TypeError|RangeError|UnsafeTemplatePath): /, "");
+  if (line === undefined && typeof e.lineno === "number" && e.lineno > 0) {
+    line = e.lineno;
+    column = typeof e.colno === "number" && e.colno > 0 ? e.colno : undefined;
+  }
+  if (message.startsWith("attempted to output null or undefined value")) {
+    const expr = line !== undefined && column !== undefined ? outputExpression(sources.get(file), line, column) : undefined;
+    message = `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, DISPATCH_FOLD_WIDTH, env)`;
+  }
+  return new RenderError(message, file, line, column);
+}
+
+/** The `{{ … }}` expression at (or after) a 1-based line and column of a template source. */
+function outputExpression(src: string | undefined, line: number, column: number): string | undefined {
+  const text = src?.split("\n")[line - 1];
+  if (text === undefined) return undefined;
+  const open = text.lastIndexOf("{{", column);
+  const start = open >= 0 ? open : text.indexOf("{{", column - 1);
+  if (start < 0) return undefined;
+  const end = text.indexOf("}}", start);
+  return end < 0 ? undefined : text.slice(start, end + 2);
+}

@@ -1,0 +1,63 @@
+/**
+ * `kernelc lint`: load, validate and check spec files, returning every diagnostic. Pure with
+ * respect to its inputs: reads files, writes nothing.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { checkKernel, type CheckContext, type CheckedKernel } from "./check/check-spec.js";
+import { sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
+import { discoverSpecFiles, loadSpecPath } from "./load/load-spec.js";
+import { FEATURE_NAMES, LIMIT_NAMES } from "./plan/profiles.js";
+
+/** A check context for a project rooted at `templatesDir`'s parent. */
+export function makeCheckContext(templatesDir: string): CheckContext {
+  return { templatesDir: path.resolve(templatesDir), limitNames: new Set(LIMIT_NAMES), featureNames: new Set(FEATURE_NAMES) };
+}
+
+export interface LintResult {
+  readonly diagnostics: readonly Diagnostic[];
+  readonly kernels: readonly CheckedKernel[];
+  /** The files read, with their text (for code frames). */
+  readonly sources: ReadonlyMap<string, string>;
+}
+
+/** Removes exact duplicates (a shared binding checked in several passes reports once). */
+function dedupe(diags: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diags.filter((d) => {
+    const key = JSON.stringify([d.code, d.message, d.location?.file, d.location?.span?.start, d.location?.span?.end]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Lints the spec files and folders named by `paths`. */
+export function lintPaths(paths: readonly string[], ctx: CheckContext): LintResult {
+  const found = discoverSpecFiles(paths);
+  const diagnostics: Diagnostic[] = [...found.diagnostics];
+  const kernels: CheckedKernel[] = [];
+  const sources = new Map<string, string>();
+  const names = new Map<string, string>();
+  for (const file of found.files) {
+    const loaded = loadSpecPath(file);
+    try {
+      sources.set(file, fs.readFileSync(file, "utf8"));
+    } catch {
+      /* unreadable: loadSpecPath already reported it */
+    }
+    diagnostics.push(...loaded.diagnostics);
+    if (!loaded.spec) continue;
+    const checked = checkKernel(loaded.spec, ctx);
+    diagnostics.push(...checked.diagnostics);
+    if (checked.kernel) {
+      const prev = names.get(loaded.spec.name);
+      if (prev) {
+        diagnostics.push({ code: "duplicate_id", severity: "error", message: `two specs define the kernel \`${loaded.spec.name}\``, location: { file, pointer: "/name" }, hint: "kernel names must be unique across the specs folder", notes: [{ message: "the other is here", location: { file: prev, pointer: "/name" } }] });
+      }
+      names.set(loaded.spec.name, file);
+      kernels.push(checked.kernel);
+    }
+  }
+  return { diagnostics: sortDiagnostics(dedupe(diagnostics)), kernels, sources };
+}

@@ -1,0 +1,523 @@
+/**
+ * kernelc.config.json: where specs, templates and output live, which device profiles to build
+ * (defaults plus user-defined ones), pinned tunable values per profile, and the configured kernel
+ * instances. Validated with zod over the located JSON tree of json-source.ts, so every error has a
+ * file, a JSON pointer and a span. docs/config.md describes every field.
+ */
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { z } from "zod";
+import type { Diagnostic, Location } from "../diagnostics/diagnostic.js";
+import { hasErrors } from "../diagnostics/diagnostic.js";
+import { type Code, makeDiagnostic } from "../diagnostics/codes.js";
+import { didYouMean } from "../diagnostics/did-you-mean.js";
+import { type JsonNode, appendPointer, parseJson, resolvePointer, toPlain } from "../load/json-source.js";
+import {
+  DEFAULT_PROFILES,
+  FEATURE_NAMES,
+  LIMIT_NAMES,
+  PROFILE_KEYS,
+  type Profile,
+  type ProfileInput,
+  checkProfile,
+  mergeProfiles,
+  profileSchema,
+  profileShadows,
+} from "./profiles.js";
+
+/** The config file's name, looked up in the project root. */
+export const CONFIG_FILE = "kernelc.config.json";
+
+/** The profile key of `tunables` that applies to every profile. */
+export const ALL_PROFILES_KEY = "*";
+
+/** Tunable names as the spec format spells them (WORKGROUP_SIZE). */
+const TUNABLE_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Instance names may appear in generated file names and identifiers. */
+const INSTANCE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** One configured instance of a kernel: run-time leaves pinned to values. */
+export interface InstanceConfig {
+  readonly name?: string;
+  /** Run-time leaf name (e.g. "attrs.num_heads", "dim(shapes.keyCacheT, 3)") → value; the back end interprets them. */
+  readonly values: Readonly<Record<string, number | boolean>>;
+}
+
+/** The validated config with every default filled in. */
+export interface KernelcConfig {
+  readonly specs: string;
+  readonly templates: string;
+  readonly out: string;
+  /** Profiles to build, by name, in run-time selection order. */
+  readonly profiles: readonly string[];
+  /** User profiles as written: new ones and overrides of same-named ones. */
+  readonly defineProfiles: readonly ProfileInput[];
+  /** Profile name or "*" → kernel name → tunable name → pinned value. */
+  readonly tunables: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, number>>>>>>;
+  /** Kernel name → its instances. */
+  readonly instances: Readonly<Record<string, readonly InstanceConfig[]>>;
+}
+
+/** What loadConfig returns. `config` and `profiles` are the defaults when `diagnostics` has errors. */
+export interface LoadedConfig {
+  readonly config: KernelcConfig;
+  /** The profiles to build (config.profiles resolved against the defaults merged with defineProfiles), in order. */
+  readonly profiles: readonly Profile[];
+  /** Every known profile: the defaults with defineProfiles applied. */
+  readonly allProfiles: readonly Profile[];
+  /** The config file's path when one was read. */
+  readonly file?: string;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** The config used when there is no kernelc.config.json. */
+export const DEFAULT_CONFIG: KernelcConfig = Object.freeze({
+  specs: "specs",
+  templates: "templates",
+  out: "out",
+  profiles: DEFAULT_PROFILES.map((p) => p.name),
+  defineProfiles: [],
+  tunables: {},
+  instances: {},
+});
+
+const folderSchema = z.string({ error: "a folder must be a string" }).min(1, { error: "a folder must not be empty" });
+
+const instanceSchema = z.strictObject({
+  name: z
+    .string({ error: "an instance name must be a string" })
+    .regex(INSTANCE_NAME_PATTERN, {
+      error: "an instance name must be 1-64 characters of letters, digits, '.', '-' and '_', starting with a letter or digit",
+    })
+    .optional(),
+  values: z.record(
+    z.string(),
+    z.union([z.number(), z.boolean()], { error: "an instance value must be a number or a boolean" }),
+    { error: "values must be an object mapping run-time leaf names to numbers or booleans" },
+  ),
+});
+
+const tunableValueSchema = z
+  .number({ error: "a pinned tunable value must be a number" })
+  .int({ error: "a pinned tunable value must be a positive integer" })
+  .positive({ error: "a pinned tunable value must be a positive integer" })
+  .max(2 ** 31 - 1, { error: "a pinned tunable value must be at most 2^31 - 1" });
+
+const configSchema = z.strictObject({
+  $schema: z.string({ error: "$schema must be a string" }).optional(),
+  specs: folderSchema.optional(),
+  templates: folderSchema.optional(),
+  out: folderSchema.optional(),
+  profiles: z
+    .array(z.string({ error: "a profile name must be a string" }), { error: "profiles must be an array of profile names" })
+    .min(1, { error: "profiles must name at least one profile" })
+    .optional(),
+  defineProfiles: z.array(profileSchema, { error: "defineProfiles must be an array of profile objects" }).optional(),
+  tunables: z
+    .record(
+      z.string(),
+      z.record(
+        z.string(),
+        z.record(z.string(), tunableValueSchema, { error: "a kernel's pins must be an object mapping tunable names to values" }),
+        { error: "a profile's pins must be an object mapping kernel names to {TUNABLE: value} objects" },
+      ),
+      { error: "tunables must be an object mapping profile names (or \"*\") to kernels" },
+    )
+    .optional(),
+  instances: z
+    .record(z.string(), z.array(instanceSchema, { error: "a kernel's instances must be an array of instance objects" }), {
+      error: "instances must be an object mapping kernel names to arrays of instances",
+    })
+    .optional(),
+});
+
+/** The top-level fields of kernelc.config.json. */
+export const CONFIG_KEYS: readonly string[] = Object.keys(configSchema.shape);
+
+/** Collects diagnostics with locations resolved against the located JSON tree. */
+class Reporter {
+  readonly diagnostics: Diagnostic[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly root: JsonNode | undefined,
+  ) {}
+
+  /** The location of `pointer`: the key's span when `atKey` and it is an object member, else the value's span, else the nearest existing ancestor's. */
+  locate(pointer: string, atKey = false): Location {
+    if (this.root === undefined) return { file: this.file, pointer };
+    let p = pointer;
+    for (;;) {
+      const target = resolvePointer(this.root, p);
+      if (target !== undefined) {
+        const span = atKey && p === pointer && target.entry !== undefined ? target.entry.keySpan : target.node.span;
+        return { file: this.file, pointer, span };
+      }
+      p = p.slice(0, p.lastIndexOf("/"));
+    }
+  }
+
+  report(code: Code, pointer: string, message: string, hint?: string, opts?: { atKey?: boolean; warning?: boolean }): void {
+    this.diagnostics.push(
+      makeDiagnostic(code, message, this.locate(pointer, opts?.atKey), {
+        hint,
+        severity: opts?.warning ? "warning" : undefined,
+      }),
+    );
+  }
+}
+
+function pointerOf(segments: readonly PropertyKey[]): string {
+  return segments.reduce<string>((p, s) => appendPointer(p, typeof s === "symbol" ? String(s.description) : s), "");
+}
+
+function valueAt(data: unknown, segments: readonly PropertyKey[]): unknown {
+  let v: unknown = data;
+  for (const s of segments) {
+    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, s)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[s];
+  }
+  return v;
+}
+
+function describeJson(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return `${typeof v === "number" ? "the number" : "the boolean"} ${String(v)}`;
+}
+
+/** The field names an object at `segments` may have, for "did you mean" hints. */
+function knownKeysAt(segments: readonly PropertyKey[]): readonly string[] {
+  const [a, , c] = segments;
+  if (segments.length === 0) return CONFIG_KEYS;
+  if (a === "defineProfiles" && segments.length === 2) return PROFILE_KEYS;
+  if (a === "defineProfiles" && segments.length === 3 && c === "limits") return LIMIT_NAMES;
+  if (a === "instances" && segments.length === 3) return Object.keys(instanceSchema.shape);
+  return [];
+}
+
+function whereOf(segments: readonly PropertyKey[]): string {
+  if (segments.length === 0) return "kernelc.config.json";
+  if (segments[0] === "defineProfiles" && segments.length === 2) return "a profile of defineProfiles";
+  if (segments[0] === "defineProfiles" && segments[2] === "limits") return "a profile's limits";
+  if (segments[0] === "instances") return "an instance";
+  return pointerOf(segments);
+}
+
+/** How to fix a value at `segments`: an example of the expected form. */
+function exampleHint(segments: readonly PropertyKey[]): string {
+  const [a, , c] = segments;
+  switch (a) {
+    case "specs":
+    case "templates":
+    case "out":
+      return `write a folder path relative to the project root, e.g. "${String(a)}"`;
+    case "profiles":
+      return 'write an array of profile names, e.g. ["desktop-64k", "core"]';
+    case "tunables":
+      return segments.length === 4
+        ? "pin a whole number of at least 1, e.g. 64"
+        : 'write {"<profile or *>": {"<kernel>": {"<TUNABLE>": value}}}, e.g. {"*": {"PagedAttention": {"WORKGROUP_SIZE": 64}}}';
+    case "instances":
+      return segments.length > 3
+        ? 'write e.g. {"name": "llama-3-8b", "values": {"attrs.num_heads": 32}}; values are numbers or true/false'
+        : 'write {"<kernel>": [{"name": "...", "values": {"<leaf>": number}}]}';
+    case "defineProfiles":
+      if (c === "limits") return "write a whole number, e.g. 32768";
+      if (c === "features") return 'write an array of WebGPU feature names, e.g. ["shader-f16", "subgroups"]';
+      if (c === "name") return 'write e.g. "desktop-128k"';
+      return 'write {"name": "...", "limits": {...}, "features": [...]}; see docs/profiles.md';
+    default:
+      return "see docs/config.md for the field's format";
+  }
+}
+
+/** Turns zod's issues into diagnostics: one per location, with what/why/how-to-fix text. */
+function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, rep: Reporter): void {
+  const seen = new Set<string>();
+  for (const issue of issues) {
+    const code: Code = issue.path[0] === "defineProfiles" ? "profile_invalid" : "config_invalid";
+    if (issue.code === "unrecognized_keys") {
+      const known = knownKeysAt(issue.path);
+      for (const key of issue.keys) {
+        const segs = [...issue.path, key];
+        const pointer = pointerOf(segs);
+        if (seen.has(pointer)) continue;
+        seen.add(pointer);
+        const hint = didYouMean(key, known) ?? (known.length > 0 && known.length <= 12 ? `the known fields are: ${known.join(", ")}` : undefined);
+        rep.report(code, pointer, `unknown field "${key}" in ${whereOf(issue.path)}: kernelc does not define it`, hint ?? "remove it", {
+          atKey: true,
+        });
+      }
+      continue;
+    }
+    const pointer = pointerOf(issue.path);
+    if (seen.has(pointer)) continue;
+    seen.add(pointer);
+    const value = valueAt(data, issue.path);
+    const field = issue.path.length > 0 ? String(issue.path[issue.path.length - 1]) : "";
+    if (issue.code === "invalid_type" && value === undefined && issue.path.length > 0) {
+      rep.report(code, pointer, `missing required field "${field}" in ${whereOf(issue.path.slice(0, -1))}`, `add "${field}"`);
+    } else if (issue.code === "invalid_value" && typeof value === "string") {
+      const options = issue.values.map(String);
+      const isFeature = issue.path[0] === "defineProfiles" && issue.path[2] === "features";
+      const what = isFeature ? "WebGPU feature" : "value";
+      const hint = didYouMean(value, options) ?? (isFeature ? `the WebGPU features are: ${FEATURE_NAMES.join(", ")}` : `use one of: ${options.join(", ")}`);
+      rep.report(code, pointer, `"${value}" at ${pointer} is not a known ${what}`, hint);
+    } else if (issue.code === "invalid_type" || issue.code === "invalid_union") {
+      rep.report(code, pointer, `${issue.message}, but ${pointer || "the document"} is ${describeJson(value)}`, exampleHint(issue.path));
+    } else {
+      rep.report(code, pointer, `${issue.message}; ${pointer} is ${describeJson(value)}`, exampleHint(issue.path));
+    }
+  }
+}
+
+/** Rejects `__proto__` keys anywhere: records are copied into plain objects, where that key would set a prototype. */
+function reportForbiddenKeys(node: JsonNode, rep: Reporter): void {
+  const stack: JsonNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.kind === "object") {
+      for (const e of n.entries) {
+        if (e.key === "__proto__") {
+          rep.report("json_forbidden_key", e.value.pointer, `the key "__proto__" is not allowed: it could change an object's prototype`, "rename or remove it", {
+            atKey: true,
+          });
+        }
+        stack.push(e.value);
+      }
+    } else if (n.kind === "array") {
+      stack.push(...n.items);
+    }
+  }
+}
+
+type ParsedConfig = z.infer<typeof configSchema>;
+
+/** Checks what the schema cannot: profile names and merges, pins, instances, folders. */
+function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { config: KernelcConfig; all: Profile[]; selected: Profile[] } {
+  const defineProfiles = parsed.defineProfiles ?? [];
+  const definedAt = new Map<string, number>();
+  defineProfiles.forEach((p, i) => {
+    const first = definedAt.get(p.name);
+    if (first !== undefined) {
+      rep.report(
+        "profile_invalid",
+        `/defineProfiles/${i}/name`,
+        `profile "${p.name}" is defined twice in defineProfiles (first at /defineProfiles/${first})`,
+        "merge the two entries into one",
+      );
+    } else {
+      definedAt.set(p.name, i);
+    }
+  });
+  const all = mergeProfiles(DEFAULT_PROFILES, defineProfiles);
+  for (const [name, i] of definedAt) {
+    const merged = all.find((p) => p.name === name)!;
+    const given = defineProfiles[i];
+    for (const problem of checkProfile(merged)) {
+      const [field, key] = problem.path;
+      const present =
+        (field === "limits" && typeof key === "string" && given.limits?.[key as keyof typeof given.limits] !== undefined) ||
+        (field === "features" && given.features !== undefined);
+      const pointer = present ? pointerOf([`defineProfiles`, i, ...problem.path]) : `/defineProfiles/${i}`;
+      rep.report("profile_invalid", pointer, problem.message, problem.hint);
+    }
+  }
+  const allNames = all.map((p) => p.name);
+
+  const profileNames = parsed.profiles ?? allNames;
+  const selected: Profile[] = [];
+  const selectedAt = new Map<string, number>();
+  profileNames.forEach((name, i) => {
+    const p = all.find((q) => q.name === name);
+    if (p === undefined) {
+      const known = `the known profiles are: ${allNames.join(", ")}`;
+      rep.report(
+        "unknown_profile",
+        `/profiles/${i}`,
+        `profile "${name}" in profiles is neither a default profile nor defined in defineProfiles`,
+        didYouMean(name, allNames) ?? `${known}; define new ones in defineProfiles`,
+      );
+    } else if (selectedAt.has(name)) {
+      rep.report("config_invalid", `/profiles/${i}`, `profile "${name}" is listed twice in profiles (first at /profiles/${selectedAt.get(name)})`, "remove one of them");
+    } else {
+      selectedAt.set(name, i);
+      selected.push(p);
+    }
+  });
+  selected.forEach((later, j) => {
+    const earlier = selected.slice(0, j).find((e) => profileShadows(e, later));
+    if (earlier === undefined) return;
+    const pointer = parsed.profiles !== undefined ? `/profiles/${selectedAt.get(later.name)}` : definedAt.has(later.name) ? `/defineProfiles/${definedAt.get(later.name)}` : "";
+    rep.report(
+      "profile_invalid",
+      pointer,
+      `profile "${later.name}" can never be selected at run time: "${earlier.name}" comes earlier, and every adapter that fits "${later.name}" also fits "${earlier.name}"`,
+      `list "${later.name}" before "${earlier.name}" in profiles, or drop it`,
+      { warning: true },
+    );
+  });
+
+  const tunables = parsed.tunables ?? {};
+  for (const [profile, kernels] of Object.entries(tunables)) {
+    const pp = pointerOf(["tunables", profile]);
+    if (profile !== ALL_PROFILES_KEY && !allNames.includes(profile)) {
+      rep.report(
+        "unknown_profile",
+        pp,
+        `tunables pins values for profile "${profile}", which is not defined`,
+        didYouMean(profile, allNames) ?? `use "*" for every profile or one of: ${allNames.join(", ")}`,
+        { atKey: true },
+      );
+    }
+    for (const [kernel, pins] of Object.entries(kernels)) {
+      if (kernel.trim() === "") rep.report("config_invalid", pointerOf(["tunables", profile, kernel]), "a kernel name in tunables is empty", "write the kernel's name, e.g. \"PagedAttention\"", { atKey: true });
+      for (const tunable of Object.keys(pins)) {
+        if (!TUNABLE_NAME_PATTERN.test(tunable)) {
+          rep.report(
+            "config_invalid",
+            pointerOf(["tunables", profile, kernel, tunable]),
+            `"${tunable}" is not a tunable name: tunable names are identifiers such as WORKGROUP_SIZE`,
+            "use the tunable's name as the spec declares it",
+            { atKey: true },
+          );
+        }
+      }
+    }
+  }
+
+  const instances = parsed.instances ?? {};
+  for (const [kernel, list] of Object.entries(instances)) {
+    if (kernel.trim() === "") rep.report("config_invalid", pointerOf(["instances", kernel]), "a kernel name in instances is empty", "write the kernel's name, e.g. \"PagedAttention\"", { atKey: true });
+    const names = new Map<string, number>();
+    const keys = new Map<string, number>();
+    list.forEach((inst, i) => {
+      const ip = pointerOf(["instances", kernel, i]);
+      if (inst.name !== undefined) {
+        const first = names.get(inst.name);
+        if (first !== undefined) rep.report("config_invalid", `${ip}/name`, `instance name "${inst.name}" is used twice for ${kernel} (first at index ${first})`, "give each instance its own name");
+        else names.set(inst.name, i);
+      }
+      const leaves = Object.keys(inst.values);
+      if (leaves.length === 0) rep.report("config_invalid", `${ip}/values`, "an instance must pin at least one run-time value", "add leaves such as \"attrs.num_heads\": 32, or remove the instance");
+      for (const leaf of leaves) {
+        if (leaf.trim() === "") rep.report("config_invalid", pointerOf(["instances", kernel, i, "values", leaf]), "a run-time leaf name is empty", "write a leaf such as \"attrs.num_heads\"", { atKey: true });
+      }
+      const key = JSON.stringify(leaves.sort().map((l) => [l, inst.values[l]]));
+      const same = keys.get(key);
+      if (same !== undefined && leaves.length > 0) {
+        rep.report("config_invalid", ip, `this instance pins the same values as instance ${same} of ${kernel}; it adds shaders to the build and nothing else`, "remove one of them", {
+          warning: true,
+        });
+      } else {
+        keys.set(key, i);
+      }
+    });
+  }
+
+  const specs = parsed.specs ?? DEFAULT_CONFIG.specs;
+  const templates = parsed.templates ?? DEFAULT_CONFIG.templates;
+  const out = parsed.out ?? DEFAULT_CONFIG.out;
+  checkFolders(root, { specs, templates, out }, parsed, rep);
+
+  return {
+    config: {
+      specs,
+      templates,
+      out,
+      profiles: profileNames,
+      defineProfiles,
+      tunables,
+      instances,
+    },
+    all,
+    selected,
+  };
+}
+
+/** `out` is rewritten by builds: it must not be the project root, hold it, or overlap specs/ or templates/. */
+function checkFolders(root: string, folders: { specs: string; templates: string; out: string }, parsed: ParsedConfig, rep: Reporter): void {
+  const abs = (p: string) => path.resolve(root, p);
+  const inside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+  const out = abs(folders.out);
+  const pointer = parsed.out !== undefined ? "/out" : "";
+  if (inside(abs(root), out)) {
+    rep.report("config_invalid", pointer, `out "${folders.out}" is the project root or contains it; a build replaces the output folder's contents`, 'use a folder of its own such as "out"');
+    return;
+  }
+  for (const other of ["specs", "templates"] as const) {
+    const o = abs(folders[other]);
+    if (inside(o, out) || inside(out, o)) {
+      rep.report("config_invalid", pointer, `out "${folders.out}" overlaps ${other} "${folders[other]}"; a build would overwrite sources`, `give out and ${other} separate folders`);
+    }
+  }
+}
+
+/**
+ * Validates the text of a kernelc.config.json. `file` names it in diagnostics; `root` is the
+ * project root that folder fields are relative to.
+ */
+export function parseConfig(text: string, file: string, root: string): LoadedConfig {
+  const fallback = (diagnostics: readonly Diagnostic[]): LoadedConfig => ({
+    config: DEFAULT_CONFIG,
+    profiles: DEFAULT_PROFILES,
+    allProfiles: DEFAULT_PROFILES,
+    file,
+    diagnostics,
+  });
+  const parsedJson = parseJson(text, file);
+  if (parsedJson.root === undefined || hasErrors(parsedJson.diagnostics)) return fallback(parsedJson.diagnostics);
+  const rep = new Reporter(file, parsedJson.root);
+  reportForbiddenKeys(parsedJson.root, rep);
+  if (hasErrors(rep.diagnostics)) return fallback(rep.diagnostics);
+  const data = toPlain(parsedJson.root);
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    rep.report("config_invalid", "", `kernelc.config.json must hold a JSON object, but it holds ${describeJson(data)}`, 'start from {} and add fields such as "profiles"');
+    return fallback(rep.diagnostics);
+  }
+  const result = configSchema.safeParse(data);
+  if (!result.success) {
+    reportSchemaIssues(result.error.issues, data, rep);
+    return fallback(rep.diagnostics);
+  }
+  const { config, all, selected } = checkSemantics(result.data, root, rep);
+  if (hasErrors(rep.diagnostics)) return fallback(rep.diagnostics);
+  return { config, profiles: selected, allProfiles: all, file, diagnostics: rep.diagnostics };
+}
+
+/** Reads and validates `<root>/kernelc.config.json`; without the file, returns the defaults and no diagnostics. */
+export function loadConfig(root: string): LoadedConfig {
+  const file = path.join(root, CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === "ENOENT") {
+      return { config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, diagnostics: [] };
+    }
+    return {
+      config: DEFAULT_CONFIG,
+      profiles: DEFAULT_PROFILES,
+      allProfiles: DEFAULT_PROFILES,
+      file,
+      diagnostics: [
+        makeDiagnostic("file_unreadable", `cannot read ${CONFIG_FILE}: ${err.code ?? err.message}`, { file }, { hint: "make it a readable file, or remove it to build with the defaults" }),
+      ],
+    };
+  }
+  return parseConfig(text, file, root);
+}
+
+/** The pinned tunable values of one kernel on one profile: the "*" pins, overridden by the profile's own. */
+export function pinnedTunables(config: KernelcConfig, profile: string, kernel: string): Record<string, number> {
+  const pick = (key: string): Readonly<Record<string, number>> => {
+    const byKernel = Object.hasOwn(config.tunables, key) ? config.tunables[key] : undefined;
+    return byKernel !== undefined && Object.hasOwn(byKernel, kernel) ? byKernel[kernel] : {};
+  };
+  return { ...pick(ALL_PROFILES_KEY), ...pick(profile) };
+}

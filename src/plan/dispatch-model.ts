@@ -1,0 +1,40 @@
+/**
+ * The dispatch model of one kernel on one profile: everything a plan function needs, after
+ * enumeration and shader emission. The interpreter (interpret.ts) executes it directly; the
+ * dispatcher generator (emit/dispatcher.ts) compiles it to TypeScript. Same data, one meaning.
+ */
+import type { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../check/check-spec.js";
+import type { LeafInfo } from "../check/binding-time.js";
+import type { StaticFacts } from "./env.js";
+
+export interface PassModel {
+  readonly pass: CheckedPass;
+  readonly keyLeaves: readonly LeafInfo[];
+  /** JSON of the key values -> shader id. */
+  readonly shaders: ReadonlyMap<string, string>;
+  readonly bindings: readonly CheckedBinding[];
+}
+
+export interface VariantModel {
+  readonly variant: CheckedVariant;
+  readonly passes: readonly PassModel[];
+}
+
+export interface AssignmentModel {
+  readonly facts: StaticFacts;
+  readonly variants: readonly VariantModel[];
+}
+
+export interface KernelModel {
+  readonly kernel: CheckedKernel;
+  readonly profile: string;
+  readonly instancesHint: string;
+  readonly assignments: readonly AssignmentModel[];
+  /** Variants of the spec that were pruned for this profile (listed in "no variant" errors). */
+  readonly prunedVariants: readonly string[];
+}
+
+/** Bytes per element of the ONNX element types kernelc binds. */
+export const ELEMENT_BYTES: Readonly<Record<string, number>> = Object.freeze(
+  Object.assign(Object.create(null), { float16: 2, float32: 4, float: 4, int32: 4, uint32: 4, bool: 1 }),
+);

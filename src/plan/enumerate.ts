@@ -1,0 +1,267 @@
+/**
+ * Enumeration and pruning. For one kernel on one profile: every dtype assignment of the type
+ * constraints × tunable combination × variant is a candidate. Build-time facts (dtypes,
+ * tunables, limits, features) are folded into the conditions by partial evaluation; a candidate
+ * whose conditions are false whatever the call is pruned, with the condition and values that
+ * killed it. For the survivors, the specialization key of each pass — the run-time leaves its
+ * template's values depend on — is computed, and the configured instances are expanded into the
+ * distinct keys to build.
+ */
+import { deriveEnv, type CExpr, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../check/check-spec.js";
+import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
+import type { Value } from "../check/ir.js";
+import { UNKNOWN, evaluate, type PValue } from "../eval/evaluate.js";
+import { EvalError } from "../eval/ops.js";
+import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
+import { explainFalse, formatReason, showValue } from "./explain-false.js";
+
+/** A configured instance after its leaf names were checked: canonical leaf key → value. */
+export interface ParsedInstance {
+  readonly name: string;
+  readonly values: ReadonlyMap<LeafKey, Value>;
+}
+
+export type CandidateStatus = "emitted" | "pruned" | "not-dispatched";
+
+/** One enumerated candidate and what became of it (for `kernelc explain`). */
+export interface Candidate {
+  readonly dtypes: Readonly<Record<string, string>>;
+  readonly tunables: Readonly<Record<string, number>>;
+  readonly variant: string;
+  readonly status: CandidateStatus;
+  readonly reason?: string;
+  /** Per instance: whether this variant can serve it, and why not. */
+  readonly instances: readonly { readonly name: string; readonly status: "built" | "pruned"; readonly reason?: string }[];
+}
+
+/** One shader to build: a pass rendered for one specialization key. */
+export interface ShaderRequest {
+  /** The key's values, in the order of the pass's keyLeaves. */
+  readonly key: readonly Value[];
+  /** The leaves pinned for rendering (the instance's values plus the key's booleans). */
+  readonly pinned: ReadonlyMap<LeafKey, Value>;
+  readonly instances: readonly string[];
+}
+
+export interface PassBuild {
+  readonly pass: CheckedPass;
+  /** The run-time leaves the template's values depend on, sorted by key. */
+  readonly keyLeaves: readonly LeafInfo[];
+  readonly requests: readonly ShaderRequest[];
+}
+
+export interface VariantBuild {
+  readonly variant: CheckedVariant;
+  readonly passes: readonly PassBuild[];
+}
+
+export interface AssignmentBuild {
+  readonly facts: StaticFacts;
+  /** Surviving variants in selection order: priority descending, then spec order. */
+  readonly variants: readonly VariantBuild[];
+}
+
+export interface KernelProfileBuild {
+  readonly kernel: CheckedKernel;
+  readonly assignments: readonly AssignmentBuild[];
+  readonly candidates: readonly Candidate[];
+  /** Problems found while expanding instances (a template reading a value no instance gives, …). */
+  readonly problems: readonly string[];
+  /** Why no variant survives on this profile, when none does. */
+  readonly noVariantReason?: string;
+}
+
+export interface ProfileFacts {
+  readonly name: string;
+  readonly limits: Readonly<Record<string, number>>;
+  readonly features: ReadonlySet<string>;
+}
+
+function cartesian<T>(lists: readonly (readonly T[])[]): T[][] {
+  let out: T[][] = [[]];
+  for (const l of lists) out = out.flatMap((prefix) => l.map((x) => [...prefix, x]));
+  return out;
+}
+
+/** Partially evaluates a condition: true, false, or UNKNOWN; an evaluation error counts as UNKNOWN. */
+function partial(c: CExpr, env: DeriveEnv): PValue {
+  try {
+    return evaluate(c.texpr, env);
+  } catch (err) {
+    if (err instanceof EvalError) return UNKNOWN;
+    throw err;
+  }
+}
+
+/** The first condition that is definitely false, explained. */
+function firstFalse(conds: readonly CExpr[], env: DeriveEnv, kernel: CheckedKernel, derives = kernel.derive): string | undefined {
+  for (const c of conds) {
+    if (partial(c, env) === false) {
+      const r = explainFalse(c, env, derives);
+      return `condition \`${c.source.text}\` can never hold: ${formatReason(r)}`;
+    }
+  }
+  return undefined;
+}
+
+/** Selection order of variants: priority descending, then spec order. */
+export function selectionOrder(variants: readonly CheckedVariant[]): CheckedVariant[] {
+  return [...variants].sort((a, b) => b.priority - a.priority || a.order - b.order);
+}
+
+/** The run-time leaves a pass's template depends on: through the derive values it reads and its `$` element types. */
+export function passKeyLeaves(kernel: CheckedKernel, variant: CheckedVariant, pass: CheckedPass): LeafInfo[] {
+  const env = deriveEnv(kernel, variant, pass);
+  const leaves = new Map<LeafKey, LeafInfo>();
+  const memo = new Map();
+  const add = (name: string): void => {
+    const d = env.get(name);
+    if (!d) return;
+    for (const [k, v] of leavesOf(d.expr.texpr, env, memo)) if (v.runTime) leaves.set(k, v);
+  };
+  for (const n of pass.reads?.names ?? []) add(n);
+  for (const b of pass.bindings) if (b.elementType && "derive" in b.elementType) add(b.elementType.derive);
+  return [...leaves.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function isBoolLeaf(l: LeafInfo): boolean {
+  return l.leaf.ns === "present" || l.key.startsWith("has(");
+}
+
+/** Enumerates, prunes and expands one kernel on one profile. */
+export function enumerateKernel(
+  kernel: CheckedKernel,
+  profile: ProfileFacts,
+  pinnedTunables: Readonly<Record<string, number>>,
+  instances: readonly ParsedInstance[],
+): KernelProfileBuild {
+  const spec = kernel.spec;
+  const assignments = cartesian(spec.typeConstraints.map((tc) => tc.types.map((t) => [tc.name, t] as const))).map((pairs) => Object.fromEntries(pairs) as Record<string, string>);
+  const tunableChoices = spec.tunables.map((t) => {
+    const pin = Object.prototype.hasOwnProperty.call(pinnedTunables, t.name) ? pinnedTunables[t.name] : undefined;
+    if (pin !== undefined) return [[t.name, pin] as const];
+    const vals = [t.default, ...(t.values ?? []).filter((v) => v !== t.default)];
+    return vals.map((v) => [t.name, v] as const);
+  });
+  const combos = cartesian(tunableChoices).map((pairs) => Object.fromEntries(pairs) as Record<string, number>);
+  const candidates: Candidate[] = [];
+  const builds: AssignmentBuild[] = [];
+  const problems: string[] = [];
+  const ordered = selectionOrder(kernel.variants);
+  const missingFeatures = new Set<string>();
+  const kernelReasons: string[] = [];
+
+  for (const dtypes of assignments) {
+    let chosen: AssignmentBuild | undefined;
+    for (const tunables of combos) {
+      const facts: StaticFacts = { dtypes, tunables, limits: profile.limits, features: profile.features };
+      const topEnv = new DeriveEnv(kernel.derive, new StaticLeaves(facts));
+      const kernelDead = firstFalse(kernel.when, topEnv, kernel);
+      const survivors: VariantBuild[] = [];
+      for (const v of ordered) {
+        const record = (status: CandidateStatus, reason?: string, inst: Candidate["instances"] = []): void => {
+          candidates.push({ dtypes, tunables, variant: v.id, status, reason, instances: inst });
+        };
+        if (kernelDead) {
+          kernelReasons.push(kernelDead);
+          record("pruned", `kernel ${kernelDead}`);
+          continue;
+        }
+        const lacking = v.features.filter((f) => !profile.features.has(f));
+        if (lacking.length) {
+          for (const f of lacking) missingFeatures.add(f);
+          record("pruned", `requires feature${lacking.length > 1 ? "s" : ""} ${lacking.map((f) => `\`${f}\``).join(", ")}, which profile ${profile.name} does not have`);
+          continue;
+        }
+        const derives = deriveEnv(kernel, v);
+        const venv = new DeriveEnv(derives, new StaticLeaves(facts));
+        const dead = firstFalse(v.when, venv, kernel, derives);
+        if (dead) {
+          record("pruned", dead);
+          continue;
+        }
+        const expanded = expandInstances(kernel, v, facts, instances, problems);
+        survivors.push(expanded.build);
+        record(chosen ? "not-dispatched" : "emitted", chosen ? "another tunable combination is dispatched on this profile" : undefined, expanded.report);
+      }
+      if (!chosen && survivors.length > 0) {
+        chosen = { facts, variants: survivors };
+        builds.push(chosen);
+      }
+    }
+  }
+  // Candidates of combinations that were not chosen were recorded as emitted before the choice; fix them up.
+  const chosenKeys = new Set(builds.map((b) => JSON.stringify([b.facts.dtypes, b.facts.tunables])));
+  const fixed = candidates.map((c) => (c.status === "emitted" && !chosenKeys.has(JSON.stringify([c.dtypes, c.tunables])) ? { ...c, status: "not-dispatched" as const, reason: "another tunable combination is dispatched on this profile" } : c));
+  let noVariantReason: string | undefined;
+  if (builds.length === 0) {
+    if (missingFeatures.size) noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which profile ${profile.name} lacks`;
+    else if (kernelReasons.length) noVariantReason = `the kernel's ${kernelReasons[0]}`;
+    else noVariantReason = `every variant's conditions are false on profile ${profile.name} (see \`kernelc explain ${spec.name} --profile ${profile.name}\`)`;
+  }
+  return { kernel, assignments: builds, candidates: fixed, problems, noVariantReason };
+}
+
+/** Expands the instances for one surviving variant into shader requests per pass. */
+function expandInstances(
+  kernel: CheckedKernel,
+  v: CheckedVariant,
+  facts: StaticFacts,
+  instances: readonly ParsedInstance[],
+  problems: string[],
+): { build: VariantBuild; report: Candidate["instances"] } {
+  const passKeys = v.passes.map((p) => passKeyLeaves(kernel, v, p));
+  const union = new Map<LeafKey, LeafInfo>();
+  for (const ks of passKeys) for (const l of ks) union.set(l.key, l);
+  const requests = v.passes.map(() => new Map<string, { key: Value[]; pinned: Map<LeafKey, Value>; instances: string[] }>());
+  const report: { name: string; status: "built" | "pruned"; reason?: string }[] = [];
+  const derives = deriveEnv(kernel, v);
+  for (const inst of instances) {
+    const missing = [...union.values()].filter((l) => !inst.values.has(l.key) && !isBoolLeaf(l));
+    if (missing.length) {
+      const reason = `instance \`${inst.name}\` does not give ${missing.map((m) => `\`${m.key}\``).join(", ")}, which the templates of variant \`${v.id}\` depend on`;
+      report.push({ name: inst.name, status: "pruned", reason });
+      problems.push(reason);
+      continue;
+    }
+    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
+    let built = false;
+    let lastReason = "";
+    for (const bits of cartesian(free.map(() => [false, true]))) {
+      const pinned = new Map<LeafKey, Value>(inst.values);
+      free.forEach((l, i) => pinned.set(l.key, bits[i]));
+      const leaves = new StaticLeaves(facts, pinned);
+      const topEnv = new DeriveEnv(kernel.derive, leaves);
+      const venv = new DeriveEnv(derives, leaves);
+      const dead = firstFalse(kernel.when, topEnv, kernel) ?? firstFalse(v.when, venv, kernel, derives);
+      if (dead) {
+        lastReason = dead;
+        continue;
+      }
+      built = true;
+      v.passes.forEach((p, i) => {
+        const key = passKeys[i].map((l) => pinned.get(l.key)!);
+        const k = JSON.stringify(key);
+        const entry = requests[i].get(k);
+        if (entry) {
+          if (!entry.instances.includes(inst.name)) entry.instances.push(inst.name);
+        } else {
+          requests[i].set(k, { key, pinned, instances: [inst.name] });
+        }
+      });
+    }
+    report.push(built ? { name: inst.name, status: "built" } : { name: inst.name, status: "pruned", reason: lastReason });
+  }
+  return {
+    build: {
+      variant: v,
+      passes: v.passes.map((p, i) => ({ pass: p, keyLeaves: passKeys[i], requests: [...requests[i].entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r) })),
+    },
+    report,
+  };
+}
+
+/** Describes a key as `leaf=value, …` for messages. */
+export function describeKey(leaves: readonly LeafInfo[], key: readonly Value[]): string {
+  return leaves.map((l, i) => `${l.key}=${showValue(key[i])}`).join(", ");
+}

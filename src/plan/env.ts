@@ -1,0 +1,172 @@
+/**
+ * Evaluation environments: where leaves come from when expressions are evaluated.
+ * - `StaticLeaves`: the build's view — dtypes, tunables, device limits and features of one
+ *   profile and combination; run-time leaves UNKNOWN unless an instance pins them.
+ * - `CallLeaves`: one call's view — every leaf known (or an error, e.g. an absent tensor's shape).
+ * `DeriveEnv` evaluates derive entries on demand, memoized, on top of either.
+ */
+import type { CheckedDerive, CheckedKernel } from "../check/check-spec.js";
+import type { Leaf, Value } from "../check/ir.js";
+import { EvalError, ONNX_TO_WGSL, dim as dimOf } from "../eval/ops.js";
+import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../eval/evaluate.js";
+import type { Call, TensorDesc } from "../runtime/plan.js";
+
+/** Supplies leaf values. */
+export interface LeafSource {
+  leaf(leaf: Leaf): PValue;
+  dim(tensor: string, axis: number): PValue;
+  hasAttr(name: string): PValue;
+}
+
+/** Build-time facts of one candidate: the dtype assignment (ONNX names), tunables, limits, features. */
+export interface StaticFacts {
+  readonly dtypes: Readonly<Record<string, string>>;
+  readonly tunables: Readonly<Record<string, number>>;
+  readonly limits: Readonly<Record<string, number>>;
+  readonly features: ReadonlySet<string>;
+}
+
+function own<T>(rec: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.prototype.hasOwnProperty.call(rec, key) ? rec[key] : undefined;
+}
+
+/** The WGSL scalar name of an ONNX element type. */
+export function wgslScalar(onnx: string): string {
+  const w = own(ONNX_TO_WGSL, onnx);
+  if (w === undefined) throw new EvalError(`ONNX type ${onnx} has no WGSL scalar type`);
+  return w;
+}
+
+function staticLeaf(facts: StaticFacts, leaf: Leaf): PValue {
+  switch (leaf.ns) {
+    case "dtypes": {
+      const t = own(facts.dtypes, leaf.name);
+      return t === undefined ? UNKNOWN : wgslScalar(t);
+    }
+    case "tunables":
+      return own(facts.tunables, leaf.name) ?? UNKNOWN;
+    case "limits":
+      return own(facts.limits, leaf.name) ?? UNKNOWN;
+    case "features":
+      return facts.features.has(leaf.name);
+    default:
+      return UNKNOWN;
+  }
+}
+
+/** Build-time leaves, with run-time leaves UNKNOWN except those an instance pins (by leaf key text). */
+export class StaticLeaves implements LeafSource {
+  constructor(
+    private readonly facts: StaticFacts,
+    private readonly pinned: ReadonlyMap<string, Value> = new Map(),
+  ) {}
+  leaf(leaf: Leaf): PValue {
+    const p = this.pinned.get(`${leaf.ns}.${leaf.name}`);
+    if (p !== undefined) return p;
+    return staticLeaf(this.facts, leaf);
+  }
+  dim(tensor: string, axis: number): PValue {
+    return this.pinned.get(`dim(shapes.${tensor}, ${axis})`) ?? UNKNOWN;
+  }
+  hasAttr(name: string): PValue {
+    return this.pinned.get(`has(attrs, ${JSON.stringify(name)})`) ?? UNKNOWN;
+  }
+}
+
+/** A call's leaves. Tensor ids that are inputs read the call's inputs; output-only ids read its outputs. */
+export class CallLeaves implements LeafSource {
+  constructor(
+    private readonly kernel: CheckedKernel,
+    private readonly call: Call,
+    private readonly facts: StaticFacts,
+  ) {}
+
+  /** The tensor for an id, or null when absent. */
+  tensor(id: string): TensorDesc | null {
+    const isInput = this.kernel.spec.inputs.some((i) => i.name === id);
+    const bag = isInput ? this.call.inputs : this.call.outputs ?? {};
+    const t = own(bag as Record<string, TensorDesc | null | undefined>, id);
+    return t ?? null;
+  }
+
+  private need(id: string, what: string): TensorDesc {
+    const t = this.tensor(id);
+    if (!t) throw new EvalError(`${what}: tensor \`${id}\` is absent in this call`);
+    return t;
+  }
+
+  leaf(leaf: Leaf): PValue {
+    switch (leaf.ns) {
+      case "shapes":
+        return this.need(leaf.name, `shapes.${leaf.name}`).shape as number[];
+      case "ranks":
+        return this.need(leaf.name, `ranks.${leaf.name}`).shape.length;
+      case "present":
+        return this.tensor(leaf.name) !== null;
+      case "tensorDtypes":
+        return this.need(leaf.name, `tensorDtypes.${leaf.name}`).dtype;
+      case "attrs": {
+        const v = attrValue(this.kernel, this.call, leaf.name);
+        if (v === undefined) throw new EvalError(`attrs.${leaf.name}: the call does not give attribute \`${leaf.name}\` and it has no default`);
+        return v;
+      }
+      default:
+        return staticLeaf(this.facts, leaf);
+    }
+  }
+  dim(tensor: string, axis: number): PValue {
+    return dimOf(this.need(tensor, `dim(shapes.${tensor}, ${axis})`).shape, axis, `shapes.${tensor}`);
+  }
+  hasAttr(name: string): PValue {
+    return attrValue(this.kernel, this.call, name) !== undefined;
+  }
+}
+
+/** An attribute's value in a call, falling back to its default; undefined when neither. */
+export function attrValue(kernel: CheckedKernel, call: Call, name: string): Value | undefined {
+  const given = call.attrs ? own(call.attrs as Record<string, Value | undefined>, name) : undefined;
+  if (given !== undefined) return given;
+  const spec = kernel.spec.attributes.find((a) => a.name === name);
+  return spec?.default as Value | undefined;
+}
+
+/** Evaluates derive entries on demand with memoization, over a leaf source. */
+export class DeriveEnv implements EvalEnv {
+  private readonly memo = new Map<string, PValue>();
+  private readonly failed = new Map<string, EvalError>();
+
+  constructor(
+    private readonly derives: ReadonlyMap<string, CheckedDerive>,
+    readonly leaves: LeafSource,
+  ) {}
+
+  leaf(leaf: Leaf): PValue {
+    return this.leaves.leaf(leaf);
+  }
+  dim(tensor: string, axis: number): PValue {
+    return this.leaves.dim(tensor, axis);
+  }
+  hasAttr(name: string): PValue {
+    return this.leaves.hasAttr(name);
+  }
+  derive(name: string): PValue {
+    const m = this.memo.get(name);
+    if (m !== undefined) return m;
+    const f = this.failed.get(name);
+    if (f) throw f;
+    const d = this.derives.get(name);
+    if (!d) throw new EvalError(`derive entry \`${name}\` is not defined here`);
+    try {
+      const v = evaluate(d.expr.texpr, this);
+      this.memo.set(name, v);
+      return v;
+    } catch (err) {
+      if (err instanceof EvalError) {
+        const wrapped = err.message.startsWith("in `") ? err : new EvalError(`in \`${name}\`: ${err.message}`);
+        this.failed.set(name, wrapped);
+        throw wrapped;
+      }
+      throw err;
+    }
+  }
+}

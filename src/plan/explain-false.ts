@@ -1,0 +1,108 @@
+/**
+ * Why a condition is not true: descends into the condition (through `and`, conditionals and
+ * boolean derive entries) to the smallest sub-expression that is false, and lists the values of
+ * its operands. The generated dispatcher produces the same explanation with generated code.
+ */
+import type { CheckedDerive, CExpr } from "../check/check-spec.js";
+import type { TExpr, Value } from "../check/ir.js";
+import { leafText } from "../check/ir.js";
+import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../eval/evaluate.js";
+import { EvalError } from "../eval/ops.js";
+
+/** One step of an explanation: the source text of a sub-expression. */
+export interface FalseReason {
+  /** Derive entries descended through, outermost first. */
+  readonly path: readonly string[];
+  /** Source text of the false sub-expression. */
+  readonly text: string;
+  /** Its operands' texts and values (value or error message). */
+  readonly operands: readonly { readonly text: string; readonly value: string }[];
+}
+
+/** The source text of a node of an expression. */
+export function nodeText(src: CExpr, e: TExpr): string {
+  return src.source.text.slice(e.span.start, e.span.end).trim();
+}
+
+/** Formats a value the way messages show it. */
+export function showValue(v: PValue): string {
+  if (v === UNKNOWN) return "unknown";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map((x) => showValue(x as Value)).join(", ")}]`;
+  return String(v);
+}
+
+function tryEval(e: TExpr, env: EvalEnv): PValue | EvalError {
+  try {
+    return evaluate(e, env);
+  } catch (err) {
+    if (err instanceof EvalError) return err;
+    throw err;
+  }
+}
+
+/** The operands whose values make a false leaf-level condition understandable. */
+function operandsOf(e: TExpr): TExpr[] {
+  switch (e.k) {
+    case "binary":
+      return [e.left, e.right];
+    case "not":
+    case "neg":
+      return operandsOf(e.operand).length ? operandsOf(e.operand) : [e.operand];
+    case "call":
+      return [...e.args];
+    default:
+      return [];
+  }
+}
+
+function isInteresting(e: TExpr): boolean {
+  return e.k !== "const";
+}
+
+/** Explains why `src` (with root `e`) did not evaluate to true in `env`. */
+export function explainFalse(src: CExpr, env: EvalEnv, derives: ReadonlyMap<string, CheckedDerive>): FalseReason {
+  let cur: CExpr = src;
+  let node: TExpr = src.texpr;
+  const path: string[] = [];
+  for (let guard = 0; guard < 10000; guard++) {
+    if (node.k === "binary" && node.op === "and") {
+      const l = tryEval(node.left, env);
+      node = l === false || l instanceof EvalError ? node.left : node.right;
+      continue;
+    }
+    if (node.k === "cond") {
+      const c = tryEval(node.cond, env);
+      if (c === true) node = node.then;
+      else if (c === false) node = node.otherwise;
+      else {
+        node = node.cond;
+      }
+      continue;
+    }
+    if (node.k === "derive") {
+      const d = derives.get(node.name);
+      if (d && d.type.k === "bool") {
+        path.push(node.name);
+        cur = d.expr;
+        node = d.expr.texpr;
+        continue;
+      }
+    }
+    break;
+  }
+  const operands = operandsOf(node)
+    .filter(isInteresting)
+    .map((o) => {
+      const v = tryEval(o, env);
+      return { text: o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o), value: v instanceof EvalError ? `error: ${v.message}` : showValue(v) };
+    });
+  return { path, text: nodeText(cur, node), operands };
+}
+
+/** Renders a reason as one line: "in `a` > `b`: `x == y` is false (x = 1, y = 2)". */
+export function formatReason(r: FalseReason, outcome = "is false"): string {
+  const where = r.path.length ? `in ${r.path.map((p) => `\`${p}\``).join(" > ")}: ` : "";
+  const vals = r.operands.length ? ` (${r.operands.map((o) => `${o.text} = ${o.value}`).join(", ")})` : "";
+  return `${where}\`${r.text}\` ${outcome}${vals}`;
+}

@@ -1,0 +1,214 @@
+/// <reference types="@webgpu/types" preserve="true" />
+/**
+ * Runs a Plan (what a generated dispatcher returns for one call) on a device: one command encoder,
+ * one compute pass per plan pass, one submit.
+ */
+import type { BindingPlan, PassPlan, PipelineDesc, Plan } from "./plan.js";
+import type { PipelineCache } from "./pipeline-cache.js";
+import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
+
+/** Options of executePlan. */
+export interface ExecuteOptions {
+  /** Where scratch and uniform buffers come from; default: the cache's pool. */
+  readonly scratchPool?: ScratchPool;
+  /** Timestamp writes of each executed pass, for benchmarks (e.g. begin/end indices 2i, 2i+1 of a query set). */
+  readonly timestampWrites?: (pass: PassPlan, index: number) => GPUComputePassTimestampWrites | undefined;
+  /**
+   * Wrap the encoding and the submit in a validation and an out-of-memory error scope and reject
+   * with PlanExecutionError when the device reports an error. Costs a round trip; meant for tests
+   * and debugging.
+   */
+  readonly checkErrors?: boolean;
+  readonly label?: string;
+}
+
+/** What executePlan did. */
+export interface ExecuteResult {
+  /** Ids of the passes that were dispatched, in order. */
+  readonly dispatched: readonly string[];
+  /** Ids of the passes skipped because a workgroup count was zero. */
+  readonly skipped: readonly string[];
+}
+
+/** Thrown when a plan cannot be executed with the given tensors, or the device reports an error for it. */
+export class PlanExecutionError extends Error {
+  override readonly name = "PlanExecutionError";
+
+  constructor(
+    readonly kernel: string,
+    readonly passId: string | undefined,
+    detail: string,
+  ) {
+    super(`${kernel}${passId === undefined ? "" : ` pass "${passId}"`}: ${detail}`);
+  }
+}
+
+/**
+ * The pipeline a pass needs: its shader entry point and the binding types in binding order.
+ * Binding numbers must be 0, 1, 2, … (as the compiler emits them).
+ */
+export function pipelineDescOf(pass: PassPlan): PipelineDesc {
+  const sorted = [...pass.bindings].sort((a, b) => a.binding - b.binding);
+  sorted.forEach((b, i) => {
+    if (b.binding !== i) throw new Error(`pass "${pass.id}": binding numbers must be 0..${sorted.length - 1}, found ${b.binding} at position ${i}`);
+  });
+  return { shader: pass.shader, entryPoint: pass.entryPoint, bindings: sorted.map((b) => b.type) };
+}
+
+const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a;
+
+/** Placement of one pass's uniform binding inside the call's single uniform buffer. */
+interface UniformSlot {
+  readonly offset: number;
+  readonly size: number;
+}
+
+/**
+ * Executes a plan: for each pass with non-zero workgroup counts, binds the tensors' byte ranges,
+ * scratch buffers from the pool and the uniform bytes, and dispatches; submits once. Resolves once
+ * the work is submitted (not finished): read results with mapAsync or onSubmittedWorkDone.
+ * `tensors` maps each tensor id of the plan (inputs and outputs by spec id) to its buffer.
+ */
+export async function executePlan(
+  device: GPUDevice,
+  cache: PipelineCache,
+  plan: Plan,
+  tensors: Readonly<Record<string, GPUBuffer>>,
+  options: ExecuteOptions = {},
+): Promise<ExecuteResult> {
+  const maxWorkgroups = device.limits.maxComputeWorkgroupsPerDimension;
+  const running: PassPlan[] = [];
+  const skipped: string[] = [];
+  for (const pass of plan.passes) {
+    for (const n of pass.workgroups) {
+      if (!Number.isInteger(n) || n < 0 || n > maxWorkgroups) {
+        throw new PlanExecutionError(plan.kernel, pass.id, `workgroup count ${n} is not an integer in 0..${maxWorkgroups} (maxComputeWorkgroupsPerDimension)`);
+      }
+    }
+    if (pass.workgroups.some((n) => n === 0)) skipped.push(pass.id);
+    else running.push(pass);
+  }
+  const pipelines = await Promise.all(running.map((pass) => cache.get(pipelineDescOf(pass))));
+
+  const pool = options.scratchPool ?? cache.scratchPool;
+  const acquired: GPUBuffer[] = [];
+  const checkErrors = options.checkErrors ?? false;
+  if (checkErrors) {
+    device.pushErrorScope("out-of-memory");
+    device.pushErrorScope("validation");
+  }
+  let submitted = false;
+  try {
+    const scratch = new Map<string, GPUBuffer>();
+    for (const s of plan.scratch) {
+      if (scratch.has(s.id)) throw new PlanExecutionError(plan.kernel, undefined, `scratch "${s.id}" is declared twice`);
+      const buffer = pool.acquire(Math.max(s.size, 4));
+      acquired.push(buffer);
+      scratch.set(s.id, buffer);
+    }
+    const { uniformBuffer, slots } = uploadUniforms(device, pool, running, acquired);
+    const encoder = device.createCommandEncoder({ label: options.label ?? plan.kernel });
+    running.forEach((pass, index) => {
+      const { pipeline, bindGroupLayout } = pipelines[index];
+      const entries = pass.bindings.map((b): GPUBindGroupEntry => ({
+        binding: b.binding,
+        resource: bufferBinding(device, plan, pass, b, tensors, scratch, uniformBuffer, slots),
+      }));
+      const bindGroup = device.createBindGroup({ label: `${plan.kernel}/${pass.id}`, layout: bindGroupLayout, entries });
+      const timestampWrites = options.timestampWrites?.(pass, index);
+      const computePass = encoder.beginComputePass(
+        timestampWrites ? { label: pass.name, timestampWrites } : { label: pass.name },
+      );
+      computePass.setPipeline(pipeline);
+      computePass.setBindGroup(0, bindGroup);
+      computePass.dispatchWorkgroups(pass.workgroups[0], pass.workgroups[1], pass.workgroups[2]);
+      computePass.end();
+    });
+    device.queue.submit([encoder.finish()]);
+    submitted = true;
+  } finally {
+    pool.release(...acquired);
+    if (checkErrors) {
+      const validation = await device.popErrorScope();
+      const oom = await device.popErrorScope();
+      const error = validation ?? oom;
+      if (error && submitted) throw new PlanExecutionError(plan.kernel, undefined, `the device reported: ${error.message}`);
+    }
+  }
+  return { dispatched: running.map((p) => p.id), skipped };
+}
+
+/** Packs every uniform binding of the running passes into one buffer (one writeBuffer), each at an aligned offset. */
+function uploadUniforms(
+  device: GPUDevice,
+  pool: ScratchPool,
+  running: readonly PassPlan[],
+  acquired: GPUBuffer[],
+): { uniformBuffer: GPUBuffer | undefined; slots: Map<BindingPlan, UniformSlot> } {
+  const align = device.limits.minUniformBufferOffsetAlignment;
+  const slots = new Map<BindingPlan, UniformSlot>();
+  let total = 0;
+  for (const pass of running) {
+    for (const b of pass.bindings) {
+      if (b.resource.kind !== "uniform") continue;
+      const offset = alignUp(total, align);
+      const size = alignUp(Math.max(b.resource.bytes.byteLength, 1), 16);
+      slots.set(b, { offset, size });
+      total = offset + size;
+    }
+  }
+  if (slots.size === 0) return { uniformBuffer: undefined, slots };
+  const data = new Uint8Array(total);
+  for (const [b, slot] of slots) {
+    if (b.resource.kind === "uniform") data.set(b.resource.bytes, slot.offset);
+  }
+  const uniformBuffer = pool.acquire(total, UNIFORM_USAGE);
+  acquired.push(uniformBuffer);
+  device.queue.writeBuffer(uniformBuffer, 0, data);
+  return { uniformBuffer, slots };
+}
+
+function bufferBinding(
+  device: GPUDevice,
+  plan: Plan,
+  pass: PassPlan,
+  b: BindingPlan,
+  tensors: Readonly<Record<string, GPUBuffer>>,
+  scratch: ReadonlyMap<string, GPUBuffer>,
+  uniformBuffer: GPUBuffer | undefined,
+  slots: ReadonlyMap<BindingPlan, UniformSlot>,
+): GPUBufferBinding {
+  const fail = (detail: string): never => {
+    throw new PlanExecutionError(plan.kernel, pass.id, `binding ${b.binding} "${b.name}": ${detail}`);
+  };
+  const r = b.resource;
+  if (r.kind === "uniform") {
+    if (b.type !== "uniform") fail(`uniform bytes bound as "${b.type}"`);
+    const slot = slots.get(b);
+    if (!uniformBuffer || !slot) return fail("uniform slot missing");
+    return { buffer: uniformBuffer, offset: slot.offset, size: slot.size };
+  }
+  if (b.type === "uniform") fail(`a ${r.kind} range bound as a uniform`);
+  let buffer: GPUBuffer | undefined;
+  let what: string;
+  if (r.kind === "scratch") {
+    buffer = scratch.get(r.scratch);
+    what = `scratch "${r.scratch}"`;
+    if (!buffer) fail(`${what} is not declared in the plan's scratch list`);
+  } else {
+    buffer = Object.hasOwn(tensors, r.tensor) ? tensors[r.tensor] : undefined;
+    what = `tensor "${r.tensor}"`;
+    if (!buffer) fail(`no buffer was given for ${what} (tensors given: ${Object.keys(tensors).join(", ") || "none"})`);
+  }
+  const buf = buffer as GPUBuffer;
+  if (r.size <= 0) fail(`${what} range has size ${r.size}; a binding must not be empty`);
+  const alignment = device.limits.minStorageBufferOffsetAlignment;
+  if (r.offset % alignment !== 0) fail(`${what} offset ${r.offset} is not a multiple of minStorageBufferOffsetAlignment (${alignment})`);
+  // Storage bindings must be a multiple of 4 bytes: an odd number of f16 elements is bound with
+  // its last 2-byte pad (arrayLength then counts one more element), when the buffer has room.
+  const size = alignUp(r.size, 4);
+  if (r.offset + size > buf.size) {
+    fail(`${what} range [${r.offset}, ${r.offset + r.size}) (bound as ${size} bytes) exceeds its buffer of ${buf.size} bytes`);
+  }
+  return { buffer: buf, offset: r.offset, size };
+}

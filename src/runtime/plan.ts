@@ -1,0 +1,96 @@
+/**
+ * The execution plan a generated dispatcher returns for one call, and that the runtime executes.
+ * Plain data with no dependency, so a generated dispatcher module and the runtime share it.
+ */
+
+/** A byte range of a caller's tensor (an input or an output of the kernel, by spec id). */
+export interface TensorResource {
+  readonly kind: "input" | "output";
+  /** The spec's input or output id (e.g. "keyCacheT"). An id that is both an input and an output is an "input": the buffer is shared (in place). */
+  readonly tensor: string;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** A byte range of a scratch buffer the runtime allocates (a variant's intermediate). */
+export interface ScratchResource {
+  readonly kind: "scratch";
+  readonly scratch: string;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** A uniform buffer's contents, laid out by WGSL's uniform rules; the runtime uploads it. */
+export interface UniformResource {
+  readonly kind: "uniform";
+  readonly bytes: Uint8Array;
+}
+
+export type BindingResource = TensorResource | ScratchResource | UniformResource;
+
+export interface BindingPlan {
+  readonly binding: number;
+  /** The WGSL variable name the template sees. */
+  readonly name: string;
+  /** The buffer binding type for the explicit bind group layout. */
+  readonly type: "storage" | "read-only-storage" | "uniform";
+  readonly resource: BindingResource;
+}
+
+export interface PassPlan {
+  readonly id: string;
+  readonly name: string;
+  /** Shader id: the WGSL file's name in the bundle (content-hash based). */
+  readonly shader: string;
+  readonly entryPoint: string;
+  /** In binding order, group 0. */
+  readonly bindings: readonly BindingPlan[];
+  readonly workgroups: readonly [number, number, number];
+}
+
+export interface ScratchPlan {
+  readonly id: string;
+  readonly size: number;
+}
+
+export interface Plan {
+  readonly kernel: string;
+  readonly variant: string;
+  readonly passes: readonly PassPlan[];
+  readonly scratch: readonly ScratchPlan[];
+  /** Output shapes by output id (absent optional outputs are omitted). */
+  readonly outputShapes: Readonly<Record<string, readonly number[]>>;
+}
+
+/** What a caller passes to a plan function: tensors with shape and ONNX dtype (absent = omitted or null), and attributes. */
+export interface TensorDesc {
+  readonly shape: readonly number[];
+  readonly dtype: string;
+}
+
+export interface Call {
+  readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
+  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>>;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
+}
+
+/** The per-profile manifest.json written next to the WGSL files of a bundle. */
+export interface Manifest {
+  readonly generatedBy: string;
+  readonly profile: string;
+  /** Pass these to requestDevice. */
+  readonly requiredLimits: Readonly<Record<string, number>>;
+  readonly requiredFeatures: readonly string[];
+  /** Shader id -> file name relative to the manifest, e.g. "shaders/1a2b3c4d5e6f.wgsl". */
+  readonly shaders: Readonly<Record<string, string>>;
+  /** Every pipeline a profile may create, for warm-up: shader id, entry point and binding types. */
+  readonly pipelines: readonly PipelineDesc[];
+  readonly kernels: Readonly<Record<string, unknown>>;
+}
+
+/** One compute pipeline: a shader's entry point with its explicit bind group layout. */
+export interface PipelineDesc {
+  readonly shader: string;
+  readonly entryPoint: string;
+  readonly bindings: readonly ("storage" | "read-only-storage" | "uniform")[];
+}

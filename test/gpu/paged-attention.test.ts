@@ -1,0 +1,299 @@
+/// <reference types="@webgpu/types" />
+/**
+ * PagedAttention on real WebGPU (Dawn on Mesa lavapipe): every variant against the CPU reference,
+ * on fresh random inputs each run (the seed is printed; PAGED_SEED=<n> replays one).
+ * The Tint validation of the rendered shaders is in paged-attention-tint.test.ts.
+ */
+import { afterAll, describe, expect, test } from "vitest";
+import { pagedAttentionReference } from "../../src/reference/paged-attention.js";
+import { executePlan } from "../../src/runtime/execute.js";
+import { f16ArrayToF32, f16ToF32, f32ArrayToF16 } from "../../src/runtime/f16.js";
+import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
+import type { Call, TensorDesc } from "../../src/runtime/plan.js";
+import { createBuffer, getGpuDevice, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
+import { planPagedAttention, type ManualPlanResult, type PlanOptions } from "../support/paged-manual-plan.js";
+
+const TOL = 5e-3;
+
+/** mulberry32: small seeded generator so a failing run can be replayed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEED = process.env.PAGED_SEED ? Number(process.env.PAGED_SEED) : Math.floor(Math.random() * 2 ** 31);
+
+interface CaseShape {
+  readonly name: string;
+  readonly numHeads: number;
+  readonly kvNumHeads: number;
+  readonly headSize: number;
+  readonly blockSize: number;
+  /** Largest batch: each run draws the batch size from 1..batch. */
+  readonly batch: number;
+  readonly maxPast: number;
+  readonly maxNew: number;
+  /** Head size not a multiple of 4: only the single-pass variants apply (split-K needs vec4 rows). */
+  readonly scalarOnly?: boolean;
+  /** Corrupt some block_table and slot_mapping entries that are used (negative, past the cache, huge). */
+  readonly hostile?: boolean;
+}
+
+/** Random f16-exact tensors for one call, built like ORT's tests (shuffled blocks, mixed prefill/decode). */
+interface CaseData {
+  readonly call: Call;
+  readonly query: Float32Array;
+  readonly key: Float32Array | null;
+  readonly value: Float32Array | null;
+  readonly keyCache: Float32Array;
+  readonly valueCache: Float32Array;
+  readonly cum: Int32Array;
+  readonly past: Int32Array;
+  readonly blockTable: Int32Array;
+  readonly slotMapping: Int32Array | null;
+  readonly summary: string;
+}
+
+function randomValues(n: number, rand: () => number, amp: number): Float32Array {
+  const v = new Float32Array(n);
+  for (let i = 0; i < n; i++) v[i] = (rand() * 2 - 1) * amp;
+  return f16ArrayToF32(f32ArrayToF16(v));
+}
+
+function makeCase(shape: CaseShape, packed: boolean, slots: boolean, rand: () => number): CaseData {
+  const { numHeads: N, kvNumHeads: Nkv, headSize: H, blockSize: bs } = shape;
+  const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
+  const B = int(1, shape.batch);
+  const past = new Int32Array(B);
+  const newTokens: number[] = [];
+  for (let b = 0; b < B; b++) {
+    past[b] = int(0, shape.maxPast);
+    // A third decode, a third prefill, the rest zero or a few tokens.
+    const kind = rand();
+    newTokens.push(kind < 0.35 ? 1 : kind < 0.7 ? int(2, shape.maxNew) : int(0, 2));
+  }
+  if (!newTokens.some((n) => n > 0)) newTokens[0] = 1;
+  const cum = new Int32Array(B + 1);
+  for (let b = 0; b < B; b++) cum[b + 1] = cum[b] + newTokens[b];
+  const T = cum[B];
+  const blocksOf = Array.from(past, (p, b) => Math.ceil((p + newTokens[b]) / bs));
+  const maxBlocks = Math.max(1, ...blocksOf) + int(0, 2);
+  const needed = blocksOf.reduce((x, y) => x + y, 0);
+  const numBlocks = Math.max(1, 2 * needed + int(0, 3));
+  const perm = Array.from({ length: numBlocks }, (_, i) => i);
+  for (let i = perm.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [perm[i], perm[j]] = [perm[j], perm[i]];
+  }
+  const blockTable = new Int32Array(B * maxBlocks);
+  let next = 0;
+  for (let b = 0; b < B; b++) {
+    for (let l = 0; l < maxBlocks; l++) {
+      // Entries past what a sequence needs are garbage the kernels must never follow.
+      blockTable[b * maxBlocks + l] = l < blocksOf[b] ? perm[next++] : rand() < 0.5 ? -1 : 1_000_000 + int(0, 9);
+    }
+  }
+  const hostileBlock = (): number => [-1, -7, numBlocks, numBlocks + 3, 0x3fffffff, 0x7fffffff][int(0, 5)];
+  const hostileSlot = (): number => [-1, -7, numBlocks * bs, numBlocks * bs + 5, 0x40000000, 0x7fffffff][int(0, 5)];
+  let slotMapping: Int32Array | null = null;
+  if (slots) {
+    slotMapping = new Int32Array(T);
+    for (let b = 0; b < B; b++) {
+      for (let t = cum[b]; t < cum[b + 1]; t++) {
+        const pos = past[b] + t - cum[b];
+        // Token 0 always writes, so every slot case has at least one write to check.
+        slotMapping[t] = t > 0 && rand() < 0.2 ? -1 : blockTable[b * maxBlocks + Math.floor(pos / bs)] * bs + (pos % bs);
+        if (shape.hostile && rand() < 0.3) slotMapping[t] = hostileSlot();
+      }
+    }
+  }
+  if (shape.hostile) {
+    for (let b = 0; b < B; b++) for (let l = 0; l < blocksOf[b]; l++) if (rand() < 0.3) blockTable[b * maxBlocks + l] = hostileBlock();
+  }
+  const qWidth = packed ? (N + 2 * Nkv) * H : N * H;
+  const cacheElems = numBlocks * bs * Nkv * H;
+  const f16 = (shp: number[]): TensorDesc => ({ shape: shp, dtype: "float16" });
+  const i32 = (shp: number[]): TensorDesc => ({ shape: shp, dtype: "int32" });
+  const inputs: Record<string, TensorDesc | null> = {
+    queryT: f16([T, qWidth]),
+    keyT: packed ? null : f16([T, Nkv * H]),
+    valueT: packed ? null : f16([T, Nkv * H]),
+    keyCacheT: f16([numBlocks, bs, Nkv, H]),
+    valueCacheT: f16([numBlocks, bs, Nkv, H]),
+    cumulativeSequenceLengthT: i32([B + 1]),
+    pastSeqlensT: i32([B]),
+    blockTableT: i32([B, maxBlocks]),
+    slotMappingT: slots ? i32([T]) : null,
+  };
+  return {
+    call: { inputs, attrs: { num_heads: N, kv_num_heads: Nkv } },
+    query: randomValues(T * qWidth, rand, 1),
+    key: packed ? null : randomValues(T * Nkv * H, rand, 1),
+    value: packed ? null : randomValues(T * Nkv * H, rand, 1),
+    keyCache: randomValues(cacheElems, rand, 1),
+    valueCache: randomValues(cacheElems, rand, 1),
+    cum,
+    past,
+    blockTable,
+    slotMapping,
+    summary: `B=${B} T=${T} past=[${Array.from(past)}] new=[${newTokens}] blocks=${numBlocks} maxBlocks=${maxBlocks}`,
+  };
+}
+
+const SHAPES: readonly CaseShape[] = [
+  { name: "G1 H64 bs16", numHeads: 8, kvNumHeads: 8, headSize: 64, blockSize: 16, batch: 8, maxPast: 60, maxNew: 9 },
+  { name: "G4 H128 bs32", numHeads: 8, kvNumHeads: 2, headSize: 128, blockSize: 32, batch: 8, maxPast: 300, maxNew: 12 },
+  { name: "G8 H128 bs16", numHeads: 8, kvNumHeads: 1, headSize: 128, blockSize: 16, batch: 8, maxPast: 200, maxNew: 6 },
+  { name: "G8 H64 bs32 long", numHeads: 8, kvNumHeads: 1, headSize: 64, blockSize: 32, batch: 3, maxPast: 700, maxNew: 4 },
+  // Head sizes whose vec4 row (20) or scalar row (34) does not divide the workgroup: the generic
+  // item mapping of the attention template; H = 34 also takes the scalar (non-vec4) cache path.
+  { name: "G2 H80 bs16 generic items", numHeads: 4, kvNumHeads: 2, headSize: 80, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6 },
+  { name: "G4 H34 bs16 scalar cache", numHeads: 4, kvNumHeads: 1, headSize: 34, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6, scalarOnly: true },
+  { name: "G4 H64 bs16 hostile tables", numHeads: 8, kvNumHeads: 2, headSize: 64, blockSize: 16, batch: 6, maxPast: 150, maxNew: 8, hostile: true },
+];
+
+const VARIANTS = [
+  "separate_derived",
+  "separate_derived_splitk",
+  "separate_slot",
+  "separate_slot_splitk",
+  "packed_derived",
+  "packed_derived_splitk",
+  "packed_slot",
+  "packed_slot_splitk",
+] as const;
+
+/**
+ * Tunables that steer the variant choice: MAX_SPLITS 1 rules split-K out; SPLIT_MIN_KEYS 8 lets
+ * even a one-block table split (up to MAX_SPLITS = 16 splits, many of them empty on short rows).
+ */
+function tunablesFor(variant: string): PlanOptions["tunables"] {
+  return variant.endsWith("_splitk") ? { SPLIT_MIN_KEYS: 8 } : { MAX_SPLITS: 1 };
+}
+
+const f16Bytes = (v: Float32Array): Uint8Array => new Uint8Array(f32ArrayToF16(v).buffer);
+const i32Bytes = (v: Int32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+
+/** Runs a plan with the runtime's executePlan: uploads tensors, poisons the output and scratch, reads results back. */
+async function runPlan(
+  device: GPUDevice,
+  result: ManualPlanResult,
+  tensors: Readonly<Record<string, Uint8Array>>,
+): Promise<Record<string, ArrayBuffer>> {
+  const { plan, shaders } = result;
+  const cache = new PipelineCache(device, (id) => shaders[id]);
+  const buffers: Record<string, GPUBuffer> = {};
+  for (const [id, bytes] of Object.entries(tensors)) buffers[id] = uploadBuffer(device, bytes);
+  const outBytes = (plan.outputShapes.outputT ?? []).reduce((a, b) => a * b, 1) * 2;
+  buffers.outputT = createBuffer(device, outBytes);
+  poisonBuffer(device, buffers.outputT);
+  // Poison the scratch the executor will take from the pool: acquire, fill, give back.
+  const held = plan.scratch.map((s) => cache.scratchPool.acquire(Math.max(s.size, 4)));
+  for (const b of held) poisonBuffer(device, b);
+  cache.scratchPool.release(...held);
+  await executePlan(device, cache, plan, buffers, { checkErrors: true });
+  const out: Record<string, ArrayBuffer> = {};
+  out.outputT = await readBuffer(device, buffers.outputT, 0, outBytes);
+  for (const id of ["keyCacheT", "valueCacheT"]) out[id] = await readBuffer(device, buffers[id], 0, tensors[id].byteLength);
+  for (const b of Object.values(buffers)) b.destroy();
+  cache.scratchPool.trim();
+  return out;
+}
+
+// The mobile-1024-f16 profile's limits (lavapipe's): 32 KiB workgroup storage, 1024 invocations.
+const device = await getGpuDevice({
+  requiredLimits: { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024 },
+});
+
+describe.runIf(device)("PagedAttention on lavapipe", () => {
+  const table: string[] = [];
+  console.log(`PagedAttention GPU test seed: ${SEED} (replay with PAGED_SEED=${SEED})`);
+  afterAll(() => {
+    if (table.length) console.log(["variant | case | numSplits | max |err| | max err/tol", ...table].join("\n"));
+    device?.destroy();
+  });
+
+  for (const variant of VARIANTS) {
+    for (const [i, shape] of SHAPES.entries()) {
+      if (shape.scalarOnly && variant.endsWith("_splitk")) continue;
+      test(`${variant}: ${shape.name}`, async () => {
+        const dev = device as GPUDevice;
+        const rand = rng(SEED + 7919 * VARIANTS.indexOf(variant) + 104729 * i);
+        const packed = variant.startsWith("packed");
+        const slots = variant.includes("_slot");
+        const c = makeCase(shape, packed, slots, rand);
+        const planned = planPagedAttention(c.call, dev, { tunables: tunablesFor(variant) });
+        expect(planned.plan.variant, c.summary).toBe(variant);
+        const tensors: Record<string, Uint8Array> = {
+          queryT: f16Bytes(c.query),
+          keyCacheT: f16Bytes(c.keyCache),
+          valueCacheT: f16Bytes(c.valueCache),
+          cumulativeSequenceLengthT: i32Bytes(c.cum),
+          pastSeqlensT: i32Bytes(c.past),
+          blockTableT: i32Bytes(c.blockTable),
+        };
+        if (c.key && c.value) {
+          tensors.keyT = f16Bytes(c.key);
+          tensors.valueT = f16Bytes(c.value);
+        }
+        if (c.slotMapping) tensors.slotMappingT = i32Bytes(c.slotMapping);
+        const got = await runPlan(dev, planned, tensors);
+        const ref = pagedAttentionReference({
+          numHeads: shape.numHeads,
+          kvNumHeads: shape.kvNumHeads,
+          query: c.query,
+          key: c.key,
+          value: c.value,
+          keyCache: c.keyCache,
+          valueCache: c.valueCache,
+          blockSize: shape.blockSize,
+          headSize: shape.headSize,
+          cumulativeSequenceLength: c.cum,
+          pastSeqlens: c.past,
+          blockTable: c.blockTable,
+          slotMapping: c.slotMapping,
+        });
+        const out = new Uint16Array(got.outputT);
+        let maxErr = 0;
+        let maxRatio = 0;
+        let worst = -1;
+        for (let k = 0; k < ref.output.length; k++) {
+          const g = f16ToF32(out[k]);
+          const err = Math.abs(g - ref.output[k]);
+          const ratio = err / (TOL + TOL * Math.abs(ref.output[k]));
+          if (!(ratio <= maxRatio)) {
+            maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
+            worst = k;
+          }
+          if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
+        }
+        const numSplits = planned.plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
+        table.push(`${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`);
+        const H = shape.headSize;
+        const N = shape.numHeads;
+        const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
+        expect(maxRatio, `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`).toBeLessThanOrEqual(1);
+        for (const [id, want] of [["keyCacheT", ref.keyCache], ["valueCacheT", ref.valueCache]] as const) {
+          const cache = new Uint16Array(got[id]);
+          let mismatches = 0;
+          let first = -1;
+          for (let k = 0; k < want.length; k++) {
+            if (f16ToF32(cache[k]) !== want[k]) {
+              mismatches++;
+              if (first < 0) first = k;
+            }
+          }
+          expect(mismatches, `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]})`).toBe(0);
+        }
+        if (!shape.hostile) expect(ref.written.some((w) => w === 1), "the case writes something").toBe(true);
+      }, 60_000);
+    }
+  }
+});
+

@@ -1,0 +1,310 @@
+/// <reference types="@webgpu/types" />
+/**
+ * com.microsoft.SparseAttention on a real WebGPU implementation (Dawn on Mesa lavapipe), against
+ * the CPU reference; plus Tint validation (Dawn's null backend) of every shader the manual plan
+ * renders over a grid of variants, head sizes, GQA ratios, block sizes and workgroup sizes.
+ *
+ * Inputs are fresh random values each run; the seed is printed and SPARSE_SEED=<n> replays it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { create, globals } from "webgpu";
+import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
+import { executePlan } from "../../src/runtime/execute.js";
+import { f16ToF32, f32ArrayToF16 } from "../../src/runtime/f16.js";
+import type { Call } from "../../src/runtime/plan.js";
+import {
+  buildSparseLayout,
+  roundToF16,
+  sparseAttentionReference,
+  type CsrLayout,
+} from "../../src/reference/sparse-attention.js";
+import { getGpuDevice, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
+import { planSparseAttention, type SparsePlanOptions } from "../support/sparse-manual-plan.js";
+
+Object.assign(globalThis, globals);
+
+const SEED = process.env.SPARSE_SEED ? Number(process.env.SPARSE_SEED) : Date.now() % 2 ** 31;
+console.log(`sparse-attention GPU test seed: ${SEED} (replay with SPARSE_SEED=${SEED})`);
+
+/** mulberry32: a small seeded generator, so a failing run can be replayed. */
+function makeRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+const GOLDEN: CsrLayout = {
+  numLayout: 2,
+  maxBlocks: 4,
+  maxNnz: 9,
+  rowIndices: Int32Array.from([0, 1, 3, 5, 8, 0, 1, 3, 6, 9]),
+  colIndices: Int32Array.from([0, 0, 1, 1, 2, 1, 2, 3, -1, 0, 0, 1, 0, 1, 2, 0, 2, 3]),
+};
+
+interface Case {
+  readonly name: string;
+  readonly B: number;
+  readonly S: number;
+  readonly N: number;
+  readonly Nkv: number;
+  readonly H: number;
+  readonly sbs: number;
+  readonly maxCacheSeq: number;
+  /** [numLayout, localBlocks, vertStride], or the golden CSR example. */
+  readonly layout: readonly [number, number, number] | "golden";
+  /** undefined: prompt (past 0); else past length per batch entry (decode). */
+  readonly past?: readonly number[];
+  readonly rotary: "off" | "split" | "interleaved";
+  /** Rotary dim R (cos/sin tables have R/2 columns); default H. */
+  readonly rotaryDim?: number;
+  readonly packed: boolean;
+  readonly scale?: number;
+  readonly tunables?: SparsePlanOptions["tunables"];
+}
+
+const CASES: readonly Case[] = [
+  { name: "golden CSR, prompt, separate", B: 1, S: 64, N: 4, Nkv: 2, H: 16, sbs: 16, maxCacheSeq: 64, layout: "golden", rotary: "off", packed: false },
+  { name: "golden CSR, decode crossing blocks, packed", B: 2, S: 2, N: 2, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 64, layout: "golden", past: [15, 46], rotary: "off", packed: true },
+  { name: "prompt, 4 layouts, split rotary, packed, sbs 16", B: 2, S: 80, N: 8, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 128, layout: [4, 2, 3], rotary: "split", packed: true },
+  { name: "decode S=1, interleaved rotary, separate, G=4", B: 3, S: 1, N: 4, Nkv: 1, H: 64, sbs: 16, maxCacheSeq: 80, layout: [2, 1, 2], past: [15, 16, 63], rotary: "interleaved", packed: false },
+  { name: "decode S=3, partial split rotary, scale, sbs 64", B: 2, S: 3, N: 4, Nkv: 2, H: 32, sbs: 64, maxCacheSeq: 192, layout: [1, 1, 2], past: [62, 130], rotary: "split", rotaryDim: 16, packed: true, scale: 0.3 },
+  { name: "prompt S=130, sbs 64, H=128, 2 layouts, separate", B: 1, S: 130, N: 2, Nkv: 2, H: 128, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], rotary: "off", packed: false },
+  { name: "decode, interleaved rotary, packed, H=256 with 32 lanes", B: 1, S: 2, N: 4, Nkv: 2, H: 256, sbs: 64, maxCacheSeq: 128, layout: [2, 1, 2], past: [70], rotary: "interleaved", packed: true, tunables: { WORKGROUP_SIZE: 32 } },
+  { name: "prompt, H=24 (6 vec4 chunks), G=2, sbs 16", B: 1, S: 40, N: 4, Nkv: 2, H: 24, sbs: 16, maxCacheSeq: 48, layout: [4, 1, 2], rotary: "off", packed: false },
+  { name: "decode past 2100 (two 128-block chunks), sbs 16", B: 1, S: 1, N: 2, Nkv: 1, H: 16, sbs: 16, maxCacheSeq: 2112, layout: [2, 2, 4], past: [2100], rotary: "split", packed: false },
+];
+
+const device = await getGpuDevice();
+
+describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () => {
+  const gpu = device as GPUDevice;
+  const shaders: Record<string, string> = {};
+  const cache = new PipelineCache(gpu, (id) => {
+    const code = shaders[id];
+    if (code === undefined) throw new Error(`unknown shader ${id}`);
+    return code;
+  });
+  afterAll(() => gpu.destroy());
+
+  test.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", async (_name, c, index) => {
+    const rand = makeRandom(SEED + index * 7919);
+    const uniform = (): number => roundToF16(rand() * 2 - 1);
+    const fill = (n: number): Float32Array => Float32Array.from({ length: n }, uniform);
+
+    const layout = c.layout === "golden" ? GOLDEN : buildSparseLayout(c.layout[0], Math.ceil(c.maxCacheSeq / c.sbs), c.layout[1], c.layout[2]);
+    const qStride = c.packed ? (c.N + 2 * c.Nkv) * c.H : c.N * c.H;
+    const past = c.past ?? Array(c.B).fill(0);
+    const keyTotals = past.map((p) => p + c.S);
+    // Prompt: total == S. Decode: the max over the batch of past + S (which differs from S here).
+    const totalSequenceLength = c.past ? Math.max(...keyTotals) : c.S;
+    const half = c.rotary === "off" ? 0 : (c.rotaryDim ?? c.H) / 2;
+    const angles = Float32Array.from({ length: c.maxCacheSeq * half }, () => rand() * 2 * Math.PI);
+    const inputs = {
+      batchSize: c.B,
+      seqLen: c.S,
+      headSize: c.H,
+      maxCacheSeq: c.maxCacheSeq,
+      query: fill(c.B * c.S * qStride),
+      key: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H),
+      value: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H),
+      pastKey: fill(c.B * c.Nkv * c.maxCacheSeq * c.H),
+      pastValue: fill(c.B * c.Nkv * c.maxCacheSeq * c.H),
+      layout,
+      totalSequenceLength,
+      // A prompt row's key total may be shorter than S (padding): prompt mode ignores it.
+      keyTotalSequenceLengths: c.past ? keyTotals : keyTotals.map((t, b) => (b % 2 === 1 ? Math.max(1, t - 5) : t)),
+      cosCache: half ? angles.map((a) => roundToF16(Math.cos(a))) : undefined,
+      sinCache: half ? angles.map((a) => roundToF16(Math.sin(a))) : undefined,
+      rotaryHalf: half || undefined,
+    };
+    const attrs = {
+      numHeads: c.N,
+      kvNumHeads: c.Nkv,
+      scale: c.scale ?? 0,
+      sparseBlockSize: c.sbs,
+      doRotary: c.rotary !== "off",
+      rotaryInterleaved: c.rotary === "interleaved",
+    };
+    const expected = sparseAttentionReference(inputs, attrs);
+
+    const f16 = (shape: number[]) => ({ shape, dtype: "float16" });
+    const i32 = (shape: number[]) => ({ shape, dtype: "int32" });
+    const cacheShape = [c.B, c.Nkv, c.maxCacheSeq, c.H];
+    const call: Call = {
+      inputs: {
+        queryT: f16([c.B, c.S, qStride]),
+        keyT: c.packed ? null : f16([c.B, c.S, c.Nkv * c.H]),
+        valueT: c.packed ? null : f16([c.B, c.S, c.Nkv * c.H]),
+        pastKeyT: f16(cacheShape),
+        pastValueT: f16(cacheShape),
+        blockRowIndicesT: i32([layout.numLayout, layout.maxBlocks + 1]),
+        blockColIndicesT: i32([layout.numLayout, layout.maxNnz]),
+        totalSequenceLengthT: i32([1]),
+        keyTotalSequenceLengthsT: i32([c.B]),
+        cosCacheT: half ? f16([c.maxCacheSeq, half]) : null,
+        sinCacheT: half ? f16([c.maxCacheSeq, half]) : null,
+      },
+      attrs: {
+        num_heads: c.N,
+        kv_num_heads: c.Nkv,
+        scale: c.scale ?? 0,
+        sparse_block_size: c.sbs,
+        do_rotary: c.rotary === "off" ? 0 : 1,
+        rotary_interleaved: c.rotary === "interleaved" ? 1 : 0,
+      },
+    };
+    const { plan, shaders: planShaders } = planSparseAttention(call, gpu, { tunables: c.tunables });
+    expect(plan.variant).toBe(`${c.packed ? "packed" : "separate"}${c.rotary === "off" ? "" : "_rotary"}`);
+    Object.assign(shaders, planShaders);
+
+    const tensors: Record<string, GPUBuffer> = {
+      queryT: uploadBuffer(gpu, f32ArrayToF16(inputs.query)),
+      pastKeyT: uploadBuffer(gpu, f32ArrayToF16(inputs.pastKey)),
+      pastValueT: uploadBuffer(gpu, f32ArrayToF16(inputs.pastValue)),
+      blockRowIndicesT: uploadBuffer(gpu, layout.rowIndices),
+      blockColIndicesT: uploadBuffer(gpu, layout.colIndices),
+      totalSequenceLengthT: uploadBuffer(gpu, Int32Array.from([totalSequenceLength])),
+      keyTotalSequenceLengthsT: uploadBuffer(gpu, Int32Array.from(inputs.keyTotalSequenceLengths)),
+      outputT: uploadBuffer(gpu, new Uint16Array(c.B * c.S * c.N * c.H)),
+    };
+    if (inputs.key && inputs.value) {
+      tensors.keyT = uploadBuffer(gpu, f32ArrayToF16(inputs.key));
+      tensors.valueT = uploadBuffer(gpu, f32ArrayToF16(inputs.value));
+    }
+    if (inputs.cosCache && inputs.sinCache) {
+      tensors.cosCacheT = uploadBuffer(gpu, f32ArrayToF16(inputs.cosCache));
+      tensors.sinCacheT = uploadBuffer(gpu, f32ArrayToF16(inputs.sinCache));
+    }
+    poisonBuffer(gpu, tensors.outputT);
+    if (process.env.SPARSE_TIME) {
+      for (let rep = 0; rep < 2; rep++) {
+        for (const p of plan.passes) {
+          const t0 = performance.now();
+          await executePlan(gpu, cache, { ...plan, passes: [p] }, tensors, { checkErrors: true });
+          await gpu.queue.onSubmittedWorkDone();
+          console.log(rep, p.id, (performance.now() - t0).toFixed(1));
+        }
+      }
+      tensors.pastKeyT.destroy(); tensors.pastValueT.destroy();
+      tensors.pastKeyT = uploadBuffer(gpu, f32ArrayToF16(inputs.pastKey));
+      tensors.pastValueT = uploadBuffer(gpu, f32ArrayToF16(inputs.pastValue));
+    }
+    await executePlan(gpu, cache, plan, tensors, { checkErrors: true });
+
+    const read = async (id: string, n: number): Promise<Float32Array> => {
+      const bits = new Uint16Array(await readBuffer(gpu, tensors[id], 0, n * 2));
+      return Float32Array.from(bits, f16ToF32);
+    };
+    const output = await read("outputT", expected.output.length);
+    const presentKey = await read("pastKeyT", expected.presentKey.length);
+    const presentValue = await read("pastValueT", expected.presentValue.length);
+    for (const buffer of Object.values(tensors)) buffer.destroy();
+
+    expectClose("output", output, expected.output, 1e-2);
+    // Caches: the written rows (past_b + s) match the reference; every other element is untouched.
+    const written = new Uint8Array(expected.presentKey.length);
+    for (let b = 0; b < c.B; b++) {
+      for (let kvh = 0; kvh < c.Nkv; kvh++) {
+        const row0 = ((b * c.Nkv + kvh) * c.maxCacheSeq + expected.pastLengths[b]) * c.H;
+        written.fill(1, row0, row0 + c.S * c.H);
+      }
+    }
+    for (const [name, got, want, before] of [
+      ["present_key", presentKey, expected.presentKey, inputs.pastKey],
+      ["present_value", presentValue, expected.presentValue, inputs.pastValue],
+    ] as const) {
+      const pick = (a: Float32Array, w: number): Float32Array => a.filter((_, i) => written[i] === w);
+      expectClose(`${name} (written rows)`, pick(got, 1), pick(want, 1), 2e-3);
+      expect(pick(got, 0), `${name} outside the written rows`).toEqual(pick(before, 0));
+    }
+  });
+});
+
+/** Fails with the first few mismatches (index, got, want) when |got - want| > atol anywhere, or a value is NaN. */
+function expectClose(what: string, got: Float32Array, want: Float32Array, atol: number): void {
+  expect(got.length, `${what}: length`).toBe(want.length);
+  const bad: string[] = [];
+  let worst = 0;
+  for (let i = 0; i < want.length; i++) {
+    const err = Math.abs(got[i] - want[i]);
+    if (!(err <= atol)) {
+      if (bad.length < 8) bad.push(`[${i}] got ${got[i]} want ${want[i]}`);
+    } else {
+      worst = Math.max(worst, err);
+    }
+  }
+  expect(bad, `${what}: ${bad.length} mismatches beyond atol ${atol} (max in-tolerance error ${worst})`).toEqual([]);
+}
+
+describe("SparseAttention templates (Tint, null backend)", () => {
+  let tint: GPUDevice;
+  beforeAll(async () => {
+    const adapter = await create(["backend=null"]).requestAdapter();
+    if (!adapter) throw new Error("Dawn's null backend gave no adapter");
+    tint = await adapter.requestDevice({ requiredFeatures: ["shader-f16"] });
+  });
+  afterAll(() => tint?.destroy());
+
+  const grid: { packed: boolean; rotary: "off" | "split" | "interleaved"; H: number; N: number; Nkv: number; sbs: number; wg: number }[] = [];
+  for (const packed of [false, true]) {
+    for (const rotary of ["off", "split", "interleaved"] as const) {
+      for (const H of [16, 24, 64, 128, 256]) {
+        if (rotary !== "off" && H % 16 !== 0) continue;
+        for (const [N, Nkv] of [[8, 8], [32, 8], [8, 1]] as const) {
+          for (const [sbs, wg] of [[16, 64], [64, 128], [128, 32]] as const) {
+            grid.push({ packed, rotary, H, N, Nkv, sbs, wg });
+          }
+        }
+      }
+    }
+  }
+
+  test("every variant's shaders compile", async () => {
+    const checked = new Set<string>();
+    for (const g of grid) {
+      const call: Call = {
+        inputs: {
+          queryT: { shape: [2, 3, g.packed ? (g.N + 2 * g.Nkv) * g.H : g.N * g.H], dtype: "float16" },
+          keyT: g.packed ? null : { shape: [2, 3, g.Nkv * g.H], dtype: "float16" },
+          valueT: g.packed ? null : { shape: [2, 3, g.Nkv * g.H], dtype: "float16" },
+          pastKeyT: { shape: [2, g.Nkv, 512, g.H], dtype: "float16" },
+          pastValueT: { shape: [2, g.Nkv, 512, g.H], dtype: "float16" },
+          blockRowIndicesT: { shape: [4, 512 / g.sbs + 1], dtype: "int32" },
+          blockColIndicesT: { shape: [4, 20], dtype: "int32" },
+          totalSequenceLengthT: { shape: [1], dtype: "int32" },
+          keyTotalSequenceLengthsT: { shape: [2], dtype: "int32" },
+          cosCacheT: g.rotary === "off" ? null : { shape: [512, g.H / 2], dtype: "float16" },
+          sinCacheT: g.rotary === "off" ? null : { shape: [512, g.H / 2], dtype: "float16" },
+        },
+        attrs: {
+          num_heads: g.N,
+          kv_num_heads: g.Nkv,
+          sparse_block_size: g.sbs,
+          do_rotary: g.rotary === "off" ? 0 : 1,
+          rotary_interleaved: g.rotary === "interleaved" ? 1 : 0,
+        },
+      };
+      const { plan, shaders } = planSparseAttention(call, tint, { tunables: { WORKGROUP_SIZE: g.wg } });
+      expect(plan.passes.map((p) => p.id)).toEqual(g.rotary === "off" ? ["append", "attend"] : ["append", "rotate_q", "attend"]);
+      for (const [id, code] of Object.entries(shaders)) {
+        if (checked.has(id)) continue;
+        checked.add(id);
+        const module = tint.createShaderModule({ code });
+        const info = await module.getCompilationInfo();
+        const errors = info.messages.filter((m) => m.type === "error").map((m) => `${m.lineNum}:${m.linePos} ${m.message}`);
+        expect(errors, `${JSON.stringify(g)}\n${code}`).toEqual([]);
+        // Pipeline creation checks the workgroup storage and size limits too.
+        tint.pushErrorScope("validation");
+        tint.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+        const err = await tint.popErrorScope();
+        expect(err?.message, JSON.stringify(g)).toBeUndefined();
+      }
+    }
+    expect(checked.size).toBeGreaterThan(40);
+  });
+});

@@ -1,0 +1,163 @@
+/// <reference types="@webgpu/types" />
+/**
+ * A real WebGPU device for tests: Dawn (the `webgpu` package) on Vulkan, by default Mesa lavapipe
+ * unpacked by scripts/setup-lavapipe.sh into .lavapipe/.
+ *
+ * Environment:
+ * - KERNELC_VK_ICD: a Vulkan ICD manifest to use instead of .lavapipe/lvp_icd.json
+ *   (on the H200: /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json).
+ * - KERNELC_DAWN_FLAGS: extra flags for Dawn's create(), separated by spaces or commas, e.g.
+ *   "enable-dawn-features=vulkan_enable_f16_on_nvidia" (needed for shader-f16 on NVIDIA).
+ * - CI=true: a missing adapter or feature is an error (the run fails) instead of a skip.
+ *
+ * Usage in a test file (top-level await):
+ *   const device = await getGpuDevice();
+ *   describe.runIf(device)("on the GPU", () => { ... });
+ */
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BufferUsage, MapMode } from "../../src/runtime/gpu-constants.js";
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/** The ICD manifest scripts/setup-lavapipe.sh writes. */
+export const LAVAPIPE_ICD = resolve(REPO_ROOT, ".lavapipe/lvp_icd.json");
+
+/** Options of getGpuDevice. */
+export interface GpuDeviceOptions {
+  /** Default: ["shader-f16"]. */
+  readonly requiredFeatures?: readonly string[];
+  readonly requiredLimits?: Readonly<Record<string, number>>;
+}
+
+/** The environment variables and Dawn flags getGpuDevice uses; exported for reports and docs. */
+export function gpuEnvironment(): { icd: string; dawnFlags: string[] } {
+  const icd = process.env.KERNELC_VK_ICD || LAVAPIPE_ICD;
+  const extra = (process.env.KERNELC_DAWN_FLAGS ?? "").split(/[\s,]+/).filter((f) => f.length > 0);
+  return { icd, dawnFlags: ["backend=vulkan", ...extra] };
+}
+
+let gpuPromise: Promise<GPU> | undefined;
+
+/** Creates Dawn's GPU object once per process, after pointing the Vulkan loader at the ICD. */
+function loadGpu(icd: string, flags: readonly string[]): Promise<GPU> {
+  gpuPromise ??= (async () => {
+    // The Vulkan loader reads these when Dawn creates its instance, so they are set before loading.
+    process.env.VK_DRIVER_FILES = icd;
+    process.env.XDG_RUNTIME_DIR ||= "/tmp";
+    const { create } = await import("webgpu");
+    return create([...flags]);
+  })();
+  return gpuPromise;
+}
+
+/** Returns why no device could be had: throws under CI=true, else prints the reason and returns undefined. */
+function unavailable(reason: string): undefined {
+  const message = `no WebGPU device for GPU tests: ${reason}`;
+  if (process.env.CI === "true") throw new Error(`${message} (CI=true: GPU tests must run)`);
+  console.warn(`${message}; skipping GPU tests`);
+  return undefined;
+}
+
+/**
+ * Returns a device with the given features (default shader-f16) and limits, or undefined (after
+ * printing why) when none is available and CI is not "true". Each call makes a new device; destroy
+ * it when done.
+ */
+export async function getGpuDevice(options: GpuDeviceOptions = {}): Promise<GPUDevice | undefined> {
+  const { icd, dawnFlags } = gpuEnvironment();
+  if (!existsSync(icd)) {
+    return unavailable(`the Vulkan ICD manifest ${icd} does not exist (run: bash scripts/setup-lavapipe.sh)`);
+  }
+  const gpu = await loadGpu(icd, dawnFlags);
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) return unavailable(`Dawn (${dawnFlags.join(" ")}) found no Vulkan adapter with VK_DRIVER_FILES=${icd}`);
+  const requiredFeatures = options.requiredFeatures ?? ["shader-f16"];
+  const missing = requiredFeatures.filter((f) => !adapter.features.has(f));
+  if (missing.length > 0) {
+    return unavailable(
+      `the adapter lacks ${missing.join(", ")} (on NVIDIA set KERNELC_DAWN_FLAGS=enable-dawn-features=vulkan_enable_f16_on_nvidia)`,
+    );
+  }
+  const device = await adapter.requestDevice({
+    label: "kernelc test device",
+    requiredFeatures: [...requiredFeatures] as GPUFeatureName[],
+    requiredLimits: { ...options.requiredLimits },
+  });
+  device.addEventListener("uncapturederror", (event) => {
+    console.error(`uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`);
+  });
+  return device;
+}
+
+/** Usage of test buffers: storage, copyable both ways. */
+export const TEST_BUFFER_USAGE = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+
+/** Creates a buffer of `size` bytes (rounded up to 4). */
+export function createBuffer(device: GPUDevice, size: number, usage: number = TEST_BUFFER_USAGE, label?: string): GPUBuffer {
+  return device.createBuffer({ label, size: Math.max(4, Math.ceil(size / 4) * 4), usage });
+}
+
+/** Creates a buffer holding a copy of `data` (its size rounded up to 4 bytes, the pad zeroed). */
+export function uploadBuffer(
+  device: GPUDevice,
+  data: ArrayBufferView,
+  usage: number = TEST_BUFFER_USAGE,
+  label?: string,
+): GPUBuffer {
+  const buffer = device.createBuffer({
+    label,
+    size: Math.max(4, Math.ceil(data.byteLength / 4) * 4),
+    usage,
+    mappedAtCreation: true,
+  });
+  new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  buffer.unmap();
+  return buffer;
+}
+
+/** Writes `data` into a buffer at a byte offset (sizes multiple of 4, as writeBuffer requires). */
+export function writeBuffer(device: GPUDevice, buffer: GPUBuffer, offset: number, data: ArrayBufferView): void {
+  device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** The default poison: a NaN as f32 and as each f16 half, and a huge value as i32/u32. */
+export const POISON_U32 = 0x7fba7fba;
+
+/** Fills a whole buffer with a 32-bit pattern, so that elements a kernel fails to write are visible. */
+export function poisonBuffer(device: GPUDevice, buffer: GPUBuffer, pattern: number = POISON_U32): void {
+  const words = new Uint32Array(buffer.size / 4).fill(pattern >>> 0);
+  device.queue.writeBuffer(buffer, 0, words);
+}
+
+/** Copies a byte range of a buffer to a mappable one and returns its bytes once the GPU is done. */
+export async function readBuffer(device: GPUDevice, buffer: GPUBuffer, offset = 0, size = buffer.size - offset): Promise<ArrayBuffer> {
+  const padded = Math.ceil(size / 4) * 4;
+  const staging = device.createBuffer({ size: Math.max(4, padded), usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, offset, staging, 0, padded);
+  device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(MapMode.READ);
+  const bytes = staging.getMappedRange(0, padded).slice(0, size);
+  staging.unmap();
+  staging.destroy();
+  return bytes;
+}
+
+/** Runs `work` inside validation and out-of-memory error scopes and throws the first error the device reports. */
+export async function expectNoGpuError<T>(device: GPUDevice, work: () => T | Promise<T>): Promise<T> {
+  device.pushErrorScope("out-of-memory");
+  device.pushErrorScope("validation");
+  const outcome = await Promise.resolve()
+    .then(work)
+    .then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  const validation = await device.popErrorScope();
+  const oom = await device.popErrorScope();
+  if (!outcome.ok) throw outcome.error;
+  const error = validation ?? oom;
+  if (error) throw new Error(`WebGPU error: ${error.message}`);
+  return outcome.value;
+}

@@ -147,7 +147,7 @@ export class TemplateRenderer {
     if (!path.isAbsolute(templatesDir)) throw new Error(`templatesDir must be absolute: ${templatesDir}`);
     this.root = realpathSync(templatesDir);
     this.loader = new ConfinedLoader(this.root);
-    this.env = new nunjucks.Environment(this.loader, ENV_OPTIONS);
+    this.env = new nunjucks.Environment(this.loader, { ...ENV_OPTIONS });
   }
 
   /** Renders one template and tidies its whitespace; throws RenderError on any template error. */
@@ -171,7 +171,7 @@ export class TemplateRenderer {
   private renderInstrumented(shader: string, context: object): { raw: string; files: readonly string[] } {
     if (!this.instrumented) {
       const table: SourceTable = { files: [] };
-      this.instrumented = { env: new nunjucks.Environment(new ConfinedLoader(this.root, table), ENV_OPTIONS), table };
+      this.instrumented = { env: new nunjucks.Environment(new ConfinedLoader(this.root, table), { ...ENV_OPTIONS }), table };
     }
     const raw = this.instrumented.env.render(shader, context);
     return { raw, files: this.instrumented.table.files };
@@ -399,19 +399,29 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
     column = typeof e.colno === "number" && e.colno > 0 ? e.colno : undefined;
   }
   if (message.startsWith("attempted to output null or undefined value")) {
-    const expr = line !== undefined && column !== undefined ? outputExpression(sources.get(file), line, column) : undefined;
+    let expr: string | undefined;
+    const [l, c] = [line, column];
+    if (l !== undefined && c !== undefined) {
+      // Nunjucks names the calling template even when the failing `{{ }}` is in a macro imported
+      // from another file; the column points at that `{{`, which tells the files apart.
+      expr = outputExpression(sources.get(file), l, c);
+      if (expr === undefined) {
+        const others = [...sources].filter(([name, src]) => name !== file && outputExpression(src, l, c) !== undefined);
+        if (others.length === 1) {
+          file = others[0][0];
+          expr = outputExpression(others[0][1], l, c);
+        }
+      }
+    }
     message = `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, DISPATCH_FOLD_WIDTH, env)`;
   }
   return new RenderError(message, file, line, column);
 }
 
-/** The `{{ … }}` expression at (or after) a 1-based line and column of a template source. */
+/** The `{{ … }}` expression that starts at a 1-based line and column of a template source, if one does. */
 function outputExpression(src: string | undefined, line: number, column: number): string | undefined {
   const text = src?.split("\n")[line - 1];
-  if (text === undefined) return undefined;
-  const open = text.lastIndexOf("{{", column);
-  const start = open >= 0 ? open : text.indexOf("{{", column - 1);
-  if (start < 0) return undefined;
-  const end = text.indexOf("}}", start);
-  return end < 0 ? undefined : text.slice(start, end + 2);
+  if (text === undefined || !text.startsWith("{{", column - 1)) return undefined;
+  const end = text.indexOf("}}", column - 1);
+  return end < 0 ? undefined : text.slice(column - 1, end + 2);
 }

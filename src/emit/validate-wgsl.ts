@@ -51,11 +51,13 @@ export class WgslValidator {
   async validate(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
     const device = await this.deviceFor(features);
     const problems: WgslProblem[] = [];
-    // An invalid module also raises a validation error; the scope keeps Dawn from reporting it as uncaptured.
+    // An invalid module also raises a validation error; the scope keeps Dawn from reporting it as
+    // uncaptured. It is popped before any await so that concurrent validate() calls cannot interleave scopes.
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ code: wgsl });
+    const scope = device.popErrorScope();
     const info = await module.getCompilationInfo();
-    await device.popErrorScope();
+    await scope;
     for (const m of info.messages) {
       if (m.type === "info") continue;
       problems.push({ line: m.lineNum, column: m.linePos, length: m.length, message: m.message, severity: m.type });

@@ -65,7 +65,9 @@ export function tokenize(src: string): Token[] {
       }
       const text = src.slice(start, i);
       if (isIdentStart(src[i] ?? "")) {
-        throw new ExprSyntaxError(`invalid number literal \`${src.slice(start, i + 1)}\``, { start, end: i + 1 });
+        let end = i;
+        while (end < src.length && isIdentPart(src[end])) end++;
+        throw new ExprSyntaxError(`invalid number literal \`${src.slice(start, end)}\``, { start, end }, "a name cannot start with a digit; put an operator between a number and a name");
       }
       tokens.push({ kind: "number", text: text.replace(/_/g, ""), span: { start, end: i }, isInt });
       continue;

@@ -33,7 +33,12 @@ const enum Prec {
   Postfix = 9,
 }
 
-/** The deepest nesting the parser accepts; deeper input is an error, never a stack overflow. */
+/**
+ * The deepest nesting the parser accepts, counted both as parser recursion (parentheses, unary
+ * operators) and as the height of the resulting tree (a chain `a + b + c + …` is one level per
+ * operator). Later phases walk the tree recursively, so deeper input is an error, never a stack
+ * overflow.
+ */
 export const MAX_EXPR_DEPTH = 128;
 /** The longest expression text accepted. */
 export const MAX_EXPR_LENGTH = 8192;
@@ -78,8 +83,21 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
 class Parser {
   private pos = 0;
   private depth = 0;
+  /** The height of every node built so far (leaves are 1). */
+  private readonly heights = new WeakMap<Expr, number>();
 
   constructor(private readonly tokens: readonly Token[]) {}
+
+  /** Records `e`'s height (one more than its tallest child) and rejects a tree taller than MAX_EXPR_DEPTH. */
+  private built<T extends Expr>(e: T, ...children: readonly Expr[]): T {
+    let h = 1;
+    for (const c of children) h = Math.max(h, (this.heights.get(c) ?? 1) + 1);
+    if (h > MAX_EXPR_DEPTH) {
+      throw new ExprSyntaxError(`expression nests deeper than ${MAX_EXPR_DEPTH} levels`, e.span, "split it into derive entries", "expr_too_deep");
+    }
+    this.heights.set(e, h);
+    return e;
+  }
 
   private peek(): Token {
     return this.tokens[this.pos];
@@ -139,7 +157,7 @@ class Parser {
           throw new ExprSyntaxError("comparisons cannot be chained", after.span, "write `a < b and b < c`");
         }
       }
-      left = { kind: "binary", op: row.op, left, right, span: join(left.span, right.span) };
+      left = this.built({ kind: "binary", op: row.op, left, right, span: join(left.span, right.span) }, left, right);
     }
     this.depth--;
     return left;
@@ -155,7 +173,7 @@ class Parser {
     }
     this.next();
     const otherwise = this.parseExpr(Prec.Lowest);
-    return { kind: "cond", then, cond, otherwise, span: join(then.span, otherwise.span) };
+    return this.built({ kind: "cond", then, cond, otherwise, span: join(then.span, otherwise.span) }, then, cond, otherwise);
   }
 
   /** postfix := "." IDENT | "(" args ")" */
@@ -166,7 +184,7 @@ class Parser {
       if (name.kind !== "ident" && name.kind !== "keyword") {
         throw new ExprSyntaxError(`expected a member name after \`.\`, found ${describe(name)}`, name.span);
       }
-      return { kind: "member", object, property: name.text, propertySpan: name.span, span: join(object.span, name.span) };
+      return this.built({ kind: "member", object, property: name.text, propertySpan: name.span, span: join(object.span, name.span) }, object);
     }
     const args: Expr[] = [];
     if (!this.isOp(this.peek(), ")")) {
@@ -181,7 +199,7 @@ class Parser {
       }
     }
     const close = this.expect(")", "`,` or `)` in the argument list");
-    return { kind: "call", callee: object, args, span: join(object.span, close.span) };
+    return this.built({ kind: "call", callee: object, args, span: join(object.span, close.span) }, object, ...args);
   }
 
   private parsePrefix(): Expr {
@@ -204,7 +222,7 @@ class Parser {
         if (t.text === "false" || t.text === "False") return { kind: "bool", value: false, span: t.span };
         if (t.text === "not") {
           const operand = this.parseExpr(Prec.Not - 1);
-          return { kind: "unary", op: "not", operand, span: join(t.span, operand.span) };
+          return this.built({ kind: "unary", op: "not", operand, span: join(t.span, operand.span) }, operand);
         }
         break;
       case "op":
@@ -212,7 +230,9 @@ class Parser {
           const inner = this.parseExpr(Prec.Lowest);
           const close = this.expect(")", "`)`");
           // Parentheses leave no node; the span widens to include them.
-          return { ...inner, span: join(t.span, close.span) } as Expr;
+          const wrapped = { ...inner, span: join(t.span, close.span) } as Expr;
+          this.heights.set(wrapped, this.heights.get(inner) ?? 1);
+          return wrapped;
         }
         if (t.text === "[") {
           const items: Expr[] = [];
@@ -228,11 +248,11 @@ class Parser {
             }
           }
           const close = this.expect("]", "`,` or `]` in the list");
-          return { kind: "list", items, span: join(t.span, close.span) };
+          return this.built({ kind: "list", items, span: join(t.span, close.span) }, ...items);
         }
         if (t.text === "-" || t.text === "+") {
           const operand = this.parseExpr(Prec.Unary);
-          return { kind: "unary", op: t.text, operand, span: join(t.span, operand.span) };
+          return this.built({ kind: "unary", op: t.text, operand, span: join(t.span, operand.span) }, operand);
         }
         break;
       case "eof":

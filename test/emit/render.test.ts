@@ -216,6 +216,8 @@ describe("render errors", () => {
     "member.jinja": "x\n\ny {{ tunables.NOPE }}\n",
     "syntax.jinja": "a\nb\n{% if %}\n{% endif %}\n",
     "inc.jinja": 'top\n{% include "undef.jinja" %}\n',
+    "imp.jinja": '{% from "lib.jinja" import m %}\nq\n{{ m() }}\n{{ x + 1 }}\n',
+    "lib.jinja": "z\n{% macro m() %}\nw\nw2 {{ zz }}\n{% endmacro %}\n",
   });
 
   test("an undefined variable names the template line and the expression", () => {
@@ -236,6 +238,12 @@ describe("render errors", () => {
     expect(err).toMatchObject({ file: "syntax.jinja", line: 3 });
     expect(err.message).toMatch(/unexpected token/);
     expect(err.message).not.toContain("syntax.jinja");
+  });
+
+  test("an undefined value in a macro imported from another file points into that file", () => {
+    const err = renderError(() => render("imp.jinja"));
+    expect(err).toMatchObject({ file: "lib.jinja", line: 4, column: 4 });
+    expect(err.message).toContain("`{{ zz }}` is undefined");
   });
 
   test("an error in an included template points into that template", () => {

@@ -36,6 +36,13 @@ describe("WgslValidator", () => {
     expect(await validator.validate(f16, ["shader-f16", "not-a-feature"])).toEqual([]);
   });
 
+  test("concurrent validations on one or two devices keep their own results", async () => {
+    const bad = "@compute @workgroup_size(1)\nfn main() {\n  let y: u32 = nope;\n}\n";
+    const f16 = "enable f16;\n@compute @workgroup_size(1)\nfn main() {\n  let h = 1.0h;\n}\n";
+    const results = await Promise.all([ok, bad, f16, ok, bad, f16].map((code, i) => validator.validate(code, i < 3 ? ["shader-f16"] : [])));
+    expect(results.map((r) => r.map((p) => p.line))).toEqual([[], [3], [], [], [3], [1]]);
+  });
+
   test("a module without entry point main fails as a pipeline, at line 0", async () => {
     const problems = await validator.validate("@compute @workgroup_size(1)\nfn other() {}\n", []);
     expect(problems).toHaveLength(1);

@@ -1,13 +1,12 @@
 /// <reference types="@webgpu/types" />
 /**
  * com.microsoft.SparseAttention on a real WebGPU implementation (Dawn on Mesa lavapipe), against
- * the CPU reference; plus Tint validation (Dawn's null backend) of every shader the manual plan
- * renders over a grid of variants, head sizes, GQA ratios, block sizes and workgroup sizes.
+ * the CPU reference. (Tint validation of the shader grid: sparse-attention-tint.test.ts.)
  *
  * Inputs are fresh random values each run; the seed is printed and SPARSE_SEED=<n> replays it.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { create, globals } from "webgpu";
+import { afterAll, describe, expect, test } from "vitest";
+import { globals } from "webgpu";
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { executePlan } from "../../src/runtime/execute.js";
 import { f16ToF32, f32ArrayToF16 } from "../../src/runtime/f16.js";
@@ -67,16 +66,26 @@ interface Case {
   readonly tunables?: SparsePlanOptions["tunables"];
 }
 
+// Compiling the attention shader dominates the run time on lavapipe (seconds per shader), so the
+// cases share shaders: it specializes on (N, Nkv, H, block size, workgroup size, query stride)
+// only, and the query stride is the plain Q row whenever rotary is on or QKV is separate.
 const CASES: readonly Case[] = [
-  { name: "golden CSR, prompt, separate", B: 1, S: 64, N: 4, Nkv: 2, H: 16, sbs: 16, maxCacheSeq: 64, layout: "golden", rotary: "off", packed: false },
-  { name: "golden CSR, decode crossing blocks, packed", B: 2, S: 2, N: 2, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 64, layout: "golden", past: [15, 46], rotary: "off", packed: true },
-  { name: "prompt, 4 layouts, split rotary, packed, sbs 16", B: 2, S: 80, N: 8, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 128, layout: [4, 2, 3], rotary: "split", packed: true },
-  { name: "decode S=1, interleaved rotary, separate, G=4", B: 3, S: 1, N: 4, Nkv: 1, H: 64, sbs: 16, maxCacheSeq: 80, layout: [2, 1, 2], past: [15, 16, 63], rotary: "interleaved", packed: false },
-  { name: "decode S=3, partial split rotary, scale, sbs 64", B: 2, S: 3, N: 4, Nkv: 2, H: 32, sbs: 64, maxCacheSeq: 192, layout: [1, 1, 2], past: [62, 130], rotary: "split", rotaryDim: 16, packed: true, scale: 0.3 },
-  { name: "prompt S=130, sbs 64, H=128, 2 layouts, separate", B: 1, S: 130, N: 2, Nkv: 2, H: 128, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], rotary: "off", packed: false },
-  { name: "decode, interleaved rotary, packed, H=256 with 32 lanes", B: 1, S: 2, N: 4, Nkv: 2, H: 256, sbs: 64, maxCacheSeq: 128, layout: [2, 1, 2], past: [70], rotary: "interleaved", packed: true, tunables: { WORKGROUP_SIZE: 32 } },
-  { name: "prompt, H=24 (6 vec4 chunks), G=2, sbs 16", B: 1, S: 40, N: 4, Nkv: 2, H: 24, sbs: 16, maxCacheSeq: 48, layout: [4, 1, 2], rotary: "off", packed: false },
-  { name: "decode past 2100 (two 128-block chunks), sbs 16", B: 1, S: 1, N: 2, Nkv: 1, H: 16, sbs: 16, maxCacheSeq: 2112, layout: [2, 2, 4], past: [2100], rotary: "split", packed: false },
+  // Attention shader A: N=4, Nkv=2, H=32, block 16.
+  { name: "golden CSR, prompt, separate", B: 1, S: 64, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 64, layout: "golden", rotary: "off", packed: false },
+  { name: "prompt, 4 layouts, split rotary, packed, padded key totals", B: 2, S: 80, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 128, layout: [4, 2, 3], rotary: "split", packed: true },
+  { name: "decode S=1 at 15/16/63 (block edges), interleaved rotary, separate", B: 3, S: 1, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 80, layout: [2, 1, 2], past: [15, 16, 63], rotary: "interleaved", packed: false },
+  { name: "decode past 2100 (two 128-block chunks), split rotary, separate", B: 1, S: 1, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 2112, layout: [2, 2, 4], past: [2100], rotary: "split", packed: false },
+  // Shader B: as A with the packed query row.
+  { name: "golden CSR, decode S=2 crossing blocks, packed", B: 2, S: 2, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 64, layout: "golden", past: [15, 46], rotary: "off", packed: true },
+  // Shader C: GQA 4 query heads per KV head, H=64, block 64.
+  { name: "decode S=3, partial interleaved rotary, scale 0.3, sbs 64, G=4", B: 2, S: 3, N: 4, Nkv: 1, H: 64, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], past: [62, 130], rotary: "interleaved", rotaryDim: 32, packed: false, scale: 0.3 },
+  { name: "prompt S=130, sbs 64, 4 layouts, separate, G=4", B: 1, S: 130, N: 4, Nkv: 1, H: 64, sbs: 64, maxCacheSeq: 192, layout: [4, 1, 2], rotary: "off", packed: false },
+  // Shader D: H=256 with 32 lanes (two vec4 chunks per lane).
+  { name: "decode S=2, split rotary, packed, H=256 with 32 lanes", B: 1, S: 2, N: 4, Nkv: 2, H: 256, sbs: 64, maxCacheSeq: 128, layout: [2, 1, 2], past: [70], rotary: "split", packed: true, tunables: { WORKGROUP_SIZE: 32 } },
+  // Shader E: H=24 (6 vec4 chunks, lanes left idle in the V phase).
+  { name: "prompt, H=24, G=2, sbs 16", B: 1, S: 40, N: 4, Nkv: 2, H: 24, sbs: 16, maxCacheSeq: 48, layout: [4, 1, 2], rotary: "off", packed: false },
+  // Shader F: no GQA, H=128, block 64.
+  { name: "decode S=3 at 61/125, G=1, H=128, sbs 64", B: 2, S: 3, N: 2, Nkv: 2, H: 128, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], past: [61, 125], rotary: "off", packed: false },
 ];
 
 const device = await getGpuDevice();
@@ -91,7 +100,7 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
   });
   afterAll(() => gpu.destroy());
 
-  test.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", async (_name, c, index) => {
+  test.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", { timeout: 60_000 }, async (_name, c, index) => {
     const rand = makeRandom(SEED + index * 7919);
     const uniform = (): number => roundToF16(rand() * 2 - 1);
     const fill = (n: number): Float32Array => Float32Array.from({ length: n }, uniform);
@@ -181,19 +190,6 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
       tensors.sinCacheT = uploadBuffer(gpu, f32ArrayToF16(inputs.sinCache));
     }
     poisonBuffer(gpu, tensors.outputT);
-    if (process.env.SPARSE_TIME) {
-      for (let rep = 0; rep < 2; rep++) {
-        for (const p of plan.passes) {
-          const t0 = performance.now();
-          await executePlan(gpu, cache, { ...plan, passes: [p] }, tensors, { checkErrors: true });
-          await gpu.queue.onSubmittedWorkDone();
-          console.log(rep, p.id, (performance.now() - t0).toFixed(1));
-        }
-      }
-      tensors.pastKeyT.destroy(); tensors.pastValueT.destroy();
-      tensors.pastKeyT = uploadBuffer(gpu, f32ArrayToF16(inputs.pastKey));
-      tensors.pastValueT = uploadBuffer(gpu, f32ArrayToF16(inputs.pastValue));
-    }
     await executePlan(gpu, cache, plan, tensors, { checkErrors: true });
 
     const read = async (id: string, n: number): Promise<Float32Array> => {
@@ -240,71 +236,3 @@ function expectClose(what: string, got: Float32Array, want: Float32Array, atol: 
   }
   expect(bad, `${what}: ${bad.length} mismatches beyond atol ${atol} (max in-tolerance error ${worst})`).toEqual([]);
 }
-
-describe("SparseAttention templates (Tint, null backend)", () => {
-  let tint: GPUDevice;
-  beforeAll(async () => {
-    const adapter = await create(["backend=null"]).requestAdapter();
-    if (!adapter) throw new Error("Dawn's null backend gave no adapter");
-    tint = await adapter.requestDevice({ requiredFeatures: ["shader-f16"] });
-  });
-  afterAll(() => tint?.destroy());
-
-  const grid: { packed: boolean; rotary: "off" | "split" | "interleaved"; H: number; N: number; Nkv: number; sbs: number; wg: number }[] = [];
-  for (const packed of [false, true]) {
-    for (const rotary of ["off", "split", "interleaved"] as const) {
-      for (const H of [16, 24, 64, 128, 256]) {
-        if (rotary !== "off" && H % 16 !== 0) continue;
-        for (const [N, Nkv] of [[8, 8], [32, 8], [8, 1]] as const) {
-          for (const [sbs, wg] of [[16, 64], [64, 128], [128, 32]] as const) {
-            grid.push({ packed, rotary, H, N, Nkv, sbs, wg });
-          }
-        }
-      }
-    }
-  }
-
-  test("every variant's shaders compile", async () => {
-    const checked = new Set<string>();
-    for (const g of grid) {
-      const call: Call = {
-        inputs: {
-          queryT: { shape: [2, 3, g.packed ? (g.N + 2 * g.Nkv) * g.H : g.N * g.H], dtype: "float16" },
-          keyT: g.packed ? null : { shape: [2, 3, g.Nkv * g.H], dtype: "float16" },
-          valueT: g.packed ? null : { shape: [2, 3, g.Nkv * g.H], dtype: "float16" },
-          pastKeyT: { shape: [2, g.Nkv, 512, g.H], dtype: "float16" },
-          pastValueT: { shape: [2, g.Nkv, 512, g.H], dtype: "float16" },
-          blockRowIndicesT: { shape: [4, 512 / g.sbs + 1], dtype: "int32" },
-          blockColIndicesT: { shape: [4, 20], dtype: "int32" },
-          totalSequenceLengthT: { shape: [1], dtype: "int32" },
-          keyTotalSequenceLengthsT: { shape: [2], dtype: "int32" },
-          cosCacheT: g.rotary === "off" ? null : { shape: [512, g.H / 2], dtype: "float16" },
-          sinCacheT: g.rotary === "off" ? null : { shape: [512, g.H / 2], dtype: "float16" },
-        },
-        attrs: {
-          num_heads: g.N,
-          kv_num_heads: g.Nkv,
-          sparse_block_size: g.sbs,
-          do_rotary: g.rotary === "off" ? 0 : 1,
-          rotary_interleaved: g.rotary === "interleaved" ? 1 : 0,
-        },
-      };
-      const { plan, shaders } = planSparseAttention(call, tint, { tunables: { WORKGROUP_SIZE: g.wg } });
-      expect(plan.passes.map((p) => p.id)).toEqual(g.rotary === "off" ? ["append", "attend"] : ["append", "rotate_q", "attend"]);
-      for (const [id, code] of Object.entries(shaders)) {
-        if (checked.has(id)) continue;
-        checked.add(id);
-        const module = tint.createShaderModule({ code });
-        const info = await module.getCompilationInfo();
-        const errors = info.messages.filter((m) => m.type === "error").map((m) => `${m.lineNum}:${m.linePos} ${m.message}`);
-        expect(errors, `${JSON.stringify(g)}\n${code}`).toEqual([]);
-        // Pipeline creation checks the workgroup storage and size limits too.
-        tint.pushErrorScope("validation");
-        tint.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
-        const err = await tint.popErrorScope();
-        expect(err?.message, JSON.stringify(g)).toBeUndefined();
-      }
-    }
-    expect(checked.size).toBeGreaterThan(40);
-  });
-});

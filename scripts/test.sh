@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The project's test command (README: `npm test`): the software GPU, the test suite, and the
+# freshness check of the committed out/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-lavapipe.sh
+npx vitest run "$@"
+node bin/kernelc.js build --check

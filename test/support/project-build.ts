@@ -1,0 +1,43 @@
+/** Builds this repository's specs and templates in memory (once per test file) and loads the generated dispatchers. */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import ts from "typescript";
+import { buildProject, type BuildResult } from "../../src/emit/build.js";
+import { loadConfig } from "../../src/plan/config.js";
+
+export const repoRoot = path.resolve(__dirname, "../..");
+
+let cached: Promise<BuildResult> | undefined;
+
+/** The in-memory build of the repository (all configured profiles). */
+export function repoBuild(): Promise<BuildResult> {
+  cached ??= (async () => {
+    const loaded = loadConfig(repoRoot);
+    if (loaded.diagnostics.some((d) => d.severity === "error")) throw new Error("config has errors");
+    return buildProject(repoRoot, loaded, undefined);
+  })();
+  return cached;
+}
+
+/** Transpiles a generated dispatcher module to JavaScript and imports it. */
+export async function importDispatcher(source: string): Promise<Record<string, unknown>> {
+  const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-dispatcher-"));
+  const file = path.join(dir, "dispatcher.mjs");
+  fs.writeFileSync(file, js);
+  return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+}
+
+/** A small seeded PRNG (mulberry32) so a failing random test can be replayed from its printed seed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -170,7 +170,7 @@ class ExprChecker {
     const pspan = e.propertySpan;
     if ("value" in base) {
       if (base.value.type.k === "error") return base;
-      return { value: this.problem("unknown_member", `a ${showType(base.value.type)} value has no member \`${prop}\``, pspan, "only namespaces (shapes, attrs, device.limits, …) have members") };
+      return { value: this.problem("unknown_member", `${/^[aeiou]/.test(showType(base.value.type)) ? "an" : "a"} ${showType(base.value.type)} value has no member \`${prop}\``, pspan, "only namespaces (shapes, attrs, device.limits, …) have members") };
     }
     if (FORBIDDEN_MEMBERS.has(prop)) {
       return { value: this.problem("forbidden_member", `\`${prop}\` is not a member of \`${base.ns}\``, pspan, `members of \`${base.ns}\` are only the names the spec declares`) };

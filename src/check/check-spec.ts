@@ -174,7 +174,7 @@ class SpecChecker {
       e = parseExpression(src.text);
     } catch (err) {
       if (!(err instanceof ExprSyntaxError)) throw err;
-      this.diags.push(makeDiagnostic(err.code, `${err.message} in expression`, exprLocation(this.file, src, err.span), { hint: err.hint }));
+      this.diags.push(makeDiagnostic(err.code, err.message, exprLocation(this.file, src, err.span), { hint: err.hint }));
     }
     this.parsed.set(src, e);
     return e;

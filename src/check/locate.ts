@@ -13,7 +13,10 @@ export function exprOffset(src: ExprSource, i: number): number {
 
 /** The location of a span of an expression, in the spec file. */
 export function exprLocation(file: string, src: ExprSource, span: Span): Location {
-  return { file, span: { start: exprOffset(src, span.start), end: exprOffset(src, Math.max(span.start, span.end - 1)) + (span.end > span.start ? 1 : 0) }, pointer: src.where.pointer };
+  // The end of the last character is where the next one starts, so a span ending on an escape
+  // such as `\"` covers the whole escape.
+  const start = exprOffset(src, span.start);
+  return { file, span: { start, end: span.end > span.start ? exprOffset(src, span.end) : start }, pointer: src.where.pointer };
 }
 
 /** The location of a spec value. */

@@ -37,6 +37,11 @@ function where(r: Resolved): string {
   return r.pointer !== undefined ? `${pos} (${r.pointer === "" ? "/" : r.pointer})` : pos;
 }
 
+/** Lines longer than this many characters are cut to a window of this width around the span. */
+const FRAME_WIDTH = 120;
+/** Characters of context shown before the span in a cut line. */
+const FRAME_CONTEXT = 40;
+
 /** A code frame: the first line of the span with `^` under the spanned characters (`~` past the first line). */
 function codeFrame(loc: Location, sources: SourceLookup, maps: Map<string, LineMap>): string[] {
   const r = resolve(loc, sources, maps);
@@ -45,12 +50,25 @@ function codeFrame(loc: Location, sources: SourceLookup, maps: Map<string, LineM
   const lineText = map.lineText(r.line);
   const gutter = String(r.line).length;
   const pad = " ".repeat(gutter);
-  const chars = [...lineText];
-  const startCol = (r.column ?? 1) - 1;
-  const endCol = r.endLine === r.line ? Math.max(startCol + 1, (r.endColumn ?? 1) - 1) : chars.length;
-  const prefix = chars.slice(0, startCol).map((c) => (c === "\t" ? "\t" : " ")).join("");
+  let chars = [...lineText];
+  let startCol = (r.column ?? 1) - 1;
+  let endCol = r.endLine === r.line ? Math.max(startCol + 1, (r.endColumn ?? 1) - 1) : chars.length;
+  // A very long line (minified JSON, a huge expression) is shown as a window around the span.
+  let before = "";
+  let after = "";
+  if (chars.length > FRAME_WIDTH) {
+    const from = Math.max(0, Math.min(startCol - FRAME_CONTEXT, chars.length - FRAME_WIDTH));
+    const to = Math.min(chars.length, from + FRAME_WIDTH);
+    before = from > 0 ? "…" : "";
+    after = to < chars.length ? "…" : "";
+    chars = chars.slice(from, to);
+    startCol -= from;
+    endCol = Math.min(endCol - from, chars.length);
+  }
+  const shownText = before + chars.join("");
+  const prefix = (before ? " " : "") + chars.slice(0, startCol).map((c) => (c === "\t" ? "\t" : " ")).join("");
   const marks = "^".repeat(Math.max(1, Math.min(endCol, Math.max(chars.length, startCol + 1)) - startCol)) + (r.endLine !== r.line ? "~~~" : "");
-  return [`${pad} |`, `${r.line} | ${lineText.replace(/\s+$/, "")}`, `${pad} | ${prefix}${marks}`];
+  return [`${pad} |`, `${r.line} | ${(shownText + after).replace(/\s+$/, "")}`, `${pad} | ${prefix}${marks}`];
 }
 
 /** Renders diagnostics for a terminal or a log, one block each, with a summary line. */

@@ -67,9 +67,6 @@ class EvalFailure extends Error {}
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
-function $own(rec: Bag | undefined, key: string): unknown {
-  return rec !== undefined && Object.prototype.hasOwnProperty.call(rec, key) ? rec[key] : undefined;
-}
 function $chk(v: number): number {
   if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
   return v;
@@ -174,32 +171,42 @@ function $showT(v: unknown): string {
 function $isFail(v: unknown): boolean {
   return v instanceof EvalFailure;
 }
-function $tensor(bag: Bag | undefined, id: string): TensorDesc | null {
-  const t = $own(bag, id);
+function $td(t: unknown): TensorDesc | null {
   return t === undefined || t === null ? null : (t as TensorDesc);
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
-function $run<T>(f: () => T, prefix: string, what: string): T {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
-    throw e;
+function $evalFail(e: unknown, prefix: string, what: string): never {
+  if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
+  throw e;
+}
+function $condFail(e: unknown, text: string): string {
+  if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
+  throw e;
+}
+function $dimT(t: TensorDesc | null, ax: number, id: string): number {
+  if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
+  const shape = t.shape;
+  const rank = shape.length;
+  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
+  return shape[ax < 0 ? ax + rank : ax];
+}
+function $elementBytes(dtype: string): number | undefined {
+  switch (dtype) {
+    case "float16":
+      return 2;
+    case "float32":
+    case "float":
+    case "int32":
+    case "uint32":
+      return 4;
+    case "bool":
+      return 1;
+    default:
+      return undefined;
   }
 }
-function $cond(f: () => unknown, text: string, explain: () => string): true | string {
-  let v: unknown;
-  try {
-    v = f();
-  } catch (e) {
-    if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
-    throw e;
-  }
-  return v === true ? true : explain();
-}
-const ELEMENT_BYTES: Readonly<Record<string, number>> = { float16: 2, float32: 4, float: 4, int32: 4, uint32: 4, bool: 1 };
 function $product(shape: readonly number[]): number {
   let p = 1;
   for (const d of shape) p *= d;
@@ -210,24 +217,36 @@ function $round4(n: number): number {
 }
 function $tensorRes(t: TensorDesc | null, id: string, kind: "input" | "output", prefix: string, name: string): BindingResource {
   if (t === null) $fail("eval", prefix + ": binding \u0060" + name + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
-  const bytes = $own(ELEMENT_BYTES, t.dtype) as number | undefined;
+  const bytes = $elementBytes(t.dtype);
   if (bytes === undefined) $fail("eval", prefix + ": tensor \u0060" + id + "\u0060 has dtype " + t.dtype + ", which cannot be bound");
   return { kind, tensor: id, offset: 0, size: $round4($product(t.shape) * bytes) };
+}
+const F32 = new Float32Array(1);
+const F32_BYTES = new Uint8Array(F32.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
+function $word(bytes: Uint8Array, o: number, w: number): void {
+  bytes[o] = w & 255;
+  bytes[o + 1] = (w >>> 8) & 255;
+  bytes[o + 2] = (w >>> 16) & 255;
+  bytes[o + 3] = (w >>> 24) & 255;
 }
 function $uniform(values: readonly unknown[], types: string, names: readonly string[], struct: string, prefix: string): Uint8Array {
   const size = Math.max(16, Math.ceil((values.length * 4) / 16) * 16);
   const bytes = new Uint8Array(size);
-  const view = new DataView(bytes.buffer);
   for (let i = 0; i < values.length; i++) {
     const v = values[i] as number;
-    const t = types[i];
-    if (t === "f") view.setFloat32(i * 4, v, true);
-    else if (t === "u") {
+    const t = types.charCodeAt(i);
+    if (t === 102) {
+      F32[0] = v;
+      if (LITTLE_ENDIAN) bytes.set(F32_BYTES, i * 4);
+      else for (let j = 0; j < 4; j++) bytes[i * 4 + j] = F32_BYTES[3 - j];
+    } else if (t === 117) {
       if (!Number.isInteger(v) || v < 0 || v > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (u32) is " + $show(v) + ", outside 0..4294967295");
-      view.setUint32(i * 4, v, true);
+      $word(bytes, i * 4, v);
     } else {
       if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (i32) is " + $show(v) + ", outside -2147483648..2147483647");
-      view.setInt32(i * 4, v, true);
+      $word(bytes, i * 4, v);
     }
   }
   return bytes;

@@ -243,7 +243,7 @@ class AssignmentGen {
         if (target.k === "leaf" && target.leaf.ns === "shapes") {
           // Same order as the interpreter: the axis first, then the tensor.
           const name = target.leaf.name;
-          return `((ax: number) => $dimS($need(${this.tensor(name)}, "dim(shapes." + ${q(name)} + ", " + ax + ")", ${q(name)}).shape, ax, ${q(`shapes.${name}`)}))(${n(1)})`;
+          return `$dimT(${this.tensor(name)}, ${n(1)}, ${q(name)})`;
         }
         return `$dimS(${arg(0)} as readonly number[], ${n(1)}, "shape")`;
       }
@@ -296,8 +296,17 @@ class AssignmentGen {
   condMethod(c: CExpr, e: GenEnv): string {
     const id = this.condCount++;
     const value = this.expr(c.texpr, e, c).code;
-    this.methods.push(`  /** when ${q(c.source.text)} */\n  c${id}(): true | string {\n    return $cond(() => ${value}, ${q(c.source.text)}, () => ${this.explain(c, e)});\n  }`);
+    this.methods.push(
+      `  /** when ${q(c.source.text)} */\n  c${id}(): true | string {\n    let v: unknown;\n    try {\n      v = ${value};\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return v === true ? true : this.w${id}();\n  }`,
+      `  /** why ${q(c.source.text)} is not true */\n  w${id}(): string {\n    return ${this.explain(c, e)};\n  }`,
+    );
     return `this.c${id}()`;
+  }
+
+  /** Declares a memo field once. */
+  field(name: string, type: string): void {
+    const line = `  private ${name}: ${type} | undefined = undefined;`;
+    if (!this.fields.includes(line)) this.fields.push(line);
   }
 
   /** Emits a method and returns its name. */
@@ -327,7 +336,7 @@ function operandsOf(e: TExpr): TExpr[] {
 }
 
 /** Generates the plan function of one kernel (its validation, assignment switch and classes). */
-function generateKernel(model: KernelModel, kIndex: number): { code: string; fn: string } {
+function generateKernel(model: KernelModel, kIndex: number, consts: string[]): { code: string; fn: string } {
   const k = model.kernel;
   const spec = k.spec;
   const name = spec.name;
@@ -336,6 +345,7 @@ function generateKernel(model: KernelModel, kIndex: number): { code: string; fn:
   for (const o of spec.outputs) if (!tensorIds.includes(o.name)) tensorIds.push(o.name);
   const tensorIndex = new Map(tensorIds.map((t, i) => [t, i]));
   const attrIndex = new Map(spec.attributes.map((a, i) => [a.name, i]));
+  const paramIndex = new Map(spec.typeConstraints.map((t, i) => [t.name, i]));
   const inputIds = spec.inputs.map((i) => i.name);
   const outputIds = spec.outputs.map((o) => o.name);
   const out: string[] = [];
@@ -345,9 +355,9 @@ function generateKernel(model: KernelModel, kIndex: number): { code: string; fn:
 
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
-    classes.push(generateAssignment(model, a, cls, tensorIndex, attrIndex));
+    classes.push(generateAssignment(model, a, cls, tensorIndex, attrIndex, consts));
     const test = Object.keys(a.facts.dtypes)
-      .map((p) => `dt[${q(p)}] === ${q(a.facts.dtypes[p])}`)
+      .map((p) => `dt${paramIndex.get(p)} === ${q(a.facts.dtypes[p])}`)
       .join(" && ");
     const args = [...tensorIds.map((_, i) => `t${i}`), ...spec.attributes.map((_, i) => `a${i}`)].join(", ");
     assignmentCalls.push(`  if (${test || "true"}) return new ${cls}(${args}).plan();`);
@@ -356,27 +366,35 @@ function generateKernel(model: KernelModel, kIndex: number): { code: string; fn:
   // Validation: the same checks, order and messages as validateCall.
   const v: string[] = [];
   const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
-  v.push(`  const ins = call.inputs as Bag;`, `  const outs = call.outputs as Bag | undefined;`, `  const attrs = call.attrs as Bag | undefined;`);
-  v.push(`  for (const key of Object.keys(ins ?? {})) if (!${JSON.stringify(inputIds)}.includes(key)) ${fail(`${q(`${name}: unknown input \``)} + key + ${q(`\`; inputs are ${inputIds.join(", ")}`)}`)};`);
-  v.push(`  for (const key of Object.keys(outs ?? {})) if (!${JSON.stringify(outputIds)}.includes(key)) ${fail(`${q(`${name}: unknown output \``)} + key + ${q(`\`; outputs are ${outputIds.join(", ")}`)}`)};`);
+  v.push(`  const ins = call.inputs as Bag | undefined | null;`, `  const outs = call.outputs as Bag | undefined | null;`, `  const attrs = call.attrs as Bag | undefined | null;`);
+  // Tensors and attributes are the bags' own enumerable properties: one pass over each bag's keys.
+  tensorIds.forEach((_, i) => v.push(`  let t${i}: TensorDesc | null = null;`));
+  const aliased = spec.outputs.filter((o) => inputIds.includes(o.name)).map((o) => o.name);
+  aliased.forEach((id) => v.push(`  let u${tensorIndex.get(id)}: TensorDesc | null = null;`));
+  spec.attributes.forEach((_, i) => v.push(`  let g${i}: unknown = undefined;`));
+  const keyLoop = (bag: string, ids: readonly string[], local: (id: string) => string, what: string, all: readonly string[]): void => {
+    v.push(`  if (${bag} !== undefined && ${bag} !== null) {`, `    for (const key of Object.keys(${bag})) {`, `      switch (key) {`);
+    for (const id of ids) v.push(`        case ${q(id)}:`, `          ${local(id)} = ${what === "attribute" ? `${bag}[key]` : `$td(${bag}[key])`};`, `          break;`);
+    v.push(`        default:`, `          ${fail(`${q(`${name}: unknown ${what} \``)} + key + ${q(`\`; ${what}s are ${all.join(", ")}`)}`)};`, `      }`, `    }`, `  }`);
+  };
+  keyLoop("ins", inputIds, (id) => `t${tensorIndex.get(id)}`, "input", inputIds);
+  keyLoop("outs", outputIds, (id) => (inputIds.includes(id) ? `u${tensorIndex.get(id)}` : `t${tensorIndex.get(id)}`), "output", outputIds);
   const attrNames = spec.attributes.map((x) => x.name);
-  v.push(`  for (const key of Object.keys(attrs ?? {})) if (!${JSON.stringify(attrNames)}.includes(key)) ${fail(`${q(`${name}: unknown attribute \``)} + key + ${q(`\`; attributes are ${attrNames.join(", ")}`)}`)};`);
-  tensorIds.forEach((id, i) => {
-    v.push(`  const t${i} = $tensor(${inputIds.includes(id) ? "ins" : "outs"}, ${q(id)});`);
-  });
-  v.push(`  const dt: Record<string, string> = {};`, `  const by: Record<string, string> = {};`);
+  keyLoop("attrs", attrNames, (id) => `g${attrIndex.get(id)}`, "attribute", attrNames);
+  spec.typeConstraints.forEach((_, i) => v.push(`  let dt${i}: string | undefined = undefined;`, `  let by${i} = "";`));
   const params = new Set(spec.typeConstraints.map((t) => t.name));
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, bag: string): void => {
-    const t = `o_${what}_${id}`.replace(/[^A-Za-z0-9_]/g, "_");
-    v.push(`  {`, `    const ${t} = $tensor(${bag}, ${q(id)});`);
+    const t = `o${what === "input" ? "i" : "o"}${tensorIndex.get(id)}`;
+    const sameAsLocal = bag === "ins" || !inputIds.includes(id);
+    v.push(`  {`, `    const ${t} = ${sameAsLocal ? `t${tensorIndex.get(id)}` : `u${tensorIndex.get(id)}`};`);
     v.push(`    if (${t} === null) {`);
     if (!optional) v.push(`      ${fail(q(`${name}: required ${what} \`${id}\` is missing`))};`);
     v.push(`    } else {`);
     if (params.has(dtype)) {
       v.push(
-        `      const prev = $own(dt, ${q(dtype)}) as string | undefined;`,
-        `      if (prev === undefined) { dt[${q(dtype)}] = ${t}.dtype; by[${q(dtype)}] = ${q(id)}; }`,
-        `      else if (prev !== ${t}.dtype) ${fail(`${q(`${name}: ${what} \`${id}\` has dtype `)} + ${t}.dtype + ", but \\u0060" + by[${q(dtype)}] + ${q(`\` makes ${dtype} = `)} + prev`)};`,
+        `      const prev = dt${paramIndex.get(dtype)};`,
+        `      if (prev === undefined) { dt${paramIndex.get(dtype)} = ${t}.dtype; by${paramIndex.get(dtype)} = ${q(id)}; }`,
+        `      else if (prev !== ${t}.dtype) ${fail(`${q(`${name}: ${what} \`${id}\` has dtype `)} + ${t}.dtype + ", but \\u0060" + by${paramIndex.get(dtype)} + ${q(`\` makes ${dtype} = `)} + prev`)};`,
       );
     } else {
       v.push(`      if (${t}.dtype !== ${q(dtype)}) ${fail(`${q(`${name}: ${what} \`${id}\` must have dtype ${dtype}, got `)} + ${t}.dtype`)};`);
@@ -389,15 +407,14 @@ function generateKernel(model: KernelModel, kIndex: number): { code: string; fn:
   for (const tc of spec.typeConstraints) {
     v.push(
       `  {`,
-      `    const b = $own(dt, ${q(tc.name)}) as string | undefined;`,
-      `    if (b === undefined) dt[${q(tc.name)}] = ${q(tc.types[0])};`,
+      `    const b = dt${paramIndex.get(tc.name)};`,
+      `    if (b === undefined) dt${paramIndex.get(tc.name)} = ${q(tc.types[0])};`,
       `    else if (!${JSON.stringify(tc.types)}.includes(b)) ${fail(`${q(`${name}: ${tc.name} = `)} + b + ${q(` is not allowed; allowed: ${tc.types.join(", ")}`)}`)};`,
       `  }`,
     );
   }
   spec.attributes.forEach((a, i) => {
     const t = k.attrTypes.get(a.name)!;
-    v.push(`  const g${i} = $own(attrs, ${q(a.name)});`);
     const check =
       t.k === "string" ? `typeof g${i} === "string"` : t.k === "list" ? `Array.isArray(g${i}) && g${i}.every((x: unknown) => typeof x === "number" && Number.isFinite(x))` : `typeof g${i} === "number" && Number.isFinite(g${i})${t.k === "int" ? ` && Number.isInteger(g${i})` : ""}`;
     const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
@@ -416,7 +433,7 @@ function generateKernel(model: KernelModel, kIndex: number): { code: string; fn:
       v.push(`  else if (!${JSON.stringify(c.values)}.some((x: unknown) => x === a${i})) ${fail(`${q(`${name}: attribute \`${c.name}\` is `)} + $show(a${i}) + ${q(`; allowed values: ${c.values.map((x) => (typeof x === "string" ? JSON.stringify(x) : String(x))).join(", ")}`)}`)};`);
     }
   }
-  const desc = spec.typeConstraints.map((tc) => `${q(`${tc.name}=`)} + dt[${q(tc.name)}]`).join(` + ", " + `);
+  const desc = spec.typeConstraints.map((tc) => `${q(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
   out.push(
     ...classes,
     "",
@@ -430,7 +447,7 @@ function generateKernel(model: KernelModel, kIndex: number): { code: string; fn:
   return { code: out.join("\n"), fn };
 }
 
-function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, tensorIndex: ReadonlyMap<string, number>, attrIndex: ReadonlyMap<string, number>): string {
+function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, tensorIndex: ReadonlyMap<string, number>, attrIndex: ReadonlyMap<string, number>, consts: string[]): string {
   const k = model.kernel;
   const name = k.spec.name;
   const g = new AssignmentGen(k, a.facts, tensorIndex, attrIndex);
@@ -462,45 +479,81 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
         else code = `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
         return { code, key: l.key };
       });
-      const table = `[${[...pm.shaders.entries()].map(([key, id]) => `[${q(key)}, ${q(id)}]`).join(", ")}]`;
-      body.push(`    const k${pi}: unknown[] = [];`);
-      for (const kp of keyParts) body.push(`    k${pi}.push($run(() => ${kp.code}, ${q(`${prefix}: pass \`${pm.pass.id}\``)}, ${q(`shader key ${kp.key}`)}));`);
-      body.push(`    const s${pi} = new Map<string, string>(${table}).get(JSON.stringify(k${pi}));`);
-      const keyDesc = keyParts.length ? keyParts.map((kp, i) => `${q(`${kp.key}=`)} + $show(k${pi}[${i}])`).join(` + ", " + `) : q("");
+      keyParts.forEach((kp, ki) => {
+        body.push(`    let k${pi}_${ki}: unknown = undefined;`, `    try {`, `      k${pi}_${ki} = ${kp.code};`, `    } catch (e) {`, `      $evalFail(e, ${q(`${prefix}: pass \`${pm.pass.id}\``)}, ${q(`shader key ${kp.key}`)});`, `    }`);
+      });
+      // The shader table as a decision tree over the key's values: plain comparisons, no lookup structure.
+      body.push(`    let s${pi}: string | undefined = undefined;`);
+      const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as Value[], id }));
+      const tree = (items: typeof entries, depth: number, indent: string): void => {
+        if (depth === keyParts.length) {
+          body.push(`${indent}s${pi} = ${q(items[0].id)};`);
+          return;
+        }
+        const groups = new Map<string, typeof entries>();
+        for (const it of items) groups.set(JSON.stringify(it.key[depth]), [...(groups.get(JSON.stringify(it.key[depth])) ?? []), it]);
+        let first = true;
+        for (const [, group] of groups) {
+          const val = group[0].key[depth];
+          const test = Array.isArray(val) ? `$eq(k${pi}_${depth}, ${lit(val)})` : `k${pi}_${depth} === ${lit(val)}`;
+          body.push(`${indent}${first ? "" : "} else "}if (${test}) {`);
+          tree(group, depth + 1, indent + "  ");
+          first = false;
+        }
+        if (!first) body.push(`${indent}}`);
+      };
+      if (entries.length) tree(entries, 0, "    ");
+      const keyDesc = keyParts.length ? keyParts.map((kp, i) => `${q(`${kp.key}=`)} + $show(k${pi}_${i})`).join(` + ", " + `) : q("");
       body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${model.profile}; ${model.instancesHint}`)});`);
     });
+    let tmpCount = 0;
+    /** Emits `let tN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError; returns tN. */
+    const guarded = (code: string, pfx: string, what: string): string => {
+      const t = `r${tmpCount++}`;
+      body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${code};`, `    } catch (e) {`, `      $evalFail(e, ${q(pfx)}, ${q(what)});`, `    }`);
+      return t;
+    };
     v.intermediates.forEach((im, ii) => {
-      const shape = g.expr(im.shape.texpr, venv, im.shape).code;
-      body.push(`    const x${ii} = $round4($product($run(() => ${shape}, ${q(prefix)}, ${q(`the shape of intermediate \`${im.id}\``)}) as readonly number[]) * ${ELEM[im.dtype]});`);
+      const shape = guarded(g.expr(im.shape.texpr, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``);
+      body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${ELEM[im.dtype]});`);
     });
     const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
     vm.passes.forEach((pm, pi) => {
       const penv = passEnvs[pi];
       const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-      const binds = pm.bindings.map((b, bi) => {
+      // One statement per binding, in order, so the first failing binding is the one reported.
+      pm.bindings.forEach((b, bi) => {
         let res: string;
         if (b.kind === "uniform") {
           const fields = b.fields ?? [];
-          const vals = fields.map((f) => `$run(() => ${g.expr(f.value.texpr, penv, f.value).code}, ${q(pprefix)}, ${q(`uniform field \`${b.name}.${f.name}\``)})`);
+          const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value).code, pprefix, `uniform field \`${b.name}.${f.name}\``));
           res = `{ kind: "uniform", bytes: $uniform([${vals.join(", ")}], ${q(fields.map((f) => f.type[0]).join(""))}, ${JSON.stringify(fields.map((f) => f.name))}, ${q(b.name)}, ${q(pprefix)}) }`;
         } else if (b.kind === "scratch") {
           const si = scratchIndex.get(b.ref!);
           res = `{ kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} }`;
         } else {
-          res = `$tensorRes(this.t${tensorIndex.get(b.ref!)}, ${q(b.ref!)}, ${q(b.refIsInput ? "input" : "output")}, ${q(pprefix)}, ${q(b.name)})`;
+          // A tensor's resource is the same object in every pass of a call (computed once, on first use).
+          const ti = tensorIndex.get(b.ref!)!;
+          g.field(`q${ti}`, "BindingResource");
+          res = `(this.q${ti} ?? (this.q${ti} = $tensorRes(this.t${ti}, ${q(b.ref!)}, ${q(b.refIsInput ? "input" : "output")}, ${q(pprefix)}, ${q(b.name)})))`;
         }
-        return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
+        body.push(`    const b${pi}_${bi}: BindingPlan = { binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} };`);
       });
-      body.push(`    const b${pi}: BindingPlan[] = [${binds.join(", ")}];`);
-      const wg = pm.pass.dispatch.map((d, i) => `$wg($run(() => ${g.expr(d.texpr, penv, d).code}, ${q(pprefix)}, ${q(`dispatch ${"xyz"[i]}`)}), ${maxWg}, ${q(pprefix)}, ${q("xyz"[i])})`);
-      body.push(`    const w${pi}: [number, number, number] = [${wg.join(", ")}];`);
+      body.push(`    const b${pi}: BindingPlan[] = [${pm.bindings.map((_, bi) => `b${pi}_${bi}`).join(", ")}];`);
+      pm.pass.dispatch.forEach((d, i) => {
+        const t = guarded(g.expr(d.texpr, penv, d).code, pprefix, `dispatch ${"xyz"[i]}`);
+        body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${q(pprefix)}, ${q("xyz"[i])});`);
+      });
+      body.push(`    const w${pi}: [number, number, number] = [w${pi}x, w${pi}y, w${pi}z];`);
     });
     body.push(`    const shapes: Record<string, readonly number[]> = {};`);
     for (const o of k.spec.outputs) {
       const se = k.outputShapes.get(o.name);
       if (!se) continue;
-      const code = `shapes[${q(o.name)}] = $run(() => ${g.expr(se.texpr, g.top, se).code}, ${q(name)}, ${q(`the shape of output \`${o.name}\``)}) as readonly number[];`;
-      body.push(o.optional ? `    if (this.t${tensorIndex.get(o.name)} !== null) ${code}` : `    ${code}`);
+      if (o.optional) body.push(`    if (this.t${tensorIndex.get(o.name)} !== null) {`);
+      const t = guarded(g.expr(se.texpr, g.top, se).code, name, `the shape of output \`${o.name}\``);
+      body.push(`    shapes[${q(o.name)}] = ${t} as readonly number[];`);
+      if (o.optional) body.push(`    }`);
     }
     const passes = vm.passes.map((pm, pi) => `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: b${pi}, workgroups: w${pi} }`);
     const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
@@ -522,8 +575,9 @@ export function generateDispatcher(models: readonly KernelModel[], header: strin
   const parts: string[] = [header, "", DISPATCHER_PRELUDE, `/** The profile this module was built for. */`, `export const PROFILE = ${q(profile)};`, ""];
   const fns: string[] = [];
   models.forEach((m, i) => {
-    const g = generateKernel(m, i);
-    parts.push(g.code, "");
+    const consts: string[] = [];
+    const g = generateKernel(m, i, consts);
+    parts.push(...consts, "", g.code, "");
     fns.push(`  ${q(m.kernel.spec.name)}: ${g.fn},`);
   });
   parts.push(`/** Plan functions by kernel name. */`, `export const planners: Readonly<Record<string, (call: Call) => Plan>> = {`, ...fns, `};`, "");

@@ -27,7 +27,7 @@ export interface StaticFacts {
 }
 
 function own<T>(rec: Readonly<Record<string, T>>, key: string): T | undefined {
-  return Object.prototype.hasOwnProperty.call(rec, key) ? rec[key] : undefined;
+  return rec !== null && rec !== undefined && Object.prototype.propertyIsEnumerable.call(rec, key) ? rec[key] : undefined;
 }
 
 /** The WGSL scalar name of an ONNX element type. */

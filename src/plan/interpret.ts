@@ -23,7 +23,7 @@ export class KernelCallError extends Error {
 }
 
 function own<T>(rec: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
-  return rec && Object.prototype.hasOwnProperty.call(rec, key) ? rec[key] : undefined;
+  return rec !== null && rec !== undefined && Object.prototype.propertyIsEnumerable.call(rec, key) ? rec[key] : undefined;
 }
 
 /** Validates the call's tensors and attributes against the spec; returns the dtype assignment. */

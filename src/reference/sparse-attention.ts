@@ -7,69 +7,7 @@
  *
  * Tensors are flat Float32Array/Int32Array in row-major order; f16 tensors hold f16-exact values.
  */
-
-/** Rounds a number to the nearest f16 value (round-to-nearest-even; overflow gives ±Infinity). */
-export function roundToF16(x: number): number {
-  return f16BitsToF32(f32ToF16Bits(x));
-}
-
-/** The IEEE binary16 bit pattern of a number, rounded to nearest even. */
-export function f32ToF16Bits(x: number): number {
-  if (Number.isNaN(x)) {
-    return 0x7e00;
-  }
-  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
-  const a = Math.abs(x);
-  if (a === Infinity) {
-    return sign | 0x7c00;
-  }
-  // Subnormal range: units of 2^-24.
-  if (a < 2 ** -14) {
-    return sign | roundHalfEven(a * 2 ** 24);
-  }
-  let exponent = Math.floor(Math.log2(a));
-  // log2 can be off by one near powers of two.
-  if (2 ** exponent > a) {
-    exponent -= 1;
-  } else if (2 ** (exponent + 1) <= a) {
-    exponent += 1;
-  }
-  let mantissa = roundHalfEven((a / 2 ** exponent - 1) * 1024);
-  if (mantissa === 1024) {
-    mantissa = 0;
-    exponent += 1;
-  }
-  if (exponent > 15) {
-    return sign | 0x7c00;
-  }
-  return sign | ((exponent + 15) << 10) | mantissa;
-}
-
-/** The number an IEEE binary16 bit pattern stands for. */
-export function f16BitsToF32(bits: number): number {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const exponent = (bits >> 10) & 0x1f;
-  const mantissa = bits & 0x3ff;
-  if (exponent === 0) {
-    return sign * mantissa * 2 ** -24;
-  }
-  if (exponent === 31) {
-    return mantissa === 0 ? sign * Infinity : NaN;
-  }
-  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
-}
-
-function roundHalfEven(v: number): number {
-  const floor = Math.floor(v);
-  const diff = v - floor;
-  if (diff > 0.5) {
-    return floor + 1;
-  }
-  if (diff < 0.5) {
-    return floor;
-  }
-  return floor % 2 === 0 ? floor : floor + 1;
-}
+import { roundToF16 } from "../runtime/f16.js";
 
 /** Attributes of the operator, as the ONNX node carries them. */
 export interface SparseAttentionAttrs {

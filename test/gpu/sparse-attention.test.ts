@@ -9,11 +9,10 @@ import { afterAll, describe, expect, test } from "vitest";
 import { globals } from "webgpu";
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { executePlan } from "../../src/runtime/execute.js";
-import { f16ToF32, f32ArrayToF16 } from "../../src/runtime/f16.js";
+import { f16ToF32, f32ArrayToF16, roundToF16 } from "../../src/runtime/f16.js";
 import type { Call } from "../../src/runtime/plan.js";
 import {
   buildSparseLayout,
-  roundToF16,
   sparseAttentionReference,
   type CsrLayout,
 } from "../../src/reference/sparse-attention.js";

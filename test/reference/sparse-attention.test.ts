@@ -4,15 +4,13 @@ import {
   blockMaskToCsr,
   buildBlockMask,
   buildSparseLayout,
-  f16BitsToF32,
-  f32ToF16Bits,
   layoutRowBlocks,
   pastLengths,
-  roundToF16,
   sparseAttentionReference,
   visibleKeys,
   type CsrLayout,
 } from "../../src/reference/sparse-attention.js";
+import { roundToF16 } from "../../src/runtime/f16.js";
 
 const GOLDEN_ROW = [
   [0, 1, 3, 5, 8],
@@ -32,30 +30,6 @@ function csr(rows: number[][], cols: number[][]): CsrLayout {
     colIndices: Int32Array.from(cols.flat()),
   };
 }
-
-describe("f16 conversion", () => {
-  it.each([
-    [1, 0x3c00],
-    [-2, 0xc000],
-    [0.1, 0x2e66],
-    [65504, 0x7bff],
-    [65520, 0x7c00],
-    [2 ** -24, 0x0001],
-    [2 ** -14, 0x0400],
-    [0, 0x0000],
-  ])("f32ToF16Bits(%f) = %i", (x, bits) => {
-    expect(f32ToF16Bits(x)).toBe(bits);
-  });
-
-  it("rounds half to even and round-trips", () => {
-    expect(roundToF16(1 + 2 ** -11)).toBe(1);
-    expect(roundToF16(1 + 3 * 2 ** -11)).toBe(1 + 2 ** -9);
-    expect(f16BitsToF32(0x3555)).toBeCloseTo(1 / 3, 3);
-    for (let bits = 0; bits < 0x7c00; bits += 37) {
-      expect(f32ToF16Bits(f16BitsToF32(bits))).toBe(bits);
-    }
-  });
-});
 
 describe("layouts", () => {
   it("reproduces the golden CSR example (2 layouts, 4 blocks, local 2, vertical stride 2)", () => {

@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// kernelc's compiler benchmarks (run `npm run bench`; needs `npm run compile` first):
+//  1. lint of 200 copies of the seed spec in one process (specs per second);
+//  2. cold build of all default profiles, and a no-op build (out/ already current);
+//  3. plan cost per call: the generated dispatcher against the interpreter on the same calls.
+// Each figure is the median of repeats; ratios are taken within this one run. Prints a table.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
+const { lintPaths, makeCheckContext } = await import(dist("lint.js"));
+const { buildProject, writeTreeAtomic } = await import(dist("emit/build.js"));
+const { loadConfig } = await import(dist("plan/config.js"));
+const { interpretPlan } = await import(dist("plan/interpret.js"));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const machine = `${os.cpus()[0]?.model ?? "unknown CPU"} (${os.cpus().length} cores), Node ${process.version}, ${os.platform()} ${os.arch()}`;
+const rows = [];
+
+// 1. Lint throughput.
+{
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-lint-"));
+  const seed = fs.readFileSync(path.join(root, "specs/PagedAttention.json"), "utf8");
+  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(dir, `s${String(i).padStart(3, "0")}.json`), seed.replace('"name": "PagedAttention"', `"name": "PagedAttention${i}"`));
+  const ctx = makeCheckContext(path.join(root, "templates"));
+  const times = [];
+  for (let r = 0; r < 5; r++) {
+    const t0 = now();
+    const res = lintPaths([dir], ctx);
+    times.push(now() - t0);
+    if (res.kernels.length !== 200) throw new Error(`expected 200 kernels, got ${res.kernels.length}`);
+  }
+  const ms = median(times);
+  rows.push(["lint 200 seed specs", `${ms.toFixed(0)} ms`, `${((200 / ms) * 1000).toFixed(0)} specs/s`]);
+}
+
+// 2. Cold and no-op build of the default profiles.
+{
+  const loaded = loadConfig(root);
+  const cold = [];
+  let files;
+  for (let r = 0; r < 3; r++) {
+    const t0 = now();
+    const res = await buildProject(root, loaded, undefined);
+    files = res.files;
+    cold.push(now() - t0);
+  }
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-out-"));
+  writeTreeAtomic(path.join(out, "out"), files);
+  const { main } = await import(dist("cli/main.js"));
+  const io = { stdout: () => {}, stderr: () => {}, cwd: root, isTTY: false, env: {} };
+  const noop = [];
+  for (let r = 0; r < 3; r++) {
+    const t0 = now();
+    const code = await main(["build", "--out", path.join(out, "out")], io);
+    noop.push(now() - t0);
+    if (code !== 0) throw new Error("no-op build failed");
+  }
+  const shaders = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
+  rows.push([`cold build, ${loaded.profiles.length} profiles, ${shaders} shaders`, `${median(cold).toFixed(0)} ms`, ""]);
+  rows.push(["no-op build (out/ current, nothing written)", `${median(noop).toFixed(0)} ms`, `${(median(cold) / median(noop)).toFixed(2)}x faster than cold`]);
+
+  // 3. Plan cost: generated dispatcher vs interpreter, same calls.
+  const res = await buildProject(root, loaded, ["desktop-64k"]);
+  const src = res.files.get("desktop-64k/dispatcher.ts");
+  const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const modFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-disp-")), "dispatcher.mjs");
+  fs.writeFileSync(modFile, js);
+  const mod = await import(pathToFileURL(modFile).href);
+  const model = res.profiles[0].kernels.find((k) => k.model.kernel.spec.name === "PagedAttention").model;
+  const calls = [];
+  for (let i = 0; i < 64; i++) {
+    const batch = 1 + (i % 8);
+    const tokens = batch * (1 + (i % 3));
+    const packed = i % 2 === 0;
+    const inputs = {
+      queryT: { shape: [tokens, packed ? (32 + 16) * 128 : 32 * 128], dtype: "float16" },
+      keyCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
+      valueCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
+      cumulativeSequenceLengthT: { shape: [batch + 1], dtype: "int32" },
+      pastSeqlensT: { shape: [batch], dtype: "int32" },
+      blockTableT: { shape: [batch, 256], dtype: "int32" },
+    };
+    if (!packed) {
+      inputs.keyT = { shape: [tokens, 8 * 128], dtype: "float16" };
+      inputs.valueT = { shape: [tokens, 8 * 128], dtype: "float16" };
+    }
+    if (i % 4 === 1) inputs.slotMappingT = { shape: [tokens], dtype: "int32" };
+    calls.push({ inputs, outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } }, attrs: { num_heads: 32, kv_num_heads: 8 } });
+  }
+  for (const c of calls) if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant)) throw new Error("dispatcher and interpreter disagree");
+  const time = (f, reps) => {
+    const samples = [];
+    for (let r = 0; r < 9; r++) {
+      const t0 = now();
+      for (let k = 0; k < reps; k++) for (const c of calls) f(c);
+      samples.push(((now() - t0) * 1000) / (reps * calls.length));
+    }
+    return median(samples);
+  };
+  time((c) => mod.planners.PagedAttention(c), 200);
+  const gen = time((c) => mod.planners.PagedAttention(c), 400);
+  const interp = time((c) => interpretPlan(model, c), 10);
+  rows.push(["plan, generated dispatcher (per call)", `${gen.toFixed(3)} µs`, ""]);
+  rows.push(["plan, interpreter (per call)", `${interp.toFixed(1)} µs`, `dispatcher ${(interp / gen).toFixed(0)}x faster`]);
+}
+
+console.log(`machine: ${machine}`);
+const w = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length)));
+for (const r of rows) console.log(r.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd());

@@ -348,11 +348,13 @@ class SpecChecker {
     }
     if (!real.startsWith(realRoot + path.sep)) return unsafe("resolves, through a symbolic link, outside the templates folder");
     if (!fs.statSync(real).isFile()) return unsafe("is not a regular file");
+    const text = fs.readFileSync(real, "utf8");
     try {
-      return { path: real, reads: templateReads(fs.readFileSync(real, "utf8")) };
+      return { path: real, reads: templateReads(text) };
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
-        this.diags.push(makeDiagnostic("template_error", `template syntax error: ${err.message}`, { file: path.join(path.basename(this.ctx.templatesDir), rel) }, { hint: `at line ${err.line}, column ${err.column} of the template`, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
+        const span = templateSpan(text, err.line, err.column);
+        this.diags.push(makeDiagnostic("template_error", `template syntax error: ${err.message}`, { file: real, span }, { hint: "fix the template's Nunjucks syntax", notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
         return { path: real };
       }
       throw err;
@@ -454,14 +456,17 @@ class SpecChecker {
       seenVariants.set(v.id, v.where);
       variants.push(this.checkVariant(v, order, top, topBindings));
     });
-    // Unused derive entries and tunables: only meaningful when every template could be read.
-    if (this.templatesKnown) {
+    // Unused derive entries and tunables: only meaningful when every template could be read and
+    // every expression checked (a broken expression's reads are unknown, so its names would be
+    // reported as unused).
+    const reportUnused = this.templatesKnown && !this.diags.some((d) => d.severity === "error");
+    if (reportUnused) {
       for (const d of spec.derive) {
         if (!this.usedDerives.has(d.name)) this.diags.push(makeDiagnostic("unused_derive", `derive entry \`${d.name}\` is never read by an expression, a binding or a template`, whereLocation(this.file, d.keyWhere), { hint: "remove it, or use it" }));
       }
     }
     for (const t of spec.tunables) {
-      if (this.templatesKnown && !this.usedTunables.has(t.name)) {
+      if (reportUnused && !this.usedTunables.has(t.name)) {
         this.diags.push(makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), { hint: `remove it, or read it as \`tunables.${t.name}\`` }));
       }
     }
@@ -538,6 +543,20 @@ class SpecChecker {
     }
     return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
   }
+}
+
+/** The one-character span at a 1-based line and column of `text`, or undefined when the position is unknown (0) or outside the text. */
+function templateSpan(text: string, line: number, column: number): { start: number; end: number } | undefined {
+  if (line < 1 || column < 1) return undefined;
+  let start = 0;
+  for (let l = 1; l < line; l++) {
+    const nl = text.indexOf("\n", start);
+    if (nl < 0) return undefined;
+    start = nl + 1;
+  }
+  const lineEnd = text.indexOf("\n", start) < 0 ? text.length : text.indexOf("\n", start);
+  const at = Math.min(start + column - 1, lineEnd);
+  return { start: at, end: Math.min(at + 1, Math.max(lineEnd, at)) };
 }
 
 /** Runs the check phase on one loaded spec. */

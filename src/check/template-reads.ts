@@ -22,7 +22,7 @@ export interface TemplateReads {
   readonly includes: readonly string[];
 }
 
-/** A template syntax error with a 1-based line and column. */
+/** A template syntax error with a 1-based line and column (0 when nunjucks gives no position). */
 export class TemplateSyntaxError extends Error {
   constructor(message: string, readonly line: number, readonly column: number) {
     super(message);
@@ -42,7 +42,8 @@ export function templateReads(src: string): TemplateReads {
   } catch (err) {
     const e = err as { message?: string; lineno?: number; colno?: number };
     const msg = String(e.message ?? err).replace(/^\(unknown path\)\s*/, "").replace(/\s*\[Line \d+, Column \d+\]\s*/, " ").trim();
-    throw new TemplateSyntaxError(msg, (e.lineno ?? 0) + 1, (e.colno ?? 0) + 1);
+    // nunjucks' parser errors carry 1-based positions; some lexer errors carry none (0 here).
+    throw new TemplateSyntaxError(msg, e.lineno ?? 0, e.colno ?? 0);
   }
   const names = new Set<string>();
   const tunables = new Set<string>();

@@ -467,43 +467,32 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     const body: string[] = [];
     const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
     vm.passes.forEach((pm, pi) => {
-      const keyParts = pm.keyLeaves.map((l) => {
-        let code: string;
+      const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+      // One memoized method per key leaf; the entries are tried in order, leaves read lazily (as the interpreter).
+      const leafCode = pm.keyLeaves.map((l) => {
         const t = `this.t${tensorIndex.get(l.leaf.name)}`;
-        if (l.axis !== undefined) code = `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`;
-        else if (l.key.startsWith("has(")) code = `(this.a${attrIndex.get(l.leaf.name)} !== undefined)`;
-        else if (l.leaf.ns === "present") code = `(${t} !== null)`;
-        else if (l.leaf.ns === "attrs") code = `$attr(this.a${attrIndex.get(l.leaf.name)}, ${q(l.leaf.name)})`;
-        else if (l.leaf.ns === "ranks") code = `$need(${t}, ${q(`ranks.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape.length`;
-        else if (l.leaf.ns === "tensorDtypes") code = `$need(${t}, ${q(`tensorDtypes.${l.leaf.name}`)}, ${q(l.leaf.name)}).dtype`;
-        else code = `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
-        return { code, key: l.key };
+        if (l.axis !== undefined) return `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`;
+        if (l.key.startsWith("has(")) return `(this.a${attrIndex.get(l.leaf.name)} !== undefined)`;
+        if (l.leaf.ns === "present") return `(${t} !== null)`;
+        if (l.leaf.ns === "attrs") return `$attr(this.a${attrIndex.get(l.leaf.name)}, ${q(l.leaf.name)})`;
+        if (l.leaf.ns === "ranks") return `$need(${t}, ${q(`ranks.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape.length`;
+        if (l.leaf.ns === "tensorDtypes") return `$need(${t}, ${q(`tensorDtypes.${l.leaf.name}`)}, ${q(l.leaf.name)}).dtype`;
+        return `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
       });
-      keyParts.forEach((kp, ki) => {
-        body.push(`    let k${pi}_${ki}: unknown = undefined;`, `    try {`, `      k${pi}_${ki} = ${kp.code};`, `    } catch (e) {`, `      $evalFail(e, ${q(`${prefix}: pass \`${pm.pass.id}\``)}, ${q(`shader key ${kp.key}`)});`, `    }`);
+      const km = leafCode.map((code, i) => {
+        const n = `k${vi}_${pi}_${i}`;
+        g.field(`m${n}`, "unknown");
+        g.method(`${n}(): unknown`, `    const m = this.m${n};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${n} = ${code});\n    } catch (e) {\n      return $evalFail(e, ${q(pprefix)}, ${q(`shader key ${pm.keyLeaves[i].key}`)});\n    }`);
+        g.method(`${n}s(): string`, `    try {\n      return $show(${code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+        return n;
       });
-      // The shader table as a decision tree over the key's values: plain comparisons, no lookup structure.
       body.push(`    let s${pi}: string | undefined = undefined;`);
-      const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as Value[], id }));
-      const tree = (items: typeof entries, depth: number, indent: string): void => {
-        if (depth === keyParts.length) {
-          body.push(`${indent}s${pi} = ${q(items[0].id)};`);
-          return;
-        }
-        const groups = new Map<string, typeof entries>();
-        for (const it of items) groups.set(JSON.stringify(it.key[depth]), [...(groups.get(JSON.stringify(it.key[depth])) ?? []), it]);
-        let first = true;
-        for (const [, group] of groups) {
-          const val = group[0].key[depth];
-          const test = Array.isArray(val) ? `$eq(k${pi}_${depth}, ${lit(val)})` : `k${pi}_${depth} === ${lit(val)}`;
-          body.push(`${indent}${first ? "" : "} else "}if (${test}) {`);
-          tree(group, depth + 1, indent + "  ");
-          first = false;
-        }
-        if (!first) body.push(`${indent}}`);
-      };
-      if (entries.length) tree(entries, 0, "    ");
-      const keyDesc = keyParts.length ? keyParts.map((kp, i) => `${q(`${kp.key}=`)} + $show(k${pi}_${i})`).join(` + ", " + `) : q("");
+      const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
+      entries.forEach((e, ei) => {
+        const tests = e.key.map((kv, i) => (kv === null ? undefined : Array.isArray(kv) ? `$eq(this.${km[i]}(), ${lit(kv)})` : `this.${km[i]}() === ${lit(kv)}`)).filter((x) => x !== undefined);
+        body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
+      });
+      const keyDesc = km.length ? km.map((n, i) => `${q(`${pm.keyLeaves[i].key}=`)} + this.${n}s()`).join(` + ", " + `) : q("");
       body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${model.profile}; ${model.instancesHint}`)});`);
     });
     let tmpCount = 0;

@@ -36,8 +36,8 @@ export interface Candidate {
 
 /** One shader to build: a pass rendered for one specialization key. */
 export interface ShaderRequest {
-  /** The key's values, in the order of the pass's keyLeaves. */
-  readonly key: readonly Value[];
+  /** The key's values, in the order of the pass's keyLeaves; null is a wildcard (a leaf the shader does not depend on for this instance). */
+  readonly key: readonly (Value | null)[];
   /** The leaves pinned for rendering (the instance's values plus the key's booleans). */
   readonly pinned: ReadonlyMap<LeafKey, Value>;
   readonly instances: readonly string[];
@@ -213,34 +213,53 @@ function expandInstances(
   const passKeys = v.passes.map((p) => passKeyLeaves(kernel, v, p));
   const union = new Map<LeafKey, LeafInfo>();
   for (const ks of passKeys) for (const l of ks) union.set(l.key, l);
-  const requests = v.passes.map(() => new Map<string, { key: Value[]; pinned: Map<LeafKey, Value>; instances: string[] }>());
+  const requests = v.passes.map(() => new Map<string, { key: (Value | null)[]; pinned: Map<LeafKey, Value>; instances: string[] }>());
   const report: { name: string; status: "built" | "pruned"; reason?: string }[] = [];
   const derives = deriveEnv(kernel, v);
   for (const inst of instances) {
-    const missing = [...union.values()].filter((l) => !inst.values.has(l.key) && !isBoolLeaf(l));
-    if (missing.length) {
-      const reason = `instance \`${inst.name}\` does not give ${missing.map((m) => `\`${m.key}\``).join(", ")}, which the templates of variant \`${v.id}\` depend on`;
-      report.push({ name: inst.name, status: "pruned", reason });
-      problems.push(reason);
-      continue;
-    }
     const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
     let built = false;
-    let lastReason = "";
+    const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {
       const pinned = new Map<LeafKey, Value>(inst.values);
       free.forEach((l, i) => pinned.set(l.key, bits[i]));
+      const combo = free.length ? `with ${free.map((l, i) => `${l.key}=${bits[i]}`).join(", ")}: ` : "";
       const leaves = new StaticLeaves(facts, pinned);
       const topEnv = new DeriveEnv(kernel.derive, leaves);
       const venv = new DeriveEnv(derives, leaves);
       const dead = firstFalse(kernel.when, topEnv, kernel) ?? firstFalse(v.when, venv, kernel, derives);
       if (dead) {
-        lastReason = dead;
+        reasons.push(combo + dead);
+        continue;
+      }
+      // Every value the templates read must be known from the instance. A key leaf the instance
+      // does not give is a wildcard in the shader's key, sound only when nothing read needs it.
+      const unknownReads: string[] = [];
+      v.passes.forEach((p) => {
+        const penv = new DeriveEnv(deriveEnv(kernel, v, p), leaves);
+        const names = [...(p.reads?.names ?? [])].filter((n) => penv.has(n));
+        for (const b of p.bindings) if (b.elementType && "derive" in b.elementType) names.push(b.elementType.derive);
+        for (const n of names) {
+          let val: PValue;
+          try {
+            val = penv.derive(n);
+          } catch (err) {
+            if (!(err instanceof EvalError)) throw err;
+            val = UNKNOWN;
+          }
+          if (val === UNKNOWN) {
+            const needs = passKeys[v.passes.indexOf(p)].filter((l) => !pinned.has(l.key)).map((l) => `\`${l.key}\``);
+            unknownReads.push(`\`${n}\` (template of pass \`${p.id}\`${needs.length ? `; it depends on ${needs.join(", ")}` : ""})`);
+          }
+        }
+      });
+      if (unknownReads.length) {
+        reasons.push(`${combo}instance \`${inst.name}\` does not fix ${[...new Set(unknownReads)].join(", ")}, which the templates of variant \`${v.id}\` read`);
         continue;
       }
       built = true;
       v.passes.forEach((p, i) => {
-        const key = passKeys[i].map((l) => pinned.get(l.key)!);
+        const key = passKeys[i].map((l) => (pinned.has(l.key) ? pinned.get(l.key)! : null));
         const k = JSON.stringify(key);
         const entry = requests[i].get(k);
         if (entry) {
@@ -250,7 +269,9 @@ function expandInstances(
         }
       });
     }
-    report.push(built ? { name: inst.name, status: "built" } : { name: inst.name, status: "pruned", reason: lastReason });
+    const unfixed = reasons.find((r) => r.includes("does not fix"));
+    if (!built && unfixed) problems.push(unfixed);
+    report.push(built ? { name: inst.name, status: "built" } : { name: inst.name, status: "pruned", reason: reasons.join("; ") });
   }
   return {
     build: {

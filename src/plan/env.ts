@@ -140,6 +140,10 @@ export class DeriveEnv implements EvalEnv {
     readonly leaves: LeafSource,
   ) {}
 
+  /** Whether a derive entry of this name is visible here. */
+  has(name: string): boolean {
+    return this.derives.has(name);
+  }
   leaf(leaf: Leaf): PValue {
     return this.leaves.leaf(leaf);
   }

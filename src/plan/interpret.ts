@@ -6,7 +6,7 @@
 import { deriveEnv, type CExpr, type CheckedBinding, type CheckedDerive } from "../check/check-spec.js";
 import type { Value } from "../check/ir.js";
 import { evaluate } from "../eval/evaluate.js";
-import { EvalError } from "../eval/ops.js";
+import { EvalError, valuesEqual } from "../eval/ops.js";
 import type { BindingPlan, Call, PassPlan, Plan, ScratchPlan, TensorDesc } from "../runtime/plan.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
@@ -197,22 +197,43 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, topEnv
   // Shader ids first: a call whose key was not built fails before any other work.
   const shaderIds = vm.passes.map((pm) => {
     const penv = new DeriveEnv(deriveEnv(k, v, pm.pass), leaves);
-    const key = pm.keyLeaves.map((l) => {
+    const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+    const raw = (i: number): Value => {
+      const l = pm.keyLeaves[i];
+      if (l.axis !== undefined) return penv.dim(l.leaf.name, l.axis) as Value;
+      if (l.key.startsWith("has(")) return penv.hasAttr(l.leaf.name) as Value;
+      return penv.leaf(l.leaf) as Value;
+    };
+    // Key leaves are read lazily, in entry order, left to right: a wildcard (null) reads nothing.
+    const memo = new Map<number, Value>();
+    const leafValue = (i: number): Value => {
+      if (memo.has(i)) return memo.get(i)!;
       try {
-        if (l.axis !== undefined) return penv.dim(l.leaf.name, l.axis) as Value;
-        if (l.key.startsWith("has(")) return penv.hasAttr(l.leaf.name) as Value;
-        return penv.leaf(l.leaf) as Value;
+        const val = raw(i);
+        memo.set(i, val);
+        return val;
       } catch (err) {
-        if (err instanceof EvalError) throw new KernelCallError("eval", `${prefix}: pass \`${pm.pass.id}\`: shader key ${l.key} failed: ${err.message}`);
+        if (err instanceof EvalError) throw new KernelCallError("eval", `${pprefix}: shader key ${pm.keyLeaves[i].key} failed: ${err.message}`);
         throw err;
       }
-    });
-    const id = pm.shaders.get(JSON.stringify(key));
-    if (id === undefined) {
-      const desc = pm.keyLeaves.map((l, i) => `${l.key}=${showValue(key[i])}`).join(", ");
-      throw new KernelCallError("missing_shader", `${prefix}: no shader was built for pass \`${pm.pass.id}\` with ${desc} on profile ${model.profile}; ${model.instancesHint}`);
+    };
+    for (const [json, id] of pm.shaders) {
+      const key = JSON.parse(json) as (Value | null)[];
+      if (key.every((kv, i) => kv === null || valuesEqual(leafValue(i), kv))) return { id, penv };
     }
-    return { id, penv };
+    const desc = pm.keyLeaves
+      .map((l, i) => {
+        let shown: string;
+        try {
+          shown = showValue(raw(i));
+        } catch (err) {
+          if (!(err instanceof EvalError)) throw err;
+          shown = `error: ${err.message}`;
+        }
+        return `${l.key}=${shown}`;
+      })
+      .join(", ");
+    throw new KernelCallError("missing_shader", `${prefix}: no shader was built for pass \`${pm.pass.id}\` with ${desc} on profile ${model.profile}; ${model.instancesHint}`);
   });
   const scratch: ScratchPlan[] = v.intermediates.map((im) => {
     const shape = evalOrThrow(im.shape, venv, `the shape of intermediate \`${im.id}\``, prefix) as number[];

@@ -87,8 +87,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--profile <names...>", "build only these profiles")
     .option("--out <dir>", "output folder (overrides the config)")
     .option("--check", "do not write: fail if out/ differs from a fresh build")
+    .option("--force", "rebuild even when the inputs are unchanged")
     .addOption(formatOption())
-    .action(async (opts: { config?: string; profile?: string[]; out?: string; check?: boolean; format: Format }) => {
+    .action(async (opts: { config?: string; profile?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
       code = await runBuild(io, opts);
     });
 

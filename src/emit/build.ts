@@ -373,12 +373,78 @@ export function writeTreeAtomic(outDir: string, files: ReadonlyMap<string, strin
   if (old) fs.rmSync(old, { recursive: true, force: true });
 }
 
+/** Every file under `dir` (recursively), sorted, as "/"-separated relative paths. */
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(path.join(d, e.name), r);
+      else if (e.isFile()) out.push(r);
+    }
+  };
+  walk(dir, "");
+  return out.sort();
+}
+
+/** A hash of everything a build reads: kernelc's version, the config, the specs, the templates and the profiles asked for. */
+export function inputsHash(root: string, loaded: LoadedConfig, profiles: readonly string[] | undefined): string {
+  const h = createHash("sha256");
+  h.update(`kernelc ${KERNELC_VERSION}\0${JSON.stringify(loaded.config)}\0${JSON.stringify(loaded.allProfiles)}\0${JSON.stringify(profiles ?? null)}\0`);
+  for (const dir of [loaded.config.specs, loaded.config.templates]) {
+    const abs = path.resolve(root, dir);
+    for (const rel of listFiles(abs)) h.update(`${dir}/${rel}\0`).update(fs.readFileSync(path.join(abs, rel))).update("\0");
+  }
+  return h.digest("hex");
+}
+
+const BUILD_INFO = "build-info.json";
+
+/** Whether out/ holds exactly the build of these inputs (its build-info matches and no file was changed). */
+function upToDate(outDir: string, hash: string): boolean {
+  let info: { inputs?: string; files?: Record<string, string> };
+  try {
+    info = JSON.parse(fs.readFileSync(path.join(outDir, BUILD_INFO), "utf8"));
+  } catch {
+    return false;
+  }
+  if (info.inputs !== hash || !info.files) return false;
+  const present = listFiles(outDir).filter((f) => f !== BUILD_INFO);
+  if (present.length !== Object.keys(info.files).length) return false;
+  for (const rel of present) {
+    const want = Object.prototype.hasOwnProperty.call(info.files, rel) ? info.files[rel] : undefined;
+    if (want === undefined || sha(fs.readFileSync(path.join(outDir, rel), "utf8")) !== want) return false;
+  }
+  return true;
+}
+
+/** Adds build-info.json: the inputs' hash and every file's hash, so a later build can tell nothing changed. */
+function withBuildInfo(files: ReadonlyMap<string, string>, hash: string): Map<string, string> {
+  const hashes: Record<string, string> = {};
+  for (const [rel, text] of files) hashes[rel] = sha(text);
+  const out = new Map(files);
+  out.set(BUILD_INFO, stableJson({ generatedBy: `kernelc ${KERNELC_VERSION}; do not edit`, inputs: hash, files: hashes }));
+  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /** `kernelc build`. */
-export async function runBuild(io: Io, opts: { config?: string; profile?: string[]; out?: string; check?: boolean; format: Format }): Promise<number> {
+export async function runBuild(io: Io, opts: { config?: string; profile?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }): Promise<number> {
   const loaded = loadProjectConfig(io, opts.config);
   const root = opts.config ? path.dirname(path.resolve(io.cwd, opts.config)) : io.cwd;
   const outDir = path.resolve(root, opts.out ?? loaded.config.out);
-  const result = await buildProject(root, loaded, opts.profile, io);
+  const hash = inputsHash(root, loaded, opts.profile);
+  if (!opts.check && !opts.force && upToDate(outDir, hash)) {
+    if (opts.format === "text") io.stderr(`${path.relative(io.cwd, outDir) || outDir}/ is up to date (inputs unchanged; --force rebuilds)\n`);
+    return 0;
+  }
+  const built = await buildProject(root, loaded, opts.profile, io);
+  const result = hasErrors(built.diagnostics) ? built : { ...built, files: withBuildInfo(built.files, hash) };
   const sources = (f: string): string | undefined => result.sources.get(f) ?? (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : undefined);
   printDiagnostics(io, result.diagnostics, opts.format, sources);
   if (hasErrors(result.diagnostics)) {

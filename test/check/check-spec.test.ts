@@ -183,3 +183,22 @@ describe("conditions and positions", () => {
     expect(problems(s).map((p) => [p.code, p.message])).toEqual([["type_mismatch", "the shape of output `y` must be a shape (list<int>), found int"]]);
   });
 });
+
+describe("overrides are late-bound", () => {
+  it("a kernel-level entry that reads an overridden name sees the override in that variant", async () => {
+    const { deriveEnv } = await import("../../src/check/check-spec.js");
+    const { evaluate } = await import("../../src/eval/evaluate.js");
+    const s = base();
+    s.derive = { wg: "64", bytes: "wg * 4" };
+    s.variants.push({ id: "big", derive: { wg: "128" }, passes: [{ id: "p", name: "P", shader: "probe.wgsl.jinja", bindings: [], dispatch: { x: "bytes" } }] });
+    s.variants[0].passes[0].dispatch.x = "bytes";
+    const kernel = checkSpecObject(s).kernel!;
+    const valueIn = (variantIndex: number, name: string) => {
+      const env = deriveEnv(kernel, kernel.variants[variantIndex]);
+      const derive = (n: string): unknown => evaluate(env.get(n)!.expr.texpr, { leaf: () => 0, dim: () => 0, hasAttr: () => false, derive: derive as never });
+      return derive(name);
+    };
+    expect(valueIn(0, "bytes")).toBe(256);
+    expect(valueIn(1, "bytes")).toBe(512);
+  });
+});

@@ -17,7 +17,10 @@ import {
   type CsrLayout,
 } from "../../src/reference/sparse-attention.js";
 import { getGpuDevice, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
-import { planSparseAttention, type SparsePlanOptions } from "../support/sparse-manual-plan.js";
+import { compileForCalls } from "../support/compiled-plan.js";
+
+/** The profile lavapipe's adapter selects (32 KiB workgroup storage, 1024 invocations, shader-f16, 128 MiB bindings). */
+const LAVAPIPE_PROFILE = "mobile-1024-f16";
 
 Object.assign(globalThis, globals);
 
@@ -62,7 +65,7 @@ interface Case {
   readonly rotaryDim?: number;
   readonly packed: boolean;
   readonly scale?: number;
-  readonly tunables?: SparsePlanOptions["tunables"];
+  readonly tunables?: Readonly<Record<string, number>>;
 }
 
 // Compiling the attention shader dominates the run time on lavapipe (seconds per shader), so the
@@ -157,6 +160,7 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
         cosCacheT: half ? f16([c.maxCacheSeq, half]) : null,
         sinCacheT: half ? f16([c.maxCacheSeq, half]) : null,
       },
+      outputs: { outputT: f16([c.B, c.S, c.N * c.H]) },
       attrs: {
         num_heads: c.N,
         kv_num_heads: c.Nkv,
@@ -166,7 +170,10 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
         rotary_interleaved: c.rotary === "interleaved" ? 1 : 0,
       },
     };
-    const { plan, shaders: planShaders } = planSparseAttention(call, gpu, { tunables: c.tunables });
+    // The real compiler: this repository's spec and templates, built for the lavapipe profile.
+    const compiled = await compileForCalls("SparseAttention", [call], LAVAPIPE_PROFILE, c.tunables as Record<string, number> | undefined);
+    const plan = compiled.plan(call);
+    const planShaders = compiled.shaders;
     expect(plan.variant).toBe(`${c.packed ? "packed" : "separate"}${c.rotary === "off" ? "" : "_rotary"}`);
     Object.assign(shaders, planShaders);
 

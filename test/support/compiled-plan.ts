@@ -1,0 +1,59 @@
+/**
+ * Plans calls with the real compiler: builds this repository's specs and templates in memory for
+ * one profile, with instances taken from the calls themselves, and loads the generated dispatcher.
+ * GPU tests use it so that what they run is exactly what `kernelc build` ships.
+ */
+import { buildProject, type BuildResult } from "../../src/emit/build.js";
+import { passKeyLeaves } from "../../src/plan/enumerate.js";
+import { CallLeaves } from "../../src/plan/env.js";
+import { loadConfig, type LoadedConfig } from "../../src/plan/config.js";
+import type { Call, Plan } from "../../src/runtime/plan.js";
+import { EvalError } from "../../src/eval/ops.js";
+import { importDispatcher, repoRoot } from "./project-build.js";
+
+export interface CompiledPlanner {
+  /** The generated dispatcher's plan for a call (throws its KernelCallError as it would for a user). */
+  plan(call: Call): Plan;
+  /** WGSL by shader id, as written to out/shaders. */
+  readonly shaders: Readonly<Record<string, string>>;
+  readonly build: BuildResult;
+}
+
+function withConfig(loaded: LoadedConfig, instances: Record<string, { name: string; values: Record<string, number | boolean> }[]>, profile: string, kernel: string, tunables?: Record<string, number>): LoadedConfig {
+  const pins = tunables ? { ...loaded.config.tunables, [profile]: { ...(loaded.config.tunables[profile] ?? {}), [kernel]: tunables } } : loaded.config.tunables;
+  return { ...loaded, config: { ...loaded.config, instances, tunables: pins } };
+}
+
+/** Builds `kernel` for `profile` with one instance per distinct key of `calls`, and returns its planner. */
+export async function compileForCalls(kernel: string, calls: readonly Call[], profile: string, tunables?: Record<string, number>): Promise<CompiledPlanner> {
+  const loaded = loadConfig(repoRoot);
+  // First build with no instances: it yields the key leaves of every pass.
+  const probe = await buildProject(repoRoot, withConfig(loaded, {}, profile, kernel, tunables), [profile]);
+  if (probe.diagnostics.some((d) => d.severity === "error")) throw new Error(probe.diagnostics.map((d) => d.message).join("\n"));
+  const model = probe.profiles[0].kernels.find((k) => k.model.kernel.spec.name === kernel)!.model;
+  const k = model.kernel;
+  const leaves = new Map<string, ReturnType<typeof passKeyLeaves>[number]>();
+  for (const v of k.variants) for (const p of v.passes) for (const l of passKeyLeaves(k, v, p)) leaves.set(l.key, l);
+  const instances = calls.map((call, i) => {
+    const facts = model.assignments[0]?.facts ?? { dtypes: {}, tunables: {}, limits: {}, features: new Set<string>() };
+    const env = new CallLeaves(k, call, facts);
+    const values: Record<string, number | boolean> = {};
+    for (const l of leaves.values()) {
+      try {
+        const v = l.axis !== undefined ? env.dim(l.leaf.name, l.axis) : l.key.startsWith("has(") ? env.hasAttr(l.leaf.name) : env.leaf(l.leaf);
+        if (typeof v === "number" || typeof v === "boolean") values[l.key] = v;
+      } catch (err) {
+        if (!(err instanceof EvalError)) throw err;
+      }
+    }
+    return { name: `call-${i}`, values };
+  });
+  const build = await buildProject(repoRoot, withConfig(loaded, { [kernel]: instances }, profile, kernel, tunables), [profile]);
+  const errors = build.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length) throw new Error(errors.map((d) => `${d.code}: ${d.message}`).join("\n"));
+  const mod = await importDispatcher(build.files.get(`${profile}/dispatcher.ts`)!);
+  const planners = mod.planners as Record<string, (c: Call) => Plan>;
+  const shaders: Record<string, string> = {};
+  for (const [rel, text] of build.files) if (rel.startsWith("shaders/")) shaders[rel.slice(8, -5)] = text;
+  return { plan: (call) => planners[kernel](call), shaders, build };
+}

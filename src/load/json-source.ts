@@ -291,7 +291,7 @@ class Parser {
       if (code === 0x22) break;
       if (code < 0x20) {
         const what = code === 0x0a ? "a line break" : `the control character U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-        this.fail(this.pos, this.pos + 1, `unexpected ${what} inside a string`, {
+        this.fail(this.pos, this.pos + 1, `${what} cannot appear inside a JSON string`, {
           hint: code === 0x0a ? "a JSON string cannot span lines; close it with `\"` or write `\\n`" : "write control characters as escapes such as `\\t` or `\\u0001`",
         });
       }

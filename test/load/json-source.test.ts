@@ -126,7 +126,7 @@ describe("parseJson: syntax errors", () => {
     ['{"a": 1 "b": 2}', "1:9", /expected `,` or `}` after an object member, found `"`/],
     ["[1 2]", "1:4", /expected `,` or `]` after an array element, found `2`/],
     ['{"a": "abc', "1:7", /unterminated string/],
-    ['"ab\ncd"', "1:4", /unexpected a line break inside a string/],
+    ['"ab\ncd"', "1:4", /a line break cannot appear inside a JSON string/],
     ['"a\\qb"', "1:3", /invalid escape `\\q`/],
     ['"\\u12G4"', "1:2", /invalid unicode escape/],
     ["[01]", "1:2", /invalid number `01`/, /leading zeros/],

@@ -125,8 +125,15 @@ export async function buildProject(root: string, loaded: LoadedConfig, profileNa
       const perKernel: { build: KernelProfileBuild; model: KernelModel }[] = [];
       for (const k of kernels) {
         progress?.update(`kernelc build: ${profile.name}: ${k.spec.name} (${shaders.size} shaders so far)`);
-        const build = enumerateKernel(k, { name: profile.name, limits, features }, pinnedTunables(config, profile.name, k.spec.name), instances.get(k.spec.name) ?? []);
-        for (const p of build.problems) diagnostics.push(makeDiagnostic("instance_invalid", p, loaded.file ? { file: loaded.file, pointer: `/instances/${k.spec.name}` } : { file: k.spec.file }, { hint: "add the missing values to the instance in kernelc.config.json" }));
+        // A kernel with no configured instance is built once with nothing pinned: enough when its
+        // templates read only build-time values; otherwise it is a warning that nothing was built.
+        const configured = instances.get(k.spec.name) ?? [];
+        const implicit = configured.length === 0;
+        const build = enumerateKernel(k, { name: profile.name, limits, features }, pinnedTunables(config, profile.name, k.spec.name), implicit ? [{ name: "(no instance)", values: new Map() }] : configured);
+        if (implicit && build.problems.length) {
+          diagnostics.push(makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built for profile ${profile.name}`, { file: k.spec.file, pointer: "/variants" }, { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }));
+        }
+        for (const p of implicit ? [] : build.problems) diagnostics.push(makeDiagnostic("instance_invalid", p, loaded.file ? { file: loaded.file, pointer: `/instances/${k.spec.name}` } : { file: k.spec.file }, { hint: "add the missing values to the instance in kernelc.config.json" }));
         if (build.noVariantReason) {
           diagnostics.push(makeDiagnostic("no_variant_for_profile", `kernel ${k.spec.name} has no variant on profile ${profile.name}: ${build.noVariantReason}`, { file: k.spec.file, pointer: "/variants" }, { hint: `calls of ${k.spec.name} on ${profile.name} devices will fail; see \`kernelc explain ${k.spec.name} --profile ${profile.name}\`` }));
         }

@@ -11,7 +11,7 @@ import { FEATURE_NAMES, LIMIT_NAMES } from "./plan/profiles.js";
 
 /** A check context for a project rooted at `templatesDir`'s parent. */
 export function makeCheckContext(templatesDir: string): CheckContext {
-  return { templatesDir: path.resolve(templatesDir), limitNames: new Set(LIMIT_NAMES), featureNames: new Set(FEATURE_NAMES) };
+  return { templatesDir: path.resolve(templatesDir), limitNames: new Set(LIMIT_NAMES), featureNames: new Set(FEATURE_NAMES), templateReadsCache: new Map() };
 }
 
 export interface LintResult {

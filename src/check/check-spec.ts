@@ -26,6 +26,8 @@ export interface CheckContext {
   readonly templatesDir: string;
   readonly limitNames: ReadonlySet<string>;
   readonly featureNames: ReadonlySet<string>;
+  /** Parsed template reads by real path, shared by every spec checked with this context. */
+  readonly templateReadsCache?: Map<string, { readonly stamp: string; readonly reads: TemplateReads }>;
 }
 
 /** An expression after checking: its source (for locations) and typed IR. */

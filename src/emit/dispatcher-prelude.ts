@@ -168,6 +168,9 @@ function $try(f: () => unknown): unknown {
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
 }
+function $where(path: readonly string[]): string {
+  return path.length ? "in " + path.map((p) => "\u0060" + p + "\u0060").join(" > ") + ": " : "";
+}
 function $isFail(v: unknown): boolean {
   return v instanceof EvalFailure;
 }

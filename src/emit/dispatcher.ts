@@ -265,31 +265,53 @@ class AssignmentGen {
 
   /** Code (a string expression) explaining why condition `src` is not true, mirroring explainFalse. */
   explain(src: CExpr, e: GenEnv): string {
-    const go = (node: TExpr, cur: CExpr, path: readonly string[], depth: number): string => {
-      if (depth > 200) throw new Error("explanation too deep");
-      if (node.k === "binary" && node.op === "and") {
-        const L = this.expr(node.left, e, cur).code;
-        return `((l: unknown) => l === false || $isFail(l) ? ${go(node.left, cur, path, depth + 1)} : ${go(node.right, cur, path, depth + 1)})($try(() => ${L}))`;
+    return this.explainNode(src.texpr, src, e, "[]", 0);
+  }
+
+  /** The env that owns derive `name` as seen from `e` (the outermost one computing the same thing). */
+  private ownerOf(e: GenEnv, name: string): GenEnv {
+    let owner = e;
+    while (owner.parent && this.sameAsParent(owner, name)) owner = owner.parent;
+    return owner;
+  }
+
+  private readonly explainers = new Map<string, string>();
+
+  /** Code explaining why `node` is not true; `pathCode` is the code of the derive path so far (a string[]). */
+  private explainNode(node: TExpr, cur: CExpr, e: GenEnv, pathCode: string, depth: number): string {
+    if (depth > 200) throw new Error("explanation too deep");
+    if (node.k === "binary" && node.op === "and") {
+      const L = this.expr(node.left, e, cur).code;
+      return `((l: unknown) => l === false || $isFail(l) ? ${this.explainNode(node.left, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.right, cur, e, pathCode, depth + 1)})($try(() => ${L}))`;
+    }
+    if (node.k === "cond") {
+      const C = this.expr(node.cond, e, cur).code;
+      return `((c: unknown) => c === true ? ${this.explainNode(node.then, cur, e, pathCode, depth + 1)} : c === false ? ${this.explainNode(node.otherwise, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.cond, cur, e, pathCode, depth + 1)})($try(() => ${C}))`;
+    }
+    if (node.k === "derive") {
+      const d = e.derives.get(node.name);
+      if (d && d.type.k === "bool") {
+        // One explanation method per boolean derive entry and owning env, shared by every condition.
+        const owner = this.ownerOf(e, node.name);
+        const key = `${owner.index}:${node.name}`;
+        let method = this.explainers.get(key);
+        if (!method) {
+          method = `x${this.explainers.size}`;
+          this.explainers.set(key, method);
+          const od = owner.derives.get(node.name)!;
+          this.methods.push(`  /** why ${q(node.name)} is not true */\n  ${method}(path: readonly string[]): string {\n    return ${this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1)};\n  }`);
+        }
+        return `this.${method}([...${pathCode}, ${q(node.name)}])`;
       }
-      if (node.k === "cond") {
-        const C = this.expr(node.cond, e, cur).code;
-        return `((c: unknown) => c === true ? ${go(node.then, cur, path, depth + 1)} : c === false ? ${go(node.otherwise, cur, path, depth + 1)} : ${go(node.cond, cur, path, depth + 1)})($try(() => ${C}))`;
-      }
-      if (node.k === "derive") {
-        const d = e.derives.get(node.name);
-        if (d && d.type.k === "bool") return go(d.expr.texpr, d.expr, [...path, node.name], depth + 1);
-      }
-      const operands = operandsOf(node).filter((o) => o.k !== "const");
-      const where = path.length ? `in ${path.map((p) => `\`${p}\``).join(" > ")}: ` : "";
-      const head = `${where}\`${nodeText(cur, node)}\` is false`;
-      if (operands.length === 0) return q(head);
-      const parts = operands.map((o) => {
-        const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
-        return `${q(`${text} = `)} + $showT($try(() => ${this.expr(o, e, cur).code}))`;
-      });
-      return `${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
-    };
-    return go(src.texpr, src, [], 0);
+    }
+    const operands = operandsOf(node).filter((o) => o.k !== "const");
+    const head = `\`${nodeText(cur, node)}\` is false`;
+    if (operands.length === 0) return `$where(${pathCode}) + ${q(head)}`;
+    const parts = operands.map((o) => {
+      const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
+      return `${q(`${text} = `)} + $showT($try(() => ${this.expr(o, e, cur).code}))`;
+    });
+    return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
   }
 
   /** A method returning true or the reason a condition does not hold. */
@@ -458,6 +480,17 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
   }
   lines.push(`    const rejected: string[] = [];`);
   const maxWg = a.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+  // Strings repeated across error paths (message prefixes) become module constants.
+  const pool = new Map<string, string>();
+  const sc = (text: string): string => {
+    let n = pool.get(text);
+    if (!n) {
+      n = `${cls}S${pool.size}`;
+      pool.set(text, n);
+      consts.push(`const ${n} = ${q(text)};`);
+    }
+    return n;
+  };
   a.variants.forEach((vm, vi) => {
     const v: CheckedVariant = vm.variant;
     const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
@@ -482,7 +515,7 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
       const km = leafCode.map((code, i) => {
         const n = `k${vi}_${pi}_${i}`;
         g.field(`m${n}`, "unknown");
-        g.method(`${n}(): unknown`, `    const m = this.m${n};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${n} = ${code});\n    } catch (e) {\n      return $evalFail(e, ${q(pprefix)}, ${q(`shader key ${pm.keyLeaves[i].key}`)});\n    }`);
+        g.method(`${n}(): unknown`, `    const m = this.m${n};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${n} = ${code});\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${pm.keyLeaves[i].key}`)});\n    }`);
         g.method(`${n}s(): string`, `    try {\n      return $show(${code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
         return n;
       });
@@ -498,8 +531,9 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     let tmpCount = 0;
     /** Emits `let tN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError; returns tN. */
     const guarded = (code: string, pfx: string, what: string): string => {
+      if (/^(\(-?[0-9.e+]+\)|[0-9.e+]+|true|false|"[^"\\]*")$/.test(code)) return code;
       const t = `r${tmpCount++}`;
-      body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${code};`, `    } catch (e) {`, `      $evalFail(e, ${q(pfx)}, ${q(what)});`, `    }`);
+      body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${code};`, `    } catch (e) {`, `      $evalFail(e, ${sc(pfx)}, ${q(what)});`, `    }`);
       return t;
     };
     v.intermediates.forEach((im, ii) => {
@@ -516,7 +550,7 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
         if (b.kind === "uniform") {
           const fields = b.fields ?? [];
           const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value).code, pprefix, `uniform field \`${b.name}.${f.name}\``));
-          res = `{ kind: "uniform", bytes: $uniform([${vals.join(", ")}], ${q(fields.map((f) => f.type[0]).join(""))}, ${JSON.stringify(fields.map((f) => f.name))}, ${q(b.name)}, ${q(pprefix)}) }`;
+          res = `{ kind: "uniform", bytes: $uniform([${vals.join(", ")}], ${q(fields.map((f) => f.type[0]).join(""))}, ${JSON.stringify(fields.map((f) => f.name))}, ${q(b.name)}, ${sc(pprefix)}) }`;
         } else if (b.kind === "scratch") {
           const si = scratchIndex.get(b.ref!);
           res = `{ kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} }`;
@@ -524,14 +558,14 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
           // A tensor's resource is the same object in every pass of a call (computed once, on first use).
           const ti = tensorIndex.get(b.ref!)!;
           g.field(`q${ti}`, "BindingResource");
-          res = `(this.q${ti} ?? (this.q${ti} = $tensorRes(this.t${ti}, ${q(b.ref!)}, ${q(b.refIsInput ? "input" : "output")}, ${q(pprefix)}, ${q(b.name)})))`;
+          res = `(this.q${ti} ?? (this.q${ti} = $tensorRes(this.t${ti}, ${q(b.ref!)}, ${q(b.refIsInput ? "input" : "output")}, ${sc(pprefix)}, ${q(b.name)})))`;
         }
         body.push(`    const b${pi}_${bi}: BindingPlan = { binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} };`);
       });
       body.push(`    const b${pi}: BindingPlan[] = [${pm.bindings.map((_, bi) => `b${pi}_${bi}`).join(", ")}];`);
       pm.pass.dispatch.forEach((d, i) => {
         const t = guarded(g.expr(d.texpr, penv, d).code, pprefix, `dispatch ${"xyz"[i]}`);
-        body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${q(pprefix)}, ${q("xyz"[i])});`);
+        body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
       });
       body.push(`    const w${pi}: [number, number, number] = [w${pi}x, w${pi}y, w${pi}z];`);
     });

@@ -174,6 +174,11 @@ function $where(path: readonly string[]): string {
 function $isFail(v: unknown): boolean {
   return v instanceof EvalFailure;
 }
+function $dimsOk(shape: unknown): boolean {
+  if (!Array.isArray(shape)) return false;
+  for (const d of shape) if (!Number.isSafeInteger(d) || d < 0) return false;
+  return true;
+}
 function $td(t: unknown): TensorDesc | null {
   return t === undefined || t === null ? null : (t as TensorDesc);
 }

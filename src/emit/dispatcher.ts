@@ -412,6 +412,7 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
     v.push(`    if (${t} === null) {`);
     if (!optional) v.push(`      ${fail(q(`${name}: required ${what} \`${id}\` is missing`))};`);
     v.push(`    } else {`);
+    v.push(`      if (!$dimsOk(${t}.shape)) ${fail(`${q(`${name}: ${what} \`${id}\` has shape `)} + $show(${t}.shape) + "; dimensions must be non-negative integers"`)};`);
     if (params.has(dtype)) {
       v.push(
         `      const prev = dt${paramIndex.get(dtype)};`,

@@ -48,6 +48,7 @@ export function validateCall(model: KernelModel, call: Call): Record<string, str
       if (!optional) fail(`required ${what} \`${id}\` is missing`);
       return;
     }
+    if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) fail(`${what} \`${id}\` has shape ${showValue(t.shape as Value)}; dimensions must be non-negative integers`);
     if (params.has(dtype)) {
       const prev = own(bound, dtype);
       if (prev === undefined) {

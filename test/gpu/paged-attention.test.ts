@@ -11,7 +11,11 @@ import { f16ArrayToF32, f16ToF32, f32ArrayToF16 } from "../../src/runtime/f16.js
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import type { Call, TensorDesc } from "../../src/runtime/plan.js";
 import { createBuffer, getGpuDevice, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
-import { planPagedAttention, type ManualPlanResult, type PlanOptions } from "../support/paged-manual-plan.js";
+import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
+import type { Plan } from "../../src/runtime/plan.js";
+
+/** The profile lavapipe's adapter selects: 32 KiB workgroup storage, 1024 invocations, shader-f16, 128 MiB bindings. */
+const LAVAPIPE_PROFILE = "mobile-1024-f16";
 
 const TOL = 5e-3;
 
@@ -132,7 +136,7 @@ function makeCase(shape: CaseShape, packed: boolean, slots: boolean, rand: () =>
     slotMappingT: slots ? i32([T]) : null,
   };
   return {
-    call: { inputs, attrs: { num_heads: N, kv_num_heads: Nkv } },
+    call: { inputs, outputs: { outputT: f16([T, N * H]) }, attrs: { num_heads: N, kv_num_heads: Nkv } },
     query: randomValues(T * qWidth, rand, 1),
     key: packed ? null : randomValues(T * Nkv * H, rand, 1),
     value: packed ? null : randomValues(T * Nkv * H, rand, 1),
@@ -173,8 +177,26 @@ const VARIANTS = [
  * Tunables that steer the variant choice: MAX_SPLITS 1 rules split-K out; SPLIT_MIN_KEYS 8 lets
  * even a one-block table split (up to MAX_SPLITS = 16 splits, many of them empty on short rows).
  */
-function tunablesFor(variant: string): PlanOptions["tunables"] {
+function tunablesFor(variant: string): Record<string, number> {
   return variant.endsWith("_splitk") ? { SPLIT_MIN_KEYS: 8 } : { MAX_SPLITS: 1 };
+}
+
+/**
+ * The real compiler, once per tunable setting: this repository's spec and templates built for the
+ * lavapipe profile, with instances taken from every case's shape (head counts, head size, block
+ * size and which inputs are present: what the shaders are specialized on).
+ */
+const planners = new Map<string, Promise<CompiledPlanner>>();
+function plannerFor(variant: string): Promise<CompiledPlanner> {
+  const tunables = tunablesFor(variant);
+  const key = JSON.stringify(tunables);
+  let p = planners.get(key);
+  if (!p) {
+    const calls = VARIANTS.flatMap((v) => SHAPES.map((shape) => makeCase(shape, v.startsWith("packed"), v.includes("_slot"), rng(1)).call));
+    p = compileForCalls("PagedAttention", calls, LAVAPIPE_PROFILE, tunables);
+    planners.set(key, p);
+  }
+  return p;
 }
 
 const f16Bytes = (v: Float32Array): Uint8Array => new Uint8Array(f32ArrayToF16(v).buffer);
@@ -183,7 +205,7 @@ const i32Bytes = (v: Int32Array): Uint8Array => new Uint8Array(v.buffer, v.byteO
 /** Runs a plan with the runtime's executePlan: uploads tensors, poisons the output and scratch, reads results back. */
 async function runPlan(
   device: GPUDevice,
-  result: ManualPlanResult,
+  result: { readonly plan: Plan; readonly shaders: Readonly<Record<string, string>> },
   tensors: Readonly<Record<string, Uint8Array>>,
 ): Promise<Record<string, ArrayBuffer>> {
   const { plan, shaders } = result;
@@ -228,7 +250,8 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
         const packed = variant.startsWith("packed");
         const slots = variant.includes("_slot");
         const c = makeCase(shape, packed, slots, rand);
-        const planned = planPagedAttention(c.call, dev, { tunables: tunablesFor(variant) });
+        const compiled = await plannerFor(variant);
+        const planned = { plan: compiled.plan(c.call), shaders: compiled.shaders };
         expect(planned.plan.variant, c.summary).toBe(variant);
         const tensors: Record<string, Uint8Array> = {
           queryT: f16Bytes(c.query),

@@ -1,0 +1,299 @@
+#!/usr/bin/env node
+// Kernel benchmark on a real GPU (the H200 through the device tool): PagedAttention decode shapes
+// and SparseAttention sparse-versus-dense, timed with timestamp queries, next to this GPU's copy
+// bandwidth measured in the same process. Plans come from the real compiler (dist/, built in
+// memory for the profile the adapter selects) and run through the runtime's executePlan.
+// Usage: node bench/gpu/attention.mjs [--out FILE]   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS)
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
+process.env.VK_DRIVER_FILES = process.env.KERNELC_VK_ICD ?? process.env.VK_DRIVER_FILES ?? path.join(root, ".lavapipe/lvp_icd.json");
+process.env.XDG_RUNTIME_DIR ||= "/tmp";
+const { create, globals } = await import("webgpu");
+Object.assign(globalThis, globals);
+const ts = (await import("typescript")).default;
+const { buildProject } = await import(dist("emit/build.js"));
+const { loadConfig } = await import(dist("plan/config.js"));
+const { chooseProfile } = await import(dist("runtime/device.js"));
+const { PipelineCache } = await import(dist("runtime/pipeline-cache.js"));
+const { executePlan } = await import(dist("runtime/execute.js"));
+const { f32ToF16 } = await import(dist("runtime/f16.js"));
+
+const outFile = process.argv.includes("--out") ? process.argv[process.argv.indexOf("--out") + 1] : undefined;
+const flags = (process.env.KERNELC_DAWN_FLAGS ?? "").split(/[\s,]+/).filter(Boolean);
+const gpu = create(["backend=vulkan", ...flags]);
+globalThis.keepGpuAlive = gpu;
+const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+if (!adapter) throw new Error("no GPU adapter");
+const info = adapter.info;
+const adapterName = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.replace(/\s+/g, " ").trim();
+
+// The profile this adapter gets at run time, exactly as a user's app would choose it.
+const profiles = JSON.parse(fs.readFileSync(path.join(root, "out/profiles.json"), "utf8")).profiles;
+const manifests = profiles.map((p) => JSON.parse(fs.readFileSync(path.join(root, "out", p.manifest), "utf8")));
+const manifest = chooseProfile(adapter, manifests);
+if (!manifest) throw new Error(`no profile fits adapter ${adapterName}`);
+const profile = manifest.profile;
+const L = adapter.limits;
+const device = await adapter.requestDevice({
+  requiredFeatures: [...manifest.requiredFeatures, ...(adapter.features.has("timestamp-query") ? ["timestamp-query"] : [])],
+  requiredLimits: { ...manifest.requiredLimits, maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize },
+});
+device.addEventListener("uncapturederror", (e) => console.log("GPU error:", e.error.message));
+const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, QUERY_RESOLVE: 0x200, STORAGE: 0x80 };
+const rows = [];
+const log = (...a) => console.log(...a);
+log(`adapter: ${adapterName}; profile chosen: ${profile}; host: ${os.cpus()[0]?.model}`);
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const querySet = device.createQuerySet({ type: "timestamp", count: 64 });
+const resolveBuf = device.createBuffer({ size: 64 * 8, usage: U.QUERY_RESOLVE | U.COPY_SRC });
+const readBuf = device.createBuffer({ size: 64 * 8, usage: U.MAP_READ | U.COPY_DST });
+async function readTimestamps(n) {
+  const enc = device.createCommandEncoder();
+  enc.resolveQuerySet(querySet, 0, n, resolveBuf, 0);
+  enc.copyBufferToBuffer(resolveBuf, 0, readBuf, 0, n * 8);
+  device.queue.submit([enc.finish()]);
+  await readBuf.mapAsync(1);
+  const t = new BigInt64Array(readBuf.getMappedRange().slice(0, n * 8));
+  readBuf.unmap();
+  return [...t].map(Number);
+}
+
+// Random f16 data in [-1, 1], written in chunks.
+const chunk = new Uint16Array(8 << 20);
+for (let i = 0; i < chunk.length; i++) chunk[i] = f32ToF16(Math.random() * 2 - 1);
+function randomF16Buffer(bytes) {
+  const size = Math.ceil(bytes / 4) * 4;
+  const buf = device.createBuffer({ size, usage: U.STORAGE | U.COPY_DST | U.COPY_SRC });
+  for (let o = 0; o < size; o += chunk.byteLength) device.queue.writeBuffer(buf, o, chunk.buffer, 0, Math.min(chunk.byteLength, size - o));
+  return buf;
+}
+function i32Buffer(values) {
+  const a = Int32Array.from(values);
+  const buf = device.createBuffer({ size: Math.max(4, a.byteLength), usage: U.STORAGE | U.COPY_DST });
+  device.queue.writeBuffer(buf, 0, a);
+  return buf;
+}
+
+// 1. Copy bandwidth: 1 GiB of vec4<f32>, bytes read + written over time.
+async function copyBandwidth() {
+  const bytes = Math.min(1 << 30, L.maxStorageBufferBindingSize - (L.maxStorageBufferBindingSize % (16 * 256 * 4096)));
+  const src = randomF16Buffer(bytes);
+  const dst = device.createBuffer({ size: bytes, usage: U.STORAGE });
+  const module = device.createShaderModule({
+    code: `@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
+  let i = g.x + g.y * n.x * 256u;
+  if (i < arrayLength(&src)) { dst[i] = src[i]; }
+}`,
+  });
+  const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+  const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+  const times = [];
+  for (let r = 0; r < 25; r++) {
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bg);
+    pass.dispatchWorkgroups(4096, bytes / 16 / 256 / 4096);
+    pass.end();
+    device.queue.submit([enc.finish()]);
+    const [a, b] = await readTimestamps(2);
+    if (r >= 5) times.push((b - a) / 1e6);
+  }
+  src.destroy();
+  dst.destroy();
+  const ms = median(times);
+  return { ms, tbps: (2 * bytes) / (ms / 1e3) / 1e12 };
+}
+
+async function importDispatcher(source) {
+  const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-")), "dispatcher.mjs");
+  fs.writeFileSync(file, js);
+  return import(pathToFileURL(file).href);
+}
+
+/** Builds the repository for this profile with pinned tunables; returns the planner and shaders. */
+async function compile(kernel, pins) {
+  const loaded = loadConfig(root);
+  const config = { ...loaded.config, tunables: { ...loaded.config.tunables, [profile]: { [kernel]: pins } } };
+  const res = await buildProject(root, { ...loaded, config }, [profile]);
+  const errors = res.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length) throw new Error(errors.map((d) => d.message).join("\n"));
+  const mod = await importDispatcher(res.files.get(`${profile}/dispatcher.ts`));
+  const shaders = {};
+  for (const [rel, text] of res.files) if (rel.startsWith("shaders/")) shaders[rel.slice(8, -5)] = text;
+  return { plan: mod.planners[kernel], shaders };
+}
+
+/** Times a plan: median GPU time of all passes, and of the passes named in `focus`. */
+async function timePlan(plan, shaders, tensors, focus, reps = 30) {
+  const cache = new PipelineCache(device, (id) => shaders[id]);
+  const n = plan.passes.length;
+  const total = [];
+  const focused = [];
+  for (let r = 0; r < reps + 5; r++) {
+    await executePlan(device, cache, plan, tensors, { timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 }) });
+    const t = await readTimestamps(2 * n);
+    if (r < 5) continue;
+    total.push((t[2 * n - 1] - t[0]) / 1e6);
+    let f = 0;
+    plan.passes.forEach((p, i) => {
+      if (focus.includes(p.id)) f += (t[2 * i + 1] - t[2 * i]) / 1e6;
+    });
+    focused.push(f);
+  }
+  return { total: median(total), focused: median(focused) };
+}
+
+function shuffled(n) {
+  const a = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
+// 2. PagedAttention decode: one new token per sequence on top of ctx - 1 cached keys.
+async function pagedBench(copy) {
+  const N = 32, Nkv = 8, H = 128;
+  const configs = [
+    { name: "default tunables", pins: {} },
+    { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
+  ];
+  const shapes = [[1, 32768, 16], [8, 4096, 16], [64, 4096, 16], [32, 16384, 16], [64, 4096, 32], [32, 16384, 32]];
+  for (const cfg of configs) {
+    const { plan: planner, shaders } = await compile("PagedAttention", cfg.pins);
+    for (const [B, ctx, bs] of shapes) {
+      const blocksPer = ctx / bs;
+      const numBlocks = B * blocksPer;
+      const table = shuffled(numBlocks);
+      const cacheBytes = numBlocks * bs * Nkv * H * 2;
+      const t = {
+        queryT: randomF16Buffer(B * N * H * 2),
+        keyT: randomF16Buffer(B * Nkv * H * 2),
+        valueT: randomF16Buffer(B * Nkv * H * 2),
+        keyCacheT: randomF16Buffer(cacheBytes),
+        valueCacheT: randomF16Buffer(cacheBytes),
+        cumulativeSequenceLengthT: i32Buffer(Array.from({ length: B + 1 }, (_, i) => i)),
+        pastSeqlensT: i32Buffer(Array.from({ length: B }, () => ctx - 1)),
+        blockTableT: i32Buffer(table),
+        outputT: device.createBuffer({ size: B * N * H * 2, usage: U.STORAGE }),
+      };
+      const f16 = (shape) => ({ shape, dtype: "float16" });
+      const i32 = (shape) => ({ shape, dtype: "int32" });
+      const call = {
+        inputs: { queryT: f16([B, N * H]), keyT: f16([B, Nkv * H]), valueT: f16([B, Nkv * H]), keyCacheT: f16([numBlocks, bs, Nkv, H]), valueCacheT: f16([numBlocks, bs, Nkv, H]), cumulativeSequenceLengthT: i32([B + 1]), pastSeqlensT: i32([B]), blockTableT: i32([B, blocksPer]) },
+        outputs: { outputT: f16([B, N * H]) },
+        attrs: { num_heads: N, kv_num_heads: Nkv },
+      };
+      let plan;
+      try {
+        plan = planner(call);
+      } catch (err) {
+        log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}: ${err.message}`);
+        for (const b of Object.values(t)) b.destroy();
+        continue;
+      }
+      const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
+      const r = await timePlan(plan, shaders, t, attn);
+      const kvBytes = 2 * B * Nkv * ctx * H * 2;
+      const splits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
+      const row = { kernel: "PagedAttention", config: cfg.name, B, ctx, blockSize: bs, variant: plan.variant, splits, allPassesMs: r.total, attentionMs: r.focused, kvTBps: kvBytes / (r.focused / 1e3) / 1e12 };
+      row.ofCopy = row.kvTBps / copy.tbps;
+      rows.push(row);
+      log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${r.total.toFixed(4)} ms | attention ${r.focused.toFixed(4)} ms | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy`);
+      for (const b of Object.values(t)) b.destroy();
+    }
+  }
+}
+
+// 3. SparseAttention at 8192 keys: a sparse layout next to the dense (lower-triangular) one, same kernel.
+function layoutCsr(numLayout, blocks, keep) {
+  const rowsOut = [];
+  const colsOut = [];
+  let maxNnz = 0;
+  for (let l = 0; l < numLayout; l++) {
+    const row = [0];
+    const cols = [];
+    for (let q = 0; q < blocks; q++) {
+      for (let k = 0; k <= q; k++) if (keep(l, q, k)) cols.push(k);
+      row.push(cols.length);
+    }
+    rowsOut.push(row);
+    colsOut.push(cols);
+    maxNnz = Math.max(maxNnz, cols.length);
+  }
+  return { rows: rowsOut.flat(), cols: colsOut.flatMap((c) => [...c, ...Array(maxNnz - c.length).fill(-1)]), maxNnz, blocks };
+}
+async function sparseBench(copy) {
+  const N = 32, Nkv = 8, H = 128, sbs = 64, maxSeq = 8192, numLayout = 4;
+  const blocks = maxSeq / sbs;
+  const localBlocks = 4, vertStride = 8, strideStep = Math.max(1, vertStride / numLayout);
+  const layouts = {
+    sparse: layoutCsr(numLayout, blocks, (l, q, k) => q - k < localBlocks || (k + l * strideStep + 1) % vertStride === 0),
+    dense: layoutCsr(numLayout, blocks, () => true),
+  };
+  const { plan: planner, shaders } = await compile("SparseAttention", {});
+  for (const B of [1, 16]) {
+    for (const [name, lay] of Object.entries(layouts)) {
+      const S = 1;
+      const t = {
+        queryT: randomF16Buffer(B * S * N * H * 2),
+        keyT: randomF16Buffer(B * S * Nkv * H * 2),
+        valueT: randomF16Buffer(B * S * Nkv * H * 2),
+        pastKeyT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
+        pastValueT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
+        blockRowIndicesT: i32Buffer(lay.rows),
+        blockColIndicesT: i32Buffer(lay.cols),
+        totalSequenceLengthT: i32Buffer([maxSeq]),
+        keyTotalSequenceLengthsT: i32Buffer(Array(B).fill(maxSeq)),
+        outputT: device.createBuffer({ size: B * S * N * H * 2, usage: U.STORAGE }),
+      };
+      const f16 = (shape) => ({ shape, dtype: "float16" });
+      const i32 = (shape) => ({ shape, dtype: "int32" });
+      const call = {
+        inputs: {
+          queryT: f16([B, S, N * H]), keyT: f16([B, S, Nkv * H]), valueT: f16([B, S, Nkv * H]),
+          pastKeyT: f16([B, Nkv, maxSeq, H]), pastValueT: f16([B, Nkv, maxSeq, H]),
+          blockRowIndicesT: i32([numLayout, blocks + 1]), blockColIndicesT: i32([numLayout, lay.maxNnz]),
+          totalSequenceLengthT: i32([1]), keyTotalSequenceLengthsT: i32([B]),
+        },
+        outputs: { outputT: f16([B, S, N * H]) },
+        attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
+      };
+      let plan;
+      try {
+        plan = planner(call);
+      } catch (err) {
+        log(`sparse ${name} | B=${B}: ${err.message}`);
+        for (const b of Object.values(t)) b.destroy();
+        continue;
+      }
+      const r = await timePlan(plan, shaders, t, ["attend"]);
+      const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
+      const row = { kernel: "SparseAttention", layout: name, B, keys: maxSeq, variant: plan.variant, allPassesMs: r.total, attentionMs: r.focused, denseEquivalentTBps: denseBytes / (r.focused / 1e3) / 1e12 };
+      rows.push(row);
+      log(`sparse ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} | all passes ${r.total.toFixed(4)} ms | attend ${r.focused.toFixed(4)} ms | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`);
+      for (const b of Object.values(t)) b.destroy();
+    }
+  }
+}
+
+const copy = await copyBandwidth();
+log(`copy bandwidth: ${copy.tbps.toFixed(2)} TB/s (vec4<f32> copy, ${copy.ms.toFixed(3)} ms)`);
+rows.push({ kernel: "copy", ms: copy.ms, TBps: copy.tbps });
+const which = process.argv.slice(2).filter((a) => !a.startsWith("--") && a !== outFile);
+if (which.length === 0 || which.includes("paged")) await pagedBench(copy);
+if (which.length === 0 || which.includes("sparse")) await sparseBench(copy);
+if (outFile) fs.writeFileSync(outFile, JSON.stringify({ adapter: adapterName, profile, rows }, null, 2));
+device.destroy();
+process.exit(0);

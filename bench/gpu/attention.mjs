@@ -50,9 +50,10 @@ const log = (...a) => console.log(...a);
 log(`adapter: ${adapterName}; profile chosen: ${profile}; host: ${os.cpus()[0]?.model}`);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const querySet = device.createQuerySet({ type: "timestamp", count: 64 });
-const resolveBuf = device.createBuffer({ size: 64 * 8, usage: U.QUERY_RESOLVE | U.COPY_SRC });
-const readBuf = device.createBuffer({ size: 64 * 8, usage: U.MAP_READ | U.COPY_DST });
+const QUERIES = 1024;
+const querySet = device.createQuerySet({ type: "timestamp", count: QUERIES });
+const resolveBuf = device.createBuffer({ size: QUERIES * 8, usage: U.QUERY_RESOLVE | U.COPY_SRC });
+const readBuf = device.createBuffer({ size: QUERIES * 8, usage: U.MAP_READ | U.COPY_DST });
 async function readTimestamps(n) {
   const enc = device.createCommandEncoder();
   enc.resolveQuerySet(querySet, 0, n, resolveBuf, 0);
@@ -95,18 +96,26 @@ async function copyBandwidth() {
   });
   const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
   const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
-  const times = [];
-  for (let r = 0; r < 25; r++) {
+  const dispatch = (tw) => {
     const enc = device.createCommandEncoder();
-    const pass = enc.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+    const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bg);
     pass.dispatchWorkgroups(4096, bytes / 16 / 256 / 4096);
     pass.end();
     device.queue.submit([enc.finish()]);
-    const [a, b] = await readTimestamps(2);
-    if (r >= 5) times.push((b - a) / 1e6);
+  };
+  // Keep the GPU busy for a while first so its clocks leave idle (the SM clock reads 345 MHz at rest).
+  const warmUntil = performance.now() + 1500;
+  while (performance.now() < warmUntil) {
+    for (let k = 0; k < 20; k++) dispatch();
+    await device.queue.onSubmittedWorkDone();
   }
+  const reps = 40;
+  for (let r = 0; r < reps; r++) dispatch({ querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 });
+  const ts = await readTimestamps(2 * reps);
+  const times = [];
+  for (let r = 0; r < reps; r++) times.push((ts[2 * r + 1] - ts[2 * r]) / 1e6);
   src.destroy();
   dst.destroy();
   const ms = median(times);
@@ -134,21 +143,31 @@ async function compile(kernel, pins) {
 }
 
 /** Times a plan: median GPU time of all passes, and of the passes named in `focus`. */
-async function timePlan(plan, shaders, tensors, focus, reps = 30) {
+async function timePlan(plan, shaders, tensors, focus, reps = 40) {
   const cache = new PipelineCache(device, (id) => shaders[id]);
   const n = plan.passes.length;
+  // Warm-up (pipelines, clocks), then reps submitted back to back; timestamps read once at the end.
+  for (let r = 0; r < 10; r++) await executePlan(device, cache, plan, tensors);
+  await device.queue.onSubmittedWorkDone();
+  const perBatch = Math.floor(QUERIES / (2 * n));
   const total = [];
   const focused = [];
-  for (let r = 0; r < reps + 5; r++) {
-    await executePlan(device, cache, plan, tensors, { timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 }) });
-    const t = await readTimestamps(2 * n);
-    if (r < 5) continue;
-    total.push((t[2 * n - 1] - t[0]) / 1e6);
-    let f = 0;
-    plan.passes.forEach((p, i) => {
-      if (focus.includes(p.id)) f += (t[2 * i + 1] - t[2 * i]) / 1e6;
-    });
-    focused.push(f);
+  for (let done = 0; done < reps; ) {
+    const count = Math.min(perBatch, reps - done);
+    for (let r = 0; r < count; r++) {
+      await executePlan(device, cache, plan, tensors, { timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: 2 * (r * n + i), endOfPassWriteIndex: 2 * (r * n + i) + 1 }) });
+    }
+    const t = await readTimestamps(2 * n * count);
+    for (let r = 0; r < count; r++) {
+      const o = 2 * n * r;
+      total.push((t[o + 2 * n - 1] - t[o]) / 1e6);
+      let f = 0;
+      plan.passes.forEach((p, i) => {
+        if (focus.includes(p.id)) f += (t[o + 2 * i + 1] - t[o + 2 * i]) / 1e6;
+      });
+      focused.push(f);
+    }
+    done += count;
   }
   return { total: median(total), focused: median(focused) };
 }
@@ -167,6 +186,7 @@ async function pagedBench(copy) {
   const N = 32, Nkv = 8, H = 128;
   const configs = [
     { name: "default tunables", pins: {} },
+    { name: "SPLIT_TARGET_WORKGROUPS=4096 MAX_SPLITS=32", pins: { SPLIT_TARGET_WORKGROUPS: 4096, MAX_SPLITS: 32 } },
     { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
   ];
   const shapes = [[1, 32768, 16], [8, 4096, 16], [64, 4096, 16], [32, 16384, 16], [64, 4096, 32], [32, 16384, 32]];

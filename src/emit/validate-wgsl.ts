@@ -23,6 +23,8 @@ const SHADER_FEATURES = ["shader-f16", "subgroups"] as const;
  * Validates WGSL with Tint. One device per distinct feature set, requested with the null adapter's
  * highest limits. Call dispose() when done so Dawn lets the process exit.
  */
+let sharedGpu: GPU | undefined;
+
 export class WgslValidator {
   private readonly devices = new Map<string, Promise<GPUDevice>>();
 
@@ -33,11 +35,15 @@ export class WgslValidator {
     private readonly adapter: GPUAdapter,
   ) {}
 
-  /** Starts Dawn's null backend and gets its adapter. */
+  /** Starts Dawn's null backend (once per process) and gets an adapter. */
   static async create(): Promise<WgslValidator> {
     // Dawn's binding reads GPUBufferUsage and friends from globalThis; installing them is idempotent.
     Object.assign(globalThis, globals);
-    const gpu = create(["backend=null"]);
+    // One Dawn instance for the whole process, never released: Dawn tears an instance down when its
+    // GPU object is garbage-collected, and doing that while other instances live has been seen to
+    // deadlock or crash the process.
+    sharedGpu ??= create(["backend=null"]);
+    const gpu = sharedGpu;
     const adapter = await gpu.requestAdapter();
     if (!adapter) throw new Error("Dawn's null backend offered no adapter; WGSL cannot be validated");
     return new WgslValidator(gpu, adapter);

@@ -74,11 +74,15 @@ describe("WgslValidator", () => {
   });
 });
 
+/** Held for the whole file: Dawn tears its instance down when this object is collected. */
+let nullGpu: GPU | undefined;
+
 /** An adapter of Dawn's null backend with its default limits (16 KiB of workgroup storage). */
 async function navigatorGpu(): Promise<GPUAdapter> {
   const { create, globals } = await import("webgpu");
   Object.assign(globalThis, globals);
-  const adapter = await create(["backend=null"]).requestAdapter();
+  nullGpu ??= create(["backend=null"]);
+  const adapter = await nullGpu.requestAdapter();
   if (!adapter) throw new Error("no null adapter");
   return adapter;
 }

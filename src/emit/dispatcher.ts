@@ -18,6 +18,14 @@ import { DISPATCHER_PRELUDE } from "./dispatcher-prelude.js";
 /** A JS string literal. */
 const q = (s: string): string => JSON.stringify(s);
 
+/**
+ * Text safe inside a generated comment (block or line): no line breaks or other control characters,
+ * and no `*` followed by `/`, so spec text in a comment can never end it early.
+ */
+export function commentText(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, "?").replace(/\*\//g, "*\\/");
+}
+
 /** A literal of a language value. */
 function lit(v: Value): string {
   if (typeof v === "number") {
@@ -121,7 +129,7 @@ class AssignmentGen {
         this.fields.push(`  private m${id}: ${t} | undefined = undefined;`);
         const body = this.expr(d.expr.texpr, owner, d.expr);
         this.methods.push(
-          `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${q(name)} */\n  ${method}(): ${t} {\n    const m = this.m${id};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+          `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))} */\n  ${method}(): ${t} {\n    const m = this.m${id};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
         );
       }
       this.fnCache.set(key, f);
@@ -299,7 +307,7 @@ class AssignmentGen {
           method = `x${this.explainers.size}`;
           this.explainers.set(key, method);
           const od = owner.derives.get(node.name)!;
-          this.methods.push(`  /** why ${q(node.name)} is not true */\n  ${method}(path: readonly string[]): string {\n    return ${this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1)};\n  }`);
+          this.methods.push(`  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n    return ${this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1)};\n  }`);
         }
         return `this.${method}([...${pathCode}, ${q(node.name)}])`;
       }
@@ -319,8 +327,8 @@ class AssignmentGen {
     const id = this.condCount++;
     const value = this.expr(c.texpr, e, c).code;
     this.methods.push(
-      `  /** when ${q(c.source.text)} */\n  c${id}(): true | string {\n    let v: unknown;\n    try {\n      v = ${value};\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return v === true ? true : this.w${id}();\n  }`,
-      `  /** why ${q(c.source.text)} is not true */\n  w${id}(): string {\n    return ${this.explain(c, e)};\n  }`,
+      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): true | string {\n    let v: unknown;\n    try {\n      v = ${value};\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return v === true ? true : this.w${id}();\n  }`,
+      `  /** why ${commentText(q(c.source.text))} is not true */\n  w${id}(): string {\n    return ${this.explain(c, e)};\n  }`,
     );
     return `this.c${id}()`;
   }
@@ -460,7 +468,7 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   out.push(
     ...classes,
     "",
-    `/** Plans a call of ${name} (${spec.domain}) on profile ${model.profile}. Throws KernelCallError when the call cannot run. */`,
+    `/** Plans a call of ${commentText(`${name} (${spec.domain})`)} on profile ${commentText(model.profile)}. Throws KernelCallError when the call cannot run. */`,
     `export function ${fn}(call: Call): Plan {`,
     ...v,
     ...assignmentCalls,

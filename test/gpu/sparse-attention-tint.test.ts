@@ -1,7 +1,8 @@
 /**
  * Every SparseAttention shader the compiler emits for a grid of head sizes, GQA ratios, block sizes,
  * workgroup sizes, QKV layouts and rotary modes passes Tint (the build validates each one with
- * Dawn's null backend and fails otherwise), on the lavapipe profile and the H200's.
+ * Dawn's null backend and fails otherwise), on the lavapipe profile and the H200's, for the
+ * single-pass variants (MAX_SPLITS 1) and the split-K ones (SPLIT_MIN_KEYS 16: every cell splits).
  */
 import { describe, expect, test } from "vitest";
 import type { Call } from "../../src/runtime/plan.js";
@@ -54,17 +55,21 @@ describe("SparseAttention shaders (Tint through the compiler)", () => {
     })();
   }
 
-  for (const profile of ["mobile-1024-f16", "desktop-32k"]) {
-    test(`every variant's shaders compile on ${profile}`, async () => {
+  const modes = [
+    { name: "single-pass", tunables: { MAX_SPLITS: 1 }, suffix: "", attend: ["attend"] },
+    { name: "split-K", tunables: { SPLIT_MIN_KEYS: 16 }, suffix: "_splitk", attend: ["split_attend", "merge"] },
+  ];
+  for (const profile of ["mobile-1024-f16", "desktop-32k"]) for (const mode of modes) {
+    test(`every ${mode.name} variant's shaders compile on ${profile}`, async () => {
       let shaders = 0;
       for (const wg of [...new Set(grid.map((g) => g.wg))]) {
         const cells = grid.filter((g) => g.wg === wg);
         const calls = cells.map(gridCall);
-        const compiled = await compileForCalls("SparseAttention", calls, profile, { WORKGROUP_SIZE: wg });
+        const compiled = await compileForCalls("SparseAttention", calls, profile, { WORKGROUP_SIZE: wg, ...mode.tunables });
         cells.forEach((g, i) => {
           const plan = compiled.plan(calls[i]);
-          expect(plan.variant, JSON.stringify(g)).toBe(`${g.packed ? "packed" : "separate"}${g.rotary === "off" ? "" : "_rotary"}`);
-          expect(plan.passes.map((p) => p.id)).toEqual(g.rotary === "off" ? ["append", "attend"] : ["append", "rotate_q", "attend"]);
+          expect(plan.variant, JSON.stringify(g)).toBe(`${g.packed ? "packed" : "separate"}${g.rotary === "off" ? "" : "_rotary"}${mode.suffix}`);
+          expect(plan.passes.map((p) => p.id)).toEqual([...(g.rotary === "off" ? ["append"] : ["append", "rotate_q"]), ...mode.attend]);
         });
         shaders += Object.keys(compiled.shaders).length;
         const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!);

@@ -2,6 +2,9 @@
 /**
  * com.microsoft.SparseAttention on a real WebGPU implementation (Dawn on Mesa lavapipe), against
  * the CPU reference. (Tint validation of the shader grid: sparse-attention-tint.test.ts.)
+ * Every case runs twice: the single-pass variant (MAX_SPLITS 1 rules split-K out) and the split-K
+ * variant (SPLIT_MIN_KEYS 16 makes even a 48-key cache split, so many splits are empty;
+ * SPLIT_TARGET_WORKGROUPS 1024 lets the prompt cases split too).
  *
  * Inputs are fresh random values each run; the seed is printed and SPARSE_SEED=<n> replays it.
  */
@@ -90,6 +93,13 @@ const CASES: readonly Case[] = [
   { name: "decode S=3 at 61/125, G=1, H=128, sbs 64", B: 2, S: 3, N: 2, Nkv: 2, H: 128, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], past: [61, 125], rotary: "off", packed: false },
 ];
 
+/** Tunables that steer the variant choice (on top of the case's own). */
+const MODES = {
+  single: { MAX_SPLITS: 1 },
+  splitk: { SPLIT_MIN_KEYS: 16, SPLIT_TARGET_WORKGROUPS: 1024 },
+} as const;
+type Mode = keyof typeof MODES;
+
 const device = await getGpuDevice();
 
 describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () => {
@@ -102,7 +112,8 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
   });
   afterAll(() => gpu.destroy());
 
-  test.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", { timeout: 60_000 }, async (_name, c, index) => {
+  const runs = CASES.flatMap((c, i) => (Object.keys(MODES) as Mode[]).map((mode) => [`${mode}: ${c.name}`, c, i, mode] as const));
+  test.each(runs)("%s", { timeout: 60_000 }, async (_name, c, index, mode) => {
     const rand = makeRandom(SEED + index * 7919);
     const uniform = (): number => roundToF16(rand() * 2 - 1);
     const fill = (n: number): Float32Array => Float32Array.from({ length: n }, uniform);
@@ -171,10 +182,20 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
       },
     };
     // The real compiler: this repository's spec and templates, built for the lavapipe profile.
-    const compiled = await compileForCalls("SparseAttention", [call], LAVAPIPE_PROFILE, c.tunables as Record<string, number> | undefined);
+    const compiled = await compileForCalls("SparseAttention", [call], LAVAPIPE_PROFILE, { ...c.tunables, ...MODES[mode] });
     const plan = compiled.plan(call);
     const planShaders = compiled.shaders;
-    expect(plan.variant).toBe(`${c.packed ? "packed" : "separate"}${c.rotary === "off" ? "" : "_rotary"}`);
+    const base = `${c.packed ? "packed" : "separate"}${c.rotary === "off" ? "" : "_rotary"}`;
+    expect(plan.variant).toBe(mode === "splitk" ? `${base}_splitk` : base);
+    const attendPasses = plan.passes.map((p) => p.id).filter((id) => id !== "append" && id !== "rotate_q");
+    expect(attendPasses).toEqual(mode === "splitk" ? ["split_attend", "merge"] : ["attend"]);
+    if (mode === "splitk") {
+      const splits = plan.passes.find((p) => p.id === "split_attend")!.workgroups[2];
+      // numSplits = min(MAX_SPLITS 16, keyCeiling / SPLIT_MIN_KEYS, ceil(SPLIT_TARGET_WORKGROUPS 1024 / (B*S*Nkv))).
+      const keyCeiling = Math.min(c.maxCacheSeq, layout.maxBlocks * c.sbs);
+      expect(splits).toBe(Math.min(16, Math.floor(keyCeiling / 16), Math.ceil(1024 / (c.B * c.S * c.Nkv))));
+      expect(splits).toBeGreaterThanOrEqual(2);
+    }
     Object.assign(shaders, planShaders);
 
     const tensors: Record<string, GPUBuffer> = {

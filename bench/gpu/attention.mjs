@@ -3,7 +3,8 @@
 // and SparseAttention sparse-versus-dense, timed with timestamp queries, next to this GPU's copy
 // bandwidth measured in the same process. Plans come from the real compiler (dist/, built in
 // memory for the profile the adapter selects) and run through the runtime's executePlan.
-// Usage: node bench/gpu/attention.mjs [--out FILE]   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS)
+// Usage: node bench/gpu/attention.mjs [paged|sparse] [--out FILE]
+//   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS; BENCH_PINS, BENCH_SHAPES narrow the paged run)
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -129,10 +130,12 @@ async function importDispatcher(source) {
   return import(pathToFileURL(file).href);
 }
 
-/** Builds the repository for this profile with pinned tunables; returns the planner and shaders. */
+/** Builds the repository for this profile with extra pinned tunables; returns the planner and shaders. */
 async function compile(kernel, pins) {
   const loaded = loadConfig(root);
-  const config = { ...loaded.config, tunables: { ...loaded.config.tunables, [profile]: { [kernel]: pins } } };
+  // The pins override the configured tunables of this profile (pins {} = as configured).
+  const configured = loaded.config.tunables[profile] ?? {};
+  const config = { ...loaded.config, tunables: { ...loaded.config.tunables, [profile]: { ...configured, [kernel]: { ...configured[kernel], ...pins } } } };
   const res = await buildProject(root, { ...loaded, config }, [profile]);
   const errors = res.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) throw new Error(errors.map((d) => d.message).join("\n"));
@@ -184,12 +187,18 @@ function shuffled(n) {
 // 2. PagedAttention decode: one new token per sequence on top of ctx - 1 cached keys.
 async function pagedBench(copy) {
   const N = 32, Nkv = 8, H = 128;
-  const configs = [
-    { name: "default tunables", pins: {} },
-    { name: "SPLIT_TARGET_WORKGROUPS=4096 MAX_SPLITS=32", pins: { SPLIT_TARGET_WORKGROUPS: 4096, MAX_SPLITS: 32 } },
-    { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
-  ];
-  const shapes = [[1, 32768, 16], [8, 4096, 16], [64, 4096, 16], [32, 16384, 16], [64, 4096, 32], [32, 16384, 32]];
+  // BENCH_PINS (a JSON array of tunable pins, [] = the profile's configured tunables) and
+  // BENCH_SHAPES ("BxCTXxBS,...") narrow a run; the defaults are below.
+  const configs = process.env.BENCH_PINS
+    ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({ name: Object.keys(pins).length ? Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") : "configured tunables", pins }))
+    : [
+        { name: "configured tunables", pins: {} },
+        { name: "SPLIT_TARGET_WORKGROUPS=4096 MAX_SPLITS=32", pins: { SPLIT_TARGET_WORKGROUPS: 4096, MAX_SPLITS: 32 } },
+        { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
+      ];
+  const shapes = process.env.BENCH_SHAPES
+    ? process.env.BENCH_SHAPES.split(",").map((s) => s.split("x").map(Number))
+    : [[1, 32768, 16], [8, 4096, 16], [64, 4096, 16], [32, 16384, 16], [64, 4096, 32], [32, 16384, 32]];
   for (const cfg of configs) {
     const { plan: planner, shaders } = await compile("PagedAttention", cfg.pins);
     for (const [B, ctx, bs] of shapes) {
@@ -236,7 +245,8 @@ async function pagedBench(copy) {
   }
 }
 
-// 3. SparseAttention at 8192 keys: a sparse layout next to the dense (lower-triangular) one, same kernel.
+// 3. SparseAttention at 8192 keys: a sparse layout next to the dense (lower-triangular) one, same kernel;
+// single-pass (MAX_SPLITS=1) next to split-K. "attention" times every pass after append/rotate_q.
 function layoutCsr(numLayout, blocks, keep) {
   const rowsOut = [];
   const colsOut = [];
@@ -262,48 +272,57 @@ async function sparseBench(copy) {
     sparse: layoutCsr(numLayout, blocks, (l, q, k) => q - k < localBlocks || (k + l * strideStep + 1) % vertStride === 0),
     dense: layoutCsr(numLayout, blocks, () => true),
   };
-  const { plan: planner, shaders } = await compile("SparseAttention", {});
-  for (const B of [1, 16]) {
-    for (const [name, lay] of Object.entries(layouts)) {
-      const S = 1;
-      const t = {
-        queryT: randomF16Buffer(B * S * N * H * 2),
-        keyT: randomF16Buffer(B * S * Nkv * H * 2),
-        valueT: randomF16Buffer(B * S * Nkv * H * 2),
-        pastKeyT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
-        pastValueT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
-        blockRowIndicesT: i32Buffer(lay.rows),
-        blockColIndicesT: i32Buffer(lay.cols),
-        totalSequenceLengthT: i32Buffer([maxSeq]),
-        keyTotalSequenceLengthsT: i32Buffer(Array(B).fill(maxSeq)),
-        outputT: device.createBuffer({ size: B * S * N * H * 2, usage: U.STORAGE }),
-      };
-      const f16 = (shape) => ({ shape, dtype: "float16" });
-      const i32 = (shape) => ({ shape, dtype: "int32" });
-      const call = {
-        inputs: {
-          queryT: f16([B, S, N * H]), keyT: f16([B, S, Nkv * H]), valueT: f16([B, S, Nkv * H]),
-          pastKeyT: f16([B, Nkv, maxSeq, H]), pastValueT: f16([B, Nkv, maxSeq, H]),
-          blockRowIndicesT: i32([numLayout, blocks + 1]), blockColIndicesT: i32([numLayout, lay.maxNnz]),
-          totalSequenceLengthT: i32([1]), keyTotalSequenceLengthsT: i32([B]),
-        },
-        outputs: { outputT: f16([B, S, N * H]) },
-        attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
-      };
-      let plan;
-      try {
-        plan = planner(call);
-      } catch (err) {
-        log(`sparse ${name} | B=${B}: ${err.message}`);
+  const configs = [
+    { name: "single-pass (MAX_SPLITS=1)", pins: { MAX_SPLITS: 1 } },
+    { name: "default tunables", pins: {} },
+    { name: "SPLIT_TARGET_WORKGROUPS=1024", pins: { SPLIT_TARGET_WORKGROUPS: 1024 } },
+  ];
+  for (const cfg of configs) {
+    const { plan: planner, shaders } = await compile("SparseAttention", cfg.pins);
+    for (const B of [1, 16]) {
+      for (const [name, lay] of Object.entries(layouts)) {
+        const S = 1;
+        const t = {
+          queryT: randomF16Buffer(B * S * N * H * 2),
+          keyT: randomF16Buffer(B * S * Nkv * H * 2),
+          valueT: randomF16Buffer(B * S * Nkv * H * 2),
+          pastKeyT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
+          pastValueT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
+          blockRowIndicesT: i32Buffer(lay.rows),
+          blockColIndicesT: i32Buffer(lay.cols),
+          totalSequenceLengthT: i32Buffer([maxSeq]),
+          keyTotalSequenceLengthsT: i32Buffer(Array(B).fill(maxSeq)),
+          outputT: device.createBuffer({ size: B * S * N * H * 2, usage: U.STORAGE }),
+        };
+        const f16 = (shape) => ({ shape, dtype: "float16" });
+        const i32 = (shape) => ({ shape, dtype: "int32" });
+        const call = {
+          inputs: {
+            queryT: f16([B, S, N * H]), keyT: f16([B, S, Nkv * H]), valueT: f16([B, S, Nkv * H]),
+            pastKeyT: f16([B, Nkv, maxSeq, H]), pastValueT: f16([B, Nkv, maxSeq, H]),
+            blockRowIndicesT: i32([numLayout, blocks + 1]), blockColIndicesT: i32([numLayout, lay.maxNnz]),
+            totalSequenceLengthT: i32([1]), keyTotalSequenceLengthsT: i32([B]),
+          },
+          outputs: { outputT: f16([B, S, N * H]) },
+          attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
+        };
+        let plan;
+        try {
+          plan = planner(call);
+        } catch (err) {
+          log(`sparse ${cfg.name} | ${name} | B=${B}: ${err.message}`);
+          for (const b of Object.values(t)) b.destroy();
+          continue;
+        }
+        const attn = plan.passes.filter((p) => p.id !== "append" && p.id !== "rotate_q").map((p) => p.id);
+        const r = await timePlan(plan, shaders, t, attn);
+        const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
+        const splits = plan.passes.find((p) => p.id === "split_attend")?.workgroups[2] ?? 1;
+        const row = { kernel: "SparseAttention", config: cfg.name, layout: name, B, keys: maxSeq, variant: plan.variant, splits, allPassesMs: r.total, attentionMs: r.focused, denseEquivalentTBps: denseBytes / (r.focused / 1e3) / 1e12 };
+        rows.push(row);
+        log(`sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${r.total.toFixed(4)} ms | attend ${r.focused.toFixed(4)} ms | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`);
         for (const b of Object.values(t)) b.destroy();
-        continue;
       }
-      const r = await timePlan(plan, shaders, t, ["attend"]);
-      const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
-      const row = { kernel: "SparseAttention", layout: name, B, keys: maxSeq, variant: plan.variant, allPassesMs: r.total, attentionMs: r.focused, denseEquivalentTBps: denseBytes / (r.focused / 1e3) / 1e12 };
-      rows.push(row);
-      log(`sparse ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} | all passes ${r.total.toFixed(4)} ms | attend ${r.focused.toFixed(4)} ms | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`);
-      for (const b of Object.values(t)) b.destroy();
     }
   }
 }

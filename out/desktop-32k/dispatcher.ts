@@ -636,7 +636,7 @@ class K0A0 {
     const m = this.m15;
     if (m !== undefined) return m;
     try {
-      return (this.m15 = Math.max((1 as number), (Math.min((16 as number), ($fdivI((this.d16() as number), (128 as number)) as number)) as number)));
+      return (this.m15 = Math.max((1 as number), (Math.min((32 as number), ($fdivI((this.d16() as number), (128 as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitCap");
     }
@@ -656,7 +656,7 @@ class K0A0 {
     const m = this.m14;
     if (m !== undefined) return m;
     try {
-      return (this.m14 = Math.max((1 as number), (Math.min((this.d15() as number), ($ceilDiv((1024 as number), (Math.max((1 as number), (this.d17() as number)) as number)) as number)) as number)));
+      return (this.m14 = Math.max((1 as number), (Math.min((this.d15() as number), ($ceilDiv((4096 as number), (Math.max((1 as number), (this.d17() as number)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "numSplits");
     }
@@ -1066,25 +1066,25 @@ class K0A0 {
   }
   p0(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "86fdab00686cae56";
-    else if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 96 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "6dbd2b8943663f5f";
-    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "429cf553c927aa95";
-    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "a190465a74e00342";
-    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "ed4873eb4399f113";
-    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "e474dc08a2017cd1";
+    if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "b8bb85e27b2eb109";
+    else if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 96 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "62eeeb42d7a87c74";
+    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "1eb9b9956191c833";
+    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "35eca96053cbe000";
+    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "e5eecc9307e19d2b";
+    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "0fe636488b9f697b";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k0_0_0s() + ", " + "attrs.num_heads=" + this.k0_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_0_3s() + ", " + "present.keyT=" + this.k0_0_4s() + ", " + "present.slotMappingT=" + this.k0_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "878dfd5b5df7bbec";
-    else if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 96 && this.k0_1_4() === true) s1 = "2ba37c47a0d5bf02";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "18daf0a41a44ae14";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "31ad6dfe1660bc10";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "37f5b04f3e56dbfa";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "04afb1e97a5f9352";
+    if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "62591e16f160730e";
+    else if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 96 && this.k0_1_4() === true) s1 = "c4446b5d135f14cc";
+    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "b3808fa7fe58c35e";
+    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "7b6958b700b4b814";
+    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "bd66dcd79514beb2";
+    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "23bafaf04b77e2e3";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_1_3s() + ", " + "present.keyT=" + this.k0_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k0_2_0() === 28 && this.k0_2_1() === 128) s2 = "0aacfe60c61647c4";
-    else if (this.k0_2_0() === 32 && this.k0_2_1() === 128) s2 = "d380590a01cfe645";
-    else if (this.k0_2_0() === 32 && this.k0_2_1() === 96) s2 = "438f7c5b527bd0e8";
+    if (this.k0_2_0() === 28 && this.k0_2_1() === 128) s2 = "3ae14ffc053ed677";
+    else if (this.k0_2_0() === 32 && this.k0_2_1() === 128) s2 = "98d40b7368f3afbf";
+    else if (this.k0_2_0() === 32 && this.k0_2_1() === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k0_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
@@ -1508,25 +1508,25 @@ class K0A0 {
   }
   p1(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "465bb67cbbb61017";
-    else if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 96 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "f369a005ffd40cd7";
-    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "e2a5020ad860e2a7";
-    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "699ef848706c209a";
-    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "85f2649a6e19ad35";
-    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "4636acb7caf7e891";
+    if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "23a018a390a33d6d";
+    else if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 96 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "011c21165830d9da";
+    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "ed35844296e61bc4";
+    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "3ee4bbb1e0749f12";
+    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "33cb11be4ea0b178";
+    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "2071d2eaf60658d2";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k1_0_0s() + ", " + "attrs.num_heads=" + this.k1_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_0_3s() + ", " + "present.keyT=" + this.k1_0_4s() + ", " + "present.slotMappingT=" + this.k1_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "878dfd5b5df7bbec";
-    else if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 96 && this.k1_1_4() === true) s1 = "2ba37c47a0d5bf02";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "18daf0a41a44ae14";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "31ad6dfe1660bc10";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "37f5b04f3e56dbfa";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "04afb1e97a5f9352";
+    if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "62591e16f160730e";
+    else if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 96 && this.k1_1_4() === true) s1 = "c4446b5d135f14cc";
+    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "b3808fa7fe58c35e";
+    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "7b6958b700b4b814";
+    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "bd66dcd79514beb2";
+    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "23bafaf04b77e2e3";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k1_1_0s() + ", " + "attrs.num_heads=" + this.k1_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_1_3s() + ", " + "present.keyT=" + this.k1_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k1_2_0() === 28 && this.k1_2_1() === 128) s2 = "0aacfe60c61647c4";
-    else if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "d380590a01cfe645";
-    else if (this.k1_2_0() === 32 && this.k1_2_1() === 96) s2 = "438f7c5b527bd0e8";
+    if (this.k1_2_0() === 28 && this.k1_2_1() === 128) s2 = "3ae14ffc053ed677";
+    else if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "98d40b7368f3afbf";
+    else if (this.k1_2_0() === 32 && this.k1_2_1() === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k1_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
@@ -1966,25 +1966,25 @@ class K0A0 {
   }
   p2(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "5279e94a6a41af66";
-    else if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 96 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "b26ace769305c64e";
-    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "043c1fe3508e0bcb";
-    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "88e0d4759cb78a42";
-    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "1b2c08e56f3d82ac";
-    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "5d8c4650afddff01";
+    if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "123a18096b34c884";
+    else if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 96 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "d280e72211c06482";
+    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "ef756c8244183ed4";
+    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "1c8ded293f7a6ec3";
+    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "bfa1d36c1be9a667";
+    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "cb8d565c0418f394";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k2_0_0s() + ", " + "attrs.num_heads=" + this.k2_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_0_3s() + ", " + "present.keyT=" + this.k2_0_4s() + ", " + "present.slotMappingT=" + this.k2_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "28f8f12337a59da0";
-    else if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 96 && this.k2_1_4() === false) s1 = "1ad5c0f9e46f01ea";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "5da8b9beb960d92b";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "a9346135e4491563";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "e8677d2a2fc71a7b";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "7800407061402ebd";
+    if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "0e26cb09367507e2";
+    else if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 96 && this.k2_1_4() === false) s1 = "a2a95d2b28634a09";
+    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "d87478b7a1f3dd68";
+    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "1c5d1cd2d51ff4a8";
+    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "ee5d3d47430f787e";
+    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "7bcdd6415de0db35";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_1_3s() + ", " + "present.keyT=" + this.k2_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k2_2_0() === 28 && this.k2_2_1() === 128) s2 = "0aacfe60c61647c4";
-    else if (this.k2_2_0() === 32 && this.k2_2_1() === 128) s2 = "d380590a01cfe645";
-    else if (this.k2_2_0() === 32 && this.k2_2_1() === 96) s2 = "438f7c5b527bd0e8";
+    if (this.k2_2_0() === 28 && this.k2_2_1() === 128) s2 = "3ae14ffc053ed677";
+    else if (this.k2_2_0() === 32 && this.k2_2_1() === 128) s2 = "98d40b7368f3afbf";
+    else if (this.k2_2_0() === 32 && this.k2_2_1() === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k2_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
@@ -2407,25 +2407,25 @@ class K0A0 {
   }
   p3(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "ceae00ce7918aa5f";
-    else if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 96 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "924ae2ae1bd23063";
-    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "b61799e73c16a6ae";
-    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "56d55364a8b54be3";
-    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "c82f33e11acb5377";
-    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "8a18f205992b8aaf";
+    if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "726b855c3b7c1645";
+    else if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 96 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "ba749d2e68033984";
+    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "8743ad0215bba3e8";
+    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "a2536e325b0c19b0";
+    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "e291d395098f11e5";
+    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "9b400c1d578ee353";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k3_0_0s() + ", " + "attrs.num_heads=" + this.k3_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_0_3s() + ", " + "present.keyT=" + this.k3_0_4s() + ", " + "present.slotMappingT=" + this.k3_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "28f8f12337a59da0";
-    else if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 96 && this.k3_1_4() === false) s1 = "1ad5c0f9e46f01ea";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "5da8b9beb960d92b";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "a9346135e4491563";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "e8677d2a2fc71a7b";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "7800407061402ebd";
+    if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "0e26cb09367507e2";
+    else if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 96 && this.k3_1_4() === false) s1 = "a2a95d2b28634a09";
+    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "d87478b7a1f3dd68";
+    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "1c5d1cd2d51ff4a8";
+    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "ee5d3d47430f787e";
+    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "7bcdd6415de0db35";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k3_1_0s() + ", " + "attrs.num_heads=" + this.k3_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_1_3s() + ", " + "present.keyT=" + this.k3_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k3_2_0() === 28 && this.k3_2_1() === 128) s2 = "0aacfe60c61647c4";
-    else if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "d380590a01cfe645";
-    else if (this.k3_2_0() === 32 && this.k3_2_1() === 96) s2 = "438f7c5b527bd0e8";
+    if (this.k3_2_0() === 28 && this.k3_2_1() === 128) s2 = "3ae14ffc053ed677";
+    else if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "98d40b7368f3afbf";
+    else if (this.k3_2_0() === 32 && this.k3_2_1() === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k3_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
@@ -2856,20 +2856,20 @@ class K0A0 {
   }
   p4(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "86fdab00686cae56";
-    else if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 96 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "6dbd2b8943663f5f";
-    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "429cf553c927aa95";
-    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "a190465a74e00342";
-    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "ed4873eb4399f113";
-    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "e474dc08a2017cd1";
+    if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "b8bb85e27b2eb109";
+    else if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 96 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "62eeeb42d7a87c74";
+    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "1eb9b9956191c833";
+    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "35eca96053cbe000";
+    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "e5eecc9307e19d2b";
+    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "0fe636488b9f697b";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k4_0_0s() + ", " + "attrs.num_heads=" + this.k4_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k4_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k4_0_3s() + ", " + "present.keyT=" + this.k4_0_4s() + ", " + "present.slotMappingT=" + this.k4_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "1f23e415dce17513";
-    else if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 96 && this.k4_1_4() === true) s1 = "6863bb1ee58292a7";
-    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "9d04c6807afd34b4";
-    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "f1f5b16150b07e86";
-    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "b547a1b9956a2a9f";
-    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "47198daa1790025a";
+    if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "382a89a5989ae041";
+    else if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 96 && this.k4_1_4() === true) s1 = "1279c57914df8d2a";
+    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "e2d38945d3bc0440";
+    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "6aca29d5b81d7207";
+    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "9db4121f32f1b2fc";
+    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "b065d3a4328a311f";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k4_1_0s() + ", " + "attrs.num_heads=" + this.k4_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k4_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k4_1_3s() + ", " + "present.keyT=" + this.k4_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S17, "key"))) };
     const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S17, "value"))) };
@@ -3204,20 +3204,20 @@ class K0A0 {
   }
   p5(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "465bb67cbbb61017";
-    else if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 96 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "f369a005ffd40cd7";
-    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "e2a5020ad860e2a7";
-    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "699ef848706c209a";
-    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "85f2649a6e19ad35";
-    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "4636acb7caf7e891";
+    if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "23a018a390a33d6d";
+    else if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 96 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "011c21165830d9da";
+    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "ed35844296e61bc4";
+    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "3ee4bbb1e0749f12";
+    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "33cb11be4ea0b178";
+    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "2071d2eaf60658d2";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k5_0_0s() + ", " + "attrs.num_heads=" + this.k5_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k5_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k5_0_3s() + ", " + "present.keyT=" + this.k5_0_4s() + ", " + "present.slotMappingT=" + this.k5_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "1f23e415dce17513";
-    else if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 96 && this.k5_1_4() === true) s1 = "6863bb1ee58292a7";
-    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "9d04c6807afd34b4";
-    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "f1f5b16150b07e86";
-    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "b547a1b9956a2a9f";
-    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "47198daa1790025a";
+    if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "382a89a5989ae041";
+    else if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 96 && this.k5_1_4() === true) s1 = "1279c57914df8d2a";
+    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "e2d38945d3bc0440";
+    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "6aca29d5b81d7207";
+    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "9db4121f32f1b2fc";
+    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "b065d3a4328a311f";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k5_1_0s() + ", " + "attrs.num_heads=" + this.k5_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k5_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k5_1_3s() + ", " + "present.keyT=" + this.k5_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S19, "key"))) };
     const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S19, "value"))) };
@@ -3544,20 +3544,20 @@ class K0A0 {
   }
   p6(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "5279e94a6a41af66";
-    else if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 96 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "b26ace769305c64e";
-    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "043c1fe3508e0bcb";
-    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "88e0d4759cb78a42";
-    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "1b2c08e56f3d82ac";
-    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "5d8c4650afddff01";
+    if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "123a18096b34c884";
+    else if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 96 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "d280e72211c06482";
+    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "ef756c8244183ed4";
+    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "1c8ded293f7a6ec3";
+    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "bfa1d36c1be9a667";
+    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "cb8d565c0418f394";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k6_0_0s() + ", " + "attrs.num_heads=" + this.k6_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k6_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k6_0_3s() + ", " + "present.keyT=" + this.k6_0_4s() + ", " + "present.slotMappingT=" + this.k6_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "774ba2b375bb816b";
-    else if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 96 && this.k6_1_4() === false) s1 = "6df27558243ac11b";
-    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "8d1846222c54ab2c";
-    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "e5ccc24e33c62285";
-    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "8be020adf18bcdaa";
-    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "011b1cde15df1494";
+    if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "e2fccaf69185250f";
+    else if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 96 && this.k6_1_4() === false) s1 = "e9858ce47c36ff13";
+    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "b3f6a32878c6b6a4";
+    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "3250d4da17318cc5";
+    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "40e63cecbeb2a264";
+    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "81292c77b5ae5638";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k6_1_0s() + ", " + "attrs.num_heads=" + this.k6_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k6_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k6_1_3s() + ", " + "present.keyT=" + this.k6_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S21, "query"))) };
     const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S21, "key_cache"))) };
@@ -3891,20 +3891,20 @@ class K0A0 {
   }
   p7(): Plan {
     let s0: string | undefined = undefined;
-    if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "ceae00ce7918aa5f";
-    else if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 96 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "924ae2ae1bd23063";
-    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "b61799e73c16a6ae";
-    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "56d55364a8b54be3";
-    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "c82f33e11acb5377";
-    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "8a18f205992b8aaf";
+    if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "726b855c3b7c1645";
+    else if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 96 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "ba749d2e68033984";
+    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "8743ad0215bba3e8";
+    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "a2536e325b0c19b0";
+    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "e291d395098f11e5";
+    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "9b400c1d578ee353";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k7_0_0s() + ", " + "attrs.num_heads=" + this.k7_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k7_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k7_0_3s() + ", " + "present.keyT=" + this.k7_0_4s() + ", " + "present.slotMappingT=" + this.k7_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "774ba2b375bb816b";
-    else if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 96 && this.k7_1_4() === false) s1 = "6df27558243ac11b";
-    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "8d1846222c54ab2c";
-    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "e5ccc24e33c62285";
-    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "8be020adf18bcdaa";
-    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "011b1cde15df1494";
+    if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "e2fccaf69185250f";
+    else if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 96 && this.k7_1_4() === false) s1 = "e9858ce47c36ff13";
+    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "b3f6a32878c6b6a4";
+    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "3250d4da17318cc5";
+    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "40e63cecbeb2a264";
+    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "81292c77b5ae5638";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k7_1_0s() + ", " + "attrs.num_heads=" + this.k7_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k7_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k7_1_3s() + ", " + "present.keyT=" + this.k7_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S23, "query"))) };
     const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S23, "key_cache"))) };
@@ -4326,19 +4326,37 @@ export function plan0(call: Call): Plan {
   return $fail("no_variant", "PagedAttention: nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile desktop-32k");
 }
 
-const K1A0S0 = "SparseAttention: variant `packed_rotary`: pass `append`";
-const K1A0S1 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
-const K1A0S2 = "SparseAttention: variant `packed_rotary`: pass `attend`";
-const K1A0S3 = "SparseAttention: variant `packed_rotary`";
-const K1A0S4 = "SparseAttention";
-const K1A0S5 = "SparseAttention: variant `packed`: pass `append`";
-const K1A0S6 = "SparseAttention: variant `packed`: pass `attend`";
-const K1A0S7 = "SparseAttention: variant `separate_rotary`: pass `append`";
-const K1A0S8 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
-const K1A0S9 = "SparseAttention: variant `separate_rotary`: pass `attend`";
-const K1A0S10 = "SparseAttention: variant `separate_rotary`";
-const K1A0S11 = "SparseAttention: variant `separate`: pass `append`";
-const K1A0S12 = "SparseAttention: variant `separate`: pass `attend`";
+const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
+const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
+const K1A0S2 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
+const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
+const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S5 = "SparseAttention";
+const K1A0S6 = "SparseAttention: variant `packed_splitk`: pass `append`";
+const K1A0S7 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
+const K1A0S8 = "SparseAttention: variant `packed_splitk`: pass `merge`";
+const K1A0S9 = "SparseAttention: variant `packed_splitk`";
+const K1A0S10 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
+const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
+const K1A0S12 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
+const K1A0S13 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
+const K1A0S14 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S15 = "SparseAttention: variant `separate_splitk`: pass `append`";
+const K1A0S16 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
+const K1A0S17 = "SparseAttention: variant `separate_splitk`: pass `merge`";
+const K1A0S18 = "SparseAttention: variant `separate_splitk`";
+const K1A0S19 = "SparseAttention: variant `packed_rotary`: pass `append`";
+const K1A0S20 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
+const K1A0S21 = "SparseAttention: variant `packed_rotary`: pass `attend`";
+const K1A0S22 = "SparseAttention: variant `packed_rotary`";
+const K1A0S23 = "SparseAttention: variant `packed`: pass `append`";
+const K1A0S24 = "SparseAttention: variant `packed`: pass `attend`";
+const K1A0S25 = "SparseAttention: variant `separate_rotary`: pass `append`";
+const K1A0S26 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
+const K1A0S27 = "SparseAttention: variant `separate_rotary`: pass `attend`";
+const K1A0S28 = "SparseAttention: variant `separate_rotary`";
+const K1A0S29 = "SparseAttention: variant `separate`: pass `append`";
+const K1A0S30 = "SparseAttention: variant `separate`: pass `attend`";
 
 class K1A0 {
   private m0: boolean | undefined = undefined;
@@ -4371,6 +4389,13 @@ class K1A0 {
   private m27: boolean | undefined = undefined;
   private m28: number | undefined = undefined;
   private m29: number | undefined = undefined;
+  private m30: boolean | undefined = undefined;
+  private m31: number | undefined = undefined;
+  private m32: number | undefined = undefined;
+  private m33: number | undefined = undefined;
+  private m34: number | undefined = undefined;
+  private m35: number | undefined = undefined;
+  private m36: number | undefined = undefined;
   private mk0_0_0: unknown | undefined = undefined;
   private mk0_0_1: unknown | undefined = undefined;
   private mk0_0_2: unknown | undefined = undefined;
@@ -4393,6 +4418,8 @@ class K1A0 {
   private mk0_2_3: unknown | undefined = undefined;
   private mk0_2_4: unknown | undefined = undefined;
   private mk0_2_5: unknown | undefined = undefined;
+  private mk0_3_0: unknown | undefined = undefined;
+  private mk0_3_1: unknown | undefined = undefined;
   private q0: BindingResource | undefined = undefined;
   private q3: BindingResource | undefined = undefined;
   private q4: BindingResource | undefined = undefined;
@@ -4418,7 +4445,9 @@ class K1A0 {
   private mk1_1_3: unknown | undefined = undefined;
   private mk1_1_4: unknown | undefined = undefined;
   private mk1_1_5: unknown | undefined = undefined;
-  private m30: boolean | undefined = undefined;
+  private mk1_2_0: unknown | undefined = undefined;
+  private mk1_2_1: unknown | undefined = undefined;
+  private m37: boolean | undefined = undefined;
   private mk2_0_0: unknown | undefined = undefined;
   private mk2_0_1: unknown | undefined = undefined;
   private mk2_0_2: unknown | undefined = undefined;
@@ -4441,6 +4470,8 @@ class K1A0 {
   private mk2_2_3: unknown | undefined = undefined;
   private mk2_2_4: unknown | undefined = undefined;
   private mk2_2_5: unknown | undefined = undefined;
+  private mk2_3_0: unknown | undefined = undefined;
+  private mk2_3_1: unknown | undefined = undefined;
   private q1: BindingResource | undefined = undefined;
   private q2: BindingResource | undefined = undefined;
   private mk3_0_0: unknown | undefined = undefined;
@@ -4458,6 +4489,82 @@ class K1A0 {
   private mk3_1_3: unknown | undefined = undefined;
   private mk3_1_4: unknown | undefined = undefined;
   private mk3_1_5: unknown | undefined = undefined;
+  private mk3_2_0: unknown | undefined = undefined;
+  private mk3_2_1: unknown | undefined = undefined;
+  private mk4_0_0: unknown | undefined = undefined;
+  private mk4_0_1: unknown | undefined = undefined;
+  private mk4_0_2: unknown | undefined = undefined;
+  private mk4_0_3: unknown | undefined = undefined;
+  private mk4_0_4: unknown | undefined = undefined;
+  private mk4_0_5: unknown | undefined = undefined;
+  private mk4_0_6: unknown | undefined = undefined;
+  private mk4_0_7: unknown | undefined = undefined;
+  private mk4_0_8: unknown | undefined = undefined;
+  private mk4_1_0: unknown | undefined = undefined;
+  private mk4_1_1: unknown | undefined = undefined;
+  private mk4_1_2: unknown | undefined = undefined;
+  private mk4_1_3: unknown | undefined = undefined;
+  private mk4_1_4: unknown | undefined = undefined;
+  private mk4_1_5: unknown | undefined = undefined;
+  private mk4_1_6: unknown | undefined = undefined;
+  private mk4_2_0: unknown | undefined = undefined;
+  private mk4_2_1: unknown | undefined = undefined;
+  private mk4_2_2: unknown | undefined = undefined;
+  private mk4_2_3: unknown | undefined = undefined;
+  private mk4_2_4: unknown | undefined = undefined;
+  private mk4_2_5: unknown | undefined = undefined;
+  private mk5_0_0: unknown | undefined = undefined;
+  private mk5_0_1: unknown | undefined = undefined;
+  private mk5_0_2: unknown | undefined = undefined;
+  private mk5_0_3: unknown | undefined = undefined;
+  private mk5_0_4: unknown | undefined = undefined;
+  private mk5_0_5: unknown | undefined = undefined;
+  private mk5_0_6: unknown | undefined = undefined;
+  private mk5_0_7: unknown | undefined = undefined;
+  private mk5_0_8: unknown | undefined = undefined;
+  private mk5_1_0: unknown | undefined = undefined;
+  private mk5_1_1: unknown | undefined = undefined;
+  private mk5_1_2: unknown | undefined = undefined;
+  private mk5_1_3: unknown | undefined = undefined;
+  private mk5_1_4: unknown | undefined = undefined;
+  private mk5_1_5: unknown | undefined = undefined;
+  private mk6_0_0: unknown | undefined = undefined;
+  private mk6_0_1: unknown | undefined = undefined;
+  private mk6_0_2: unknown | undefined = undefined;
+  private mk6_0_3: unknown | undefined = undefined;
+  private mk6_0_4: unknown | undefined = undefined;
+  private mk6_0_5: unknown | undefined = undefined;
+  private mk6_0_6: unknown | undefined = undefined;
+  private mk6_0_7: unknown | undefined = undefined;
+  private mk6_0_8: unknown | undefined = undefined;
+  private mk6_1_0: unknown | undefined = undefined;
+  private mk6_1_1: unknown | undefined = undefined;
+  private mk6_1_2: unknown | undefined = undefined;
+  private mk6_1_3: unknown | undefined = undefined;
+  private mk6_1_4: unknown | undefined = undefined;
+  private mk6_1_5: unknown | undefined = undefined;
+  private mk6_1_6: unknown | undefined = undefined;
+  private mk6_2_0: unknown | undefined = undefined;
+  private mk6_2_1: unknown | undefined = undefined;
+  private mk6_2_2: unknown | undefined = undefined;
+  private mk6_2_3: unknown | undefined = undefined;
+  private mk6_2_4: unknown | undefined = undefined;
+  private mk6_2_5: unknown | undefined = undefined;
+  private mk7_0_0: unknown | undefined = undefined;
+  private mk7_0_1: unknown | undefined = undefined;
+  private mk7_0_2: unknown | undefined = undefined;
+  private mk7_0_3: unknown | undefined = undefined;
+  private mk7_0_4: unknown | undefined = undefined;
+  private mk7_0_5: unknown | undefined = undefined;
+  private mk7_0_6: unknown | undefined = undefined;
+  private mk7_0_7: unknown | undefined = undefined;
+  private mk7_0_8: unknown | undefined = undefined;
+  private mk7_1_0: unknown | undefined = undefined;
+  private mk7_1_1: unknown | undefined = undefined;
+  private mk7_1_2: unknown | undefined = undefined;
+  private mk7_1_3: unknown | undefined = undefined;
+  private mk7_1_4: unknown | undefined = undefined;
+  private mk7_1_5: unknown | undefined = undefined;
   constructor(readonly t0: TensorDesc | null, readonly t1: TensorDesc | null, readonly t2: TensorDesc | null, readonly t3: TensorDesc | null, readonly t4: TensorDesc | null, readonly t5: TensorDesc | null, readonly t6: TensorDesc | null, readonly t7: TensorDesc | null, readonly t8: TensorDesc | null, readonly t9: TensorDesc | null, readonly t10: TensorDesc | null, readonly t11: TensorDesc | null, readonly a0: unknown, readonly a1: unknown, readonly a2: unknown, readonly a3: unknown, readonly a4: unknown, readonly a5: unknown) {}
   /** derive "numLayout" */
   d2(): number {
@@ -4866,7 +4973,7 @@ class K1A0 {
     const m = this.m29;
     if (m !== undefined) return m;
     try {
-      return (this.m29 = $mulN((4 as number), ($addN(($addN(($addN(($addN(($addN(($mulN((this.d28() as number), (this.d4() as number)) as number), ($mulN((this.d28() as number), (64 as number)) as number)) as number), (64 as number)) as number), (384 as number)) as number), ($mulN((2 as number), (this.d28() as number)) as number)) as number), (4 as number)) as number)));
+      return (this.m29 = $mulN((4 as number), ($addN(($addN(($addN(($addN(($addN(($mulN((this.d28() as number), (this.d4() as number)) as number), ($mulN((this.d28() as number), (64 as number)) as number)) as number), (128 as number)) as number), (384 as number)) as number), ($mulN((2 as number), (this.d28() as number)) as number)) as number), (4 as number)) as number)));
     } catch (e) {
       throw $wrap(e, "attnStorageBytes");
     }
@@ -4898,6 +5005,94 @@ class K1A0 {
   /** why "attnStorageFits" is not true */
   w5(): string {
     return this.x13([...[], "attnStorageFits"]);
+  }
+  /** derive "sparseKeyCeiling" */
+  d33(): number {
+    const m = this.m33;
+    if (m !== undefined) return m;
+    try {
+      return (this.m33 = Math.min((this.d11() as number), ($mulN((this.d13() as number), ($attr(this.a5, "sparse_block_size") as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseKeyCeiling");
+    }
+  }
+  /** derive "sparseSplitCap" */
+  d32(): number {
+    const m = this.m32;
+    if (m !== undefined) return m;
+    try {
+      return (this.m32 = Math.max((1 as number), (Math.min((16 as number), ($divN((this.d33() as number), (256 as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseSplitCap");
+    }
+  }
+  /** derive "sparseBaseWorkgroups" */
+  d34(): number {
+    const m = this.m34;
+    if (m !== undefined) return m;
+    try {
+      return (this.m34 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseBaseWorkgroups");
+    }
+  }
+  /** derive "numSplits" */
+  d31(): number {
+    const m = this.m31;
+    if (m !== undefined) return m;
+    try {
+      return (this.m31 = Math.max((1 as number), (Math.min((this.d32() as number), ($ceilDiv((128 as number), (Math.max((1 as number), (this.d34() as number)) as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "numSplits");
+    }
+  }
+  /** derive "sparsePartialBytes" */
+  d35(): number {
+    const m = this.m35;
+    if (m !== undefined) return m;
+    try {
+      return (this.m35 = $mulN(($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number), (4 as number)));
+    } catch (e) {
+      throw $wrap(e, "sparsePartialBytes");
+    }
+  }
+  /** derive "sparseMergeWg" */
+  d36(): number {
+    const m = this.m36;
+    if (m !== undefined) return m;
+    try {
+      return (this.m36 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($fdivI((this.d4() as number), (4 as number)) as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseMergeWg");
+    }
+  }
+  /** derive "sparseSplitFits" */
+  d30(): boolean {
+    const m = this.m30;
+    if (m !== undefined) return m;
+    try {
+      return (this.m30 = (((((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))) && ((this.d36() as number) <= (1024 as number))) && ((this.d36() as number) <= (1024 as number))));
+    } catch (e) {
+      throw $wrap(e, "sparseSplitFits");
+    }
+  }
+  /** why "sparseSplitFits" is not true */
+  x14(path: readonly string[]): string {
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => this.d31())) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.d7() as number) * (this.d8() as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d31() as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => this.d31())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => this.d35())) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => this.d36())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => this.d36())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))) && ((this.d36() as number) <= (1024 as number)))));
+  }
+  /** when "sparseSplitFits" */
+  c6(): true | string {
+    let v: unknown;
+    try {
+      v = this.d30();
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return v === true ? true : this.w6();
+  }
+  /** why "sparseSplitFits" is not true */
+  w6(): string {
+    return this.x14([...[], "sparseSplitFits"]);
   }
   k0_0_0(): unknown {
     const m = this.mk0_0_0;
@@ -5273,23 +5468,67 @@ class K1A0 {
       throw e;
     }
   }
+  k0_3_0(): unknown {
+    const m = this.mk0_3_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk0_3_0 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S3, "shader key attrs.num_heads");
+    }
+  }
+  k0_3_0s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k0_3_1(): unknown {
+    const m = this.mk0_3_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk0_3_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S3, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k0_3_1s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
   p0(): Plan {
     let s0: string | undefined = undefined;
     if (this.k0_0_0() === 1 && this.k0_0_1() === 8 && this.k0_0_2() === 32 && this.k0_0_3() === 0 && this.k0_0_4() === 64 && this.k0_0_5() === 8192 && this.k0_0_6() === 128 && this.k0_0_7() === true && this.k0_0_8() === false) s0 = "52e20a65ddc3ff58";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k0_0_0s() + ", " + "attrs.kv_num_heads=" + this.k0_0_1s() + ", " + "attrs.num_heads=" + this.k0_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k0_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k0_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_0_6s() + ", " + "present.cosCacheT=" + this.k0_0_7s() + ", " + "present.keyT=" + this.k0_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k0_0_0s() + ", " + "attrs.kv_num_heads=" + this.k0_0_1s() + ", " + "attrs.num_heads=" + this.k0_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k0_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k0_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_0_6s() + ", " + "present.cosCacheT=" + this.k0_0_7s() + ", " + "present.keyT=" + this.k0_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
     if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 0 && this.k0_1_3() === 64 && this.k0_1_4() === 128 && this.k0_1_5() === true && this.k0_1_6() === false) s1 = "3e2dc2c9cc067950";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k0_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_1_4s() + ", " + "present.cosCacheT=" + this.k0_1_5s() + ", " + "present.keyT=" + this.k0_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k0_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_1_4s() + ", " + "present.cosCacheT=" + this.k0_1_5s() + ", " + "present.keyT=" + this.k0_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k0_2_0() === 1 && this.k0_2_1() === 8 && this.k0_2_2() === 32 && this.k0_2_3() === 64 && this.k0_2_4() === 128 && this.k0_2_5() === false) s2 = "576b783ffa07fa2a";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k0_2_0s() + ", " + "attrs.kv_num_heads=" + this.k0_2_1s() + ", " + "attrs.num_heads=" + this.k0_2_2s() + ", " + "attrs.sparse_block_size=" + this.k0_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_2_4s() + ", " + "present.keyT=" + this.k0_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.k0_2_0() === 1 && this.k0_2_1() === 8 && this.k0_2_2() === 32 && this.k0_2_3() === 64 && this.k0_2_4() === 128 && this.k0_2_5() === false) s2 = "143da6dd0d963982";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k0_2_0s() + ", " + "attrs.kv_num_heads=" + this.k0_2_1s() + ", " + "attrs.num_heads=" + this.k0_2_2s() + ", " + "attrs.sparse_block_size=" + this.k0_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_2_4s() + ", " + "present.keyT=" + this.k0_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s3: string | undefined = undefined;
+    if (this.k0_3_0() === 32 && this.k0_3_1() === 128) s3 = "f57331364e577ffd";
+    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k0_3_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_3_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
       r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
     } catch (e) {
-      $evalFail(e, K1A0S3, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S4, "the shape of intermediate `rotatedQuery`");
     }
     const x0 = $round4($product(r0 as readonly number[]) * 2);
+    let r1: unknown = undefined;
+    try {
+      r1 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S4, "the shape of intermediate `partial`");
+    }
+    const x1 = $round4($product(r1 as readonly number[]) * 4);
     const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S0, "query"))) };
     const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S0, "present_key"))) };
     const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S0, "present_value"))) };
@@ -5297,34 +5536,34 @@ class K1A0 {
     const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S0, "key_total_sequence_lengths"))) };
     const b0_5: BindingPlan = { binding: 5, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S0, "cos_cache"))) };
     const b0_6: BindingPlan = { binding: 6, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S0, "sin_cache"))) };
-    let r1: unknown = undefined;
+    let r2: unknown = undefined;
     try {
-      r1 = this.d8();
+      r2 = this.d8();
     } catch (e) {
       $evalFail(e, K1A0S0, "uniform field `params.seqLen`");
     }
-    let r2: unknown = undefined;
+    let r3: unknown = undefined;
     try {
-      r2 = this.d7();
+      r3 = this.d7();
     } catch (e) {
       $evalFail(e, K1A0S0, "uniform field `params.batchSize`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S0) } };
+    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["seqLen","batchSize"], "params", K1A0S0) } };
     const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
-    let r3: unknown = undefined;
+    let r4: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S0, "x");
-    let r4: unknown = undefined;
+    const w0x = $wg(r4, 65535, K1A0S0, "x");
+    let r5: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r5 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S0, "y");
+    const w0y = $wg(r5, 65535, K1A0S0, "y");
     const w0z = $wg(1, 65535, K1A0S0, "z");
     const w0: [number, number, number] = [w0x, w0y, w0z];
     const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S1, "query"))) };
@@ -5333,34 +5572,34 @@ class K1A0 {
     const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S1, "total_sequence_length"))) };
     const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S1, "key_total_sequence_lengths"))) };
     const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    let r5: unknown = undefined;
+    let r6: unknown = undefined;
     try {
-      r5 = this.d8();
+      r6 = this.d8();
     } catch (e) {
       $evalFail(e, K1A0S1, "uniform field `params.seqLen`");
     }
-    let r6: unknown = undefined;
+    let r7: unknown = undefined;
     try {
-      r6 = this.d7();
+      r7 = this.d7();
     } catch (e) {
       $evalFail(e, K1A0S1, "uniform field `params.batchSize`");
     }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S1) } };
+    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uu", ["seqLen","batchSize"], "params", K1A0S1) } };
     const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
-    let r7: unknown = undefined;
+    let r8: unknown = undefined;
     try {
-      r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r8 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch x");
     }
-    const w1x = $wg(r7, 65535, K1A0S1, "x");
-    let r8: unknown = undefined;
+    const w1x = $wg(r8, 65535, K1A0S1, "x");
+    let r9: unknown = undefined;
     try {
-      r8 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r9 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch y");
     }
-    const w1y = $wg(r8, 65535, K1A0S1, "y");
+    const w1y = $wg(r9, 65535, K1A0S1, "y");
     const w1z = $wg(1, 65535, K1A0S1, "z");
     const w1: [number, number, number] = [w1x, w1y, w1z];
     const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
@@ -5370,138 +5609,171 @@ class K1A0 {
     const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S2, "block_col_indices"))) };
     const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S2, "total_sequence_length"))) };
     const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S2, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S2, "output"))) };
-    let r9: unknown = undefined;
+    const b2_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
+    let r10: unknown = undefined;
     try {
-      r9 = this.d8();
+      r10 = this.d8();
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.seqLen`");
     }
-    let r10: unknown = undefined;
+    let r11: unknown = undefined;
     try {
-      r10 = this.d7();
+      r11 = this.d7();
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.batchSize`");
     }
-    let r11: unknown = undefined;
+    let r12: unknown = undefined;
     try {
-      r11 = this.d2();
+      r12 = this.d2();
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.numLayout`");
     }
-    let r12: unknown = undefined;
+    let r13: unknown = undefined;
     try {
-      r12 = $chk((this.d13() as number) + (1 as number));
+      r13 = $chk((this.d13() as number) + (1 as number));
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.rowStride`");
     }
-    let r13: unknown = undefined;
+    let r14: unknown = undefined;
     try {
-      r13 = this.d14();
+      r14 = this.d14();
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.colStride`");
     }
-    let r14: unknown = undefined;
+    let r15: unknown = undefined;
     try {
-      r14 = this.d11();
+      r15 = this.d11();
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.maxCacheSeq`");
     }
-    let r15: unknown = undefined;
+    let r16: unknown = undefined;
     try {
-      r15 = $attr(this.a4, "scale");
+      r16 = $attr(this.a4, "scale");
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.scale`");
     }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S2) } };
+    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r10, r11, r12, r13, r14, r15, r16], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S2) } };
     const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
-    let r16: unknown = undefined;
+    let r17: unknown = undefined;
     try {
-      r16 = this.d8();
+      r17 = $chk((this.d7() as number) * (this.d8() as number));
     } catch (e) {
       $evalFail(e, K1A0S2, "dispatch x");
     }
-    const w2x = $wg(r16, 65535, K1A0S2, "x");
-    let r17: unknown = undefined;
+    const w2x = $wg(r17, 65535, K1A0S2, "x");
+    let r18: unknown = undefined;
     try {
-      r17 = $attr(this.a1, "kv_num_heads");
+      r18 = $attr(this.a1, "kv_num_heads");
     } catch (e) {
       $evalFail(e, K1A0S2, "dispatch y");
     }
-    const w2y = $wg(r17, 65535, K1A0S2, "y");
-    let r18: unknown = undefined;
+    const w2y = $wg(r18, 65535, K1A0S2, "y");
+    let r19: unknown = undefined;
     try {
-      r18 = this.d7();
+      r19 = this.d31();
     } catch (e) {
       $evalFail(e, K1A0S2, "dispatch z");
     }
-    const w2z = $wg(r18, 65535, K1A0S2, "z");
+    const w2z = $wg(r19, 65535, K1A0S2, "z");
     const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r19: unknown = undefined;
-    try {
-      r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `outputT`");
-    }
-    shapes["outputT"] = r19 as readonly number[];
+    const b3_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
+    const b3_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S3, "output"))) };
+    const b3: BindingPlan[] = [b3_0, b3_1];
+    const w3x = $wg(1, 65535, K1A0S3, "x");
     let r20: unknown = undefined;
     try {
-      r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+      r20 = $attr(this.a2, "num_heads");
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastKeyT`");
+      $evalFail(e, K1A0S3, "dispatch y");
     }
-    shapes["pastKeyT"] = r20 as readonly number[];
+    const w3y = $wg(r20, 65535, K1A0S3, "y");
     let r21: unknown = undefined;
     try {
-      r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+      r21 = $chk((this.d7() as number) * (this.d8() as number));
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastValueT`");
+      $evalFail(e, K1A0S3, "dispatch z");
     }
-    shapes["pastValueT"] = r21 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+    const w3z = $wg(r21, 65535, K1A0S3, "z");
+    const w3: [number, number, number] = [w3x, w3y, w3z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r22: unknown = undefined;
+    try {
+      r22 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r22 as readonly number[];
+    let r23: unknown = undefined;
+    try {
+      r23 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r23 as readonly number[];
+    let r24: unknown = undefined;
+    try {
+      r24 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r24 as readonly number[];
+    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
   /** when "packedKv" */
-  c6(): true | string {
+  c7(): true | string {
     let v: unknown;
     try {
       v = this.d26();
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w6();
+    return v === true ? true : this.w7();
   }
   /** why "packedKv" is not true */
-  w6(): string {
+  w7(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "not usesRotary" */
-  c7(): true | string {
+  c8(): true | string {
     let v: unknown;
     try {
       v = !(this.d5());
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w7();
+    return v === true ? true : this.w8();
   }
   /** why "not usesRotary" is not true */
-  w7(): string {
+  w8(): string {
     return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
   }
   /** when "attnStorageFits" */
-  c8(): true | string {
+  c9(): true | string {
     let v: unknown;
     try {
       v = this.d27();
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w8();
+    return v === true ? true : this.w9();
   }
   /** why "attnStorageFits" is not true */
-  w8(): string {
+  w9(): string {
     return this.x13([...[], "attnStorageFits"]);
+  }
+  /** when "sparseSplitFits" */
+  c10(): true | string {
+    let v: unknown;
+    try {
+      v = this.d30();
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return v === true ? true : this.w10();
+  }
+  /** why "sparseSplitFits" is not true */
+  w10(): string {
+    return this.x14([...[], "sparseSplitFits"]);
   }
   k1_0_0(): unknown {
     const m = this.mk1_0_0;
@@ -5509,7 +5781,7 @@ class K1A0 {
     try {
       return (this.mk1_0_0 = $attr(this.a0, "do_rotary"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key attrs.do_rotary");
+      return $evalFail(e, K1A0S6, "shader key attrs.do_rotary");
     }
   }
   k1_0_0s(): string {
@@ -5526,7 +5798,7 @@ class K1A0 {
     try {
       return (this.mk1_0_1 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S6, "shader key attrs.kv_num_heads");
     }
   }
   k1_0_1s(): string {
@@ -5543,7 +5815,7 @@ class K1A0 {
     try {
       return (this.mk1_0_2 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S6, "shader key attrs.num_heads");
     }
   }
   k1_0_2s(): string {
@@ -5560,7 +5832,7 @@ class K1A0 {
     try {
       return (this.mk1_0_3 = $attr(this.a3, "rotary_interleaved"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key attrs.rotary_interleaved");
+      return $evalFail(e, K1A0S6, "shader key attrs.rotary_interleaved");
     }
   }
   k1_0_3s(): string {
@@ -5577,7 +5849,7 @@ class K1A0 {
     try {
       return (this.mk1_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S6, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k1_0_4s(): string {
@@ -5594,7 +5866,7 @@ class K1A0 {
     try {
       return (this.mk1_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key dim(shapes.pastKeyT, 2)");
+      return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 2)");
     }
   }
   k1_0_5s(): string {
@@ -5611,7 +5883,7 @@ class K1A0 {
     try {
       return (this.mk1_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k1_0_6s(): string {
@@ -5628,7 +5900,7 @@ class K1A0 {
     try {
       return (this.mk1_0_7 = (this.t9 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key present.cosCacheT");
+      return $evalFail(e, K1A0S6, "shader key present.cosCacheT");
     }
   }
   k1_0_7s(): string {
@@ -5645,7 +5917,7 @@ class K1A0 {
     try {
       return (this.mk1_0_8 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S5, "shader key present.keyT");
+      return $evalFail(e, K1A0S6, "shader key present.keyT");
     }
   }
   k1_0_8s(): string {
@@ -5662,7 +5934,7 @@ class K1A0 {
     try {
       return (this.mk1_1_0 = $attr(this.a0, "do_rotary"));
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.do_rotary");
+      return $evalFail(e, K1A0S7, "shader key attrs.do_rotary");
     }
   }
   k1_1_0s(): string {
@@ -5679,7 +5951,7 @@ class K1A0 {
     try {
       return (this.mk1_1_1 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S7, "shader key attrs.kv_num_heads");
     }
   }
   k1_1_1s(): string {
@@ -5696,7 +5968,7 @@ class K1A0 {
     try {
       return (this.mk1_1_2 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S7, "shader key attrs.num_heads");
     }
   }
   k1_1_2s(): string {
@@ -5713,7 +5985,7 @@ class K1A0 {
     try {
       return (this.mk1_1_3 = $attr(this.a5, "sparse_block_size"));
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.sparse_block_size");
+      return $evalFail(e, K1A0S7, "shader key attrs.sparse_block_size");
     }
   }
   k1_1_3s(): string {
@@ -5730,7 +6002,7 @@ class K1A0 {
     try {
       return (this.mk1_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S7, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k1_1_4s(): string {
@@ -5747,7 +6019,7 @@ class K1A0 {
     try {
       return (this.mk1_1_5 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key present.keyT");
+      return $evalFail(e, K1A0S7, "shader key present.keyT");
     }
   }
   k1_1_5s(): string {
@@ -5758,201 +6030,278 @@ class K1A0 {
       throw e;
     }
   }
+  k1_2_0(): unknown {
+    const m = this.mk1_2_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk1_2_0 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S8, "shader key attrs.num_heads");
+    }
+  }
+  k1_2_0s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k1_2_1(): unknown {
+    const m = this.mk1_2_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk1_2_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S8, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k1_2_1s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
   p1(): Plan {
     let s0: string | undefined = undefined;
     if (this.k1_0_0() === 0 && this.k1_0_1() === 8 && this.k1_0_2() === 32 && this.k1_0_3() === 0 && this.k1_0_5() === 8192 && this.k1_0_6() === 128 && this.k1_0_7() === false && this.k1_0_8() === false) s0 = "2ca3e7070f8b1dd8";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k1_0_0s() + ", " + "attrs.kv_num_heads=" + this.k1_0_1s() + ", " + "attrs.num_heads=" + this.k1_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k1_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k1_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_0_6s() + ", " + "present.cosCacheT=" + this.k1_0_7s() + ", " + "present.keyT=" + this.k1_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k1_0_0s() + ", " + "attrs.kv_num_heads=" + this.k1_0_1s() + ", " + "attrs.num_heads=" + this.k1_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k1_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k1_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_0_6s() + ", " + "present.cosCacheT=" + this.k1_0_7s() + ", " + "present.keyT=" + this.k1_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 0 && this.k1_1_1() === 8 && this.k1_1_2() === 32 && this.k1_1_3() === 64 && this.k1_1_4() === 128 && this.k1_1_5() === false) s1 = "1dbe60da19429d2b";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k1_1_0s() + ", " + "attrs.kv_num_heads=" + this.k1_1_1s() + ", " + "attrs.num_heads=" + this.k1_1_2s() + ", " + "attrs.sparse_block_size=" + this.k1_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_1_4s() + ", " + "present.keyT=" + this.k1_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S5, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S5, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S5, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S5, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S5, "key_total_sequence_lengths"))) };
+    if (this.k1_1_0() === 0 && this.k1_1_1() === 8 && this.k1_1_2() === 32 && this.k1_1_3() === 64 && this.k1_1_4() === 128 && this.k1_1_5() === false) s1 = "95f14ba639a5b1ec";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k1_1_0s() + ", " + "attrs.kv_num_heads=" + this.k1_1_1s() + ", " + "attrs.num_heads=" + this.k1_1_2s() + ", " + "attrs.sparse_block_size=" + this.k1_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_1_4s() + ", " + "present.keyT=" + this.k1_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s2: string | undefined = undefined;
+    if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "f57331364e577ffd";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k1_2_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_2_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = this.d8();
+      r0 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
     } catch (e) {
-      $evalFail(e, K1A0S5, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S9, "the shape of intermediate `partial`");
     }
+    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S6, "query"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S6, "present_key"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S6, "present_value"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S6, "total_sequence_length"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S6, "key_total_sequence_lengths"))) };
     let r1: unknown = undefined;
     try {
-      r1 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S5, "uniform field `params.batchSize`");
-    }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S5) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S5, "dispatch x");
-    }
-    const w0x = $wg(r2, 65535, K1A0S5, "x");
-    let r3: unknown = undefined;
-    try {
-      r3 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S5, "dispatch y");
-    }
-    const w0y = $wg(r3, 65535, K1A0S5, "y");
-    const w0z = $wg(1, 65535, K1A0S5, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S6, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S6, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S6, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S6, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S6, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S6, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S6, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S6, "output"))) };
-    let r4: unknown = undefined;
-    try {
-      r4 = this.d8();
+      r1 = this.d8();
     } catch (e) {
       $evalFail(e, K1A0S6, "uniform field `params.seqLen`");
     }
-    let r5: unknown = undefined;
+    let r2: unknown = undefined;
     try {
-      r5 = this.d7();
+      r2 = this.d7();
     } catch (e) {
       $evalFail(e, K1A0S6, "uniform field `params.batchSize`");
     }
-    let r6: unknown = undefined;
+    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S6) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    let r3: unknown = undefined;
     try {
-      r6 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.numLayout`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.rowStride`");
-    }
-    let r8: unknown = undefined;
-    try {
-      r8 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.colStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.maxCacheSeq`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.scale`");
-    }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S6) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d8();
+      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch x");
     }
-    const w1x = $wg(r11, 65535, K1A0S6, "x");
-    let r12: unknown = undefined;
+    const w0x = $wg(r3, 65535, K1A0S6, "x");
+    let r4: unknown = undefined;
     try {
-      r12 = $attr(this.a1, "kv_num_heads");
+      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch y");
     }
-    const w1y = $wg(r12, 65535, K1A0S6, "y");
+    const w0y = $wg(r4, 65535, K1A0S6, "y");
+    const w0z = $wg(1, 65535, K1A0S6, "z");
+    const w0: [number, number, number] = [w0x, w0y, w0z];
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S7, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S7, "present_key"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S7, "present_value"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S7, "block_row_indices"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S7, "block_col_indices"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S7, "total_sequence_length"))) };
+    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S7, "key_total_sequence_lengths"))) };
+    const b1_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    let r5: unknown = undefined;
+    try {
+      r5 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.seqLen`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.batchSize`");
+    }
+    let r7: unknown = undefined;
+    try {
+      r7 = this.d2();
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.numLayout`");
+    }
+    let r8: unknown = undefined;
+    try {
+      r8 = $chk((this.d13() as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.rowStride`");
+    }
+    let r9: unknown = undefined;
+    try {
+      r9 = this.d14();
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.colStride`");
+    }
+    let r10: unknown = undefined;
+    try {
+      r10 = this.d11();
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.maxCacheSeq`");
+    }
+    let r11: unknown = undefined;
+    try {
+      r11 = $attr(this.a4, "scale");
+    } catch (e) {
+      $evalFail(e, K1A0S7, "uniform field `params.scale`");
+    }
+    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6, r7, r8, r9, r10, r11], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S7) } };
+    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    let r12: unknown = undefined;
+    try {
+      r12 = $chk((this.d7() as number) * (this.d8() as number));
+    } catch (e) {
+      $evalFail(e, K1A0S7, "dispatch x");
+    }
+    const w1x = $wg(r12, 65535, K1A0S7, "x");
     let r13: unknown = undefined;
     try {
-      r13 = this.d7();
+      r13 = $attr(this.a1, "kv_num_heads");
     } catch (e) {
-      $evalFail(e, K1A0S6, "dispatch z");
+      $evalFail(e, K1A0S7, "dispatch y");
     }
-    const w1z = $wg(r13, 65535, K1A0S6, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
+    const w1y = $wg(r13, 65535, K1A0S7, "y");
     let r14: unknown = undefined;
     try {
-      r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r14 = this.d31();
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `outputT`");
+      $evalFail(e, K1A0S7, "dispatch z");
     }
-    shapes["outputT"] = r14 as readonly number[];
+    const w1z = $wg(r14, 65535, K1A0S7, "z");
+    const w1: [number, number, number] = [w1x, w1y, w1z];
+    const b2_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    const b2_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S8, "output"))) };
+    const b2: BindingPlan[] = [b2_0, b2_1];
+    const w2x = $wg(1, 65535, K1A0S8, "x");
     let r15: unknown = undefined;
     try {
-      r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+      r15 = $attr(this.a2, "num_heads");
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastKeyT`");
+      $evalFail(e, K1A0S8, "dispatch y");
     }
-    shapes["pastKeyT"] = r15 as readonly number[];
+    const w2y = $wg(r15, 65535, K1A0S8, "y");
     let r16: unknown = undefined;
     try {
-      r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+      r16 = $chk((this.d7() as number) * (this.d8() as number));
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastValueT`");
+      $evalFail(e, K1A0S8, "dispatch z");
     }
-    shapes["pastValueT"] = r16 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    const w2z = $wg(r16, 65535, K1A0S8, "z");
+    const w2: [number, number, number] = [w2x, w2y, w2z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r17: unknown = undefined;
+    try {
+      r17 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r17 as readonly number[];
+    let r18: unknown = undefined;
+    try {
+      r18 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r18 as readonly number[];
+    let r19: unknown = undefined;
+    try {
+      r19 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r19 as readonly number[];
+    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
   /** derive "separateKv" */
-  d30(): boolean {
-    const m = this.m30;
+  d37(): boolean {
+    const m = this.m37;
     if (m !== undefined) return m;
     try {
-      return (this.m30 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($dimT(this.t0, (2 as number), "queryT") === this.d9())));
+      return (this.m37 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($dimT(this.t0, (2 as number), "queryT") === this.d9())));
     } catch (e) {
       throw $wrap(e, "separateKv");
     }
   }
   /** why "separateKv" is not true */
-  x14(path: readonly string[]): string {
+  x15(path: readonly string[]): string {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)))) : $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)))) : $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.d7())) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])))) : $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.d8())) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())))) : $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => this.d21())) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)))) : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => $dimT(this.t0, (2 as number), "queryT"))) + ", " + "qHidden = " + $showT($try(() => this.d9())) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
   }
   /** when "separateKv" */
-  c9(): true | string {
+  c11(): true | string {
     let v: unknown;
     try {
-      v = this.d30();
+      v = this.d37();
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w9();
+    return v === true ? true : this.w11();
   }
   /** why "separateKv" is not true */
-  w9(): string {
-    return this.x14([...[], "separateKv"]);
+  w11(): string {
+    return this.x15([...[], "separateKv"]);
   }
   /** when "usesRotary" */
-  c10(): true | string {
+  c12(): true | string {
     let v: unknown;
     try {
       v = this.d5();
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w10();
+    return v === true ? true : this.w12();
   }
   /** why "usesRotary" is not true */
-  w10(): string {
+  w12(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c11(): true | string {
+  c13(): true | string {
     let v: unknown;
     try {
       v = this.d27();
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w11();
+    return v === true ? true : this.w13();
   }
   /** why "attnStorageFits" is not true */
-  w11(): string {
+  w13(): string {
     return this.x13([...[], "attnStorageFits"]);
+  }
+  /** when "sparseSplitFits" */
+  c14(): true | string {
+    let v: unknown;
+    try {
+      v = this.d30();
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return v === true ? true : this.w14();
+  }
+  /** why "sparseSplitFits" is not true */
+  w14(): string {
+    return this.x14([...[], "sparseSplitFits"]);
   }
   k2_0_0(): unknown {
     const m = this.mk2_0_0;
@@ -5960,7 +6309,7 @@ class K1A0 {
     try {
       return (this.mk2_0_0 = $attr(this.a0, "do_rotary"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.do_rotary");
+      return $evalFail(e, K1A0S10, "shader key attrs.do_rotary");
     }
   }
   k2_0_0s(): string {
@@ -5977,7 +6326,7 @@ class K1A0 {
     try {
       return (this.mk2_0_1 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S10, "shader key attrs.kv_num_heads");
     }
   }
   k2_0_1s(): string {
@@ -5994,7 +6343,7 @@ class K1A0 {
     try {
       return (this.mk2_0_2 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S10, "shader key attrs.num_heads");
     }
   }
   k2_0_2s(): string {
@@ -6011,7 +6360,7 @@ class K1A0 {
     try {
       return (this.mk2_0_3 = $attr(this.a3, "rotary_interleaved"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.rotary_interleaved");
+      return $evalFail(e, K1A0S10, "shader key attrs.rotary_interleaved");
     }
   }
   k2_0_3s(): string {
@@ -6028,7 +6377,7 @@ class K1A0 {
     try {
       return (this.mk2_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S10, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k2_0_4s(): string {
@@ -6045,7 +6394,7 @@ class K1A0 {
     try {
       return (this.mk2_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key dim(shapes.pastKeyT, 2)");
+      return $evalFail(e, K1A0S10, "shader key dim(shapes.pastKeyT, 2)");
     }
   }
   k2_0_5s(): string {
@@ -6062,7 +6411,7 @@ class K1A0 {
     try {
       return (this.mk2_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S10, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k2_0_6s(): string {
@@ -6079,7 +6428,7 @@ class K1A0 {
     try {
       return (this.mk2_0_7 = (this.t9 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key present.cosCacheT");
+      return $evalFail(e, K1A0S10, "shader key present.cosCacheT");
     }
   }
   k2_0_7s(): string {
@@ -6096,7 +6445,7 @@ class K1A0 {
     try {
       return (this.mk2_0_8 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key present.keyT");
+      return $evalFail(e, K1A0S10, "shader key present.keyT");
     }
   }
   k2_0_8s(): string {
@@ -6113,7 +6462,7 @@ class K1A0 {
     try {
       return (this.mk2_1_0 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S11, "shader key attrs.kv_num_heads");
     }
   }
   k2_1_0s(): string {
@@ -6130,7 +6479,7 @@ class K1A0 {
     try {
       return (this.mk2_1_1 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S11, "shader key attrs.num_heads");
     }
   }
   k2_1_1s(): string {
@@ -6147,7 +6496,7 @@ class K1A0 {
     try {
       return (this.mk2_1_2 = $attr(this.a3, "rotary_interleaved"));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key attrs.rotary_interleaved");
+      return $evalFail(e, K1A0S11, "shader key attrs.rotary_interleaved");
     }
   }
   k2_1_2s(): string {
@@ -6164,7 +6513,7 @@ class K1A0 {
     try {
       return (this.mk2_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k2_1_3s(): string {
@@ -6181,7 +6530,7 @@ class K1A0 {
     try {
       return (this.mk2_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S11, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k2_1_4s(): string {
@@ -6198,7 +6547,7 @@ class K1A0 {
     try {
       return (this.mk2_1_5 = (this.t9 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key present.cosCacheT");
+      return $evalFail(e, K1A0S11, "shader key present.cosCacheT");
     }
   }
   k2_1_5s(): string {
@@ -6215,7 +6564,7 @@ class K1A0 {
     try {
       return (this.mk2_1_6 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key present.keyT");
+      return $evalFail(e, K1A0S11, "shader key present.keyT");
     }
   }
   k2_1_6s(): string {
@@ -6232,7 +6581,7 @@ class K1A0 {
     try {
       return (this.mk2_2_0 = $attr(this.a0, "do_rotary"));
     } catch (e) {
-      return $evalFail(e, K1A0S9, "shader key attrs.do_rotary");
+      return $evalFail(e, K1A0S12, "shader key attrs.do_rotary");
     }
   }
   k2_2_0s(): string {
@@ -6249,7 +6598,7 @@ class K1A0 {
     try {
       return (this.mk2_2_1 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S9, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S12, "shader key attrs.kv_num_heads");
     }
   }
   k2_2_1s(): string {
@@ -6266,7 +6615,7 @@ class K1A0 {
     try {
       return (this.mk2_2_2 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S9, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S12, "shader key attrs.num_heads");
     }
   }
   k2_2_2s(): string {
@@ -6283,7 +6632,7 @@ class K1A0 {
     try {
       return (this.mk2_2_3 = $attr(this.a5, "sparse_block_size"));
     } catch (e) {
-      return $evalFail(e, K1A0S9, "shader key attrs.sparse_block_size");
+      return $evalFail(e, K1A0S12, "shader key attrs.sparse_block_size");
     }
   }
   k2_2_3s(): string {
@@ -6300,7 +6649,7 @@ class K1A0 {
     try {
       return (this.mk2_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S9, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S12, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k2_2_4s(): string {
@@ -6317,7 +6666,7 @@ class K1A0 {
     try {
       return (this.mk2_2_5 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S9, "shader key present.keyT");
+      return $evalFail(e, K1A0S12, "shader key present.keyT");
     }
   }
   k2_2_5s(): string {
@@ -6328,236 +6677,313 @@ class K1A0 {
       throw e;
     }
   }
+  k2_3_0(): unknown {
+    const m = this.mk2_3_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk2_3_0 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S13, "shader key attrs.num_heads");
+    }
+  }
+  k2_3_0s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k2_3_1(): unknown {
+    const m = this.mk2_3_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk2_3_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S13, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k2_3_1s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
   p2(): Plan {
     let s0: string | undefined = undefined;
     if (this.k2_0_0() === 1 && this.k2_0_1() === 8 && this.k2_0_2() === 32 && this.k2_0_3() === 0 && this.k2_0_4() === 64 && this.k2_0_5() === 8192 && this.k2_0_6() === 128 && this.k2_0_7() === true && this.k2_0_8() === true) s0 = "fa17400e38f4e6cd";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k2_0_0s() + ", " + "attrs.kv_num_heads=" + this.k2_0_1s() + ", " + "attrs.num_heads=" + this.k2_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k2_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k2_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_0_6s() + ", " + "present.cosCacheT=" + this.k2_0_7s() + ", " + "present.keyT=" + this.k2_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k2_0_0s() + ", " + "attrs.kv_num_heads=" + this.k2_0_1s() + ", " + "attrs.num_heads=" + this.k2_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k2_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k2_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_0_6s() + ", " + "present.cosCacheT=" + this.k2_0_7s() + ", " + "present.keyT=" + this.k2_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
     if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 0 && this.k2_1_3() === 64 && this.k2_1_4() === 128 && this.k2_1_5() === true && this.k2_1_6() === true) s1 = "56ad6ce60c1c667f";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k2_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_1_4s() + ", " + "present.cosCacheT=" + this.k2_1_5s() + ", " + "present.keyT=" + this.k2_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k2_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_1_4s() + ", " + "present.cosCacheT=" + this.k2_1_5s() + ", " + "present.keyT=" + this.k2_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k2_2_0() === 1 && this.k2_2_1() === 8 && this.k2_2_2() === 32 && this.k2_2_3() === 64 && this.k2_2_4() === 128 && this.k2_2_5() === true) s2 = "576b783ffa07fa2a";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k2_2_0s() + ", " + "attrs.kv_num_heads=" + this.k2_2_1s() + ", " + "attrs.num_heads=" + this.k2_2_2s() + ", " + "attrs.sparse_block_size=" + this.k2_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_2_4s() + ", " + "present.keyT=" + this.k2_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.k2_2_0() === 1 && this.k2_2_1() === 8 && this.k2_2_2() === 32 && this.k2_2_3() === 64 && this.k2_2_4() === 128 && this.k2_2_5() === true) s2 = "143da6dd0d963982";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k2_2_0s() + ", " + "attrs.kv_num_heads=" + this.k2_2_1s() + ", " + "attrs.num_heads=" + this.k2_2_2s() + ", " + "attrs.sparse_block_size=" + this.k2_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_2_4s() + ", " + "present.keyT=" + this.k2_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s3: string | undefined = undefined;
+    if (this.k2_3_0() === 32 && this.k2_3_1() === 128) s3 = "f57331364e577ffd";
+    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k2_3_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_3_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
       r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
     } catch (e) {
-      $evalFail(e, K1A0S10, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S14, "the shape of intermediate `rotatedQuery`");
     }
     const x0 = $round4($product(r0 as readonly number[]) * 2);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S7, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S7, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S7, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S7, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S7, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S7, "key_total_sequence_lengths"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S7, "cos_cache"))) };
-    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S7, "sin_cache"))) };
     let r1: unknown = undefined;
     try {
-      r1 = this.d8();
+      r1 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
     } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S14, "the shape of intermediate `partial`");
     }
+    const x1 = $round4($product(r1 as readonly number[]) * 4);
+    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S10, "key"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S10, "value"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S10, "present_key"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S10, "present_value"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S10, "total_sequence_length"))) };
+    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S10, "key_total_sequence_lengths"))) };
+    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S10, "cos_cache"))) };
+    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S10, "sin_cache"))) };
     let r2: unknown = undefined;
     try {
-      r2 = this.d7();
+      r2 = this.d8();
     } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S10, "uniform field `params.seqLen`");
     }
-    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S7) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r3 = this.d7();
     } catch (e) {
-      $evalFail(e, K1A0S7, "dispatch x");
+      $evalFail(e, K1A0S10, "uniform field `params.batchSize`");
     }
-    const w0x = $wg(r3, 65535, K1A0S7, "x");
+    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["seqLen","batchSize"], "params", K1A0S10) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S7, "dispatch y");
+      $evalFail(e, K1A0S10, "dispatch x");
     }
-    const w0y = $wg(r4, 65535, K1A0S7, "y");
-    const w0z = $wg(1, 65535, K1A0S7, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S8, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S8, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S8, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S8, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S8, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const w0x = $wg(r4, 65535, K1A0S10, "x");
     let r5: unknown = undefined;
     try {
-      r5 = this.d8();
+      r5 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S10, "dispatch y");
     }
+    const w0y = $wg(r5, 65535, K1A0S10, "y");
+    const w0z = $wg(1, 65535, K1A0S10, "z");
+    const w0: [number, number, number] = [w0x, w0y, w0z];
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S11, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S11, "cos_cache"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S11, "sin_cache"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S11, "total_sequence_length"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S11, "key_total_sequence_lengths"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
     let r6: unknown = undefined;
     try {
-      r6 = this.d7();
+      r6 = this.d8();
     } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S11, "uniform field `params.seqLen`");
     }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S8) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
     let r7: unknown = undefined;
     try {
-      r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r7 = this.d7();
     } catch (e) {
-      $evalFail(e, K1A0S8, "dispatch x");
+      $evalFail(e, K1A0S11, "uniform field `params.batchSize`");
     }
-    const w1x = $wg(r7, 65535, K1A0S8, "x");
+    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uu", ["seqLen","batchSize"], "params", K1A0S11) } };
+    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
     let r8: unknown = undefined;
     try {
-      r8 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r8 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S8, "dispatch y");
+      $evalFail(e, K1A0S11, "dispatch x");
     }
-    const w1y = $wg(r8, 65535, K1A0S8, "y");
-    const w1z = $wg(1, 65535, K1A0S8, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S9, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S9, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S9, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S9, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S9, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S9, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S9, "output"))) };
+    const w1x = $wg(r8, 65535, K1A0S11, "x");
     let r9: unknown = undefined;
     try {
-      r9 = this.d8();
+      r9 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S11, "dispatch y");
     }
+    const w1y = $wg(r9, 65535, K1A0S11, "y");
+    const w1z = $wg(1, 65535, K1A0S11, "z");
+    const w1: [number, number, number] = [w1x, w1y, w1z];
+    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S12, "present_key"))) };
+    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S12, "present_value"))) };
+    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S12, "block_row_indices"))) };
+    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S12, "block_col_indices"))) };
+    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S12, "total_sequence_length"))) };
+    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S12, "key_total_sequence_lengths"))) };
+    const b2_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
     let r10: unknown = undefined;
     try {
-      r10 = this.d7();
+      r10 = this.d8();
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S12, "uniform field `params.seqLen`");
     }
     let r11: unknown = undefined;
     try {
-      r11 = this.d2();
+      r11 = this.d7();
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.numLayout`");
+      $evalFail(e, K1A0S12, "uniform field `params.batchSize`");
     }
     let r12: unknown = undefined;
     try {
-      r12 = $chk((this.d13() as number) + (1 as number));
+      r12 = this.d2();
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S12, "uniform field `params.numLayout`");
     }
     let r13: unknown = undefined;
     try {
-      r13 = this.d14();
+      r13 = $chk((this.d13() as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.colStride`");
+      $evalFail(e, K1A0S12, "uniform field `params.rowStride`");
     }
     let r14: unknown = undefined;
     try {
-      r14 = this.d11();
+      r14 = this.d14();
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.maxCacheSeq`");
+      $evalFail(e, K1A0S12, "uniform field `params.colStride`");
     }
     let r15: unknown = undefined;
     try {
-      r15 = $attr(this.a4, "scale");
+      r15 = this.d11();
     } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.scale`");
+      $evalFail(e, K1A0S12, "uniform field `params.maxCacheSeq`");
     }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S9) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
     let r16: unknown = undefined;
     try {
-      r16 = this.d8();
+      r16 = $attr(this.a4, "scale");
     } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch x");
+      $evalFail(e, K1A0S12, "uniform field `params.scale`");
     }
-    const w2x = $wg(r16, 65535, K1A0S9, "x");
+    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r10, r11, r12, r13, r14, r15, r16], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S12) } };
+    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
     let r17: unknown = undefined;
     try {
-      r17 = $attr(this.a1, "kv_num_heads");
+      r17 = $chk((this.d7() as number) * (this.d8() as number));
     } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch y");
+      $evalFail(e, K1A0S12, "dispatch x");
     }
-    const w2y = $wg(r17, 65535, K1A0S9, "y");
+    const w2x = $wg(r17, 65535, K1A0S12, "x");
     let r18: unknown = undefined;
     try {
-      r18 = this.d7();
+      r18 = $attr(this.a1, "kv_num_heads");
     } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch z");
+      $evalFail(e, K1A0S12, "dispatch y");
     }
-    const w2z = $wg(r18, 65535, K1A0S9, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
+    const w2y = $wg(r18, 65535, K1A0S12, "y");
     let r19: unknown = undefined;
     try {
-      r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r19 = this.d31();
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `outputT`");
+      $evalFail(e, K1A0S12, "dispatch z");
     }
-    shapes["outputT"] = r19 as readonly number[];
+    const w2z = $wg(r19, 65535, K1A0S12, "z");
+    const w2: [number, number, number] = [w2x, w2y, w2z];
+    const b3_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
+    const b3_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S13, "output"))) };
+    const b3: BindingPlan[] = [b3_0, b3_1];
+    const w3x = $wg(1, 65535, K1A0S13, "x");
     let r20: unknown = undefined;
     try {
-      r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+      r20 = $attr(this.a2, "num_heads");
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastKeyT`");
+      $evalFail(e, K1A0S13, "dispatch y");
     }
-    shapes["pastKeyT"] = r20 as readonly number[];
+    const w3y = $wg(r20, 65535, K1A0S13, "y");
     let r21: unknown = undefined;
     try {
-      r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+      r21 = $chk((this.d7() as number) * (this.d8() as number));
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastValueT`");
+      $evalFail(e, K1A0S13, "dispatch z");
     }
-    shapes["pastValueT"] = r21 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+    const w3z = $wg(r21, 65535, K1A0S13, "z");
+    const w3: [number, number, number] = [w3x, w3y, w3z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r22: unknown = undefined;
+    try {
+      r22 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r22 as readonly number[];
+    let r23: unknown = undefined;
+    try {
+      r23 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r23 as readonly number[];
+    let r24: unknown = undefined;
+    try {
+      r24 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r24 as readonly number[];
+    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
   /** when "separateKv" */
-  c12(): true | string {
+  c15(): true | string {
     let v: unknown;
     try {
-      v = this.d30();
+      v = this.d37();
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w12();
+    return v === true ? true : this.w15();
   }
   /** why "separateKv" is not true */
-  w12(): string {
-    return this.x14([...[], "separateKv"]);
+  w15(): string {
+    return this.x15([...[], "separateKv"]);
   }
   /** when "not usesRotary" */
-  c13(): true | string {
+  c16(): true | string {
     let v: unknown;
     try {
       v = !(this.d5());
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w13();
+    return v === true ? true : this.w16();
   }
   /** why "not usesRotary" is not true */
-  w13(): string {
+  w16(): string {
     return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
   }
   /** when "attnStorageFits" */
-  c14(): true | string {
+  c17(): true | string {
     let v: unknown;
     try {
       v = this.d27();
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w14();
+    return v === true ? true : this.w17();
   }
   /** why "attnStorageFits" is not true */
-  w14(): string {
+  w17(): string {
     return this.x13([...[], "attnStorageFits"]);
+  }
+  /** when "sparseSplitFits" */
+  c18(): true | string {
+    let v: unknown;
+    try {
+      v = this.d30();
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return v === true ? true : this.w18();
+  }
+  /** why "sparseSplitFits" is not true */
+  w18(): string {
+    return this.x14([...[], "sparseSplitFits"]);
   }
   k3_0_0(): unknown {
     const m = this.mk3_0_0;
@@ -6565,7 +6991,7 @@ class K1A0 {
     try {
       return (this.mk3_0_0 = $attr(this.a0, "do_rotary"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.do_rotary");
+      return $evalFail(e, K1A0S15, "shader key attrs.do_rotary");
     }
   }
   k3_0_0s(): string {
@@ -6582,7 +7008,7 @@ class K1A0 {
     try {
       return (this.mk3_0_1 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S15, "shader key attrs.kv_num_heads");
     }
   }
   k3_0_1s(): string {
@@ -6599,7 +7025,7 @@ class K1A0 {
     try {
       return (this.mk3_0_2 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S15, "shader key attrs.num_heads");
     }
   }
   k3_0_2s(): string {
@@ -6616,7 +7042,7 @@ class K1A0 {
     try {
       return (this.mk3_0_3 = $attr(this.a3, "rotary_interleaved"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.rotary_interleaved");
+      return $evalFail(e, K1A0S15, "shader key attrs.rotary_interleaved");
     }
   }
   k3_0_3s(): string {
@@ -6633,7 +7059,7 @@ class K1A0 {
     try {
       return (this.mk3_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S15, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k3_0_4s(): string {
@@ -6650,7 +7076,7 @@ class K1A0 {
     try {
       return (this.mk3_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key dim(shapes.pastKeyT, 2)");
+      return $evalFail(e, K1A0S15, "shader key dim(shapes.pastKeyT, 2)");
     }
   }
   k3_0_5s(): string {
@@ -6667,7 +7093,7 @@ class K1A0 {
     try {
       return (this.mk3_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S15, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k3_0_6s(): string {
@@ -6684,7 +7110,7 @@ class K1A0 {
     try {
       return (this.mk3_0_7 = (this.t9 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key present.cosCacheT");
+      return $evalFail(e, K1A0S15, "shader key present.cosCacheT");
     }
   }
   k3_0_7s(): string {
@@ -6701,7 +7127,7 @@ class K1A0 {
     try {
       return (this.mk3_0_8 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key present.keyT");
+      return $evalFail(e, K1A0S15, "shader key present.keyT");
     }
   }
   k3_0_8s(): string {
@@ -6718,7 +7144,7 @@ class K1A0 {
     try {
       return (this.mk3_1_0 = $attr(this.a0, "do_rotary"));
     } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.do_rotary");
+      return $evalFail(e, K1A0S16, "shader key attrs.do_rotary");
     }
   }
   k3_1_0s(): string {
@@ -6735,7 +7161,7 @@ class K1A0 {
     try {
       return (this.mk3_1_1 = $attr(this.a1, "kv_num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.kv_num_heads");
+      return $evalFail(e, K1A0S16, "shader key attrs.kv_num_heads");
     }
   }
   k3_1_1s(): string {
@@ -6752,7 +7178,7 @@ class K1A0 {
     try {
       return (this.mk3_1_2 = $attr(this.a2, "num_heads"));
     } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.num_heads");
+      return $evalFail(e, K1A0S16, "shader key attrs.num_heads");
     }
   }
   k3_1_2s(): string {
@@ -6769,7 +7195,7 @@ class K1A0 {
     try {
       return (this.mk3_1_3 = $attr(this.a5, "sparse_block_size"));
     } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.sparse_block_size");
+      return $evalFail(e, K1A0S16, "shader key attrs.sparse_block_size");
     }
   }
   k3_1_3s(): string {
@@ -6786,7 +7212,7 @@ class K1A0 {
     try {
       return (this.mk3_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
     } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key dim(shapes.pastKeyT, 3)");
+      return $evalFail(e, K1A0S16, "shader key dim(shapes.pastKeyT, 3)");
     }
   }
   k3_1_4s(): string {
@@ -6803,7 +7229,7 @@ class K1A0 {
     try {
       return (this.mk3_1_5 = (this.t1 !== null));
     } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key present.keyT");
+      return $evalFail(e, K1A0S16, "shader key present.keyT");
     }
   }
   k3_1_5s(): string {
@@ -6814,143 +7240,2290 @@ class K1A0 {
       throw e;
     }
   }
+  k3_2_0(): unknown {
+    const m = this.mk3_2_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk3_2_0 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S17, "shader key attrs.num_heads");
+    }
+  }
+  k3_2_0s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k3_2_1(): unknown {
+    const m = this.mk3_2_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk3_2_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S17, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k3_2_1s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
   p3(): Plan {
     let s0: string | undefined = undefined;
     if (this.k3_0_0() === 0 && this.k3_0_1() === 8 && this.k3_0_2() === 32 && this.k3_0_3() === 0 && this.k3_0_5() === 8192 && this.k3_0_6() === 128 && this.k3_0_7() === false && this.k3_0_8() === true) s0 = "b8f7fe65bb5a5e80";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k3_0_0s() + ", " + "attrs.kv_num_heads=" + this.k3_0_1s() + ", " + "attrs.num_heads=" + this.k3_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k3_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k3_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_0_6s() + ", " + "present.cosCacheT=" + this.k3_0_7s() + ", " + "present.keyT=" + this.k3_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k3_0_0s() + ", " + "attrs.kv_num_heads=" + this.k3_0_1s() + ", " + "attrs.num_heads=" + this.k3_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k3_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k3_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_0_6s() + ", " + "present.cosCacheT=" + this.k3_0_7s() + ", " + "present.keyT=" + this.k3_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 0 && this.k3_1_1() === 8 && this.k3_1_2() === 32 && this.k3_1_3() === 64 && this.k3_1_4() === 128 && this.k3_1_5() === true) s1 = "576b783ffa07fa2a";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k3_1_0s() + ", " + "attrs.kv_num_heads=" + this.k3_1_1s() + ", " + "attrs.num_heads=" + this.k3_1_2s() + ", " + "attrs.sparse_block_size=" + this.k3_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_1_4s() + ", " + "present.keyT=" + this.k3_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S11, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S11, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S11, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S11, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S11, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S11, "key_total_sequence_lengths"))) };
+    if (this.k3_1_0() === 0 && this.k3_1_1() === 8 && this.k3_1_2() === 32 && this.k3_1_3() === 64 && this.k3_1_4() === 128 && this.k3_1_5() === true) s1 = "143da6dd0d963982";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k3_1_0s() + ", " + "attrs.kv_num_heads=" + this.k3_1_1s() + ", " + "attrs.num_heads=" + this.k3_1_2s() + ", " + "attrs.sparse_block_size=" + this.k3_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_1_4s() + ", " + "present.keyT=" + this.k3_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s2: string | undefined = undefined;
+    if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "f57331364e577ffd";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k3_2_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_2_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let r0: unknown = undefined;
+    try {
+      r0 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S18, "the shape of intermediate `partial`");
+    }
+    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S15, "key"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S15, "value"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S15, "present_key"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S15, "present_value"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S15, "total_sequence_length"))) };
+    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S15, "key_total_sequence_lengths"))) };
+    let r1: unknown = undefined;
+    try {
+      r1 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S15, "uniform field `params.seqLen`");
+    }
+    let r2: unknown = undefined;
+    try {
+      r2 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S15, "uniform field `params.batchSize`");
+    }
+    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S15) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S15, "dispatch x");
+    }
+    const w0x = $wg(r3, 65535, K1A0S15, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S15, "dispatch y");
+    }
+    const w0y = $wg(r4, 65535, K1A0S15, "y");
+    const w0z = $wg(1, 65535, K1A0S15, "z");
+    const w0: [number, number, number] = [w0x, w0y, w0z];
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S16, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S16, "present_key"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S16, "present_value"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S16, "block_row_indices"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S16, "block_col_indices"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S16, "total_sequence_length"))) };
+    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S16, "key_total_sequence_lengths"))) };
+    const b1_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    let r5: unknown = undefined;
+    try {
+      r5 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.seqLen`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.batchSize`");
+    }
+    let r7: unknown = undefined;
+    try {
+      r7 = this.d2();
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.numLayout`");
+    }
+    let r8: unknown = undefined;
+    try {
+      r8 = $chk((this.d13() as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.rowStride`");
+    }
+    let r9: unknown = undefined;
+    try {
+      r9 = this.d14();
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.colStride`");
+    }
+    let r10: unknown = undefined;
+    try {
+      r10 = this.d11();
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.maxCacheSeq`");
+    }
+    let r11: unknown = undefined;
+    try {
+      r11 = $attr(this.a4, "scale");
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.scale`");
+    }
+    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6, r7, r8, r9, r10, r11], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S16) } };
+    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    let r12: unknown = undefined;
+    try {
+      r12 = $chk((this.d7() as number) * (this.d8() as number));
+    } catch (e) {
+      $evalFail(e, K1A0S16, "dispatch x");
+    }
+    const w1x = $wg(r12, 65535, K1A0S16, "x");
+    let r13: unknown = undefined;
+    try {
+      r13 = $attr(this.a1, "kv_num_heads");
+    } catch (e) {
+      $evalFail(e, K1A0S16, "dispatch y");
+    }
+    const w1y = $wg(r13, 65535, K1A0S16, "y");
+    let r14: unknown = undefined;
+    try {
+      r14 = this.d31();
+    } catch (e) {
+      $evalFail(e, K1A0S16, "dispatch z");
+    }
+    const w1z = $wg(r14, 65535, K1A0S16, "z");
+    const w1: [number, number, number] = [w1x, w1y, w1z];
+    const b2_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    const b2_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S17, "output"))) };
+    const b2: BindingPlan[] = [b2_0, b2_1];
+    const w2x = $wg(1, 65535, K1A0S17, "x");
+    let r15: unknown = undefined;
+    try {
+      r15 = $attr(this.a2, "num_heads");
+    } catch (e) {
+      $evalFail(e, K1A0S17, "dispatch y");
+    }
+    const w2y = $wg(r15, 65535, K1A0S17, "y");
+    let r16: unknown = undefined;
+    try {
+      r16 = $chk((this.d7() as number) * (this.d8() as number));
+    } catch (e) {
+      $evalFail(e, K1A0S17, "dispatch z");
+    }
+    const w2z = $wg(r16, 65535, K1A0S17, "z");
+    const w2: [number, number, number] = [w2x, w2y, w2z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r17: unknown = undefined;
+    try {
+      r17 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r17 as readonly number[];
+    let r18: unknown = undefined;
+    try {
+      r18 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r18 as readonly number[];
+    let r19: unknown = undefined;
+    try {
+      r19 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r19 as readonly number[];
+    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+  }
+  /** when "packedKv" */
+  c19(): true | string {
+    let v: unknown;
+    try {
+      v = this.d26();
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return v === true ? true : this.w19();
+  }
+  /** why "packedKv" is not true */
+  w19(): string {
+    return this.x12([...[], "packedKv"]);
+  }
+  /** when "usesRotary" */
+  c20(): true | string {
+    let v: unknown;
+    try {
+      v = this.d5();
+    } catch (e) {
+      return $condFail(e, "usesRotary");
+    }
+    return v === true ? true : this.w20();
+  }
+  /** why "usesRotary" is not true */
+  w20(): string {
+    return this.x3([...[], "usesRotary"]);
+  }
+  /** when "attnStorageFits" */
+  c21(): true | string {
+    let v: unknown;
+    try {
+      v = this.d27();
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return v === true ? true : this.w21();
+  }
+  /** why "attnStorageFits" is not true */
+  w21(): string {
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k4_0_0(): unknown {
+    const m = this.mk4_0_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key attrs.do_rotary");
+    }
+  }
+  k4_0_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_1(): unknown {
+    const m = this.mk4_0_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key attrs.kv_num_heads");
+    }
+  }
+  k4_0_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_2(): unknown {
+    const m = this.mk4_0_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key attrs.num_heads");
+    }
+  }
+  k4_0_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_3(): unknown {
+    const m = this.mk4_0_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_3 = $attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key attrs.rotary_interleaved");
+    }
+  }
+  k4_0_3s(): string {
+    try {
+      return $show($attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_4(): unknown {
+    const m = this.mk4_0_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k4_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_5(): unknown {
+    const m = this.mk4_0_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key dim(shapes.pastKeyT, 2)");
+    }
+  }
+  k4_0_5s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_6(): unknown {
+    const m = this.mk4_0_6;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k4_0_6s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_7(): unknown {
+    const m = this.mk4_0_7;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_7 = (this.t9 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key present.cosCacheT");
+    }
+  }
+  k4_0_7s(): string {
+    try {
+      return $show((this.t9 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_0_8(): unknown {
+    const m = this.mk4_0_8;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_0_8 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S19, "shader key present.keyT");
+    }
+  }
+  k4_0_8s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_0(): unknown {
+    const m = this.mk4_1_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_0 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key attrs.kv_num_heads");
+    }
+  }
+  k4_1_0s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_1(): unknown {
+    const m = this.mk4_1_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_1 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key attrs.num_heads");
+    }
+  }
+  k4_1_1s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_2(): unknown {
+    const m = this.mk4_1_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_2 = $attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key attrs.rotary_interleaved");
+    }
+  }
+  k4_1_2s(): string {
+    try {
+      return $show($attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_3(): unknown {
+    const m = this.mk4_1_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k4_1_3s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_4(): unknown {
+    const m = this.mk4_1_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k4_1_4s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_5(): unknown {
+    const m = this.mk4_1_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_5 = (this.t9 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key present.cosCacheT");
+    }
+  }
+  k4_1_5s(): string {
+    try {
+      return $show((this.t9 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_6(): unknown {
+    const m = this.mk4_1_6;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_1_6 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key present.keyT");
+    }
+  }
+  k4_1_6s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_2_0(): unknown {
+    const m = this.mk4_2_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_2_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S21, "shader key attrs.do_rotary");
+    }
+  }
+  k4_2_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_2_1(): unknown {
+    const m = this.mk4_2_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_2_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S21, "shader key attrs.kv_num_heads");
+    }
+  }
+  k4_2_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_2_2(): unknown {
+    const m = this.mk4_2_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_2_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S21, "shader key attrs.num_heads");
+    }
+  }
+  k4_2_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_2_3(): unknown {
+    const m = this.mk4_2_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_2_3 = $attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      return $evalFail(e, K1A0S21, "shader key attrs.sparse_block_size");
+    }
+  }
+  k4_2_3s(): string {
+    try {
+      return $show($attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_2_4(): unknown {
+    const m = this.mk4_2_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S21, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k4_2_4s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_2_5(): unknown {
+    const m = this.mk4_2_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk4_2_5 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S21, "shader key present.keyT");
+    }
+  }
+  k4_2_5s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p4(): Plan {
+    let s0: string | undefined = undefined;
+    if (this.k4_0_0() === 1 && this.k4_0_1() === 8 && this.k4_0_2() === 32 && this.k4_0_3() === 0 && this.k4_0_4() === 64 && this.k4_0_5() === 8192 && this.k4_0_6() === 128 && this.k4_0_7() === true && this.k4_0_8() === false) s0 = "52e20a65ddc3ff58";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k4_0_0s() + ", " + "attrs.kv_num_heads=" + this.k4_0_1s() + ", " + "attrs.num_heads=" + this.k4_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k4_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k4_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_0_6s() + ", " + "present.cosCacheT=" + this.k4_0_7s() + ", " + "present.keyT=" + this.k4_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s1: string | undefined = undefined;
+    if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 0 && this.k4_1_3() === 64 && this.k4_1_4() === 128 && this.k4_1_5() === true && this.k4_1_6() === false) s1 = "3e2dc2c9cc067950";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k4_1_0s() + ", " + "attrs.num_heads=" + this.k4_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k4_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_1_4s() + ", " + "present.cosCacheT=" + this.k4_1_5s() + ", " + "present.keyT=" + this.k4_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s2: string | undefined = undefined;
+    if (this.k4_2_0() === 1 && this.k4_2_1() === 8 && this.k4_2_2() === 32 && this.k4_2_3() === 64 && this.k4_2_4() === 128 && this.k4_2_5() === false) s2 = "806f251476be2b23";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k4_2_0s() + ", " + "attrs.kv_num_heads=" + this.k4_2_1s() + ", " + "attrs.num_heads=" + this.k4_2_2s() + ", " + "attrs.sparse_block_size=" + this.k4_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_2_4s() + ", " + "present.keyT=" + this.k4_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let r0: unknown = undefined;
+    try {
+      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S22, "the shape of intermediate `rotatedQuery`");
+    }
+    const x0 = $round4($product(r0 as readonly number[]) * 2);
+    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S19, "query"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S19, "present_key"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S19, "present_value"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S19, "total_sequence_length"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S19, "key_total_sequence_lengths"))) };
+    const b0_5: BindingPlan = { binding: 5, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S19, "cos_cache"))) };
+    const b0_6: BindingPlan = { binding: 6, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S19, "sin_cache"))) };
+    let r1: unknown = undefined;
+    try {
+      r1 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S19, "uniform field `params.seqLen`");
+    }
+    let r2: unknown = undefined;
+    try {
+      r2 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S19, "uniform field `params.batchSize`");
+    }
+    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S19) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S19, "dispatch x");
+    }
+    const w0x = $wg(r3, 65535, K1A0S19, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S19, "dispatch y");
+    }
+    const w0y = $wg(r4, 65535, K1A0S19, "y");
+    const w0z = $wg(1, 65535, K1A0S19, "z");
+    const w0: [number, number, number] = [w0x, w0y, w0z];
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S20, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S20, "cos_cache"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S20, "sin_cache"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S20, "total_sequence_length"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S20, "key_total_sequence_lengths"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    let r5: unknown = undefined;
+    try {
+      r5 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S20, "uniform field `params.seqLen`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S20, "uniform field `params.batchSize`");
+    }
+    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S20) } };
+    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
+    let r7: unknown = undefined;
+    try {
+      r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S20, "dispatch x");
+    }
+    const w1x = $wg(r7, 65535, K1A0S20, "x");
+    let r8: unknown = undefined;
+    try {
+      r8 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S20, "dispatch y");
+    }
+    const w1y = $wg(r8, 65535, K1A0S20, "y");
+    const w1z = $wg(1, 65535, K1A0S20, "z");
+    const w1: [number, number, number] = [w1x, w1y, w1z];
+    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S21, "present_key"))) };
+    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S21, "present_value"))) };
+    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S21, "block_row_indices"))) };
+    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S21, "block_col_indices"))) };
+    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S21, "total_sequence_length"))) };
+    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S21, "key_total_sequence_lengths"))) };
+    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S21, "output"))) };
+    let r9: unknown = undefined;
+    try {
+      r9 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.seqLen`");
+    }
+    let r10: unknown = undefined;
+    try {
+      r10 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.batchSize`");
+    }
+    let r11: unknown = undefined;
+    try {
+      r11 = this.d2();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.numLayout`");
+    }
+    let r12: unknown = undefined;
+    try {
+      r12 = $chk((this.d13() as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.rowStride`");
+    }
+    let r13: unknown = undefined;
+    try {
+      r13 = this.d14();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.colStride`");
+    }
+    let r14: unknown = undefined;
+    try {
+      r14 = this.d11();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.maxCacheSeq`");
+    }
+    let r15: unknown = undefined;
+    try {
+      r15 = $attr(this.a4, "scale");
+    } catch (e) {
+      $evalFail(e, K1A0S21, "uniform field `params.scale`");
+    }
+    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S21) } };
+    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
+    let r16: unknown = undefined;
+    try {
+      r16 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "dispatch x");
+    }
+    const w2x = $wg(r16, 65535, K1A0S21, "x");
+    let r17: unknown = undefined;
+    try {
+      r17 = $attr(this.a1, "kv_num_heads");
+    } catch (e) {
+      $evalFail(e, K1A0S21, "dispatch y");
+    }
+    const w2y = $wg(r17, 65535, K1A0S21, "y");
+    let r18: unknown = undefined;
+    try {
+      r18 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S21, "dispatch z");
+    }
+    const w2z = $wg(r18, 65535, K1A0S21, "z");
+    const w2: [number, number, number] = [w2x, w2y, w2z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r19: unknown = undefined;
+    try {
+      r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r19 as readonly number[];
+    let r20: unknown = undefined;
+    try {
+      r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r20 as readonly number[];
+    let r21: unknown = undefined;
+    try {
+      r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r21 as readonly number[];
+    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+  }
+  /** when "packedKv" */
+  c22(): true | string {
+    let v: unknown;
+    try {
+      v = this.d26();
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return v === true ? true : this.w22();
+  }
+  /** why "packedKv" is not true */
+  w22(): string {
+    return this.x12([...[], "packedKv"]);
+  }
+  /** when "not usesRotary" */
+  c23(): true | string {
+    let v: unknown;
+    try {
+      v = !(this.d5());
+    } catch (e) {
+      return $condFail(e, "not usesRotary");
+    }
+    return v === true ? true : this.w23();
+  }
+  /** why "not usesRotary" is not true */
+  w23(): string {
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
+  }
+  /** when "attnStorageFits" */
+  c24(): true | string {
+    let v: unknown;
+    try {
+      v = this.d27();
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return v === true ? true : this.w24();
+  }
+  /** why "attnStorageFits" is not true */
+  w24(): string {
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k5_0_0(): unknown {
+    const m = this.mk5_0_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key attrs.do_rotary");
+    }
+  }
+  k5_0_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_1(): unknown {
+    const m = this.mk5_0_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key attrs.kv_num_heads");
+    }
+  }
+  k5_0_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_2(): unknown {
+    const m = this.mk5_0_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key attrs.num_heads");
+    }
+  }
+  k5_0_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_3(): unknown {
+    const m = this.mk5_0_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_3 = $attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key attrs.rotary_interleaved");
+    }
+  }
+  k5_0_3s(): string {
+    try {
+      return $show($attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_4(): unknown {
+    const m = this.mk5_0_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k5_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_5(): unknown {
+    const m = this.mk5_0_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key dim(shapes.pastKeyT, 2)");
+    }
+  }
+  k5_0_5s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_6(): unknown {
+    const m = this.mk5_0_6;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k5_0_6s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_7(): unknown {
+    const m = this.mk5_0_7;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_7 = (this.t9 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key present.cosCacheT");
+    }
+  }
+  k5_0_7s(): string {
+    try {
+      return $show((this.t9 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_0_8(): unknown {
+    const m = this.mk5_0_8;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_0_8 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S23, "shader key present.keyT");
+    }
+  }
+  k5_0_8s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_1_0(): unknown {
+    const m = this.mk5_1_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_1_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S24, "shader key attrs.do_rotary");
+    }
+  }
+  k5_1_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_1_1(): unknown {
+    const m = this.mk5_1_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_1_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S24, "shader key attrs.kv_num_heads");
+    }
+  }
+  k5_1_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_1_2(): unknown {
+    const m = this.mk5_1_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_1_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S24, "shader key attrs.num_heads");
+    }
+  }
+  k5_1_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_1_3(): unknown {
+    const m = this.mk5_1_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_1_3 = $attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      return $evalFail(e, K1A0S24, "shader key attrs.sparse_block_size");
+    }
+  }
+  k5_1_3s(): string {
+    try {
+      return $show($attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_1_4(): unknown {
+    const m = this.mk5_1_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S24, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k5_1_4s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k5_1_5(): unknown {
+    const m = this.mk5_1_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk5_1_5 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S24, "shader key present.keyT");
+    }
+  }
+  k5_1_5s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p5(): Plan {
+    let s0: string | undefined = undefined;
+    if (this.k5_0_0() === 0 && this.k5_0_1() === 8 && this.k5_0_2() === 32 && this.k5_0_3() === 0 && this.k5_0_5() === 8192 && this.k5_0_6() === 128 && this.k5_0_7() === false && this.k5_0_8() === false) s0 = "2ca3e7070f8b1dd8";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k5_0_0s() + ", " + "attrs.kv_num_heads=" + this.k5_0_1s() + ", " + "attrs.num_heads=" + this.k5_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k5_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k5_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k5_0_6s() + ", " + "present.cosCacheT=" + this.k5_0_7s() + ", " + "present.keyT=" + this.k5_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s1: string | undefined = undefined;
+    if (this.k5_1_0() === 0 && this.k5_1_1() === 8 && this.k5_1_2() === 32 && this.k5_1_3() === 64 && this.k5_1_4() === 128 && this.k5_1_5() === false) s1 = "9d3a790dd4412b12";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k5_1_0s() + ", " + "attrs.kv_num_heads=" + this.k5_1_1s() + ", " + "attrs.num_heads=" + this.k5_1_2s() + ", " + "attrs.sparse_block_size=" + this.k5_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k5_1_4s() + ", " + "present.keyT=" + this.k5_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S23, "query"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S23, "present_key"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S23, "present_value"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S23, "total_sequence_length"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S23, "key_total_sequence_lengths"))) };
     let r0: unknown = undefined;
     try {
       r0 = this.d8();
     } catch (e) {
-      $evalFail(e, K1A0S11, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S23, "uniform field `params.seqLen`");
     }
     let r1: unknown = undefined;
     try {
       r1 = this.d7();
     } catch (e) {
-      $evalFail(e, K1A0S11, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S23, "uniform field `params.batchSize`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S11) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S23) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
     let r2: unknown = undefined;
     try {
       r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S11, "dispatch x");
+      $evalFail(e, K1A0S23, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S11, "x");
+    const w0x = $wg(r2, 65535, K1A0S23, "x");
     let r3: unknown = undefined;
     try {
       r3 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S11, "dispatch y");
+      $evalFail(e, K1A0S23, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S11, "y");
-    const w0z = $wg(1, 65535, K1A0S11, "z");
+    const w0y = $wg(r3, 65535, K1A0S23, "y");
+    const w0z = $wg(1, 65535, K1A0S23, "z");
     const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S12, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S12, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S12, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S12, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S12, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S12, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S12, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S12, "output"))) };
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S24, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S24, "present_key"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S24, "present_value"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S24, "block_row_indices"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S24, "block_col_indices"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S24, "total_sequence_length"))) };
+    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S24, "key_total_sequence_lengths"))) };
+    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S24, "output"))) };
     let r4: unknown = undefined;
     try {
       r4 = this.d8();
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S24, "uniform field `params.seqLen`");
     }
     let r5: unknown = undefined;
     try {
       r5 = this.d7();
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S24, "uniform field `params.batchSize`");
     }
     let r6: unknown = undefined;
     try {
       r6 = this.d2();
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.numLayout`");
+      $evalFail(e, K1A0S24, "uniform field `params.numLayout`");
     }
     let r7: unknown = undefined;
     try {
       r7 = $chk((this.d13() as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S24, "uniform field `params.rowStride`");
     }
     let r8: unknown = undefined;
     try {
       r8 = this.d14();
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.colStride`");
+      $evalFail(e, K1A0S24, "uniform field `params.colStride`");
     }
     let r9: unknown = undefined;
     try {
       r9 = this.d11();
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.maxCacheSeq`");
+      $evalFail(e, K1A0S24, "uniform field `params.maxCacheSeq`");
     }
     let r10: unknown = undefined;
     try {
       r10 = $attr(this.a4, "scale");
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.scale`");
+      $evalFail(e, K1A0S24, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S12) } };
+    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S24) } };
     const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
     let r11: unknown = undefined;
     try {
       r11 = this.d8();
     } catch (e) {
-      $evalFail(e, K1A0S12, "dispatch x");
+      $evalFail(e, K1A0S24, "dispatch x");
     }
-    const w1x = $wg(r11, 65535, K1A0S12, "x");
+    const w1x = $wg(r11, 65535, K1A0S24, "x");
     let r12: unknown = undefined;
     try {
       r12 = $attr(this.a1, "kv_num_heads");
     } catch (e) {
-      $evalFail(e, K1A0S12, "dispatch y");
+      $evalFail(e, K1A0S24, "dispatch y");
     }
-    const w1y = $wg(r12, 65535, K1A0S12, "y");
+    const w1y = $wg(r12, 65535, K1A0S24, "y");
     let r13: unknown = undefined;
     try {
       r13 = this.d7();
     } catch (e) {
-      $evalFail(e, K1A0S12, "dispatch z");
+      $evalFail(e, K1A0S24, "dispatch z");
     }
-    const w1z = $wg(r13, 65535, K1A0S12, "z");
+    const w1z = $wg(r13, 65535, K1A0S24, "z");
     const w1: [number, number, number] = [w1x, w1y, w1z];
     const shapes: Record<string, readonly number[]> = {};
     let r14: unknown = undefined;
     try {
       r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `outputT`");
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
     shapes["outputT"] = r14 as readonly number[];
     let r15: unknown = undefined;
     try {
       r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastKeyT`");
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
     shapes["pastKeyT"] = r15 as readonly number[];
     let r16: unknown = undefined;
     try {
       r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of output `pastValueT`");
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r16 as readonly number[];
+    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+  }
+  /** when "separateKv" */
+  c25(): true | string {
+    let v: unknown;
+    try {
+      v = this.d37();
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return v === true ? true : this.w25();
+  }
+  /** why "separateKv" is not true */
+  w25(): string {
+    return this.x15([...[], "separateKv"]);
+  }
+  /** when "usesRotary" */
+  c26(): true | string {
+    let v: unknown;
+    try {
+      v = this.d5();
+    } catch (e) {
+      return $condFail(e, "usesRotary");
+    }
+    return v === true ? true : this.w26();
+  }
+  /** why "usesRotary" is not true */
+  w26(): string {
+    return this.x3([...[], "usesRotary"]);
+  }
+  /** when "attnStorageFits" */
+  c27(): true | string {
+    let v: unknown;
+    try {
+      v = this.d27();
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return v === true ? true : this.w27();
+  }
+  /** why "attnStorageFits" is not true */
+  w27(): string {
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k6_0_0(): unknown {
+    const m = this.mk6_0_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key attrs.do_rotary");
+    }
+  }
+  k6_0_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_1(): unknown {
+    const m = this.mk6_0_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key attrs.kv_num_heads");
+    }
+  }
+  k6_0_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_2(): unknown {
+    const m = this.mk6_0_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key attrs.num_heads");
+    }
+  }
+  k6_0_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_3(): unknown {
+    const m = this.mk6_0_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_3 = $attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key attrs.rotary_interleaved");
+    }
+  }
+  k6_0_3s(): string {
+    try {
+      return $show($attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_4(): unknown {
+    const m = this.mk6_0_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k6_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_5(): unknown {
+    const m = this.mk6_0_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key dim(shapes.pastKeyT, 2)");
+    }
+  }
+  k6_0_5s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_6(): unknown {
+    const m = this.mk6_0_6;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k6_0_6s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_7(): unknown {
+    const m = this.mk6_0_7;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_7 = (this.t9 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key present.cosCacheT");
+    }
+  }
+  k6_0_7s(): string {
+    try {
+      return $show((this.t9 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_0_8(): unknown {
+    const m = this.mk6_0_8;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_0_8 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S25, "shader key present.keyT");
+    }
+  }
+  k6_0_8s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_0(): unknown {
+    const m = this.mk6_1_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_0 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key attrs.kv_num_heads");
+    }
+  }
+  k6_1_0s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_1(): unknown {
+    const m = this.mk6_1_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_1 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key attrs.num_heads");
+    }
+  }
+  k6_1_1s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_2(): unknown {
+    const m = this.mk6_1_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_2 = $attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key attrs.rotary_interleaved");
+    }
+  }
+  k6_1_2s(): string {
+    try {
+      return $show($attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_3(): unknown {
+    const m = this.mk6_1_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k6_1_3s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_4(): unknown {
+    const m = this.mk6_1_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k6_1_4s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_5(): unknown {
+    const m = this.mk6_1_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_5 = (this.t9 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key present.cosCacheT");
+    }
+  }
+  k6_1_5s(): string {
+    try {
+      return $show((this.t9 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_6(): unknown {
+    const m = this.mk6_1_6;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_1_6 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S26, "shader key present.keyT");
+    }
+  }
+  k6_1_6s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_2_0(): unknown {
+    const m = this.mk6_2_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_2_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key attrs.do_rotary");
+    }
+  }
+  k6_2_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_2_1(): unknown {
+    const m = this.mk6_2_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_2_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key attrs.kv_num_heads");
+    }
+  }
+  k6_2_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_2_2(): unknown {
+    const m = this.mk6_2_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_2_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key attrs.num_heads");
+    }
+  }
+  k6_2_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_2_3(): unknown {
+    const m = this.mk6_2_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_2_3 = $attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key attrs.sparse_block_size");
+    }
+  }
+  k6_2_3s(): string {
+    try {
+      return $show($attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_2_4(): unknown {
+    const m = this.mk6_2_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k6_2_4s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_2_5(): unknown {
+    const m = this.mk6_2_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk6_2_5 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key present.keyT");
+    }
+  }
+  k6_2_5s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p6(): Plan {
+    let s0: string | undefined = undefined;
+    if (this.k6_0_0() === 1 && this.k6_0_1() === 8 && this.k6_0_2() === 32 && this.k6_0_3() === 0 && this.k6_0_4() === 64 && this.k6_0_5() === 8192 && this.k6_0_6() === 128 && this.k6_0_7() === true && this.k6_0_8() === true) s0 = "fa17400e38f4e6cd";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k6_0_0s() + ", " + "attrs.kv_num_heads=" + this.k6_0_1s() + ", " + "attrs.num_heads=" + this.k6_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k6_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k6_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_0_6s() + ", " + "present.cosCacheT=" + this.k6_0_7s() + ", " + "present.keyT=" + this.k6_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s1: string | undefined = undefined;
+    if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 0 && this.k6_1_3() === 64 && this.k6_1_4() === 128 && this.k6_1_5() === true && this.k6_1_6() === true) s1 = "56ad6ce60c1c667f";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k6_1_0s() + ", " + "attrs.num_heads=" + this.k6_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k6_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_1_4s() + ", " + "present.cosCacheT=" + this.k6_1_5s() + ", " + "present.keyT=" + this.k6_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s2: string | undefined = undefined;
+    if (this.k6_2_0() === 1 && this.k6_2_1() === 8 && this.k6_2_2() === 32 && this.k6_2_3() === 64 && this.k6_2_4() === 128 && this.k6_2_5() === true) s2 = "806f251476be2b23";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k6_2_0s() + ", " + "attrs.kv_num_heads=" + this.k6_2_1s() + ", " + "attrs.num_heads=" + this.k6_2_2s() + ", " + "attrs.sparse_block_size=" + this.k6_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_2_4s() + ", " + "present.keyT=" + this.k6_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let r0: unknown = undefined;
+    try {
+      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S28, "the shape of intermediate `rotatedQuery`");
+    }
+    const x0 = $round4($product(r0 as readonly number[]) * 2);
+    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S25, "key"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S25, "value"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S25, "present_key"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S25, "present_value"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S25, "total_sequence_length"))) };
+    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S25, "key_total_sequence_lengths"))) };
+    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S25, "cos_cache"))) };
+    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S25, "sin_cache"))) };
+    let r1: unknown = undefined;
+    try {
+      r1 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S25, "uniform field `params.seqLen`");
+    }
+    let r2: unknown = undefined;
+    try {
+      r2 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S25, "uniform field `params.batchSize`");
+    }
+    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S25) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S25, "dispatch x");
+    }
+    const w0x = $wg(r3, 65535, K1A0S25, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S25, "dispatch y");
+    }
+    const w0y = $wg(r4, 65535, K1A0S25, "y");
+    const w0z = $wg(1, 65535, K1A0S25, "z");
+    const w0: [number, number, number] = [w0x, w0y, w0z];
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S26, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S26, "cos_cache"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S26, "sin_cache"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S26, "total_sequence_length"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S26, "key_total_sequence_lengths"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    let r5: unknown = undefined;
+    try {
+      r5 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S26, "uniform field `params.seqLen`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S26, "uniform field `params.batchSize`");
+    }
+    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S26) } };
+    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
+    let r7: unknown = undefined;
+    try {
+      r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S26, "dispatch x");
+    }
+    const w1x = $wg(r7, 65535, K1A0S26, "x");
+    let r8: unknown = undefined;
+    try {
+      r8 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S26, "dispatch y");
+    }
+    const w1y = $wg(r8, 65535, K1A0S26, "y");
+    const w1z = $wg(1, 65535, K1A0S26, "z");
+    const w1: [number, number, number] = [w1x, w1y, w1z];
+    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S27, "present_key"))) };
+    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S27, "present_value"))) };
+    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S27, "block_row_indices"))) };
+    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S27, "block_col_indices"))) };
+    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S27, "total_sequence_length"))) };
+    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S27, "key_total_sequence_lengths"))) };
+    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S27, "output"))) };
+    let r9: unknown = undefined;
+    try {
+      r9 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.seqLen`");
+    }
+    let r10: unknown = undefined;
+    try {
+      r10 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.batchSize`");
+    }
+    let r11: unknown = undefined;
+    try {
+      r11 = this.d2();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.numLayout`");
+    }
+    let r12: unknown = undefined;
+    try {
+      r12 = $chk((this.d13() as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.rowStride`");
+    }
+    let r13: unknown = undefined;
+    try {
+      r13 = this.d14();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.colStride`");
+    }
+    let r14: unknown = undefined;
+    try {
+      r14 = this.d11();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.maxCacheSeq`");
+    }
+    let r15: unknown = undefined;
+    try {
+      r15 = $attr(this.a4, "scale");
+    } catch (e) {
+      $evalFail(e, K1A0S27, "uniform field `params.scale`");
+    }
+    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S27) } };
+    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
+    let r16: unknown = undefined;
+    try {
+      r16 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "dispatch x");
+    }
+    const w2x = $wg(r16, 65535, K1A0S27, "x");
+    let r17: unknown = undefined;
+    try {
+      r17 = $attr(this.a1, "kv_num_heads");
+    } catch (e) {
+      $evalFail(e, K1A0S27, "dispatch y");
+    }
+    const w2y = $wg(r17, 65535, K1A0S27, "y");
+    let r18: unknown = undefined;
+    try {
+      r18 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S27, "dispatch z");
+    }
+    const w2z = $wg(r18, 65535, K1A0S27, "z");
+    const w2: [number, number, number] = [w2x, w2y, w2z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r19: unknown = undefined;
+    try {
+      r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r19 as readonly number[];
+    let r20: unknown = undefined;
+    try {
+      r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r20 as readonly number[];
+    let r21: unknown = undefined;
+    try {
+      r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
+    }
+    shapes["pastValueT"] = r21 as readonly number[];
+    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+  }
+  /** when "separateKv" */
+  c28(): true | string {
+    let v: unknown;
+    try {
+      v = this.d37();
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return v === true ? true : this.w28();
+  }
+  /** why "separateKv" is not true */
+  w28(): string {
+    return this.x15([...[], "separateKv"]);
+  }
+  /** when "not usesRotary" */
+  c29(): true | string {
+    let v: unknown;
+    try {
+      v = !(this.d5());
+    } catch (e) {
+      return $condFail(e, "not usesRotary");
+    }
+    return v === true ? true : this.w29();
+  }
+  /** why "not usesRotary" is not true */
+  w29(): string {
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
+  }
+  /** when "attnStorageFits" */
+  c30(): true | string {
+    let v: unknown;
+    try {
+      v = this.d27();
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return v === true ? true : this.w30();
+  }
+  /** why "attnStorageFits" is not true */
+  w30(): string {
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k7_0_0(): unknown {
+    const m = this.mk7_0_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key attrs.do_rotary");
+    }
+  }
+  k7_0_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_1(): unknown {
+    const m = this.mk7_0_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key attrs.kv_num_heads");
+    }
+  }
+  k7_0_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_2(): unknown {
+    const m = this.mk7_0_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key attrs.num_heads");
+    }
+  }
+  k7_0_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_3(): unknown {
+    const m = this.mk7_0_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_3 = $attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key attrs.rotary_interleaved");
+    }
+  }
+  k7_0_3s(): string {
+    try {
+      return $show($attr(this.a3, "rotary_interleaved"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_4(): unknown {
+    const m = this.mk7_0_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k7_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_5(): unknown {
+    const m = this.mk7_0_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key dim(shapes.pastKeyT, 2)");
+    }
+  }
+  k7_0_5s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_6(): unknown {
+    const m = this.mk7_0_6;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k7_0_6s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_7(): unknown {
+    const m = this.mk7_0_7;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_7 = (this.t9 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key present.cosCacheT");
+    }
+  }
+  k7_0_7s(): string {
+    try {
+      return $show((this.t9 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_0_8(): unknown {
+    const m = this.mk7_0_8;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_0_8 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S29, "shader key present.keyT");
+    }
+  }
+  k7_0_8s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_1_0(): unknown {
+    const m = this.mk7_1_0;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_1_0 = $attr(this.a0, "do_rotary"));
+    } catch (e) {
+      return $evalFail(e, K1A0S30, "shader key attrs.do_rotary");
+    }
+  }
+  k7_1_0s(): string {
+    try {
+      return $show($attr(this.a0, "do_rotary"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_1_1(): unknown {
+    const m = this.mk7_1_1;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_1_1 = $attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S30, "shader key attrs.kv_num_heads");
+    }
+  }
+  k7_1_1s(): string {
+    try {
+      return $show($attr(this.a1, "kv_num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_1_2(): unknown {
+    const m = this.mk7_1_2;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_1_2 = $attr(this.a2, "num_heads"));
+    } catch (e) {
+      return $evalFail(e, K1A0S30, "shader key attrs.num_heads");
+    }
+  }
+  k7_1_2s(): string {
+    try {
+      return $show($attr(this.a2, "num_heads"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_1_3(): unknown {
+    const m = this.mk7_1_3;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_1_3 = $attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      return $evalFail(e, K1A0S30, "shader key attrs.sparse_block_size");
+    }
+  }
+  k7_1_3s(): string {
+    try {
+      return $show($attr(this.a5, "sparse_block_size"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_1_4(): unknown {
+    const m = this.mk7_1_4;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      return $evalFail(e, K1A0S30, "shader key dim(shapes.pastKeyT, 3)");
+    }
+  }
+  k7_1_4s(): string {
+    try {
+      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k7_1_5(): unknown {
+    const m = this.mk7_1_5;
+    if (m !== undefined) return m;
+    try {
+      return (this.mk7_1_5 = (this.t1 !== null));
+    } catch (e) {
+      return $evalFail(e, K1A0S30, "shader key present.keyT");
+    }
+  }
+  k7_1_5s(): string {
+    try {
+      return $show((this.t1 !== null));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p7(): Plan {
+    let s0: string | undefined = undefined;
+    if (this.k7_0_0() === 0 && this.k7_0_1() === 8 && this.k7_0_2() === 32 && this.k7_0_3() === 0 && this.k7_0_5() === 8192 && this.k7_0_6() === 128 && this.k7_0_7() === false && this.k7_0_8() === true) s0 = "b8f7fe65bb5a5e80";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k7_0_0s() + ", " + "attrs.kv_num_heads=" + this.k7_0_1s() + ", " + "attrs.num_heads=" + this.k7_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k7_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k7_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k7_0_6s() + ", " + "present.cosCacheT=" + this.k7_0_7s() + ", " + "present.keyT=" + this.k7_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let s1: string | undefined = undefined;
+    if (this.k7_1_0() === 0 && this.k7_1_1() === 8 && this.k7_1_2() === 32 && this.k7_1_3() === 64 && this.k7_1_4() === 128 && this.k7_1_5() === true) s1 = "806f251476be2b23";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k7_1_0s() + ", " + "attrs.kv_num_heads=" + this.k7_1_1s() + ", " + "attrs.num_heads=" + this.k7_1_2s() + ", " + "attrs.sparse_block_size=" + this.k7_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k7_1_4s() + ", " + "present.keyT=" + this.k7_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S29, "key"))) };
+    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S29, "value"))) };
+    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S29, "present_key"))) };
+    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S29, "present_value"))) };
+    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S29, "total_sequence_length"))) };
+    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S29, "key_total_sequence_lengths"))) };
+    let r0: unknown = undefined;
+    try {
+      r0 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S29, "uniform field `params.seqLen`");
+    }
+    let r1: unknown = undefined;
+    try {
+      r1 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S29, "uniform field `params.batchSize`");
+    }
+    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S29) } };
+    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    let r2: unknown = undefined;
+    try {
+      r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S29, "dispatch x");
+    }
+    const w0x = $wg(r2, 65535, K1A0S29, "x");
+    let r3: unknown = undefined;
+    try {
+      r3 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S29, "dispatch y");
+    }
+    const w0y = $wg(r3, 65535, K1A0S29, "y");
+    const w0z = $wg(1, 65535, K1A0S29, "z");
+    const w0: [number, number, number] = [w0x, w0y, w0z];
+    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S30, "query"))) };
+    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S30, "present_key"))) };
+    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S30, "present_value"))) };
+    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S30, "block_row_indices"))) };
+    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S30, "block_col_indices"))) };
+    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S30, "total_sequence_length"))) };
+    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S30, "key_total_sequence_lengths"))) };
+    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S30, "output"))) };
+    let r4: unknown = undefined;
+    try {
+      r4 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.seqLen`");
+    }
+    let r5: unknown = undefined;
+    try {
+      r5 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.batchSize`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = this.d2();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.numLayout`");
+    }
+    let r7: unknown = undefined;
+    try {
+      r7 = $chk((this.d13() as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.rowStride`");
+    }
+    let r8: unknown = undefined;
+    try {
+      r8 = this.d14();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.colStride`");
+    }
+    let r9: unknown = undefined;
+    try {
+      r9 = this.d11();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.maxCacheSeq`");
+    }
+    let r10: unknown = undefined;
+    try {
+      r10 = $attr(this.a4, "scale");
+    } catch (e) {
+      $evalFail(e, K1A0S30, "uniform field `params.scale`");
+    }
+    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S30) } };
+    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    let r11: unknown = undefined;
+    try {
+      r11 = this.d8();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "dispatch x");
+    }
+    const w1x = $wg(r11, 65535, K1A0S30, "x");
+    let r12: unknown = undefined;
+    try {
+      r12 = $attr(this.a1, "kv_num_heads");
+    } catch (e) {
+      $evalFail(e, K1A0S30, "dispatch y");
+    }
+    const w1y = $wg(r12, 65535, K1A0S30, "y");
+    let r13: unknown = undefined;
+    try {
+      r13 = this.d7();
+    } catch (e) {
+      $evalFail(e, K1A0S30, "dispatch z");
+    }
+    const w1z = $wg(r13, 65535, K1A0S30, "z");
+    const w1: [number, number, number] = [w1x, w1y, w1z];
+    const shapes: Record<string, readonly number[]> = {};
+    let r14: unknown = undefined;
+    try {
+      r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `outputT`");
+    }
+    shapes["outputT"] = r14 as readonly number[];
+    let r15: unknown = undefined;
+    try {
+      r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
+    }
+    shapes["pastKeyT"] = r15 as readonly number[];
+    let r16: unknown = undefined;
+    try {
+      r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
+    } catch (e) {
+      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
     shapes["pastValueT"] = r16 as readonly number[];
     return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
@@ -6961,28 +9534,56 @@ class K1A0 {
     { const r = this.c2(); if (r !== true) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + r); }
     const rejected: string[] = [];
     v0: {
-    { const r = this.c3(); if (r !== true) { rejected.push("packed_rotary: " + r); break v0; } }
-    { const r = this.c4(); if (r !== true) { rejected.push("packed_rotary: " + r); break v0; } }
-    { const r = this.c5(); if (r !== true) { rejected.push("packed_rotary: " + r); break v0; } }
+    { const r = this.c3(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
+    { const r = this.c4(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
+    { const r = this.c5(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
+    { const r = this.c6(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
       return this.p0();
     }
     v1: {
-    { const r = this.c6(); if (r !== true) { rejected.push("packed: " + r); break v1; } }
-    { const r = this.c7(); if (r !== true) { rejected.push("packed: " + r); break v1; } }
-    { const r = this.c8(); if (r !== true) { rejected.push("packed: " + r); break v1; } }
+    { const r = this.c7(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
+    { const r = this.c8(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
+    { const r = this.c9(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
+    { const r = this.c10(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
       return this.p1();
     }
     v2: {
-    { const r = this.c9(); if (r !== true) { rejected.push("separate_rotary: " + r); break v2; } }
-    { const r = this.c10(); if (r !== true) { rejected.push("separate_rotary: " + r); break v2; } }
-    { const r = this.c11(); if (r !== true) { rejected.push("separate_rotary: " + r); break v2; } }
+    { const r = this.c11(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
+    { const r = this.c12(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
+    { const r = this.c13(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
+    { const r = this.c14(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
       return this.p2();
     }
     v3: {
-    { const r = this.c12(); if (r !== true) { rejected.push("separate: " + r); break v3; } }
-    { const r = this.c13(); if (r !== true) { rejected.push("separate: " + r); break v3; } }
-    { const r = this.c14(); if (r !== true) { rejected.push("separate: " + r); break v3; } }
+    { const r = this.c15(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
+    { const r = this.c16(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
+    { const r = this.c17(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
+    { const r = this.c18(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
       return this.p3();
+    }
+    v4: {
+    { const r = this.c19(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
+    { const r = this.c20(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
+    { const r = this.c21(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
+      return this.p4();
+    }
+    v5: {
+    { const r = this.c22(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
+    { const r = this.c23(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
+    { const r = this.c24(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
+      return this.p5();
+    }
+    v6: {
+    { const r = this.c25(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
+    { const r = this.c26(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
+    { const r = this.c27(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
+      return this.p6();
+    }
+    v7: {
+    { const r = this.c28(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
+    { const r = this.c29(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
+    { const r = this.c30(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
+      return this.p7();
     }
     return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-32k: " + rejected.join("; ") + "");
   }

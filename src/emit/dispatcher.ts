@@ -11,7 +11,7 @@ import type { Type } from "../check/types.js";
 import { UNKNOWN, evaluate } from "../eval/evaluate.js";
 import { EvalError } from "../eval/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
-import { nodeText } from "../plan/explain-false.js";
+import { nodeText, operandsOf } from "../plan/explain-false.js";
 import type { AssignmentModel, KernelModel } from "../plan/dispatch-model.js";
 import { DISPATCHER_PRELUDE } from "./dispatcher-prelude.js";
 
@@ -351,19 +351,6 @@ class AssignmentGen {
   }
 }
 
-function operandsOf(e: TExpr): TExpr[] {
-  switch (e.k) {
-    case "binary":
-      return [e.left, e.right];
-    case "not":
-    case "neg":
-      return operandsOf(e.operand).length ? operandsOf(e.operand) : [e.operand];
-    case "call":
-      return [...e.args];
-    default:
-      return [];
-  }
-}
 
 /** Generates the plan function of one kernel (its validation, assignment switch and classes). */
 function generateKernel(model: KernelModel, kIndex: number, consts: string[]): { code: string; fn: string } {

@@ -215,7 +215,7 @@ class Evaluator {
 
   constructor(private readonly scope: ModuleScope) {}
 
-  eval(tokens: readonly Token[]): number {
+  evaluate(tokens: readonly Token[]): number {
     let pos = 0;
     const text = tokens.map((t) => t.text).join(" ");
     const peek = (): string | undefined => tokens[pos]?.text;
@@ -281,7 +281,7 @@ class Evaluator {
     if (this.evaluating.has(name)) throw new Unresolved(`${name} is defined in terms of itself`);
     this.evaluating.add(name);
     try {
-      return this.eval(expr);
+      return this.evaluate(expr);
     } finally {
       this.evaluating.delete(name);
     }
@@ -333,7 +333,7 @@ function layoutOf(tokens: readonly Token[], scope: ModuleScope, ev: Evaluator, d
   if (name === "array") {
     if (args.length !== 2) throw new Unresolved(`${text} has no fixed element count`);
     const elem = layoutOf(args[0], scope, ev, depth + 1);
-    const count = ev.eval(args[1]);
+    const count = ev.evaluate(args[1]);
     if (count <= 0) throw new Unresolved(`${text} has a non-positive element count`);
     return { size: count * roundUp(elem.align, elem.size), align: elem.align };
   }
@@ -345,8 +345,8 @@ function layoutOf(tokens: readonly Token[], scope: ModuleScope, ev: Evaluator, d
     let align = 1;
     for (const member of struct) {
       const inner = layoutOf(member.type, scope, ev, depth + 1);
-      const a = member.align ? ev.eval(member.align) : inner.align;
-      const s = member.size ? ev.eval(member.size) : inner.size;
+      const a = member.align ? ev.evaluate(member.align) : inner.align;
+      const s = member.size ? ev.evaluate(member.size) : inner.size;
       offset = roundUp(a, offset) + s;
       align = Math.max(align, a);
     }
@@ -372,7 +372,7 @@ export function workgroupFacts(wgsl: string): WorkgroupFacts {
     unresolved.push("workgroup size: `main` has no @workgroup_size with 1 to 3 arguments");
   } else {
     try {
-      const dims = scope.mainWorkgroupSize.map((arg) => ev.eval(arg));
+      const dims = scope.mainWorkgroupSize.map((arg) => ev.evaluate(arg));
       workgroupSize = [dims[0], dims[1] ?? 1, dims[2] ?? 1];
     } catch (err) {
       if (!(err instanceof Unresolved)) throw err;

@@ -42,7 +42,7 @@ function tryEval(e: TExpr, env: EvalEnv): PValue | EvalError {
 }
 
 /** The operands whose values make a false leaf-level condition understandable. */
-function operandsOf(e: TExpr): TExpr[] {
+export function operandsOf(e: TExpr): TExpr[] {
   switch (e.k) {
     case "binary":
       return [e.left, e.right];

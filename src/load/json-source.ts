@@ -164,7 +164,11 @@ class Parser {
   }
 
   /** value = object / array / string / number / "true" / "false" / "null" */
+  /** The pointer of the value being parsed: where a syntax error is reported. */
+  private where = "";
+
   private parseValue(pointer: string, depth: number): JsonNode {
+    this.where = pointer;
     const c = this.text[this.pos];
     switch (c) {
       case "{":
@@ -205,6 +209,7 @@ class Parser {
       this.pos++;
       this.skipWhitespace();
       const value = this.parseValue(appendPointer(pointer, key), depth + 1);
+      this.where = pointer;
       const first = seen.get(key);
       if (first === undefined) {
         seen.set(key, keySpan);
@@ -255,6 +260,7 @@ class Parser {
     }
     for (;;) {
       items.push(this.parseValue(appendPointer(pointer, items.length), depth + 1));
+      this.where = pointer;
       this.skipWhitespace();
       const c = this.text[this.pos];
       if (c === ",") {
@@ -402,7 +408,7 @@ class Parser {
         makeDiagnostic(
           "json_too_deep",
           `JSON nesting is deeper than the limit of ${this.limits.maxDepth} levels`,
-          { file: this.file, span: { start, end: start + 1 } },
+          { file: this.file, span: { start, end: start + 1 }, pointer: this.where },
           { hint: "flatten the structure; kernel specs need only a few levels" },
         ),
       );
@@ -433,7 +439,7 @@ class Parser {
 
   private fail(start: number, end: number, message: string, extra?: { hint?: string }): never {
     throw new JsonSyntaxError(
-      makeDiagnostic("json_syntax", message, { file: this.file, span: { start, end: Math.max(end, start) } }, { hint: extra?.hint }),
+      makeDiagnostic("json_syntax", message, { file: this.file, span: { start, end: Math.max(end, start) }, pointer: this.where }, { hint: extra?.hint }),
     );
   }
 }

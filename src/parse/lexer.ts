@@ -94,8 +94,11 @@ export function tokenize(src: string): Token[] {
         if (d === "\\") {
           const e = src[i + 1];
           const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"' };
-          if (e === undefined || !Object.prototype.hasOwnProperty.call(map, e)) {
-            throw new ExprSyntaxError(`unknown escape \`\\${e ?? ""}\` in string literal`, { start: i, end: i + 2 });
+          if (e === undefined) {
+            throw new ExprSyntaxError("unterminated string literal", { start, end: src.length }, `close the string with ${quote}`);
+          }
+          if (!Object.prototype.hasOwnProperty.call(map, e)) {
+            throw new ExprSyntaxError(`unknown escape \`\\${e}\` in string literal`, { start: i, end: Math.min(i + 2, src.length) });
           }
           value += map[e];
           i += 2;

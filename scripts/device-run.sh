@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs on the device machine (NVIDIA H200, through the device tool) from the repository root, with
+# the files of scripts/prepare-device.sh carried. Arguments: what to run, any of
+#   tests  - the GPU test files (CI=true: a missing adapter fails)
+#   bench  - bench/gpu/attention.mjs (PagedAttention and SparseAttention; BENCH_PINS/BENCH_SHAPES narrow it)
+#   torch  - PyTorch SDPA on the same GPU (../shared/tools/torch_decode_anchor.py)
+# Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
+set -uo pipefail
+for f in .device/gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+xz -dc .device/node.xz > /tmp/node && chmod +x /tmp/node
+export PATH=/tmp:$PATH
+tar -xJf .device/nm.tar.xz
+mkdir -p node_modules/webgpu/dist/linux-x64
+xz -dc .device/dawn.node.xz > node_modules/webgpu/dist/linux-x64/dawn.node
+export KERNELC_VK_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+export KERNELC_DAWN_FLAGS="enable-dawn-features=vulkan_enable_f16_on_nvidia disable-dawn-features=timestamp_quantization"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests bench torch)
+for what in "${steps[@]}"; do
+  case "$what" in
+    tests) CI=true node node_modules/vitest/vitest.mjs run test/gpu test/fixture test/runtime > "$OUT/tests.log" 2>&1
+           echo "tests exit $?"; grep -E "Test Files|Tests |FAIL|×" "$OUT/tests.log" | head -20 ;;
+    bench) node bench/gpu/attention.mjs --out "$OUT/bench.json" 2>&1 | grep -v Warning | tee "$OUT/bench.log" ;;
+    torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log" ;;
+    *) echo "unknown step $what (tests, bench, torch)"; exit 2 ;;
+  esac
+done

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import { deriveEnv, type CheckedBinding, type CheckedKernel } from "../check/check-spec.js";
 import { makeDiagnostic } from "../diagnostics/codes.js";
 import { hasErrors, sortDiagnostics, UserError, type Diagnostic } from "../diagnostics/diagnostic.js";
@@ -400,10 +401,23 @@ function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** A hash of everything a build reads: kernelc's version, the config, the specs, the templates and the profiles asked for. */
+let compilerHash: string | undefined;
+
+/** A hash of kernelc's own compiled code, so a changed compiler never counts as a no-op build. */
+function compilerCodeHash(): string {
+  if (compilerHash === undefined) {
+    const h = createHash("sha256");
+    const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+    for (const rel of listFiles(dir)) if (/\.(js|ts|json)$/.test(rel) && !rel.endsWith(".map")) h.update(`${rel}\0`).update(fs.readFileSync(path.join(dir, rel))).update("\0");
+    compilerHash = h.digest("hex");
+  }
+  return compilerHash;
+}
+
+/** A hash of everything a build reads: kernelc's code and version, the config, the specs, the templates and the profiles asked for. */
 export function inputsHash(root: string, loaded: LoadedConfig, profiles: readonly string[] | undefined): string {
   const h = createHash("sha256");
-  h.update(`kernelc ${KERNELC_VERSION}\0${JSON.stringify(loaded.config)}\0${JSON.stringify(loaded.allProfiles)}\0${JSON.stringify(profiles ?? null)}\0`);
+  h.update(`kernelc ${KERNELC_VERSION} ${compilerCodeHash()}\0${JSON.stringify(loaded.config)}\0${JSON.stringify(loaded.allProfiles)}\0${JSON.stringify(profiles ?? null)}\0`);
   for (const dir of [loaded.config.specs, loaded.config.templates]) {
     const abs = path.resolve(root, dir);
     for (const rel of listFiles(abs)) h.update(`${dir}/${rel}\0`).update(fs.readFileSync(path.join(abs, rel))).update("\0");

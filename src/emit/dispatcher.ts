@@ -68,7 +68,8 @@ interface GenEnv {
 /** Emits one assignment's context class and plan function. */
 class AssignmentGen {
   private readonly methods: string[] = [];
-  private readonly fields: string[] = [];
+  /** Memo fields: declared (no class-field initializers) and set in the constructor, which V8 runs as plain stores. */
+  private readonly fields: { name: string; type: string }[] = [];
   /** (env index, derive name) -> method name, or a constant. */
   private readonly fnCache = new Map<string, { method: string } | { value: Value } | { error: string }>();
   private fnCount = 0;
@@ -126,7 +127,7 @@ class AssignmentGen {
         f = { method };
         this.fnCache.set(key, f);
         const t = tsType(d.type);
-        this.fields.push(`  private m${id}: ${t} | undefined = undefined;`);
+        this.field(`m${id}`, t);
         const body = this.expr(d.expr.texpr, owner, d.expr);
         this.methods.push(
           `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))} */\n  ${method}(): ${t} {\n    const m = this.m${id};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
@@ -335,8 +336,7 @@ class AssignmentGen {
 
   /** Declares a memo field once. */
   field(name: string, type: string): void {
-    const line = `  private ${name}: ${type} | undefined = undefined;`;
-    if (!this.fields.includes(line)) this.fields.push(line);
+    if (!this.fields.some((f) => f.name === name)) this.fields.push({ name, type });
   }
 
   /** Emits a method and returns its name. */
@@ -346,8 +346,16 @@ class AssignmentGen {
   }
 
   classText(className: string, tensorCount: number, attrCount: number): string {
-    const ctorParams = [...Array(tensorCount).keys()].map((i) => `readonly t${i}: TensorDesc | null`).concat([...Array(attrCount).keys()].map((i) => `readonly a${i}: unknown`));
-    return [`class ${className} {`, ...this.fields, `  constructor(${ctorParams.join(", ")}) {}`, ...this.methods, `}`].join("\n");
+    const tensors = [...Array(tensorCount).keys()].map((i) => `t${i}`);
+    const attrs = [...Array(attrCount).keys()].map((i) => `a${i}`);
+    const decls = [
+      ...tensors.map((t) => `  declare readonly ${t}: TensorDesc | null;`),
+      ...attrs.map((a) => `  declare readonly ${a}: unknown;`),
+      ...this.fields.map((f) => `  private declare ${f.name}: ${f.type} | undefined;`),
+    ];
+    const params = [...tensors.map((t) => `${t}: TensorDesc | null`), ...attrs.map((a) => `${a}: unknown`)];
+    const body = [...tensors, ...attrs].map((x) => `    this.${x} = ${x};`).concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
+    return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }
 }
 

@@ -352,7 +352,7 @@ class SpecChecker {
     if (!fs.statSync(real).isFile()) return unsafe("is not a regular file");
     const text = fs.readFileSync(real, "utf8");
     try {
-      return { path: real, reads: templateReads(text) };
+      return { path: real, reads: this.readsWithIncludes(real, text, realRoot) };
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
         const span = templateSpan(text, err.line, err.column);
@@ -361,6 +361,51 @@ class SpecChecker {
       }
       throw err;
     }
+  }
+
+  /** One template's own reads, cached across specs by path, size and modification time. */
+  private fileReads(real: string, text?: string): TemplateReads {
+    const st = fs.statSync(real);
+    const stamp = `${st.size}:${st.mtimeMs}`;
+    const hit = this.ctx.templateReadsCache?.get(real);
+    if (hit && hit.stamp === stamp) return hit.reads;
+    const reads = templateReads(text ?? fs.readFileSync(real, "utf8"));
+    this.ctx.templateReadsCache?.set(real, { stamp, reads });
+    return reads;
+  }
+
+  /**
+   * A template's reads together with those of the templates it includes or imports (names are
+   * relative to the templates folder, as the renderer resolves them); names that would leave the
+   * folder are skipped here, the renderer refuses them.
+   */
+  private readsWithIncludes(real: string, text: string, root: string): TemplateReads {
+    const names = new Set<string>();
+    const tunables = new Set<string>();
+    const dtypes = new Set<string>();
+    const includes: string[] = [];
+    const seen = new Set<string>();
+    const visit = (file: string, body?: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const r = this.fileReads(file, body);
+      r.names.forEach((n) => names.add(n));
+      r.tunables.forEach((n) => tunables.add(n));
+      r.dtypes.forEach((n) => dtypes.add(n));
+      for (const inc of r.includes) {
+        includes.push(inc);
+        if (path.isAbsolute(inc) || inc.includes("\\") || inc.split("/").includes("..")) continue;
+        let incReal: string;
+        try {
+          incReal = fs.realpathSync(path.resolve(root, inc));
+        } catch {
+          continue;
+        }
+        if (incReal.startsWith(root + path.sep) && fs.statSync(incReal).isFile()) visit(incReal);
+      }
+    };
+    visit(real, text);
+    return { names, tunables, dtypes, includes };
   }
 
   private checkBinding(b: BindingSpec, env: ReadonlyMap<string, CheckedDerive>, intermediates: ReadonlySet<string> | undefined): CheckedBinding {

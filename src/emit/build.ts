@@ -261,6 +261,8 @@ async function emitShader(
   const id = sha(body).slice(0, 16);
   const rec = shaders.get(id) ?? { body, templates: new Set<string>(), kernels: new Set<string>() };
   rec.templates.add(pass.shader);
+  // Templates it includes are sources too (all are named, also one a branch of the template did not use).
+  for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
   rec.kernels.add(k.spec.name);
   shaders.set(id, rec);
   // Tint, once per distinct shader and feature set.

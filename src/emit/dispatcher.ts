@@ -12,7 +12,7 @@ import { UNKNOWN, evaluate } from "../eval/evaluate.js";
 import { EvalError } from "../eval/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
 import { nodeText, operandsOf } from "../plan/explain-false.js";
-import type { AssignmentModel, KernelModel } from "../plan/dispatch-model.js";
+import { ELEMENT_BYTES, type AssignmentModel, type KernelModel } from "../plan/dispatch-model.js";
 import { DISPATCHER_PRELUDE } from "./dispatcher-prelude.js";
 
 /** A JS string literal. */
@@ -542,7 +542,7 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     };
     v.intermediates.forEach((im, ii) => {
       const shape = guarded(g.expr(im.shape.texpr, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``);
-      body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${ELEM[im.dtype]});`);
+      body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${ELEMENT_BYTES[im.dtype]});`);
     });
     const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
     vm.passes.forEach((pm, pi) => {
@@ -595,7 +595,6 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
   return g.classText(cls, tensorIndex.size, attrIndex.size);
 }
 
-const ELEM: Readonly<Record<string, number>> = { float16: 2, float32: 4, float: 4, int32: 4, uint32: 4, bool: 1 };
 
 /** Generates the complete dispatcher module of one profile. */
 export function generateDispatcher(models: readonly KernelModel[], header: string, profile: string): string {

@@ -8,23 +8,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { interpretPlan, KernelCallError } from "../../src/plan/interpret.js";
 import type { KernelModel } from "../../src/plan/dispatch-model.js";
 import type { Call, TensorDesc } from "../../src/runtime/plan.js";
-import { importDispatcher, repoBuild, rng } from "../support/project-build.js";
+import { importDispatcher, repoBuild } from "../support/project-build.js";
+import { rng } from "../support/rng.js";
+import { outcome } from "../support/plan-outcome.js";
 
-type Outcome = { plan: unknown } | { error: { kind: string; message: string } };
 
-function normalize(plan: unknown): unknown {
-  return JSON.parse(JSON.stringify(plan, (_k, v) => (v instanceof Uint8Array ? Array.from(v) : v)));
-}
-
-function run(f: () => unknown): Outcome {
-  try {
-    return { plan: normalize(f()) };
-  } catch (err) {
-    const e = err as { name?: string; kind?: string; message?: string };
-    if (e.name !== "KernelCallError") throw err;
-    return { error: { kind: e.kind ?? "?", message: e.message ?? "" } };
-  }
-}
 
 /** A random PagedAttention call: mostly valid, near the configured instances, with random faults. */
 function pagedCall(r: () => number): Call {
@@ -111,8 +99,8 @@ describe("generated dispatcher vs interpreter", () => {
         const n = p.profile.name === "desktop-64k" || p.profile.name === "core" ? 1500 : 300;
         for (let i = 0; i < n; i++) {
           const call = name === "PagedAttention" && r() < 0.8 ? pagedCall(r) : genericCall(model, r);
-          const want = run(() => interpretPlan(model, call));
-          const got = run(() => planners[name](call));
+          const want = outcome(() => interpretPlan(model, call));
+          const got = outcome(() => planners[name](call));
           if (JSON.stringify(got) !== JSON.stringify(want)) {
             expect({ profile: p.profile.name, call, got }).toEqual({ profile: p.profile.name, call, got: want });
           }

@@ -13,23 +13,13 @@ import type { Call, TensorDesc } from "../../src/runtime/plan.js";
 import { createBuffer, getGpuDevice, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
 import type { Plan } from "../../src/runtime/plan.js";
+import { rng } from "../support/rng.js";
 
 /** The profile lavapipe's adapter selects: 32 KiB workgroup storage, 1024 invocations, shader-f16, 128 MiB bindings. */
 const LAVAPIPE_PROFILE = "mobile-1024-f16";
 
 const TOL = 5e-3;
 
-/** mulberry32: small seeded generator so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = process.env.PAGED_SEED ? Number(process.env.PAGED_SEED) : Math.floor(Math.random() * 2 ** 31);
 

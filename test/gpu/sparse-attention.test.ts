@@ -21,6 +21,7 @@ import {
 } from "../../src/reference/sparse-attention.js";
 import { getGpuDevice, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
 import { compileForCalls } from "../support/compiled-plan.js";
+import { rng } from "../support/rng.js";
 
 /** The profile lavapipe's adapter selects (32 KiB workgroup storage, 1024 invocations, shader-f16, 128 MiB bindings). */
 const LAVAPIPE_PROFILE = "mobile-1024-f16";
@@ -30,17 +31,6 @@ Object.assign(globalThis, globals);
 const SEED = process.env.SPARSE_SEED ? Number(process.env.SPARSE_SEED) : Date.now() % 2 ** 31;
 console.log(`sparse-attention GPU test seed: ${SEED} (replay with SPARSE_SEED=${SEED})`);
 
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function makeRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const GOLDEN: CsrLayout = {
   numLayout: 2,
@@ -114,7 +104,7 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
 
   const runs = CASES.flatMap((c, i) => (Object.keys(MODES) as Mode[]).map((mode) => [`${mode}: ${c.name}`, c, i, mode] as const));
   test.each(runs)("%s", { timeout: 60_000 }, async (_name, c, index, mode) => {
-    const rand = makeRandom(SEED + index * 7919);
+    const rand = rng(SEED + index * 7919);
     const uniform = (): number => roundToF16(rand() * 2 - 1);
     const fill = (n: number): Float32Array => Float32Array.from({ length: n }, uniform);
 

@@ -10,6 +10,7 @@ import { PipelineCache, ShaderCompilationError, warmUp } from "../../src/runtime
 import type { BindingPlan, Manifest, PassPlan, Plan } from "../../src/runtime/plan.js";
 import { BufferUsage } from "../../src/runtime/gpu-constants.js";
 import { getGpuDevice, poisonBuffer, POISON_U32, readBuffer, uploadBuffer, createBuffer } from "../support/gpu.js";
+import { rng } from "../support/rng.js";
 
 const device = await getGpuDevice({ requiredFeatures: ["shader-f16"] });
 const timedDevice = await getGpuDevice({ requiredFeatures: ["timestamp-query"] });
@@ -108,17 +109,6 @@ fn main() {
 `,
 };
 
-/** A deterministic generator seeded per run, so a failure can be replayed from the printed seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = (Date.now() ^ (process.pid << 8)) >>> 0;
 

@@ -29,15 +29,3 @@ export async function importDispatcher(source: string): Promise<Record<string, u
   fs.writeFileSync(file, js);
   return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
 }
-
-/** A small seeded PRNG (mulberry32) so a failing random test can be replayed from its printed seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -130,12 +130,15 @@ async function importDispatcher(source) {
   return import(pathToFileURL(file).href);
 }
 
-/** Builds the repository for this profile with extra pinned tunables; returns the planner and shaders. */
-async function compile(kernel, pins) {
+/**
+ * Builds the repository for this profile with extra pinned tunables (and optionally another
+ * templates folder, relative to the repository); returns the planner and shaders.
+ */
+async function compile(kernel, pins, templates) {
   const loaded = loadConfig(root);
   // The pins override the configured tunables of this profile (pins {} = as configured).
   const configured = loaded.config.tunables[profile] ?? {};
-  const config = { ...loaded.config, tunables: { ...loaded.config.tunables, [profile]: { ...configured, [kernel]: { ...configured[kernel], ...pins } } } };
+  const config = { ...loaded.config, ...(templates ? { templates } : {}), tunables: { ...loaded.config.tunables, [profile]: { ...configured, [kernel]: { ...configured[kernel], ...pins } } } };
   const res = await buildProject(root, { ...loaded, config }, [profile]);
   const errors = res.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) throw new Error(errors.map((d) => d.message).join("\n"));
@@ -146,12 +149,16 @@ async function compile(kernel, pins) {
 }
 
 /** Times a plan: median GPU time of all passes, and of the passes named in `focus`. */
-async function timePlan(plan, shaders, tensors, focus, reps = 40) {
-  const cache = new PipelineCache(device, (id) => shaders[id]);
+async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new PipelineCache(device, (id) => shaders[id])) {
   const n = plan.passes.length;
-  // Warm-up (pipelines, clocks), then reps submitted back to back; timestamps read once at the end.
-  for (let r = 0; r < 10; r++) await executePlan(device, cache, plan, tensors);
+  // Warm-up (pipelines, then at least 300 ms of back-to-back runs so the clocks are up), then reps
+  // submitted back to back; timestamps read once at the end.
+  for (let r = 0; r < 3; r++) await executePlan(device, cache, plan, tensors);
   await device.queue.onSubmittedWorkDone();
+  for (const warmUntil = performance.now() + 300; performance.now() < warmUntil; ) {
+    for (let r = 0; r < 20; r++) await executePlan(device, cache, plan, tensors);
+    await device.queue.onSubmittedWorkDone();
+  }
   const perBatch = Math.floor(QUERIES / (2 * n));
   const total = [];
   const focused = [];
@@ -188,8 +195,9 @@ function shuffled(n) {
 async function pagedBench(copy) {
   const N = 32, Nkv = 8, H = 128;
   // BENCH_PINS (a JSON array of tunable pins, [] = the profile's configured tunables) and
-  // BENCH_SHAPES ("BxCTXxBS,...") narrow a run; the defaults are below.
-  const configs = process.env.BENCH_PINS
+  // BENCH_SHAPES ("BxCTXxBS,...") narrow a run; the defaults are below. BENCH_TEMPLATES
+  // ("dir,dir") compares template folders (relative to the repository) in the same run.
+  const pinConfigs = process.env.BENCH_PINS
     ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({ name: Object.keys(pins).length ? Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") : "configured tunables", pins }))
     : [
         { name: "configured tunables", pins: {} },
@@ -199,49 +207,68 @@ async function pagedBench(copy) {
   const shapes = process.env.BENCH_SHAPES
     ? process.env.BENCH_SHAPES.split(",").map((s) => s.split("x").map(Number))
     : [[1, 32768, 16], [8, 4096, 16], [64, 4096, 16], [32, 16384, 16], [64, 4096, 32], [32, 16384, 32]];
+  const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
+  const configs = templateDirs.flatMap((dir) => pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })));
   for (const cfg of configs) {
-    const { plan: planner, shaders } = await compile("PagedAttention", cfg.pins);
-    for (const [B, ctx, bs] of shapes) {
-      const blocksPer = ctx / bs;
-      const numBlocks = B * blocksPer;
-      const table = shuffled(numBlocks);
-      const cacheBytes = numBlocks * bs * Nkv * H * 2;
-      const t = {
-        queryT: randomF16Buffer(B * N * H * 2),
-        keyT: randomF16Buffer(B * Nkv * H * 2),
-        valueT: randomF16Buffer(B * Nkv * H * 2),
-        keyCacheT: randomF16Buffer(cacheBytes),
-        valueCacheT: randomF16Buffer(cacheBytes),
-        cumulativeSequenceLengthT: i32Buffer(Array.from({ length: B + 1 }, (_, i) => i)),
-        pastSeqlensT: i32Buffer(Array.from({ length: B }, () => ctx - 1)),
-        blockTableT: i32Buffer(table),
-        outputT: device.createBuffer({ size: B * N * H * 2, usage: U.STORAGE }),
-      };
-      const f16 = (shape) => ({ shape, dtype: "float16" });
-      const i32 = (shape) => ({ shape, dtype: "int32" });
-      const call = {
-        inputs: { queryT: f16([B, N * H]), keyT: f16([B, Nkv * H]), valueT: f16([B, Nkv * H]), keyCacheT: f16([numBlocks, bs, Nkv, H]), valueCacheT: f16([numBlocks, bs, Nkv, H]), cumulativeSequenceLengthT: i32([B + 1]), pastSeqlensT: i32([B]), blockTableT: i32([B, blocksPer]) },
-        outputs: { outputT: f16([B, N * H]) },
-        attrs: { num_heads: N, kv_num_heads: Nkv },
-      };
-      let plan;
-      try {
-        plan = planner(call);
-      } catch (err) {
-        log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}: ${err.message}`);
-        for (const b of Object.values(t)) b.destroy();
-        continue;
+    const { plan, shaders } = await compile("PagedAttention", cfg.pins, cfg.templates);
+    Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
+  }
+  // Every configuration of a shape runs on the same buffers (where a large buffer lands in memory
+  // changes the time of block-table reads), in ROUNDS interleaved rounds; the figure is the median
+  // of the rounds' medians.
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+  for (const [B, ctx, bs] of shapes) {
+    const blocksPer = ctx / bs;
+    const numBlocks = B * blocksPer;
+    const table = shuffled(numBlocks);
+    const cacheBytes = numBlocks * bs * Nkv * H * 2;
+    const t = {
+      queryT: randomF16Buffer(B * N * H * 2),
+      keyT: randomF16Buffer(B * Nkv * H * 2),
+      valueT: randomF16Buffer(B * Nkv * H * 2),
+      keyCacheT: randomF16Buffer(cacheBytes),
+      valueCacheT: randomF16Buffer(cacheBytes),
+      cumulativeSequenceLengthT: i32Buffer(Array.from({ length: B + 1 }, (_, i) => i)),
+      pastSeqlensT: i32Buffer(Array.from({ length: B }, () => ctx - 1)),
+      blockTableT: i32Buffer(table),
+      outputT: device.createBuffer({ size: B * N * H * 2, usage: U.STORAGE }),
+    };
+    const f16 = (shape) => ({ shape, dtype: "float16" });
+    const i32 = (shape) => ({ shape, dtype: "int32" });
+    const call = {
+      inputs: { queryT: f16([B, N * H]), keyT: f16([B, Nkv * H]), valueT: f16([B, Nkv * H]), keyCacheT: f16([numBlocks, bs, Nkv, H]), valueCacheT: f16([numBlocks, bs, Nkv, H]), cumulativeSequenceLengthT: i32([B + 1]), pastSeqlensT: i32([B]), blockTableT: i32([B, blocksPer]) },
+      outputs: { outputT: f16([B, N * H]) },
+      attrs: { num_heads: N, kv_num_heads: Nkv },
+    };
+    const results = new Map();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const cfg of configs) {
+        let plan;
+        try {
+          plan = cfg.planner(call);
+        } catch (err) {
+          if (round === 0) log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}: ${err.message}`);
+          continue;
+        }
+        const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
+        const r = await timePlan(plan, cfg.shaders, t, attn, 40, cfg.cache);
+        const got = results.get(cfg) ?? { plan, total: [], focused: [] };
+        got.total.push(r.total);
+        got.focused.push(r.focused);
+        results.set(cfg, got);
       }
-      const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
-      const r = await timePlan(plan, shaders, t, attn);
-      const kvBytes = 2 * B * Nkv * ctx * H * 2;
+    }
+    const kvBytes = 2 * B * Nkv * ctx * H * 2;
+    for (const [cfg, got] of results) {
+      const { plan } = got;
+      const focused = median(got.focused);
       const splits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
-      const row = { kernel: "PagedAttention", config: cfg.name, B, ctx, blockSize: bs, variant: plan.variant, splits, allPassesMs: r.total, attentionMs: r.focused, kvTBps: kvBytes / (r.focused / 1e3) / 1e12 };
+      const row = { kernel: "PagedAttention", config: cfg.name, B, ctx, blockSize: bs, variant: plan.variant, splits, allPassesMs: median(got.total), attentionMs: focused, attentionMsRounds: got.focused, kvTBps: kvBytes / (focused / 1e3) / 1e12 };
       row.ofCopy = row.kvTBps / copy.tbps;
       rows.push(row);
-      log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${r.total.toFixed(4)} ms | attention ${r.focused.toFixed(4)} ms | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy`);
-      for (const b of Object.values(t)) b.destroy();
+      log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy`);
     }
+    for (const b of Object.values(t)) b.destroy();
   }
 }
 

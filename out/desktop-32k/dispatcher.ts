@@ -807,7 +807,7 @@ class K0A0 {
     const m = this.m15;
     if (m !== undefined) return m;
     try {
-      return (this.m15 = Math.max((1 as number), (Math.min((32 as number), ($fdivI((this.d16() as number), (128 as number)) as number)) as number)));
+      return (this.m15 = Math.max((1 as number), (Math.min((64 as number), ($fdivI((this.d16() as number), (128 as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitCap");
     }
@@ -1245,12 +1245,12 @@ class K0A0 {
     else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "0fe636488b9f697b";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k0_0_0s() + ", " + "attrs.num_heads=" + this.k0_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_0_3s() + ", " + "present.keyT=" + this.k0_0_4s() + ", " + "present.slotMappingT=" + this.k0_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "62591e16f160730e";
+    if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "11aa97cb719d1d3c";
     else if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 96 && this.k0_1_4() === true) s1 = "c4446b5d135f14cc";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "b3808fa7fe58c35e";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "31ad6dfe1660bc10";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "bd66dcd79514beb2";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "04afb1e97a5f9352";
+    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "98ed91a7b8916a2f";
+    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "b669a4068d4ef55a";
+    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "c27300d40666d047";
+    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "ff2734a9add62be3";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_1_3s() + ", " + "present.keyT=" + this.k0_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
     if (this.k0_2_0() === 28 && this.k0_2_1() === 128) s2 = "3ae14ffc053ed677";
@@ -1687,12 +1687,12 @@ class K0A0 {
     else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "2071d2eaf60658d2";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k1_0_0s() + ", " + "attrs.num_heads=" + this.k1_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_0_3s() + ", " + "present.keyT=" + this.k1_0_4s() + ", " + "present.slotMappingT=" + this.k1_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "62591e16f160730e";
+    if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "11aa97cb719d1d3c";
     else if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 96 && this.k1_1_4() === true) s1 = "c4446b5d135f14cc";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "b3808fa7fe58c35e";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "31ad6dfe1660bc10";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "bd66dcd79514beb2";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "04afb1e97a5f9352";
+    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "98ed91a7b8916a2f";
+    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "b669a4068d4ef55a";
+    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "c27300d40666d047";
+    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "ff2734a9add62be3";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k1_1_0s() + ", " + "attrs.num_heads=" + this.k1_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_1_3s() + ", " + "present.keyT=" + this.k1_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
     if (this.k1_2_0() === 28 && this.k1_2_1() === 128) s2 = "3ae14ffc053ed677";
@@ -2145,12 +2145,12 @@ class K0A0 {
     else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "cb8d565c0418f394";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k2_0_0s() + ", " + "attrs.num_heads=" + this.k2_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_0_3s() + ", " + "present.keyT=" + this.k2_0_4s() + ", " + "present.slotMappingT=" + this.k2_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "0e26cb09367507e2";
+    if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "11aa97cb719d1d3c";
     else if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 96 && this.k2_1_4() === false) s1 = "a2a95d2b28634a09";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "d87478b7a1f3dd68";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "a9346135e4491563";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "ee5d3d47430f787e";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "7800407061402ebd";
+    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "98ed91a7b8916a2f";
+    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "b669a4068d4ef55a";
+    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "c27300d40666d047";
+    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "ff2734a9add62be3";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_1_3s() + ", " + "present.keyT=" + this.k2_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
     if (this.k2_2_0() === 28 && this.k2_2_1() === 128) s2 = "3ae14ffc053ed677";
@@ -2586,12 +2586,12 @@ class K0A0 {
     else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "9b400c1d578ee353";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k3_0_0s() + ", " + "attrs.num_heads=" + this.k3_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_0_3s() + ", " + "present.keyT=" + this.k3_0_4s() + ", " + "present.slotMappingT=" + this.k3_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "0e26cb09367507e2";
+    if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "11aa97cb719d1d3c";
     else if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 96 && this.k3_1_4() === false) s1 = "a2a95d2b28634a09";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "d87478b7a1f3dd68";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "a9346135e4491563";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "ee5d3d47430f787e";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "7800407061402ebd";
+    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "98ed91a7b8916a2f";
+    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "b669a4068d4ef55a";
+    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "c27300d40666d047";
+    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "ff2734a9add62be3";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k3_1_0s() + ", " + "attrs.num_heads=" + this.k3_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_1_3s() + ", " + "present.keyT=" + this.k3_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
     if (this.k3_2_0() === 28 && this.k3_2_1() === 128) s2 = "3ae14ffc053ed677";

@@ -20,7 +20,7 @@ import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../p
 import { enumerateKernel, type KernelProfileBuild, type ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { parseInstances } from "../plan/instances.js";
-import { requiredLimitsFor, resolveProfile, type Profile } from "../plan/profiles.js";
+import { FEATURE_NAMES, requiredLimitsFor, resolveProfile, type Profile } from "../plan/profiles.js";
 import type { PipelineDesc } from "../runtime/plan.js";
 import { loadProjectConfig } from "../cli/commands.js";
 import type { Format, Io } from "../cli/main.js";
@@ -242,6 +242,7 @@ async function emitShader(
   }
   context.tunables = { ...facts.tunables };
   context.dtypes = Object.fromEntries(Object.entries(facts.dtypes).map(([p, t]) => [p, wgslScalar(t)]));
+  context.device = deviceContext(profile);
   let decls: string;
   try {
     decls = resourceDeclarations(declBindings(pass.bindings, env), v.features.includes("shader-f16"));
@@ -265,8 +266,9 @@ async function emitShader(
   for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
   rec.kernels.add(k.spec.name);
   shaders.set(id, rec);
-  // Tint, once per distinct shader and feature set.
-  const features = v.features.filter((f) => profile.features.includes(f as never));
+  // Tint, once per distinct shader and feature set: a device for this profile has all its
+  // features, and the template may use any of them (it can read them as device.features).
+  const features = [...profile.features].sort();
   const vkey = `${id}|${features.join(",")}`;
   if (!validated.has(vkey)) {
     const p = validator.validate(body, features).then((problems) => {
@@ -288,6 +290,16 @@ async function emitShader(
     diagnostics.push(templateDiagnostic("wgsl_limit_exceeded", `the WGSL rendered for ${where} exceeds profile ${profile.name}: ${problem}`, templatesDir, pass.shader, undefined, undefined, []));
   }
   return id;
+}
+
+/**
+ * What a template knows of the profile it is rendered for: `device.features.NAME` is true or false
+ * for every WebGPU feature name, `device.limits.NAME` is the profile's value of every limit.
+ */
+function deviceContext(profile: Profile): { features: Record<string, boolean>; limits: Record<string, number> } {
+  const features: Record<string, boolean> = {};
+  for (const name of FEATURE_NAMES) features[name] = profile.features.includes(name);
+  return { features, limits: { ...resolveProfile(profile) } };
 }
 
 function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {

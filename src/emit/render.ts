@@ -413,7 +413,7 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
         }
       }
     }
-    message = `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, DISPATCH_FOLD_WIDTH, env)`;
+    message = `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`;
   }
   return new RenderError(message, file, line, column);
 }

@@ -57,7 +57,17 @@ describe("PagedAttention shaders (Tint through the compiler)", () => {
         const cells = grid.filter((g) => g.variant.endsWith("_splitk") === split && !(g.H === 6 && split));
         const calls = cells.map(gridCall);
         const compiled = await compileForCalls("PagedAttention", calls, profile, split ? { SPLIT_MIN_KEYS: 8 } : { MAX_SPLITS: 1 });
-        cells.forEach((g, i) => expect(compiled.plan(calls[i]).variant, JSON.stringify(g)).toBe(g.variant));
+        cells.forEach((g, i) => {
+          const plan = compiled.plan(calls[i]);
+          expect(plan.variant, JSON.stringify(g)).toBe(g.variant);
+          // The attention design follows the profile the shader is rendered for: with subgroups
+          // (desktop-32k), head size 128 and a 32-lane workgroup (split-K), the row design.
+          const attention = plan.passes.find((p) => p.id === "main" || p.id === "split_attention")!;
+          const wgsl = compiled.shaders[attention.shader];
+          const rows = profile === "desktop-32k" && split && g.H === 128 && g.N / g.Nkv <= 8;
+          expect(wgsl.includes("fn attend_rows("), JSON.stringify(g)).toBe(rows);
+          expect(wgsl.startsWith("enable subgroups;"), JSON.stringify(g)).toBe(rows);
+        });
         expect(Object.keys(compiled.shaders).length).toBeGreaterThan(20);
         const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!);
         for (const v of manifest.kernels.PagedAttention.variants) for (const p of v.passes) for (const leaf of p.key) expect(leaf, `${v.id}/${p.id}`).not.toMatch(PER_CALL);

@@ -15,8 +15,16 @@ import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.
 import type { Plan } from "../../src/runtime/plan.js";
 import { rng } from "../support/rng.js";
 
-/** The profile lavapipe's adapter selects: 32 KiB workgroup storage, 1024 invocations, shader-f16, 128 MiB bindings. */
-const LAVAPIPE_PROFILE = "mobile-1024-f16";
+/**
+ * Each case runs with the shaders of two profiles: the one lavapipe's adapter selects
+ * (mobile-1024-f16: 32 KiB workgroup storage, 1024 invocations, shader-f16, no subgroups) and
+ * desktop-32k, whose shaders may use subgroups (the attention pass for head size 128 does: its
+ * reductions take shuffles for the lane distances inside a subgroup, so lavapipe's subgroups of
+ * 8 and the H200's of 32 exercise different mixes of shuffles and shared memory). The test device
+ * has both profiles' features and the limits the shaders need.
+ */
+const PROFILES = ["mobile-1024-f16", "desktop-32k"] as const;
+type ProfileName = (typeof PROFILES)[number];
 
 const TOL = 5e-3;
 
@@ -150,6 +158,12 @@ const SHAPES: readonly CaseShape[] = [
   { name: "G2 H80 bs16 generic items", numHeads: 4, kvNumHeads: 2, headSize: 80, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6 },
   { name: "G4 H34 bs16 scalar cache", numHeads: 4, kvNumHeads: 1, headSize: 34, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6, scalarOnly: true },
   { name: "G4 H64 bs16 hostile tables", numHeads: 8, kvNumHeads: 2, headSize: 64, blockSize: 16, batch: 6, maxPast: 150, maxNew: 8, hostile: true },
+  // Head size 128 with each way the 32-key tiles of the head-size-128 attention meet blocks:
+  // four blocks per tile (bs 8), a tile per key lookup (bs 24, and 7 heads padded to 8), half a
+  // block per tile (bs 64, with hostile tables).
+  { name: "G1 H128 bs8", numHeads: 4, kvNumHeads: 4, headSize: 128, blockSize: 8, batch: 4, maxPast: 150, maxNew: 6 },
+  { name: "G7 H128 bs24", numHeads: 7, kvNumHeads: 1, headSize: 128, blockSize: 24, batch: 4, maxPast: 200, maxNew: 5 },
+  { name: "G2 H128 bs64 hostile tables", numHeads: 4, kvNumHeads: 2, headSize: 128, blockSize: 64, batch: 5, maxPast: 300, maxNew: 8, hostile: true },
 ];
 
 const VARIANTS = [
@@ -166,24 +180,27 @@ const VARIANTS = [
 /**
  * Tunables that steer the variant choice: MAX_SPLITS 1 rules split-K out; SPLIT_MIN_KEYS 8 lets
  * even a one-block table split (up to MAX_SPLITS = 16 splits, many of them empty on short rows).
+ * With desktop-32k the single pass gets a 32-lane workgroup, like the split pass, so that it
+ * takes the head-size-128 attention too.
  */
-function tunablesFor(variant: string): Record<string, number> {
-  return variant.endsWith("_splitk") ? { SPLIT_MIN_KEYS: 8 } : { MAX_SPLITS: 1 };
+function tunablesFor(variant: string, profile: ProfileName): Record<string, number> {
+  if (variant.endsWith("_splitk")) return { SPLIT_MIN_KEYS: 8 };
+  return profile === "desktop-32k" ? { MAX_SPLITS: 1, WORKGROUP_SIZE: 32 } : { MAX_SPLITS: 1 };
 }
 
 /**
- * The real compiler, once per tunable setting: this repository's spec and templates built for the
- * lavapipe profile, with instances taken from every case's shape (head counts, head size, block
- * size and which inputs are present: what the shaders are specialized on).
+ * The real compiler, once per profile and tunable setting: this repository's spec and templates
+ * built for the profile, with instances taken from every case's shape (head counts, head size,
+ * block size and which inputs are present: what the shaders are specialized on).
  */
 const planners = new Map<string, Promise<CompiledPlanner>>();
-function plannerFor(variant: string): Promise<CompiledPlanner> {
-  const tunables = tunablesFor(variant);
-  const key = JSON.stringify(tunables);
+function plannerFor(variant: string, profile: ProfileName): Promise<CompiledPlanner> {
+  const tunables = tunablesFor(variant, profile);
+  const key = `${profile} ${JSON.stringify(tunables)}`;
   let p = planners.get(key);
   if (!p) {
     const calls = VARIANTS.flatMap((v) => SHAPES.map((shape) => makeCase(shape, v.startsWith("packed"), v.includes("_slot"), rng(1)).call));
-    p = compileForCalls("PagedAttention", calls, LAVAPIPE_PROFILE, tunables);
+    p = compileForCalls("PagedAttention", calls, profile, tunables);
     planners.set(key, p);
   }
   return p;
@@ -218,29 +235,41 @@ async function runPlan(
   return out;
 }
 
-// The mobile-1024-f16 profile's limits (lavapipe's): 32 KiB workgroup storage, 1024 invocations.
+// Both profiles' features, and their shared limits: 32 KiB workgroup storage, 1024 invocations.
 const device = await getGpuDevice({
+  requiredFeatures: ["shader-f16", "subgroups"],
   requiredLimits: { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024 },
 });
+
+/**
+ * The desktop-32k cases. With other head sizes its shaders use the designs mobile-1024-f16's use
+ * (no subgroups), so only head size 128 runs. Where subgroups have fewer than 32 lanes (lavapipe:
+ * 8) its shaders take the key-per-lane fallback, not the row design, and each costs lavapipe
+ * 10-60 s to compile, so two shapes check the fallback and the choice between the paths; on a GPU
+ * with subgroups of 32 or more (the H200) every head-size-128 shape runs the row design.
+ */
+const ROW_DESIGN_RUNS = (device?.adapterInfo.subgroupMaxSize ?? 0) >= 32;
+const DESKTOP_SHAPES = new Set(SHAPES.filter((s) => s.headSize === 128 && (ROW_DESIGN_RUNS || s.name === "G4 H128 bs32" || s.name === "G7 H128 bs24")).map((s) => s.name));
 
 describe.runIf(device)("PagedAttention on lavapipe", () => {
   const table: string[] = [];
   console.log(`PagedAttention GPU test seed: ${SEED} (replay with PAGED_SEED=${SEED})`);
   afterAll(() => {
-    if (table.length) console.log(["variant | case | numSplits | max |err| | max err/tol", ...table].join("\n"));
+    if (table.length) console.log(["profile | variant | case | numSplits | max |err| | max err/tol", ...table].join("\n"));
     device?.destroy();
   });
 
-  for (const variant of VARIANTS) {
+  for (const [profile, variant] of PROFILES.flatMap((p) => VARIANTS.map((v) => [p, v] as const))) {
     for (const [i, shape] of SHAPES.entries()) {
       if (shape.scalarOnly && variant.endsWith("_splitk")) continue;
-      test(`${variant}: ${shape.name}`, async () => {
+      if (profile === "desktop-32k" && !DESKTOP_SHAPES.has(shape.name)) continue;
+      test(`${profile}: ${variant}: ${shape.name}`, async () => {
         const dev = device as GPUDevice;
-        const rand = rng(SEED + 7919 * VARIANTS.indexOf(variant) + 104729 * i);
+        const rand = rng(SEED + 7919 * VARIANTS.indexOf(variant) + 104729 * i + 15485863 * PROFILES.indexOf(profile));
         const packed = variant.startsWith("packed");
         const slots = variant.includes("_slot");
         const c = makeCase(shape, packed, slots, rand);
-        const compiled = await plannerFor(variant);
+        const compiled = await plannerFor(variant, profile);
         const planned = { plan: compiled.plan(c.call), shaders: compiled.shaders };
         expect(planned.plan.variant, c.summary).toBe(variant);
         const tensors: Record<string, Uint8Array> = {
@@ -287,7 +316,7 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
           if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
         }
         const numSplits = planned.plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
-        table.push(`${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`);
+        table.push(`${profile} | ${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`);
         const H = shape.headSize;
         const N = shape.numHeads;
         const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";

@@ -201,7 +201,6 @@ async function pagedBench(copy) {
     ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({ name: Object.keys(pins).length ? Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") : "configured tunables", pins }))
     : [
         { name: "configured tunables", pins: {} },
-        { name: "SPLIT_TARGET_WORKGROUPS=4096 MAX_SPLITS=32", pins: { SPLIT_TARGET_WORKGROUPS: 4096, MAX_SPLITS: 32 } },
         { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
       ];
   const shapes = process.env.BENCH_SHAPES
@@ -216,7 +215,7 @@ async function pagedBench(copy) {
   // Every configuration of a shape runs on the same buffers (where a large buffer lands in memory
   // changes the time of block-table reads), in ROUNDS interleaved rounds; the figure is the median
   // of the rounds' medians.
-  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
   for (const [B, ctx, bs] of shapes) {
     const blocksPer = ctx / bs;
     const numBlocks = B * blocksPer;

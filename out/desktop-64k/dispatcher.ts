@@ -187,6 +187,10 @@ function $evalFail(e: unknown, prefix: string, what: string): never {
   if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
   throw e;
 }
+function $unheld(e: unknown): false {
+  if (e instanceof EvalFailure) return false;
+  throw e;
+}
 function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
@@ -751,17 +755,20 @@ class K0A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "cacheShapeOk"]) : this.x2([...path, "headLayoutOk"]))($try(() => this.d1())) : this.x3([...path, "scheduleShapeOk"]))($try(() => (this.d1() && this.d4()))) : this.x4([...path, "ioShapeOk"]))($try(() => ((this.d1() && this.d4()) && this.d5()))) : this.x5([...path, "slotShapeOk"]))($try(() => (((this.d1() && this.d4()) && this.d5()) && this.d8())));
   }
   /** when "pagedContractOk" */
-  c0(): true | string {
-    let v: unknown;
+  c0(): boolean {
     try {
-      v = this.d0();
+      return (this.d0()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedContractOk" does not hold */
+  w0(): string {
+    try {
+      (this.d0());
     } catch (e) {
       return $condFail(e, "pagedContractOk");
     }
-    return v === true ? true : this.w0();
-  }
-  /** why "pagedContractOk" is not true */
-  w0(): string {
     return this.x0([...[], "pagedContractOk"]);
   }
   /** derive "dispatchFits" */
@@ -779,17 +786,20 @@ class K0A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.d9())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => $attr(this.a2, "num_heads"))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d9() as number) <= (65535 as number)))) : $where(path) + "`tunables.WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.d9() as number) <= (65535 as number)) && (($attr(this.a2, "num_heads") as number) <= (65535 as number))))) : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((this.d9() as number) <= (65535 as number)) && (($attr(this.a2, "num_heads") as number) <= (65535 as number))) && true)));
   }
   /** when "dispatchFits" */
-  c1(): true | string {
-    let v: unknown;
+  c1(): boolean {
     try {
-      v = this.d12();
+      return (this.d12()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "dispatchFits" does not hold */
+  w1(): string {
+    try {
+      (this.d12());
     } catch (e) {
       return $condFail(e, "dispatchFits");
     }
-    return v === true ? true : this.w1();
-  }
-  /** why "dispatchFits" is not true */
-  w1(): string {
     return this.x6([...[], "dispatchFits"]);
   }
   /** derive "pagedKeyCeiling" */
@@ -901,17 +911,20 @@ class K0A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => this.d14())) + ")" : this.x8([...path, "cacheVec4Ok"]))($try(() => ((this.d14() as number) >= (2 as number)))) : $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => this.d19())) + ")")($try(() => (((this.d14() as number) >= (2 as number)) && this.d18()))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => this.d20())) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => this.d20())) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => this.d21())) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => this.d21())) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => this.d14())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => this.d19())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => this.d19())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => this.d22())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d19() as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => this.d22())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d22() as number) <= (1024 as number)))));
   }
   /** when "pagedSplitFits" */
-  c2(): true | string {
-    let v: unknown;
+  c2(): boolean {
     try {
-      v = this.d13();
+      return (this.d13()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w2(): string {
+    try {
+      (this.d13());
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w2();
-  }
-  /** why "pagedSplitFits" is not true */
-  w2(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** derive "qPerKv" */
@@ -949,17 +962,20 @@ class K0A0 {
     return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => this.d24())) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 65536)) + ")";
   }
   /** when "pagedSplitStorageFits" */
-  c3(): true | string {
-    let v: unknown;
+  c3(): boolean {
     try {
-      v = this.d23();
+      return (this.d23()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w3(): string {
+    try {
+      (this.d23());
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w3();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w3(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
   /** derive "kvHidden" */
@@ -987,31 +1003,37 @@ class K0A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)))) : $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.d9())) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)))) : $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.d9())) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())))) : $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => this.d27())) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())))) : $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => this.d27())) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)))) : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => $dimT(this.t0, (1 as number), "queryT"))) + ", " + "qHidden = " + $showT($try(() => this.d10())) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
   }
   /** when "separateKv" */
-  c4(): true | string {
-    let v: unknown;
+  c4(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w4(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w4();
-  }
-  /** why "separateKv" is not true */
-  w4(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "not present.slotMappingT" */
-  c5(): true | string {
-    let v: unknown;
+  c5(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w5(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w5();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w5(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k0_0_0(): unknown {
@@ -1400,60 +1422,78 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
+  r0(): string {
+    if (!this.c2()) return this.w2();
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    return this.w5();
+  }
   /** when "pagedSplitFits" */
-  c6(): true | string {
-    let v: unknown;
+  c6(): boolean {
     try {
-      v = this.d13();
+      return (this.d13()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w6(): string {
+    try {
+      (this.d13());
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w6();
-  }
-  /** why "pagedSplitFits" is not true */
-  w6(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** when "pagedSplitStorageFits" */
-  c7(): true | string {
-    let v: unknown;
+  c7(): boolean {
     try {
-      v = this.d23();
+      return (this.d23()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w7(): string {
+    try {
+      (this.d23());
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w7();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w7(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
   /** when "separateKv" */
-  c8(): true | string {
-    let v: unknown;
+  c8(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w8(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w8();
-  }
-  /** why "separateKv" is not true */
-  w8(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "present.slotMappingT" */
-  c9(): true | string {
-    let v: unknown;
+  c9(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w9(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w9();
-  }
-  /** why "present.slotMappingT" is not true */
-  w9(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k1_0_0(): unknown {
@@ -1834,32 +1874,44 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
+  r1(): string {
+    if (!this.c6()) return this.w6();
+    if (!this.c7()) return this.w7();
+    if (!this.c8()) return this.w8();
+    return this.w9();
+  }
   /** when "pagedSplitFits" */
-  c10(): true | string {
-    let v: unknown;
+  c10(): boolean {
     try {
-      v = this.d13();
+      return (this.d13()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w10(): string {
+    try {
+      (this.d13());
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w10();
-  }
-  /** why "pagedSplitFits" is not true */
-  w10(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** when "pagedSplitStorageFits" */
-  c11(): true | string {
-    let v: unknown;
+  c11(): boolean {
     try {
-      v = this.d23();
+      return (this.d23()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w11(): string {
+    try {
+      (this.d23());
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w11();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w11(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
   /** derive "packedStride" */
@@ -1887,31 +1939,37 @@ class K0A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => $dimT(this.t0, (1 as number), "queryT"))) + ", " + "packedStride = " + $showT($try(() => this.d29())) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
   }
   /** when "packedKv" */
-  c12(): true | string {
-    let v: unknown;
+  c12(): boolean {
     try {
-      v = this.d28();
+      return (this.d28()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w12(): string {
+    try {
+      (this.d28());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w12();
-  }
-  /** why "packedKv" is not true */
-  w12(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "not present.slotMappingT" */
-  c13(): true | string {
-    let v: unknown;
+  c13(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w13(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w13();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w13(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k2_0_0(): unknown {
@@ -2299,60 +2357,78 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
+  r2(): string {
+    if (!this.c10()) return this.w10();
+    if (!this.c11()) return this.w11();
+    if (!this.c12()) return this.w12();
+    return this.w13();
+  }
   /** when "pagedSplitFits" */
-  c14(): true | string {
-    let v: unknown;
+  c14(): boolean {
     try {
-      v = this.d13();
+      return (this.d13()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w14(): string {
+    try {
+      (this.d13());
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w14();
-  }
-  /** why "pagedSplitFits" is not true */
-  w14(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** when "pagedSplitStorageFits" */
-  c15(): true | string {
-    let v: unknown;
+  c15(): boolean {
     try {
-      v = this.d23();
+      return (this.d23()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w15(): string {
+    try {
+      (this.d23());
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w15();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w15(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
   /** when "packedKv" */
-  c16(): true | string {
-    let v: unknown;
+  c16(): boolean {
     try {
-      v = this.d28();
+      return (this.d28()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w16(): string {
+    try {
+      (this.d28());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w16();
-  }
-  /** why "packedKv" is not true */
-  w16(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "present.slotMappingT" */
-  c17(): true | string {
-    let v: unknown;
+  c17(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w17(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w17();
-  }
-  /** why "present.slotMappingT" is not true */
-  w17(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k3_0_0(): unknown {
@@ -2732,6 +2808,12 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
+  r3(): string {
+    if (!this.c14()) return this.w14();
+    if (!this.c15()) return this.w15();
+    if (!this.c16()) return this.w16();
+    return this.w17();
+  }
   /** derive "pagedAttnQueryFloats" */
   d32(): number {
     const m = this.m32;
@@ -2797,45 +2879,54 @@ class K0A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => this.d31())) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 65536)) + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => this.d34())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((this.d31() as number) <= (65536 as number)))) : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => this.d34())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((this.d31() as number) <= (65536 as number)) && ((this.d34() as number) <= (1024 as number)))));
   }
   /** when "pagedAttnStorageFits" */
-  c18(): true | string {
-    let v: unknown;
+  c18(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w18(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w18();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w18(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "separateKv" */
-  c19(): true | string {
-    let v: unknown;
+  c19(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w19(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w19();
-  }
-  /** why "separateKv" is not true */
-  w19(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "not present.slotMappingT" */
-  c20(): true | string {
-    let v: unknown;
+  c20(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w20(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w20();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w20(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k4_0_0(): unknown {
@@ -3144,46 +3235,60 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
   }
+  r4(): string {
+    if (!this.c18()) return this.w18();
+    if (!this.c19()) return this.w19();
+    return this.w20();
+  }
   /** when "pagedAttnStorageFits" */
-  c21(): true | string {
-    let v: unknown;
+  c21(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w21(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w21();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w21(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "separateKv" */
-  c22(): true | string {
-    let v: unknown;
+  c22(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w22(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w22();
-  }
-  /** why "separateKv" is not true */
-  w22(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "present.slotMappingT" */
-  c23(): true | string {
-    let v: unknown;
+  c23(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w23(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w23();
-  }
-  /** why "present.slotMappingT" is not true */
-  w23(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k5_0_0(): unknown {
@@ -3484,46 +3589,60 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
   }
+  r5(): string {
+    if (!this.c21()) return this.w21();
+    if (!this.c22()) return this.w22();
+    return this.w23();
+  }
   /** when "pagedAttnStorageFits" */
-  c24(): true | string {
-    let v: unknown;
+  c24(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w24(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w24();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w24(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "packedKv" */
-  c25(): true | string {
-    let v: unknown;
+  c25(): boolean {
     try {
-      v = this.d28();
+      return (this.d28()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w25(): string {
+    try {
+      (this.d28());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w25();
-  }
-  /** why "packedKv" is not true */
-  w25(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "not present.slotMappingT" */
-  c26(): true | string {
-    let v: unknown;
+  c26(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w26(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w26();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w26(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k6_0_0(): unknown {
@@ -3831,46 +3950,60 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
   }
+  r6(): string {
+    if (!this.c24()) return this.w24();
+    if (!this.c25()) return this.w25();
+    return this.w26();
+  }
   /** when "pagedAttnStorageFits" */
-  c27(): true | string {
-    let v: unknown;
+  c27(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w27(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w27();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w27(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "packedKv" */
-  c28(): true | string {
-    let v: unknown;
+  c28(): boolean {
     try {
-      v = this.d28();
+      return (this.d28()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w28(): string {
+    try {
+      (this.d28());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w28();
-  }
-  /** why "packedKv" is not true */
-  w28(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "present.slotMappingT" */
-  c29(): true | string {
-    let v: unknown;
+  c29(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w29(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w29();
-  }
-  /** why "present.slotMappingT" is not true */
-  w29(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k7_0_0(): unknown {
@@ -4170,63 +4303,23 @@ class K0A0 {
     }
     return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
   }
+  r7(): string {
+    if (!this.c27()) return this.w27();
+    if (!this.c28()) return this.w28();
+    return this.w29();
+  }
   plan(): Plan {
-    { const r = this.c0(); if (r !== true) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + r); }
-    { const r = this.c1(); if (r !== true) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + r); }
-    const rejected: string[] = [];
-    v0: {
-    { const r = this.c2(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-    { const r = this.c3(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-    { const r = this.c4(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-    { const r = this.c5(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-      return this.p0();
-    }
-    v1: {
-    { const r = this.c6(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-    { const r = this.c7(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-    { const r = this.c8(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-    { const r = this.c9(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-      return this.p1();
-    }
-    v2: {
-    { const r = this.c10(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-    { const r = this.c11(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-    { const r = this.c12(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-    { const r = this.c13(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-      return this.p2();
-    }
-    v3: {
-    { const r = this.c14(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-    { const r = this.c15(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-    { const r = this.c16(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-    { const r = this.c17(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-      return this.p3();
-    }
-    v4: {
-    { const r = this.c18(); if (r !== true) { rejected.push("separate_derived: " + r); break v4; } }
-    { const r = this.c19(); if (r !== true) { rejected.push("separate_derived: " + r); break v4; } }
-    { const r = this.c20(); if (r !== true) { rejected.push("separate_derived: " + r); break v4; } }
-      return this.p4();
-    }
-    v5: {
-    { const r = this.c21(); if (r !== true) { rejected.push("separate_slot: " + r); break v5; } }
-    { const r = this.c22(); if (r !== true) { rejected.push("separate_slot: " + r); break v5; } }
-    { const r = this.c23(); if (r !== true) { rejected.push("separate_slot: " + r); break v5; } }
-      return this.p5();
-    }
-    v6: {
-    { const r = this.c24(); if (r !== true) { rejected.push("packed_derived: " + r); break v6; } }
-    { const r = this.c25(); if (r !== true) { rejected.push("packed_derived: " + r); break v6; } }
-    { const r = this.c26(); if (r !== true) { rejected.push("packed_derived: " + r); break v6; } }
-      return this.p6();
-    }
-    v7: {
-    { const r = this.c27(); if (r !== true) { rejected.push("packed_slot: " + r); break v7; } }
-    { const r = this.c28(); if (r !== true) { rejected.push("packed_slot: " + r); break v7; } }
-    { const r = this.c29(); if (r !== true) { rejected.push("packed_slot: " + r); break v7; } }
-      return this.p7();
-    }
-    return $fail("no_variant", "PagedAttention: no variant fits this call on profile desktop-64k: " + rejected.join("; ") + "");
+    if (!this.c0()) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (this.c2() && this.c3() && this.c4() && this.c5()) return this.p0();
+    if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1();
+    if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2();
+    if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3();
+    if (this.c18() && this.c19() && this.c20()) return this.p4();
+    if (this.c21() && this.c22() && this.c23()) return this.p5();
+    if (this.c24() && this.c25() && this.c26()) return this.p6();
+    if (this.c27() && this.c28() && this.c29()) return this.p7();
+    return $fail("no_variant", "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
@@ -5241,17 +5334,20 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "headLayoutOk"]) : this.x2([...path, "headSizeOk"]))($try(() => this.d1())) : this.x4([...path, "ioShapeOk"]))($try(() => (this.d1() && this.d3()))) : this.x5([...path, "cacheShapeOk"]))($try(() => ((this.d1() && this.d3()) && this.d6()))) : this.x6([...path, "layoutShapeOk"]))($try(() => (((this.d1() && this.d3()) && this.d6()) && this.d10()))) : this.x7([...path, "lengthsShapeOk"]))($try(() => ((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()))) : this.x8([...path, "rotaryOk"]))($try(() => (((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()) && this.d15()))) : this.x9([...path, "indexFits"]))($try(() => ((((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()) && this.d15()) && this.d16())));
   }
   /** when "sparseContractOk" */
-  c0(): true | string {
-    let v: unknown;
+  c0(): boolean {
     try {
-      v = this.d0();
+      return (this.d0()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseContractOk" does not hold */
+  w0(): string {
+    try {
+      (this.d0());
     } catch (e) {
       return $condFail(e, "sparseContractOk");
     }
-    return v === true ? true : this.w0();
-  }
-  /** why "sparseContractOk" is not true */
-  w0(): string {
     return this.x0([...[], "sparseContractOk"]);
   }
   /** derive "appendCount" */
@@ -5289,17 +5385,20 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.d8())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => $attr(this.a1, "kv_num_heads"))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d8() as number) <= (65535 as number)))) : $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.d7())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true) && true))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true) && true) && true)));
   }
   /** when "dispatchFits" */
-  c1(): true | string {
-    let v: unknown;
+  c1(): boolean {
     try {
-      v = this.d22();
+      return (this.d22()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "dispatchFits" does not hold */
+  w1(): string {
+    try {
+      (this.d22());
     } catch (e) {
       return $condFail(e, "dispatchFits");
     }
-    return v === true ? true : this.w1();
-  }
-  /** why "dispatchFits" is not true */
-  w1(): string {
     return this.x10([...[], "dispatchFits"]);
   }
   /** derive "bindingsFit" */
@@ -5317,17 +5416,20 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN(($mulN(($mulN(($chk((2 as number) * (this.d7() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => $mulN(($chk(($chk((2 as number) * (this.d7() as number)) as number) * (this.d8() as number)) as number), (this.d20() as number)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (($mulN(($mulN(($mulN(($chk((2 as number) * (this.d7() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)) as number) <= (1073741824 as number))));
   }
   /** when "bindingsFit" */
-  c2(): true | string {
-    let v: unknown;
+  c2(): boolean {
     try {
-      v = this.d25();
+      return (this.d25()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "bindingsFit" does not hold */
+  w2(): string {
+    try {
+      (this.d25());
     } catch (e) {
       return $condFail(e, "bindingsFit");
     }
-    return v === true ? true : this.w2();
-  }
-  /** why "bindingsFit" is not true */
-  w2(): string {
     return this.x11([...[], "bindingsFit"]);
   }
   /** derive "packedKv" */
@@ -5345,31 +5447,37 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => $dimT(this.t0, (2 as number), "queryT"))) + ", " + "packedStride = " + $showT($try(() => this.d20())) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
   }
   /** when "packedKv" */
-  c3(): true | string {
-    let v: unknown;
+  c3(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w3(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w3();
-  }
-  /** why "packedKv" is not true */
-  w3(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "usesRotary" */
-  c4(): true | string {
-    let v: unknown;
+  c4(): boolean {
     try {
-      v = this.d5();
+      return (this.d5()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w4(): string {
+    try {
+      (this.d5());
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w4();
-  }
-  /** why "usesRotary" is not true */
-  w4(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** derive "qPerKv" */
@@ -5407,17 +5515,20 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => this.d28())) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => this.d29())) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 65536)) + ")")($try(() => ((this.d28() as number) <= (32 as number))));
   }
   /** when "attnStorageFits" */
-  c5(): true | string {
-    let v: unknown;
+  c5(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w5(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w5();
-  }
-  /** why "attnStorageFits" is not true */
-  w5(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** derive "sparseKeyCeiling" */
@@ -5495,17 +5606,20 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => this.d31())) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.d7() as number) * (this.d8() as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d31() as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => this.d31())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => this.d35())) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => this.d36())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => this.d36())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))) && ((this.d36() as number) <= (1024 as number)))));
   }
   /** when "sparseSplitFits" */
-  c6(): true | string {
-    let v: unknown;
+  c6(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w6(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w6();
-  }
-  /** why "sparseSplitFits" is not true */
-  w6(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k0_0_0(): unknown {
@@ -6133,60 +6247,78 @@ class K1A0 {
     shapes["pastValueT"] = r24 as readonly number[];
     return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
+  r0(): string {
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    if (!this.c5()) return this.w5();
+    return this.w6();
+  }
   /** when "packedKv" */
-  c7(): true | string {
-    let v: unknown;
+  c7(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w7(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w7();
-  }
-  /** why "packedKv" is not true */
-  w7(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "not usesRotary" */
-  c8(): true | string {
-    let v: unknown;
+  c8(): boolean {
     try {
-      v = !(this.d5());
+      return (!(this.d5())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w8(): string {
+    try {
+      (!(this.d5()));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w8();
-  }
-  /** why "not usesRotary" is not true */
-  w8(): string {
     return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
   }
   /** when "attnStorageFits" */
-  c9(): true | string {
-    let v: unknown;
+  c9(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w9(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w9();
-  }
-  /** why "attnStorageFits" is not true */
-  w9(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** when "sparseSplitFits" */
-  c10(): true | string {
-    let v: unknown;
+  c10(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w10(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w10();
-  }
-  /** why "sparseSplitFits" is not true */
-  w10(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k1_0_0(): unknown {
@@ -6647,6 +6779,12 @@ class K1A0 {
     shapes["pastValueT"] = r19 as readonly number[];
     return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
+  r1(): string {
+    if (!this.c7()) return this.w7();
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    return this.w10();
+  }
   /** derive "separateKv" */
   d37(): boolean {
     const m = this.m37;
@@ -6662,59 +6800,71 @@ class K1A0 {
     return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)))) : $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)))) : $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.d7())) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])))) : $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.d8())) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())))) : $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => this.d21())) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)))) : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => $dimT(this.t0, (2 as number), "queryT"))) + ", " + "qHidden = " + $showT($try(() => this.d9())) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
   }
   /** when "separateKv" */
-  c11(): true | string {
-    let v: unknown;
+  c11(): boolean {
     try {
-      v = this.d37();
+      return (this.d37()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w11(): string {
+    try {
+      (this.d37());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w11();
-  }
-  /** why "separateKv" is not true */
-  w11(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "usesRotary" */
-  c12(): true | string {
-    let v: unknown;
+  c12(): boolean {
     try {
-      v = this.d5();
+      return (this.d5()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w12(): string {
+    try {
+      (this.d5());
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w12();
-  }
-  /** why "usesRotary" is not true */
-  w12(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c13(): true | string {
-    let v: unknown;
+  c13(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w13(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w13();
-  }
-  /** why "attnStorageFits" is not true */
-  w13(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** when "sparseSplitFits" */
-  c14(): true | string {
-    let v: unknown;
+  c14(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w14(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w14();
-  }
-  /** why "sparseSplitFits" is not true */
-  w14(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k2_0_0(): unknown {
@@ -7343,60 +7493,78 @@ class K1A0 {
     shapes["pastValueT"] = r24 as readonly number[];
     return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
+  r2(): string {
+    if (!this.c11()) return this.w11();
+    if (!this.c12()) return this.w12();
+    if (!this.c13()) return this.w13();
+    return this.w14();
+  }
   /** when "separateKv" */
-  c15(): true | string {
-    let v: unknown;
+  c15(): boolean {
     try {
-      v = this.d37();
+      return (this.d37()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w15(): string {
+    try {
+      (this.d37());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w15();
-  }
-  /** why "separateKv" is not true */
-  w15(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "not usesRotary" */
-  c16(): true | string {
-    let v: unknown;
+  c16(): boolean {
     try {
-      v = !(this.d5());
+      return (!(this.d5())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w16(): string {
+    try {
+      (!(this.d5()));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w16();
-  }
-  /** why "not usesRotary" is not true */
-  w16(): string {
     return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
   }
   /** when "attnStorageFits" */
-  c17(): true | string {
-    let v: unknown;
+  c17(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w17(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w17();
-  }
-  /** why "attnStorageFits" is not true */
-  w17(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** when "sparseSplitFits" */
-  c18(): true | string {
-    let v: unknown;
+  c18(): boolean {
     try {
-      v = this.d30();
+      return (this.d30()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w18(): string {
+    try {
+      (this.d30());
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w18();
-  }
-  /** why "sparseSplitFits" is not true */
-  w18(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k3_0_0(): unknown {
@@ -7858,46 +8026,61 @@ class K1A0 {
     shapes["pastValueT"] = r19 as readonly number[];
     return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
+  r3(): string {
+    if (!this.c15()) return this.w15();
+    if (!this.c16()) return this.w16();
+    if (!this.c17()) return this.w17();
+    return this.w18();
+  }
   /** when "packedKv" */
-  c19(): true | string {
-    let v: unknown;
+  c19(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w19(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w19();
-  }
-  /** why "packedKv" is not true */
-  w19(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "usesRotary" */
-  c20(): true | string {
-    let v: unknown;
+  c20(): boolean {
     try {
-      v = this.d5();
+      return (this.d5()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w20(): string {
+    try {
+      (this.d5());
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w20();
-  }
-  /** why "usesRotary" is not true */
-  w20(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c21(): true | string {
-    let v: unknown;
+  c21(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w21(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w21();
-  }
-  /** why "attnStorageFits" is not true */
-  w21(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   k4_0_0(): unknown {
@@ -8462,46 +8645,60 @@ class K1A0 {
     shapes["pastValueT"] = r21 as readonly number[];
     return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
   }
+  r4(): string {
+    if (!this.c19()) return this.w19();
+    if (!this.c20()) return this.w20();
+    return this.w21();
+  }
   /** when "packedKv" */
-  c22(): true | string {
-    let v: unknown;
+  c22(): boolean {
     try {
-      v = this.d26();
+      return (this.d26()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w22(): string {
+    try {
+      (this.d26());
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w22();
-  }
-  /** why "packedKv" is not true */
-  w22(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "not usesRotary" */
-  c23(): true | string {
-    let v: unknown;
+  c23(): boolean {
     try {
-      v = !(this.d5());
+      return (!(this.d5())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w23(): string {
+    try {
+      (!(this.d5()));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w23();
-  }
-  /** why "not usesRotary" is not true */
-  w23(): string {
     return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
   }
   /** when "attnStorageFits" */
-  c24(): true | string {
-    let v: unknown;
+  c24(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w24(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w24();
-  }
-  /** why "attnStorageFits" is not true */
-  w24(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   k5_0_0(): unknown {
@@ -8899,46 +9096,60 @@ class K1A0 {
     shapes["pastValueT"] = r16 as readonly number[];
     return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
   }
+  r5(): string {
+    if (!this.c22()) return this.w22();
+    if (!this.c23()) return this.w23();
+    return this.w24();
+  }
   /** when "separateKv" */
-  c25(): true | string {
-    let v: unknown;
+  c25(): boolean {
     try {
-      v = this.d37();
+      return (this.d37()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w25(): string {
+    try {
+      (this.d37());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w25();
-  }
-  /** why "separateKv" is not true */
-  w25(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "usesRotary" */
-  c26(): true | string {
-    let v: unknown;
+  c26(): boolean {
     try {
-      v = this.d5();
+      return (this.d5()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w26(): string {
+    try {
+      (this.d5());
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w26();
-  }
-  /** why "usesRotary" is not true */
-  w26(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c27(): true | string {
-    let v: unknown;
+  c27(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w27(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w27();
-  }
-  /** why "attnStorageFits" is not true */
-  w27(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   k6_0_0(): unknown {
@@ -9504,46 +9715,60 @@ class K1A0 {
     shapes["pastValueT"] = r21 as readonly number[];
     return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
   }
+  r6(): string {
+    if (!this.c25()) return this.w25();
+    if (!this.c26()) return this.w26();
+    return this.w27();
+  }
   /** when "separateKv" */
-  c28(): true | string {
-    let v: unknown;
+  c28(): boolean {
     try {
-      v = this.d37();
+      return (this.d37()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w28(): string {
+    try {
+      (this.d37());
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w28();
-  }
-  /** why "separateKv" is not true */
-  w28(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "not usesRotary" */
-  c29(): true | string {
-    let v: unknown;
+  c29(): boolean {
     try {
-      v = !(this.d5());
+      return (!(this.d5())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w29(): string {
+    try {
+      (!(this.d5()));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w29();
-  }
-  /** why "not usesRotary" is not true */
-  w29(): string {
     return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
   }
   /** when "attnStorageFits" */
-  c30(): true | string {
-    let v: unknown;
+  c30(): boolean {
     try {
-      v = this.d27();
+      return (this.d27()) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w30(): string {
+    try {
+      (this.d27());
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w30();
-  }
-  /** why "attnStorageFits" is not true */
-  w30(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   k7_0_0(): unknown {
@@ -9942,64 +10167,24 @@ class K1A0 {
     shapes["pastValueT"] = r16 as readonly number[];
     return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
   }
+  r7(): string {
+    if (!this.c28()) return this.w28();
+    if (!this.c29()) return this.w29();
+    return this.w30();
+  }
   plan(): Plan {
-    { const r = this.c0(); if (r !== true) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + r); }
-    { const r = this.c1(); if (r !== true) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + r); }
-    { const r = this.c2(); if (r !== true) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + r); }
-    const rejected: string[] = [];
-    v0: {
-    { const r = this.c3(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-    { const r = this.c4(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-    { const r = this.c5(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-    { const r = this.c6(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-      return this.p0();
-    }
-    v1: {
-    { const r = this.c7(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-    { const r = this.c8(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-    { const r = this.c9(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-    { const r = this.c10(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-      return this.p1();
-    }
-    v2: {
-    { const r = this.c11(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-    { const r = this.c12(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-    { const r = this.c13(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-    { const r = this.c14(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-      return this.p2();
-    }
-    v3: {
-    { const r = this.c15(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-    { const r = this.c16(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-    { const r = this.c17(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-    { const r = this.c18(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-      return this.p3();
-    }
-    v4: {
-    { const r = this.c19(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
-    { const r = this.c20(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
-    { const r = this.c21(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
-      return this.p4();
-    }
-    v5: {
-    { const r = this.c22(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
-    { const r = this.c23(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
-    { const r = this.c24(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
-      return this.p5();
-    }
-    v6: {
-    { const r = this.c25(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
-    { const r = this.c26(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
-    { const r = this.c27(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
-      return this.p6();
-    }
-    v7: {
-    { const r = this.c28(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
-    { const r = this.c29(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
-    { const r = this.c30(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
-      return this.p7();
-    }
-    return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-64k: " + rejected.join("; ") + "");
+    if (!this.c0()) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (this.c3() && this.c4() && this.c5() && this.c6()) return this.p0();
+    if (this.c7() && this.c8() && this.c9() && this.c10()) return this.p1();
+    if (this.c11() && this.c12() && this.c13() && this.c14()) return this.p2();
+    if (this.c15() && this.c16() && this.c17() && this.c18()) return this.p3();
+    if (this.c19() && this.c20() && this.c21()) return this.p4();
+    if (this.c22() && this.c23() && this.c24()) return this.p5();
+    if (this.c25() && this.c26() && this.c27()) return this.p6();
+    if (this.c28() && this.c29() && this.c30()) return this.p7();
+    return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 

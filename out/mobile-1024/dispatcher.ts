@@ -187,6 +187,10 @@ function $evalFail(e: unknown, prefix: string, what: string): never {
   if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
   throw e;
 }
+function $unheld(e: unknown): false {
+  if (e instanceof EvalFailure) return false;
+  throw e;
+}
 function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;

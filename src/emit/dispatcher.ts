@@ -323,15 +323,19 @@ class AssignmentGen {
     return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
   }
 
-  /** A method returning true or the reason a condition does not hold. */
-  condMethod(c: CExpr, e: GenEnv): string {
+  /**
+   * A method telling whether a condition holds, and one explaining why it does not. The
+   * explanation is only built when a message needs it: for a failed contract condition at once,
+   * for a rejected variant only when no variant fits (derives are pure, so it is the same then).
+   */
+  condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
     const id = this.condCount++;
     const value = this.expr(c.texpr, e, c).code;
     this.methods.push(
-      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): true | string {\n    let v: unknown;\n    try {\n      v = ${value};\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return v === true ? true : this.w${id}();\n  }`,
-      `  /** why ${commentText(q(c.source.text))} is not true */\n  w${id}(): string {\n    return ${this.explain(c, e)};\n  }`,
+      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n    try {\n      return (${value}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
+      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n    try {\n      (${value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${this.explain(c, e)};\n  }`,
     );
-    return `this.c${id}()`;
+    return { holds: `this.c${id}()`, why: `this.w${id}()` };
   }
 
   /** Declares a memo field once. */
@@ -479,10 +483,9 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
   const g = new AssignmentGen(k, a.facts, tensorIndex, attrIndex);
   const lines: string[] = [];
   for (const c of k.when) {
-    const call = g.condMethod(c, g.top);
-    lines.push(`    { const r = ${call}; if (r !== true) $fail("contract", ${q(`${name}: condition \`${c.source.text}\` failed: `)} + r); }`);
+    const cond = g.condMethod(c, g.top);
+    lines.push(`    if (!${cond.holds}) $fail("contract", ${q(`${name}: condition \`${c.source.text}\` failed: `)} + ${cond.why});`);
   }
-  lines.push(`    const rejected: string[] = [];`);
   const maxWg = a.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   // Strings repeated across error paths (message prefixes) become module constants.
   const pool = new Map<string, string>();
@@ -495,7 +498,9 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     }
     return n;
   };
-  a.variants.forEach((vm, vi) => {
+  // Variants in selection order; one without conditions always fits, and the ones after it never run.
+  const rejected: string[] = [];
+  const unconditional = a.variants.some((vm, vi) => {
     const v: CheckedVariant = vm.variant;
     const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
     const conds = v.when.map((c) => g.condMethod(c, venv));
@@ -586,12 +591,25 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
     body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`);
     const planMethod = g.method(`p${vi}(): Plan`, body.join("\n"));
-    const check = conds.length ? conds.map((c) => `    { const r = ${c}; if (r !== true) { rejected.push(${q(`${v.id}: `)} + r); break v${vi}; } }`).join("\n") : "";
-    lines.push(`    v${vi}: {`, check, `      return this.${planMethod.replace(/\(\): Plan$/, "()")};`, `    }`);
+    const planCall = `this.${planMethod.replace(/\(\): Plan$/, "()")}`;
+    if (conds.length === 0) {
+      lines.push(`    return ${planCall};`);
+      return true;
+    }
+    lines.push(`    if (${conds.map((c) => c.holds).join(" && ")}) return ${planCall};`);
+    // Why the variant was rejected (only asked when no variant fits): its first condition that does not hold.
+    const reason = g.method(
+      `r${vi}(): string`,
+      [...conds.slice(0, -1).map((c) => `    if (!${c.holds}) return ${c.why};`), `    return ${conds[conds.length - 1].why};`].join("\n"),
+    );
+    rejected.push(`${q(`${v.id}: `)} + this.${reason.replace(/\(\): string$/, "()")}`);
+    return false;
   });
-  const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
-  lines.push(`    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + rejected.join("; ") + ${q(pruned)});`);
-  g.method("plan(): Plan", lines.filter((l) => l !== "").join("\n"));
+  if (!unconditional) {
+    const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
+    lines.push(`    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`);
+  }
+  g.method("plan(): Plan", lines.join("\n"));
   return g.classText(cls, tensorIndex.size, attrIndex.size);
 }
 

@@ -202,21 +202,6 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
   return shape[ax < 0 ? ax + rank : ax];
 }
-function $elementBytes(dtype: string): number | undefined {
-  switch (dtype) {
-    case "float16":
-      return 2;
-    case "float32":
-    case "float":
-    case "int32":
-    case "uint32":
-      return 4;
-    case "bool":
-      return 1;
-    default:
-      return undefined;
-  }
-}
 function $product(shape: readonly number[]): number {
   let p = 1;
   for (const d of shape) p *= d;
@@ -225,15 +210,8 @@ function $product(shape: readonly number[]): number {
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
-function $tensorRes(t: TensorDesc | null, id: string, kind: "input" | "output", prefix: string, name: string): BindingResource {
-  if (t === null) $fail("eval", prefix + ": binding \u0060" + name + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
-  const bytes = $elementBytes(t.dtype);
-  if (bytes === undefined) $fail("eval", prefix + ": tensor \u0060" + id + "\u0060 has dtype " + t.dtype + ", which cannot be bound");
-  return { kind, tensor: id, offset: 0, size: $round4($product(t.shape) * bytes) };
-}
 const F32 = new Float32Array(1);
-const F32_BYTES = new Uint8Array(F32.buffer);
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
 function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o] = w & 255;
@@ -241,25 +219,22 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o + 2] = (w >>> 16) & 255;
   bytes[o + 3] = (w >>> 24) & 255;
 }
-function $uniform(values: readonly unknown[], types: string, names: readonly string[], struct: string, prefix: string): Uint8Array {
-  const size = Math.max(16, Math.ceil((values.length * 4) / 16) * 16);
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as number;
-    const t = types.charCodeAt(i);
-    if (t === 102) {
-      F32[0] = v;
-      if (LITTLE_ENDIAN) bytes.set(F32_BYTES, i * 4);
-      else for (let j = 0; j < 4; j++) bytes[i * 4 + j] = F32_BYTES[3 - j];
-    } else if (t === 117) {
-      if (!Number.isInteger(v) || v < 0 || v > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (u32) is " + $show(v) + ", outside 0..4294967295");
-      $word(bytes, i * 4, v);
-    } else {
-      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (i32) is " + $show(v) + ", outside -2147483648..2147483647");
-      $word(bytes, i * 4, v);
-    }
-  }
-  return bytes;
+/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
+function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  $word(bytes, o, n);
+}
+/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
+function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  $word(bytes, o, n);
+}
+/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
+function $f32(bytes: Uint8Array, o: number, v: unknown): void {
+  F32[0] = v as number;
+  $word(bytes, o, F32_BITS[0]);
 }
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
@@ -338,120 +313,14 @@ class K0A0 {
   private declare m25: number | undefined;
   private declare m26: boolean | undefined;
   private declare m27: number | undefined;
-  private declare mk0_0_0: unknown | undefined;
-  private declare mk0_0_1: unknown | undefined;
-  private declare mk0_0_2: unknown | undefined;
-  private declare mk0_0_3: unknown | undefined;
-  private declare mk0_0_4: unknown | undefined;
-  private declare mk0_0_5: unknown | undefined;
-  private declare mk0_1_0: unknown | undefined;
-  private declare mk0_1_1: unknown | undefined;
-  private declare mk0_1_2: unknown | undefined;
-  private declare mk0_1_3: unknown | undefined;
-  private declare mk0_1_4: unknown | undefined;
-  private declare mk0_2_0: unknown | undefined;
-  private declare mk0_2_1: unknown | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare mk1_0_0: unknown | undefined;
-  private declare mk1_0_1: unknown | undefined;
-  private declare mk1_0_2: unknown | undefined;
-  private declare mk1_0_3: unknown | undefined;
-  private declare mk1_0_4: unknown | undefined;
-  private declare mk1_0_5: unknown | undefined;
-  private declare mk1_1_0: unknown | undefined;
-  private declare mk1_1_1: unknown | undefined;
-  private declare mk1_1_2: unknown | undefined;
-  private declare mk1_1_3: unknown | undefined;
-  private declare mk1_1_4: unknown | undefined;
-  private declare mk1_2_0: unknown | undefined;
-  private declare mk1_2_1: unknown | undefined;
-  private declare q8: BindingResource | undefined;
   private declare m28: boolean | undefined;
   private declare m29: number | undefined;
-  private declare mk2_0_0: unknown | undefined;
-  private declare mk2_0_1: unknown | undefined;
-  private declare mk2_0_2: unknown | undefined;
-  private declare mk2_0_3: unknown | undefined;
-  private declare mk2_0_4: unknown | undefined;
-  private declare mk2_0_5: unknown | undefined;
-  private declare mk2_1_0: unknown | undefined;
-  private declare mk2_1_1: unknown | undefined;
-  private declare mk2_1_2: unknown | undefined;
-  private declare mk2_1_3: unknown | undefined;
-  private declare mk2_1_4: unknown | undefined;
-  private declare mk2_2_0: unknown | undefined;
-  private declare mk2_2_1: unknown | undefined;
-  private declare mk3_0_0: unknown | undefined;
-  private declare mk3_0_1: unknown | undefined;
-  private declare mk3_0_2: unknown | undefined;
-  private declare mk3_0_3: unknown | undefined;
-  private declare mk3_0_4: unknown | undefined;
-  private declare mk3_0_5: unknown | undefined;
-  private declare mk3_1_0: unknown | undefined;
-  private declare mk3_1_1: unknown | undefined;
-  private declare mk3_1_2: unknown | undefined;
-  private declare mk3_1_3: unknown | undefined;
-  private declare mk3_1_4: unknown | undefined;
-  private declare mk3_2_0: unknown | undefined;
-  private declare mk3_2_1: unknown | undefined;
   private declare m30: boolean | undefined;
   private declare m31: number | undefined;
   private declare m32: number | undefined;
   private declare m33: number | undefined;
   private declare m34: number | undefined;
   private declare m35: number | undefined;
-  private declare mk4_0_0: unknown | undefined;
-  private declare mk4_0_1: unknown | undefined;
-  private declare mk4_0_2: unknown | undefined;
-  private declare mk4_0_3: unknown | undefined;
-  private declare mk4_0_4: unknown | undefined;
-  private declare mk4_0_5: unknown | undefined;
-  private declare mk4_1_0: unknown | undefined;
-  private declare mk4_1_1: unknown | undefined;
-  private declare mk4_1_2: unknown | undefined;
-  private declare mk4_1_3: unknown | undefined;
-  private declare mk4_1_4: unknown | undefined;
-  private declare mk5_0_0: unknown | undefined;
-  private declare mk5_0_1: unknown | undefined;
-  private declare mk5_0_2: unknown | undefined;
-  private declare mk5_0_3: unknown | undefined;
-  private declare mk5_0_4: unknown | undefined;
-  private declare mk5_0_5: unknown | undefined;
-  private declare mk5_1_0: unknown | undefined;
-  private declare mk5_1_1: unknown | undefined;
-  private declare mk5_1_2: unknown | undefined;
-  private declare mk5_1_3: unknown | undefined;
-  private declare mk5_1_4: unknown | undefined;
-  private declare mk6_0_0: unknown | undefined;
-  private declare mk6_0_1: unknown | undefined;
-  private declare mk6_0_2: unknown | undefined;
-  private declare mk6_0_3: unknown | undefined;
-  private declare mk6_0_4: unknown | undefined;
-  private declare mk6_0_5: unknown | undefined;
-  private declare mk6_1_0: unknown | undefined;
-  private declare mk6_1_1: unknown | undefined;
-  private declare mk6_1_2: unknown | undefined;
-  private declare mk6_1_3: unknown | undefined;
-  private declare mk6_1_4: unknown | undefined;
-  private declare mk7_0_0: unknown | undefined;
-  private declare mk7_0_1: unknown | undefined;
-  private declare mk7_0_2: unknown | undefined;
-  private declare mk7_0_3: unknown | undefined;
-  private declare mk7_0_4: unknown | undefined;
-  private declare mk7_0_5: unknown | undefined;
-  private declare mk7_1_0: unknown | undefined;
-  private declare mk7_1_1: unknown | undefined;
-  private declare mk7_1_2: unknown | undefined;
-  private declare mk7_1_3: unknown | undefined;
-  private declare mk7_1_4: unknown | undefined;
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -495,120 +364,14 @@ class K0A0 {
     this.m25 = undefined;
     this.m26 = undefined;
     this.m27 = undefined;
-    this.mk0_0_0 = undefined;
-    this.mk0_0_1 = undefined;
-    this.mk0_0_2 = undefined;
-    this.mk0_0_3 = undefined;
-    this.mk0_0_4 = undefined;
-    this.mk0_0_5 = undefined;
-    this.mk0_1_0 = undefined;
-    this.mk0_1_1 = undefined;
-    this.mk0_1_2 = undefined;
-    this.mk0_1_3 = undefined;
-    this.mk0_1_4 = undefined;
-    this.mk0_2_0 = undefined;
-    this.mk0_2_1 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q7 = undefined;
-    this.q0 = undefined;
-    this.q9 = undefined;
-    this.mk1_0_0 = undefined;
-    this.mk1_0_1 = undefined;
-    this.mk1_0_2 = undefined;
-    this.mk1_0_3 = undefined;
-    this.mk1_0_4 = undefined;
-    this.mk1_0_5 = undefined;
-    this.mk1_1_0 = undefined;
-    this.mk1_1_1 = undefined;
-    this.mk1_1_2 = undefined;
-    this.mk1_1_3 = undefined;
-    this.mk1_1_4 = undefined;
-    this.mk1_2_0 = undefined;
-    this.mk1_2_1 = undefined;
-    this.q8 = undefined;
     this.m28 = undefined;
     this.m29 = undefined;
-    this.mk2_0_0 = undefined;
-    this.mk2_0_1 = undefined;
-    this.mk2_0_2 = undefined;
-    this.mk2_0_3 = undefined;
-    this.mk2_0_4 = undefined;
-    this.mk2_0_5 = undefined;
-    this.mk2_1_0 = undefined;
-    this.mk2_1_1 = undefined;
-    this.mk2_1_2 = undefined;
-    this.mk2_1_3 = undefined;
-    this.mk2_1_4 = undefined;
-    this.mk2_2_0 = undefined;
-    this.mk2_2_1 = undefined;
-    this.mk3_0_0 = undefined;
-    this.mk3_0_1 = undefined;
-    this.mk3_0_2 = undefined;
-    this.mk3_0_3 = undefined;
-    this.mk3_0_4 = undefined;
-    this.mk3_0_5 = undefined;
-    this.mk3_1_0 = undefined;
-    this.mk3_1_1 = undefined;
-    this.mk3_1_2 = undefined;
-    this.mk3_1_3 = undefined;
-    this.mk3_1_4 = undefined;
-    this.mk3_2_0 = undefined;
-    this.mk3_2_1 = undefined;
     this.m30 = undefined;
     this.m31 = undefined;
     this.m32 = undefined;
     this.m33 = undefined;
     this.m34 = undefined;
     this.m35 = undefined;
-    this.mk4_0_0 = undefined;
-    this.mk4_0_1 = undefined;
-    this.mk4_0_2 = undefined;
-    this.mk4_0_3 = undefined;
-    this.mk4_0_4 = undefined;
-    this.mk4_0_5 = undefined;
-    this.mk4_1_0 = undefined;
-    this.mk4_1_1 = undefined;
-    this.mk4_1_2 = undefined;
-    this.mk4_1_3 = undefined;
-    this.mk4_1_4 = undefined;
-    this.mk5_0_0 = undefined;
-    this.mk5_0_1 = undefined;
-    this.mk5_0_2 = undefined;
-    this.mk5_0_3 = undefined;
-    this.mk5_0_4 = undefined;
-    this.mk5_0_5 = undefined;
-    this.mk5_1_0 = undefined;
-    this.mk5_1_1 = undefined;
-    this.mk5_1_2 = undefined;
-    this.mk5_1_3 = undefined;
-    this.mk5_1_4 = undefined;
-    this.mk6_0_0 = undefined;
-    this.mk6_0_1 = undefined;
-    this.mk6_0_2 = undefined;
-    this.mk6_0_3 = undefined;
-    this.mk6_0_4 = undefined;
-    this.mk6_0_5 = undefined;
-    this.mk6_1_0 = undefined;
-    this.mk6_1_1 = undefined;
-    this.mk6_1_2 = undefined;
-    this.mk6_1_3 = undefined;
-    this.mk6_1_4 = undefined;
-    this.mk7_0_0 = undefined;
-    this.mk7_0_1 = undefined;
-    this.mk7_0_2 = undefined;
-    this.mk7_0_3 = undefined;
-    this.mk7_0_4 = undefined;
-    this.mk7_0_5 = undefined;
-    this.mk7_1_0 = undefined;
-    this.mk7_1_1 = undefined;
-    this.mk7_1_2 = undefined;
-    this.mk7_1_3 = undefined;
-    this.mk7_1_4 = undefined;
   }
   /** derive "blockSize" */
   d2(): number {
@@ -1037,10 +800,8 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k0_0_0(): unknown {
-    const m = this.mk0_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S0, "shader key attrs.kv_num_heads");
     }
@@ -1054,10 +815,8 @@ class K0A0 {
     }
   }
   k0_0_1(): unknown {
-    const m = this.mk0_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S0, "shader key attrs.num_heads");
     }
@@ -1071,10 +830,8 @@ class K0A0 {
     }
   }
   k0_0_2(): unknown {
-    const m = this.mk0_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S0, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -1088,10 +845,8 @@ class K0A0 {
     }
   }
   k0_0_3(): unknown {
-    const m = this.mk0_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S0, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -1105,10 +860,8 @@ class K0A0 {
     }
   }
   k0_0_4(): unknown {
-    const m = this.mk0_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S0, "shader key present.keyT");
     }
@@ -1122,10 +875,8 @@ class K0A0 {
     }
   }
   k0_0_5(): unknown {
-    const m = this.mk0_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S0, "shader key present.slotMappingT");
     }
@@ -1139,10 +890,8 @@ class K0A0 {
     }
   }
   k0_1_0(): unknown {
-    const m = this.mk0_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S1, "shader key attrs.kv_num_heads");
     }
@@ -1156,10 +905,8 @@ class K0A0 {
     }
   }
   k0_1_1(): unknown {
-    const m = this.mk0_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S1, "shader key attrs.num_heads");
     }
@@ -1173,10 +920,8 @@ class K0A0 {
     }
   }
   k0_1_2(): unknown {
-    const m = this.mk0_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S1, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -1190,10 +935,8 @@ class K0A0 {
     }
   }
   k0_1_3(): unknown {
-    const m = this.mk0_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S1, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -1207,10 +950,8 @@ class K0A0 {
     }
   }
   k0_1_4(): unknown {
-    const m = this.mk0_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S1, "shader key present.keyT");
     }
@@ -1224,10 +965,8 @@ class K0A0 {
     }
   }
   k0_2_0(): unknown {
-    const m = this.mk0_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S2, "shader key attrs.num_heads");
     }
@@ -1241,10 +980,8 @@ class K0A0 {
     }
   }
   k0_2_1(): unknown {
-    const m = this.mk0_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S2, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -1258,48 +995,63 @@ class K0A0 {
     }
   }
   p0(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "b8bb85e27b2eb109";
-    else if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 96 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "62eeeb42d7a87c74";
-    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "1eb9b9956191c833";
-    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "35eca96053cbe000";
-    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "e5eecc9307e19d2b";
-    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "0fe636488b9f697b";
+    if ((k0_0 ??= this.k0_0_0()) === 32 && (k0_1 ??= this.k0_0_1()) === 32 && (k0_2 ??= this.k0_0_2()) === 16 && (k0_3 ??= this.k0_0_3()) === 128 && (k0_4 ??= this.k0_0_4()) === true && (k0_5 ??= this.k0_0_5()) === false) s0 = "b8bb85e27b2eb109";
+    else if ((k0_0 ??= this.k0_0_0()) === 32 && (k0_1 ??= this.k0_0_1()) === 32 && (k0_2 ??= this.k0_0_2()) === 16 && (k0_3 ??= this.k0_0_3()) === 96 && (k0_4 ??= this.k0_0_4()) === true && (k0_5 ??= this.k0_0_5()) === false) s0 = "62eeeb42d7a87c74";
+    else if ((k0_0 ??= this.k0_0_0()) === 4 && (k0_1 ??= this.k0_0_1()) === 28 && (k0_2 ??= this.k0_0_2()) === 16 && (k0_3 ??= this.k0_0_3()) === 128 && (k0_4 ??= this.k0_0_4()) === true && (k0_5 ??= this.k0_0_5()) === false) s0 = "1eb9b9956191c833";
+    else if ((k0_0 ??= this.k0_0_0()) === 4 && (k0_1 ??= this.k0_0_1()) === 28 && (k0_2 ??= this.k0_0_2()) === 32 && (k0_3 ??= this.k0_0_3()) === 128 && (k0_4 ??= this.k0_0_4()) === true && (k0_5 ??= this.k0_0_5()) === false) s0 = "35eca96053cbe000";
+    else if ((k0_0 ??= this.k0_0_0()) === 8 && (k0_1 ??= this.k0_0_1()) === 32 && (k0_2 ??= this.k0_0_2()) === 16 && (k0_3 ??= this.k0_0_3()) === 128 && (k0_4 ??= this.k0_0_4()) === true && (k0_5 ??= this.k0_0_5()) === false) s0 = "e5eecc9307e19d2b";
+    else if ((k0_0 ??= this.k0_0_0()) === 8 && (k0_1 ??= this.k0_0_1()) === 32 && (k0_2 ??= this.k0_0_2()) === 32 && (k0_3 ??= this.k0_0_3()) === 128 && (k0_4 ??= this.k0_0_4()) === true && (k0_5 ??= this.k0_0_5()) === false) s0 = "0fe636488b9f697b";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k0_0_0s() + ", " + "attrs.num_heads=" + this.k0_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_0_3s() + ", " + "present.keyT=" + this.k0_0_4s() + ", " + "present.slotMappingT=" + this.k0_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "62591e16f160730e";
-    else if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 96 && this.k0_1_4() === true) s1 = "c4446b5d135f14cc";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "b3808fa7fe58c35e";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "31ad6dfe1660bc10";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "bd66dcd79514beb2";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "04afb1e97a5f9352";
+    if ((k1_0 ??= this.k0_1_0()) === 32 && (k1_1 ??= this.k0_1_1()) === 32 && (k1_2 ??= this.k0_1_2()) === 16 && (k1_3 ??= this.k0_1_3()) === 128 && (k1_4 ??= this.k0_1_4()) === true) s1 = "62591e16f160730e";
+    else if ((k1_0 ??= this.k0_1_0()) === 32 && (k1_1 ??= this.k0_1_1()) === 32 && (k1_2 ??= this.k0_1_2()) === 16 && (k1_3 ??= this.k0_1_3()) === 96 && (k1_4 ??= this.k0_1_4()) === true) s1 = "c4446b5d135f14cc";
+    else if ((k1_0 ??= this.k0_1_0()) === 4 && (k1_1 ??= this.k0_1_1()) === 28 && (k1_2 ??= this.k0_1_2()) === 16 && (k1_3 ??= this.k0_1_3()) === 128 && (k1_4 ??= this.k0_1_4()) === true) s1 = "b3808fa7fe58c35e";
+    else if ((k1_0 ??= this.k0_1_0()) === 4 && (k1_1 ??= this.k0_1_1()) === 28 && (k1_2 ??= this.k0_1_2()) === 32 && (k1_3 ??= this.k0_1_3()) === 128 && (k1_4 ??= this.k0_1_4()) === true) s1 = "31ad6dfe1660bc10";
+    else if ((k1_0 ??= this.k0_1_0()) === 8 && (k1_1 ??= this.k0_1_1()) === 32 && (k1_2 ??= this.k0_1_2()) === 16 && (k1_3 ??= this.k0_1_3()) === 128 && (k1_4 ??= this.k0_1_4()) === true) s1 = "bd66dcd79514beb2";
+    else if ((k1_0 ??= this.k0_1_0()) === 8 && (k1_1 ??= this.k0_1_1()) === 32 && (k1_2 ??= this.k0_1_2()) === 32 && (k1_3 ??= this.k0_1_3()) === 128 && (k1_4 ??= this.k0_1_4()) === true) s1 = "04afb1e97a5f9352";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_1_3s() + ", " + "present.keyT=" + this.k0_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k0_2_0() === 28 && this.k0_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k0_2_0() === 32 && this.k0_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k0_2_0() === 32 && this.k0_2_1() === 96) s2 = "ab14bf6ea5fcc027";
+    if ((k2_0 ??= this.k0_2_0()) === 28 && (k2_1 ??= this.k0_2_1()) === 128) s2 = "3ae14ffc053ed677";
+    else if ((k2_0 ??= this.k0_2_0()) === 32 && (k2_1 ??= this.k0_2_1()) === 128) s2 = "98d40b7368f3afbf";
+    else if ((k2_0 ??= this.k0_2_0()) === 32 && (k2_1 ??= this.k0_2_1()) === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k0_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_2_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = $mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S3, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = $mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number));
     } catch (e) {
       $evalFail(e, K0A0S3, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S0, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S0, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S0, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S0, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S0, "cumulative_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S0, "past_seqlens"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S0, "block_table"))) };
+    const x1 = $round4((r1 as number) * 4);
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
     let r2: unknown = undefined;
     try {
       r2 = this.d6();
@@ -1312,8 +1064,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S0, "uniform field `params.scatterCount`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["batchSize","scatterCount"], "params", K0A0S0) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, r2, K0A0S0, "params.batchSize");
+    $u32(u0_7, 4, r3, K0A0S0, "params.scatterCount");
     let r4: unknown = undefined;
     try {
       r4 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -1328,16 +1081,9 @@ class K0A0 {
       $evalFail(e, K0A0S0, "dispatch y");
     }
     const w0y = $wg(r5, 65535, K0A0S0, "y");
-    const w0z = $wg(1, 65535, K0A0S0, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S1, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S1, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S1, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S1, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S1, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S1, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
       r6 = this.d6();
@@ -1350,8 +1096,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S1, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uf", ["batchSize","scale"], "params", K0A0S1) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r6, K0A0S1, "params.batchSize");
+    $f32(u1_8, 4, r7);
     let r8: unknown = undefined;
     try {
       r8 = this.d9();
@@ -1373,12 +1120,7 @@ class K0A0 {
       $evalFail(e, K0A0S1, "dispatch z");
     }
     const w1z = $wg(r10, 65535, K0A0S1, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S2, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S2, "x");
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r11: unknown = undefined;
     try {
       r11 = $attr(this.a2, "num_heads");
@@ -1393,34 +1135,25 @@ class K0A0 {
       $evalFail(e, K0A0S2, "dispatch z");
     }
     const w2z = $wg(r12, 65535, K0A0S2, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r13: unknown = undefined;
     try {
       r13 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r13 as readonly number[];
-    if (this.t3 !== null) {
     let r14: unknown = undefined;
     try {
       r14 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r14 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r15: unknown = undefined;
     try {
       r15 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r15 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r13 as readonly number[], "keyCacheT": r14 as readonly number[], "valueCacheT": r15 as readonly number[] } };
   }
   r0(): string {
     if (!this.c2()) return this.w2();
@@ -1497,10 +1230,8 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k1_0_0(): unknown {
-    const m = this.mk1_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S5, "shader key attrs.kv_num_heads");
     }
@@ -1514,10 +1245,8 @@ class K0A0 {
     }
   }
   k1_0_1(): unknown {
-    const m = this.mk1_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S5, "shader key attrs.num_heads");
     }
@@ -1531,10 +1260,8 @@ class K0A0 {
     }
   }
   k1_0_2(): unknown {
-    const m = this.mk1_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S5, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -1548,10 +1275,8 @@ class K0A0 {
     }
   }
   k1_0_3(): unknown {
-    const m = this.mk1_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S5, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -1565,10 +1290,8 @@ class K0A0 {
     }
   }
   k1_0_4(): unknown {
-    const m = this.mk1_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S5, "shader key present.keyT");
     }
@@ -1582,10 +1305,8 @@ class K0A0 {
     }
   }
   k1_0_5(): unknown {
-    const m = this.mk1_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S5, "shader key present.slotMappingT");
     }
@@ -1599,10 +1320,8 @@ class K0A0 {
     }
   }
   k1_1_0(): unknown {
-    const m = this.mk1_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S6, "shader key attrs.kv_num_heads");
     }
@@ -1616,10 +1335,8 @@ class K0A0 {
     }
   }
   k1_1_1(): unknown {
-    const m = this.mk1_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S6, "shader key attrs.num_heads");
     }
@@ -1633,10 +1350,8 @@ class K0A0 {
     }
   }
   k1_1_2(): unknown {
-    const m = this.mk1_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S6, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -1650,10 +1365,8 @@ class K0A0 {
     }
   }
   k1_1_3(): unknown {
-    const m = this.mk1_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S6, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -1667,10 +1380,8 @@ class K0A0 {
     }
   }
   k1_1_4(): unknown {
-    const m = this.mk1_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S6, "shader key present.keyT");
     }
@@ -1684,10 +1395,8 @@ class K0A0 {
     }
   }
   k1_2_0(): unknown {
-    const m = this.mk1_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_2_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S7, "shader key attrs.num_heads");
     }
@@ -1701,10 +1410,8 @@ class K0A0 {
     }
   }
   k1_2_1(): unknown {
-    const m = this.mk1_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S7, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -1718,54 +1425,70 @@ class K0A0 {
     }
   }
   p1(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "23a018a390a33d6d";
-    else if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 96 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "011c21165830d9da";
-    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "ed35844296e61bc4";
-    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "3ee4bbb1e0749f12";
-    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "33cb11be4ea0b178";
-    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "2071d2eaf60658d2";
+    if ((k0_0 ??= this.k1_0_0()) === 32 && (k0_1 ??= this.k1_0_1()) === 32 && (k0_2 ??= this.k1_0_2()) === 16 && (k0_3 ??= this.k1_0_3()) === 128 && (k0_4 ??= this.k1_0_4()) === true && (k0_5 ??= this.k1_0_5()) === true) s0 = "23a018a390a33d6d";
+    else if ((k0_0 ??= this.k1_0_0()) === 32 && (k0_1 ??= this.k1_0_1()) === 32 && (k0_2 ??= this.k1_0_2()) === 16 && (k0_3 ??= this.k1_0_3()) === 96 && (k0_4 ??= this.k1_0_4()) === true && (k0_5 ??= this.k1_0_5()) === true) s0 = "011c21165830d9da";
+    else if ((k0_0 ??= this.k1_0_0()) === 4 && (k0_1 ??= this.k1_0_1()) === 28 && (k0_2 ??= this.k1_0_2()) === 16 && (k0_3 ??= this.k1_0_3()) === 128 && (k0_4 ??= this.k1_0_4()) === true && (k0_5 ??= this.k1_0_5()) === true) s0 = "ed35844296e61bc4";
+    else if ((k0_0 ??= this.k1_0_0()) === 4 && (k0_1 ??= this.k1_0_1()) === 28 && (k0_2 ??= this.k1_0_2()) === 32 && (k0_3 ??= this.k1_0_3()) === 128 && (k0_4 ??= this.k1_0_4()) === true && (k0_5 ??= this.k1_0_5()) === true) s0 = "3ee4bbb1e0749f12";
+    else if ((k0_0 ??= this.k1_0_0()) === 8 && (k0_1 ??= this.k1_0_1()) === 32 && (k0_2 ??= this.k1_0_2()) === 16 && (k0_3 ??= this.k1_0_3()) === 128 && (k0_4 ??= this.k1_0_4()) === true && (k0_5 ??= this.k1_0_5()) === true) s0 = "33cb11be4ea0b178";
+    else if ((k0_0 ??= this.k1_0_0()) === 8 && (k0_1 ??= this.k1_0_1()) === 32 && (k0_2 ??= this.k1_0_2()) === 32 && (k0_3 ??= this.k1_0_3()) === 128 && (k0_4 ??= this.k1_0_4()) === true && (k0_5 ??= this.k1_0_5()) === true) s0 = "2071d2eaf60658d2";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k1_0_0s() + ", " + "attrs.num_heads=" + this.k1_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_0_3s() + ", " + "present.keyT=" + this.k1_0_4s() + ", " + "present.slotMappingT=" + this.k1_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "62591e16f160730e";
-    else if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 96 && this.k1_1_4() === true) s1 = "c4446b5d135f14cc";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "b3808fa7fe58c35e";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "31ad6dfe1660bc10";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "bd66dcd79514beb2";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "04afb1e97a5f9352";
+    if ((k1_0 ??= this.k1_1_0()) === 32 && (k1_1 ??= this.k1_1_1()) === 32 && (k1_2 ??= this.k1_1_2()) === 16 && (k1_3 ??= this.k1_1_3()) === 128 && (k1_4 ??= this.k1_1_4()) === true) s1 = "62591e16f160730e";
+    else if ((k1_0 ??= this.k1_1_0()) === 32 && (k1_1 ??= this.k1_1_1()) === 32 && (k1_2 ??= this.k1_1_2()) === 16 && (k1_3 ??= this.k1_1_3()) === 96 && (k1_4 ??= this.k1_1_4()) === true) s1 = "c4446b5d135f14cc";
+    else if ((k1_0 ??= this.k1_1_0()) === 4 && (k1_1 ??= this.k1_1_1()) === 28 && (k1_2 ??= this.k1_1_2()) === 16 && (k1_3 ??= this.k1_1_3()) === 128 && (k1_4 ??= this.k1_1_4()) === true) s1 = "b3808fa7fe58c35e";
+    else if ((k1_0 ??= this.k1_1_0()) === 4 && (k1_1 ??= this.k1_1_1()) === 28 && (k1_2 ??= this.k1_1_2()) === 32 && (k1_3 ??= this.k1_1_3()) === 128 && (k1_4 ??= this.k1_1_4()) === true) s1 = "31ad6dfe1660bc10";
+    else if ((k1_0 ??= this.k1_1_0()) === 8 && (k1_1 ??= this.k1_1_1()) === 32 && (k1_2 ??= this.k1_1_2()) === 16 && (k1_3 ??= this.k1_1_3()) === 128 && (k1_4 ??= this.k1_1_4()) === true) s1 = "bd66dcd79514beb2";
+    else if ((k1_0 ??= this.k1_1_0()) === 8 && (k1_1 ??= this.k1_1_1()) === 32 && (k1_2 ??= this.k1_1_2()) === 32 && (k1_3 ??= this.k1_1_3()) === 128 && (k1_4 ??= this.k1_1_4()) === true) s1 = "04afb1e97a5f9352";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k1_1_0s() + ", " + "attrs.num_heads=" + this.k1_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_1_3s() + ", " + "present.keyT=" + this.k1_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k1_2_0() === 28 && this.k1_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k1_2_0() === 32 && this.k1_2_1() === 96) s2 = "ab14bf6ea5fcc027";
+    if ((k2_0 ??= this.k1_2_0()) === 28 && (k2_1 ??= this.k1_2_1()) === 128) s2 = "3ae14ffc053ed677";
+    else if ((k2_0 ??= this.k1_2_0()) === 32 && (k2_1 ??= this.k1_2_1()) === 128) s2 = "98d40b7368f3afbf";
+    else if ((k2_0 ??= this.k1_2_0()) === 32 && (k2_1 ??= this.k1_2_1()) === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k1_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_2_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = $mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S8, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = $mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number));
     } catch (e) {
       $evalFail(e, K0A0S8, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S5, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S5, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S5, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S5, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S5, "slot_mapping"))) };
+    const x1 = $round4((r1 as number) * 4);
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r2: unknown = undefined;
     try {
       r2 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S5, "uniform field `params.scatterCount`");
     }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2], "u", ["scatterCount"], "params", K0A0S5) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, r2, K0A0S5, "params.scatterCount");
     let r3: unknown = undefined;
     try {
       r3 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -1780,16 +1503,12 @@ class K0A0 {
       $evalFail(e, K0A0S5, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K0A0S5, "y");
-    const w0z = $wg(1, 65535, K0A0S5, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S6, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S6, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S6, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S6, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S6, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S6, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q9: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q10: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
     try {
       r5 = this.d6();
@@ -1802,8 +1521,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S6, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uf", ["batchSize","scale"], "params", K0A0S6) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r5, K0A0S6, "params.batchSize");
+    $f32(u1_8, 4, r6);
     let r7: unknown = undefined;
     try {
       r7 = this.d9();
@@ -1825,12 +1545,7 @@ class K0A0 {
       $evalFail(e, K0A0S6, "dispatch z");
     }
     const w1z = $wg(r9, 65535, K0A0S6, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S7, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S7, "x");
+    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r10: unknown = undefined;
     try {
       r10 = $attr(this.a2, "num_heads");
@@ -1845,34 +1560,25 @@ class K0A0 {
       $evalFail(e, K0A0S7, "dispatch z");
     }
     const w2z = $wg(r11, 65535, K0A0S7, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r12: unknown = undefined;
     try {
       r12 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r12 as readonly number[];
-    if (this.t3 !== null) {
     let r13: unknown = undefined;
     try {
       r13 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r13 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r14: unknown = undefined;
     try {
       r14 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r14 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r12 as readonly number[], "keyCacheT": r13 as readonly number[], "valueCacheT": r14 as readonly number[] } };
   }
   r1(): string {
     if (!this.c6()) return this.w6();
@@ -1973,10 +1679,8 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k2_0_0(): unknown {
-    const m = this.mk2_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S9, "shader key attrs.kv_num_heads");
     }
@@ -1990,10 +1694,8 @@ class K0A0 {
     }
   }
   k2_0_1(): unknown {
-    const m = this.mk2_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S9, "shader key attrs.num_heads");
     }
@@ -2007,10 +1709,8 @@ class K0A0 {
     }
   }
   k2_0_2(): unknown {
-    const m = this.mk2_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S9, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -2024,10 +1724,8 @@ class K0A0 {
     }
   }
   k2_0_3(): unknown {
-    const m = this.mk2_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S9, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2041,10 +1739,8 @@ class K0A0 {
     }
   }
   k2_0_4(): unknown {
-    const m = this.mk2_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S9, "shader key present.keyT");
     }
@@ -2058,10 +1754,8 @@ class K0A0 {
     }
   }
   k2_0_5(): unknown {
-    const m = this.mk2_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S9, "shader key present.slotMappingT");
     }
@@ -2075,10 +1769,8 @@ class K0A0 {
     }
   }
   k2_1_0(): unknown {
-    const m = this.mk2_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S10, "shader key attrs.kv_num_heads");
     }
@@ -2092,10 +1784,8 @@ class K0A0 {
     }
   }
   k2_1_1(): unknown {
-    const m = this.mk2_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S10, "shader key attrs.num_heads");
     }
@@ -2109,10 +1799,8 @@ class K0A0 {
     }
   }
   k2_1_2(): unknown {
-    const m = this.mk2_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S10, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -2126,10 +1814,8 @@ class K0A0 {
     }
   }
   k2_1_3(): unknown {
-    const m = this.mk2_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S10, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2143,10 +1829,8 @@ class K0A0 {
     }
   }
   k2_1_4(): unknown {
-    const m = this.mk2_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S10, "shader key present.keyT");
     }
@@ -2160,10 +1844,8 @@ class K0A0 {
     }
   }
   k2_2_0(): unknown {
-    const m = this.mk2_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S11, "shader key attrs.num_heads");
     }
@@ -2177,10 +1859,8 @@ class K0A0 {
     }
   }
   k2_2_1(): unknown {
-    const m = this.mk2_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S11, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2194,47 +1874,60 @@ class K0A0 {
     }
   }
   p2(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "123a18096b34c884";
-    else if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 96 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "d280e72211c06482";
-    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "ef756c8244183ed4";
-    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "1c8ded293f7a6ec3";
-    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "bfa1d36c1be9a667";
-    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "cb8d565c0418f394";
+    if ((k0_0 ??= this.k2_0_0()) === 32 && (k0_1 ??= this.k2_0_1()) === 32 && (k0_2 ??= this.k2_0_2()) === 16 && (k0_3 ??= this.k2_0_3()) === 128 && (k0_4 ??= this.k2_0_4()) === false && (k0_5 ??= this.k2_0_5()) === false) s0 = "123a18096b34c884";
+    else if ((k0_0 ??= this.k2_0_0()) === 32 && (k0_1 ??= this.k2_0_1()) === 32 && (k0_2 ??= this.k2_0_2()) === 16 && (k0_3 ??= this.k2_0_3()) === 96 && (k0_4 ??= this.k2_0_4()) === false && (k0_5 ??= this.k2_0_5()) === false) s0 = "d280e72211c06482";
+    else if ((k0_0 ??= this.k2_0_0()) === 4 && (k0_1 ??= this.k2_0_1()) === 28 && (k0_2 ??= this.k2_0_2()) === 16 && (k0_3 ??= this.k2_0_3()) === 128 && (k0_4 ??= this.k2_0_4()) === false && (k0_5 ??= this.k2_0_5()) === false) s0 = "ef756c8244183ed4";
+    else if ((k0_0 ??= this.k2_0_0()) === 4 && (k0_1 ??= this.k2_0_1()) === 28 && (k0_2 ??= this.k2_0_2()) === 32 && (k0_3 ??= this.k2_0_3()) === 128 && (k0_4 ??= this.k2_0_4()) === false && (k0_5 ??= this.k2_0_5()) === false) s0 = "1c8ded293f7a6ec3";
+    else if ((k0_0 ??= this.k2_0_0()) === 8 && (k0_1 ??= this.k2_0_1()) === 32 && (k0_2 ??= this.k2_0_2()) === 16 && (k0_3 ??= this.k2_0_3()) === 128 && (k0_4 ??= this.k2_0_4()) === false && (k0_5 ??= this.k2_0_5()) === false) s0 = "bfa1d36c1be9a667";
+    else if ((k0_0 ??= this.k2_0_0()) === 8 && (k0_1 ??= this.k2_0_1()) === 32 && (k0_2 ??= this.k2_0_2()) === 32 && (k0_3 ??= this.k2_0_3()) === 128 && (k0_4 ??= this.k2_0_4()) === false && (k0_5 ??= this.k2_0_5()) === false) s0 = "cb8d565c0418f394";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k2_0_0s() + ", " + "attrs.num_heads=" + this.k2_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_0_3s() + ", " + "present.keyT=" + this.k2_0_4s() + ", " + "present.slotMappingT=" + this.k2_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "0e26cb09367507e2";
-    else if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 96 && this.k2_1_4() === false) s1 = "a2a95d2b28634a09";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "d87478b7a1f3dd68";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "a9346135e4491563";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "ee5d3d47430f787e";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "7800407061402ebd";
+    if ((k1_0 ??= this.k2_1_0()) === 32 && (k1_1 ??= this.k2_1_1()) === 32 && (k1_2 ??= this.k2_1_2()) === 16 && (k1_3 ??= this.k2_1_3()) === 128 && (k1_4 ??= this.k2_1_4()) === false) s1 = "0e26cb09367507e2";
+    else if ((k1_0 ??= this.k2_1_0()) === 32 && (k1_1 ??= this.k2_1_1()) === 32 && (k1_2 ??= this.k2_1_2()) === 16 && (k1_3 ??= this.k2_1_3()) === 96 && (k1_4 ??= this.k2_1_4()) === false) s1 = "a2a95d2b28634a09";
+    else if ((k1_0 ??= this.k2_1_0()) === 4 && (k1_1 ??= this.k2_1_1()) === 28 && (k1_2 ??= this.k2_1_2()) === 16 && (k1_3 ??= this.k2_1_3()) === 128 && (k1_4 ??= this.k2_1_4()) === false) s1 = "d87478b7a1f3dd68";
+    else if ((k1_0 ??= this.k2_1_0()) === 4 && (k1_1 ??= this.k2_1_1()) === 28 && (k1_2 ??= this.k2_1_2()) === 32 && (k1_3 ??= this.k2_1_3()) === 128 && (k1_4 ??= this.k2_1_4()) === false) s1 = "a9346135e4491563";
+    else if ((k1_0 ??= this.k2_1_0()) === 8 && (k1_1 ??= this.k2_1_1()) === 32 && (k1_2 ??= this.k2_1_2()) === 16 && (k1_3 ??= this.k2_1_3()) === 128 && (k1_4 ??= this.k2_1_4()) === false) s1 = "ee5d3d47430f787e";
+    else if ((k1_0 ??= this.k2_1_0()) === 8 && (k1_1 ??= this.k2_1_1()) === 32 && (k1_2 ??= this.k2_1_2()) === 32 && (k1_3 ??= this.k2_1_3()) === 128 && (k1_4 ??= this.k2_1_4()) === false) s1 = "7800407061402ebd";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_1_3s() + ", " + "present.keyT=" + this.k2_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k2_2_0() === 28 && this.k2_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k2_2_0() === 32 && this.k2_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k2_2_0() === 32 && this.k2_2_1() === 96) s2 = "ab14bf6ea5fcc027";
+    if ((k2_0 ??= this.k2_2_0()) === 28 && (k2_1 ??= this.k2_2_1()) === 128) s2 = "3ae14ffc053ed677";
+    else if ((k2_0 ??= this.k2_2_0()) === 32 && (k2_1 ??= this.k2_2_1()) === 128) s2 = "98d40b7368f3afbf";
+    else if ((k2_0 ??= this.k2_2_0()) === 32 && (k2_1 ??= this.k2_2_1()) === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k2_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_2_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = $mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S12, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = $mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number));
     } catch (e) {
       $evalFail(e, K0A0S12, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S9, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S9, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S9, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S9, "cumulative_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S9, "past_seqlens"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S9, "block_table"))) };
+    const x1 = $round4((r1 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
     let r2: unknown = undefined;
     try {
       r2 = this.d6();
@@ -2247,8 +1940,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S9, "uniform field `params.scatterCount`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["batchSize","scatterCount"], "params", K0A0S9) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, r2, K0A0S9, "params.batchSize");
+    $u32(u0_6, 4, r3, K0A0S9, "params.scatterCount");
     let r4: unknown = undefined;
     try {
       r4 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -2263,16 +1957,8 @@ class K0A0 {
       $evalFail(e, K0A0S9, "dispatch y");
     }
     const w0y = $wg(r5, 65535, K0A0S9, "y");
-    const w0z = $wg(1, 65535, K0A0S9, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S10, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S10, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S10, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S10, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S10, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S10, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const q6: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q7: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
       r6 = this.d6();
@@ -2285,8 +1971,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S10, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uf", ["batchSize","scale"], "params", K0A0S10) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r6, K0A0S10, "params.batchSize");
+    $f32(u1_8, 4, r7);
     let r8: unknown = undefined;
     try {
       r8 = this.d9();
@@ -2308,12 +1995,7 @@ class K0A0 {
       $evalFail(e, K0A0S10, "dispatch z");
     }
     const w1z = $wg(r10, 65535, K0A0S10, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S11, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S11, "x");
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r11: unknown = undefined;
     try {
       r11 = $attr(this.a2, "num_heads");
@@ -2328,34 +2010,25 @@ class K0A0 {
       $evalFail(e, K0A0S11, "dispatch z");
     }
     const w2z = $wg(r12, 65535, K0A0S11, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r13: unknown = undefined;
     try {
       r13 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r13 as readonly number[];
-    if (this.t3 !== null) {
     let r14: unknown = undefined;
     try {
       r14 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r14 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r15: unknown = undefined;
     try {
       r15 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r15 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r13 as readonly number[], "keyCacheT": r14 as readonly number[], "valueCacheT": r15 as readonly number[] } };
   }
   r2(): string {
     if (!this.c10()) return this.w10();
@@ -2432,10 +2105,8 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k3_0_0(): unknown {
-    const m = this.mk3_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S13, "shader key attrs.kv_num_heads");
     }
@@ -2449,10 +2120,8 @@ class K0A0 {
     }
   }
   k3_0_1(): unknown {
-    const m = this.mk3_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S13, "shader key attrs.num_heads");
     }
@@ -2466,10 +2135,8 @@ class K0A0 {
     }
   }
   k3_0_2(): unknown {
-    const m = this.mk3_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S13, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -2483,10 +2150,8 @@ class K0A0 {
     }
   }
   k3_0_3(): unknown {
-    const m = this.mk3_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S13, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2500,10 +2165,8 @@ class K0A0 {
     }
   }
   k3_0_4(): unknown {
-    const m = this.mk3_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S13, "shader key present.keyT");
     }
@@ -2517,10 +2180,8 @@ class K0A0 {
     }
   }
   k3_0_5(): unknown {
-    const m = this.mk3_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S13, "shader key present.slotMappingT");
     }
@@ -2534,10 +2195,8 @@ class K0A0 {
     }
   }
   k3_1_0(): unknown {
-    const m = this.mk3_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S14, "shader key attrs.kv_num_heads");
     }
@@ -2551,10 +2210,8 @@ class K0A0 {
     }
   }
   k3_1_1(): unknown {
-    const m = this.mk3_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S14, "shader key attrs.num_heads");
     }
@@ -2568,10 +2225,8 @@ class K0A0 {
     }
   }
   k3_1_2(): unknown {
-    const m = this.mk3_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S14, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -2585,10 +2240,8 @@ class K0A0 {
     }
   }
   k3_1_3(): unknown {
-    const m = this.mk3_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S14, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2602,10 +2255,8 @@ class K0A0 {
     }
   }
   k3_1_4(): unknown {
-    const m = this.mk3_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S14, "shader key present.keyT");
     }
@@ -2619,10 +2270,8 @@ class K0A0 {
     }
   }
   k3_2_0(): unknown {
-    const m = this.mk3_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_2_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S15, "shader key attrs.num_heads");
     }
@@ -2636,10 +2285,8 @@ class K0A0 {
     }
   }
   k3_2_1(): unknown {
-    const m = this.mk3_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S15, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2653,53 +2300,67 @@ class K0A0 {
     }
   }
   p3(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "726b855c3b7c1645";
-    else if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 96 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "ba749d2e68033984";
-    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "8743ad0215bba3e8";
-    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "a2536e325b0c19b0";
-    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "e291d395098f11e5";
-    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "9b400c1d578ee353";
+    if ((k0_0 ??= this.k3_0_0()) === 32 && (k0_1 ??= this.k3_0_1()) === 32 && (k0_2 ??= this.k3_0_2()) === 16 && (k0_3 ??= this.k3_0_3()) === 128 && (k0_4 ??= this.k3_0_4()) === false && (k0_5 ??= this.k3_0_5()) === true) s0 = "726b855c3b7c1645";
+    else if ((k0_0 ??= this.k3_0_0()) === 32 && (k0_1 ??= this.k3_0_1()) === 32 && (k0_2 ??= this.k3_0_2()) === 16 && (k0_3 ??= this.k3_0_3()) === 96 && (k0_4 ??= this.k3_0_4()) === false && (k0_5 ??= this.k3_0_5()) === true) s0 = "ba749d2e68033984";
+    else if ((k0_0 ??= this.k3_0_0()) === 4 && (k0_1 ??= this.k3_0_1()) === 28 && (k0_2 ??= this.k3_0_2()) === 16 && (k0_3 ??= this.k3_0_3()) === 128 && (k0_4 ??= this.k3_0_4()) === false && (k0_5 ??= this.k3_0_5()) === true) s0 = "8743ad0215bba3e8";
+    else if ((k0_0 ??= this.k3_0_0()) === 4 && (k0_1 ??= this.k3_0_1()) === 28 && (k0_2 ??= this.k3_0_2()) === 32 && (k0_3 ??= this.k3_0_3()) === 128 && (k0_4 ??= this.k3_0_4()) === false && (k0_5 ??= this.k3_0_5()) === true) s0 = "a2536e325b0c19b0";
+    else if ((k0_0 ??= this.k3_0_0()) === 8 && (k0_1 ??= this.k3_0_1()) === 32 && (k0_2 ??= this.k3_0_2()) === 16 && (k0_3 ??= this.k3_0_3()) === 128 && (k0_4 ??= this.k3_0_4()) === false && (k0_5 ??= this.k3_0_5()) === true) s0 = "e291d395098f11e5";
+    else if ((k0_0 ??= this.k3_0_0()) === 8 && (k0_1 ??= this.k3_0_1()) === 32 && (k0_2 ??= this.k3_0_2()) === 32 && (k0_3 ??= this.k3_0_3()) === 128 && (k0_4 ??= this.k3_0_4()) === false && (k0_5 ??= this.k3_0_5()) === true) s0 = "9b400c1d578ee353";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k3_0_0s() + ", " + "attrs.num_heads=" + this.k3_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_0_3s() + ", " + "present.keyT=" + this.k3_0_4s() + ", " + "present.slotMappingT=" + this.k3_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "0e26cb09367507e2";
-    else if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 96 && this.k3_1_4() === false) s1 = "a2a95d2b28634a09";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "d87478b7a1f3dd68";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "a9346135e4491563";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "ee5d3d47430f787e";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "7800407061402ebd";
+    if ((k1_0 ??= this.k3_1_0()) === 32 && (k1_1 ??= this.k3_1_1()) === 32 && (k1_2 ??= this.k3_1_2()) === 16 && (k1_3 ??= this.k3_1_3()) === 128 && (k1_4 ??= this.k3_1_4()) === false) s1 = "0e26cb09367507e2";
+    else if ((k1_0 ??= this.k3_1_0()) === 32 && (k1_1 ??= this.k3_1_1()) === 32 && (k1_2 ??= this.k3_1_2()) === 16 && (k1_3 ??= this.k3_1_3()) === 96 && (k1_4 ??= this.k3_1_4()) === false) s1 = "a2a95d2b28634a09";
+    else if ((k1_0 ??= this.k3_1_0()) === 4 && (k1_1 ??= this.k3_1_1()) === 28 && (k1_2 ??= this.k3_1_2()) === 16 && (k1_3 ??= this.k3_1_3()) === 128 && (k1_4 ??= this.k3_1_4()) === false) s1 = "d87478b7a1f3dd68";
+    else if ((k1_0 ??= this.k3_1_0()) === 4 && (k1_1 ??= this.k3_1_1()) === 28 && (k1_2 ??= this.k3_1_2()) === 32 && (k1_3 ??= this.k3_1_3()) === 128 && (k1_4 ??= this.k3_1_4()) === false) s1 = "a9346135e4491563";
+    else if ((k1_0 ??= this.k3_1_0()) === 8 && (k1_1 ??= this.k3_1_1()) === 32 && (k1_2 ??= this.k3_1_2()) === 16 && (k1_3 ??= this.k3_1_3()) === 128 && (k1_4 ??= this.k3_1_4()) === false) s1 = "ee5d3d47430f787e";
+    else if ((k1_0 ??= this.k3_1_0()) === 8 && (k1_1 ??= this.k3_1_1()) === 32 && (k1_2 ??= this.k3_1_2()) === 32 && (k1_3 ??= this.k3_1_3()) === 128 && (k1_4 ??= this.k3_1_4()) === false) s1 = "7800407061402ebd";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k3_1_0s() + ", " + "attrs.num_heads=" + this.k3_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_1_3s() + ", " + "present.keyT=" + this.k3_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k3_2_0() === 28 && this.k3_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k3_2_0() === 32 && this.k3_2_1() === 96) s2 = "ab14bf6ea5fcc027";
+    if ((k2_0 ??= this.k3_2_0()) === 28 && (k2_1 ??= this.k3_2_1()) === 128) s2 = "3ae14ffc053ed677";
+    else if ((k2_0 ??= this.k3_2_0()) === 32 && (k2_1 ??= this.k3_2_1()) === 128) s2 = "98d40b7368f3afbf";
+    else if ((k2_0 ??= this.k3_2_0()) === 32 && (k2_1 ??= this.k3_2_1()) === 96) s2 = "ab14bf6ea5fcc027";
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k3_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_2_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = $mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S16, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = $mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number));
     } catch (e) {
       $evalFail(e, K0A0S16, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S13, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S13, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S13, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S13, "slot_mapping"))) };
+    const x1 = $round4((r1 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r2: unknown = undefined;
     try {
       r2 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S13, "uniform field `params.scatterCount`");
     }
-    const b0_4: BindingPlan = { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2], "u", ["scatterCount"], "params", K0A0S13) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4];
+    const u0_4 = new Uint8Array(16);
+    $u32(u0_4, 0, r2, K0A0S13, "params.scatterCount");
     let r3: unknown = undefined;
     try {
       r3 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -2714,16 +2375,11 @@ class K0A0 {
       $evalFail(e, K0A0S13, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K0A0S13, "y");
-    const w0z = $wg(1, 65535, K0A0S13, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S14, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S14, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S14, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S14, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S14, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S14, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q7: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q8: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
     try {
       r5 = this.d6();
@@ -2736,8 +2392,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S14, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uf", ["batchSize","scale"], "params", K0A0S14) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r5, K0A0S14, "params.batchSize");
+    $f32(u1_8, 4, r6);
     let r7: unknown = undefined;
     try {
       r7 = this.d9();
@@ -2759,12 +2416,7 @@ class K0A0 {
       $evalFail(e, K0A0S14, "dispatch z");
     }
     const w1z = $wg(r9, 65535, K0A0S14, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S15, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S15, "x");
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r10: unknown = undefined;
     try {
       r10 = $attr(this.a2, "num_heads");
@@ -2779,34 +2431,25 @@ class K0A0 {
       $evalFail(e, K0A0S15, "dispatch z");
     }
     const w2z = $wg(r11, 65535, K0A0S15, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r12: unknown = undefined;
     try {
       r12 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r12 as readonly number[];
-    if (this.t3 !== null) {
     let r13: unknown = undefined;
     try {
       r13 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r13 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r14: unknown = undefined;
     try {
       r14 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r14 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r12 as readonly number[], "keyCacheT": r13 as readonly number[], "valueCacheT": r14 as readonly number[] } };
   }
   r3(): string {
     if (!this.c14()) return this.w14();
@@ -2930,10 +2573,8 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k4_0_0(): unknown {
-    const m = this.mk4_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S17, "shader key attrs.kv_num_heads");
     }
@@ -2947,10 +2588,8 @@ class K0A0 {
     }
   }
   k4_0_1(): unknown {
-    const m = this.mk4_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S17, "shader key attrs.num_heads");
     }
@@ -2964,10 +2603,8 @@ class K0A0 {
     }
   }
   k4_0_2(): unknown {
-    const m = this.mk4_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S17, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -2981,10 +2618,8 @@ class K0A0 {
     }
   }
   k4_0_3(): unknown {
-    const m = this.mk4_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S17, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -2998,10 +2633,8 @@ class K0A0 {
     }
   }
   k4_0_4(): unknown {
-    const m = this.mk4_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S17, "shader key present.keyT");
     }
@@ -3015,10 +2648,8 @@ class K0A0 {
     }
   }
   k4_0_5(): unknown {
-    const m = this.mk4_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S17, "shader key present.slotMappingT");
     }
@@ -3032,10 +2663,8 @@ class K0A0 {
     }
   }
   k4_1_0(): unknown {
-    const m = this.mk4_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S18, "shader key attrs.kv_num_heads");
     }
@@ -3049,10 +2678,8 @@ class K0A0 {
     }
   }
   k4_1_1(): unknown {
-    const m = this.mk4_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S18, "shader key attrs.num_heads");
     }
@@ -3066,10 +2693,8 @@ class K0A0 {
     }
   }
   k4_1_2(): unknown {
-    const m = this.mk4_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S18, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -3083,10 +2708,8 @@ class K0A0 {
     }
   }
   k4_1_3(): unknown {
-    const m = this.mk4_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S18, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -3100,10 +2723,8 @@ class K0A0 {
     }
   }
   k4_1_4(): unknown {
-    const m = this.mk4_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S18, "shader key present.keyT");
     }
@@ -3117,29 +2738,42 @@ class K0A0 {
     }
   }
   p4(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "b8bb85e27b2eb109";
-    else if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 96 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "62eeeb42d7a87c74";
-    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "1eb9b9956191c833";
-    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "35eca96053cbe000";
-    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "e5eecc9307e19d2b";
-    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "0fe636488b9f697b";
+    if ((k0_0 ??= this.k4_0_0()) === 32 && (k0_1 ??= this.k4_0_1()) === 32 && (k0_2 ??= this.k4_0_2()) === 16 && (k0_3 ??= this.k4_0_3()) === 128 && (k0_4 ??= this.k4_0_4()) === true && (k0_5 ??= this.k4_0_5()) === false) s0 = "b8bb85e27b2eb109";
+    else if ((k0_0 ??= this.k4_0_0()) === 32 && (k0_1 ??= this.k4_0_1()) === 32 && (k0_2 ??= this.k4_0_2()) === 16 && (k0_3 ??= this.k4_0_3()) === 96 && (k0_4 ??= this.k4_0_4()) === true && (k0_5 ??= this.k4_0_5()) === false) s0 = "62eeeb42d7a87c74";
+    else if ((k0_0 ??= this.k4_0_0()) === 4 && (k0_1 ??= this.k4_0_1()) === 28 && (k0_2 ??= this.k4_0_2()) === 16 && (k0_3 ??= this.k4_0_3()) === 128 && (k0_4 ??= this.k4_0_4()) === true && (k0_5 ??= this.k4_0_5()) === false) s0 = "1eb9b9956191c833";
+    else if ((k0_0 ??= this.k4_0_0()) === 4 && (k0_1 ??= this.k4_0_1()) === 28 && (k0_2 ??= this.k4_0_2()) === 32 && (k0_3 ??= this.k4_0_3()) === 128 && (k0_4 ??= this.k4_0_4()) === true && (k0_5 ??= this.k4_0_5()) === false) s0 = "35eca96053cbe000";
+    else if ((k0_0 ??= this.k4_0_0()) === 8 && (k0_1 ??= this.k4_0_1()) === 32 && (k0_2 ??= this.k4_0_2()) === 16 && (k0_3 ??= this.k4_0_3()) === 128 && (k0_4 ??= this.k4_0_4()) === true && (k0_5 ??= this.k4_0_5()) === false) s0 = "e5eecc9307e19d2b";
+    else if ((k0_0 ??= this.k4_0_0()) === 8 && (k0_1 ??= this.k4_0_1()) === 32 && (k0_2 ??= this.k4_0_2()) === 32 && (k0_3 ??= this.k4_0_3()) === 128 && (k0_4 ??= this.k4_0_4()) === true && (k0_5 ??= this.k4_0_5()) === false) s0 = "0fe636488b9f697b";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k4_0_0s() + ", " + "attrs.num_heads=" + this.k4_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k4_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k4_0_3s() + ", " + "present.keyT=" + this.k4_0_4s() + ", " + "present.slotMappingT=" + this.k4_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "382a89a5989ae041";
-    else if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 96 && this.k4_1_4() === true) s1 = "1279c57914df8d2a";
-    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "e2d38945d3bc0440";
-    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "f1f5b16150b07e86";
-    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "9db4121f32f1b2fc";
-    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "47198daa1790025a";
+    if ((k1_0 ??= this.k4_1_0()) === 32 && (k1_1 ??= this.k4_1_1()) === 32 && (k1_2 ??= this.k4_1_2()) === 16 && (k1_3 ??= this.k4_1_3()) === 128 && (k1_4 ??= this.k4_1_4()) === true) s1 = "382a89a5989ae041";
+    else if ((k1_0 ??= this.k4_1_0()) === 32 && (k1_1 ??= this.k4_1_1()) === 32 && (k1_2 ??= this.k4_1_2()) === 16 && (k1_3 ??= this.k4_1_3()) === 96 && (k1_4 ??= this.k4_1_4()) === true) s1 = "1279c57914df8d2a";
+    else if ((k1_0 ??= this.k4_1_0()) === 4 && (k1_1 ??= this.k4_1_1()) === 28 && (k1_2 ??= this.k4_1_2()) === 16 && (k1_3 ??= this.k4_1_3()) === 128 && (k1_4 ??= this.k4_1_4()) === true) s1 = "e2d38945d3bc0440";
+    else if ((k1_0 ??= this.k4_1_0()) === 4 && (k1_1 ??= this.k4_1_1()) === 28 && (k1_2 ??= this.k4_1_2()) === 32 && (k1_3 ??= this.k4_1_3()) === 128 && (k1_4 ??= this.k4_1_4()) === true) s1 = "f1f5b16150b07e86";
+    else if ((k1_0 ??= this.k4_1_0()) === 8 && (k1_1 ??= this.k4_1_1()) === 32 && (k1_2 ??= this.k4_1_2()) === 16 && (k1_3 ??= this.k4_1_3()) === 128 && (k1_4 ??= this.k4_1_4()) === true) s1 = "9db4121f32f1b2fc";
+    else if ((k1_0 ??= this.k4_1_0()) === 8 && (k1_1 ??= this.k4_1_1()) === 32 && (k1_2 ??= this.k4_1_2()) === 32 && (k1_3 ??= this.k4_1_3()) === 128 && (k1_4 ??= this.k4_1_4()) === true) s1 = "47198daa1790025a";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k4_1_0s() + ", " + "attrs.num_heads=" + this.k4_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k4_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k4_1_3s() + ", " + "present.keyT=" + this.k4_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S17, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S17, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S17, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S17, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S17, "cumulative_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S17, "past_seqlens"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S17, "block_table"))) };
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
     let r0: unknown = undefined;
     try {
       r0 = this.d6();
@@ -3152,8 +2786,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S17, "uniform field `params.scatterCount`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["batchSize","scatterCount"], "params", K0A0S17) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, r0, K0A0S17, "params.batchSize");
+    $u32(u0_7, 4, r1, K0A0S17, "params.scatterCount");
     let r2: unknown = undefined;
     try {
       r2 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -3168,15 +2803,8 @@ class K0A0 {
       $evalFail(e, K0A0S17, "dispatch y");
     }
     const w0y = $wg(r3, 65535, K0A0S17, "y");
-    const w0z = $wg(1, 65535, K0A0S17, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S18, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S18, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S18, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S18, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S18, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S18, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S18, "output"))) };
+    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r4: unknown = undefined;
     try {
       r4 = this.d6();
@@ -3189,8 +2817,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S18, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5], "uf", ["batchSize","scale"], "params", K0A0S18) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r4, K0A0S18, "params.batchSize");
+    $f32(u1_7, 4, r5);
     let r6: unknown = undefined;
     try {
       r6 = this.d9();
@@ -3205,35 +2834,25 @@ class K0A0 {
       $evalFail(e, K0A0S18, "dispatch y");
     }
     const w1y = $wg(r7, 65535, K0A0S18, "y");
-    const w1z = $wg(1, 65535, K0A0S18, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
     let r8: unknown = undefined;
     try {
       r8 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r8 as readonly number[];
-    if (this.t3 !== null) {
     let r9: unknown = undefined;
     try {
       r9 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r9 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r10: unknown = undefined;
     try {
       r10 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r10 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": r9 as readonly number[], "valueCacheT": r10 as readonly number[] } };
   }
   r4(): string {
     if (!this.c18()) return this.w18();
@@ -3292,10 +2911,8 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k5_0_0(): unknown {
-    const m = this.mk5_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S19, "shader key attrs.kv_num_heads");
     }
@@ -3309,10 +2926,8 @@ class K0A0 {
     }
   }
   k5_0_1(): unknown {
-    const m = this.mk5_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S19, "shader key attrs.num_heads");
     }
@@ -3326,10 +2941,8 @@ class K0A0 {
     }
   }
   k5_0_2(): unknown {
-    const m = this.mk5_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S19, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -3343,10 +2956,8 @@ class K0A0 {
     }
   }
   k5_0_3(): unknown {
-    const m = this.mk5_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S19, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -3360,10 +2971,8 @@ class K0A0 {
     }
   }
   k5_0_4(): unknown {
-    const m = this.mk5_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S19, "shader key present.keyT");
     }
@@ -3377,10 +2986,8 @@ class K0A0 {
     }
   }
   k5_0_5(): unknown {
-    const m = this.mk5_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S19, "shader key present.slotMappingT");
     }
@@ -3394,10 +3001,8 @@ class K0A0 {
     }
   }
   k5_1_0(): unknown {
-    const m = this.mk5_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S20, "shader key attrs.kv_num_heads");
     }
@@ -3411,10 +3016,8 @@ class K0A0 {
     }
   }
   k5_1_1(): unknown {
-    const m = this.mk5_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S20, "shader key attrs.num_heads");
     }
@@ -3428,10 +3031,8 @@ class K0A0 {
     }
   }
   k5_1_2(): unknown {
-    const m = this.mk5_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S20, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -3445,10 +3046,8 @@ class K0A0 {
     }
   }
   k5_1_3(): unknown {
-    const m = this.mk5_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S20, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -3462,10 +3061,8 @@ class K0A0 {
     }
   }
   k5_1_4(): unknown {
-    const m = this.mk5_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S20, "shader key present.keyT");
     }
@@ -3479,35 +3076,49 @@ class K0A0 {
     }
   }
   p5(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "23a018a390a33d6d";
-    else if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 96 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "011c21165830d9da";
-    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "ed35844296e61bc4";
-    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "3ee4bbb1e0749f12";
-    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "33cb11be4ea0b178";
-    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "2071d2eaf60658d2";
+    if ((k0_0 ??= this.k5_0_0()) === 32 && (k0_1 ??= this.k5_0_1()) === 32 && (k0_2 ??= this.k5_0_2()) === 16 && (k0_3 ??= this.k5_0_3()) === 128 && (k0_4 ??= this.k5_0_4()) === true && (k0_5 ??= this.k5_0_5()) === true) s0 = "23a018a390a33d6d";
+    else if ((k0_0 ??= this.k5_0_0()) === 32 && (k0_1 ??= this.k5_0_1()) === 32 && (k0_2 ??= this.k5_0_2()) === 16 && (k0_3 ??= this.k5_0_3()) === 96 && (k0_4 ??= this.k5_0_4()) === true && (k0_5 ??= this.k5_0_5()) === true) s0 = "011c21165830d9da";
+    else if ((k0_0 ??= this.k5_0_0()) === 4 && (k0_1 ??= this.k5_0_1()) === 28 && (k0_2 ??= this.k5_0_2()) === 16 && (k0_3 ??= this.k5_0_3()) === 128 && (k0_4 ??= this.k5_0_4()) === true && (k0_5 ??= this.k5_0_5()) === true) s0 = "ed35844296e61bc4";
+    else if ((k0_0 ??= this.k5_0_0()) === 4 && (k0_1 ??= this.k5_0_1()) === 28 && (k0_2 ??= this.k5_0_2()) === 32 && (k0_3 ??= this.k5_0_3()) === 128 && (k0_4 ??= this.k5_0_4()) === true && (k0_5 ??= this.k5_0_5()) === true) s0 = "3ee4bbb1e0749f12";
+    else if ((k0_0 ??= this.k5_0_0()) === 8 && (k0_1 ??= this.k5_0_1()) === 32 && (k0_2 ??= this.k5_0_2()) === 16 && (k0_3 ??= this.k5_0_3()) === 128 && (k0_4 ??= this.k5_0_4()) === true && (k0_5 ??= this.k5_0_5()) === true) s0 = "33cb11be4ea0b178";
+    else if ((k0_0 ??= this.k5_0_0()) === 8 && (k0_1 ??= this.k5_0_1()) === 32 && (k0_2 ??= this.k5_0_2()) === 32 && (k0_3 ??= this.k5_0_3()) === 128 && (k0_4 ??= this.k5_0_4()) === true && (k0_5 ??= this.k5_0_5()) === true) s0 = "2071d2eaf60658d2";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k5_0_0s() + ", " + "attrs.num_heads=" + this.k5_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k5_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k5_0_3s() + ", " + "present.keyT=" + this.k5_0_4s() + ", " + "present.slotMappingT=" + this.k5_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "382a89a5989ae041";
-    else if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 96 && this.k5_1_4() === true) s1 = "1279c57914df8d2a";
-    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "e2d38945d3bc0440";
-    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "f1f5b16150b07e86";
-    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "9db4121f32f1b2fc";
-    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "47198daa1790025a";
+    if ((k1_0 ??= this.k5_1_0()) === 32 && (k1_1 ??= this.k5_1_1()) === 32 && (k1_2 ??= this.k5_1_2()) === 16 && (k1_3 ??= this.k5_1_3()) === 128 && (k1_4 ??= this.k5_1_4()) === true) s1 = "382a89a5989ae041";
+    else if ((k1_0 ??= this.k5_1_0()) === 32 && (k1_1 ??= this.k5_1_1()) === 32 && (k1_2 ??= this.k5_1_2()) === 16 && (k1_3 ??= this.k5_1_3()) === 96 && (k1_4 ??= this.k5_1_4()) === true) s1 = "1279c57914df8d2a";
+    else if ((k1_0 ??= this.k5_1_0()) === 4 && (k1_1 ??= this.k5_1_1()) === 28 && (k1_2 ??= this.k5_1_2()) === 16 && (k1_3 ??= this.k5_1_3()) === 128 && (k1_4 ??= this.k5_1_4()) === true) s1 = "e2d38945d3bc0440";
+    else if ((k1_0 ??= this.k5_1_0()) === 4 && (k1_1 ??= this.k5_1_1()) === 28 && (k1_2 ??= this.k5_1_2()) === 32 && (k1_3 ??= this.k5_1_3()) === 128 && (k1_4 ??= this.k5_1_4()) === true) s1 = "f1f5b16150b07e86";
+    else if ((k1_0 ??= this.k5_1_0()) === 8 && (k1_1 ??= this.k5_1_1()) === 32 && (k1_2 ??= this.k5_1_2()) === 16 && (k1_3 ??= this.k5_1_3()) === 128 && (k1_4 ??= this.k5_1_4()) === true) s1 = "9db4121f32f1b2fc";
+    else if ((k1_0 ??= this.k5_1_0()) === 8 && (k1_1 ??= this.k5_1_1()) === 32 && (k1_2 ??= this.k5_1_2()) === 32 && (k1_3 ??= this.k5_1_3()) === 128 && (k1_4 ??= this.k5_1_4()) === true) s1 = "47198daa1790025a";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k5_1_0s() + ", " + "attrs.num_heads=" + this.k5_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k5_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k5_1_3s() + ", " + "present.keyT=" + this.k5_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S19, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S19, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S19, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S19, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S19, "slot_mapping"))) };
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r0: unknown = undefined;
     try {
       r0 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S19, "uniform field `params.scatterCount`");
     }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0], "u", ["scatterCount"], "params", K0A0S19) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, r0, K0A0S19, "params.scatterCount");
     let r1: unknown = undefined;
     try {
       r1 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -3522,15 +3133,11 @@ class K0A0 {
       $evalFail(e, K0A0S19, "dispatch y");
     }
     const w0y = $wg(r2, 65535, K0A0S19, "y");
-    const w0z = $wg(1, 65535, K0A0S19, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S20, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S20, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S20, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S20, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S20, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S20, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S20, "output"))) };
+    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r3: unknown = undefined;
     try {
       r3 = this.d6();
@@ -3543,8 +3150,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S20, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r3, r4], "uf", ["batchSize","scale"], "params", K0A0S20) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r3, K0A0S20, "params.batchSize");
+    $f32(u1_7, 4, r4);
     let r5: unknown = undefined;
     try {
       r5 = this.d9();
@@ -3559,35 +3167,25 @@ class K0A0 {
       $evalFail(e, K0A0S20, "dispatch y");
     }
     const w1y = $wg(r6, 65535, K0A0S20, "y");
-    const w1z = $wg(1, 65535, K0A0S20, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
     let r7: unknown = undefined;
     try {
       r7 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r7 as readonly number[];
-    if (this.t3 !== null) {
     let r8: unknown = undefined;
     try {
       r8 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r8 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r9: unknown = undefined;
     try {
       r9 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r9 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r7 as readonly number[], "keyCacheT": r8 as readonly number[], "valueCacheT": r9 as readonly number[] } };
   }
   r5(): string {
     if (!this.c21()) return this.w21();
@@ -3646,10 +3244,8 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   k6_0_0(): unknown {
-    const m = this.mk6_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S21, "shader key attrs.kv_num_heads");
     }
@@ -3663,10 +3259,8 @@ class K0A0 {
     }
   }
   k6_0_1(): unknown {
-    const m = this.mk6_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S21, "shader key attrs.num_heads");
     }
@@ -3680,10 +3274,8 @@ class K0A0 {
     }
   }
   k6_0_2(): unknown {
-    const m = this.mk6_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S21, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -3697,10 +3289,8 @@ class K0A0 {
     }
   }
   k6_0_3(): unknown {
-    const m = this.mk6_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S21, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -3714,10 +3304,8 @@ class K0A0 {
     }
   }
   k6_0_4(): unknown {
-    const m = this.mk6_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S21, "shader key present.keyT");
     }
@@ -3731,10 +3319,8 @@ class K0A0 {
     }
   }
   k6_0_5(): unknown {
-    const m = this.mk6_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S21, "shader key present.slotMappingT");
     }
@@ -3748,10 +3334,8 @@ class K0A0 {
     }
   }
   k6_1_0(): unknown {
-    const m = this.mk6_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S22, "shader key attrs.kv_num_heads");
     }
@@ -3765,10 +3349,8 @@ class K0A0 {
     }
   }
   k6_1_1(): unknown {
-    const m = this.mk6_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S22, "shader key attrs.num_heads");
     }
@@ -3782,10 +3364,8 @@ class K0A0 {
     }
   }
   k6_1_2(): unknown {
-    const m = this.mk6_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S22, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -3799,10 +3379,8 @@ class K0A0 {
     }
   }
   k6_1_3(): unknown {
-    const m = this.mk6_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S22, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -3816,10 +3394,8 @@ class K0A0 {
     }
   }
   k6_1_4(): unknown {
-    const m = this.mk6_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S22, "shader key present.keyT");
     }
@@ -3833,28 +3409,39 @@ class K0A0 {
     }
   }
   p6(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "123a18096b34c884";
-    else if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 96 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "d280e72211c06482";
-    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "ef756c8244183ed4";
-    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "1c8ded293f7a6ec3";
-    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "bfa1d36c1be9a667";
-    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "cb8d565c0418f394";
+    if ((k0_0 ??= this.k6_0_0()) === 32 && (k0_1 ??= this.k6_0_1()) === 32 && (k0_2 ??= this.k6_0_2()) === 16 && (k0_3 ??= this.k6_0_3()) === 128 && (k0_4 ??= this.k6_0_4()) === false && (k0_5 ??= this.k6_0_5()) === false) s0 = "123a18096b34c884";
+    else if ((k0_0 ??= this.k6_0_0()) === 32 && (k0_1 ??= this.k6_0_1()) === 32 && (k0_2 ??= this.k6_0_2()) === 16 && (k0_3 ??= this.k6_0_3()) === 96 && (k0_4 ??= this.k6_0_4()) === false && (k0_5 ??= this.k6_0_5()) === false) s0 = "d280e72211c06482";
+    else if ((k0_0 ??= this.k6_0_0()) === 4 && (k0_1 ??= this.k6_0_1()) === 28 && (k0_2 ??= this.k6_0_2()) === 16 && (k0_3 ??= this.k6_0_3()) === 128 && (k0_4 ??= this.k6_0_4()) === false && (k0_5 ??= this.k6_0_5()) === false) s0 = "ef756c8244183ed4";
+    else if ((k0_0 ??= this.k6_0_0()) === 4 && (k0_1 ??= this.k6_0_1()) === 28 && (k0_2 ??= this.k6_0_2()) === 32 && (k0_3 ??= this.k6_0_3()) === 128 && (k0_4 ??= this.k6_0_4()) === false && (k0_5 ??= this.k6_0_5()) === false) s0 = "1c8ded293f7a6ec3";
+    else if ((k0_0 ??= this.k6_0_0()) === 8 && (k0_1 ??= this.k6_0_1()) === 32 && (k0_2 ??= this.k6_0_2()) === 16 && (k0_3 ??= this.k6_0_3()) === 128 && (k0_4 ??= this.k6_0_4()) === false && (k0_5 ??= this.k6_0_5()) === false) s0 = "bfa1d36c1be9a667";
+    else if ((k0_0 ??= this.k6_0_0()) === 8 && (k0_1 ??= this.k6_0_1()) === 32 && (k0_2 ??= this.k6_0_2()) === 32 && (k0_3 ??= this.k6_0_3()) === 128 && (k0_4 ??= this.k6_0_4()) === false && (k0_5 ??= this.k6_0_5()) === false) s0 = "cb8d565c0418f394";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k6_0_0s() + ", " + "attrs.num_heads=" + this.k6_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k6_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k6_0_3s() + ", " + "present.keyT=" + this.k6_0_4s() + ", " + "present.slotMappingT=" + this.k6_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "e2fccaf69185250f";
-    else if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 96 && this.k6_1_4() === false) s1 = "e9858ce47c36ff13";
-    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "b3f6a32878c6b6a4";
-    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "e5ccc24e33c62285";
-    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "40e63cecbeb2a264";
-    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "011b1cde15df1494";
+    if ((k1_0 ??= this.k6_1_0()) === 32 && (k1_1 ??= this.k6_1_1()) === 32 && (k1_2 ??= this.k6_1_2()) === 16 && (k1_3 ??= this.k6_1_3()) === 128 && (k1_4 ??= this.k6_1_4()) === false) s1 = "e2fccaf69185250f";
+    else if ((k1_0 ??= this.k6_1_0()) === 32 && (k1_1 ??= this.k6_1_1()) === 32 && (k1_2 ??= this.k6_1_2()) === 16 && (k1_3 ??= this.k6_1_3()) === 96 && (k1_4 ??= this.k6_1_4()) === false) s1 = "e9858ce47c36ff13";
+    else if ((k1_0 ??= this.k6_1_0()) === 4 && (k1_1 ??= this.k6_1_1()) === 28 && (k1_2 ??= this.k6_1_2()) === 16 && (k1_3 ??= this.k6_1_3()) === 128 && (k1_4 ??= this.k6_1_4()) === false) s1 = "b3f6a32878c6b6a4";
+    else if ((k1_0 ??= this.k6_1_0()) === 4 && (k1_1 ??= this.k6_1_1()) === 28 && (k1_2 ??= this.k6_1_2()) === 32 && (k1_3 ??= this.k6_1_3()) === 128 && (k1_4 ??= this.k6_1_4()) === false) s1 = "e5ccc24e33c62285";
+    else if ((k1_0 ??= this.k6_1_0()) === 8 && (k1_1 ??= this.k6_1_1()) === 32 && (k1_2 ??= this.k6_1_2()) === 16 && (k1_3 ??= this.k6_1_3()) === 128 && (k1_4 ??= this.k6_1_4()) === false) s1 = "40e63cecbeb2a264";
+    else if ((k1_0 ??= this.k6_1_0()) === 8 && (k1_1 ??= this.k6_1_1()) === 32 && (k1_2 ??= this.k6_1_2()) === 32 && (k1_3 ??= this.k6_1_3()) === 128 && (k1_4 ??= this.k6_1_4()) === false) s1 = "011b1cde15df1494";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k6_1_0s() + ", " + "attrs.num_heads=" + this.k6_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k6_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k6_1_3s() + ", " + "present.keyT=" + this.k6_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S21, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S21, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S21, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S21, "cumulative_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S21, "past_seqlens"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S21, "block_table"))) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
     let r0: unknown = undefined;
     try {
       r0 = this.d6();
@@ -3867,8 +3454,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S21, "uniform field `params.scatterCount`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["batchSize","scatterCount"], "params", K0A0S21) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, r0, K0A0S21, "params.batchSize");
+    $u32(u0_6, 4, r1, K0A0S21, "params.scatterCount");
     let r2: unknown = undefined;
     try {
       r2 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -3883,15 +3471,7 @@ class K0A0 {
       $evalFail(e, K0A0S21, "dispatch y");
     }
     const w0y = $wg(r3, 65535, K0A0S21, "y");
-    const w0z = $wg(1, 65535, K0A0S21, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S22, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S22, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S22, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S22, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S22, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S22, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S22, "output"))) };
+    const q6: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r4: unknown = undefined;
     try {
       r4 = this.d6();
@@ -3904,8 +3484,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S22, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5], "uf", ["batchSize","scale"], "params", K0A0S22) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r4, K0A0S22, "params.batchSize");
+    $f32(u1_7, 4, r5);
     let r6: unknown = undefined;
     try {
       r6 = this.d9();
@@ -3920,35 +3501,25 @@ class K0A0 {
       $evalFail(e, K0A0S22, "dispatch y");
     }
     const w1y = $wg(r7, 65535, K0A0S22, "y");
-    const w1z = $wg(1, 65535, K0A0S22, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
     let r8: unknown = undefined;
     try {
       r8 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r8 as readonly number[];
-    if (this.t3 !== null) {
     let r9: unknown = undefined;
     try {
       r9 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r9 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r10: unknown = undefined;
     try {
       r10 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r10 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": r9 as readonly number[], "valueCacheT": r10 as readonly number[] } };
   }
   r6(): string {
     if (!this.c24()) return this.w24();
@@ -4007,10 +3578,8 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   k7_0_0(): unknown {
-    const m = this.mk7_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S23, "shader key attrs.kv_num_heads");
     }
@@ -4024,10 +3593,8 @@ class K0A0 {
     }
   }
   k7_0_1(): unknown {
-    const m = this.mk7_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S23, "shader key attrs.num_heads");
     }
@@ -4041,10 +3608,8 @@ class K0A0 {
     }
   }
   k7_0_2(): unknown {
-    const m = this.mk7_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S23, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -4058,10 +3623,8 @@ class K0A0 {
     }
   }
   k7_0_3(): unknown {
-    const m = this.mk7_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S23, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -4075,10 +3638,8 @@ class K0A0 {
     }
   }
   k7_0_4(): unknown {
-    const m = this.mk7_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S23, "shader key present.keyT");
     }
@@ -4092,10 +3653,8 @@ class K0A0 {
     }
   }
   k7_0_5(): unknown {
-    const m = this.mk7_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_5 = (this.t8 !== null));
+      return (this.t8 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S23, "shader key present.slotMappingT");
     }
@@ -4109,10 +3668,8 @@ class K0A0 {
     }
   }
   k7_1_0(): unknown {
-    const m = this.mk7_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S24, "shader key attrs.kv_num_heads");
     }
@@ -4126,10 +3683,8 @@ class K0A0 {
     }
   }
   k7_1_1(): unknown {
-    const m = this.mk7_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K0A0S24, "shader key attrs.num_heads");
     }
@@ -4143,10 +3698,8 @@ class K0A0 {
     }
   }
   k7_1_2(): unknown {
-    const m = this.mk7_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S24, "shader key dim(shapes.keyCacheT, 1)");
     }
@@ -4160,10 +3713,8 @@ class K0A0 {
     }
   }
   k7_1_3(): unknown {
-    const m = this.mk7_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
+      return $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT");
     } catch (e) {
       return $evalFail(e, K0A0S24, "shader key dim(shapes.keyCacheT, 3)");
     }
@@ -4177,10 +3728,8 @@ class K0A0 {
     }
   }
   k7_1_4(): unknown {
-    const m = this.mk7_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_4 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K0A0S24, "shader key present.keyT");
     }
@@ -4194,34 +3743,46 @@ class K0A0 {
     }
   }
   p7(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "726b855c3b7c1645";
-    else if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 96 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "ba749d2e68033984";
-    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "8743ad0215bba3e8";
-    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "a2536e325b0c19b0";
-    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "e291d395098f11e5";
-    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "9b400c1d578ee353";
+    if ((k0_0 ??= this.k7_0_0()) === 32 && (k0_1 ??= this.k7_0_1()) === 32 && (k0_2 ??= this.k7_0_2()) === 16 && (k0_3 ??= this.k7_0_3()) === 128 && (k0_4 ??= this.k7_0_4()) === false && (k0_5 ??= this.k7_0_5()) === true) s0 = "726b855c3b7c1645";
+    else if ((k0_0 ??= this.k7_0_0()) === 32 && (k0_1 ??= this.k7_0_1()) === 32 && (k0_2 ??= this.k7_0_2()) === 16 && (k0_3 ??= this.k7_0_3()) === 96 && (k0_4 ??= this.k7_0_4()) === false && (k0_5 ??= this.k7_0_5()) === true) s0 = "ba749d2e68033984";
+    else if ((k0_0 ??= this.k7_0_0()) === 4 && (k0_1 ??= this.k7_0_1()) === 28 && (k0_2 ??= this.k7_0_2()) === 16 && (k0_3 ??= this.k7_0_3()) === 128 && (k0_4 ??= this.k7_0_4()) === false && (k0_5 ??= this.k7_0_5()) === true) s0 = "8743ad0215bba3e8";
+    else if ((k0_0 ??= this.k7_0_0()) === 4 && (k0_1 ??= this.k7_0_1()) === 28 && (k0_2 ??= this.k7_0_2()) === 32 && (k0_3 ??= this.k7_0_3()) === 128 && (k0_4 ??= this.k7_0_4()) === false && (k0_5 ??= this.k7_0_5()) === true) s0 = "a2536e325b0c19b0";
+    else if ((k0_0 ??= this.k7_0_0()) === 8 && (k0_1 ??= this.k7_0_1()) === 32 && (k0_2 ??= this.k7_0_2()) === 16 && (k0_3 ??= this.k7_0_3()) === 128 && (k0_4 ??= this.k7_0_4()) === false && (k0_5 ??= this.k7_0_5()) === true) s0 = "e291d395098f11e5";
+    else if ((k0_0 ??= this.k7_0_0()) === 8 && (k0_1 ??= this.k7_0_1()) === 32 && (k0_2 ??= this.k7_0_2()) === 32 && (k0_3 ??= this.k7_0_3()) === 128 && (k0_4 ??= this.k7_0_4()) === false && (k0_5 ??= this.k7_0_5()) === true) s0 = "9b400c1d578ee353";
     if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k7_0_0s() + ", " + "attrs.num_heads=" + this.k7_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k7_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k7_0_3s() + ", " + "present.keyT=" + this.k7_0_4s() + ", " + "present.slotMappingT=" + this.k7_0_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "e2fccaf69185250f";
-    else if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 96 && this.k7_1_4() === false) s1 = "e9858ce47c36ff13";
-    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "b3f6a32878c6b6a4";
-    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "e5ccc24e33c62285";
-    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "40e63cecbeb2a264";
-    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "011b1cde15df1494";
+    if ((k1_0 ??= this.k7_1_0()) === 32 && (k1_1 ??= this.k7_1_1()) === 32 && (k1_2 ??= this.k7_1_2()) === 16 && (k1_3 ??= this.k7_1_3()) === 128 && (k1_4 ??= this.k7_1_4()) === false) s1 = "e2fccaf69185250f";
+    else if ((k1_0 ??= this.k7_1_0()) === 32 && (k1_1 ??= this.k7_1_1()) === 32 && (k1_2 ??= this.k7_1_2()) === 16 && (k1_3 ??= this.k7_1_3()) === 96 && (k1_4 ??= this.k7_1_4()) === false) s1 = "e9858ce47c36ff13";
+    else if ((k1_0 ??= this.k7_1_0()) === 4 && (k1_1 ??= this.k7_1_1()) === 28 && (k1_2 ??= this.k7_1_2()) === 16 && (k1_3 ??= this.k7_1_3()) === 128 && (k1_4 ??= this.k7_1_4()) === false) s1 = "b3f6a32878c6b6a4";
+    else if ((k1_0 ??= this.k7_1_0()) === 4 && (k1_1 ??= this.k7_1_1()) === 28 && (k1_2 ??= this.k7_1_2()) === 32 && (k1_3 ??= this.k7_1_3()) === 128 && (k1_4 ??= this.k7_1_4()) === false) s1 = "e5ccc24e33c62285";
+    else if ((k1_0 ??= this.k7_1_0()) === 8 && (k1_1 ??= this.k7_1_1()) === 32 && (k1_2 ??= this.k7_1_2()) === 16 && (k1_3 ??= this.k7_1_3()) === 128 && (k1_4 ??= this.k7_1_4()) === false) s1 = "40e63cecbeb2a264";
+    else if ((k1_0 ??= this.k7_1_0()) === 8 && (k1_1 ??= this.k7_1_1()) === 32 && (k1_2 ??= this.k7_1_2()) === 32 && (k1_3 ??= this.k7_1_3()) === 128 && (k1_4 ??= this.k7_1_4()) === false) s1 = "011b1cde15df1494";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k7_1_0s() + ", " + "attrs.num_heads=" + this.k7_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k7_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k7_1_3s() + ", " + "present.keyT=" + this.k7_1_4s() + " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S23, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S23, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S23, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S23, "slot_mapping"))) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r0: unknown = undefined;
     try {
       r0 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
     } catch (e) {
       $evalFail(e, K0A0S23, "uniform field `params.scatterCount`");
     }
-    const b0_4: BindingPlan = { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0], "u", ["scatterCount"], "params", K0A0S23) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4];
+    const u0_4 = new Uint8Array(16);
+    $u32(u0_4, 0, r0, K0A0S23, "params.scatterCount");
     let r1: unknown = undefined;
     try {
       r1 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
@@ -4236,15 +3797,10 @@ class K0A0 {
       $evalFail(e, K0A0S23, "dispatch y");
     }
     const w0y = $wg(r2, 65535, K0A0S23, "y");
-    const w0z = $wg(1, 65535, K0A0S23, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S24, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S24, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S24, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S24, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S24, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S24, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S24, "output"))) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
     let r3: unknown = undefined;
     try {
       r3 = this.d6();
@@ -4257,8 +3813,9 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S24, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r3, r4], "uf", ["batchSize","scale"], "params", K0A0S24) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r3, K0A0S24, "params.batchSize");
+    $f32(u1_7, 4, r4);
     let r5: unknown = undefined;
     try {
       r5 = this.d9();
@@ -4273,35 +3830,25 @@ class K0A0 {
       $evalFail(e, K0A0S24, "dispatch y");
     }
     const w1y = $wg(r6, 65535, K0A0S24, "y");
-    const w1z = $wg(1, 65535, K0A0S24, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
     let r7: unknown = undefined;
     try {
       r7 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r7 as readonly number[];
-    if (this.t3 !== null) {
     let r8: unknown = undefined;
     try {
       r8 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
     }
-    shapes["keyCacheT"] = r8 as readonly number[];
-    }
-    if (this.t4 !== null) {
     let r9: unknown = undefined;
     try {
       r9 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
     }
-    shapes["valueCacheT"] = r9 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r7 as readonly number[], "keyCacheT": r8 as readonly number[], "valueCacheT": r9 as readonly number[] } };
   }
   r7(): string {
     if (!this.c27()) return this.w27();
@@ -4678,175 +4225,7 @@ class K1A0 {
   private declare m34: number | undefined;
   private declare m35: number | undefined;
   private declare m36: number | undefined;
-  private declare mk0_0_0: unknown | undefined;
-  private declare mk0_0_1: unknown | undefined;
-  private declare mk0_0_2: unknown | undefined;
-  private declare mk0_0_3: unknown | undefined;
-  private declare mk0_0_4: unknown | undefined;
-  private declare mk0_0_5: unknown | undefined;
-  private declare mk0_0_6: unknown | undefined;
-  private declare mk0_0_7: unknown | undefined;
-  private declare mk0_0_8: unknown | undefined;
-  private declare mk0_1_0: unknown | undefined;
-  private declare mk0_1_1: unknown | undefined;
-  private declare mk0_1_2: unknown | undefined;
-  private declare mk0_1_3: unknown | undefined;
-  private declare mk0_1_4: unknown | undefined;
-  private declare mk0_1_5: unknown | undefined;
-  private declare mk0_1_6: unknown | undefined;
-  private declare mk0_2_0: unknown | undefined;
-  private declare mk0_2_1: unknown | undefined;
-  private declare mk0_2_2: unknown | undefined;
-  private declare mk0_2_3: unknown | undefined;
-  private declare mk0_2_4: unknown | undefined;
-  private declare mk0_2_5: unknown | undefined;
-  private declare mk0_3_0: unknown | undefined;
-  private declare mk0_3_1: unknown | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare q10: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q11: BindingResource | undefined;
-  private declare mk1_0_0: unknown | undefined;
-  private declare mk1_0_1: unknown | undefined;
-  private declare mk1_0_2: unknown | undefined;
-  private declare mk1_0_3: unknown | undefined;
-  private declare mk1_0_4: unknown | undefined;
-  private declare mk1_0_5: unknown | undefined;
-  private declare mk1_0_6: unknown | undefined;
-  private declare mk1_0_7: unknown | undefined;
-  private declare mk1_0_8: unknown | undefined;
-  private declare mk1_1_0: unknown | undefined;
-  private declare mk1_1_1: unknown | undefined;
-  private declare mk1_1_2: unknown | undefined;
-  private declare mk1_1_3: unknown | undefined;
-  private declare mk1_1_4: unknown | undefined;
-  private declare mk1_1_5: unknown | undefined;
-  private declare mk1_2_0: unknown | undefined;
-  private declare mk1_2_1: unknown | undefined;
   private declare m37: boolean | undefined;
-  private declare mk2_0_0: unknown | undefined;
-  private declare mk2_0_1: unknown | undefined;
-  private declare mk2_0_2: unknown | undefined;
-  private declare mk2_0_3: unknown | undefined;
-  private declare mk2_0_4: unknown | undefined;
-  private declare mk2_0_5: unknown | undefined;
-  private declare mk2_0_6: unknown | undefined;
-  private declare mk2_0_7: unknown | undefined;
-  private declare mk2_0_8: unknown | undefined;
-  private declare mk2_1_0: unknown | undefined;
-  private declare mk2_1_1: unknown | undefined;
-  private declare mk2_1_2: unknown | undefined;
-  private declare mk2_1_3: unknown | undefined;
-  private declare mk2_1_4: unknown | undefined;
-  private declare mk2_1_5: unknown | undefined;
-  private declare mk2_1_6: unknown | undefined;
-  private declare mk2_2_0: unknown | undefined;
-  private declare mk2_2_1: unknown | undefined;
-  private declare mk2_2_2: unknown | undefined;
-  private declare mk2_2_3: unknown | undefined;
-  private declare mk2_2_4: unknown | undefined;
-  private declare mk2_2_5: unknown | undefined;
-  private declare mk2_3_0: unknown | undefined;
-  private declare mk2_3_1: unknown | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
-  private declare mk3_0_0: unknown | undefined;
-  private declare mk3_0_1: unknown | undefined;
-  private declare mk3_0_2: unknown | undefined;
-  private declare mk3_0_3: unknown | undefined;
-  private declare mk3_0_4: unknown | undefined;
-  private declare mk3_0_5: unknown | undefined;
-  private declare mk3_0_6: unknown | undefined;
-  private declare mk3_0_7: unknown | undefined;
-  private declare mk3_0_8: unknown | undefined;
-  private declare mk3_1_0: unknown | undefined;
-  private declare mk3_1_1: unknown | undefined;
-  private declare mk3_1_2: unknown | undefined;
-  private declare mk3_1_3: unknown | undefined;
-  private declare mk3_1_4: unknown | undefined;
-  private declare mk3_1_5: unknown | undefined;
-  private declare mk3_2_0: unknown | undefined;
-  private declare mk3_2_1: unknown | undefined;
-  private declare mk4_0_0: unknown | undefined;
-  private declare mk4_0_1: unknown | undefined;
-  private declare mk4_0_2: unknown | undefined;
-  private declare mk4_0_3: unknown | undefined;
-  private declare mk4_0_4: unknown | undefined;
-  private declare mk4_0_5: unknown | undefined;
-  private declare mk4_0_6: unknown | undefined;
-  private declare mk4_0_7: unknown | undefined;
-  private declare mk4_0_8: unknown | undefined;
-  private declare mk4_1_0: unknown | undefined;
-  private declare mk4_1_1: unknown | undefined;
-  private declare mk4_1_2: unknown | undefined;
-  private declare mk4_1_3: unknown | undefined;
-  private declare mk4_1_4: unknown | undefined;
-  private declare mk4_1_5: unknown | undefined;
-  private declare mk4_1_6: unknown | undefined;
-  private declare mk4_2_0: unknown | undefined;
-  private declare mk4_2_1: unknown | undefined;
-  private declare mk4_2_2: unknown | undefined;
-  private declare mk4_2_3: unknown | undefined;
-  private declare mk4_2_4: unknown | undefined;
-  private declare mk4_2_5: unknown | undefined;
-  private declare mk5_0_0: unknown | undefined;
-  private declare mk5_0_1: unknown | undefined;
-  private declare mk5_0_2: unknown | undefined;
-  private declare mk5_0_3: unknown | undefined;
-  private declare mk5_0_4: unknown | undefined;
-  private declare mk5_0_5: unknown | undefined;
-  private declare mk5_0_6: unknown | undefined;
-  private declare mk5_0_7: unknown | undefined;
-  private declare mk5_0_8: unknown | undefined;
-  private declare mk5_1_0: unknown | undefined;
-  private declare mk5_1_1: unknown | undefined;
-  private declare mk5_1_2: unknown | undefined;
-  private declare mk5_1_3: unknown | undefined;
-  private declare mk5_1_4: unknown | undefined;
-  private declare mk5_1_5: unknown | undefined;
-  private declare mk6_0_0: unknown | undefined;
-  private declare mk6_0_1: unknown | undefined;
-  private declare mk6_0_2: unknown | undefined;
-  private declare mk6_0_3: unknown | undefined;
-  private declare mk6_0_4: unknown | undefined;
-  private declare mk6_0_5: unknown | undefined;
-  private declare mk6_0_6: unknown | undefined;
-  private declare mk6_0_7: unknown | undefined;
-  private declare mk6_0_8: unknown | undefined;
-  private declare mk6_1_0: unknown | undefined;
-  private declare mk6_1_1: unknown | undefined;
-  private declare mk6_1_2: unknown | undefined;
-  private declare mk6_1_3: unknown | undefined;
-  private declare mk6_1_4: unknown | undefined;
-  private declare mk6_1_5: unknown | undefined;
-  private declare mk6_1_6: unknown | undefined;
-  private declare mk6_2_0: unknown | undefined;
-  private declare mk6_2_1: unknown | undefined;
-  private declare mk6_2_2: unknown | undefined;
-  private declare mk6_2_3: unknown | undefined;
-  private declare mk6_2_4: unknown | undefined;
-  private declare mk6_2_5: unknown | undefined;
-  private declare mk7_0_0: unknown | undefined;
-  private declare mk7_0_1: unknown | undefined;
-  private declare mk7_0_2: unknown | undefined;
-  private declare mk7_0_3: unknown | undefined;
-  private declare mk7_0_4: unknown | undefined;
-  private declare mk7_0_5: unknown | undefined;
-  private declare mk7_0_6: unknown | undefined;
-  private declare mk7_0_7: unknown | undefined;
-  private declare mk7_0_8: unknown | undefined;
-  private declare mk7_1_0: unknown | undefined;
-  private declare mk7_1_1: unknown | undefined;
-  private declare mk7_1_2: unknown | undefined;
-  private declare mk7_1_3: unknown | undefined;
-  private declare mk7_1_4: unknown | undefined;
-  private declare mk7_1_5: unknown | undefined;
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -4903,175 +4282,7 @@ class K1A0 {
     this.m34 = undefined;
     this.m35 = undefined;
     this.m36 = undefined;
-    this.mk0_0_0 = undefined;
-    this.mk0_0_1 = undefined;
-    this.mk0_0_2 = undefined;
-    this.mk0_0_3 = undefined;
-    this.mk0_0_4 = undefined;
-    this.mk0_0_5 = undefined;
-    this.mk0_0_6 = undefined;
-    this.mk0_0_7 = undefined;
-    this.mk0_0_8 = undefined;
-    this.mk0_1_0 = undefined;
-    this.mk0_1_1 = undefined;
-    this.mk0_1_2 = undefined;
-    this.mk0_1_3 = undefined;
-    this.mk0_1_4 = undefined;
-    this.mk0_1_5 = undefined;
-    this.mk0_1_6 = undefined;
-    this.mk0_2_0 = undefined;
-    this.mk0_2_1 = undefined;
-    this.mk0_2_2 = undefined;
-    this.mk0_2_3 = undefined;
-    this.mk0_2_4 = undefined;
-    this.mk0_2_5 = undefined;
-    this.mk0_3_0 = undefined;
-    this.mk0_3_1 = undefined;
-    this.q0 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q7 = undefined;
-    this.q8 = undefined;
-    this.q9 = undefined;
-    this.q10 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q11 = undefined;
-    this.mk1_0_0 = undefined;
-    this.mk1_0_1 = undefined;
-    this.mk1_0_2 = undefined;
-    this.mk1_0_3 = undefined;
-    this.mk1_0_4 = undefined;
-    this.mk1_0_5 = undefined;
-    this.mk1_0_6 = undefined;
-    this.mk1_0_7 = undefined;
-    this.mk1_0_8 = undefined;
-    this.mk1_1_0 = undefined;
-    this.mk1_1_1 = undefined;
-    this.mk1_1_2 = undefined;
-    this.mk1_1_3 = undefined;
-    this.mk1_1_4 = undefined;
-    this.mk1_1_5 = undefined;
-    this.mk1_2_0 = undefined;
-    this.mk1_2_1 = undefined;
     this.m37 = undefined;
-    this.mk2_0_0 = undefined;
-    this.mk2_0_1 = undefined;
-    this.mk2_0_2 = undefined;
-    this.mk2_0_3 = undefined;
-    this.mk2_0_4 = undefined;
-    this.mk2_0_5 = undefined;
-    this.mk2_0_6 = undefined;
-    this.mk2_0_7 = undefined;
-    this.mk2_0_8 = undefined;
-    this.mk2_1_0 = undefined;
-    this.mk2_1_1 = undefined;
-    this.mk2_1_2 = undefined;
-    this.mk2_1_3 = undefined;
-    this.mk2_1_4 = undefined;
-    this.mk2_1_5 = undefined;
-    this.mk2_1_6 = undefined;
-    this.mk2_2_0 = undefined;
-    this.mk2_2_1 = undefined;
-    this.mk2_2_2 = undefined;
-    this.mk2_2_3 = undefined;
-    this.mk2_2_4 = undefined;
-    this.mk2_2_5 = undefined;
-    this.mk2_3_0 = undefined;
-    this.mk2_3_1 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
-    this.mk3_0_0 = undefined;
-    this.mk3_0_1 = undefined;
-    this.mk3_0_2 = undefined;
-    this.mk3_0_3 = undefined;
-    this.mk3_0_4 = undefined;
-    this.mk3_0_5 = undefined;
-    this.mk3_0_6 = undefined;
-    this.mk3_0_7 = undefined;
-    this.mk3_0_8 = undefined;
-    this.mk3_1_0 = undefined;
-    this.mk3_1_1 = undefined;
-    this.mk3_1_2 = undefined;
-    this.mk3_1_3 = undefined;
-    this.mk3_1_4 = undefined;
-    this.mk3_1_5 = undefined;
-    this.mk3_2_0 = undefined;
-    this.mk3_2_1 = undefined;
-    this.mk4_0_0 = undefined;
-    this.mk4_0_1 = undefined;
-    this.mk4_0_2 = undefined;
-    this.mk4_0_3 = undefined;
-    this.mk4_0_4 = undefined;
-    this.mk4_0_5 = undefined;
-    this.mk4_0_6 = undefined;
-    this.mk4_0_7 = undefined;
-    this.mk4_0_8 = undefined;
-    this.mk4_1_0 = undefined;
-    this.mk4_1_1 = undefined;
-    this.mk4_1_2 = undefined;
-    this.mk4_1_3 = undefined;
-    this.mk4_1_4 = undefined;
-    this.mk4_1_5 = undefined;
-    this.mk4_1_6 = undefined;
-    this.mk4_2_0 = undefined;
-    this.mk4_2_1 = undefined;
-    this.mk4_2_2 = undefined;
-    this.mk4_2_3 = undefined;
-    this.mk4_2_4 = undefined;
-    this.mk4_2_5 = undefined;
-    this.mk5_0_0 = undefined;
-    this.mk5_0_1 = undefined;
-    this.mk5_0_2 = undefined;
-    this.mk5_0_3 = undefined;
-    this.mk5_0_4 = undefined;
-    this.mk5_0_5 = undefined;
-    this.mk5_0_6 = undefined;
-    this.mk5_0_7 = undefined;
-    this.mk5_0_8 = undefined;
-    this.mk5_1_0 = undefined;
-    this.mk5_1_1 = undefined;
-    this.mk5_1_2 = undefined;
-    this.mk5_1_3 = undefined;
-    this.mk5_1_4 = undefined;
-    this.mk5_1_5 = undefined;
-    this.mk6_0_0 = undefined;
-    this.mk6_0_1 = undefined;
-    this.mk6_0_2 = undefined;
-    this.mk6_0_3 = undefined;
-    this.mk6_0_4 = undefined;
-    this.mk6_0_5 = undefined;
-    this.mk6_0_6 = undefined;
-    this.mk6_0_7 = undefined;
-    this.mk6_0_8 = undefined;
-    this.mk6_1_0 = undefined;
-    this.mk6_1_1 = undefined;
-    this.mk6_1_2 = undefined;
-    this.mk6_1_3 = undefined;
-    this.mk6_1_4 = undefined;
-    this.mk6_1_5 = undefined;
-    this.mk6_1_6 = undefined;
-    this.mk6_2_0 = undefined;
-    this.mk6_2_1 = undefined;
-    this.mk6_2_2 = undefined;
-    this.mk6_2_3 = undefined;
-    this.mk6_2_4 = undefined;
-    this.mk6_2_5 = undefined;
-    this.mk7_0_0 = undefined;
-    this.mk7_0_1 = undefined;
-    this.mk7_0_2 = undefined;
-    this.mk7_0_3 = undefined;
-    this.mk7_0_4 = undefined;
-    this.mk7_0_5 = undefined;
-    this.mk7_0_6 = undefined;
-    this.mk7_0_7 = undefined;
-    this.mk7_0_8 = undefined;
-    this.mk7_1_0 = undefined;
-    this.mk7_1_1 = undefined;
-    this.mk7_1_2 = undefined;
-    this.mk7_1_3 = undefined;
-    this.mk7_1_4 = undefined;
-    this.mk7_1_5 = undefined;
   }
   /** derive "numLayout" */
   d2(): number {
@@ -5623,10 +4834,8 @@ class K1A0 {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k0_0_0(): unknown {
-    const m = this.mk0_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key attrs.do_rotary");
     }
@@ -5640,10 +4849,8 @@ class K1A0 {
     }
   }
   k0_0_1(): unknown {
-    const m = this.mk0_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key attrs.kv_num_heads");
     }
@@ -5657,10 +4864,8 @@ class K1A0 {
     }
   }
   k0_0_2(): unknown {
-    const m = this.mk0_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key attrs.num_heads");
     }
@@ -5674,10 +4879,8 @@ class K1A0 {
     }
   }
   k0_0_3(): unknown {
-    const m = this.mk0_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key attrs.rotary_interleaved");
     }
@@ -5691,10 +4894,8 @@ class K1A0 {
     }
   }
   k0_0_4(): unknown {
-    const m = this.mk0_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -5708,10 +4909,8 @@ class K1A0 {
     }
   }
   k0_0_5(): unknown {
-    const m = this.mk0_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -5725,10 +4924,8 @@ class K1A0 {
     }
   }
   k0_0_6(): unknown {
-    const m = this.mk0_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -5742,10 +4939,8 @@ class K1A0 {
     }
   }
   k0_0_7(): unknown {
-    const m = this.mk0_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key present.cosCacheT");
     }
@@ -5759,10 +4954,8 @@ class K1A0 {
     }
   }
   k0_0_8(): unknown {
-    const m = this.mk0_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key present.keyT");
     }
@@ -5776,10 +4969,8 @@ class K1A0 {
     }
   }
   k0_1_0(): unknown {
-    const m = this.mk0_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key attrs.kv_num_heads");
     }
@@ -5793,10 +4984,8 @@ class K1A0 {
     }
   }
   k0_1_1(): unknown {
-    const m = this.mk0_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key attrs.num_heads");
     }
@@ -5810,10 +4999,8 @@ class K1A0 {
     }
   }
   k0_1_2(): unknown {
-    const m = this.mk0_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_2 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key attrs.rotary_interleaved");
     }
@@ -5827,10 +5014,8 @@ class K1A0 {
     }
   }
   k0_1_3(): unknown {
-    const m = this.mk0_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -5844,10 +5029,8 @@ class K1A0 {
     }
   }
   k0_1_4(): unknown {
-    const m = this.mk0_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -5861,10 +5044,8 @@ class K1A0 {
     }
   }
   k0_1_5(): unknown {
-    const m = this.mk0_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_5 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key present.cosCacheT");
     }
@@ -5878,10 +5059,8 @@ class K1A0 {
     }
   }
   k0_1_6(): unknown {
-    const m = this.mk0_1_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_6 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key present.keyT");
     }
@@ -5895,10 +5074,8 @@ class K1A0 {
     }
   }
   k0_2_0(): unknown {
-    const m = this.mk0_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S2, "shader key attrs.do_rotary");
     }
@@ -5912,10 +5089,8 @@ class K1A0 {
     }
   }
   k0_2_1(): unknown {
-    const m = this.mk0_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S2, "shader key attrs.kv_num_heads");
     }
@@ -5929,10 +5104,8 @@ class K1A0 {
     }
   }
   k0_2_2(): unknown {
-    const m = this.mk0_2_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S2, "shader key attrs.num_heads");
     }
@@ -5946,10 +5119,8 @@ class K1A0 {
     }
   }
   k0_2_3(): unknown {
-    const m = this.mk0_2_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S2, "shader key attrs.sparse_block_size");
     }
@@ -5963,10 +5134,8 @@ class K1A0 {
     }
   }
   k0_2_4(): unknown {
-    const m = this.mk0_2_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S2, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -5980,10 +5149,8 @@ class K1A0 {
     }
   }
   k0_2_5(): unknown {
-    const m = this.mk0_2_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_2_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S2, "shader key present.keyT");
     }
@@ -5997,10 +5164,8 @@ class K1A0 {
     }
   }
   k0_3_0(): unknown {
-    const m = this.mk0_3_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_3_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S3, "shader key attrs.num_heads");
     }
@@ -6014,10 +5179,8 @@ class K1A0 {
     }
   }
   k0_3_1(): unknown {
-    const m = this.mk0_3_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_3_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S3, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -6031,39 +5194,65 @@ class K1A0 {
     }
   }
   p0(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k0_0_0() === 1 && this.k0_0_1() === 8 && this.k0_0_2() === 32 && this.k0_0_3() === 0 && this.k0_0_4() === 64 && this.k0_0_5() === 8192 && this.k0_0_6() === 128 && this.k0_0_7() === true && this.k0_0_8() === false) s0 = "52e20a65ddc3ff58";
+    if ((k0_0 ??= this.k0_0_0()) === 1 && (k0_1 ??= this.k0_0_1()) === 8 && (k0_2 ??= this.k0_0_2()) === 32 && (k0_3 ??= this.k0_0_3()) === 0 && (k0_4 ??= this.k0_0_4()) === 64 && (k0_5 ??= this.k0_0_5()) === 8192 && (k0_6 ??= this.k0_0_6()) === 128 && (k0_7 ??= this.k0_0_7()) === true && (k0_8 ??= this.k0_0_8()) === false) s0 = "52e20a65ddc3ff58";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k0_0_0s() + ", " + "attrs.kv_num_heads=" + this.k0_0_1s() + ", " + "attrs.num_heads=" + this.k0_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k0_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k0_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_0_6s() + ", " + "present.cosCacheT=" + this.k0_0_7s() + ", " + "present.keyT=" + this.k0_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
+    let k1_6: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 0 && this.k0_1_3() === 64 && this.k0_1_4() === 128 && this.k0_1_5() === true && this.k0_1_6() === false) s1 = "3e2dc2c9cc067950";
+    if ((k1_0 ??= this.k0_1_0()) === 8 && (k1_1 ??= this.k0_1_1()) === 32 && (k1_2 ??= this.k0_1_2()) === 0 && (k1_3 ??= this.k0_1_3()) === 64 && (k1_4 ??= this.k0_1_4()) === 128 && (k1_5 ??= this.k0_1_5()) === true && (k1_6 ??= this.k0_1_6()) === false) s1 = "3e2dc2c9cc067950";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k0_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_1_4s() + ", " + "present.cosCacheT=" + this.k0_1_5s() + ", " + "present.keyT=" + this.k0_1_6s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
+    let k2_2: unknown = undefined;
+    let k2_3: unknown = undefined;
+    let k2_4: unknown = undefined;
+    let k2_5: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k0_2_0() === 1 && this.k0_2_1() === 8 && this.k0_2_2() === 32 && this.k0_2_3() === 64 && this.k0_2_4() === 128 && this.k0_2_5() === false) s2 = "143da6dd0d963982";
+    if ((k2_0 ??= this.k0_2_0()) === 1 && (k2_1 ??= this.k0_2_1()) === 8 && (k2_2 ??= this.k0_2_2()) === 32 && (k2_3 ??= this.k0_2_3()) === 64 && (k2_4 ??= this.k0_2_4()) === 128 && (k2_5 ??= this.k0_2_5()) === false) s2 = "143da6dd0d963982";
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k0_2_0s() + ", " + "attrs.kv_num_heads=" + this.k0_2_1s() + ", " + "attrs.num_heads=" + this.k0_2_2s() + ", " + "attrs.sparse_block_size=" + this.k0_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_2_4s() + ", " + "present.keyT=" + this.k0_2_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k3_0: unknown = undefined;
+    let k3_1: unknown = undefined;
     let s3: string | undefined = undefined;
-    if (this.k0_3_0() === 32 && this.k0_3_1() === 128) s3 = "f57331364e577ffd";
+    if ((k3_0 ??= this.k0_3_0()) === 32 && (k3_1 ??= this.k0_3_1()) === 128) s3 = "f57331364e577ffd";
     if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k0_3_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_3_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number));
     } catch (e) {
       $evalFail(e, K1A0S4, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
+    const x0 = $round4((r0 as number) * 2);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r1 = $mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number));
     } catch (e) {
       $evalFail(e, K1A0S4, "the shape of intermediate `partial`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S0, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S0, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S0, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S0, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S0, "key_total_sequence_lengths"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S0, "cos_cache"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S0, "sin_cache"))) };
+    const x1 = $round4((r1 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
     let r2: unknown = undefined;
     try {
       r2 = this.d8();
@@ -6076,8 +5265,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S0, "uniform field `params.batchSize`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["seqLen","batchSize"], "params", K1A0S0) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, r2, K1A0S0, "params.seqLen");
+    $u32(u0_7, 4, r3, K1A0S0, "params.batchSize");
     let r4: unknown = undefined;
     try {
       r4 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -6092,14 +5282,7 @@ class K1A0 {
       $evalFail(e, K1A0S0, "dispatch y");
     }
     const w0y = $wg(r5, 65535, K1A0S0, "y");
-    const w0z = $wg(1, 65535, K1A0S0, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S1, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S1, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S1, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S1, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S1, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     let r6: unknown = undefined;
     try {
       r6 = this.d8();
@@ -6112,8 +5295,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S1, "uniform field `params.batchSize`");
     }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uu", ["seqLen","batchSize"], "params", K1A0S1) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, r6, K1A0S1, "params.seqLen");
+    $u32(u1_6, 4, r7, K1A0S1, "params.batchSize");
     let r8: unknown = undefined;
     try {
       r8 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
@@ -6128,16 +5312,9 @@ class K1A0 {
       $evalFail(e, K1A0S1, "dispatch y");
     }
     const w1y = $wg(r9, 65535, K1A0S1, "y");
-    const w1z = $wg(1, 65535, K1A0S1, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S2, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S2, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S2, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S2, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S2, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S2, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
+    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
     let r10: unknown = undefined;
     try {
       r10 = this.d8();
@@ -6180,8 +5357,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S2, "uniform field `params.scale`");
     }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r10, r11, r12, r13, r14, r15, r16], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S2) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, r10, K1A0S2, "params.seqLen");
+    $u32(u2_8, 4, r11, K1A0S2, "params.batchSize");
+    $u32(u2_8, 8, r12, K1A0S2, "params.numLayout");
+    $u32(u2_8, 12, r13, K1A0S2, "params.rowStride");
+    $u32(u2_8, 16, r14, K1A0S2, "params.colStride");
+    $u32(u2_8, 20, r15, K1A0S2, "params.maxCacheSeq");
+    $f32(u2_8, 24, r16);
     let r17: unknown = undefined;
     try {
       r17 = $chk((this.d7() as number) * (this.d8() as number));
@@ -6203,11 +5386,7 @@ class K1A0 {
       $evalFail(e, K1A0S2, "dispatch z");
     }
     const w2z = $wg(r19, 65535, K1A0S2, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const b3_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
-    const b3_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S3, "output"))) };
-    const b3: BindingPlan[] = [b3_0, b3_1];
-    const w3x = $wg(1, 65535, K1A0S3, "x");
+    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r20: unknown = undefined;
     try {
       r20 = $attr(this.a2, "num_heads");
@@ -6222,30 +5401,25 @@ class K1A0 {
       $evalFail(e, K1A0S3, "dispatch z");
     }
     const w3z = $wg(r21, 65535, K1A0S3, "z");
-    const w3: [number, number, number] = [w3x, w3y, w3z];
-    const shapes: Record<string, readonly number[]> = {};
     let r22: unknown = undefined;
     try {
       r22 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r22 as readonly number[];
     let r23: unknown = undefined;
     try {
       r23 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r23 as readonly number[];
     let r24: unknown = undefined;
     try {
       r24 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r24 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r22 as readonly number[], "pastKeyT": r23 as readonly number[], "pastValueT": r24 as readonly number[] } };
   }
   r0(): string {
     if (!this.c3()) return this.w3();
@@ -6322,10 +5496,8 @@ class K1A0 {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k1_0_0(): unknown {
-    const m = this.mk1_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key attrs.do_rotary");
     }
@@ -6339,10 +5511,8 @@ class K1A0 {
     }
   }
   k1_0_1(): unknown {
-    const m = this.mk1_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key attrs.kv_num_heads");
     }
@@ -6356,10 +5526,8 @@ class K1A0 {
     }
   }
   k1_0_2(): unknown {
-    const m = this.mk1_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key attrs.num_heads");
     }
@@ -6373,10 +5541,8 @@ class K1A0 {
     }
   }
   k1_0_3(): unknown {
-    const m = this.mk1_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key attrs.rotary_interleaved");
     }
@@ -6390,10 +5556,8 @@ class K1A0 {
     }
   }
   k1_0_4(): unknown {
-    const m = this.mk1_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -6407,10 +5571,8 @@ class K1A0 {
     }
   }
   k1_0_5(): unknown {
-    const m = this.mk1_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -6424,10 +5586,8 @@ class K1A0 {
     }
   }
   k1_0_6(): unknown {
-    const m = this.mk1_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -6441,10 +5601,8 @@ class K1A0 {
     }
   }
   k1_0_7(): unknown {
-    const m = this.mk1_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key present.cosCacheT");
     }
@@ -6458,10 +5616,8 @@ class K1A0 {
     }
   }
   k1_0_8(): unknown {
-    const m = this.mk1_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key present.keyT");
     }
@@ -6475,10 +5631,8 @@ class K1A0 {
     }
   }
   k1_1_0(): unknown {
-    const m = this.mk1_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S7, "shader key attrs.do_rotary");
     }
@@ -6492,10 +5646,8 @@ class K1A0 {
     }
   }
   k1_1_1(): unknown {
-    const m = this.mk1_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S7, "shader key attrs.kv_num_heads");
     }
@@ -6509,10 +5661,8 @@ class K1A0 {
     }
   }
   k1_1_2(): unknown {
-    const m = this.mk1_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S7, "shader key attrs.num_heads");
     }
@@ -6526,10 +5676,8 @@ class K1A0 {
     }
   }
   k1_1_3(): unknown {
-    const m = this.mk1_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S7, "shader key attrs.sparse_block_size");
     }
@@ -6543,10 +5691,8 @@ class K1A0 {
     }
   }
   k1_1_4(): unknown {
-    const m = this.mk1_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S7, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -6560,10 +5706,8 @@ class K1A0 {
     }
   }
   k1_1_5(): unknown {
-    const m = this.mk1_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_1_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S7, "shader key present.keyT");
     }
@@ -6577,10 +5721,8 @@ class K1A0 {
     }
   }
   k1_2_0(): unknown {
-    const m = this.mk1_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_2_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S8, "shader key attrs.num_heads");
     }
@@ -6594,10 +5736,8 @@ class K1A0 {
     }
   }
   k1_2_1(): unknown {
-    const m = this.mk1_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_2_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S8, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -6611,27 +5751,44 @@ class K1A0 {
     }
   }
   p1(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k1_0_0() === 0 && this.k1_0_1() === 8 && this.k1_0_2() === 32 && this.k1_0_3() === 0 && this.k1_0_5() === 8192 && this.k1_0_6() === 128 && this.k1_0_7() === false && this.k1_0_8() === false) s0 = "2ca3e7070f8b1dd8";
+    if ((k0_0 ??= this.k1_0_0()) === 0 && (k0_1 ??= this.k1_0_1()) === 8 && (k0_2 ??= this.k1_0_2()) === 32 && (k0_3 ??= this.k1_0_3()) === 0 && (k0_5 ??= this.k1_0_5()) === 8192 && (k0_6 ??= this.k1_0_6()) === 128 && (k0_7 ??= this.k1_0_7()) === false && (k0_8 ??= this.k1_0_8()) === false) s0 = "2ca3e7070f8b1dd8";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k1_0_0s() + ", " + "attrs.kv_num_heads=" + this.k1_0_1s() + ", " + "attrs.num_heads=" + this.k1_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k1_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k1_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_0_6s() + ", " + "present.cosCacheT=" + this.k1_0_7s() + ", " + "present.keyT=" + this.k1_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 0 && this.k1_1_1() === 8 && this.k1_1_2() === 32 && this.k1_1_3() === 64 && this.k1_1_4() === 128 && this.k1_1_5() === false) s1 = "95f14ba639a5b1ec";
+    if ((k1_0 ??= this.k1_1_0()) === 0 && (k1_1 ??= this.k1_1_1()) === 8 && (k1_2 ??= this.k1_1_2()) === 32 && (k1_3 ??= this.k1_1_3()) === 64 && (k1_4 ??= this.k1_1_4()) === 128 && (k1_5 ??= this.k1_1_5()) === false) s1 = "95f14ba639a5b1ec";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k1_1_0s() + ", " + "attrs.kv_num_heads=" + this.k1_1_1s() + ", " + "attrs.num_heads=" + this.k1_1_2s() + ", " + "attrs.sparse_block_size=" + this.k1_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_1_4s() + ", " + "present.keyT=" + this.k1_1_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "f57331364e577ffd";
+    if ((k2_0 ??= this.k1_2_0()) === 32 && (k2_1 ??= this.k1_2_1()) === 128) s2 = "f57331364e577ffd";
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k1_2_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_2_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r0 = $mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number));
     } catch (e) {
       $evalFail(e, K1A0S9, "the shape of intermediate `partial`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S6, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S6, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S6, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S6, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S6, "key_total_sequence_lengths"))) };
+    const x0 = $round4((r0 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r1: unknown = undefined;
     try {
       r1 = this.d8();
@@ -6644,8 +5801,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S6, "uniform field `params.batchSize`");
     }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S6) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, r1, K1A0S6, "params.seqLen");
+    $u32(u0_5, 4, r2, K1A0S6, "params.batchSize");
     let r3: unknown = undefined;
     try {
       r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -6660,16 +5818,9 @@ class K1A0 {
       $evalFail(e, K1A0S6, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K1A0S6, "y");
-    const w0z = $wg(1, 65535, K1A0S6, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S7, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S7, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S7, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S7, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S7, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S7, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S7, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
     let r5: unknown = undefined;
     try {
       r5 = this.d8();
@@ -6712,8 +5863,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S7, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6, r7, r8, r9, r10, r11], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S7) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, r5, K1A0S7, "params.seqLen");
+    $u32(u1_8, 4, r6, K1A0S7, "params.batchSize");
+    $u32(u1_8, 8, r7, K1A0S7, "params.numLayout");
+    $u32(u1_8, 12, r8, K1A0S7, "params.rowStride");
+    $u32(u1_8, 16, r9, K1A0S7, "params.colStride");
+    $u32(u1_8, 20, r10, K1A0S7, "params.maxCacheSeq");
+    $f32(u1_8, 24, r11);
     let r12: unknown = undefined;
     try {
       r12 = $chk((this.d7() as number) * (this.d8() as number));
@@ -6735,11 +5892,7 @@ class K1A0 {
       $evalFail(e, K1A0S7, "dispatch z");
     }
     const w1z = $wg(r14, 65535, K1A0S7, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S8, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1];
-    const w2x = $wg(1, 65535, K1A0S8, "x");
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r15: unknown = undefined;
     try {
       r15 = $attr(this.a2, "num_heads");
@@ -6754,30 +5907,25 @@ class K1A0 {
       $evalFail(e, K1A0S8, "dispatch z");
     }
     const w2z = $wg(r16, 65535, K1A0S8, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r17: unknown = undefined;
     try {
       r17 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r17 as readonly number[];
     let r18: unknown = undefined;
     try {
       r18 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r18 as readonly number[];
     let r19: unknown = undefined;
     try {
       r19 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r19 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r17 as readonly number[], "pastKeyT": r18 as readonly number[], "pastValueT": r19 as readonly number[] } };
   }
   r1(): string {
     if (!this.c7()) return this.w7();
@@ -6868,10 +6016,8 @@ class K1A0 {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k2_0_0(): unknown {
-    const m = this.mk2_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key attrs.do_rotary");
     }
@@ -6885,10 +6031,8 @@ class K1A0 {
     }
   }
   k2_0_1(): unknown {
-    const m = this.mk2_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key attrs.kv_num_heads");
     }
@@ -6902,10 +6046,8 @@ class K1A0 {
     }
   }
   k2_0_2(): unknown {
-    const m = this.mk2_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key attrs.num_heads");
     }
@@ -6919,10 +6061,8 @@ class K1A0 {
     }
   }
   k2_0_3(): unknown {
-    const m = this.mk2_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key attrs.rotary_interleaved");
     }
@@ -6936,10 +6076,8 @@ class K1A0 {
     }
   }
   k2_0_4(): unknown {
-    const m = this.mk2_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -6953,10 +6091,8 @@ class K1A0 {
     }
   }
   k2_0_5(): unknown {
-    const m = this.mk2_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -6970,10 +6106,8 @@ class K1A0 {
     }
   }
   k2_0_6(): unknown {
-    const m = this.mk2_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -6987,10 +6121,8 @@ class K1A0 {
     }
   }
   k2_0_7(): unknown {
-    const m = this.mk2_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key present.cosCacheT");
     }
@@ -7004,10 +6136,8 @@ class K1A0 {
     }
   }
   k2_0_8(): unknown {
-    const m = this.mk2_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key present.keyT");
     }
@@ -7021,10 +6151,8 @@ class K1A0 {
     }
   }
   k2_1_0(): unknown {
-    const m = this.mk2_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key attrs.kv_num_heads");
     }
@@ -7038,10 +6166,8 @@ class K1A0 {
     }
   }
   k2_1_1(): unknown {
-    const m = this.mk2_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key attrs.num_heads");
     }
@@ -7055,10 +6181,8 @@ class K1A0 {
     }
   }
   k2_1_2(): unknown {
-    const m = this.mk2_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_2 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key attrs.rotary_interleaved");
     }
@@ -7072,10 +6196,8 @@ class K1A0 {
     }
   }
   k2_1_3(): unknown {
-    const m = this.mk2_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -7089,10 +6211,8 @@ class K1A0 {
     }
   }
   k2_1_4(): unknown {
-    const m = this.mk2_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -7106,10 +6226,8 @@ class K1A0 {
     }
   }
   k2_1_5(): unknown {
-    const m = this.mk2_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_5 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key present.cosCacheT");
     }
@@ -7123,10 +6241,8 @@ class K1A0 {
     }
   }
   k2_1_6(): unknown {
-    const m = this.mk2_1_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_6 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key present.keyT");
     }
@@ -7140,10 +6256,8 @@ class K1A0 {
     }
   }
   k2_2_0(): unknown {
-    const m = this.mk2_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S12, "shader key attrs.do_rotary");
     }
@@ -7157,10 +6271,8 @@ class K1A0 {
     }
   }
   k2_2_1(): unknown {
-    const m = this.mk2_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S12, "shader key attrs.kv_num_heads");
     }
@@ -7174,10 +6286,8 @@ class K1A0 {
     }
   }
   k2_2_2(): unknown {
-    const m = this.mk2_2_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S12, "shader key attrs.num_heads");
     }
@@ -7191,10 +6301,8 @@ class K1A0 {
     }
   }
   k2_2_3(): unknown {
-    const m = this.mk2_2_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S12, "shader key attrs.sparse_block_size");
     }
@@ -7208,10 +6316,8 @@ class K1A0 {
     }
   }
   k2_2_4(): unknown {
-    const m = this.mk2_2_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S12, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -7225,10 +6331,8 @@ class K1A0 {
     }
   }
   k2_2_5(): unknown {
-    const m = this.mk2_2_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_2_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S12, "shader key present.keyT");
     }
@@ -7242,10 +6346,8 @@ class K1A0 {
     }
   }
   k2_3_0(): unknown {
-    const m = this.mk2_3_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_3_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S13, "shader key attrs.num_heads");
     }
@@ -7259,10 +6361,8 @@ class K1A0 {
     }
   }
   k2_3_1(): unknown {
-    const m = this.mk2_3_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_3_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S13, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -7276,40 +6376,68 @@ class K1A0 {
     }
   }
   p2(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k2_0_0() === 1 && this.k2_0_1() === 8 && this.k2_0_2() === 32 && this.k2_0_3() === 0 && this.k2_0_4() === 64 && this.k2_0_5() === 8192 && this.k2_0_6() === 128 && this.k2_0_7() === true && this.k2_0_8() === true) s0 = "fa17400e38f4e6cd";
+    if ((k0_0 ??= this.k2_0_0()) === 1 && (k0_1 ??= this.k2_0_1()) === 8 && (k0_2 ??= this.k2_0_2()) === 32 && (k0_3 ??= this.k2_0_3()) === 0 && (k0_4 ??= this.k2_0_4()) === 64 && (k0_5 ??= this.k2_0_5()) === 8192 && (k0_6 ??= this.k2_0_6()) === 128 && (k0_7 ??= this.k2_0_7()) === true && (k0_8 ??= this.k2_0_8()) === true) s0 = "fa17400e38f4e6cd";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k2_0_0s() + ", " + "attrs.kv_num_heads=" + this.k2_0_1s() + ", " + "attrs.num_heads=" + this.k2_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k2_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k2_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_0_6s() + ", " + "present.cosCacheT=" + this.k2_0_7s() + ", " + "present.keyT=" + this.k2_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
+    let k1_6: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 0 && this.k2_1_3() === 64 && this.k2_1_4() === 128 && this.k2_1_5() === true && this.k2_1_6() === true) s1 = "56ad6ce60c1c667f";
+    if ((k1_0 ??= this.k2_1_0()) === 8 && (k1_1 ??= this.k2_1_1()) === 32 && (k1_2 ??= this.k2_1_2()) === 0 && (k1_3 ??= this.k2_1_3()) === 64 && (k1_4 ??= this.k2_1_4()) === 128 && (k1_5 ??= this.k2_1_5()) === true && (k1_6 ??= this.k2_1_6()) === true) s1 = "56ad6ce60c1c667f";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k2_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_1_4s() + ", " + "present.cosCacheT=" + this.k2_1_5s() + ", " + "present.keyT=" + this.k2_1_6s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
+    let k2_2: unknown = undefined;
+    let k2_3: unknown = undefined;
+    let k2_4: unknown = undefined;
+    let k2_5: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k2_2_0() === 1 && this.k2_2_1() === 8 && this.k2_2_2() === 32 && this.k2_2_3() === 64 && this.k2_2_4() === 128 && this.k2_2_5() === true) s2 = "143da6dd0d963982";
+    if ((k2_0 ??= this.k2_2_0()) === 1 && (k2_1 ??= this.k2_2_1()) === 8 && (k2_2 ??= this.k2_2_2()) === 32 && (k2_3 ??= this.k2_2_3()) === 64 && (k2_4 ??= this.k2_2_4()) === 128 && (k2_5 ??= this.k2_2_5()) === true) s2 = "143da6dd0d963982";
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k2_2_0s() + ", " + "attrs.kv_num_heads=" + this.k2_2_1s() + ", " + "attrs.num_heads=" + this.k2_2_2s() + ", " + "attrs.sparse_block_size=" + this.k2_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_2_4s() + ", " + "present.keyT=" + this.k2_2_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k3_0: unknown = undefined;
+    let k3_1: unknown = undefined;
     let s3: string | undefined = undefined;
-    if (this.k2_3_0() === 32 && this.k2_3_1() === 128) s3 = "f57331364e577ffd";
+    if ((k3_0 ??= this.k2_3_0()) === 32 && (k3_1 ??= this.k2_3_1()) === 128) s3 = "f57331364e577ffd";
     if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k2_3_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_3_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number));
     } catch (e) {
       $evalFail(e, K1A0S14, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
+    const x0 = $round4((r0 as number) * 2);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r1 = $mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number));
     } catch (e) {
       $evalFail(e, K1A0S14, "the shape of intermediate `partial`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S10, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S10, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S10, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S10, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S10, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S10, "key_total_sequence_lengths"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S10, "cos_cache"))) };
-    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S10, "sin_cache"))) };
+    const x1 = $round4((r1 as number) * 4);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
     let r2: unknown = undefined;
     try {
       r2 = this.d8();
@@ -7322,8 +6450,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S10, "uniform field `params.batchSize`");
     }
-    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["seqLen","batchSize"], "params", K1A0S10) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
+    const u0_8 = new Uint8Array(16);
+    $u32(u0_8, 0, r2, K1A0S10, "params.seqLen");
+    $u32(u0_8, 4, r3, K1A0S10, "params.batchSize");
     let r4: unknown = undefined;
     try {
       r4 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -7338,14 +6467,8 @@ class K1A0 {
       $evalFail(e, K1A0S10, "dispatch y");
     }
     const w0y = $wg(r5, 65535, K1A0S10, "y");
-    const w0z = $wg(1, 65535, K1A0S10, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S11, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S11, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S11, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S11, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S11, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     let r6: unknown = undefined;
     try {
       r6 = this.d8();
@@ -7358,8 +6481,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S11, "uniform field `params.batchSize`");
     }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uu", ["seqLen","batchSize"], "params", K1A0S11) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, r6, K1A0S11, "params.seqLen");
+    $u32(u1_6, 4, r7, K1A0S11, "params.batchSize");
     let r8: unknown = undefined;
     try {
       r8 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
@@ -7374,16 +6498,9 @@ class K1A0 {
       $evalFail(e, K1A0S11, "dispatch y");
     }
     const w1y = $wg(r9, 65535, K1A0S11, "y");
-    const w1z = $wg(1, 65535, K1A0S11, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S12, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S12, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S12, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S12, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S12, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S12, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
+    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
     let r10: unknown = undefined;
     try {
       r10 = this.d8();
@@ -7426,8 +6543,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S12, "uniform field `params.scale`");
     }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r10, r11, r12, r13, r14, r15, r16], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S12) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, r10, K1A0S12, "params.seqLen");
+    $u32(u2_8, 4, r11, K1A0S12, "params.batchSize");
+    $u32(u2_8, 8, r12, K1A0S12, "params.numLayout");
+    $u32(u2_8, 12, r13, K1A0S12, "params.rowStride");
+    $u32(u2_8, 16, r14, K1A0S12, "params.colStride");
+    $u32(u2_8, 20, r15, K1A0S12, "params.maxCacheSeq");
+    $f32(u2_8, 24, r16);
     let r17: unknown = undefined;
     try {
       r17 = $chk((this.d7() as number) * (this.d8() as number));
@@ -7449,11 +6572,7 @@ class K1A0 {
       $evalFail(e, K1A0S12, "dispatch z");
     }
     const w2z = $wg(r19, 65535, K1A0S12, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const b3_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
-    const b3_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S13, "output"))) };
-    const b3: BindingPlan[] = [b3_0, b3_1];
-    const w3x = $wg(1, 65535, K1A0S13, "x");
+    const q13: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r20: unknown = undefined;
     try {
       r20 = $attr(this.a2, "num_heads");
@@ -7468,30 +6587,25 @@ class K1A0 {
       $evalFail(e, K1A0S13, "dispatch z");
     }
     const w3z = $wg(r21, 65535, K1A0S13, "z");
-    const w3: [number, number, number] = [w3x, w3y, w3z];
-    const shapes: Record<string, readonly number[]> = {};
     let r22: unknown = undefined;
     try {
       r22 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r22 as readonly number[];
     let r23: unknown = undefined;
     try {
       r23 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r23 as readonly number[];
     let r24: unknown = undefined;
     try {
       r24 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r24 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r22 as readonly number[], "pastKeyT": r23 as readonly number[], "pastValueT": r24 as readonly number[] } };
   }
   r2(): string {
     if (!this.c11()) return this.w11();
@@ -7568,10 +6682,8 @@ class K1A0 {
     return this.x14([...[], "sparseSplitFits"]);
   }
   k3_0_0(): unknown {
-    const m = this.mk3_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key attrs.do_rotary");
     }
@@ -7585,10 +6697,8 @@ class K1A0 {
     }
   }
   k3_0_1(): unknown {
-    const m = this.mk3_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key attrs.kv_num_heads");
     }
@@ -7602,10 +6712,8 @@ class K1A0 {
     }
   }
   k3_0_2(): unknown {
-    const m = this.mk3_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key attrs.num_heads");
     }
@@ -7619,10 +6727,8 @@ class K1A0 {
     }
   }
   k3_0_3(): unknown {
-    const m = this.mk3_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key attrs.rotary_interleaved");
     }
@@ -7636,10 +6742,8 @@ class K1A0 {
     }
   }
   k3_0_4(): unknown {
-    const m = this.mk3_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -7653,10 +6757,8 @@ class K1A0 {
     }
   }
   k3_0_5(): unknown {
-    const m = this.mk3_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -7670,10 +6772,8 @@ class K1A0 {
     }
   }
   k3_0_6(): unknown {
-    const m = this.mk3_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -7687,10 +6787,8 @@ class K1A0 {
     }
   }
   k3_0_7(): unknown {
-    const m = this.mk3_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key present.cosCacheT");
     }
@@ -7704,10 +6802,8 @@ class K1A0 {
     }
   }
   k3_0_8(): unknown {
-    const m = this.mk3_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key present.keyT");
     }
@@ -7721,10 +6817,8 @@ class K1A0 {
     }
   }
   k3_1_0(): unknown {
-    const m = this.mk3_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S16, "shader key attrs.do_rotary");
     }
@@ -7738,10 +6832,8 @@ class K1A0 {
     }
   }
   k3_1_1(): unknown {
-    const m = this.mk3_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S16, "shader key attrs.kv_num_heads");
     }
@@ -7755,10 +6847,8 @@ class K1A0 {
     }
   }
   k3_1_2(): unknown {
-    const m = this.mk3_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S16, "shader key attrs.num_heads");
     }
@@ -7772,10 +6862,8 @@ class K1A0 {
     }
   }
   k3_1_3(): unknown {
-    const m = this.mk3_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S16, "shader key attrs.sparse_block_size");
     }
@@ -7789,10 +6877,8 @@ class K1A0 {
     }
   }
   k3_1_4(): unknown {
-    const m = this.mk3_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S16, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -7806,10 +6892,8 @@ class K1A0 {
     }
   }
   k3_1_5(): unknown {
-    const m = this.mk3_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_1_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S16, "shader key present.keyT");
     }
@@ -7823,10 +6907,8 @@ class K1A0 {
     }
   }
   k3_2_0(): unknown {
-    const m = this.mk3_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_2_0 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S17, "shader key attrs.num_heads");
     }
@@ -7840,10 +6922,8 @@ class K1A0 {
     }
   }
   k3_2_1(): unknown {
-    const m = this.mk3_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_2_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S17, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -7857,28 +6937,47 @@ class K1A0 {
     }
   }
   p3(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k3_0_0() === 0 && this.k3_0_1() === 8 && this.k3_0_2() === 32 && this.k3_0_3() === 0 && this.k3_0_5() === 8192 && this.k3_0_6() === 128 && this.k3_0_7() === false && this.k3_0_8() === true) s0 = "b8f7fe65bb5a5e80";
+    if ((k0_0 ??= this.k3_0_0()) === 0 && (k0_1 ??= this.k3_0_1()) === 8 && (k0_2 ??= this.k3_0_2()) === 32 && (k0_3 ??= this.k3_0_3()) === 0 && (k0_5 ??= this.k3_0_5()) === 8192 && (k0_6 ??= this.k3_0_6()) === 128 && (k0_7 ??= this.k3_0_7()) === false && (k0_8 ??= this.k3_0_8()) === true) s0 = "b8f7fe65bb5a5e80";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k3_0_0s() + ", " + "attrs.kv_num_heads=" + this.k3_0_1s() + ", " + "attrs.num_heads=" + this.k3_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k3_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k3_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_0_6s() + ", " + "present.cosCacheT=" + this.k3_0_7s() + ", " + "present.keyT=" + this.k3_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 0 && this.k3_1_1() === 8 && this.k3_1_2() === 32 && this.k3_1_3() === 64 && this.k3_1_4() === 128 && this.k3_1_5() === true) s1 = "143da6dd0d963982";
+    if ((k1_0 ??= this.k3_1_0()) === 0 && (k1_1 ??= this.k3_1_1()) === 8 && (k1_2 ??= this.k3_1_2()) === 32 && (k1_3 ??= this.k3_1_3()) === 64 && (k1_4 ??= this.k3_1_4()) === 128 && (k1_5 ??= this.k3_1_5()) === true) s1 = "143da6dd0d963982";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k3_1_0s() + ", " + "attrs.kv_num_heads=" + this.k3_1_1s() + ", " + "attrs.num_heads=" + this.k3_1_2s() + ", " + "attrs.sparse_block_size=" + this.k3_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_1_4s() + ", " + "present.keyT=" + this.k3_1_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "f57331364e577ffd";
+    if ((k2_0 ??= this.k3_2_0()) === 32 && (k2_1 ??= this.k3_2_1()) === 128) s2 = "f57331364e577ffd";
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k3_2_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_2_1s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r0 = $mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number));
     } catch (e) {
       $evalFail(e, K1A0S18, "the shape of intermediate `partial`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S15, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S15, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S15, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S15, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S15, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S15, "key_total_sequence_lengths"))) };
+    const x0 = $round4((r0 as number) * 4);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r1: unknown = undefined;
     try {
       r1 = this.d8();
@@ -7891,8 +6990,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S15, "uniform field `params.batchSize`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S15) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, r1, K1A0S15, "params.seqLen");
+    $u32(u0_6, 4, r2, K1A0S15, "params.batchSize");
     let r3: unknown = undefined;
     try {
       r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -7907,16 +7007,10 @@ class K1A0 {
       $evalFail(e, K1A0S15, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K1A0S15, "y");
-    const w0z = $wg(1, 65535, K1A0S15, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S16, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S16, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S16, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S16, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S16, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S16, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S16, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
     let r5: unknown = undefined;
     try {
       r5 = this.d8();
@@ -7959,8 +7053,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S16, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6, r7, r8, r9, r10, r11], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S16) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, r5, K1A0S16, "params.seqLen");
+    $u32(u1_8, 4, r6, K1A0S16, "params.batchSize");
+    $u32(u1_8, 8, r7, K1A0S16, "params.numLayout");
+    $u32(u1_8, 12, r8, K1A0S16, "params.rowStride");
+    $u32(u1_8, 16, r9, K1A0S16, "params.colStride");
+    $u32(u1_8, 20, r10, K1A0S16, "params.maxCacheSeq");
+    $f32(u1_8, 24, r11);
     let r12: unknown = undefined;
     try {
       r12 = $chk((this.d7() as number) * (this.d8() as number));
@@ -7982,11 +7082,7 @@ class K1A0 {
       $evalFail(e, K1A0S16, "dispatch z");
     }
     const w1z = $wg(r14, 65535, K1A0S16, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S17, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1];
-    const w2x = $wg(1, 65535, K1A0S17, "x");
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r15: unknown = undefined;
     try {
       r15 = $attr(this.a2, "num_heads");
@@ -8001,30 +7097,25 @@ class K1A0 {
       $evalFail(e, K1A0S17, "dispatch z");
     }
     const w2z = $wg(r16, 65535, K1A0S17, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r17: unknown = undefined;
     try {
       r17 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r17 as readonly number[];
     let r18: unknown = undefined;
     try {
       r18 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r18 as readonly number[];
     let r19: unknown = undefined;
     try {
       r19 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r19 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r17 as readonly number[], "pastKeyT": r18 as readonly number[], "pastValueT": r19 as readonly number[] } };
   }
   r3(): string {
     if (!this.c15()) return this.w15();
@@ -8084,10 +7175,8 @@ class K1A0 {
     return this.x13([...[], "attnStorageFits"]);
   }
   k4_0_0(): unknown {
-    const m = this.mk4_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key attrs.do_rotary");
     }
@@ -8101,10 +7190,8 @@ class K1A0 {
     }
   }
   k4_0_1(): unknown {
-    const m = this.mk4_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key attrs.kv_num_heads");
     }
@@ -8118,10 +7205,8 @@ class K1A0 {
     }
   }
   k4_0_2(): unknown {
-    const m = this.mk4_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key attrs.num_heads");
     }
@@ -8135,10 +7220,8 @@ class K1A0 {
     }
   }
   k4_0_3(): unknown {
-    const m = this.mk4_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key attrs.rotary_interleaved");
     }
@@ -8152,10 +7235,8 @@ class K1A0 {
     }
   }
   k4_0_4(): unknown {
-    const m = this.mk4_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -8169,10 +7250,8 @@ class K1A0 {
     }
   }
   k4_0_5(): unknown {
-    const m = this.mk4_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -8186,10 +7265,8 @@ class K1A0 {
     }
   }
   k4_0_6(): unknown {
-    const m = this.mk4_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -8203,10 +7280,8 @@ class K1A0 {
     }
   }
   k4_0_7(): unknown {
-    const m = this.mk4_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key present.cosCacheT");
     }
@@ -8220,10 +7295,8 @@ class K1A0 {
     }
   }
   k4_0_8(): unknown {
-    const m = this.mk4_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key present.keyT");
     }
@@ -8237,10 +7310,8 @@ class K1A0 {
     }
   }
   k4_1_0(): unknown {
-    const m = this.mk4_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key attrs.kv_num_heads");
     }
@@ -8254,10 +7325,8 @@ class K1A0 {
     }
   }
   k4_1_1(): unknown {
-    const m = this.mk4_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key attrs.num_heads");
     }
@@ -8271,10 +7340,8 @@ class K1A0 {
     }
   }
   k4_1_2(): unknown {
-    const m = this.mk4_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_2 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key attrs.rotary_interleaved");
     }
@@ -8288,10 +7355,8 @@ class K1A0 {
     }
   }
   k4_1_3(): unknown {
-    const m = this.mk4_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -8305,10 +7370,8 @@ class K1A0 {
     }
   }
   k4_1_4(): unknown {
-    const m = this.mk4_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -8322,10 +7385,8 @@ class K1A0 {
     }
   }
   k4_1_5(): unknown {
-    const m = this.mk4_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_5 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key present.cosCacheT");
     }
@@ -8339,10 +7400,8 @@ class K1A0 {
     }
   }
   k4_1_6(): unknown {
-    const m = this.mk4_1_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_6 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key present.keyT");
     }
@@ -8356,10 +7415,8 @@ class K1A0 {
     }
   }
   k4_2_0(): unknown {
-    const m = this.mk4_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_2_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S21, "shader key attrs.do_rotary");
     }
@@ -8373,10 +7430,8 @@ class K1A0 {
     }
   }
   k4_2_1(): unknown {
-    const m = this.mk4_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_2_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S21, "shader key attrs.kv_num_heads");
     }
@@ -8390,10 +7445,8 @@ class K1A0 {
     }
   }
   k4_2_2(): unknown {
-    const m = this.mk4_2_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_2_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S21, "shader key attrs.num_heads");
     }
@@ -8407,10 +7460,8 @@ class K1A0 {
     }
   }
   k4_2_3(): unknown {
-    const m = this.mk4_2_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_2_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S21, "shader key attrs.sparse_block_size");
     }
@@ -8424,10 +7475,8 @@ class K1A0 {
     }
   }
   k4_2_4(): unknown {
-    const m = this.mk4_2_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S21, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -8441,10 +7490,8 @@ class K1A0 {
     }
   }
   k4_2_5(): unknown {
-    const m = this.mk4_2_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_2_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S21, "shader key present.keyT");
     }
@@ -8458,29 +7505,53 @@ class K1A0 {
     }
   }
   p4(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k4_0_0() === 1 && this.k4_0_1() === 8 && this.k4_0_2() === 32 && this.k4_0_3() === 0 && this.k4_0_4() === 64 && this.k4_0_5() === 8192 && this.k4_0_6() === 128 && this.k4_0_7() === true && this.k4_0_8() === false) s0 = "52e20a65ddc3ff58";
+    if ((k0_0 ??= this.k4_0_0()) === 1 && (k0_1 ??= this.k4_0_1()) === 8 && (k0_2 ??= this.k4_0_2()) === 32 && (k0_3 ??= this.k4_0_3()) === 0 && (k0_4 ??= this.k4_0_4()) === 64 && (k0_5 ??= this.k4_0_5()) === 8192 && (k0_6 ??= this.k4_0_6()) === 128 && (k0_7 ??= this.k4_0_7()) === true && (k0_8 ??= this.k4_0_8()) === false) s0 = "52e20a65ddc3ff58";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k4_0_0s() + ", " + "attrs.kv_num_heads=" + this.k4_0_1s() + ", " + "attrs.num_heads=" + this.k4_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k4_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k4_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_0_6s() + ", " + "present.cosCacheT=" + this.k4_0_7s() + ", " + "present.keyT=" + this.k4_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
+    let k1_6: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 0 && this.k4_1_3() === 64 && this.k4_1_4() === 128 && this.k4_1_5() === true && this.k4_1_6() === false) s1 = "3e2dc2c9cc067950";
+    if ((k1_0 ??= this.k4_1_0()) === 8 && (k1_1 ??= this.k4_1_1()) === 32 && (k1_2 ??= this.k4_1_2()) === 0 && (k1_3 ??= this.k4_1_3()) === 64 && (k1_4 ??= this.k4_1_4()) === 128 && (k1_5 ??= this.k4_1_5()) === true && (k1_6 ??= this.k4_1_6()) === false) s1 = "3e2dc2c9cc067950";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k4_1_0s() + ", " + "attrs.num_heads=" + this.k4_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k4_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_1_4s() + ", " + "present.cosCacheT=" + this.k4_1_5s() + ", " + "present.keyT=" + this.k4_1_6s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
+    let k2_2: unknown = undefined;
+    let k2_3: unknown = undefined;
+    let k2_4: unknown = undefined;
+    let k2_5: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k4_2_0() === 1 && this.k4_2_1() === 8 && this.k4_2_2() === 32 && this.k4_2_3() === 64 && this.k4_2_4() === 128 && this.k4_2_5() === false) s2 = "806f251476be2b23";
+    if ((k2_0 ??= this.k4_2_0()) === 1 && (k2_1 ??= this.k4_2_1()) === 8 && (k2_2 ??= this.k4_2_2()) === 32 && (k2_3 ??= this.k4_2_3()) === 64 && (k2_4 ??= this.k4_2_4()) === 128 && (k2_5 ??= this.k4_2_5()) === false) s2 = "806f251476be2b23";
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k4_2_0s() + ", " + "attrs.kv_num_heads=" + this.k4_2_1s() + ", " + "attrs.num_heads=" + this.k4_2_2s() + ", " + "attrs.sparse_block_size=" + this.k4_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_2_4s() + ", " + "present.keyT=" + this.k4_2_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number));
     } catch (e) {
       $evalFail(e, K1A0S22, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S19, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S19, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S19, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S19, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S19, "key_total_sequence_lengths"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S19, "cos_cache"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S19, "sin_cache"))) };
+    const x0 = $round4((r0 as number) * 2);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
     let r1: unknown = undefined;
     try {
       r1 = this.d8();
@@ -8493,8 +7564,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S19, "uniform field `params.batchSize`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S19) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, r1, K1A0S19, "params.seqLen");
+    $u32(u0_7, 4, r2, K1A0S19, "params.batchSize");
     let r3: unknown = undefined;
     try {
       r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -8509,14 +7581,7 @@ class K1A0 {
       $evalFail(e, K1A0S19, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K1A0S19, "y");
-    const w0z = $wg(1, 65535, K1A0S19, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S20, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S20, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S20, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S20, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S20, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     let r5: unknown = undefined;
     try {
       r5 = this.d8();
@@ -8529,8 +7594,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S20, "uniform field `params.batchSize`");
     }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S20) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, r5, K1A0S20, "params.seqLen");
+    $u32(u1_6, 4, r6, K1A0S20, "params.batchSize");
     let r7: unknown = undefined;
     try {
       r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
@@ -8545,16 +7611,9 @@ class K1A0 {
       $evalFail(e, K1A0S20, "dispatch y");
     }
     const w1y = $wg(r8, 65535, K1A0S20, "y");
-    const w1z = $wg(1, 65535, K1A0S20, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S21, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S21, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S21, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S21, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S21, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S21, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S21, "output"))) };
+    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r9: unknown = undefined;
     try {
       r9 = this.d8();
@@ -8597,8 +7656,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S21, "uniform field `params.scale`");
     }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S21) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, r9, K1A0S21, "params.seqLen");
+    $u32(u2_8, 4, r10, K1A0S21, "params.batchSize");
+    $u32(u2_8, 8, r11, K1A0S21, "params.numLayout");
+    $u32(u2_8, 12, r12, K1A0S21, "params.rowStride");
+    $u32(u2_8, 16, r13, K1A0S21, "params.colStride");
+    $u32(u2_8, 20, r14, K1A0S21, "params.maxCacheSeq");
+    $f32(u2_8, 24, r15);
     let r16: unknown = undefined;
     try {
       r16 = this.d8();
@@ -8620,30 +7685,25 @@ class K1A0 {
       $evalFail(e, K1A0S21, "dispatch z");
     }
     const w2z = $wg(r18, 65535, K1A0S21, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r19: unknown = undefined;
     try {
       r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r19 as readonly number[];
     let r20: unknown = undefined;
     try {
       r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r20 as readonly number[];
     let r21: unknown = undefined;
     try {
       r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r21 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r19 as readonly number[], "pastKeyT": r20 as readonly number[], "pastValueT": r21 as readonly number[] } };
   }
   r4(): string {
     if (!this.c19()) return this.w19();
@@ -8702,10 +7762,8 @@ class K1A0 {
     return this.x13([...[], "attnStorageFits"]);
   }
   k5_0_0(): unknown {
-    const m = this.mk5_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key attrs.do_rotary");
     }
@@ -8719,10 +7777,8 @@ class K1A0 {
     }
   }
   k5_0_1(): unknown {
-    const m = this.mk5_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key attrs.kv_num_heads");
     }
@@ -8736,10 +7792,8 @@ class K1A0 {
     }
   }
   k5_0_2(): unknown {
-    const m = this.mk5_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key attrs.num_heads");
     }
@@ -8753,10 +7807,8 @@ class K1A0 {
     }
   }
   k5_0_3(): unknown {
-    const m = this.mk5_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key attrs.rotary_interleaved");
     }
@@ -8770,10 +7822,8 @@ class K1A0 {
     }
   }
   k5_0_4(): unknown {
-    const m = this.mk5_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -8787,10 +7837,8 @@ class K1A0 {
     }
   }
   k5_0_5(): unknown {
-    const m = this.mk5_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -8804,10 +7852,8 @@ class K1A0 {
     }
   }
   k5_0_6(): unknown {
-    const m = this.mk5_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -8821,10 +7867,8 @@ class K1A0 {
     }
   }
   k5_0_7(): unknown {
-    const m = this.mk5_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key present.cosCacheT");
     }
@@ -8838,10 +7882,8 @@ class K1A0 {
     }
   }
   k5_0_8(): unknown {
-    const m = this.mk5_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key present.keyT");
     }
@@ -8855,10 +7897,8 @@ class K1A0 {
     }
   }
   k5_1_0(): unknown {
-    const m = this.mk5_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S24, "shader key attrs.do_rotary");
     }
@@ -8872,10 +7912,8 @@ class K1A0 {
     }
   }
   k5_1_1(): unknown {
-    const m = this.mk5_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S24, "shader key attrs.kv_num_heads");
     }
@@ -8889,10 +7927,8 @@ class K1A0 {
     }
   }
   k5_1_2(): unknown {
-    const m = this.mk5_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S24, "shader key attrs.num_heads");
     }
@@ -8906,10 +7942,8 @@ class K1A0 {
     }
   }
   k5_1_3(): unknown {
-    const m = this.mk5_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S24, "shader key attrs.sparse_block_size");
     }
@@ -8923,10 +7957,8 @@ class K1A0 {
     }
   }
   k5_1_4(): unknown {
-    const m = this.mk5_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S24, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -8940,10 +7972,8 @@ class K1A0 {
     }
   }
   k5_1_5(): unknown {
-    const m = this.mk5_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_1_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S24, "shader key present.keyT");
     }
@@ -8957,17 +7987,32 @@ class K1A0 {
     }
   }
   p5(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k5_0_0() === 0 && this.k5_0_1() === 8 && this.k5_0_2() === 32 && this.k5_0_3() === 0 && this.k5_0_5() === 8192 && this.k5_0_6() === 128 && this.k5_0_7() === false && this.k5_0_8() === false) s0 = "2ca3e7070f8b1dd8";
+    if ((k0_0 ??= this.k5_0_0()) === 0 && (k0_1 ??= this.k5_0_1()) === 8 && (k0_2 ??= this.k5_0_2()) === 32 && (k0_3 ??= this.k5_0_3()) === 0 && (k0_5 ??= this.k5_0_5()) === 8192 && (k0_6 ??= this.k5_0_6()) === 128 && (k0_7 ??= this.k5_0_7()) === false && (k0_8 ??= this.k5_0_8()) === false) s0 = "2ca3e7070f8b1dd8";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k5_0_0s() + ", " + "attrs.kv_num_heads=" + this.k5_0_1s() + ", " + "attrs.num_heads=" + this.k5_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k5_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k5_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k5_0_6s() + ", " + "present.cosCacheT=" + this.k5_0_7s() + ", " + "present.keyT=" + this.k5_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k5_1_0() === 0 && this.k5_1_1() === 8 && this.k5_1_2() === 32 && this.k5_1_3() === 64 && this.k5_1_4() === 128 && this.k5_1_5() === false) s1 = "9d3a790dd4412b12";
+    if ((k1_0 ??= this.k5_1_0()) === 0 && (k1_1 ??= this.k5_1_1()) === 8 && (k1_2 ??= this.k5_1_2()) === 32 && (k1_3 ??= this.k5_1_3()) === 64 && (k1_4 ??= this.k5_1_4()) === 128 && (k1_5 ??= this.k5_1_5()) === false) s1 = "9d3a790dd4412b12";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k5_1_0s() + ", " + "attrs.kv_num_heads=" + this.k5_1_1s() + ", " + "attrs.num_heads=" + this.k5_1_2s() + ", " + "attrs.sparse_block_size=" + this.k5_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k5_1_4s() + ", " + "present.keyT=" + this.k5_1_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S23, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S23, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S23, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S23, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S23, "key_total_sequence_lengths"))) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r0: unknown = undefined;
     try {
       r0 = this.d8();
@@ -8980,8 +8025,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S23, "uniform field `params.batchSize`");
     }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S23) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, r0, K1A0S23, "params.seqLen");
+    $u32(u0_5, 4, r1, K1A0S23, "params.batchSize");
     let r2: unknown = undefined;
     try {
       r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -8996,16 +8042,9 @@ class K1A0 {
       $evalFail(e, K1A0S23, "dispatch y");
     }
     const w0y = $wg(r3, 65535, K1A0S23, "y");
-    const w0z = $wg(1, 65535, K1A0S23, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S24, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S24, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S24, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S24, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S24, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S24, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S24, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S24, "output"))) };
+    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r4: unknown = undefined;
     try {
       r4 = this.d8();
@@ -9048,8 +8087,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S24, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S24) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, r4, K1A0S24, "params.seqLen");
+    $u32(u1_8, 4, r5, K1A0S24, "params.batchSize");
+    $u32(u1_8, 8, r6, K1A0S24, "params.numLayout");
+    $u32(u1_8, 12, r7, K1A0S24, "params.rowStride");
+    $u32(u1_8, 16, r8, K1A0S24, "params.colStride");
+    $u32(u1_8, 20, r9, K1A0S24, "params.maxCacheSeq");
+    $f32(u1_8, 24, r10);
     let r11: unknown = undefined;
     try {
       r11 = this.d8();
@@ -9071,30 +8116,25 @@ class K1A0 {
       $evalFail(e, K1A0S24, "dispatch z");
     }
     const w1z = $wg(r13, 65535, K1A0S24, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
     let r14: unknown = undefined;
     try {
       r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r14 as readonly number[];
     let r15: unknown = undefined;
     try {
       r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r15 as readonly number[];
     let r16: unknown = undefined;
     try {
       r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r16 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r14 as readonly number[], "pastKeyT": r15 as readonly number[], "pastValueT": r16 as readonly number[] } };
   }
   r5(): string {
     if (!this.c22()) return this.w22();
@@ -9153,10 +8193,8 @@ class K1A0 {
     return this.x13([...[], "attnStorageFits"]);
   }
   k6_0_0(): unknown {
-    const m = this.mk6_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key attrs.do_rotary");
     }
@@ -9170,10 +8208,8 @@ class K1A0 {
     }
   }
   k6_0_1(): unknown {
-    const m = this.mk6_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key attrs.kv_num_heads");
     }
@@ -9187,10 +8223,8 @@ class K1A0 {
     }
   }
   k6_0_2(): unknown {
-    const m = this.mk6_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key attrs.num_heads");
     }
@@ -9204,10 +8238,8 @@ class K1A0 {
     }
   }
   k6_0_3(): unknown {
-    const m = this.mk6_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key attrs.rotary_interleaved");
     }
@@ -9221,10 +8253,8 @@ class K1A0 {
     }
   }
   k6_0_4(): unknown {
-    const m = this.mk6_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -9238,10 +8268,8 @@ class K1A0 {
     }
   }
   k6_0_5(): unknown {
-    const m = this.mk6_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -9255,10 +8283,8 @@ class K1A0 {
     }
   }
   k6_0_6(): unknown {
-    const m = this.mk6_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -9272,10 +8298,8 @@ class K1A0 {
     }
   }
   k6_0_7(): unknown {
-    const m = this.mk6_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key present.cosCacheT");
     }
@@ -9289,10 +8313,8 @@ class K1A0 {
     }
   }
   k6_0_8(): unknown {
-    const m = this.mk6_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key present.keyT");
     }
@@ -9306,10 +8328,8 @@ class K1A0 {
     }
   }
   k6_1_0(): unknown {
-    const m = this.mk6_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_0 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key attrs.kv_num_heads");
     }
@@ -9323,10 +8343,8 @@ class K1A0 {
     }
   }
   k6_1_1(): unknown {
-    const m = this.mk6_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_1 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key attrs.num_heads");
     }
@@ -9340,10 +8358,8 @@ class K1A0 {
     }
   }
   k6_1_2(): unknown {
-    const m = this.mk6_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_2 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key attrs.rotary_interleaved");
     }
@@ -9357,10 +8373,8 @@ class K1A0 {
     }
   }
   k6_1_3(): unknown {
-    const m = this.mk6_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -9374,10 +8388,8 @@ class K1A0 {
     }
   }
   k6_1_4(): unknown {
-    const m = this.mk6_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -9391,10 +8403,8 @@ class K1A0 {
     }
   }
   k6_1_5(): unknown {
-    const m = this.mk6_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_5 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key present.cosCacheT");
     }
@@ -9408,10 +8418,8 @@ class K1A0 {
     }
   }
   k6_1_6(): unknown {
-    const m = this.mk6_1_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_6 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key present.keyT");
     }
@@ -9425,10 +8433,8 @@ class K1A0 {
     }
   }
   k6_2_0(): unknown {
-    const m = this.mk6_2_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_2_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S27, "shader key attrs.do_rotary");
     }
@@ -9442,10 +8448,8 @@ class K1A0 {
     }
   }
   k6_2_1(): unknown {
-    const m = this.mk6_2_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_2_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S27, "shader key attrs.kv_num_heads");
     }
@@ -9459,10 +8463,8 @@ class K1A0 {
     }
   }
   k6_2_2(): unknown {
-    const m = this.mk6_2_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_2_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S27, "shader key attrs.num_heads");
     }
@@ -9476,10 +8478,8 @@ class K1A0 {
     }
   }
   k6_2_3(): unknown {
-    const m = this.mk6_2_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_2_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S27, "shader key attrs.sparse_block_size");
     }
@@ -9493,10 +8493,8 @@ class K1A0 {
     }
   }
   k6_2_4(): unknown {
-    const m = this.mk6_2_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S27, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -9510,10 +8508,8 @@ class K1A0 {
     }
   }
   k6_2_5(): unknown {
-    const m = this.mk6_2_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_2_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S27, "shader key present.keyT");
     }
@@ -9527,30 +8523,56 @@ class K1A0 {
     }
   }
   p6(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k6_0_0() === 1 && this.k6_0_1() === 8 && this.k6_0_2() === 32 && this.k6_0_3() === 0 && this.k6_0_4() === 64 && this.k6_0_5() === 8192 && this.k6_0_6() === 128 && this.k6_0_7() === true && this.k6_0_8() === true) s0 = "fa17400e38f4e6cd";
+    if ((k0_0 ??= this.k6_0_0()) === 1 && (k0_1 ??= this.k6_0_1()) === 8 && (k0_2 ??= this.k6_0_2()) === 32 && (k0_3 ??= this.k6_0_3()) === 0 && (k0_4 ??= this.k6_0_4()) === 64 && (k0_5 ??= this.k6_0_5()) === 8192 && (k0_6 ??= this.k6_0_6()) === 128 && (k0_7 ??= this.k6_0_7()) === true && (k0_8 ??= this.k6_0_8()) === true) s0 = "fa17400e38f4e6cd";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k6_0_0s() + ", " + "attrs.kv_num_heads=" + this.k6_0_1s() + ", " + "attrs.num_heads=" + this.k6_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k6_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k6_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_0_6s() + ", " + "present.cosCacheT=" + this.k6_0_7s() + ", " + "present.keyT=" + this.k6_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
+    let k1_6: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 0 && this.k6_1_3() === 64 && this.k6_1_4() === 128 && this.k6_1_5() === true && this.k6_1_6() === true) s1 = "56ad6ce60c1c667f";
+    if ((k1_0 ??= this.k6_1_0()) === 8 && (k1_1 ??= this.k6_1_1()) === 32 && (k1_2 ??= this.k6_1_2()) === 0 && (k1_3 ??= this.k6_1_3()) === 64 && (k1_4 ??= this.k6_1_4()) === 128 && (k1_5 ??= this.k6_1_5()) === true && (k1_6 ??= this.k6_1_6()) === true) s1 = "56ad6ce60c1c667f";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k6_1_0s() + ", " + "attrs.num_heads=" + this.k6_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k6_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_1_4s() + ", " + "present.cosCacheT=" + this.k6_1_5s() + ", " + "present.keyT=" + this.k6_1_6s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k2_0: unknown = undefined;
+    let k2_1: unknown = undefined;
+    let k2_2: unknown = undefined;
+    let k2_3: unknown = undefined;
+    let k2_4: unknown = undefined;
+    let k2_5: unknown = undefined;
     let s2: string | undefined = undefined;
-    if (this.k6_2_0() === 1 && this.k6_2_1() === 8 && this.k6_2_2() === 32 && this.k6_2_3() === 64 && this.k6_2_4() === 128 && this.k6_2_5() === true) s2 = "806f251476be2b23";
+    if ((k2_0 ??= this.k6_2_0()) === 1 && (k2_1 ??= this.k6_2_1()) === 8 && (k2_2 ??= this.k6_2_2()) === 32 && (k2_3 ??= this.k6_2_3()) === 64 && (k2_4 ??= this.k6_2_4()) === 128 && (k2_5 ??= this.k6_2_5()) === true) s2 = "806f251476be2b23";
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k6_2_0s() + ", " + "attrs.kv_num_heads=" + this.k6_2_1s() + ", " + "attrs.num_heads=" + this.k6_2_2s() + ", " + "attrs.sparse_block_size=" + this.k6_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_2_4s() + ", " + "present.keyT=" + this.k6_2_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number));
     } catch (e) {
       $evalFail(e, K1A0S28, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S25, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S25, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S25, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S25, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S25, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S25, "key_total_sequence_lengths"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S25, "cos_cache"))) };
-    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S25, "sin_cache"))) };
+    const x0 = $round4((r0 as number) * 2);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
     let r1: unknown = undefined;
     try {
       r1 = this.d8();
@@ -9563,8 +8585,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S25, "uniform field `params.batchSize`");
     }
-    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S25) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
+    const u0_8 = new Uint8Array(16);
+    $u32(u0_8, 0, r1, K1A0S25, "params.seqLen");
+    $u32(u0_8, 4, r2, K1A0S25, "params.batchSize");
     let r3: unknown = undefined;
     try {
       r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -9579,14 +8602,8 @@ class K1A0 {
       $evalFail(e, K1A0S25, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K1A0S25, "y");
-    const w0z = $wg(1, 65535, K1A0S25, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S26, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S26, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S26, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S26, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S26, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
+    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     let r5: unknown = undefined;
     try {
       r5 = this.d8();
@@ -9599,8 +8616,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S26, "uniform field `params.batchSize`");
     }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S26) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, r5, K1A0S26, "params.seqLen");
+    $u32(u1_6, 4, r6, K1A0S26, "params.batchSize");
     let r7: unknown = undefined;
     try {
       r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
@@ -9615,16 +8633,9 @@ class K1A0 {
       $evalFail(e, K1A0S26, "dispatch y");
     }
     const w1y = $wg(r8, 65535, K1A0S26, "y");
-    const w1z = $wg(1, 65535, K1A0S26, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S27, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S27, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S27, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S27, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S27, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S27, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S27, "output"))) };
+    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r9: unknown = undefined;
     try {
       r9 = this.d8();
@@ -9667,8 +8678,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S27, "uniform field `params.scale`");
     }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S27) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, r9, K1A0S27, "params.seqLen");
+    $u32(u2_8, 4, r10, K1A0S27, "params.batchSize");
+    $u32(u2_8, 8, r11, K1A0S27, "params.numLayout");
+    $u32(u2_8, 12, r12, K1A0S27, "params.rowStride");
+    $u32(u2_8, 16, r13, K1A0S27, "params.colStride");
+    $u32(u2_8, 20, r14, K1A0S27, "params.maxCacheSeq");
+    $f32(u2_8, 24, r15);
     let r16: unknown = undefined;
     try {
       r16 = this.d8();
@@ -9690,30 +8707,25 @@ class K1A0 {
       $evalFail(e, K1A0S27, "dispatch z");
     }
     const w2z = $wg(r18, 65535, K1A0S27, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
     let r19: unknown = undefined;
     try {
       r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r19 as readonly number[];
     let r20: unknown = undefined;
     try {
       r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r20 as readonly number[];
     let r21: unknown = undefined;
     try {
       r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r21 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r19 as readonly number[], "pastKeyT": r20 as readonly number[], "pastValueT": r21 as readonly number[] } };
   }
   r6(): string {
     if (!this.c25()) return this.w25();
@@ -9772,10 +8784,8 @@ class K1A0 {
     return this.x13([...[], "attnStorageFits"]);
   }
   k7_0_0(): unknown {
-    const m = this.mk7_0_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key attrs.do_rotary");
     }
@@ -9789,10 +8799,8 @@ class K1A0 {
     }
   }
   k7_0_1(): unknown {
-    const m = this.mk7_0_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key attrs.kv_num_heads");
     }
@@ -9806,10 +8814,8 @@ class K1A0 {
     }
   }
   k7_0_2(): unknown {
-    const m = this.mk7_0_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key attrs.num_heads");
     }
@@ -9823,10 +8829,8 @@ class K1A0 {
     }
   }
   k7_0_3(): unknown {
-    const m = this.mk7_0_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_3 = $attr(this.a3, "rotary_interleaved"));
+      return $attr(this.a3, "rotary_interleaved");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key attrs.rotary_interleaved");
     }
@@ -9840,10 +8844,8 @@ class K1A0 {
     }
   }
   k7_0_4(): unknown {
-    const m = this.mk7_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -9857,10 +8859,8 @@ class K1A0 {
     }
   }
   k7_0_5(): unknown {
-    const m = this.mk7_0_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key dim(shapes.pastKeyT, 2)");
     }
@@ -9874,10 +8874,8 @@ class K1A0 {
     }
   }
   k7_0_6(): unknown {
-    const m = this.mk7_0_6;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -9891,10 +8889,8 @@ class K1A0 {
     }
   }
   k7_0_7(): unknown {
-    const m = this.mk7_0_7;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_7 = (this.t9 !== null));
+      return (this.t9 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key present.cosCacheT");
     }
@@ -9908,10 +8904,8 @@ class K1A0 {
     }
   }
   k7_0_8(): unknown {
-    const m = this.mk7_0_8;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_8 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key present.keyT");
     }
@@ -9925,10 +8919,8 @@ class K1A0 {
     }
   }
   k7_1_0(): unknown {
-    const m = this.mk7_1_0;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_0 = $attr(this.a0, "do_rotary"));
+      return $attr(this.a0, "do_rotary");
     } catch (e) {
       return $evalFail(e, K1A0S30, "shader key attrs.do_rotary");
     }
@@ -9942,10 +8934,8 @@ class K1A0 {
     }
   }
   k7_1_1(): unknown {
-    const m = this.mk7_1_1;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_1 = $attr(this.a1, "kv_num_heads"));
+      return $attr(this.a1, "kv_num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S30, "shader key attrs.kv_num_heads");
     }
@@ -9959,10 +8949,8 @@ class K1A0 {
     }
   }
   k7_1_2(): unknown {
-    const m = this.mk7_1_2;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_2 = $attr(this.a2, "num_heads"));
+      return $attr(this.a2, "num_heads");
     } catch (e) {
       return $evalFail(e, K1A0S30, "shader key attrs.num_heads");
     }
@@ -9976,10 +8964,8 @@ class K1A0 {
     }
   }
   k7_1_3(): unknown {
-    const m = this.mk7_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_3 = $attr(this.a5, "sparse_block_size"));
+      return $attr(this.a5, "sparse_block_size");
     } catch (e) {
       return $evalFail(e, K1A0S30, "shader key attrs.sparse_block_size");
     }
@@ -9993,10 +8979,8 @@ class K1A0 {
     }
   }
   k7_1_4(): unknown {
-    const m = this.mk7_1_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
+      return $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT");
     } catch (e) {
       return $evalFail(e, K1A0S30, "shader key dim(shapes.pastKeyT, 3)");
     }
@@ -10010,10 +8994,8 @@ class K1A0 {
     }
   }
   k7_1_5(): unknown {
-    const m = this.mk7_1_5;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_1_5 = (this.t1 !== null));
+      return (this.t1 !== null);
     } catch (e) {
       return $evalFail(e, K1A0S30, "shader key present.keyT");
     }
@@ -10027,18 +9009,35 @@ class K1A0 {
     }
   }
   p7(): Plan {
+    let k0_0: unknown = undefined;
+    let k0_1: unknown = undefined;
+    let k0_2: unknown = undefined;
+    let k0_3: unknown = undefined;
+    let k0_4: unknown = undefined;
+    let k0_5: unknown = undefined;
+    let k0_6: unknown = undefined;
+    let k0_7: unknown = undefined;
+    let k0_8: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k7_0_0() === 0 && this.k7_0_1() === 8 && this.k7_0_2() === 32 && this.k7_0_3() === 0 && this.k7_0_5() === 8192 && this.k7_0_6() === 128 && this.k7_0_7() === false && this.k7_0_8() === true) s0 = "b8f7fe65bb5a5e80";
+    if ((k0_0 ??= this.k7_0_0()) === 0 && (k0_1 ??= this.k7_0_1()) === 8 && (k0_2 ??= this.k7_0_2()) === 32 && (k0_3 ??= this.k7_0_3()) === 0 && (k0_5 ??= this.k7_0_5()) === 8192 && (k0_6 ??= this.k7_0_6()) === 128 && (k0_7 ??= this.k7_0_7()) === false && (k0_8 ??= this.k7_0_8()) === true) s0 = "b8f7fe65bb5a5e80";
     if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k7_0_0s() + ", " + "attrs.kv_num_heads=" + this.k7_0_1s() + ", " + "attrs.num_heads=" + this.k7_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k7_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k7_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k7_0_6s() + ", " + "present.cosCacheT=" + this.k7_0_7s() + ", " + "present.keyT=" + this.k7_0_8s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_0: unknown = undefined;
+    let k1_1: unknown = undefined;
+    let k1_2: unknown = undefined;
+    let k1_3: unknown = undefined;
+    let k1_4: unknown = undefined;
+    let k1_5: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k7_1_0() === 0 && this.k7_1_1() === 8 && this.k7_1_2() === 32 && this.k7_1_3() === 64 && this.k7_1_4() === 128 && this.k7_1_5() === true) s1 = "806f251476be2b23";
+    if ((k1_0 ??= this.k7_1_0()) === 0 && (k1_1 ??= this.k7_1_1()) === 8 && (k1_2 ??= this.k7_1_2()) === 32 && (k1_3 ??= this.k7_1_3()) === 64 && (k1_4 ??= this.k7_1_4()) === 128 && (k1_5 ??= this.k7_1_5()) === true) s1 = "806f251476be2b23";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k7_1_0s() + ", " + "attrs.kv_num_heads=" + this.k7_1_1s() + ", " + "attrs.num_heads=" + this.k7_1_2s() + ", " + "attrs.sparse_block_size=" + this.k7_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k7_1_4s() + ", " + "present.keyT=" + this.k7_1_5s() + " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S29, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S29, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S29, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S29, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S29, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S29, "key_total_sequence_lengths"))) };
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
     let r0: unknown = undefined;
     try {
       r0 = this.d8();
@@ -10051,8 +9050,9 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S29, "uniform field `params.batchSize`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S29) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, r0, K1A0S29, "params.seqLen");
+    $u32(u0_6, 4, r1, K1A0S29, "params.batchSize");
     let r2: unknown = undefined;
     try {
       r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
@@ -10067,16 +9067,10 @@ class K1A0 {
       $evalFail(e, K1A0S29, "dispatch y");
     }
     const w0y = $wg(r3, 65535, K1A0S29, "y");
-    const w0z = $wg(1, 65535, K1A0S29, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S30, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S30, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S30, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S30, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S30, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S30, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S30, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S30, "output"))) };
+    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
     let r4: unknown = undefined;
     try {
       r4 = this.d8();
@@ -10119,8 +9113,14 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S30, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S30) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, r4, K1A0S30, "params.seqLen");
+    $u32(u1_8, 4, r5, K1A0S30, "params.batchSize");
+    $u32(u1_8, 8, r6, K1A0S30, "params.numLayout");
+    $u32(u1_8, 12, r7, K1A0S30, "params.rowStride");
+    $u32(u1_8, 16, r8, K1A0S30, "params.colStride");
+    $u32(u1_8, 20, r9, K1A0S30, "params.maxCacheSeq");
+    $f32(u1_8, 24, r10);
     let r11: unknown = undefined;
     try {
       r11 = this.d8();
@@ -10142,30 +9142,25 @@ class K1A0 {
       $evalFail(e, K1A0S30, "dispatch z");
     }
     const w1z = $wg(r13, 65535, K1A0S30, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
     let r14: unknown = undefined;
     try {
       r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r14 as readonly number[];
     let r15: unknown = undefined;
     try {
       r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
     }
-    shapes["pastKeyT"] = r15 as readonly number[];
     let r16: unknown = undefined;
     try {
       r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
     }
-    shapes["pastValueT"] = r16 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r14 as readonly number[], "pastKeyT": r15 as readonly number[], "pastValueT": r16 as readonly number[] } };
   }
   r7(): string {
     if (!this.c28()) return this.w28();

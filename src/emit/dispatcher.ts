@@ -4,8 +4,8 @@
  * helper calls) — no expression interpreter. Spec text never becomes code: names become numbered
  * identifiers, and every string from the spec is emitted through JSON.stringify.
  */
-import { deriveEnv, type CExpr, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../check/check-spec.js";
-import { bindingTime, leavesOf } from "../check/binding-time.js";
+import { deriveEnv, type CExpr, type CheckedBinding, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../check/check-spec.js";
+import { bindingTime, leavesOf, type LeafInfo } from "../check/binding-time.js";
 import { leafText, type Leaf, type TExpr, type Value } from "../check/ir.js";
 import type { Type } from "../check/types.js";
 import { UNKNOWN, evaluate } from "../eval/evaluate.js";
@@ -54,6 +54,14 @@ function tsType(t: Type): string {
     default:
       return "V";
   }
+}
+
+/** A tensor id as the generated code holds it: its field, whether validation guarantees it is present, its spec dtype. */
+interface TensorSlot {
+  readonly index: number;
+  readonly required: boolean;
+  /** A type parameter or an ONNX type. */
+  readonly dtype: string;
 }
 
 /** A derive environment of the generated code: top-level, a variant's, or a pass's. */
@@ -373,6 +381,13 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   for (const i of spec.inputs) tensorIds.push(i.name);
   for (const o of spec.outputs) if (!tensorIds.includes(o.name)) tensorIds.push(o.name);
   const tensorIndex = new Map(tensorIds.map((t, i) => [t, i]));
+  // An id that is an input reads the call's input; validation rejects a call without a required one.
+  const tensors = new Map<string, TensorSlot>(
+    tensorIds.map((id, index) => {
+      const io = spec.inputs.find((i) => i.name === id) ?? spec.outputs.find((o) => o.name === id)!;
+      return [id, { index, required: !io.optional, dtype: io.dtype }];
+    }),
+  );
   const attrIndex = new Map(spec.attributes.map((a, i) => [a.name, i]));
   const paramIndex = new Map(spec.typeConstraints.map((t, i) => [t.name, i]));
   const inputIds = spec.inputs.map((i) => i.name);
@@ -384,7 +399,7 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
 
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
-    classes.push(generateAssignment(model, a, cls, tensorIndex, attrIndex, consts));
+    classes.push(generateAssignment(model, a, cls, tensors, attrIndex, consts));
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${q(a.facts.dtypes[p])}`)
       .join(" && ");
@@ -477,7 +492,20 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   return { code: out.join("\n"), fn };
 }
 
-function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, tensorIndex: ReadonlyMap<string, number>, attrIndex: ReadonlyMap<string, number>, consts: string[]): string {
+/** The code reading a pass's shader-key leaf (it throws an EvalFailure when the leaf has no value). */
+function keyLeafCode(l: LeafInfo, tensorIndex: ReadonlyMap<string, number>, attrIndex: ReadonlyMap<string, number>): string {
+  const t = `this.t${tensorIndex.get(l.leaf.name)}`;
+  if (l.axis !== undefined) return `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`;
+  if (l.key.startsWith("has(")) return `(this.a${attrIndex.get(l.leaf.name)} !== undefined)`;
+  if (l.leaf.ns === "present") return `(${t} !== null)`;
+  if (l.leaf.ns === "attrs") return `$attr(this.a${attrIndex.get(l.leaf.name)}, ${q(l.leaf.name)})`;
+  if (l.leaf.ns === "ranks") return `$need(${t}, ${q(`ranks.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape.length`;
+  if (l.leaf.ns === "tensorDtypes") return `$need(${t}, ${q(`tensorDtypes.${l.leaf.name}`)}, ${q(l.leaf.name)}).dtype`;
+  return `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
+}
+
+function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, tensors: ReadonlyMap<string, TensorSlot>, attrIndex: ReadonlyMap<string, number>, consts: string[]): string {
+  const tensorIndex = new Map([...tensors].map(([id, slot]) => [id, slot.index]));
   const k = model.kernel;
   const name = k.spec.name;
   const g = new AssignmentGen(k, a.facts, tensorIndex, attrIndex);
@@ -508,88 +536,128 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     // The variant's plan method: mirrors interpret.ts buildPlan.
     const body: string[] = [];
     const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
+    // Shader ids first. The entries are tried in order and key leaves read lazily, as the interpreter
+    // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
     vm.passes.forEach((pm, pi) => {
       const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-      // One memoized method per key leaf; the entries are tried in order, leaves read lazily (as the interpreter).
-      const leafCode = pm.keyLeaves.map((l) => {
-        const t = `this.t${tensorIndex.get(l.leaf.name)}`;
-        if (l.axis !== undefined) return `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`;
-        if (l.key.startsWith("has(")) return `(this.a${attrIndex.get(l.leaf.name)} !== undefined)`;
-        if (l.leaf.ns === "present") return `(${t} !== null)`;
-        if (l.leaf.ns === "attrs") return `$attr(this.a${attrIndex.get(l.leaf.name)}, ${q(l.leaf.name)})`;
-        if (l.leaf.ns === "ranks") return `$need(${t}, ${q(`ranks.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape.length`;
-        if (l.leaf.ns === "tensorDtypes") return `$need(${t}, ${q(`tensorDtypes.${l.leaf.name}`)}, ${q(l.leaf.name)}).dtype`;
-        return `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
-      });
-      const km = leafCode.map((code, i) => {
-        const n = `k${vi}_${pi}_${i}`;
-        g.field(`m${n}`, "unknown");
-        g.method(`${n}(): unknown`, `    const m = this.m${n};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${n} = ${code});\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${pm.keyLeaves[i].key}`)});\n    }`);
-        g.method(`${n}s(): string`, `    try {\n      return $show(${code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
-        return n;
+      const reads = pm.keyLeaves.map((l, i) => {
+        const code = keyLeafCode(l, tensorIndex, attrIndex);
+        const read = `k${vi}_${pi}_${i}`;
+        g.method(`${read}(): unknown`, `    try {\n      return ${code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
+        g.method(`${read}s(): string`, `    try {\n      return $show(${code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+        body.push(`    let k${pi}_${i}: unknown = undefined;`);
+        return { local: `k${pi}_${i}`, read };
       });
       body.push(`    let s${pi}: string | undefined = undefined;`);
       const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
       entries.forEach((e, ei) => {
-        const tests = e.key.map((kv, i) => (kv === null ? undefined : Array.isArray(kv) ? `$eq(this.${km[i]}(), ${lit(kv)})` : `this.${km[i]}() === ${lit(kv)}`)).filter((x) => x !== undefined);
+        const tests = e.key.flatMap((kv, i) => {
+          if (kv === null) return [];
+          const value = `(${reads[i].local} ??= this.${reads[i].read}())`;
+          return [Array.isArray(kv) ? `$eq(${value}, ${lit(kv)})` : `${value} === ${lit(kv)}`];
+        });
         body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
       });
-      const keyDesc = km.length ? km.map((n, i) => `${q(`${pm.keyLeaves[i].key}=`)} + this.${n}s()`).join(` + ", " + `) : q("");
+      const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i].key}=`)} + this.${r.read}s()`).join(` + ", " + `) : q("");
       body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${model.profile}; ${model.instancesHint}`)});`);
     });
     let tmpCount = 0;
-    /** Emits `let tN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError; returns tN. */
+    /** Emits `let rN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError; returns rN (or the literal). */
     const guarded = (code: string, pfx: string, what: string): string => {
       if (/^(\(-?[0-9.e+]+\)|[0-9.e+]+|true|false|"[^"\\]*")$/.test(code)) return code;
       const t = `r${tmpCount++}`;
       body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${code};`, `    } catch (e) {`, `      $evalFail(e, ${sc(pfx)}, ${q(what)});`, `    }`);
       return t;
     };
+    // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
     v.intermediates.forEach((im, ii) => {
-      const shape = guarded(g.expr(im.shape.texpr, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``);
-      body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${ELEMENT_BYTES[im.dtype]});`);
+      const x = im.shape.texpr;
+      const bytes = ELEMENT_BYTES[im.dtype];
+      if (x.k === "list") {
+        const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``));
+        body.push(`    const x${ii} = $round4(${[...items.map((t) => `(${t} as number)`), String(bytes)].join(" * ")});`);
+      } else {
+        const shape = guarded(g.expr(x, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``);
+        body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${bytes});`);
+      }
     });
+    // Binding resources: a tensor's or a scratch buffer's is one object per call, made at its first binding.
+    const resources = new Map<string, string>();
+    const resourceOf = (b: CheckedBinding, pprefix: string): string => {
+      const key = `${b.kind}:${b.ref}`;
+      const known = resources.get(key);
+      if (known) return known;
+      const r = `q${resources.size}`;
+      resources.set(key, r);
+      if (b.kind === "scratch") {
+        const si = scratchIndex.get(b.ref!);
+        body.push(`    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`);
+        return r;
+      }
+      const slot = tensors.get(b.ref!)!;
+      const t = `this.t${slot.index}`;
+      if (!slot.required) body.push(`    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`);
+      // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
+      const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? a.facts.dtypes[slot.dtype] : slot.dtype;
+      const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
+      if (bytes === undefined) {
+        body.push(`    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`);
+      } else {
+        body.push(`    const ${r}: BindingResource = { kind: ${q(b.refIsInput ? "input" : "output")}, tensor: ${q(b.ref!)}, offset: 0, size: $round4($product(${t}!.shape) * ${bytes}) };`);
+      }
+      return r;
+    };
     const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
-    vm.passes.forEach((pm, pi) => {
+    const passes = vm.passes.map((pm, pi) => {
       const penv = passEnvs[pi];
       const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
       // One statement per binding, in order, so the first failing binding is the one reported.
-      pm.bindings.forEach((b, bi) => {
+      const bindings = pm.bindings.map((b, bi) => {
         let res: string;
         if (b.kind === "uniform") {
+          // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
           const fields = b.fields ?? [];
           const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value).code, pprefix, `uniform field \`${b.name}.${f.name}\``));
-          res = `{ kind: "uniform", bytes: $uniform([${vals.join(", ")}], ${q(fields.map((f) => f.type[0]).join(""))}, ${JSON.stringify(fields.map((f) => f.name))}, ${q(b.name)}, ${sc(pprefix)}) }`;
-        } else if (b.kind === "scratch") {
-          const si = scratchIndex.get(b.ref!);
-          res = `{ kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} }`;
+          const u = `u${pi}_${bi}`;
+          body.push(`    const ${u} = new Uint8Array(${Math.max(16, Math.ceil((fields.length * 4) / 16) * 16)});`);
+          fields.forEach((f, fi) => {
+            body.push(f.type === "f32" ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});` : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`);
+          });
+          res = `{ kind: "uniform", bytes: ${u} }`;
         } else {
-          // A tensor's resource is the same object in every pass of a call (computed once, on first use).
-          const ti = tensorIndex.get(b.ref!)!;
-          g.field(`q${ti}`, "BindingResource");
-          res = `(this.q${ti} ?? (this.q${ti} = $tensorRes(this.t${ti}, ${q(b.ref!)}, ${q(b.refIsInput ? "input" : "output")}, ${sc(pprefix)}, ${q(b.name)})))`;
+          res = resourceOf(b, pprefix);
         }
-        body.push(`    const b${pi}_${bi}: BindingPlan = { binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} };`);
+        return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
       });
-      body.push(`    const b${pi}: BindingPlan[] = [${pm.bindings.map((_, bi) => `b${pi}_${bi}`).join(", ")}];`);
-      pm.pass.dispatch.forEach((d, i) => {
-        const t = guarded(g.expr(d.texpr, penv, d).code, pprefix, `dispatch ${"xyz"[i]}`);
+      const wg = pm.pass.dispatch.map((d, i) => {
+        const x = g.expr(d.texpr, penv, d);
+        if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
+        const t = guarded(x.code, pprefix, `dispatch ${"xyz"[i]}`);
         body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
+        return `w${pi}${"xyz"[i]}`;
       });
-      body.push(`    const w${pi}: [number, number, number] = [w${pi}x, w${pi}y, w${pi}z];`);
+      return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
     });
-    body.push(`    const shapes: Record<string, readonly number[]> = {};`);
-    for (const o of k.spec.outputs) {
-      const se = k.outputShapes.get(o.name);
-      if (!se) continue;
-      if (o.optional) body.push(`    if (this.t${tensorIndex.get(o.name)} !== null) {`);
-      const t = guarded(g.expr(se.texpr, g.top, se).code, name, `the shape of output \`${o.name}\``);
-      body.push(`    shapes[${q(o.name)}] = ${t} as readonly number[];`);
-      if (o.optional) body.push(`    }`);
+    // Output shapes, in spec order; an optional output's only when its tensor is present (a literal when all are).
+    const shaped = k.spec.outputs.filter((o) => k.outputShapes.has(o.name));
+    const absentable = (o: (typeof shaped)[number]): boolean => o.optional && !tensors.get(o.name)!.required;
+    const shapeOf = (o: (typeof shaped)[number]): string => {
+      const se = k.outputShapes.get(o.name)!;
+      return `${guarded(g.expr(se.texpr, g.top, se).code, name, `the shape of output \`${o.name}\``)} as readonly number[]`;
+    };
+    let outputShapes = "shapes";
+    if (shaped.some(absentable)) {
+      body.push(`    const shapes: Record<string, readonly number[]> = {};`);
+      for (const o of shaped) {
+        if (absentable(o)) body.push(`    if (this.t${tensors.get(o.name)!.index} !== null) {`);
+        body.push(`    shapes[${q(o.name)}] = ${shapeOf(o)};`);
+        if (absentable(o)) body.push(`    }`);
+      }
+    } else {
+      outputShapes = `{ ${shaped.map((o) => `${q(o.name)}: ${shapeOf(o)}`).join(", ")} }`;
     }
-    const passes = vm.passes.map((pm, pi) => `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: b${pi}, workgroups: w${pi} }`);
     const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
-    body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`);
+    body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: ${outputShapes} };`);
     const planMethod = g.method(`p${vi}(): Plan`, body.join("\n"));
     const planCall = `this.${planMethod.replace(/\(\): Plan$/, "()")}`;
     if (conds.length === 0) {

@@ -5,7 +5,7 @@
  * identifiers, and every string from the spec is emitted through JSON.stringify.
  */
 import { deriveEnv, type CExpr, type CheckedBinding, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../check/check-spec.js";
-import { bindingTime, leavesOf, type LeafInfo } from "../check/binding-time.js";
+import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
 import { leafText, type Leaf, type TExpr, type Value } from "../check/ir.js";
 import type { Type } from "../check/types.js";
 import { UNKNOWN, evaluate } from "../eval/evaluate.js";
@@ -56,12 +56,48 @@ function tsType(t: Type): string {
   }
 }
 
-/** A tensor id as the generated code holds it: its field, whether validation guarantees it is present, its spec dtype. */
+/** A tensor id as the generated code holds it: its field, and what validation guarantees about it. */
 interface TensorSlot {
   readonly index: number;
+  /** Present in every valid call. */
   readonly required: boolean;
-  /** A type parameter or an ONNX type. */
+  /** A type parameter or an ONNX type: a present tensor has it. */
   readonly dtype: string;
+  /** The declared rank: a present tensor has it. */
+  readonly rank?: number;
+}
+
+/** A kernel's call as the generated code holds it after validation: tensor and attribute fields. */
+interface ValidatedCall {
+  readonly tensors: ReadonlyMap<string, TensorSlot>;
+  readonly attrIndex: ReadonlyMap<string, number>;
+  /** Attributes with a value in every valid call: those with a default, and required ones. */
+  readonly definedAttrs: ReadonlySet<string>;
+}
+
+/**
+ * The run-time leaves whose values validation fixes, for calls of one dtype assignment: a required
+ * tensor is present and has its declared rank and the assignment's dtype, and an attribute with
+ * a value is given (`has`). None of these can fail to evaluate, so folding them changes no error.
+ */
+function validatedLeaves(k: CheckedKernel, facts: StaticFacts, call: ValidatedCall): Map<LeafKey, Value> {
+  const pins = new Map<LeafKey, Value>();
+  for (const [id, slot] of call.tensors) {
+    if (!slot.required) continue;
+    pins.set(`present.${id}`, true);
+    if (slot.rank !== undefined) pins.set(`ranks.${id}`, slot.rank);
+    const param = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype);
+    pins.set(`tensorDtypes.${id}`, param ? facts.dtypes[slot.dtype] : slot.dtype);
+  }
+  for (const name of call.definedAttrs) pins.set(`has(attrs, ${JSON.stringify(name)})`, true);
+  return pins;
+}
+
+/** Generated code for an expression: `value` when it folded to a constant, `read` when it is a plain read that cannot fail. */
+interface Code {
+  readonly code: string;
+  readonly value?: Value;
+  readonly read?: boolean;
 }
 
 /** A derive environment of the generated code: top-level, a variant's, or a pass's. */
@@ -78,20 +114,31 @@ class AssignmentGen {
   private readonly methods: string[] = [];
   /** Memo fields: declared (no class-field initializers) and set in the constructor, which V8 runs as plain stores. */
   private readonly fields: { name: string; type: string }[] = [];
-  /** (env index, derive name) -> method name, or a constant. */
-  private readonly fnCache = new Map<string, { method: string } | { value: Value } | { error: string }>();
+  /** (env index, derive name) -> its memo field and method, its constant (or error), or its inlined read. */
+  private readonly fnCache = new Map<string, { memo: string; method: string } | { value: Value } | { error: string } | { read: string }>();
   private fnCount = 0;
   private condCount = 0;
   private readonly envs: GenEnv[] = [];
   readonly top: GenEnv;
 
+  /** Build-time leaves, plus the run-time leaves that validation fixes for every call reaching this class. */
+  private readonly statics: StaticLeaves;
+  private readonly pinned: ReadonlyMap<LeafKey, Value>;
+
   constructor(
     private readonly k: CheckedKernel,
-    private readonly facts: StaticFacts,
-    private readonly tensorIndex: ReadonlyMap<string, number>,
-    private readonly attrIndex: ReadonlyMap<string, number>,
+    facts: StaticFacts,
+    private readonly valid: ValidatedCall,
   ) {
+    this.pinned = validatedLeaves(k, facts, valid);
+    this.statics = new StaticLeaves(facts, this.pinned);
     this.top = this.env(undefined, k.derive, new Set(k.derive.keys()));
+  }
+
+  /** Whether every leaf is known when the code is generated (so the expression folds exactly). */
+  private known(leaves: ReadonlyMap<LeafKey, LeafInfo>): boolean {
+    for (const l of leaves.values()) if (l.runTime && !this.pinned.has(l.key)) return false;
+    return true;
   }
 
   env(parent: GenEnv | undefined, derives: ReadonlyMap<string, CheckedDerive>, own: ReadonlySet<string>): GenEnv {
@@ -112,7 +159,7 @@ class AssignmentGen {
   }
 
   /** The code that reads derive `name` in env `e`. */
-  private deriveRef(e: GenEnv, name: string): { code: string; value?: Value } {
+  private deriveRef(e: GenEnv, name: string): Code {
     let owner = e;
     while (owner.parent && this.sameAsParent(owner, name)) owner = owner.parent;
     const key = `${owner.index}:${name}`;
@@ -120,9 +167,9 @@ class AssignmentGen {
     if (!f) {
       const d = owner.derives.get(name)!;
       const leaves = leavesOf(d.expr.texpr, owner.derives);
-      if (bindingTime(leaves) !== "run") {
+      if (this.known(leaves)) {
         try {
-          const v = new DeriveEnv(owner.derives, new StaticLeaves(this.facts)).derive(name);
+          const v = new DeriveEnv(owner.derives, this.statics).derive(name);
           f = v === UNKNOWN ? undefined : { value: v as Value };
         } catch (err) {
           if (!(err instanceof EvalError)) throw err;
@@ -130,57 +177,73 @@ class AssignmentGen {
         }
       }
       if (!f) {
-        const id = this.fnCount++;
-        const method = `d${id}`;
-        f = { method };
-        this.fnCache.set(key, f);
-        const t = tsType(d.type);
-        this.field(`m${id}`, t);
         const body = this.expr(d.expr.texpr, owner, d.expr);
-        this.methods.push(
-          `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))} */\n  ${method}(): ${t} {\n    const m = this.m${id};\n    if (m !== undefined) return m;\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
-        );
+        if (body.read) {
+          // A plain read (a field, a dimension of a guaranteed tensor) is cheaper than a memo: inline it.
+          f = { read: body.code };
+        } else {
+          const id = this.fnCount++;
+          const t = tsType(d.type);
+          this.field(`m${id}`, t);
+          this.methods.push(
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}(): ${t} {\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+          );
+          f = { memo: `m${id}`, method: `d${id}` };
+        }
       }
       this.fnCache.set(key, f);
     }
     if ("value" in f) return { code: lit(f.value), value: f.value };
     if ("error" in f) return { code: `$err(${q(f.error)})` };
-    return { code: `this.${f.method}()` };
+    if ("read" in f) return { code: f.read, read: true };
+    // The memo is checked where the value is read, so a derive already computed costs no call.
+    return { code: `(this.${f.memo} ?? this.${f.method}())` };
   }
 
   private tensor(id: string): string {
-    return `this.t${this.tensorIndex.get(id)}`;
+    return `this.t${this.valid.tensors.get(id)!.index}`;
   }
 
-  /** Code for a leaf read (run-time leaves) or its constant (build-time leaves). */
-  private leaf(l: Leaf): { code: string; value?: Value } {
-    const st = new StaticLeaves(this.facts).leaf(l);
+  private attr(name: string): string {
+    return `this.a${this.valid.attrIndex.get(name)}`;
+  }
+
+  /**
+   * Code for a leaf read (run-time leaves) or its constant (build-time and validated leaves). A
+   * tensor validation guarantees is read without the absence check, an attribute that always has
+   * a value without the missing-value check.
+   */
+  private leaf(l: Leaf): Code {
+    const st = this.statics.leaf(l);
     if (st !== UNKNOWN) return { code: lit(st as Value), value: st as Value };
+    if (l.ns === "attrs") {
+      const a = this.attr(l.name);
+      return this.valid.definedAttrs.has(l.name) ? { code: a, read: true } : { code: `$attr(${a}, ${q(l.name)})` };
+    }
     const t = this.tensor(l.name);
+    if (l.ns === "present") return { code: `(${t} !== null)`, read: true };
+    const required = this.valid.tensors.get(l.name)!.required;
+    const desc = required ? `${t}!` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
     switch (l.ns) {
       case "shapes":
-        return { code: `$need(${t}, ${q(`shapes.${l.name}`)}, ${q(l.name)}).shape` };
+        return { code: `${desc}.shape`, read: required };
       case "ranks":
-        return { code: `$need(${t}, ${q(`ranks.${l.name}`)}, ${q(l.name)}).shape.length` };
-      case "present":
-        return { code: `(${t} !== null)` };
+        return { code: `${desc}.shape.length`, read: required };
       case "tensorDtypes":
-        return { code: `$need(${t}, ${q(`tensorDtypes.${l.name}`)}, ${q(l.name)}).dtype` };
-      case "attrs":
-        return { code: `$attr(this.a${this.attrIndex.get(l.name)}, ${q(l.name)})` };
+        return { code: `${desc}.dtype`, read: required };
       default:
         throw new Error(`unfoldable build-time leaf ${leafText(l)}`);
     }
   }
 
   /** Code for an expression in env `e`; `value` when it folded to a constant. */
-  expr(x: TExpr, e: GenEnv, src: CExpr): { code: string; value?: Value } {
+  expr(x: TExpr, e: GenEnv, src: CExpr): Code {
     // Closed sub-expressions (no run-time leaf) fold to constants, or to the error they raise.
     if (x.k !== "const" && x.k !== "derive") {
       const leaves = leavesOf(x, e.derives);
-      if (bindingTime(leaves) !== "run") {
+      if (this.known(leaves)) {
         try {
-          const v = evaluate(x, new DeriveEnv(e.derives, new StaticLeaves(this.facts)));
+          const v = evaluate(x, new DeriveEnv(e.derives, this.statics));
           if (v !== UNKNOWN) return { code: lit(v as Value), value: v as Value };
         } catch (err) {
           if (!(err instanceof EvalError)) throw err;
@@ -195,7 +258,7 @@ class AssignmentGen {
       case "leaf":
         return this.leaf(x.leaf);
       case "hasAttr":
-        return { code: `(this.a${this.attrIndex.get(x.name)} !== undefined)` };
+        return { code: `(${this.attr(x.name)} !== undefined)` };
       case "derive":
         return this.deriveRef(e, x.name);
       case "list":
@@ -211,14 +274,17 @@ class AssignmentGen {
         return { code: `(${c.code} ? ${this.expr(x.then, e, src).code} : ${this.expr(x.otherwise, e, src).code})` };
       }
       case "call":
-        return { code: this.call(x, e, src) };
+        return this.call(x, e, src);
       case "binary": {
         if (x.op === "and" || x.op === "or") {
           const l = this.expr(x.left, e, src);
           const short = x.op === "or";
           if (l.value === short) return { code: lit(short), value: short };
           if (l.value === !short) return this.expr(x.right, e, src);
-          return { code: `(${l.code} ${short ? "||" : "&&"} ${this.expr(x.right, e, src).code})` };
+          const r = this.expr(x.right, e, src);
+          // `b and true`, `b or false`: the left side decides (and raises any error) on its own.
+          if (r.value === !short && x.left.type.k === "bool") return { code: l.code };
+          return { code: `(${l.code} ${short ? "||" : "&&"} ${r.code})` };
         }
         const L = this.expr(x.left, e, src).code;
         const R = this.expr(x.right, e, src).code;
@@ -251,7 +317,22 @@ class AssignmentGen {
     }
   }
 
-  private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
+  private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): Code {
+    const dim = this.dimRead(x, e, src);
+    return dim === undefined ? { code: this.callCode(x, e, src) } : { code: dim, read: true };
+  }
+
+  /** `dim(shapes.X, k)` of a guaranteed tensor with a constant axis within its validated rank: a plain read. */
+  private dimRead(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string | undefined {
+    const target = x.args[0];
+    if (x.fn !== "dim" || target.k !== "leaf" || target.leaf.ns !== "shapes") return undefined;
+    const slot = this.valid.tensors.get(target.leaf.name)!;
+    const axis = this.expr(x.args[1], e, src).value;
+    if (!slot.required || slot.rank === undefined || typeof axis !== "number" || !Number.isInteger(axis) || axis < -slot.rank || axis >= slot.rank) return undefined;
+    return `${this.tensor(target.leaf.name)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
+  }
+
+  private callCode(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
     const arg = (i: number): string => this.expr(x.args[i], e, src).code;
     const n = (i: number): string => `(${arg(i)} as number)`;
     switch (x.fn) {
@@ -278,6 +359,18 @@ class AssignmentGen {
       case "f16Ok":
         return `(${arg(0)} === "float16")`;
     }
+  }
+
+  /** Code reading a pass's shader-key leaf: a plain read, or code that throws an EvalFailure when the leaf has no value. */
+  keyLeaf(l: LeafInfo): Code {
+    if (l.axis !== undefined) {
+      const t = this.tensor(l.leaf.name);
+      const slot = this.valid.tensors.get(l.leaf.name)!;
+      if (slot.required && slot.rank !== undefined && l.axis >= -slot.rank && l.axis < slot.rank) return { code: `${t}!.shape[${l.axis < 0 ? l.axis + slot.rank : l.axis}]`, read: true };
+      return { code: `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})` };
+    }
+    if (l.key.startsWith("has(")) return this.pinned.has(l.key) ? { code: "true", value: true } : { code: `(${this.attr(l.leaf.name)} !== undefined)`, read: true };
+    return this.leaf(l.leaf);
   }
 
   /** Code (a string expression) explaining why condition `src` is not true, mirroring explainFalse. */
@@ -385,10 +478,12 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   const tensors = new Map<string, TensorSlot>(
     tensorIds.map((id, index) => {
       const io = spec.inputs.find((i) => i.name === id) ?? spec.outputs.find((o) => o.name === id)!;
-      return [id, { index, required: !io.optional, dtype: io.dtype }];
+      return [id, { index, required: !io.optional, dtype: io.dtype, rank: io.rank }];
     }),
   );
   const attrIndex = new Map(spec.attributes.map((a, i) => [a.name, i]));
+  const required = new Set(spec.attributeConstraints.filter((c) => c.required).map((c) => c.name));
+  const call: ValidatedCall = { tensors, attrIndex, definedAttrs: new Set(spec.attributes.filter((a) => a.default !== undefined || required.has(a.name)).map((a) => a.name)) };
   const paramIndex = new Map(spec.typeConstraints.map((t, i) => [t.name, i]));
   const inputIds = spec.inputs.map((i) => i.name);
   const outputIds = spec.outputs.map((o) => o.name);
@@ -399,7 +494,7 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
 
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
-    classes.push(generateAssignment(model, a, cls, tensors, attrIndex, consts));
+    classes.push(generateAssignment(model, a, cls, call, consts));
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${q(a.facts.dtypes[p])}`)
       .join(" && ");
@@ -492,23 +587,11 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   return { code: out.join("\n"), fn };
 }
 
-/** The code reading a pass's shader-key leaf (it throws an EvalFailure when the leaf has no value). */
-function keyLeafCode(l: LeafInfo, tensorIndex: ReadonlyMap<string, number>, attrIndex: ReadonlyMap<string, number>): string {
-  const t = `this.t${tensorIndex.get(l.leaf.name)}`;
-  if (l.axis !== undefined) return `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`;
-  if (l.key.startsWith("has(")) return `(this.a${attrIndex.get(l.leaf.name)} !== undefined)`;
-  if (l.leaf.ns === "present") return `(${t} !== null)`;
-  if (l.leaf.ns === "attrs") return `$attr(this.a${attrIndex.get(l.leaf.name)}, ${q(l.leaf.name)})`;
-  if (l.leaf.ns === "ranks") return `$need(${t}, ${q(`ranks.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape.length`;
-  if (l.leaf.ns === "tensorDtypes") return `$need(${t}, ${q(`tensorDtypes.${l.leaf.name}`)}, ${q(l.leaf.name)}).dtype`;
-  return `$need(${t}, ${q(`shapes.${l.leaf.name}`)}, ${q(l.leaf.name)}).shape`;
-}
-
-function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, tensors: ReadonlyMap<string, TensorSlot>, attrIndex: ReadonlyMap<string, number>, consts: string[]): string {
-  const tensorIndex = new Map([...tensors].map(([id, slot]) => [id, slot.index]));
+function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, call: ValidatedCall, consts: string[]): string {
+  const { tensors, attrIndex } = call;
   const k = model.kernel;
   const name = k.spec.name;
-  const g = new AssignmentGen(k, a.facts, tensorIndex, attrIndex);
+  const g = new AssignmentGen(k, a.facts, call);
   const lines: string[] = [];
   for (const c of k.when) {
     const cond = g.condMethod(c, g.top);
@@ -541,24 +624,21 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     vm.passes.forEach((pm, pi) => {
       const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
       const reads = pm.keyLeaves.map((l, i) => {
-        const code = keyLeafCode(l, tensorIndex, attrIndex);
+        const leaf = g.keyLeaf(l);
+        if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
         const read = `k${vi}_${pi}_${i}`;
-        g.method(`${read}(): unknown`, `    try {\n      return ${code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
-        g.method(`${read}s(): string`, `    try {\n      return $show(${code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+        g.method(`${read}(): unknown`, `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
+        g.method(`${read}s(): string`, `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
         body.push(`    let k${pi}_${i}: unknown = undefined;`);
-        return { local: `k${pi}_${i}`, read };
+        return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
       });
       body.push(`    let s${pi}: string | undefined = undefined;`);
       const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
       entries.forEach((e, ei) => {
-        const tests = e.key.flatMap((kv, i) => {
-          if (kv === null) return [];
-          const value = `(${reads[i].local} ??= this.${reads[i].read}())`;
-          return [Array.isArray(kv) ? `$eq(${value}, ${lit(kv)})` : `${value} === ${lit(kv)}`];
-        });
+        const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i].value}, ${lit(kv)})` : `${reads[i].value} === ${lit(kv)}`]));
         body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
       });
-      const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i].key}=`)} + this.${r.read}s()`).join(` + ", " + `) : q("");
+      const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i].key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
       body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${model.profile}; ${model.instancesHint}`)});`);
     });
     let tmpCount = 0;
@@ -678,7 +758,7 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     lines.push(`    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`);
   }
   g.method("plan(): Plan", lines.join("\n"));
-  return g.classText(cls, tensorIndex.size, attrIndex.size);
+  return g.classText(cls, tensors.size, attrIndex.size);
 }
 
 

@@ -65,9 +65,11 @@ class EvalFailure extends Error {}
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
 function $chk(v: number): number {
-  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
-  return v;
+  return Number.isSafeInteger(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
@@ -93,15 +95,6 @@ function $divF(a: number, b: number): number {
 function $fdivF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
-}
-function $addN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a + b) : a + b;
-}
-function $subN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a - b) : a - b;
-}
-function $mulN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a * b) : a * b;
 }
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -485,12 +478,12 @@ export function plan0(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "PagedAttention: attribute `is_causal` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -502,7 +495,7 @@ export function plan0(call: Call): Plan {
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 === undefined) {
   }
-  else if (![1].some((x: unknown) => x === a0)) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  else if (a0 !== 1) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) {
     $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` is required");
   }
@@ -792,12 +785,12 @@ export function plan1(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "SparseAttention: attribute `do_rotary` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -813,7 +806,7 @@ export function plan1(call: Call): Plan {
   const a5: unknown = g5 !== undefined ? g5 : undefined;
   if (a0 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a0)) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
+  else if (a0 !== 0 && a0 !== 1) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
   if (a1 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` is required");
   }
@@ -822,7 +815,7 @@ export function plan1(call: Call): Plan {
   }
   if (a3 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a3)) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
+  else if (a3 !== 0 && a3 !== 1) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
   if (a5 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` is required");
   }

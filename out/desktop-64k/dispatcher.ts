@@ -65,9 +65,11 @@ class EvalFailure extends Error {}
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
 function $chk(v: number): number {
-  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
-  return v;
+  return Number.isSafeInteger(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
@@ -93,15 +95,6 @@ function $divF(a: number, b: number): number {
 function $fdivF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
-}
-function $addN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a + b) : a + b;
-}
-function $subN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a - b) : a - b;
-}
-function $mulN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a * b) : a * b;
 }
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -383,8 +376,9 @@ class K0A0 {
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
   d2(): number {
+    let n0: number;
     try {
-      return (this.m2 = $chk((this.t5!.shape[0] as number) - (1 as number)));
+      return (this.m2 = (n0 = (this.t5!.shape[0] as number) - (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "batchSize");
     }
@@ -399,8 +393,9 @@ class K0A0 {
   }
   /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
   d4(): number {
+    let n0: number;
     try {
-      return (this.m4 = $mulN((this.a2 as number), (this.t3!.shape[3] as number)));
+      return (this.m4 = (n0 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "qHidden");
     }
@@ -501,8 +496,9 @@ class K0A0 {
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
+    let n0: number;
     try {
-      return (this.m9 = $chk((this.t7!.shape[1] as number) * (this.t3!.shape[1] as number)));
+      return (this.m9 = (n0 = (this.t7!.shape[1] as number) * (this.t3!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "pagedKeyCeiling");
     }
@@ -517,8 +513,9 @@ class K0A0 {
   }
   /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): number {
+    let n0: number;
     try {
-      return (this.m11 = $mulN((this.t0!.shape[0] as number), (this.a1 as number)));
+      return (this.m11 = (n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "pagedBaseWorkgroups");
     }
@@ -549,16 +546,18 @@ class K0A0 {
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
   d15(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m15 = $mulN(($mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number)) as number), (this.t3!.shape[3] as number)) as number), (4 as number)));
+      return (this.m15 = (n6 = ((n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
     } catch (e) {
       throw $wrap(e, "pagedSplitScratchBytes");
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m16 = $mulN(($mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number)) as number), (4 as number)));
+      return (this.m16 = (n6 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m12 ?? this.d12()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
     } catch (e) {
       throw $wrap(e, "pagedSplitStatsBytes");
     }
@@ -614,8 +613,9 @@ class K0A0 {
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number;
     try {
-      return (this.m20 = $mulN(($addN(($mulN(($chk((2 as number) * (this.t3!.shape[3] as number)) as number), ((this.m19 ?? this.d19()) as number)) as number), ($mulN(($addN(($mulN((3 as number), ((this.m19 ?? this.d19()) as number)) as number), (1 as number)) as number), ((this.m17 ?? this.d17()) as number)) as number)) as number), (4 as number)));
+      return (this.m20 = (n14 = ((n4 = ((n1 = ((n0 = (2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m19 ?? this.d19()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n12 = ((n9 = ((n7 = ((n5 = ((this.m19 ?? this.d19()) as number), n6 = (3 as number) * n5, Number.isSafeInteger(n6) || !$isI((3 as number), n5) ? n6 : $overflow(n6)) as number), n8 = n7 + (1 as number), Number.isSafeInteger(n8) || !$isI(n7, (1 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m17 ?? this.d17()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11)) as number), n13 = n4 + n12, Number.isSafeInteger(n13) || !$isI(n4, n12) ? n13 : $overflow(n13)) as number), n15 = n14 * (4 as number), Number.isSafeInteger(n15) || !$isI(n14, (4 as number)) ? n15 : $overflow(n15)));
     } catch (e) {
       throw $wrap(e, "pagedSplitStorageBytes");
     }
@@ -651,8 +651,9 @@ class K0A0 {
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
+    let n0: number;
     try {
-      return (this.m22 = $mulN((this.a1 as number), (this.t3!.shape[3] as number)));
+      return (this.m22 = (n0 = (this.a1 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a1 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "kvHidden");
     }
@@ -704,6 +705,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p0(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
@@ -727,27 +729,27 @@ class K0A0 {
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number)) as number), (this.t3!.shape[3] as number));
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K0A0S0, "the shape of intermediate `partialOut`");
     }
     const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number));
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K0A0S0, "the shape of intermediate `partialStats`");
     }
     const x1 = $round4((r1 as number) * 4);
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r2: unknown = undefined;
     try {
       r2 = (this.m2 ?? this.d2());
@@ -756,7 +758,7 @@ class K0A0 {
     }
     let r3: unknown = undefined;
     try {
-      r3 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r3 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K0A0S1, "uniform field `params.scatterCount`");
     }
@@ -765,19 +767,19 @@ class K0A0 {
     $u32(u0_7, 4, r3, K0A0S1, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S1, "dispatch x");
     }
     const w0x = $wg(r4, 65535, K0A0S1, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r5 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S1, "dispatch y");
     }
     const w0y = $wg(r5, 65535, K0A0S1, "y");
-    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
     const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
@@ -795,61 +797,25 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r6, K0A0S2, "params.batchSize");
     $f32(u1_8, 4, r7);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S2, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S2, "y");
     let r8: unknown = undefined;
     try {
-      r8 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S2, "dispatch x");
-    }
-    const w1x = $wg(r8, 65535, K0A0S2, "x");
-    let r9: unknown = undefined;
-    try {
-      r9 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S2, "dispatch y");
-    }
-    const w1y = $wg(r9, 65535, K0A0S2, "y");
-    let r10: unknown = undefined;
-    try {
-      r10 = (this.m12 ?? this.d12());
+      r8 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S2, "dispatch z");
     }
-    const w1z = $wg(r10, 65535, K0A0S2, "z");
-    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
-    let r11: unknown = undefined;
+    const w1z = $wg(r8, 65535, K0A0S2, "z");
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y = $wg(this.a2, 65535, K0A0S3, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S3, "z");
+    let r9: unknown = undefined;
     try {
-      r11 = this.a2;
-    } catch (e) {
-      $evalFail(e, K0A0S3, "dispatch y");
-    }
-    const w2y = $wg(r11, 65535, K0A0S3, "y");
-    let r12: unknown = undefined;
-    try {
-      r12 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S3, "dispatch z");
-    }
-    const w2z = $wg(r12, 65535, K0A0S3, "z");
-    let r13: unknown = undefined;
-    try {
-      r13 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r9 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r13 as readonly number[], "keyCacheT": r14 as readonly number[], "valueCacheT": r15 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r9 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r0(): string {
     if (!this.c2()) return this.w2();
@@ -926,6 +892,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p1(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
@@ -949,29 +916,29 @@ class K0A0 {
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number)) as number), (this.t3!.shape[3] as number));
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K0A0S5, "the shape of intermediate `partialOut`");
     }
     const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number));
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K0A0S5, "the shape of intermediate `partialStats`");
     }
     const x1 = $round4((r1 as number) * 4);
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r2: unknown = undefined;
     try {
-      r2 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r2 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K0A0S6, "uniform field `params.scatterCount`");
     }
@@ -979,22 +946,22 @@ class K0A0 {
     $u32(u0_5, 0, r2, K0A0S6, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S6, "dispatch x");
     }
     const w0x = $wg(r3, 65535, K0A0S6, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S6, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K0A0S6, "y");
-    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     const q9: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q10: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
@@ -1012,61 +979,25 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r5, K0A0S7, "params.batchSize");
     $f32(u1_8, 4, r6);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S7, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S7, "y");
     let r7: unknown = undefined;
     try {
-      r7 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S7, "dispatch x");
-    }
-    const w1x = $wg(r7, 65535, K0A0S7, "x");
-    let r8: unknown = undefined;
-    try {
-      r8 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S7, "dispatch y");
-    }
-    const w1y = $wg(r8, 65535, K0A0S7, "y");
-    let r9: unknown = undefined;
-    try {
-      r9 = (this.m12 ?? this.d12());
+      r7 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S7, "dispatch z");
     }
-    const w1z = $wg(r9, 65535, K0A0S7, "z");
-    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
-    let r10: unknown = undefined;
+    const w1z = $wg(r7, 65535, K0A0S7, "z");
+    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y = $wg(this.a2, 65535, K0A0S8, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S8, "z");
+    let r8: unknown = undefined;
     try {
-      r10 = this.a2;
-    } catch (e) {
-      $evalFail(e, K0A0S8, "dispatch y");
-    }
-    const w2y = $wg(r10, 65535, K0A0S8, "y");
-    let r11: unknown = undefined;
-    try {
-      r11 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S8, "dispatch z");
-    }
-    const w2z = $wg(r11, 65535, K0A0S8, "z");
-    let r12: unknown = undefined;
-    try {
-      r12 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r8 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r13: unknown = undefined;
-    try {
-      r13 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r12 as readonly number[], "keyCacheT": r13 as readonly number[], "valueCacheT": r14 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r1(): string {
     if (!this.c6()) return this.w6();
@@ -1110,8 +1041,9 @@ class K0A0 {
   }
   /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m24 = $addN(((this.m4 ?? this.d4()) as number), ($mulN((2 as number), ((this.m22 ?? this.d22()) as number)) as number)));
+      return (this.m24 = (n0 = ((this.m4 ?? this.d4()) as number), n3 = ((n1 = ((this.m22 ?? this.d22()) as number), n2 = (2 as number) * n1, Number.isSafeInteger(n2) || !$isI((2 as number), n1) ? n2 : $overflow(n2)) as number), n4 = n0 + n3, Number.isSafeInteger(n4) || !$isI(n0, n3) ? n4 : $overflow(n4)));
     } catch (e) {
       throw $wrap(e, "packedStride");
     }
@@ -1163,6 +1095,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p2(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
@@ -1186,24 +1119,24 @@ class K0A0 {
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number)) as number), (this.t3!.shape[3] as number));
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K0A0S9, "the shape of intermediate `partialOut`");
     }
     const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number));
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K0A0S9, "the shape of intermediate `partialStats`");
     }
     const x1 = $round4((r1 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r2: unknown = undefined;
     try {
       r2 = (this.m2 ?? this.d2());
@@ -1212,7 +1145,7 @@ class K0A0 {
     }
     let r3: unknown = undefined;
     try {
-      r3 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r3 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K0A0S10, "uniform field `params.scatterCount`");
     }
@@ -1221,14 +1154,14 @@ class K0A0 {
     $u32(u0_6, 4, r3, K0A0S10, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S10, "dispatch x");
     }
     const w0x = $wg(r4, 65535, K0A0S10, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r5 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S10, "dispatch y");
     }
@@ -1250,61 +1183,25 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r6, K0A0S11, "params.batchSize");
     $f32(u1_8, 4, r7);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S11, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S11, "y");
     let r8: unknown = undefined;
     try {
-      r8 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S11, "dispatch x");
-    }
-    const w1x = $wg(r8, 65535, K0A0S11, "x");
-    let r9: unknown = undefined;
-    try {
-      r9 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S11, "dispatch y");
-    }
-    const w1y = $wg(r9, 65535, K0A0S11, "y");
-    let r10: unknown = undefined;
-    try {
-      r10 = (this.m12 ?? this.d12());
+      r8 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S11, "dispatch z");
     }
-    const w1z = $wg(r10, 65535, K0A0S11, "z");
-    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
-    let r11: unknown = undefined;
+    const w1z = $wg(r8, 65535, K0A0S11, "z");
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y = $wg(this.a2, 65535, K0A0S12, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S12, "z");
+    let r9: unknown = undefined;
     try {
-      r11 = this.a2;
-    } catch (e) {
-      $evalFail(e, K0A0S12, "dispatch y");
-    }
-    const w2y = $wg(r11, 65535, K0A0S12, "y");
-    let r12: unknown = undefined;
-    try {
-      r12 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S12, "dispatch z");
-    }
-    const w2z = $wg(r12, 65535, K0A0S12, "z");
-    let r13: unknown = undefined;
-    try {
-      r13 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r9 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r13 as readonly number[], "keyCacheT": r14 as readonly number[], "valueCacheT": r15 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r9 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r2(): string {
     if (!this.c10()) return this.w10();
@@ -1381,6 +1278,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p3(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
@@ -1404,26 +1302,26 @@ class K0A0 {
     if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number)) as number), (this.t3!.shape[3] as number));
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K0A0S13, "the shape of intermediate `partialOut`");
     }
     const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a2 as number)) as number), ((this.m12 ?? this.d12()) as number));
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K0A0S13, "the shape of intermediate `partialStats`");
     }
     const x1 = $round4((r1 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r2: unknown = undefined;
     try {
-      r2 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r2 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K0A0S14, "uniform field `params.scatterCount`");
     }
@@ -1431,21 +1329,21 @@ class K0A0 {
     $u32(u0_4, 0, r2, K0A0S14, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S14, "dispatch x");
     }
     const w0x = $wg(r3, 65535, K0A0S14, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S14, "dispatch y");
     }
     const w0y = $wg(r4, 65535, K0A0S14, "y");
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     const q7: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q8: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
@@ -1463,61 +1361,25 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r5, K0A0S15, "params.batchSize");
     $f32(u1_8, 4, r6);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S15, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S15, "y");
     let r7: unknown = undefined;
     try {
-      r7 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S15, "dispatch x");
-    }
-    const w1x = $wg(r7, 65535, K0A0S15, "x");
-    let r8: unknown = undefined;
-    try {
-      r8 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S15, "dispatch y");
-    }
-    const w1y = $wg(r8, 65535, K0A0S15, "y");
-    let r9: unknown = undefined;
-    try {
-      r9 = (this.m12 ?? this.d12());
+      r7 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S15, "dispatch z");
     }
-    const w1z = $wg(r9, 65535, K0A0S15, "z");
-    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
-    let r10: unknown = undefined;
+    const w1z = $wg(r7, 65535, K0A0S15, "z");
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y = $wg(this.a2, 65535, K0A0S16, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S16, "z");
+    let r8: unknown = undefined;
     try {
-      r10 = this.a2;
-    } catch (e) {
-      $evalFail(e, K0A0S16, "dispatch y");
-    }
-    const w2y = $wg(r10, 65535, K0A0S16, "y");
-    let r11: unknown = undefined;
-    try {
-      r11 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S16, "dispatch z");
-    }
-    const w2z = $wg(r11, 65535, K0A0S16, "z");
-    let r12: unknown = undefined;
-    try {
-      r12 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r8 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r13: unknown = undefined;
-    try {
-      r13 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r12 as readonly number[], "keyCacheT": r13 as readonly number[], "valueCacheT": r14 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r3(): string {
     if (!this.c14()) return this.w14();
@@ -1527,40 +1389,45 @@ class K0A0 {
   }
   /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
   d26(): number {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m26 = $mulN(($chk((2 as number) * (this.t3!.shape[3] as number)) as number), ((this.m19 ?? this.d19()) as number)));
+      return (this.m26 = (n1 = ((n0 = (2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m19 ?? this.d19()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
   /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
   d27(): number {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m27 = $addN(($mulN((3 as number), ((this.m19 ?? this.d19()) as number)) as number), (1 as number)));
+      return (this.m27 = (n2 = ((n0 = ((this.m19 ?? this.d19()) as number), n1 = (3 as number) * n0, Number.isSafeInteger(n1) || !$isI((3 as number), n0) ? n1 : $overflow(n1)) as number), n3 = n2 + (1 as number), Number.isSafeInteger(n3) || !$isI(n2, (1 as number)) ? n3 : $overflow(n3)));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
   /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
   d28(): number {
+    let n0: number, n1: number;
     try {
-      return (this.m28 = $divN(($chk(Math.floor(($subN((16384 as number), ((this.m26 ?? this.d26()) as number)) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+      return (this.m28 = $divN(($chk(Math.floor(((n0 = ((this.m26 ?? this.d26()) as number), n1 = (16384 as number) - n0, Number.isSafeInteger(n1) || !$isI((16384 as number), n0) ? n1 : $overflow(n1)) as number))) as number), ((this.m27 ?? this.d27()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
   /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
+    let n0: number;
     try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($fdivI(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number), (2 as number)) as number)) as number)));
+      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($fdivI(($pow2ceil(((n0 = (Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number), (2 as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWg");
     }
   }
   /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m30 = $mulN(($addN(((this.m26 ?? this.d26()) as number), ($mulN(((this.m27 ?? this.d27()) as number), ((this.m29 ?? this.d29()) as number)) as number)) as number), (4 as number)));
+      return (this.m30 = (n6 = ((n0 = ((this.m26 ?? this.d26()) as number), n4 = ((n1 = ((this.m27 ?? this.d27()) as number), n2 = ((this.m29 ?? this.d29()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n0 + n4, Number.isSafeInteger(n5) || !$isI(n0, n4) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
     } catch (e) {
       throw $wrap(e, "pagedAttnStorageBytes");
     }
@@ -1629,6 +1496,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p4(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
@@ -1646,14 +1514,14 @@ class K0A0 {
     else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "47198daa1790025a";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r0: unknown = undefined;
     try {
       r0 = (this.m2 ?? this.d2());
@@ -1662,7 +1530,7 @@ class K0A0 {
     }
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r1 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S17, "uniform field `params.scatterCount`");
     }
@@ -1671,20 +1539,20 @@ class K0A0 {
     $u32(u0_7, 4, r1, K0A0S17, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch x");
     }
     const w0x = $wg(r2, 65535, K0A0S17, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch y");
     }
     const w0y = $wg(r3, 65535, K0A0S17, "y");
-    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r4: unknown = undefined;
     try {
       r4 = (this.m2 ?? this.d2());
@@ -1700,39 +1568,15 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r4, K0A0S18, "params.batchSize");
     $f32(u1_7, 4, r5);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S18, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S18, "y");
     let r6: unknown = undefined;
     try {
-      r6 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S18, "dispatch x");
-    }
-    const w1x = $wg(r6, 65535, K0A0S18, "x");
-    let r7: unknown = undefined;
-    try {
-      r7 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S18, "dispatch y");
-    }
-    const w1y = $wg(r7, 65535, K0A0S18, "y");
-    let r8: unknown = undefined;
-    try {
-      r8 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": r9 as readonly number[], "valueCacheT": r10 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r6 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r4(): string {
     if (!this.c18()) return this.w18();
@@ -1791,6 +1635,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p5(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
@@ -1808,16 +1653,16 @@ class K0A0 {
     else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "47198daa1790025a";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S19, "uniform field `params.scatterCount`");
     }
@@ -1825,23 +1670,23 @@ class K0A0 {
     $u32(u0_5, 0, r0, K0A0S19, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch x");
     }
     const w0x = $wg(r1, 65535, K0A0S19, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch y");
     }
     const w0y = $wg(r2, 65535, K0A0S19, "y");
-    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r3: unknown = undefined;
     try {
       r3 = (this.m2 ?? this.d2());
@@ -1857,39 +1702,15 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r3, K0A0S20, "params.batchSize");
     $f32(u1_7, 4, r4);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S20, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S20, "y");
     let r5: unknown = undefined;
     try {
-      r5 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S20, "dispatch x");
-    }
-    const w1x = $wg(r5, 65535, K0A0S20, "x");
-    let r6: unknown = undefined;
-    try {
-      r6 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S20, "dispatch y");
-    }
-    const w1y = $wg(r6, 65535, K0A0S20, "y");
-    let r7: unknown = undefined;
-    try {
-      r7 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r5 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r8: unknown = undefined;
-    try {
-      r8 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r7 as readonly number[], "keyCacheT": r8 as readonly number[], "valueCacheT": r9 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r5 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r5(): string {
     if (!this.c21()) return this.w21();
@@ -1948,6 +1769,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p6(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
@@ -1964,12 +1786,12 @@ class K0A0 {
     else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "40e63cecbeb2a264";
     else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "011b1cde15df1494";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r0: unknown = undefined;
     try {
       r0 = (this.m2 ?? this.d2());
@@ -1978,7 +1800,7 @@ class K0A0 {
     }
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r1 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S21, "uniform field `params.scatterCount`");
     }
@@ -1987,19 +1809,19 @@ class K0A0 {
     $u32(u0_6, 4, r1, K0A0S21, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch x");
     }
     const w0x = $wg(r2, 65535, K0A0S21, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch y");
     }
     const w0y = $wg(r3, 65535, K0A0S21, "y");
-    const q6: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q6: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r4: unknown = undefined;
     try {
       r4 = (this.m2 ?? this.d2());
@@ -2015,39 +1837,15 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r4, K0A0S22, "params.batchSize");
     $f32(u1_7, 4, r5);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S22, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S22, "y");
     let r6: unknown = undefined;
     try {
-      r6 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S22, "dispatch x");
-    }
-    const w1x = $wg(r6, 65535, K0A0S22, "x");
-    let r7: unknown = undefined;
-    try {
-      r7 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S22, "dispatch y");
-    }
-    const w1y = $wg(r7, 65535, K0A0S22, "y");
-    let r8: unknown = undefined;
-    try {
-      r8 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": r9 as readonly number[], "valueCacheT": r10 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r6 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r6(): string {
     if (!this.c24()) return this.w24();
@@ -2106,6 +1904,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p7(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
@@ -2122,14 +1921,14 @@ class K0A0 {
     else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "40e63cecbeb2a264";
     else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "011b1cde15df1494";
     if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S23, "uniform field `params.scatterCount`");
     }
@@ -2137,22 +1936,22 @@ class K0A0 {
     $u32(u0_4, 0, r0, K0A0S23, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch x");
     }
     const w0x = $wg(r1, 65535, K0A0S23, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[3] as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch y");
     }
     const w0y = $wg(r2, 65535, K0A0S23, "y");
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r3: unknown = undefined;
     try {
       r3 = (this.m2 ?? this.d2());
@@ -2168,39 +1967,15 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r3, K0A0S24, "params.batchSize");
     $f32(u1_7, 4, r4);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S24, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S24, "y");
     let r5: unknown = undefined;
     try {
-      r5 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K0A0S24, "dispatch x");
-    }
-    const w1x = $wg(r5, 65535, K0A0S24, "x");
-    let r6: unknown = undefined;
-    try {
-      r6 = this.a1;
-    } catch (e) {
-      $evalFail(e, K0A0S24, "dispatch y");
-    }
-    const w1y = $wg(r6, 65535, K0A0S24, "y");
-    let r7: unknown = undefined;
-    try {
-      r7 = [(this.t0!.shape[0] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r5 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    let r8: unknown = undefined;
-    try {
-      r8 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r7 as readonly number[], "keyCacheT": r8 as readonly number[], "valueCacheT": r9 as readonly number[] } };
+    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r5 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
   r7(): string {
     if (!this.c27()) return this.w27();
@@ -2461,12 +2236,12 @@ export function plan0(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "PagedAttention: attribute `is_causal` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -2478,7 +2253,7 @@ export function plan0(call: Call): Plan {
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 === undefined) {
   }
-  else if (![1].some((x: unknown) => x === a0)) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  else if (a0 !== 1) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) {
     $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` is required");
   }
@@ -2650,8 +2425,9 @@ class K1A0 {
   }
   /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
   d3(): number {
+    let n0: number;
     try {
-      return (this.m3 = $mulN((this.a2 as number), (this.t3!.shape[3] as number)));
+      return (this.m3 = (n0 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "qHidden");
     }
@@ -2674,16 +2450,18 @@ class K1A0 {
   }
   /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): number {
+    let n0: number;
     try {
-      return (this.m6 = $chk((this.t5!.shape[1] as number) - (1 as number)));
+      return (this.m6 = (n0 = (this.t5!.shape[1] as number) - (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "maxBlocks");
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
   d7(): boolean {
+    let n0: number;
     try {
-      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
+      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ((n0 = ((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number))));
     } catch (e) {
       throw $wrap(e, "layoutShapeOk");
     }
@@ -2706,8 +2484,9 @@ class K1A0 {
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
   d10(): number {
+    let n0: number;
     try {
-      return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
+      return (this.m10 = (n0 = (2 as number) * ((this.m9 ?? this.d9()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "rotaryDim");
     }
@@ -2722,24 +2501,27 @@ class K1A0 {
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
   d12(): number {
+    let n0: number;
     try {
-      return (this.m12 = $mulN((this.a1 as number), (this.t3!.shape[3] as number)));
+      return (this.m12 = (n0 = (this.a1 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a1 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "kvHidden");
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
   d13(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m13 = $addN(((this.m3 ?? this.d3()) as number), ($mulN((2 as number), ((this.m12 ?? this.d12()) as number)) as number)));
+      return (this.m13 = (n0 = ((this.m3 ?? this.d3()) as number), n3 = ((n1 = ((this.m12 ?? this.d12()) as number), n2 = (2 as number) * n1, Number.isSafeInteger(n2) || !$isI((2 as number), n1) ? n2 : $overflow(n2)) as number), n4 = n0 + n3, Number.isSafeInteger(n4) || !$isI(n0, n3) ? n4 : $overflow(n4)));
     } catch (e) {
       throw $wrap(e, "packedStride");
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
   d14(): boolean {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number;
     try {
-      return (this.m14 = ((($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m13 ?? this.d13()) as number)) as number) <= (2147483647 as number)) && (($mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[2] as number)) as number), (this.t3!.shape[3] as number)) as number) <= (2147483647 as number))));
+      return (this.m14 = ((((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m13 ?? this.d13()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number) <= (2147483647 as number)) && (((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[2] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[2] as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number) <= (2147483647 as number))));
     } catch (e) {
       throw $wrap(e, "indexFits");
     }
@@ -2774,7 +2556,8 @@ class K1A0 {
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.blockRowIndicesT == 2` is false (" + "ranks.blockRowIndicesT = " + $showT($try(() => 2)) + ")" : $where(path) + "`ranks.blockColIndicesT == 2` is false (" + "ranks.blockColIndicesT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")")($try(() => true)) : $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")")($try(() => (((this.m6 ?? this.d6()) as number) >= (1 as number)))) : $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")")($try(() => ((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])))) : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)))) + ")")($try(() => (((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number)))));
+    let n0: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.blockRowIndicesT == 2` is false (" + "ranks.blockRowIndicesT = " + $showT($try(() => 2)) + ")" : $where(path) + "`ranks.blockColIndicesT == 2` is false (" + "ranks.blockColIndicesT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")")($try(() => true)) : $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")")($try(() => (((this.m6 ?? this.d6()) as number) >= (1 as number)))) : $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")")($try(() => ((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])))) : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => (n0 = ((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)))) + ")")($try(() => (((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number)))));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2786,7 +2569,8 @@ class K1A0 {
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m13 ?? this.d13()) as number)))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t3!.shape[2] as number)) as number), (this.t3!.shape[3] as number)))) + ")")($try(() => (($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m13 ?? this.d13()) as number)) as number) <= (2147483647 as number))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
+    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => (n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = ((this.m13 ?? this.d13()) as number), n7 = n5 * n6, Number.isSafeInteger(n7) || !$isI(n5, n6) ? n7 : $overflow(n7)))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => (n11 = ((n9 = ((n8 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n8) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n8 : $overflow(n8)) as number), n10 = n9 * (this.t3!.shape[2] as number), Number.isSafeInteger(n10) || !$isI(n9, (this.t3!.shape[2] as number)) ? n10 : $overflow(n10)) as number), n12 = n11 * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI(n11, (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)))) + ")")($try(() => (((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m13 ?? this.d13()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number) <= (2147483647 as number))));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
@@ -2811,16 +2595,18 @@ class K1A0 {
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m16 = $mulN(($mulN(($mulN((this.t0!.shape[0] as number), (this.a1 as number)) as number), (this.t0!.shape[1] as number)) as number), (this.t3!.shape[3] as number)));
+      return (this.m16 = (n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t0!.shape[1] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t0!.shape[1] as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)));
     } catch (e) {
       throw $wrap(e, "appendCount");
     }
   }
   /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
   d17(): number {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m17 = $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m3 ?? this.d3()) as number)));
+      return (this.m17 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)));
     } catch (e) {
       throw $wrap(e, "rotaryCount");
     }
@@ -2856,15 +2642,17 @@ class K1A0 {
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     try {
-      return (this.m19 = ((($mulN(($mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a1 as number)) as number), (this.t3!.shape[2] as number)) as number), (this.t3!.shape[3] as number)) as number) <= (1073741824 as number)) && (($mulN(($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number), ((this.m13 ?? this.d13()) as number)) as number) <= (1073741824 as number))));
+      return (this.m19 = ((((n5 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[2] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[2] as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) <= (1073741824 as number)) && (((n9 = ((n8 = ((n7 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number), n10 = ((this.m13 ?? this.d13()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11)) as number) <= (1073741824 as number))));
     } catch (e) {
       throw $wrap(e, "bindingsFit");
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN(($mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a1 as number)) as number), (this.t3!.shape[2] as number)) as number), (this.t3!.shape[3] as number)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => $mulN(($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number), ((this.m13 ?? this.d13()) as number)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (($mulN(($mulN(($mulN(($chk((2 as number) * (this.t0!.shape[0] as number)) as number), (this.a1 as number)) as number), (this.t3!.shape[2] as number)) as number), (this.t3!.shape[3] as number)) as number) <= (1073741824 as number))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number;
+    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => (n12 = ((n10 = ((n8 = ((n7 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n8 * (this.a1 as number), Number.isSafeInteger(n9) || !$isI(n8, (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[2] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[2] as number)) ? n11 : $overflow(n11)) as number), n13 = n12 * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI(n12, (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => (n16 = ((n15 = ((n14 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), n17 = ((this.m13 ?? this.d13()) as number), n18 = n16 * n17, Number.isSafeInteger(n18) || !$isI(n16, n17) ? n18 : $overflow(n18)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((n5 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[2] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[2] as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) <= (1073741824 as number))));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2939,8 +2727,9 @@ class K1A0 {
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number;
     try {
-      return (this.m22 = $mulN((4 as number), ($addN(($addN(($addN(($addN(($addN(($mulN(((this.m21 ?? this.d21()) as number), (this.t3!.shape[3] as number)) as number), ($mulN(((this.m21 ?? this.d21()) as number), (64 as number)) as number)) as number), (128 as number)) as number), (384 as number)) as number), ($mulN((2 as number), ((this.m21 ?? this.d21()) as number)) as number)) as number), (4 as number)) as number)));
+      return (this.m22 = (n18 = ((n16 = ((n11 = ((n9 = ((n7 = ((n2 = ((n0 = ((this.m21 ?? this.d21()) as number), n1 = n0 * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI(n0, (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number), n5 = ((n3 = ((this.m21 ?? this.d21()) as number), n4 = n3 * (64 as number), Number.isSafeInteger(n4) || !$isI(n3, (64 as number)) ? n4 : $overflow(n4)) as number), n6 = n2 + n5, Number.isSafeInteger(n6) || !$isI(n2, n5) ? n6 : $overflow(n6)) as number), n8 = n7 + (128 as number), Number.isSafeInteger(n8) || !$isI(n7, (128 as number)) ? n8 : $overflow(n8)) as number), n10 = n9 + (384 as number), Number.isSafeInteger(n10) || !$isI(n9, (384 as number)) ? n10 : $overflow(n10)) as number), n14 = ((n12 = ((this.m21 ?? this.d21()) as number), n13 = (2 as number) * n12, Number.isSafeInteger(n13) || !$isI((2 as number), n12) ? n13 : $overflow(n13)) as number), n15 = n11 + n14, Number.isSafeInteger(n15) || !$isI(n11, n14) ? n15 : $overflow(n15)) as number), n17 = n16 + (4 as number), Number.isSafeInteger(n17) || !$isI(n16, (4 as number)) ? n17 : $overflow(n17)) as number), n19 = (4 as number) * n18, Number.isSafeInteger(n19) || !$isI((4 as number), n18) ? n19 : $overflow(n19)));
     } catch (e) {
       throw $wrap(e, "attnStorageBytes");
     }
@@ -2976,8 +2765,9 @@ class K1A0 {
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
+    let n0: number, n1: number;
     try {
-      return (this.m24 = Math.min((this.t3!.shape[2] as number), ($mulN(((this.m6 ?? this.d6()) as number), (this.a5 as number)) as number)));
+      return (this.m24 = Math.min((this.t3!.shape[2] as number), ((n0 = ((this.m6 ?? this.d6()) as number), n1 = n0 * (this.a5 as number), Number.isSafeInteger(n1) || !$isI(n0, (this.a5 as number)) ? n1 : $overflow(n1)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseKeyCeiling");
     }
@@ -2992,8 +2782,9 @@ class K1A0 {
   }
   /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
   d26(): number {
+    let n0: number, n1: number, n2: number;
     try {
-      return (this.m26 = $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), (this.a1 as number)));
+      return (this.m26 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)));
     } catch (e) {
       throw $wrap(e, "sparseBaseWorkgroups");
     }
@@ -3008,8 +2799,9 @@ class K1A0 {
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
   d28(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     try {
-      return (this.m28 = $mulN(($mulN(($mulN(($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), (this.a2 as number)) as number), ((this.m27 ?? this.d27()) as number)) as number), ($chk((this.t3!.shape[3] as number) + (4 as number)) as number)) as number), (4 as number)));
+      return (this.m28 = (n10 = ((n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9)) as number), n11 = n10 * (4 as number), Number.isSafeInteger(n11) || !$isI(n10, (4 as number)) ? n11 : $overflow(n11)));
     } catch (e) {
       throw $wrap(e, "sparsePartialBytes");
     }
@@ -3024,15 +2816,17 @@ class K1A0 {
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): boolean {
+    let n0: number;
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
       throw $wrap(e, "sparseSplitFits");
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.m27 ?? this.d27()) as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number)))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => (n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.m27 ?? this.d27()) as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n3 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n2 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n1 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number)))));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -3082,6 +2876,7 @@ class K1A0 {
     }
   }
   p0(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
@@ -3098,194 +2893,110 @@ class K1A0 {
     if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m3 ?? this.d3()) as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S2, "the shape of intermediate `rotatedQuery`");
     }
     const x0 = $round4((r0 as number) * 2);
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN(($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), (this.a2 as number)) as number), ((this.m27 ?? this.d27()) as number)) as number), ($chk((this.t3!.shape[3] as number) + (4 as number)) as number));
+      r1 = (n10 = ((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.a2 as number), Number.isSafeInteger(n6) || !$isI(n5, (this.a2 as number)) ? n6 : $overflow(n6)) as number), n8 = ((this.m27 ?? this.d27()) as number), n9 = n7 * n8, Number.isSafeInteger(n9) || !$isI(n7, n8) ? n9 : $overflow(n9)) as number), n12 = ((n11 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number), n13 = n10 * n12, Number.isSafeInteger(n13) || !$isI(n10, n12) ? n13 : $overflow(n13));
     } catch (e) {
       $evalFail(e, K1A0S2, "the shape of intermediate `partial`");
     }
     const x1 = $round4((r1 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, this.t0!.shape[1], K1A0S0, "params.seqLen");
+    $u32(u0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S0, "uniform field `params.seqLen`");
-    }
-    let r3: unknown = undefined;
-    try {
-      r3 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S0, "uniform field `params.batchSize`");
-    }
-    const u0_7 = new Uint8Array(16);
-    $u32(u0_7, 0, r2, K1A0S0, "params.seqLen");
-    $u32(u0_7, 4, r3, K1A0S0, "params.batchSize");
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K1A0S0, "x");
-    let r5: unknown = undefined;
+    const w0x = $wg(r2, 65535, K1A0S0, "x");
+    let r3: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K1A0S0, "y");
+    const w0y = $wg(r3, 65535, K1A0S0, "y");
     const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S1, "uniform field `params.seqLen`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S1, "uniform field `params.batchSize`");
-    }
     const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, r6, K1A0S1, "params.seqLen");
-    $u32(u1_6, 4, r7, K1A0S1, "params.batchSize");
-    let r8: unknown = undefined;
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S1, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S1, "params.batchSize");
+    let r4: unknown = undefined;
     try {
-      r8 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch x");
     }
-    const w1x = $wg(r8, 65535, K1A0S1, "x");
-    let r9: unknown = undefined;
+    const w1x = $wg(r4, 65535, K1A0S1, "x");
+    let r5: unknown = undefined;
     try {
-      r9 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r5 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch y");
     }
-    const w1y = $wg(r9, 65535, K1A0S1, "y");
-    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const w1y = $wg(r5, 65535, K1A0S1, "y");
+    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
-    let r10: unknown = undefined;
+    let r6: unknown = undefined;
     try {
-      r10 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.seqLen`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.batchSize`");
-    }
-    let r12: unknown = undefined;
-    try {
-      r12 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.numLayout`");
-    }
-    let r13: unknown = undefined;
-    try {
-      r13 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r6 = (n14 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K1A0S3, "uniform field `params.rowStride`");
     }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.colStride`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.maxCacheSeq`");
-    }
-    let r16: unknown = undefined;
-    try {
-      r16 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.scale`");
-    }
     const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, r10, K1A0S3, "params.seqLen");
-    $u32(u2_8, 4, r11, K1A0S3, "params.batchSize");
-    $u32(u2_8, 8, r12, K1A0S3, "params.numLayout");
-    $u32(u2_8, 12, r13, K1A0S3, "params.rowStride");
-    $u32(u2_8, 16, r14, K1A0S3, "params.colStride");
-    $u32(u2_8, 20, r15, K1A0S3, "params.maxCacheSeq");
-    $f32(u2_8, 24, r16);
-    let r17: unknown = undefined;
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S3, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S3, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S3, "params.numLayout");
+    $u32(u2_8, 12, r6, K1A0S3, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S3, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S3, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    let r7: unknown = undefined;
     try {
-      r17 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r7 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch x");
     }
-    const w2x = $wg(r17, 65535, K1A0S3, "x");
-    let r18: unknown = undefined;
+    const w2x = $wg(r7, 65535, K1A0S3, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S3, "y");
+    let r8: unknown = undefined;
     try {
-      r18 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S3, "dispatch y");
-    }
-    const w2y = $wg(r18, 65535, K1A0S3, "y");
-    let r19: unknown = undefined;
-    try {
-      r19 = (this.m27 ?? this.d27());
+      r8 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch z");
     }
-    const w2z = $wg(r19, 65535, K1A0S3, "z");
-    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r20: unknown = undefined;
+    const w2z = $wg(r8, 65535, K1A0S3, "z");
+    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w3y = $wg(this.a2, 65535, K1A0S4, "y");
+    let r9: unknown = undefined;
     try {
-      r20 = this.a2;
-    } catch (e) {
-      $evalFail(e, K1A0S4, "dispatch y");
-    }
-    const w3y = $wg(r20, 65535, K1A0S4, "y");
-    let r21: unknown = undefined;
-    try {
-      r21 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r9 = (n16 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n16) ? n16 : $overflow(n16));
     } catch (e) {
       $evalFail(e, K1A0S4, "dispatch z");
     }
-    const w3z = $wg(r21, 65535, K1A0S4, "z");
-    let r22: unknown = undefined;
+    const w3z = $wg(r9, 65535, K1A0S4, "z");
+    let r10: unknown = undefined;
     try {
-      r22 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n17 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r23: unknown = undefined;
-    try {
-      r23 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r24: unknown = undefined;
-    try {
-      r24 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r22 as readonly number[], "pastKeyT": r23 as readonly number[], "pastValueT": r24 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r10 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r0(): string {
     if (!this.c3()) return this.w3();
@@ -3377,6 +3088,7 @@ class K1A0 {
     }
   }
   p1(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
@@ -3389,153 +3101,81 @@ class K1A0 {
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN(($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), (this.a2 as number)) as number), ((this.m27 ?? this.d27()) as number)) as number), ($chk((this.t3!.shape[3] as number) + (4 as number)) as number));
+      r0 = (n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9));
     } catch (e) {
       $evalFail(e, K1A0S7, "the shape of intermediate `partial`");
     }
     const x0 = $round4((r0 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, this.t0!.shape[1], K1A0S6, "params.seqLen");
+    $u32(u0_5, 4, this.t0!.shape[0], K1A0S6, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.batchSize`");
-    }
-    const u0_5 = new Uint8Array(16);
-    $u32(u0_5, 0, r1, K1A0S6, "params.seqLen");
-    $u32(u0_5, 4, r2, K1A0S6, "params.batchSize");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S6, "x");
-    let r4: unknown = undefined;
+    const w0x = $wg(r1, 65535, K1A0S6, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S6, "y");
-    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const w0y = $wg(r2, 65535, K1A0S6, "y");
+    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
-    let r5: unknown = undefined;
+    let r3: unknown = undefined;
     try {
-      r5 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.batchSize`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.numLayout`");
-    }
-    let r8: unknown = undefined;
-    try {
-      r8 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r3 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
     } catch (e) {
       $evalFail(e, K1A0S8, "uniform field `params.rowStride`");
     }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.colStride`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.maxCacheSeq`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.scale`");
-    }
     const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, r5, K1A0S8, "params.seqLen");
-    $u32(u1_8, 4, r6, K1A0S8, "params.batchSize");
-    $u32(u1_8, 8, r7, K1A0S8, "params.numLayout");
-    $u32(u1_8, 12, r8, K1A0S8, "params.rowStride");
-    $u32(u1_8, 16, r9, K1A0S8, "params.colStride");
-    $u32(u1_8, 20, r10, K1A0S8, "params.maxCacheSeq");
-    $f32(u1_8, 24, r11);
-    let r12: unknown = undefined;
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S8, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S8, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S8, "params.numLayout");
+    $u32(u1_8, 12, r3, K1A0S8, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S8, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S8, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    let r4: unknown = undefined;
     try {
-      r12 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r4 = (n11 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K1A0S8, "dispatch x");
     }
-    const w1x = $wg(r12, 65535, K1A0S8, "x");
-    let r13: unknown = undefined;
+    const w1x = $wg(r4, 65535, K1A0S8, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S8, "y");
+    let r5: unknown = undefined;
     try {
-      r13 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S8, "dispatch y");
-    }
-    const w1y = $wg(r13, 65535, K1A0S8, "y");
-    let r14: unknown = undefined;
-    try {
-      r14 = (this.m27 ?? this.d27());
+      r5 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S8, "dispatch z");
     }
-    const w1z = $wg(r14, 65535, K1A0S8, "z");
-    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r15: unknown = undefined;
+    const w1z = $wg(r5, 65535, K1A0S8, "z");
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w2y = $wg(this.a2, 65535, K1A0S9, "y");
+    let r6: unknown = undefined;
     try {
-      r15 = this.a2;
-    } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch y");
-    }
-    const w2y = $wg(r15, 65535, K1A0S9, "y");
-    let r16: unknown = undefined;
-    try {
-      r16 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r6 = (n12 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n12) ? n12 : $overflow(n12));
     } catch (e) {
       $evalFail(e, K1A0S9, "dispatch z");
     }
-    const w2z = $wg(r16, 65535, K1A0S9, "z");
-    let r17: unknown = undefined;
+    const w2z = $wg(r6, 65535, K1A0S9, "z");
+    let r7: unknown = undefined;
     try {
-      r17 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n13 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r18: unknown = undefined;
-    try {
-      r18 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r19: unknown = undefined;
-    try {
-      r19 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r17 as readonly number[], "pastKeyT": r18 as readonly number[], "pastValueT": r19 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r7 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r1(): string {
     if (!this.c7()) return this.w7();
@@ -3654,6 +3294,7 @@ class K1A0 {
     }
   }
   p2(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
@@ -3670,198 +3311,114 @@ class K1A0 {
     if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m3 ?? this.d3()) as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S12, "the shape of intermediate `rotatedQuery`");
     }
     const x0 = $round4((r0 as number) * 2);
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN(($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), (this.a2 as number)) as number), ((this.m27 ?? this.d27()) as number)) as number), ($chk((this.t3!.shape[3] as number) + (4 as number)) as number));
+      r1 = (n10 = ((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.a2 as number), Number.isSafeInteger(n6) || !$isI(n5, (this.a2 as number)) ? n6 : $overflow(n6)) as number), n8 = ((this.m27 ?? this.d27()) as number), n9 = n7 * n8, Number.isSafeInteger(n9) || !$isI(n7, n8) ? n9 : $overflow(n9)) as number), n12 = ((n11 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number), n13 = n10 * n12, Number.isSafeInteger(n13) || !$isI(n10, n12) ? n13 : $overflow(n13));
     } catch (e) {
       $evalFail(e, K1A0S12, "the shape of intermediate `partial`");
     }
     const x1 = $round4((r1 as number) * 4);
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_8 = new Uint8Array(16);
+    $u32(u0_8, 0, this.t0!.shape[1], K1A0S10, "params.seqLen");
+    $u32(u0_8, 4, this.t0!.shape[0], K1A0S10, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S10, "uniform field `params.seqLen`");
-    }
-    let r3: unknown = undefined;
-    try {
-      r3 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S10, "uniform field `params.batchSize`");
-    }
-    const u0_8 = new Uint8Array(16);
-    $u32(u0_8, 0, r2, K1A0S10, "params.seqLen");
-    $u32(u0_8, 4, r3, K1A0S10, "params.batchSize");
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K1A0S10, "x");
-    let r5: unknown = undefined;
+    const w0x = $wg(r2, 65535, K1A0S10, "x");
+    let r3: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K1A0S10, "y");
-    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const w0y = $wg(r3, 65535, K1A0S10, "y");
+    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
     const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S11, "uniform field `params.seqLen`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S11, "uniform field `params.batchSize`");
-    }
     const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, r6, K1A0S11, "params.seqLen");
-    $u32(u1_6, 4, r7, K1A0S11, "params.batchSize");
-    let r8: unknown = undefined;
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S11, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
+    let r4: unknown = undefined;
     try {
-      r8 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch x");
     }
-    const w1x = $wg(r8, 65535, K1A0S11, "x");
-    let r9: unknown = undefined;
+    const w1x = $wg(r4, 65535, K1A0S11, "x");
+    let r5: unknown = undefined;
     try {
-      r9 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r5 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch y");
     }
-    const w1y = $wg(r9, 65535, K1A0S11, "y");
-    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const w1y = $wg(r5, 65535, K1A0S11, "y");
+    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
-    let r10: unknown = undefined;
+    let r6: unknown = undefined;
     try {
-      r10 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.seqLen`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.batchSize`");
-    }
-    let r12: unknown = undefined;
-    try {
-      r12 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.numLayout`");
-    }
-    let r13: unknown = undefined;
-    try {
-      r13 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r6 = (n14 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K1A0S13, "uniform field `params.rowStride`");
     }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.colStride`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.maxCacheSeq`");
-    }
-    let r16: unknown = undefined;
-    try {
-      r16 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.scale`");
-    }
     const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, r10, K1A0S13, "params.seqLen");
-    $u32(u2_8, 4, r11, K1A0S13, "params.batchSize");
-    $u32(u2_8, 8, r12, K1A0S13, "params.numLayout");
-    $u32(u2_8, 12, r13, K1A0S13, "params.rowStride");
-    $u32(u2_8, 16, r14, K1A0S13, "params.colStride");
-    $u32(u2_8, 20, r15, K1A0S13, "params.maxCacheSeq");
-    $f32(u2_8, 24, r16);
-    let r17: unknown = undefined;
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S13, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S13, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S13, "params.numLayout");
+    $u32(u2_8, 12, r6, K1A0S13, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S13, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S13, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    let r7: unknown = undefined;
     try {
-      r17 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r7 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S13, "dispatch x");
     }
-    const w2x = $wg(r17, 65535, K1A0S13, "x");
-    let r18: unknown = undefined;
+    const w2x = $wg(r7, 65535, K1A0S13, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S13, "y");
+    let r8: unknown = undefined;
     try {
-      r18 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S13, "dispatch y");
-    }
-    const w2y = $wg(r18, 65535, K1A0S13, "y");
-    let r19: unknown = undefined;
-    try {
-      r19 = (this.m27 ?? this.d27());
+      r8 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S13, "dispatch z");
     }
-    const w2z = $wg(r19, 65535, K1A0S13, "z");
-    const q13: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r20: unknown = undefined;
+    const w2z = $wg(r8, 65535, K1A0S13, "z");
+    const q13: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w3y = $wg(this.a2, 65535, K1A0S14, "y");
+    let r9: unknown = undefined;
     try {
-      r20 = this.a2;
-    } catch (e) {
-      $evalFail(e, K1A0S14, "dispatch y");
-    }
-    const w3y = $wg(r20, 65535, K1A0S14, "y");
-    let r21: unknown = undefined;
-    try {
-      r21 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r9 = (n16 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n16) ? n16 : $overflow(n16));
     } catch (e) {
       $evalFail(e, K1A0S14, "dispatch z");
     }
-    const w3z = $wg(r21, 65535, K1A0S14, "z");
-    let r22: unknown = undefined;
+    const w3z = $wg(r9, 65535, K1A0S14, "z");
+    let r10: unknown = undefined;
     try {
-      r22 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n17 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r23: unknown = undefined;
-    try {
-      r23 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r24: unknown = undefined;
-    try {
-      r24 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r22 as readonly number[], "pastKeyT": r23 as readonly number[], "pastValueT": r24 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r10 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r2(): string {
     if (!this.c11()) return this.w11();
@@ -3953,6 +3510,7 @@ class K1A0 {
     }
   }
   p3(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
@@ -3965,157 +3523,85 @@ class K1A0 {
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN(($mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), (this.a2 as number)) as number), ((this.m27 ?? this.d27()) as number)) as number), ($chk((this.t3!.shape[3] as number) + (4 as number)) as number));
+      r0 = (n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9));
     } catch (e) {
       $evalFail(e, K1A0S16, "the shape of intermediate `partial`");
     }
     const x0 = $round4((r0 as number) * 4);
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, this.t0!.shape[1], K1A0S15, "params.seqLen");
+    $u32(u0_6, 4, this.t0!.shape[0], K1A0S15, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S15, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S15, "uniform field `params.batchSize`");
-    }
-    const u0_6 = new Uint8Array(16);
-    $u32(u0_6, 0, r1, K1A0S15, "params.seqLen");
-    $u32(u0_6, 4, r2, K1A0S15, "params.batchSize");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S15, "x");
-    let r4: unknown = undefined;
+    const w0x = $wg(r1, 65535, K1A0S15, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S15, "y");
-    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
+    const w0y = $wg(r2, 65535, K1A0S15, "y");
+    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
-    let r5: unknown = undefined;
+    let r3: unknown = undefined;
     try {
-      r5 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.batchSize`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.numLayout`");
-    }
-    let r8: unknown = undefined;
-    try {
-      r8 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r3 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
     } catch (e) {
       $evalFail(e, K1A0S17, "uniform field `params.rowStride`");
     }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.colStride`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.maxCacheSeq`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.scale`");
-    }
     const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, r5, K1A0S17, "params.seqLen");
-    $u32(u1_8, 4, r6, K1A0S17, "params.batchSize");
-    $u32(u1_8, 8, r7, K1A0S17, "params.numLayout");
-    $u32(u1_8, 12, r8, K1A0S17, "params.rowStride");
-    $u32(u1_8, 16, r9, K1A0S17, "params.colStride");
-    $u32(u1_8, 20, r10, K1A0S17, "params.maxCacheSeq");
-    $f32(u1_8, 24, r11);
-    let r12: unknown = undefined;
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S17, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S17, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S17, "params.numLayout");
+    $u32(u1_8, 12, r3, K1A0S17, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S17, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S17, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    let r4: unknown = undefined;
     try {
-      r12 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r4 = (n11 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K1A0S17, "dispatch x");
     }
-    const w1x = $wg(r12, 65535, K1A0S17, "x");
-    let r13: unknown = undefined;
+    const w1x = $wg(r4, 65535, K1A0S17, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S17, "y");
+    let r5: unknown = undefined;
     try {
-      r13 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S17, "dispatch y");
-    }
-    const w1y = $wg(r13, 65535, K1A0S17, "y");
-    let r14: unknown = undefined;
-    try {
-      r14 = (this.m27 ?? this.d27());
+      r5 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S17, "dispatch z");
     }
-    const w1z = $wg(r14, 65535, K1A0S17, "z");
-    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r15: unknown = undefined;
+    const w1z = $wg(r5, 65535, K1A0S17, "z");
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w2y = $wg(this.a2, 65535, K1A0S18, "y");
+    let r6: unknown = undefined;
     try {
-      r15 = this.a2;
-    } catch (e) {
-      $evalFail(e, K1A0S18, "dispatch y");
-    }
-    const w2y = $wg(r15, 65535, K1A0S18, "y");
-    let r16: unknown = undefined;
-    try {
-      r16 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+      r6 = (n12 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n12) ? n12 : $overflow(n12));
     } catch (e) {
       $evalFail(e, K1A0S18, "dispatch z");
     }
-    const w2z = $wg(r16, 65535, K1A0S18, "z");
-    let r17: unknown = undefined;
+    const w2z = $wg(r6, 65535, K1A0S18, "z");
+    let r7: unknown = undefined;
     try {
-      r17 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n13 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r18: unknown = undefined;
-    try {
-      r18 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r19: unknown = undefined;
-    try {
-      r19 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r17 as readonly number[], "pastKeyT": r18 as readonly number[], "pastValueT": r19 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r7 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r3(): string {
     if (!this.c15()) return this.w15();
@@ -4205,6 +3691,7 @@ class K1A0 {
     }
   }
   p4(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
@@ -4218,172 +3705,82 @@ class K1A0 {
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m3 ?? this.d3()) as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S21, "the shape of intermediate `rotatedQuery`");
     }
     const x0 = $round4((r0 as number) * 2);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, this.t0!.shape[1], K1A0S19, "params.seqLen");
+    $u32(u0_7, 4, this.t0!.shape[0], K1A0S19, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S19, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S19, "uniform field `params.batchSize`");
-    }
-    const u0_7 = new Uint8Array(16);
-    $u32(u0_7, 0, r1, K1A0S19, "params.seqLen");
-    $u32(u0_7, 4, r2, K1A0S19, "params.batchSize");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S19, "x");
-    let r4: unknown = undefined;
+    const w0x = $wg(r1, 65535, K1A0S19, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S19, "y");
+    const w0y = $wg(r2, 65535, K1A0S19, "y");
     const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    let r5: unknown = undefined;
-    try {
-      r5 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S20, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S20, "uniform field `params.batchSize`");
-    }
     const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, r5, K1A0S20, "params.seqLen");
-    $u32(u1_6, 4, r6, K1A0S20, "params.batchSize");
-    let r7: unknown = undefined;
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
+    let r3: unknown = undefined;
     try {
-      r7 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch x");
     }
-    const w1x = $wg(r7, 65535, K1A0S20, "x");
-    let r8: unknown = undefined;
+    const w1x = $wg(r3, 65535, K1A0S20, "x");
+    let r4: unknown = undefined;
     try {
-      r8 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch y");
     }
-    const w1y = $wg(r8, 65535, K1A0S20, "y");
-    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r9: unknown = undefined;
+    const w1y = $wg(r4, 65535, K1A0S20, "y");
+    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r5: unknown = undefined;
     try {
-      r9 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.seqLen`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.batchSize`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.numLayout`");
-    }
-    let r12: unknown = undefined;
-    try {
-      r12 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r5 = (n4 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4));
     } catch (e) {
       $evalFail(e, K1A0S22, "uniform field `params.rowStride`");
     }
-    let r13: unknown = undefined;
-    try {
-      r13 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.colStride`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.maxCacheSeq`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.scale`");
-    }
     const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, r9, K1A0S22, "params.seqLen");
-    $u32(u2_8, 4, r10, K1A0S22, "params.batchSize");
-    $u32(u2_8, 8, r11, K1A0S22, "params.numLayout");
-    $u32(u2_8, 12, r12, K1A0S22, "params.rowStride");
-    $u32(u2_8, 16, r13, K1A0S22, "params.colStride");
-    $u32(u2_8, 20, r14, K1A0S22, "params.maxCacheSeq");
-    $f32(u2_8, 24, r15);
-    let r16: unknown = undefined;
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S22, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S22, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S22, "params.numLayout");
+    $u32(u2_8, 12, r5, K1A0S22, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S22, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S22, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S22, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S22, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S22, "z");
+    let r6: unknown = undefined;
     try {
-      r16 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "dispatch x");
-    }
-    const w2x = $wg(r16, 65535, K1A0S22, "x");
-    let r17: unknown = undefined;
-    try {
-      r17 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S22, "dispatch y");
-    }
-    const w2y = $wg(r17, 65535, K1A0S22, "y");
-    let r18: unknown = undefined;
-    try {
-      r18 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S22, "dispatch z");
-    }
-    const w2z = $wg(r18, 65535, K1A0S22, "z");
-    let r19: unknown = undefined;
-    try {
-      r19 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n5 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r20: unknown = undefined;
-    try {
-      r20 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r21: unknown = undefined;
-    try {
-      r21 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r19 as readonly number[], "pastKeyT": r20 as readonly number[], "pastValueT": r21 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r6 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r4(): string {
     if (!this.c19()) return this.w19();
@@ -4457,6 +3854,7 @@ class K1A0 {
     }
   }
   p5(): Plan {
+    let n0: number, n1: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
@@ -4464,133 +3862,55 @@ class K1A0 {
     let s1: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "9d3a790dd4412b12";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, this.t0!.shape[1], K1A0S23, "params.seqLen");
+    $u32(u0_5, 4, this.t0!.shape[0], K1A0S23, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S23, "uniform field `params.seqLen`");
-    }
-    let r1: unknown = undefined;
-    try {
-      r1 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S23, "uniform field `params.batchSize`");
-    }
-    const u0_5 = new Uint8Array(16);
-    $u32(u0_5, 0, r0, K1A0S23, "params.seqLen");
-    $u32(u0_5, 4, r1, K1A0S23, "params.batchSize");
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r0 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S23, "x");
-    let r3: unknown = undefined;
+    const w0x = $wg(r0, 65535, K1A0S23, "x");
+    let r1: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S23, "y");
-    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r4: unknown = undefined;
+    const w0y = $wg(r1, 65535, K1A0S23, "y");
+    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r2: unknown = undefined;
     try {
-      r4 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.seqLen`");
-    }
-    let r5: unknown = undefined;
-    try {
-      r5 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.batchSize`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.numLayout`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r2 = (n0 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0));
     } catch (e) {
       $evalFail(e, K1A0S24, "uniform field `params.rowStride`");
     }
-    let r8: unknown = undefined;
-    try {
-      r8 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.colStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.maxCacheSeq`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.scale`");
-    }
     const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, r4, K1A0S24, "params.seqLen");
-    $u32(u1_8, 4, r5, K1A0S24, "params.batchSize");
-    $u32(u1_8, 8, r6, K1A0S24, "params.numLayout");
-    $u32(u1_8, 12, r7, K1A0S24, "params.rowStride");
-    $u32(u1_8, 16, r8, K1A0S24, "params.colStride");
-    $u32(u1_8, 20, r9, K1A0S24, "params.maxCacheSeq");
-    $f32(u1_8, 24, r10);
-    let r11: unknown = undefined;
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S24, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S24, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S24, "params.numLayout");
+    $u32(u1_8, 12, r2, K1A0S24, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S24, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S24, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S24, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S24, "y");
+    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S24, "z");
+    let r3: unknown = undefined;
     try {
-      r11 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "dispatch x");
-    }
-    const w1x = $wg(r11, 65535, K1A0S24, "x");
-    let r12: unknown = undefined;
-    try {
-      r12 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S24, "dispatch y");
-    }
-    const w1y = $wg(r12, 65535, K1A0S24, "y");
-    let r13: unknown = undefined;
-    try {
-      r13 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S24, "dispatch z");
-    }
-    const w1z = $wg(r13, 65535, K1A0S24, "z");
-    let r14: unknown = undefined;
-    try {
-      r14 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n1 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r16: unknown = undefined;
-    try {
-      r16 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r14 as readonly number[], "pastKeyT": r15 as readonly number[], "pastValueT": r16 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r3 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r5(): string {
     if (!this.c22()) return this.w22();
@@ -4679,6 +3999,7 @@ class K1A0 {
     }
   }
   p6(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
@@ -4692,176 +4013,86 @@ class K1A0 {
     if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number), ((this.m3 ?? this.d3()) as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S27, "the shape of intermediate `rotatedQuery`");
     }
     const x0 = $round4((r0 as number) * 2);
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4($product(this.t9!.shape) * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4($product(this.t10!.shape) * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_8 = new Uint8Array(16);
+    $u32(u0_8, 0, this.t0!.shape[1], K1A0S25, "params.seqLen");
+    $u32(u0_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S25, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S25, "uniform field `params.batchSize`");
-    }
-    const u0_8 = new Uint8Array(16);
-    $u32(u0_8, 0, r1, K1A0S25, "params.seqLen");
-    $u32(u0_8, 4, r2, K1A0S25, "params.batchSize");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S25, "x");
-    let r4: unknown = undefined;
+    const w0x = $wg(r1, 65535, K1A0S25, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S25, "y");
-    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
+    const w0y = $wg(r2, 65535, K1A0S25, "y");
+    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
     const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    let r5: unknown = undefined;
-    try {
-      r5 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S26, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S26, "uniform field `params.batchSize`");
-    }
     const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, r5, K1A0S26, "params.seqLen");
-    $u32(u1_6, 4, r6, K1A0S26, "params.batchSize");
-    let r7: unknown = undefined;
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S26, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S26, "params.batchSize");
+    let r3: unknown = undefined;
     try {
-      r7 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch x");
     }
-    const w1x = $wg(r7, 65535, K1A0S26, "x");
-    let r8: unknown = undefined;
+    const w1x = $wg(r3, 65535, K1A0S26, "x");
+    let r4: unknown = undefined;
     try {
-      r8 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch y");
     }
-    const w1y = $wg(r8, 65535, K1A0S26, "y");
-    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r9: unknown = undefined;
+    const w1y = $wg(r4, 65535, K1A0S26, "y");
+    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r5: unknown = undefined;
     try {
-      r9 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.seqLen`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.batchSize`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.numLayout`");
-    }
-    let r12: unknown = undefined;
-    try {
-      r12 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r5 = (n4 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4));
     } catch (e) {
       $evalFail(e, K1A0S28, "uniform field `params.rowStride`");
     }
-    let r13: unknown = undefined;
-    try {
-      r13 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.colStride`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.maxCacheSeq`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.scale`");
-    }
     const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, r9, K1A0S28, "params.seqLen");
-    $u32(u2_8, 4, r10, K1A0S28, "params.batchSize");
-    $u32(u2_8, 8, r11, K1A0S28, "params.numLayout");
-    $u32(u2_8, 12, r12, K1A0S28, "params.rowStride");
-    $u32(u2_8, 16, r13, K1A0S28, "params.colStride");
-    $u32(u2_8, 20, r14, K1A0S28, "params.maxCacheSeq");
-    $f32(u2_8, 24, r15);
-    let r16: unknown = undefined;
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S28, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S28, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S28, "params.numLayout");
+    $u32(u2_8, 12, r5, K1A0S28, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S28, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S28, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S28, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S28, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S28, "z");
+    let r6: unknown = undefined;
     try {
-      r16 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "dispatch x");
-    }
-    const w2x = $wg(r16, 65535, K1A0S28, "x");
-    let r17: unknown = undefined;
-    try {
-      r17 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S28, "dispatch y");
-    }
-    const w2y = $wg(r17, 65535, K1A0S28, "y");
-    let r18: unknown = undefined;
-    try {
-      r18 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S28, "dispatch z");
-    }
-    const w2z = $wg(r18, 65535, K1A0S28, "z");
-    let r19: unknown = undefined;
-    try {
-      r19 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n5 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r20: unknown = undefined;
-    try {
-      r20 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r21: unknown = undefined;
-    try {
-      r21 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r19 as readonly number[], "pastKeyT": r20 as readonly number[], "pastValueT": r21 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r6 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r6(): string {
     if (!this.c25()) return this.w25();
@@ -4935,6 +4166,7 @@ class K1A0 {
     }
   }
   p7(): Plan {
+    let n0: number, n1: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
@@ -4943,136 +4175,58 @@ class K1A0 {
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "806f251476be2b23";
     if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4($product(this.t1!.shape) * 2) };
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4($product(this.t2!.shape) * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4($product(this.t3!.shape) * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4($product(this.t4!.shape) * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4($product(this.t7!.shape) * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4($product(this.t8!.shape) * 4) };
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, this.t0!.shape[1], K1A0S29, "params.seqLen");
+    $u32(u0_6, 4, this.t0!.shape[0], K1A0S29, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S29, "uniform field `params.seqLen`");
-    }
-    let r1: unknown = undefined;
-    try {
-      r1 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S29, "uniform field `params.batchSize`");
-    }
-    const u0_6 = new Uint8Array(16);
-    $u32(u0_6, 0, r0, K1A0S29, "params.seqLen");
-    $u32(u0_6, 4, r1, K1A0S29, "params.batchSize");
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r0 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S29, "x");
-    let r3: unknown = undefined;
+    const w0x = $wg(r0, 65535, K1A0S29, "x");
+    let r1: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S29, "y");
-    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4($product(this.t0!.shape) * 2) };
-    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4($product(this.t5!.shape) * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4($product(this.t6!.shape) * 4) };
-    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4($product(this.t11!.shape) * 2) };
-    let r4: unknown = undefined;
+    const w0y = $wg(r1, 65535, K1A0S29, "y");
+    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r2: unknown = undefined;
     try {
-      r4 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.seqLen`");
-    }
-    let r5: unknown = undefined;
-    try {
-      r5 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.batchSize`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.t5!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.numLayout`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      r2 = (n0 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0));
     } catch (e) {
       $evalFail(e, K1A0S30, "uniform field `params.rowStride`");
     }
-    let r8: unknown = undefined;
-    try {
-      r8 = this.t6!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.colStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.t3!.shape[2];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.maxCacheSeq`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.a4;
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.scale`");
-    }
     const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, r4, K1A0S30, "params.seqLen");
-    $u32(u1_8, 4, r5, K1A0S30, "params.batchSize");
-    $u32(u1_8, 8, r6, K1A0S30, "params.numLayout");
-    $u32(u1_8, 12, r7, K1A0S30, "params.rowStride");
-    $u32(u1_8, 16, r8, K1A0S30, "params.colStride");
-    $u32(u1_8, 20, r9, K1A0S30, "params.maxCacheSeq");
-    $f32(u1_8, 24, r10);
-    let r11: unknown = undefined;
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S30, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S30, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S30, "params.numLayout");
+    $u32(u1_8, 12, r2, K1A0S30, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S30, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S30, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S30, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S30, "y");
+    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S30, "z");
+    let r3: unknown = undefined;
     try {
-      r11 = this.t0!.shape[1];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "dispatch x");
-    }
-    const w1x = $wg(r11, 65535, K1A0S30, "x");
-    let r12: unknown = undefined;
-    try {
-      r12 = this.a1;
-    } catch (e) {
-      $evalFail(e, K1A0S30, "dispatch y");
-    }
-    const w1y = $wg(r12, 65535, K1A0S30, "y");
-    let r13: unknown = undefined;
-    try {
-      r13 = this.t0!.shape[0];
-    } catch (e) {
-      $evalFail(e, K1A0S30, "dispatch z");
-    }
-    const w1z = $wg(r13, 65535, K1A0S30, "z");
-    let r14: unknown = undefined;
-    try {
-      r14 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN((this.a2 as number), (this.t3!.shape[3] as number)) as number)];
+      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n1 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.t3!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    let r16: unknown = undefined;
-    try {
-      r16 = this.t4!.shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r14 as readonly number[], "pastKeyT": r15 as readonly number[], "pastValueT": r16 as readonly number[] } };
+    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r3 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
   r7(): string {
     if (!this.c28()) return this.w28();
@@ -5373,12 +4527,12 @@ export function plan1(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "SparseAttention: attribute `do_rotary` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -5394,7 +4548,7 @@ export function plan1(call: Call): Plan {
   const a5: unknown = g5 !== undefined ? g5 : undefined;
   if (a0 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a0)) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
+  else if (a0 !== 0 && a0 !== 1) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
   if (a1 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` is required");
   }
@@ -5403,7 +4557,7 @@ export function plan1(call: Call): Plan {
   }
   if (a3 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a3)) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
+  else if (a3 !== 0 && a3 !== 1) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
   if (a5 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` is required");
   }

@@ -67,9 +67,11 @@ class EvalFailure extends Error {}
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
 function $chk(v: number): number {
-  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
-  return v;
+  return Number.isSafeInteger(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
@@ -95,15 +97,6 @@ function $divF(a: number, b: number): number {
 function $fdivF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
-}
-function $addN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a + b) : a + b;
-}
-function $subN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a - b) : a - b;
-}
-function $mulN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a * b) : a * b;
 }
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);

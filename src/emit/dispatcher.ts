@@ -12,7 +12,7 @@ import { UNKNOWN, evaluate } from "../eval/evaluate.js";
 import { EvalError } from "../eval/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
 import { nodeText, operandsOf } from "../plan/explain-false.js";
-import { ELEMENT_BYTES, type AssignmentModel, type KernelModel } from "../plan/dispatch-model.js";
+import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "../plan/dispatch-model.js";
 import { DISPATCHER_PRELUDE } from "./dispatcher-prelude.js";
 
 /** A JS string literal. */
@@ -135,6 +135,30 @@ class AssignmentGen {
     this.top = this.env(undefined, k.derive, new Set(k.derive.keys()));
   }
 
+  /** Temporaries of the method whose body is being generated: operands and results of checked arithmetic. */
+  private temps: string[] = [];
+
+  private temp(): string {
+    const t = `n${this.temps.length}`;
+    this.temps.push(t);
+    return t;
+  }
+
+  /**
+   * Generates a method body in its own scope of temporaries (generating it may generate other
+   * methods first); returns the body and the declaration line of its temporaries ("" if none).
+   */
+  scoped<T>(body: () => T): { body: T; temps: string } {
+    const outer = this.temps;
+    this.temps = [];
+    try {
+      const result = body();
+      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}: number`).join(", ")};\n` : "" };
+    } finally {
+      this.temps = outer;
+    }
+  }
+
   /** Whether every leaf is known when the code is generated (so the expression folds exactly). */
   private known(leaves: ReadonlyMap<LeafKey, LeafInfo>): boolean {
     for (const l of leaves.values()) if (l.runTime && !this.pinned.has(l.key)) return false;
@@ -177,7 +201,7 @@ class AssignmentGen {
         }
       }
       if (!f) {
-        const body = this.expr(d.expr.texpr, owner, d.expr);
+        const { body, temps } = this.scoped(() => this.expr(d.expr.texpr, owner, d.expr));
         if (body.read) {
           // A plain read (a field, a dimension of a guaranteed tensor) is cheaper than a memo: inline it.
           f = { read: body.code };
@@ -186,7 +210,7 @@ class AssignmentGen {
           const t = tsType(d.type);
           this.field(`m${id}`, t);
           this.methods.push(
-            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}(): ${t} {\n    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}(): ${t} {\n${temps}    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
           );
           f = { memo: `m${id}`, method: `d${id}` };
         }
@@ -286,10 +310,12 @@ class AssignmentGen {
           if (r.value === !short && x.left.type.k === "bool") return { code: l.code };
           return { code: `(${l.code} ${short ? "||" : "&&"} ${r.code})` };
         }
-        const L = this.expr(x.left, e, src).code;
-        const R = this.expr(x.right, e, src).code;
         const lt = x.left.type.k;
         const rt = x.right.type.k;
+        const mode = lt === "float" || rt === "float" ? "F" : lt === "int" && rt === "int" ? "I" : "N";
+        if ((x.op === "+" || x.op === "-" || x.op === "*") && mode !== "F") return { code: this.checked(x.op, mode, x.left, x.right, e, src) };
+        const L = this.expr(x.left, e, src).code;
+        const R = this.expr(x.right, e, src).code;
         switch (x.op) {
           case "==":
             return { code: lt === "list" || rt === "list" ? `$eq(${L}, ${R})` : `(${L} === ${R})` };
@@ -301,13 +327,12 @@ class AssignmentGen {
           case ">=":
             return { code: `((${L} as number) ${x.op} (${R} as number))` };
         }
-        const mode = lt === "float" || rt === "float" ? "F" : lt === "int" && rt === "int" ? "I" : "N";
         const a = `(${L} as number)`;
         const b = `(${R} as number)`;
         const table: Record<string, Record<string, string>> = {
-          "+": { F: `(${a} + ${b})`, I: `$chk(${a} + ${b})`, N: `$addN(${a}, ${b})` },
-          "-": { F: `(${a} - ${b})`, I: `$chk(${a} - ${b})`, N: `$subN(${a}, ${b})` },
-          "*": { F: `(${a} * ${b})`, I: `$chk(${a} * ${b})`, N: `$mulN(${a}, ${b})` },
+          "+": { F: `(${a} + ${b})` },
+          "-": { F: `(${a} - ${b})` },
+          "*": { F: `(${a} * ${b})` },
           "/": { F: `$divF(${a}, ${b})`, I: `$fdivI(${a}, ${b})`, N: `$divN(${a}, ${b})` },
           "//": { F: `$fdivF(${a}, ${b})`, I: `$fdivI(${a}, ${b})`, N: `$fdivN(${a}, ${b})` },
           "%": { F: `$modF(${a}, ${b})`, I: `$modI(${a}, ${b})`, N: `$modN(${a}, ${b})` },
@@ -315,6 +340,26 @@ class AssignmentGen {
         return { code: table[x.op][mode] };
       }
     }
+  }
+
+  /**
+   * Integer-checked `+`, `-`, `*` in place, without a helper call: the result must be a safe
+   * integer when both operands are integers (always, for int-typed ones; "N" mode checks at run
+   * time, and only when the result is not safe). Operands that are not plain reads go through
+   * temporaries, so each is evaluated once.
+   */
+  private checked(op: "+" | "-" | "*", mode: "I" | "N", left: TExpr, right: TExpr, e: GenEnv, src: CExpr): string {
+    const operand = (y: TExpr): { set: string; use: string } => {
+      const c = this.expr(y, e, src);
+      if (c.value !== undefined || c.read || mode === "I") return { set: "", use: `(${c.code} as number)` };
+      const t = this.temp();
+      return { set: `${t} = (${c.code} as number), `, use: t };
+    };
+    const a = operand(left);
+    const b = operand(right);
+    const r = this.temp();
+    const safe = `Number.isSafeInteger(${r})${mode === "N" ? ` || !$isI(${a.use}, ${b.use})` : ""}`;
+    return `(${a.set}${b.set}${r} = ${a.use} ${op} ${b.use}, ${safe} ? ${r} : $overflow(${r}))`;
   }
 
   private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): Code {
@@ -409,7 +454,8 @@ class AssignmentGen {
           method = `x${this.explainers.size}`;
           this.explainers.set(key, method);
           const od = owner.derives.get(node.name)!;
-          this.methods.push(`  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n    return ${this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1)};\n  }`);
+          const { body, temps } = this.scoped(() => this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1));
+          this.methods.push(`  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n${temps}    return ${body};\n  }`);
         }
         return `this.${method}([...${pathCode}, ${q(node.name)}])`;
       }
@@ -431,10 +477,11 @@ class AssignmentGen {
    */
   condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
     const id = this.condCount++;
-    const value = this.expr(c.texpr, e, c).code;
+    const holds = this.scoped(() => this.expr(c.texpr, e, c).code);
+    const why = this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) }));
     this.methods.push(
-      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n    try {\n      return (${value}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
-      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n    try {\n      (${value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${this.explain(c, e)};\n  }`,
+      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
+      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
     );
     return { holds: `this.c${id}()`, why: `this.w${id}()` };
   }
@@ -464,6 +511,16 @@ class AssignmentGen {
   }
 }
 
+
+/** What generating one assignment's class shares: the kernel model, the facts, the generator, message constants. */
+interface AssignmentContext {
+  readonly model: KernelModel;
+  readonly facts: StaticFacts;
+  readonly g: AssignmentGen;
+  readonly valid: ValidatedCall;
+  /** The module constant holding a message prefix (strings repeated across error paths are pooled). */
+  readonly sc: (text: string) => string;
+}
 
 /** Generates the plan function of one kernel (its validation, assignment switch and classes). */
 function generateKernel(model: KernelModel, kIndex: number, consts: string[]): { code: string; fn: string } {
@@ -549,7 +606,7 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
       `  {`,
       `    const b = dt${paramIndex.get(tc.name)};`,
       `    if (b === undefined) dt${paramIndex.get(tc.name)} = ${q(tc.types[0])};`,
-      `    else if (!${JSON.stringify(tc.types)}.includes(b)) ${fail(`${q(`${name}: ${tc.name} = `)} + b + ${q(` is not allowed; allowed: ${tc.types.join(", ")}`)}`)};`,
+      `    else if (${tc.types.map((t) => `b !== ${q(t)}`).join(" && ")}) ${fail(`${q(`${name}: ${tc.name} = `)} + b + ${q(` is not allowed; allowed: ${tc.types.join(", ")}`)}`)};`,
       `  }`,
     );
   }
@@ -570,7 +627,7 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
     if (c.required) v.push(`    ${fail(q(`${name}: attribute \`${c.name}\` is required`))};`);
     v.push(`  }`);
     if (c.values) {
-      v.push(`  else if (!${JSON.stringify(c.values)}.some((x: unknown) => x === a${i})) ${fail(`${q(`${name}: attribute \`${c.name}\` is `)} + $show(a${i}) + ${q(`; allowed values: ${c.values.map((x) => (typeof x === "string" ? JSON.stringify(x) : String(x))).join(", ")}`)}`)};`);
+      v.push(`  else if (${c.values.length ? c.values.map((x) => `a${i} !== ${lit(x as Value)}`).join(" && ") : "true"}) ${fail(`${q(`${name}: attribute \`${c.name}\` is `)} + $show(a${i}) + ${q(`; allowed values: ${c.values.map((x) => (typeof x === "string" ? JSON.stringify(x) : String(x))).join(", ")}`)}`)};`);
     }
   }
   const desc = spec.typeConstraints.map((tc) => `${q(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
@@ -587,6 +644,143 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   return { code: out.join("\n"), fn };
 }
 
+/** The body of a variant's plan method: mirrors interpret.ts buildPlan (same order of evaluation, so the same first error). */
+function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: GenEnv): string[] {
+  const { g, sc, valid: { tensors } } = cx;
+  const k = cx.model.kernel;
+  const name = k.spec.name;
+  const v = vm.variant;
+  const prefix = `${name}: variant \`${v.id}\``;
+  const maxWg = cx.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+  const body: string[] = [];
+  const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
+  // Shader ids first. The entries are tried in order and key leaves read lazily, as the interpreter
+  // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
+  vm.passes.forEach((pm, pi) => {
+    const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+    const reads = pm.keyLeaves.map((l, i) => {
+      const leaf = g.keyLeaf(l);
+      if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
+      const read = `k${vi}_${pi}_${i}`;
+      g.method(`${read}(): unknown`, `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
+      g.method(`${read}s(): string`, `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+      body.push(`    let k${pi}_${i}: unknown = undefined;`);
+      return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
+    });
+    body.push(`    let s${pi}: string | undefined = undefined;`);
+    const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
+    entries.forEach((e, ei) => {
+      const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i].value}, ${lit(kv)})` : `${reads[i].value} === ${lit(kv)}`]));
+      body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
+    });
+    const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i].key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
+    body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${cx.model.profile}; ${cx.model.instancesHint}`)});`);
+  });
+  let tmpCount = 0;
+  /**
+   * Emits `let rN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError, and
+   * returns rN; a constant or a plain read cannot fail and is returned as it is.
+   */
+  const guarded = (x: Code, pfx: string, what: string): string => {
+    if (x.value !== undefined || x.read) return x.code;
+    const t = `r${tmpCount++}`;
+    body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${x.code};`, `    } catch (e) {`, `      $evalFail(e, ${sc(pfx)}, ${q(what)});`, `    }`);
+    return t;
+  };
+  // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
+  v.intermediates.forEach((im, ii) => {
+    const x = im.shape.texpr;
+    const bytes = ELEMENT_BYTES[im.dtype];
+    if (x.k === "list") {
+      const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape), prefix, `the shape of intermediate \`${im.id}\``));
+      body.push(`    const x${ii} = $round4(${[...items.map((t) => `(${t} as number)`), String(bytes)].join(" * ")});`);
+    } else {
+      const shape = guarded(g.expr(x, venv, im.shape), prefix, `the shape of intermediate \`${im.id}\``);
+      body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${bytes});`);
+    }
+  });
+  // Binding resources: a tensor's or a scratch buffer's is one object per call, made at its first binding.
+  const resources = new Map<string, string>();
+  const resourceOf = (b: CheckedBinding, pprefix: string): string => {
+    const key = `${b.kind}:${b.ref}`;
+    const known = resources.get(key);
+    if (known) return known;
+    const r = `q${resources.size}`;
+    resources.set(key, r);
+    if (b.kind === "scratch") {
+      const si = scratchIndex.get(b.ref!);
+      body.push(`    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`);
+      return r;
+    }
+    const slot = tensors.get(b.ref!)!;
+    const t = `this.t${slot.index}`;
+    if (!slot.required) body.push(`    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`);
+    // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
+    const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
+    const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
+    if (bytes === undefined) {
+      body.push(`    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`);
+    } else {
+      // The element count: the dimensions multiplied in order (as $product does), unrolled for a validated rank.
+      const count = slot.rank === undefined ? `$product(${t}!.shape)` : [...Array(slot.rank).keys()].map((i) => `${t}!.shape[${i}]`).join(" * ") || "1";
+      body.push(`    const ${r}: BindingResource = { kind: ${q(b.refIsInput ? "input" : "output")}, tensor: ${q(b.ref!)}, offset: 0, size: $round4(${count} * ${bytes}) };`);
+    }
+    return r;
+  };
+  const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
+  const passes = vm.passes.map((pm, pi) => {
+    const penv = passEnvs[pi];
+    const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+    // One statement per binding, in order, so the first failing binding is the one reported.
+    const bindings = pm.bindings.map((b, bi) => {
+      let res: string;
+      if (b.kind === "uniform") {
+        // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
+        const fields = b.fields ?? [];
+        const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value), pprefix, `uniform field \`${b.name}.${f.name}\``));
+        const u = `u${pi}_${bi}`;
+        body.push(`    const ${u} = new Uint8Array(${Math.max(16, Math.ceil((fields.length * 4) / 16) * 16)});`);
+        fields.forEach((f, fi) => {
+          body.push(f.type === "f32" ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});` : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`);
+        });
+        res = `{ kind: "uniform", bytes: ${u} }`;
+      } else {
+        res = resourceOf(b, pprefix);
+      }
+      return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
+    });
+    const wg = pm.pass.dispatch.map((d, i) => {
+      const x = g.expr(d.texpr, penv, d);
+      if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
+      const t = guarded(x, pprefix, `dispatch ${"xyz"[i]}`);
+      body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
+      return `w${pi}${"xyz"[i]}`;
+    });
+    return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
+  });
+  // Output shapes, in spec order; an optional output's only when its tensor is present (a literal when all are).
+  const shaped = k.spec.outputs.filter((o) => k.outputShapes.has(o.name));
+  const absentable = (o: (typeof shaped)[number]): boolean => o.optional && !tensors.get(o.name)!.required;
+  const shapeOf = (o: (typeof shaped)[number]): string => {
+    const se = k.outputShapes.get(o.name)!;
+    return `${guarded(g.expr(se.texpr, g.top, se), name, `the shape of output \`${o.name}\``)} as readonly number[]`;
+  };
+  let outputShapes = "shapes";
+  if (shaped.some(absentable)) {
+    body.push(`    const shapes: Record<string, readonly number[]> = {};`);
+    for (const o of shaped) {
+      if (absentable(o)) body.push(`    if (this.t${tensors.get(o.name)!.index} !== null) {`);
+      body.push(`    shapes[${q(o.name)}] = ${shapeOf(o)};`);
+      if (absentable(o)) body.push(`    }`);
+    }
+  } else {
+    outputShapes = `{ ${shaped.map((o) => `${q(o.name)}: ${shapeOf(o)}`).join(", ")} }`;
+  }
+  const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
+  body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: ${outputShapes} };`);
+  return body;
+}
+
 function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, call: ValidatedCall, consts: string[]): string {
   const { tensors, attrIndex } = call;
   const k = model.kernel;
@@ -597,7 +791,6 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     const cond = g.condMethod(c, g.top);
     lines.push(`    if (!${cond.holds}) $fail("contract", ${q(`${name}: condition \`${c.source.text}\` failed: `)} + ${cond.why});`);
   }
-  const maxWg = a.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   // Strings repeated across error paths (message prefixes) become module constants.
   const pool = new Map<string, string>();
   const sc = (text: string): string => {
@@ -609,136 +802,15 @@ function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string,
     }
     return n;
   };
+  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc };
   // Variants in selection order; one without conditions always fits, and the ones after it never run.
   const rejected: string[] = [];
   const unconditional = a.variants.some((vm, vi) => {
     const v: CheckedVariant = vm.variant;
     const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
     const conds = v.when.map((c) => g.condMethod(c, venv));
-    const prefix = `${name}: variant \`${v.id}\``;
-    // The variant's plan method: mirrors interpret.ts buildPlan.
-    const body: string[] = [];
-    const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
-    // Shader ids first. The entries are tried in order and key leaves read lazily, as the interpreter
-    // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
-    vm.passes.forEach((pm, pi) => {
-      const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-      const reads = pm.keyLeaves.map((l, i) => {
-        const leaf = g.keyLeaf(l);
-        if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
-        const read = `k${vi}_${pi}_${i}`;
-        g.method(`${read}(): unknown`, `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
-        g.method(`${read}s(): string`, `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
-        body.push(`    let k${pi}_${i}: unknown = undefined;`);
-        return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
-      });
-      body.push(`    let s${pi}: string | undefined = undefined;`);
-      const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
-      entries.forEach((e, ei) => {
-        const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i].value}, ${lit(kv)})` : `${reads[i].value} === ${lit(kv)}`]));
-        body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
-      });
-      const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i].key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
-      body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${model.profile}; ${model.instancesHint}`)});`);
-    });
-    let tmpCount = 0;
-    /** Emits `let rN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError; returns rN (or the literal). */
-    const guarded = (code: string, pfx: string, what: string): string => {
-      if (/^(\(-?[0-9.e+]+\)|[0-9.e+]+|true|false|"[^"\\]*")$/.test(code)) return code;
-      const t = `r${tmpCount++}`;
-      body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${code};`, `    } catch (e) {`, `      $evalFail(e, ${sc(pfx)}, ${q(what)});`, `    }`);
-      return t;
-    };
-    // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
-    v.intermediates.forEach((im, ii) => {
-      const x = im.shape.texpr;
-      const bytes = ELEMENT_BYTES[im.dtype];
-      if (x.k === "list") {
-        const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``));
-        body.push(`    const x${ii} = $round4(${[...items.map((t) => `(${t} as number)`), String(bytes)].join(" * ")});`);
-      } else {
-        const shape = guarded(g.expr(x, venv, im.shape).code, prefix, `the shape of intermediate \`${im.id}\``);
-        body.push(`    const x${ii} = $round4($product(${shape} as readonly number[]) * ${bytes});`);
-      }
-    });
-    // Binding resources: a tensor's or a scratch buffer's is one object per call, made at its first binding.
-    const resources = new Map<string, string>();
-    const resourceOf = (b: CheckedBinding, pprefix: string): string => {
-      const key = `${b.kind}:${b.ref}`;
-      const known = resources.get(key);
-      if (known) return known;
-      const r = `q${resources.size}`;
-      resources.set(key, r);
-      if (b.kind === "scratch") {
-        const si = scratchIndex.get(b.ref!);
-        body.push(`    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`);
-        return r;
-      }
-      const slot = tensors.get(b.ref!)!;
-      const t = `this.t${slot.index}`;
-      if (!slot.required) body.push(`    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`);
-      // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
-      const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? a.facts.dtypes[slot.dtype] : slot.dtype;
-      const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
-      if (bytes === undefined) {
-        body.push(`    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`);
-      } else {
-        body.push(`    const ${r}: BindingResource = { kind: ${q(b.refIsInput ? "input" : "output")}, tensor: ${q(b.ref!)}, offset: 0, size: $round4($product(${t}!.shape) * ${bytes}) };`);
-      }
-      return r;
-    };
-    const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
-    const passes = vm.passes.map((pm, pi) => {
-      const penv = passEnvs[pi];
-      const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-      // One statement per binding, in order, so the first failing binding is the one reported.
-      const bindings = pm.bindings.map((b, bi) => {
-        let res: string;
-        if (b.kind === "uniform") {
-          // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
-          const fields = b.fields ?? [];
-          const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value).code, pprefix, `uniform field \`${b.name}.${f.name}\``));
-          const u = `u${pi}_${bi}`;
-          body.push(`    const ${u} = new Uint8Array(${Math.max(16, Math.ceil((fields.length * 4) / 16) * 16)});`);
-          fields.forEach((f, fi) => {
-            body.push(f.type === "f32" ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});` : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`);
-          });
-          res = `{ kind: "uniform", bytes: ${u} }`;
-        } else {
-          res = resourceOf(b, pprefix);
-        }
-        return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
-      });
-      const wg = pm.pass.dispatch.map((d, i) => {
-        const x = g.expr(d.texpr, penv, d);
-        if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
-        const t = guarded(x.code, pprefix, `dispatch ${"xyz"[i]}`);
-        body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
-        return `w${pi}${"xyz"[i]}`;
-      });
-      return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
-    });
-    // Output shapes, in spec order; an optional output's only when its tensor is present (a literal when all are).
-    const shaped = k.spec.outputs.filter((o) => k.outputShapes.has(o.name));
-    const absentable = (o: (typeof shaped)[number]): boolean => o.optional && !tensors.get(o.name)!.required;
-    const shapeOf = (o: (typeof shaped)[number]): string => {
-      const se = k.outputShapes.get(o.name)!;
-      return `${guarded(g.expr(se.texpr, g.top, se).code, name, `the shape of output \`${o.name}\``)} as readonly number[]`;
-    };
-    let outputShapes = "shapes";
-    if (shaped.some(absentable)) {
-      body.push(`    const shapes: Record<string, readonly number[]> = {};`);
-      for (const o of shaped) {
-        if (absentable(o)) body.push(`    if (this.t${tensors.get(o.name)!.index} !== null) {`);
-        body.push(`    shapes[${q(o.name)}] = ${shapeOf(o)};`);
-        if (absentable(o)) body.push(`    }`);
-      }
-    } else {
-      outputShapes = `{ ${shaped.map((o) => `${q(o.name)}: ${shapeOf(o)}`).join(", ")} }`;
-    }
-    const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
-    body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: ${outputShapes} };`);
-    const planMethod = g.method(`p${vi}(): Plan`, body.join("\n"));
+    const plan = g.scoped(() => planBody(cx, vm, vi, venv));
+    const planMethod = g.method(`p${vi}(): Plan`, plan.temps + plan.body.join("\n"));
     const planCall = `this.${planMethod.replace(/\(\): Plan$/, "()")}`;
     if (conds.length === 0) {
       lines.push(`    return ${planCall};`);

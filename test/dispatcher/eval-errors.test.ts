@@ -2,8 +2,9 @@
  * The plan-building paths that the shipped kernels' contracts keep calls away from: a binding of an
  * absent optional tensor, uniform fields out of their u32/i32 range, f32 fields, a dispatch count
  * past the device limit, scratch and output shapes whose evaluation fails, and several of these in
- * one call (the first in plan order must be the one reported). A variant of the Axpby fixture
- * reaches them; the generated dispatcher and the interpreter must agree on every call.
+ * one call (the first in plan order must be the one reported), and integer overflow in checked
+ * and in run-time-typed arithmetic. A variant of the Axpby fixture reaches them; the generated
+ * dispatcher and the interpreter must agree on every call.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -34,7 +35,7 @@ function evalSpec(): unknown {
   );
   for (const v of spec.variants) {
     if (!v.id.startsWith("scalar")) continue;
-    v.intermediates = [{ id: "tmp", dtype: "float32", shape: "[n // attrs.d, 2]" }];
+    v.intermediates = [{ id: "tmp", dtype: "float32", shape: "[n // attrs.d, attrs.d * 1125899906842624]" }];
     v.passes[0].bindings = ["x", "y", "bias", "tmp", "params"];
     v.passes[0].dispatch = { x: "groups", y: "attrs.groups" };
   }
@@ -50,9 +51,9 @@ function randomCall(r: () => number): Call {
   if (r() < 0.6) inputs.biasT = t([n]);
   const attrs: Record<string, number> = {};
   for (const [name, values] of [
-    ["k", [0, 1, 7, -1, 2 ** 31, 2 ** 32, 1.5]],
+    ["k", [0, 1, 7, -1, 2 ** 31, 2 ** 32, 2 ** 40, 1.5]],
     ["groups", [0, 1, 65535, 65536, -1, 0.5]],
-    ["d", [1, 2, 0]],
+    ["d", [1, 2, 0, 8]],
     ["e", [1, 0]],
   ] as const) {
     if (r() < 0.9) attrs[name] = pick(values);
@@ -87,7 +88,7 @@ describe("generated dispatcher vs interpreter on evaluation errors", () => {
     expect(plans).toBeGreaterThan(0);
     // Every kind of evaluation failure was reached.
     const all = [...messages].join("\n");
-    for (const what of ["binding `bias` needs tensor `biasT`", "uniform field `params.k` (u32)", "uniform field `params.k2` (i32)", "dispatch y", "the shape of intermediate `tmp`", "the shape of output `yT`"]) {
+    for (const what of ["uniform field `params.k2` failed: integer overflow", "the shape of intermediate `tmp` failed: integer overflow", "binding `bias` needs tensor `biasT`", "uniform field `params.k` (u32)", "uniform field `params.k2` (i32)", "dispatch y", "the shape of intermediate `tmp`", "the shape of output `yT`"]) {
       expect(all).toContain(what);
     }
   }, 120_000);

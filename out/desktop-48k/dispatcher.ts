@@ -62,6 +62,8 @@ type Bag = Readonly<Record<string, unknown>>;
 
 class EvalFailure extends Error {}
 
+const $hasOwn = Object.prototype.hasOwnProperty;
+
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
@@ -261,7 +263,8 @@ export function plan0(call: Call): Plan {
   let g2: unknown = undefined;
   let g3: unknown = undefined;
   if (ins !== undefined && ins !== null) {
-    for (const key of Object.keys(ins)) {
+    for (const key in ins) {
+      if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
           t0 = $td(ins[key]);
@@ -296,7 +299,8 @@ export function plan0(call: Call): Plan {
     }
   }
   if (outs !== undefined && outs !== null) {
-    for (const key of Object.keys(outs)) {
+    for (const key in outs) {
+      if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
           t9 = $td(outs[key]);
@@ -313,7 +317,8 @@ export function plan0(call: Call): Plan {
     }
   }
   if (attrs !== undefined && attrs !== null) {
-    for (const key of Object.keys(attrs)) {
+    for (const key in attrs) {
+      if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "is_causal":
           g0 = attrs[key];
@@ -341,7 +346,7 @@ export function plan0(call: Call): Plan {
     if (oi0 === null) {
       $fail("invalid_call", "PagedAttention: required input `queryT` is missing");
     } else {
-      if (!$dimsOk(oi0.shape)) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 2 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
       else if (prev !== oi0.dtype) $fail("invalid_call", "PagedAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -352,7 +357,7 @@ export function plan0(call: Call): Plan {
     const oi1 = t1;
     if (oi1 === null) {
     } else {
-      if (!$dimsOk(oi1.shape)) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 2 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
       else if (prev !== oi1.dtype) $fail("invalid_call", "PagedAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -363,7 +368,7 @@ export function plan0(call: Call): Plan {
     const oi2 = t2;
     if (oi2 === null) {
     } else {
-      if (!$dimsOk(oi2.shape)) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 2 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
       else if (prev !== oi2.dtype) $fail("invalid_call", "PagedAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -375,7 +380,7 @@ export function plan0(call: Call): Plan {
     if (oi3 === null) {
       $fail("invalid_call", "PagedAttention: required input `keyCacheT` is missing");
     } else {
-      if (!$dimsOk(oi3.shape)) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi3.dtype; by0 = "keyCacheT"; }
       else if (prev !== oi3.dtype) $fail("invalid_call", "PagedAttention: input `keyCacheT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -387,7 +392,7 @@ export function plan0(call: Call): Plan {
     if (oi4 === null) {
       $fail("invalid_call", "PagedAttention: required input `valueCacheT` is missing");
     } else {
-      if (!$dimsOk(oi4.shape)) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi4.dtype; by0 = "valueCacheT"; }
       else if (prev !== oi4.dtype) $fail("invalid_call", "PagedAttention: input `valueCacheT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -399,7 +404,7 @@ export function plan0(call: Call): Plan {
     if (oi5 === null) {
       $fail("invalid_call", "PagedAttention: required input `cumulativeSequenceLengthT` is missing");
     } else {
-      if (!$dimsOk(oi5.shape)) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 1 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi5.dtype; by1 = "cumulativeSequenceLengthT"; }
       else if (prev !== oi5.dtype) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -411,7 +416,7 @@ export function plan0(call: Call): Plan {
     if (oi6 === null) {
       $fail("invalid_call", "PagedAttention: required input `pastSeqlensT` is missing");
     } else {
-      if (!$dimsOk(oi6.shape)) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 1 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi6.dtype; by1 = "pastSeqlensT"; }
       else if (prev !== oi6.dtype) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -423,7 +428,7 @@ export function plan0(call: Call): Plan {
     if (oi7 === null) {
       $fail("invalid_call", "PagedAttention: required input `blockTableT` is missing");
     } else {
-      if (!$dimsOk(oi7.shape)) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 2 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 && Number.isSafeInteger(oi7.shape[1]) && oi7.shape[1] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi7.dtype; by1 = "blockTableT"; }
       else if (prev !== oi7.dtype) $fail("invalid_call", "PagedAttention: input `blockTableT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -434,7 +439,7 @@ export function plan0(call: Call): Plan {
     const oi8 = t8;
     if (oi8 === null) {
     } else {
-      if (!$dimsOk(oi8.shape)) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi8.dtype; by1 = "slotMappingT"; }
       else if (prev !== oi8.dtype) $fail("invalid_call", "PagedAttention: input `slotMappingT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -446,7 +451,7 @@ export function plan0(call: Call): Plan {
     if (oo9 === null) {
       $fail("invalid_call", "PagedAttention: required output `outputT` is missing");
     } else {
-      if (!$dimsOk(oo9.shape)) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo9.shape) && (oo9.shape.length === 2 ? Number.isSafeInteger(oo9.shape[0]) && oo9.shape[0] >= 0 && Number.isSafeInteger(oo9.shape[1]) && oo9.shape[1] >= 0 : $dimsOk(oo9.shape)))) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo9.dtype; by0 = "outputT"; }
       else if (prev !== oo9.dtype) $fail("invalid_call", "PagedAttention: output `outputT` has dtype " + oo9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -457,7 +462,7 @@ export function plan0(call: Call): Plan {
     const oo3 = u3;
     if (oo3 === null) {
     } else {
-      if (!$dimsOk(oo3.shape)) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo3.dtype; by0 = "keyCacheT"; }
       else if (prev !== oo3.dtype) $fail("invalid_call", "PagedAttention: output `keyCacheT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -468,7 +473,7 @@ export function plan0(call: Call): Plan {
     const oo4 = u4;
     if (oo4 === null) {
     } else {
-      if (!$dimsOk(oo4.shape)) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo4.dtype; by0 = "valueCacheT"; }
       else if (prev !== oo4.dtype) $fail("invalid_call", "PagedAttention: output `valueCacheT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -533,7 +538,8 @@ export function plan1(call: Call): Plan {
   let g4: unknown = undefined;
   let g5: unknown = undefined;
   if (ins !== undefined && ins !== null) {
-    for (const key of Object.keys(ins)) {
+    for (const key in ins) {
+      if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
           t0 = $td(ins[key]);
@@ -574,7 +580,8 @@ export function plan1(call: Call): Plan {
     }
   }
   if (outs !== undefined && outs !== null) {
-    for (const key of Object.keys(outs)) {
+    for (const key in outs) {
+      if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
           t11 = $td(outs[key]);
@@ -591,7 +598,8 @@ export function plan1(call: Call): Plan {
     }
   }
   if (attrs !== undefined && attrs !== null) {
-    for (const key of Object.keys(attrs)) {
+    for (const key in attrs) {
+      if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "do_rotary":
           g0 = attrs[key];
@@ -625,7 +633,7 @@ export function plan1(call: Call): Plan {
     if (oi0 === null) {
       $fail("invalid_call", "SparseAttention: required input `queryT` is missing");
     } else {
-      if (!$dimsOk(oi0.shape)) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 3 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 && Number.isSafeInteger(oi0.shape[2]) && oi0.shape[2] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
       else if (prev !== oi0.dtype) $fail("invalid_call", "SparseAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -636,7 +644,7 @@ export function plan1(call: Call): Plan {
     const oi1 = t1;
     if (oi1 === null) {
     } else {
-      if (!$dimsOk(oi1.shape)) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 3 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 && Number.isSafeInteger(oi1.shape[2]) && oi1.shape[2] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
       else if (prev !== oi1.dtype) $fail("invalid_call", "SparseAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -647,7 +655,7 @@ export function plan1(call: Call): Plan {
     const oi2 = t2;
     if (oi2 === null) {
     } else {
-      if (!$dimsOk(oi2.shape)) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 3 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 && Number.isSafeInteger(oi2.shape[2]) && oi2.shape[2] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
       else if (prev !== oi2.dtype) $fail("invalid_call", "SparseAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -659,7 +667,7 @@ export function plan1(call: Call): Plan {
     if (oi3 === null) {
       $fail("invalid_call", "SparseAttention: required input `pastKeyT` is missing");
     } else {
-      if (!$dimsOk(oi3.shape)) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi3.dtype; by0 = "pastKeyT"; }
       else if (prev !== oi3.dtype) $fail("invalid_call", "SparseAttention: input `pastKeyT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -671,7 +679,7 @@ export function plan1(call: Call): Plan {
     if (oi4 === null) {
       $fail("invalid_call", "SparseAttention: required input `pastValueT` is missing");
     } else {
-      if (!$dimsOk(oi4.shape)) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi4.dtype; by0 = "pastValueT"; }
       else if (prev !== oi4.dtype) $fail("invalid_call", "SparseAttention: input `pastValueT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -683,7 +691,7 @@ export function plan1(call: Call): Plan {
     if (oi5 === null) {
       $fail("invalid_call", "SparseAttention: required input `blockRowIndicesT` is missing");
     } else {
-      if (!$dimsOk(oi5.shape)) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 2 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 && Number.isSafeInteger(oi5.shape[1]) && oi5.shape[1] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi5.dtype; by1 = "blockRowIndicesT"; }
       else if (prev !== oi5.dtype) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -695,7 +703,7 @@ export function plan1(call: Call): Plan {
     if (oi6 === null) {
       $fail("invalid_call", "SparseAttention: required input `blockColIndicesT` is missing");
     } else {
-      if (!$dimsOk(oi6.shape)) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 2 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 && Number.isSafeInteger(oi6.shape[1]) && oi6.shape[1] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi6.dtype; by1 = "blockColIndicesT"; }
       else if (prev !== oi6.dtype) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -707,7 +715,7 @@ export function plan1(call: Call): Plan {
     if (oi7 === null) {
       $fail("invalid_call", "SparseAttention: required input `totalSequenceLengthT` is missing");
     } else {
-      if (!$dimsOk(oi7.shape)) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 1 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi7.dtype; by1 = "totalSequenceLengthT"; }
       else if (prev !== oi7.dtype) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -719,7 +727,7 @@ export function plan1(call: Call): Plan {
     if (oi8 === null) {
       $fail("invalid_call", "SparseAttention: required input `keyTotalSequenceLengthsT` is missing");
     } else {
-      if (!$dimsOk(oi8.shape)) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi8.dtype; by1 = "keyTotalSequenceLengthsT"; }
       else if (prev !== oi8.dtype) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -730,7 +738,7 @@ export function plan1(call: Call): Plan {
     const oi9 = t9;
     if (oi9 === null) {
     } else {
-      if (!$dimsOk(oi9.shape)) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi9.shape) && (oi9.shape.length === 2 ? Number.isSafeInteger(oi9.shape[0]) && oi9.shape[0] >= 0 && Number.isSafeInteger(oi9.shape[1]) && oi9.shape[1] >= 0 : $dimsOk(oi9.shape)))) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi9.dtype; by0 = "cosCacheT"; }
       else if (prev !== oi9.dtype) $fail("invalid_call", "SparseAttention: input `cosCacheT` has dtype " + oi9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -741,7 +749,7 @@ export function plan1(call: Call): Plan {
     const oi10 = t10;
     if (oi10 === null) {
     } else {
-      if (!$dimsOk(oi10.shape)) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi10.shape) && (oi10.shape.length === 2 ? Number.isSafeInteger(oi10.shape[0]) && oi10.shape[0] >= 0 && Number.isSafeInteger(oi10.shape[1]) && oi10.shape[1] >= 0 : $dimsOk(oi10.shape)))) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi10.dtype; by0 = "sinCacheT"; }
       else if (prev !== oi10.dtype) $fail("invalid_call", "SparseAttention: input `sinCacheT` has dtype " + oi10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -753,7 +761,7 @@ export function plan1(call: Call): Plan {
     if (oo11 === null) {
       $fail("invalid_call", "SparseAttention: required output `outputT` is missing");
     } else {
-      if (!$dimsOk(oo11.shape)) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo11.shape) && (oo11.shape.length === 3 ? Number.isSafeInteger(oo11.shape[0]) && oo11.shape[0] >= 0 && Number.isSafeInteger(oo11.shape[1]) && oo11.shape[1] >= 0 && Number.isSafeInteger(oo11.shape[2]) && oo11.shape[2] >= 0 : $dimsOk(oo11.shape)))) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo11.dtype; by0 = "outputT"; }
       else if (prev !== oo11.dtype) $fail("invalid_call", "SparseAttention: output `outputT` has dtype " + oo11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -764,7 +772,7 @@ export function plan1(call: Call): Plan {
     const oo3 = u3;
     if (oo3 === null) {
     } else {
-      if (!$dimsOk(oo3.shape)) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo3.dtype; by0 = "pastKeyT"; }
       else if (prev !== oo3.dtype) $fail("invalid_call", "SparseAttention: output `pastKeyT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -775,7 +783,7 @@ export function plan1(call: Call): Plan {
     const oo4 = u4;
     if (oo4 === null) {
     } else {
-      if (!$dimsOk(oo4.shape)) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo4.dtype; by0 = "pastValueT"; }
       else if (prev !== oo4.dtype) $fail("invalid_call", "SparseAttention: output `pastValueT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);

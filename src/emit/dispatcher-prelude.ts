@@ -64,6 +64,8 @@ type Bag = Readonly<Record<string, unknown>>;
 
 class EvalFailure extends Error {}
 
+const $hasOwn = Object.prototype.hasOwnProperty;
+
 function $err(m: string): never {
   throw new EvalFailure(m);
 }

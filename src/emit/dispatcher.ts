@@ -563,13 +563,14 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
   const v: string[] = [];
   const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
   v.push(`  const ins = call.inputs as Bag | undefined | null;`, `  const outs = call.outputs as Bag | undefined | null;`, `  const attrs = call.attrs as Bag | undefined | null;`);
-  // Tensors and attributes are the bags' own enumerable properties: one pass over each bag's keys.
+  // Tensors and attributes are the bags' own enumerable properties: one pass over each bag's keys
+  // (for-in skipping inherited keys visits what Object.keys lists, in its order, without the array).
   tensorIds.forEach((_, i) => v.push(`  let t${i}: TensorDesc | null = null;`));
   const aliased = spec.outputs.filter((o) => inputIds.includes(o.name)).map((o) => o.name);
   aliased.forEach((id) => v.push(`  let u${tensorIndex.get(id)}: TensorDesc | null = null;`));
   spec.attributes.forEach((_, i) => v.push(`  let g${i}: unknown = undefined;`));
   const keyLoop = (bag: string, ids: readonly string[], local: (id: string) => string, what: string, all: readonly string[]): void => {
-    v.push(`  if (${bag} !== undefined && ${bag} !== null) {`, `    for (const key of Object.keys(${bag})) {`, `      switch (key) {`);
+    v.push(`  if (${bag} !== undefined && ${bag} !== null) {`, `    for (const key in ${bag}) {`, `      if (!$hasOwn.call(${bag}, key)) continue;`, `      switch (key) {`);
     for (const id of ids) v.push(`        case ${q(id)}:`, `          ${local(id)} = ${what === "attribute" ? `${bag}[key]` : `$td(${bag}[key])`};`, `          break;`);
     v.push(`        default:`, `          ${fail(`${q(`${name}: unknown ${what} \``)} + key + ${q(`\`; ${what}s are ${all.join(", ")}`)}`)};`, `      }`, `    }`, `  }`);
   };
@@ -586,7 +587,9 @@ function generateKernel(model: KernelModel, kIndex: number, consts: string[]): {
     v.push(`    if (${t} === null) {`);
     if (!optional) v.push(`      ${fail(q(`${name}: required ${what} \`${id}\` is missing`))};`);
     v.push(`    } else {`);
-    v.push(`      if (!$dimsOk(${t}.shape)) ${fail(`${q(`${name}: ${what} \`${id}\` has shape `)} + $show(${t}.shape) + "; dimensions must be non-negative integers"`)};`);
+    // With a declared rank the usual case (that many dimensions) is checked in place.
+    const dims = rank === undefined ? `$dimsOk(${t}.shape)` : `Array.isArray(${t}.shape) && (${t}.shape.length === ${rank} ? ${[...Array(rank).keys()].map((d) => `Number.isSafeInteger(${t}.shape[${d}]) && ${t}.shape[${d}] >= 0`).join(" && ") || "true"} : $dimsOk(${t}.shape))`;
+    v.push(`      if (!(${dims})) ${fail(`${q(`${name}: ${what} \`${id}\` has shape `)} + $show(${t}.shape) + "; dimensions must be non-negative integers"`)};`);
     if (params.has(dtype)) {
       v.push(
         `      const prev = dt${paramIndex.get(dtype)};`,

@@ -231,9 +231,8 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
   F32[0] = v as number;
   $word(bytes, o, F32_BITS[0]);
 }
-function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
-  return n;
+function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
+  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
 }
 
 /** The profile this module was built for. */
@@ -773,14 +772,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S1, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K0A0S1, "x");
+    const w0x: unknown = r4;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S1, "x");
     let r5: unknown = undefined;
     try {
       r5 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S1, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K0A0S1, "y");
+    const w0y: unknown = r5;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S1, "y");
     const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
     const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
@@ -799,18 +800,23 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r6, K0A0S2, "params.batchSize");
     $f32(u1_8, 4, r7);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S2, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S2, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S2, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S2, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S2, "dispatch z");
     }
-    const w1z = $wg(r8, 65535, K0A0S2, "z");
+    const w1z: unknown = r8;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S2, "z");
     const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y = $wg(this.a2, 65535, K0A0S3, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S3, "z");
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S3, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S3, "z");
     let r9: unknown = undefined;
     try {
       r9 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
@@ -952,14 +958,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S6, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K0A0S6, "x");
+    const w0x: unknown = r3;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S6, "x");
     let r4: unknown = undefined;
     try {
       r4 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S6, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K0A0S6, "y");
+    const w0y: unknown = r4;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S6, "y");
     const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
     const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
     const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
@@ -981,18 +989,23 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r5, K0A0S7, "params.batchSize");
     $f32(u1_8, 4, r6);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S7, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S7, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S7, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S7, "y");
     let r7: unknown = undefined;
     try {
       r7 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S7, "dispatch z");
     }
-    const w1z = $wg(r7, 65535, K0A0S7, "z");
+    const w1z: unknown = r7;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S7, "z");
     const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y = $wg(this.a2, 65535, K0A0S8, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S8, "z");
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S8, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S8, "z");
     let r8: unknown = undefined;
     try {
       r8 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
@@ -1160,14 +1173,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S10, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K0A0S10, "x");
+    const w0x: unknown = r4;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S10, "x");
     let r5: unknown = undefined;
     try {
       r5 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S10, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K0A0S10, "y");
+    const w0y: unknown = r5;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S10, "y");
     const q6: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q7: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
@@ -1185,18 +1200,23 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r6, K0A0S11, "params.batchSize");
     $f32(u1_8, 4, r7);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S11, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S11, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S11, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S11, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S11, "dispatch z");
     }
-    const w1z = $wg(r8, 65535, K0A0S11, "z");
+    const w1z: unknown = r8;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S11, "z");
     const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y = $wg(this.a2, 65535, K0A0S12, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S12, "z");
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S12, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S12, "z");
     let r9: unknown = undefined;
     try {
       r9 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
@@ -1335,14 +1355,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S14, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K0A0S14, "x");
+    const w0x: unknown = r3;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S14, "x");
     let r4: unknown = undefined;
     try {
       r4 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S14, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K0A0S14, "y");
+    const w0y: unknown = r4;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S14, "y");
     const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
     const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
     const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
@@ -1363,18 +1385,23 @@ class K0A0 {
     const u1_8 = new Uint8Array(16);
     $u32(u1_8, 0, r5, K0A0S15, "params.batchSize");
     $f32(u1_8, 4, r6);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S15, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S15, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S15, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S15, "y");
     let r7: unknown = undefined;
     try {
       r7 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S15, "dispatch z");
     }
-    const w1z = $wg(r7, 65535, K0A0S15, "z");
+    const w1z: unknown = r7;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S15, "z");
     const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y = $wg(this.a2, 65535, K0A0S16, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S16, "z");
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S16, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S16, "z");
     let r8: unknown = undefined;
     try {
       r8 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
@@ -1545,14 +1572,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K0A0S17, "x");
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S17, "x");
     let r3: unknown = undefined;
     try {
       r3 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K0A0S17, "y");
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S17, "y");
     const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
     const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r4: unknown = undefined;
@@ -1570,8 +1599,10 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r4, K0A0S18, "params.batchSize");
     $f32(u1_7, 4, r5);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S18, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S18, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S18, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S18, "y");
     let r6: unknown = undefined;
     try {
       r6 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
@@ -1676,14 +1707,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K0A0S19, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S19, "x");
     let r2: unknown = undefined;
     try {
       r2 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K0A0S19, "y");
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S19, "y");
     const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
     const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
     const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
@@ -1704,8 +1737,10 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r3, K0A0S20, "params.batchSize");
     $f32(u1_7, 4, r4);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S20, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S20, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S20, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S20, "y");
     let r5: unknown = undefined;
     try {
       r5 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
@@ -1815,14 +1850,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K0A0S21, "x");
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S21, "x");
     let r3: unknown = undefined;
     try {
       r3 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K0A0S21, "y");
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S21, "y");
     const q6: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r4: unknown = undefined;
     try {
@@ -1839,8 +1876,10 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r4, K0A0S22, "params.batchSize");
     $f32(u1_7, 4, r5);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S22, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S22, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S22, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S22, "y");
     let r6: unknown = undefined;
     try {
       r6 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
@@ -1942,14 +1981,16 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K0A0S23, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S23, "x");
     let r2: unknown = undefined;
     try {
       r2 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K0A0S23, "y");
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S23, "y");
     const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
     const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
     const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
@@ -1969,8 +2010,10 @@ class K0A0 {
     const u1_7 = new Uint8Array(16);
     $u32(u1_7, 0, r3, K0A0S24, "params.batchSize");
     $f32(u1_7, 4, r4);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S24, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S24, "y");
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S24, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S24, "y");
     let r5: unknown = undefined;
     try {
       r5 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
@@ -2928,14 +2971,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S0, "x");
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S0, "x");
     let r3: unknown = undefined;
     try {
       r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S0, "y");
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S0, "y");
     const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     const u1_6 = new Uint8Array(16);
     $u32(u1_6, 0, this.t0!.shape[1], K1A0S1, "params.seqLen");
@@ -2946,14 +2991,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch x");
     }
-    const w1x = $wg(r4, 65535, K1A0S1, "x");
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S1, "x");
     let r5: unknown = undefined;
     try {
       r5 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch y");
     }
-    const w1y = $wg(r5, 65535, K1A0S1, "y");
+    const w1y: unknown = r5;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S1, "y");
     const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
@@ -2977,24 +3024,29 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch x");
     }
-    const w2x = $wg(r7, 65535, K1A0S3, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S3, "y");
+    const w2x: unknown = r7;
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S3, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S3, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch z");
     }
-    const w2z = $wg(r8, 65535, K1A0S3, "z");
+    const w2z: unknown = r8;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S3, "z");
     const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w3y = $wg(this.a2, 65535, K1A0S4, "y");
+    const w3y: unknown = this.a2;
+    if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S4, "y");
     let r9: unknown = undefined;
     try {
       r9 = (n16 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n16) ? n16 : $overflow(n16));
     } catch (e) {
       $evalFail(e, K1A0S4, "dispatch z");
     }
-    const w3z = $wg(r9, 65535, K1A0S4, "z");
+    const w3z: unknown = r9;
+    if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S4, "z");
     let r10: unknown = undefined;
     try {
       r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n17 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number)];
@@ -3125,14 +3177,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K1A0S6, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S6, "x");
     let r2: unknown = undefined;
     try {
       r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K1A0S6, "y");
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S6, "y");
     const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
@@ -3156,24 +3210,29 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S8, "dispatch x");
     }
-    const w1x = $wg(r4, 65535, K1A0S8, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S8, "y");
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S8, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S8, "y");
     let r5: unknown = undefined;
     try {
       r5 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S8, "dispatch z");
     }
-    const w1z = $wg(r5, 65535, K1A0S8, "z");
+    const w1z: unknown = r5;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S8, "z");
     const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w2y = $wg(this.a2, 65535, K1A0S9, "y");
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S9, "y");
     let r6: unknown = undefined;
     try {
       r6 = (n12 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n12) ? n12 : $overflow(n12));
     } catch (e) {
       $evalFail(e, K1A0S9, "dispatch z");
     }
-    const w2z = $wg(r6, 65535, K1A0S9, "z");
+    const w2z: unknown = r6;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S9, "z");
     let r7: unknown = undefined;
     try {
       r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n13 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)) as number)];
@@ -3349,14 +3408,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S10, "x");
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S10, "x");
     let r3: unknown = undefined;
     try {
       r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S10, "y");
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S10, "y");
     const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
     const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     const u1_6 = new Uint8Array(16);
@@ -3368,14 +3429,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch x");
     }
-    const w1x = $wg(r4, 65535, K1A0S11, "x");
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S11, "x");
     let r5: unknown = undefined;
     try {
       r5 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch y");
     }
-    const w1y = $wg(r5, 65535, K1A0S11, "y");
+    const w1y: unknown = r5;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S11, "y");
     const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
@@ -3399,24 +3462,29 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S13, "dispatch x");
     }
-    const w2x = $wg(r7, 65535, K1A0S13, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S13, "y");
+    const w2x: unknown = r7;
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S13, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S13, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S13, "dispatch z");
     }
-    const w2z = $wg(r8, 65535, K1A0S13, "z");
+    const w2z: unknown = r8;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S13, "z");
     const q13: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w3y = $wg(this.a2, 65535, K1A0S14, "y");
+    const w3y: unknown = this.a2;
+    if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S14, "y");
     let r9: unknown = undefined;
     try {
       r9 = (n16 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n16) ? n16 : $overflow(n16));
     } catch (e) {
       $evalFail(e, K1A0S14, "dispatch z");
     }
-    const w3z = $wg(r9, 65535, K1A0S14, "z");
+    const w3z: unknown = r9;
+    if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S14, "z");
     let r10: unknown = undefined;
     try {
       r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n17 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number)];
@@ -3550,14 +3618,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K1A0S15, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S15, "x");
     let r2: unknown = undefined;
     try {
       r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K1A0S15, "y");
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S15, "y");
     const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
     const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
@@ -3582,24 +3652,29 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S17, "dispatch x");
     }
-    const w1x = $wg(r4, 65535, K1A0S17, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S17, "y");
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S17, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S17, "y");
     let r5: unknown = undefined;
     try {
       r5 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S17, "dispatch z");
     }
-    const w1z = $wg(r5, 65535, K1A0S17, "z");
+    const w1z: unknown = r5;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S17, "z");
     const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w2y = $wg(this.a2, 65535, K1A0S18, "y");
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S18, "y");
     let r6: unknown = undefined;
     try {
       r6 = (n12 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n12) ? n12 : $overflow(n12));
     } catch (e) {
       $evalFail(e, K1A0S18, "dispatch z");
     }
-    const w2z = $wg(r6, 65535, K1A0S18, "z");
+    const w2z: unknown = r6;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S18, "z");
     let r7: unknown = undefined;
     try {
       r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n13 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)) as number)];
@@ -3733,14 +3808,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K1A0S19, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S19, "x");
     let r2: unknown = undefined;
     try {
       r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K1A0S19, "y");
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S19, "y");
     const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     const u1_6 = new Uint8Array(16);
     $u32(u1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
@@ -3751,14 +3828,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch x");
     }
-    const w1x = $wg(r3, 65535, K1A0S20, "x");
+    const w1x: unknown = r3;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S20, "x");
     let r4: unknown = undefined;
     try {
       r4 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch y");
     }
-    const w1y = $wg(r4, 65535, K1A0S20, "y");
+    const w1y: unknown = r4;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S20, "y");
     const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
@@ -3776,9 +3855,12 @@ class K1A0 {
     $u32(u2_8, 16, this.t6!.shape[1], K1A0S22, "params.colStride");
     $u32(u2_8, 20, this.t3!.shape[2], K1A0S22, "params.maxCacheSeq");
     $f32(u2_8, 24, this.a4);
-    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S22, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S22, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S22, "z");
+    const w2x: unknown = this.t0!.shape[1];
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S22, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S22, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S22, "z");
     let r6: unknown = undefined;
     try {
       r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n5 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number)];
@@ -3881,14 +3963,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch x");
     }
-    const w0x = $wg(r0, 65535, K1A0S23, "x");
+    const w0x: unknown = r0;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S23, "x");
     let r1: unknown = undefined;
     try {
       r1 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch y");
     }
-    const w0y = $wg(r1, 65535, K1A0S23, "y");
+    const w0y: unknown = r1;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S23, "y");
     const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
@@ -3906,9 +3990,12 @@ class K1A0 {
     $u32(u1_8, 16, this.t6!.shape[1], K1A0S24, "params.colStride");
     $u32(u1_8, 20, this.t3!.shape[2], K1A0S24, "params.maxCacheSeq");
     $f32(u1_8, 24, this.a4);
-    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S24, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S24, "y");
-    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S24, "z");
+    const w1x: unknown = this.t0!.shape[1];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S24, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S24, "y");
+    const w1z: unknown = this.t0!.shape[0];
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S24, "z");
     let r3: unknown = undefined;
     try {
       r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n1 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number)];
@@ -4044,14 +4131,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K1A0S25, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S25, "x");
     let r2: unknown = undefined;
     try {
       r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K1A0S25, "y");
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S25, "y");
     const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
     const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
     const u1_6 = new Uint8Array(16);
@@ -4063,14 +4152,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch x");
     }
-    const w1x = $wg(r3, 65535, K1A0S26, "x");
+    const w1x: unknown = r3;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S26, "x");
     let r4: unknown = undefined;
     try {
       r4 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch y");
     }
-    const w1y = $wg(r4, 65535, K1A0S26, "y");
+    const w1y: unknown = r4;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S26, "y");
     const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
     const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
@@ -4088,9 +4179,12 @@ class K1A0 {
     $u32(u2_8, 16, this.t6!.shape[1], K1A0S28, "params.colStride");
     $u32(u2_8, 20, this.t3!.shape[2], K1A0S28, "params.maxCacheSeq");
     $f32(u2_8, 24, this.a4);
-    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S28, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S28, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S28, "z");
+    const w2x: unknown = this.t0!.shape[1];
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S28, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S28, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S28, "z");
     let r6: unknown = undefined;
     try {
       r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n5 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number)];
@@ -4196,14 +4290,16 @@ class K1A0 {
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch x");
     }
-    const w0x = $wg(r0, 65535, K1A0S29, "x");
+    const w0x: unknown = r0;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S29, "x");
     let r1: unknown = undefined;
     try {
       r1 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch y");
     }
-    const w0y = $wg(r1, 65535, K1A0S29, "y");
+    const w0y: unknown = r1;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S29, "y");
     const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
     const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
     const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
@@ -4222,9 +4318,12 @@ class K1A0 {
     $u32(u1_8, 16, this.t6!.shape[1], K1A0S30, "params.colStride");
     $u32(u1_8, 20, this.t3!.shape[2], K1A0S30, "params.maxCacheSeq");
     $f32(u1_8, 24, this.a4);
-    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S30, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S30, "y");
-    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S30, "z");
+    const w1x: unknown = this.t0!.shape[1];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S30, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S30, "y");
+    const w1z: unknown = this.t0!.shape[0];
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S30, "z");
     let r3: unknown = undefined;
     try {
       r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n1 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number)];

@@ -233,8 +233,7 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
   F32[0] = v as number;
   $word(bytes, o, F32_BITS[0]);
 }
-function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
-  return n;
+function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
+  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
 }
 `;

@@ -755,9 +755,12 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const wg = pm.pass.dispatch.map((d, i) => {
       const x = g.expr(d.texpr, penv, d);
       if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
-      const t = guarded(x, pprefix, `dispatch ${"xyz"[i]}`);
-      body.push(`    const w${pi}${"xyz"[i]} = $wg(${t}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
-      return `w${pi}${"xyz"[i]}`;
+      const w = `w${pi}${"xyz"[i]}`;
+      body.push(
+        `    const ${w}: unknown = ${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)};`,
+        `    if (!(typeof ${w} === "number" && Number.isInteger(${w}) && ${w} >= 0 && ${w} <= ${maxWg})) $badWorkgroups(${w}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`,
+      );
+      return w;
     });
     return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
   });

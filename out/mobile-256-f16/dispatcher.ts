@@ -506,8 +506,9 @@ class K0A0 {
   }
   /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
   d10(): number {
+    let n0: number;
     try {
-      return (this.m10 = Math.max((1 as number), (Math.min((32 as number), ($fdivI(((this.m9 ?? this.d9()) as number), (128 as number)) as number)) as number)));
+      return (this.m10 = Math.max((1 as number), (Math.min((32 as number), ((n0 = Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitCap");
     }
@@ -531,16 +532,18 @@ class K0A0 {
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
   d13(): boolean {
+    let n0: number;
     try {
-      return (this.m13 = ($modI((this.t3!.shape[3] as number), (4 as number)) === 0));
+      return (this.m13 = ((n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
     } catch (e) {
       throw $wrap(e, "cacheVec4Ok");
     }
   }
   /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
   d14(): number {
+    let n0: number;
     try {
-      return (this.m14 = $fdivI((this.t3!.shape[3] as number), (4 as number)));
+      return (this.m14 = (n0 = Math.floor((this.t3!.shape[3] as number) / (4 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "headVec");
     }
@@ -581,7 +584,8 @@ class K0A0 {
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
-    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $showT($try(() => $modI((this.t3!.shape[3] as number), (4 as number)))) + ")";
+    let n0: number;
+    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $showT($try(() => (n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0))) + ")";
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
@@ -706,7 +710,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p0(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
@@ -768,7 +772,7 @@ class K0A0 {
     $u32(u0_7, 4, r3, K0A0S1, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S1, "dispatch x");
     }
@@ -776,7 +780,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S1, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
+      r5 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
       $evalFail(e, K0A0S1, "dispatch y");
     }
@@ -819,7 +823,7 @@ class K0A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S3, "z");
     let r9: unknown = undefined;
     try {
-      r9 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
+      r9 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -900,7 +904,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p1(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
@@ -954,7 +958,7 @@ class K0A0 {
     $u32(u0_5, 0, r2, K0A0S6, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S6, "dispatch x");
     }
@@ -962,7 +966,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S6, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
+      r4 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
       $evalFail(e, K0A0S6, "dispatch y");
     }
@@ -1008,7 +1012,7 @@ class K0A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S8, "z");
     let r8: unknown = undefined;
     try {
-      r8 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
+      r8 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -1110,7 +1114,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p2(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
@@ -1169,7 +1173,7 @@ class K0A0 {
     $u32(u0_6, 4, r3, K0A0S10, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S10, "dispatch x");
     }
@@ -1177,7 +1181,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S10, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
+      r5 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
       $evalFail(e, K0A0S10, "dispatch y");
     }
@@ -1219,7 +1223,7 @@ class K0A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S12, "z");
     let r9: unknown = undefined;
     try {
-      r9 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
+      r9 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -1300,7 +1304,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p3(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
@@ -1351,7 +1355,7 @@ class K0A0 {
     $u32(u0_4, 0, r2, K0A0S14, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(((n16 = ((n15 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n15) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n15 : $overflow(n15)) as number), n17 = n16 * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI(n16, (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S14, "dispatch x");
     }
@@ -1359,7 +1363,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S14, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((n19 = ((n18 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n18) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n18 : $overflow(n18)) as number), n20 = n19 * (this.t3!.shape[3] as number), Number.isSafeInteger(n20) || !$isI(n19, (this.t3!.shape[3] as number)) ? n20 : $overflow(n20)) as number), (64 as number)) as number), (65535 as number));
+      r4 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
       $evalFail(e, K0A0S14, "dispatch y");
     }
@@ -1404,7 +1408,7 @@ class K0A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S16, "z");
     let r8: unknown = undefined;
     try {
-      r8 = [(this.t0!.shape[0] as number), ((n21 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n21) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n21 : $overflow(n21)) as number)];
+      r8 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -1445,9 +1449,9 @@ class K0A0 {
   }
   /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
-    let n0: number;
+    let n0: number, n1: number;
     try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($fdivI(($pow2ceil(((n0 = (Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number), (2 as number)) as number)) as number)));
+      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ((n1 = Math.floor(($pow2ceil(((n0 = (Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number) / (2 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWg");
     }
@@ -1525,7 +1529,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p4(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
@@ -1568,7 +1572,7 @@ class K0A0 {
     $u32(u0_7, 4, r1, K0A0S17, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch x");
     }
@@ -1576,7 +1580,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S17, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
+      r3 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch y");
     }
@@ -1605,7 +1609,7 @@ class K0A0 {
     if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S18, "y");
     let r6: unknown = undefined;
     try {
-      r6 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
+      r6 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -1668,7 +1672,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p5(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
@@ -1703,7 +1707,7 @@ class K0A0 {
     $u32(u0_5, 0, r0, K0A0S19, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch x");
     }
@@ -1711,7 +1715,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S19, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch y");
     }
@@ -1743,7 +1747,7 @@ class K0A0 {
     if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S20, "y");
     let r5: unknown = undefined;
     try {
-      r5 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
+      r5 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -1806,7 +1810,7 @@ class K0A0 {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
   p6(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
@@ -1846,7 +1850,7 @@ class K0A0 {
     $u32(u0_6, 4, r1, K0A0S21, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch x");
     }
@@ -1854,7 +1858,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S21, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
+      r3 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch y");
     }
@@ -1882,7 +1886,7 @@ class K0A0 {
     if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S22, "y");
     let r6: unknown = undefined;
     try {
-      r6 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
+      r6 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -1945,7 +1949,7 @@ class K0A0 {
     return $where([]) + "`present.slotMappingT` is false";
   }
   p7(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
     if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
     else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
@@ -1977,7 +1981,7 @@ class K0A0 {
     $u32(u0_4, 0, r0, K0A0S23, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(((n4 = ((n3 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n3) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch x");
     }
@@ -1985,7 +1989,7 @@ class K0A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S23, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(((n7 = ((n6 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n6) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch y");
     }
@@ -2016,7 +2020,7 @@ class K0A0 {
     if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S24, "y");
     let r5: unknown = undefined;
     try {
-      r5 = [(this.t0!.shape[0] as number), ((n9 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n9) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n9 : $overflow(n9)) as number)];
+      r5 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
@@ -2465,8 +2469,9 @@ class K1A0 {
   }
   /** derive "headSizeOk": computes m2 (read as this.m2 ?? this.d2()) */
   d2(): boolean {
+    let n0: number, n1: number;
     try {
-      return (this.m2 = ((((this.t3!.shape[3] as number) > (0 as number)) && ($modI((this.t3!.shape[3] as number), (8 as number)) === 0)) && ((this.m1 ?? this.d1()) ? ($modI((this.t3!.shape[3] as number), (16 as number)) === 0) : true)));
+      return (this.m2 = ((((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.t3!.shape[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
     } catch (e) {
       throw $wrap(e, "headSizeOk");
     }
@@ -2541,8 +2546,9 @@ class K1A0 {
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
+    let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ($modI(((this.m9 ?? this.d9()) as number), (8 as number)) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")) && ($need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype === "float16")) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")) && ($need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype === "float16")) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
       throw $wrap(e, "rotaryOk");
     }
@@ -2592,7 +2598,8 @@ class K1A0 {
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => $modI((this.t3!.shape[3] as number), (8 as number)))) + ")")($try(() => ((this.t3!.shape[3] as number) > (0 as number)))) : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => $modI((this.t3!.shape[3] as number), (16 as number)))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($try(() => (((this.t3!.shape[3] as number) > (0 as number)) && ($modI((this.t3!.shape[3] as number), (8 as number)) === 0))));
+    let n0: number, n1: number, n2: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => (n1 = (this.t3!.shape[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")")($try(() => ((this.t3!.shape[3] as number) > (0 as number)))) : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => (n2 = (this.t3!.shape[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($try(() => (((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0))));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
@@ -2613,7 +2620,8 @@ class K1A0 {
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.cosCacheT` is false" : $where(path) + "`present.sinCacheT` is false")($try(() => (this.t9 !== null))) : $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")")($try(() => ((this.t9 !== null) && (this.t10 !== null)))) : $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")")($try(() => (((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)))) : $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")")($try(() => ((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)))) : $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")")($try(() => (((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])))) : $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => $modI(((this.m9 ?? this.d9()) as number), (8 as number)))) + ")")($try(() => ((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))))) : $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")")($try(() => (((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ($modI(((this.m9 ?? this.d9()) as number), (8 as number)) === 0)))) : $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ($modI(((this.m9 ?? this.d9()) as number), (8 as number)) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))))) : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ($modI(((this.m9 ?? this.d9()) as number), (8 as number)) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")))) : c === false ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($try(() => !((this.t9 !== null)))) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
+    let n0: number, n1: number, n2: number, n3: number;
+    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.cosCacheT` is false" : $where(path) + "`present.sinCacheT` is false")($try(() => (this.t9 !== null))) : $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")")($try(() => ((this.t9 !== null) && (this.t10 !== null)))) : $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")")($try(() => (((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)))) : $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")")($try(() => ((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)))) : $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")")($try(() => (((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])))) : $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => (n3 = ((this.m9 ?? this.d9()) as number) % (8 as number), n3 < 0 ? n3 + (8 as number) : n3 === 0 ? 0 : n3))) + ")")($try(() => ((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))))) : $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")")($try(() => (((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n2 = ((this.m9 ?? this.d9()) as number) % (8 as number), n2 < 0 ? n2 + (8 as number) : n2 === 0 ? 0 : n2) === 0)))) : $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))))) : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")))) : c === false ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($try(() => !((this.t9 !== null)))) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
@@ -2661,15 +2669,17 @@ class K1A0 {
   }
   /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
   d18(): boolean {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))));
+      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n0 = -Math.floor(-((n1 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) / (65535 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((n2 = -Math.floor(-((n3 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) / (65535 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number))));
     } catch (e) {
       throw $wrap(e, "dispatchFits");
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.t0!.shape[1] as number) <= (65535 as number)))) : $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number)))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.t0!.shape[1] as number) <= (65535 as number)))) : $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => (n20 = -Math.floor(-((n21 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n21) ? n21 : $overflow(n21)) as number) / (65535 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n16 = -Math.floor(-((n17 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number) / (65535 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n12 = -Math.floor(-((n13 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n13) ? n13 : $overflow(n13)) as number) / (65535 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) <= (65535 as number))) && (((n14 = -Math.floor(-((n15 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number) / (65535 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n8 = -Math.floor(-((n9 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) <= (65535 as number))) && (((n10 = -Math.floor(-((n11 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number) / (65535 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n4 = -Math.floor(-((n5 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5)) as number) / (65535 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number) <= (65535 as number))) && (((n6 = -Math.floor(-((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number) / (65535 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 256)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n0 = -Math.floor(-((n1 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) / (65535 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((n2 = -Math.floor(-((n3 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) / (65535 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number)))));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2856,8 +2866,9 @@ class K1A0 {
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
+    let n0: number;
     try {
-      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($fdivI((this.t3!.shape[3] as number), (4 as number)) as number)) as number)) as number)));
+      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((n0 = Math.floor((this.t3!.shape[3] as number) / (4 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseMergeWg");
     }
@@ -2924,7 +2935,7 @@ class K1A0 {
     }
   }
   p0(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
@@ -2967,7 +2978,7 @@ class K1A0 {
     $u32(u0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n14 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch x");
     }
@@ -2975,7 +2986,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S0, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r3 = (n15 = -Math.floor(-((n16 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) / (65535 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch y");
     }
@@ -2987,7 +2998,7 @@ class K1A0 {
     $u32(u1_6, 4, this.t0!.shape[0], K1A0S1, "params.batchSize");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n17 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch x");
     }
@@ -2995,7 +3006,7 @@ class K1A0 {
     if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S1, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r5 = (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch y");
     }
@@ -3006,7 +3017,7 @@ class K1A0 {
     const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
-      r6 = (n14 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
+      r6 = (n20 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n20) ? n20 : $overflow(n20));
     } catch (e) {
       $evalFail(e, K1A0S3, "uniform field `params.rowStride`");
     }
@@ -3020,7 +3031,7 @@ class K1A0 {
     $f32(u2_8, 24, this.a4);
     let r7: unknown = undefined;
     try {
-      r7 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+      r7 = (n21 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n21) ? n21 : $overflow(n21));
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch x");
     }
@@ -3041,7 +3052,7 @@ class K1A0 {
     if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S4, "y");
     let r9: unknown = undefined;
     try {
-      r9 = (n16 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n16) ? n16 : $overflow(n16));
+      r9 = (n22 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n22) ? n22 : $overflow(n22));
     } catch (e) {
       $evalFail(e, K1A0S4, "dispatch z");
     }
@@ -3049,7 +3060,7 @@ class K1A0 {
     if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S4, "z");
     let r10: unknown = undefined;
     try {
-      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n17 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number)];
+      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n23 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -3145,7 +3156,7 @@ class K1A0 {
     }
   }
   p1(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
@@ -3173,7 +3184,7 @@ class K1A0 {
     $u32(u0_5, 4, this.t0!.shape[0], K1A0S6, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n10 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch x");
     }
@@ -3181,7 +3192,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S6, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n11 = -Math.floor(-((n12 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) / (65535 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch y");
     }
@@ -3192,7 +3203,7 @@ class K1A0 {
     const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
     let r3: unknown = undefined;
     try {
-      r3 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
+      r3 = (n13 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n13) ? n13 : $overflow(n13));
     } catch (e) {
       $evalFail(e, K1A0S8, "uniform field `params.rowStride`");
     }
@@ -3206,7 +3217,7 @@ class K1A0 {
     $f32(u1_8, 24, this.a4);
     let r4: unknown = undefined;
     try {
-      r4 = (n11 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
+      r4 = (n14 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K1A0S8, "dispatch x");
     }
@@ -3227,7 +3238,7 @@ class K1A0 {
     if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S9, "y");
     let r6: unknown = undefined;
     try {
-      r6 = (n12 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n12) ? n12 : $overflow(n12));
+      r6 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S9, "dispatch z");
     }
@@ -3235,7 +3246,7 @@ class K1A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S9, "z");
     let r7: unknown = undefined;
     try {
-      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n13 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)) as number)];
+      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n16 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n16) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n16 : $overflow(n16)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -3358,7 +3369,7 @@ class K1A0 {
     }
   }
   p2(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
@@ -3404,7 +3415,7 @@ class K1A0 {
     $u32(u0_8, 4, this.t0!.shape[0], K1A0S10, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n14 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch x");
     }
@@ -3412,7 +3423,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S10, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r3 = (n15 = -Math.floor(-((n16 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) / (65535 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch y");
     }
@@ -3425,7 +3436,7 @@ class K1A0 {
     $u32(u1_6, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n17 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch x");
     }
@@ -3433,7 +3444,7 @@ class K1A0 {
     if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S11, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r5 = (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch y");
     }
@@ -3444,7 +3455,7 @@ class K1A0 {
     const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
-      r6 = (n14 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
+      r6 = (n20 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n20) ? n20 : $overflow(n20));
     } catch (e) {
       $evalFail(e, K1A0S13, "uniform field `params.rowStride`");
     }
@@ -3458,7 +3469,7 @@ class K1A0 {
     $f32(u2_8, 24, this.a4);
     let r7: unknown = undefined;
     try {
-      r7 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+      r7 = (n21 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n21) ? n21 : $overflow(n21));
     } catch (e) {
       $evalFail(e, K1A0S13, "dispatch x");
     }
@@ -3479,7 +3490,7 @@ class K1A0 {
     if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S14, "y");
     let r9: unknown = undefined;
     try {
-      r9 = (n16 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n16) ? n16 : $overflow(n16));
+      r9 = (n22 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n22) ? n22 : $overflow(n22));
     } catch (e) {
       $evalFail(e, K1A0S14, "dispatch z");
     }
@@ -3487,7 +3498,7 @@ class K1A0 {
     if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S14, "z");
     let r10: unknown = undefined;
     try {
-      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n17 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n17) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n17 : $overflow(n17)) as number)];
+      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n23 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -3583,7 +3594,7 @@ class K1A0 {
     }
   }
   p3(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
@@ -3614,7 +3625,7 @@ class K1A0 {
     $u32(u0_6, 4, this.t0!.shape[0], K1A0S15, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n10 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch x");
     }
@@ -3622,7 +3633,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S15, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n11 = -Math.floor(-((n12 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) / (65535 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch y");
     }
@@ -3634,7 +3645,7 @@ class K1A0 {
     const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
     let r3: unknown = undefined;
     try {
-      r3 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
+      r3 = (n13 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n13) ? n13 : $overflow(n13));
     } catch (e) {
       $evalFail(e, K1A0S17, "uniform field `params.rowStride`");
     }
@@ -3648,7 +3659,7 @@ class K1A0 {
     $f32(u1_8, 24, this.a4);
     let r4: unknown = undefined;
     try {
-      r4 = (n11 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
+      r4 = (n14 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
     } catch (e) {
       $evalFail(e, K1A0S17, "dispatch x");
     }
@@ -3669,7 +3680,7 @@ class K1A0 {
     if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S18, "y");
     let r6: unknown = undefined;
     try {
-      r6 = (n12 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n12) ? n12 : $overflow(n12));
+      r6 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S18, "dispatch z");
     }
@@ -3677,7 +3688,7 @@ class K1A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S18, "z");
     let r7: unknown = undefined;
     try {
-      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n13 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)) as number)];
+      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n16 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n16) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n16 : $overflow(n16)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -3771,7 +3782,7 @@ class K1A0 {
     }
   }
   p4(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
@@ -3804,7 +3815,7 @@ class K1A0 {
     $u32(u0_7, 4, this.t0!.shape[0], K1A0S19, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n4 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch x");
     }
@@ -3812,7 +3823,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S19, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n5 = -Math.floor(-((n6 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) / (65535 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch y");
     }
@@ -3824,7 +3835,7 @@ class K1A0 {
     $u32(u1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch x");
     }
@@ -3832,7 +3843,7 @@ class K1A0 {
     if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S20, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = (n8 = -Math.floor(-((n9 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch y");
     }
@@ -3843,7 +3854,7 @@ class K1A0 {
     const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
     let r5: unknown = undefined;
     try {
-      r5 = (n4 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4));
+      r5 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
     } catch (e) {
       $evalFail(e, K1A0S22, "uniform field `params.rowStride`");
     }
@@ -3863,7 +3874,7 @@ class K1A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S22, "z");
     let r6: unknown = undefined;
     try {
-      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n5 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number)];
+      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n11 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -3941,7 +3952,7 @@ class K1A0 {
     }
   }
   p5(): Plan {
-    let n0: number, n1: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
@@ -3959,7 +3970,7 @@ class K1A0 {
     $u32(u0_5, 4, this.t0!.shape[0], K1A0S23, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r0 = Math.min(((n0 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch x");
     }
@@ -3967,7 +3978,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S23, "x");
     let r1: unknown = undefined;
     try {
-      r1 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = (n1 = -Math.floor(-((n2 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) / (65535 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch y");
     }
@@ -3978,7 +3989,7 @@ class K1A0 {
     const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
     let r2: unknown = undefined;
     try {
-      r2 = (n0 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0));
+      r2 = (n3 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S24, "uniform field `params.rowStride`");
     }
@@ -3998,7 +4009,7 @@ class K1A0 {
     if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S24, "z");
     let r3: unknown = undefined;
     try {
-      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n1 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number)];
+      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n4 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -4091,7 +4102,7 @@ class K1A0 {
     }
   }
   p6(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
@@ -4127,7 +4138,7 @@ class K1A0 {
     $u32(u0_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n4 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch x");
     }
@@ -4135,7 +4146,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S25, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n5 = -Math.floor(-((n6 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) / (65535 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch y");
     }
@@ -4148,7 +4159,7 @@ class K1A0 {
     $u32(u1_6, 4, this.t0!.shape[0], K1A0S26, "params.batchSize");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch x");
     }
@@ -4156,7 +4167,7 @@ class K1A0 {
     if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S26, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(((this.m17 ?? this.d17()) as number), (64 as number)) as number), (65535 as number));
+      r4 = (n8 = -Math.floor(-((n9 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch y");
     }
@@ -4167,7 +4178,7 @@ class K1A0 {
     const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
     let r5: unknown = undefined;
     try {
-      r5 = (n4 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4));
+      r5 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
     } catch (e) {
       $evalFail(e, K1A0S28, "uniform field `params.rowStride`");
     }
@@ -4187,7 +4198,7 @@ class K1A0 {
     if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S28, "z");
     let r6: unknown = undefined;
     try {
-      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n5 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number)];
+      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n11 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
@@ -4265,7 +4276,7 @@ class K1A0 {
     }
   }
   p7(): Plan {
-    let n0: number, n1: number;
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
@@ -4286,7 +4297,7 @@ class K1A0 {
     $u32(u0_6, 4, this.t0!.shape[0], K1A0S29, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = Math.min(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r0 = Math.min(((n0 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch x");
     }
@@ -4294,7 +4305,7 @@ class K1A0 {
     if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S29, "x");
     let r1: unknown = undefined;
     try {
-      r1 = $ceilDiv(($ceilDiv(((this.m16 ?? this.d16()) as number), (64 as number)) as number), (65535 as number));
+      r1 = (n1 = -Math.floor(-((n2 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) / (65535 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch y");
     }
@@ -4306,7 +4317,7 @@ class K1A0 {
     const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
     let r2: unknown = undefined;
     try {
-      r2 = (n0 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0));
+      r2 = (n3 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S30, "uniform field `params.rowStride`");
     }
@@ -4326,7 +4337,7 @@ class K1A0 {
     if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S30, "z");
     let r3: unknown = undefined;
     try {
-      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n1 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number)];
+      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n4 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }

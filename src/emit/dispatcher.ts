@@ -329,6 +329,13 @@ class AssignmentGen {
         }
         const a = `(${L} as number)`;
         const b = `(${R} as number)`;
+        const divisor = this.expr(x.right, e, src).value;
+        if (mode === "I" && typeof divisor === "number" && divisor !== 0) {
+          // By a constant other than zero: no zero check, so the integer division or modulo is written in place.
+          const r = this.temp();
+          if (x.op === "%") return { code: `(${r} = ${a} % ${b}, ${r} ${divisor < 0 ? ">" : "<"} 0 ? ${r} + ${b} : ${r} === 0 ? 0 : ${r})` };
+          return { code: this.safe(r, `Math.floor(${a} / ${b})`) };
+        }
         const table: Record<string, Record<string, string>> = {
           "+": { F: `(${a} + ${b})` },
           "-": { F: `(${a} - ${b})` },
@@ -360,6 +367,11 @@ class AssignmentGen {
     const r = this.temp();
     const safe = `Number.isSafeInteger(${r})${mode === "N" ? ` || !$isI(${a.use}, ${b.use})` : ""}`;
     return `(${a.set}${b.set}${r} = ${a.use} ${op} ${b.use}, ${safe} ? ${r} : $overflow(${r}))`;
+  }
+
+  /** `value` through temporary `t`, failing with the integer-overflow error unless it is a safe integer (as $chk). */
+  private safe(t: string, value: string): string {
+    return `(${t} = ${value}, Number.isSafeInteger(${t}) ? ${t} : $overflow(${t}))`;
   }
 
   private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): Code {
@@ -395,8 +407,12 @@ class AssignmentGen {
         return `Math.${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
       case "floor":
         return `$chk(Math.floor(${n(0)}))`;
-      case "ceilDiv":
+      case "ceilDiv": {
+        const divisor = this.expr(x.args[1], e, src).value;
+        // By a constant other than zero, in place (as for the division operators).
+        if (typeof divisor === "number" && divisor !== 0) return this.safe(this.temp(), `-Math.floor(-${n(0)} / ${n(1)})`);
         return `$ceilDiv(${n(0)}, ${n(1)})`;
+      }
       case "pow2ceil":
         return `$pow2ceil(${n(0)})`;
       case "sameShape":

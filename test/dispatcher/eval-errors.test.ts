@@ -2,8 +2,9 @@
  * The plan-building paths that the shipped kernels' contracts keep calls away from: a binding of an
  * absent optional tensor, uniform fields out of their u32/i32 range, f32 fields, a dispatch count
  * past the device limit, scratch and output shapes whose evaluation fails, and several of these in
- * one call (the first in plan order must be the one reported), and integer overflow in checked
- * and in run-time-typed arithmetic. A variant of the Axpby fixture reaches them; the generated
+ * one call (the first in plan order must be the one reported); also integer overflow in checked
+ * and in run-time-typed arithmetic, and integer division, modulo and ceilDiv by constants of both
+ * signs on operands of both signs. A variant of the Axpby fixture reaches them; the generated
  * dispatcher and the interpreter must agree on every call.
  */
 import * as fs from "node:fs";
@@ -32,10 +33,12 @@ function evalSpec(): unknown {
     { name: "k", type: "u32", value: "attrs.k" },
     { name: "k2", type: "i32", value: "attrs.k * 65536" },
     { name: "kf", type: "f32", value: "attrs.k / 3" },
+    { name: "nm", type: "i32", value: "(n - 10) % -3 + (n - 10) % 3" },
+    { name: "nq", type: "i32", value: "(n - 10) // 4 + (n - 10) / -4 + ceilDiv(n - 10, 3) + ceilDiv(n - 10, -3)" },
   );
   for (const v of spec.variants) {
     if (!v.id.startsWith("scalar")) continue;
-    v.intermediates = [{ id: "tmp", dtype: "float32", shape: "[n // attrs.d, attrs.d * 1125899906842624]" }];
+    v.intermediates = [{ id: "tmp", dtype: "float32", shape: "[n // attrs.d, n * 1125899906842624]" }];
     v.passes[0].bindings = ["x", "y", "bias", "tmp", "params"];
     v.passes[0].dispatch = { x: "groups", y: "attrs.groups" };
   }
@@ -53,7 +56,7 @@ function randomCall(r: () => number): Call {
   for (const [name, values] of [
     ["k", [0, 1, 7, -1, 2 ** 31, 2 ** 32, 2 ** 40, 1.5]],
     ["groups", [0, 1, 65535, 65536, -1, 0.5]],
-    ["d", [1, 2, 0, 8]],
+    ["d", [1, 2, 0, -5]],
     ["e", [1, 0]],
   ] as const) {
     if (r() < 0.9) attrs[name] = pick(values);

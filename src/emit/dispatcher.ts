@@ -260,7 +260,7 @@ class AssignmentGen {
     }
   }
 
-  /** Code for an expression in env `e`; `value` when it folded to a constant. */
+  /** Code for an expression in env `e`. */
   expr(x: TExpr, e: GenEnv, src: CExpr): Code {
     // Closed sub-expressions (no run-time leaf) fold to constants, or to the error they raise.
     if (x.k !== "const" && x.k !== "derive") {
@@ -315,7 +315,8 @@ class AssignmentGen {
         const mode = lt === "float" || rt === "float" ? "F" : lt === "int" && rt === "int" ? "I" : "N";
         if ((x.op === "+" || x.op === "-" || x.op === "*") && mode !== "F") return { code: this.checked(x.op, mode, x.left, x.right, e, src) };
         const L = this.expr(x.left, e, src).code;
-        const R = this.expr(x.right, e, src).code;
+        const right = this.expr(x.right, e, src);
+        const R = right.code;
         switch (x.op) {
           case "==":
             return { code: lt === "list" || rt === "list" ? `$eq(${L}, ${R})` : `(${L} === ${R})` };
@@ -329,7 +330,7 @@ class AssignmentGen {
         }
         const a = `(${L} as number)`;
         const b = `(${R} as number)`;
-        const divisor = this.expr(x.right, e, src).value;
+        const divisor = right.value;
         if (mode === "I" && typeof divisor === "number" && divisor !== 0) {
           // By a constant other than zero: no zero check, so the integer division or modulo is written in place.
           const r = this.temp();
@@ -379,14 +380,18 @@ class AssignmentGen {
     return dim === undefined ? { code: this.callCode(x, e, src) } : { code: dim, read: true };
   }
 
-  /** `dim(shapes.X, k)` of a guaranteed tensor with a constant axis within its validated rank: a plain read. */
+  /** `dim(shapes.X, k)` as a plain read, when it is one (see guaranteedDim). */
   private dimRead(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string | undefined {
     const target = x.args[0];
     if (x.fn !== "dim" || target.k !== "leaf" || target.leaf.ns !== "shapes") return undefined;
-    const slot = this.valid.tensors.get(target.leaf.name)!;
-    const axis = this.expr(x.args[1], e, src).value;
+    return this.guaranteedDim(target.leaf.name, this.expr(x.args[1], e, src).value);
+  }
+
+  /** A dimension of a guaranteed tensor at a constant axis within its validated rank: read directly, it cannot fail. */
+  private guaranteedDim(tensor: string, axis: Value | undefined): string | undefined {
+    const slot = this.valid.tensors.get(tensor)!;
     if (!slot.required || slot.rank === undefined || typeof axis !== "number" || !Number.isInteger(axis) || axis < -slot.rank || axis >= slot.rank) return undefined;
-    return `${this.tensor(target.leaf.name)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
+    return `${this.tensor(tensor)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
   }
 
   private callCode(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
@@ -425,10 +430,9 @@ class AssignmentGen {
   /** Code reading a pass's shader-key leaf: a plain read, or code that throws an EvalFailure when the leaf has no value. */
   keyLeaf(l: LeafInfo): Code {
     if (l.axis !== undefined) {
-      const t = this.tensor(l.leaf.name);
-      const slot = this.valid.tensors.get(l.leaf.name)!;
-      if (slot.required && slot.rank !== undefined && l.axis >= -slot.rank && l.axis < slot.rank) return { code: `${t}!.shape[${l.axis < 0 ? l.axis + slot.rank : l.axis}]`, read: true };
-      return { code: `$dimS($need(${t}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})` };
+      const read = this.guaranteedDim(l.leaf.name, l.axis);
+      if (read !== undefined) return { code: read, read: true };
+      return { code: `$dimS($need(${this.tensor(l.leaf.name)}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})` };
     }
     if (l.key.startsWith("has(")) return this.pinned.has(l.key) ? { code: "true", value: true } : { code: `(${this.attr(l.leaf.name)} !== undefined)`, read: true };
     return this.leaf(l.leaf);

@@ -506,9 +506,9 @@ class AssignmentGen {
     return { holds: `this.c${id}()`, why: `this.w${id}()` };
   }
 
-  /** Declares a memo field once. */
+  /** Declares a memo field. */
   field(name: string, type: string): void {
-    if (!this.fields.some((f) => f.name === name)) this.fields.push({ name, type });
+    this.fields.push({ name, type });
   }
 
   /** Emits a method and returns its name. */

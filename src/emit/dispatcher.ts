@@ -1,8 +1,17 @@
 /**
  * Generates a profile's dispatcher module: per kernel a typed plan function with every
- * build-time value folded to a constant, as plain TypeScript (comparisons, arithmetic, and a few
- * helper calls) — no expression interpreter. Spec text never becomes code: names become numbered
- * identifiers, and every string from the spec is emitted through JSON.stringify.
+ * build-time value, and every value the call's validation fixes, folded to a constant, as plain
+ * TypeScript (comparisons, integer-checked arithmetic written in place, and a few helper calls) —
+ * no expression interpreter. Spec text never becomes code: names become numbered identifiers, and
+ * every string from the spec is emitted through JSON.stringify.
+ *
+ * Layout of the generated code, per kernel: the plan function validates the call (straight-line
+ * checks of the known tensors and attributes) and constructs the class of the call's dtype
+ * assignment, whose fields are the call's tensors and attributes and one memo per derive entry
+ * (read as `this.mN ?? this.dN()`). Its `plan()` checks the kernel's conditions, then each
+ * variant's in selection order, and runs the first variant's plan method: shader ids, scratch
+ * sizes, bindings (uniform bytes written field by field), workgroup counts, output shapes, in the
+ * interpreter's order. Why a variant was rejected is only worked out when none fits.
  */
 import { deriveEnv, type CExpr, type CheckedBinding, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../check/check-spec.js";
 import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";

@@ -62,12 +62,16 @@ type Bag = Readonly<Record<string, unknown>>;
 
 class EvalFailure extends Error {}
 
+const $hasOwn = Object.prototype.hasOwnProperty;
+
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
 function $chk(v: number): number {
-  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
-  return v;
+  return Number.isSafeInteger(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
@@ -93,15 +97,6 @@ function $divF(a: number, b: number): number {
 function $fdivF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
-}
-function $addN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a + b) : a + b;
-}
-function $subN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a - b) : a - b;
-}
-function $mulN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a * b) : a * b;
 }
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -187,6 +182,10 @@ function $evalFail(e: unknown, prefix: string, what: string): never {
   if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
   throw e;
 }
+function $unheld(e: unknown): false {
+  if (e instanceof EvalFailure) return false;
+  throw e;
+}
 function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
@@ -198,21 +197,6 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
   return shape[ax < 0 ? ax + rank : ax];
 }
-function $elementBytes(dtype: string): number | undefined {
-  switch (dtype) {
-    case "float16":
-      return 2;
-    case "float32":
-    case "float":
-    case "int32":
-    case "uint32":
-      return 4;
-    case "bool":
-      return 1;
-    default:
-      return undefined;
-  }
-}
 function $product(shape: readonly number[]): number {
   let p = 1;
   for (const d of shape) p *= d;
@@ -221,15 +205,8 @@ function $product(shape: readonly number[]): number {
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
-function $tensorRes(t: TensorDesc | null, id: string, kind: "input" | "output", prefix: string, name: string): BindingResource {
-  if (t === null) $fail("eval", prefix + ": binding \u0060" + name + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
-  const bytes = $elementBytes(t.dtype);
-  if (bytes === undefined) $fail("eval", prefix + ": tensor \u0060" + id + "\u0060 has dtype " + t.dtype + ", which cannot be bound");
-  return { kind, tensor: id, offset: 0, size: $round4($product(t.shape) * bytes) };
-}
 const F32 = new Float32Array(1);
-const F32_BYTES = new Uint8Array(F32.buffer);
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
 function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o] = w & 255;
@@ -237,51 +214,47 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o + 2] = (w >>> 16) & 255;
   bytes[o + 3] = (w >>> 24) & 255;
 }
-function $uniform(values: readonly unknown[], types: string, names: readonly string[], struct: string, prefix: string): Uint8Array {
-  const size = Math.max(16, Math.ceil((values.length * 4) / 16) * 16);
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as number;
-    const t = types.charCodeAt(i);
-    if (t === 102) {
-      F32[0] = v;
-      if (LITTLE_ENDIAN) bytes.set(F32_BYTES, i * 4);
-      else for (let j = 0; j < 4; j++) bytes[i * 4 + j] = F32_BYTES[3 - j];
-    } else if (t === 117) {
-      if (!Number.isInteger(v) || v < 0 || v > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (u32) is " + $show(v) + ", outside 0..4294967295");
-      $word(bytes, i * 4, v);
-    } else {
-      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (i32) is " + $show(v) + ", outside -2147483648..2147483647");
-      $word(bytes, i * 4, v);
-    }
-  }
-  return bytes;
+/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
+function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  $word(bytes, o, n);
 }
-function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
-  return n;
+/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
+function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  $word(bytes, o, n);
+}
+/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
+function $f32(bytes: Uint8Array, o: number, v: unknown): void {
+  F32[0] = v as number;
+  $word(bytes, o, F32_BITS[0]);
+}
+function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
+  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
 }
 
 /** The profile this module was built for. */
 export const PROFILE = "desktop-32k";
 
-const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
-const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
-const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
-const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
+const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
+const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
 const K0A0S4 = "PagedAttention";
-const K0A0S5 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
-const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
-const K0A0S7 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
-const K0A0S8 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S9 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
-const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
-const K0A0S11 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
-const K0A0S12 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S13 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
-const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
-const K0A0S15 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
-const K0A0S16 = "PagedAttention: variant `packed_slot_splitk`";
+const K0A0S5 = "PagedAttention: variant `separate_slot_splitk`";
+const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
+const K0A0S7 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
+const K0A0S8 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
+const K0A0S9 = "PagedAttention: variant `packed_derived_splitk`";
+const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
+const K0A0S11 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
+const K0A0S12 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
+const K0A0S13 = "PagedAttention: variant `packed_slot_splitk`";
+const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
+const K0A0S15 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
+const K0A0S16 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
 const K0A0S17 = "PagedAttention: variant `separate_derived`: pass `scatter`";
 const K0A0S18 = "PagedAttention: variant `separate_derived`: pass `main`";
 const K0A0S19 = "PagedAttention: variant `separate_slot`: pass `scatter`";
@@ -309,16 +282,16 @@ class K0A0 {
   private declare m0: boolean | undefined;
   private declare m1: boolean | undefined;
   private declare m2: number | undefined;
-  private declare m3: number | undefined;
-  private declare m4: boolean | undefined;
+  private declare m3: boolean | undefined;
+  private declare m4: number | undefined;
   private declare m5: boolean | undefined;
-  private declare m6: number | undefined;
-  private declare m7: number | undefined;
+  private declare m6: boolean | undefined;
+  private declare m7: boolean | undefined;
   private declare m8: boolean | undefined;
   private declare m9: number | undefined;
   private declare m10: number | undefined;
-  private declare m11: boolean | undefined;
-  private declare m12: boolean | undefined;
+  private declare m11: number | undefined;
+  private declare m12: number | undefined;
   private declare m13: boolean | undefined;
   private declare m14: number | undefined;
   private declare m15: number | undefined;
@@ -327,127 +300,17 @@ class K0A0 {
   private declare m18: boolean | undefined;
   private declare m19: number | undefined;
   private declare m20: number | undefined;
-  private declare m21: number | undefined;
+  private declare m21: boolean | undefined;
   private declare m22: number | undefined;
   private declare m23: boolean | undefined;
   private declare m24: number | undefined;
-  private declare m25: number | undefined;
-  private declare m26: boolean | undefined;
+  private declare m25: boolean | undefined;
+  private declare m26: number | undefined;
   private declare m27: number | undefined;
-  private declare mk0_0_0: unknown | undefined;
-  private declare mk0_0_1: unknown | undefined;
-  private declare mk0_0_2: unknown | undefined;
-  private declare mk0_0_3: unknown | undefined;
-  private declare mk0_0_4: unknown | undefined;
-  private declare mk0_0_5: unknown | undefined;
-  private declare mk0_1_0: unknown | undefined;
-  private declare mk0_1_1: unknown | undefined;
-  private declare mk0_1_2: unknown | undefined;
-  private declare mk0_1_3: unknown | undefined;
-  private declare mk0_1_4: unknown | undefined;
-  private declare mk0_2_0: unknown | undefined;
-  private declare mk0_2_1: unknown | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare mk1_0_0: unknown | undefined;
-  private declare mk1_0_1: unknown | undefined;
-  private declare mk1_0_2: unknown | undefined;
-  private declare mk1_0_3: unknown | undefined;
-  private declare mk1_0_4: unknown | undefined;
-  private declare mk1_0_5: unknown | undefined;
-  private declare mk1_1_0: unknown | undefined;
-  private declare mk1_1_1: unknown | undefined;
-  private declare mk1_1_2: unknown | undefined;
-  private declare mk1_1_3: unknown | undefined;
-  private declare mk1_1_4: unknown | undefined;
-  private declare mk1_2_0: unknown | undefined;
-  private declare mk1_2_1: unknown | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare m28: boolean | undefined;
+  private declare m28: number | undefined;
   private declare m29: number | undefined;
-  private declare mk2_0_0: unknown | undefined;
-  private declare mk2_0_1: unknown | undefined;
-  private declare mk2_0_2: unknown | undefined;
-  private declare mk2_0_3: unknown | undefined;
-  private declare mk2_0_4: unknown | undefined;
-  private declare mk2_0_5: unknown | undefined;
-  private declare mk2_1_0: unknown | undefined;
-  private declare mk2_1_1: unknown | undefined;
-  private declare mk2_1_2: unknown | undefined;
-  private declare mk2_1_3: unknown | undefined;
-  private declare mk2_1_4: unknown | undefined;
-  private declare mk2_2_0: unknown | undefined;
-  private declare mk2_2_1: unknown | undefined;
-  private declare mk3_0_0: unknown | undefined;
-  private declare mk3_0_1: unknown | undefined;
-  private declare mk3_0_2: unknown | undefined;
-  private declare mk3_0_3: unknown | undefined;
-  private declare mk3_0_4: unknown | undefined;
-  private declare mk3_0_5: unknown | undefined;
-  private declare mk3_1_0: unknown | undefined;
-  private declare mk3_1_1: unknown | undefined;
-  private declare mk3_1_2: unknown | undefined;
-  private declare mk3_1_3: unknown | undefined;
-  private declare mk3_1_4: unknown | undefined;
-  private declare mk3_2_0: unknown | undefined;
-  private declare mk3_2_1: unknown | undefined;
-  private declare m30: boolean | undefined;
-  private declare m31: number | undefined;
-  private declare m32: number | undefined;
-  private declare m33: number | undefined;
-  private declare m34: number | undefined;
-  private declare m35: number | undefined;
-  private declare mk4_0_0: unknown | undefined;
-  private declare mk4_0_1: unknown | undefined;
-  private declare mk4_0_2: unknown | undefined;
-  private declare mk4_0_3: unknown | undefined;
-  private declare mk4_0_4: unknown | undefined;
-  private declare mk4_0_5: unknown | undefined;
-  private declare mk4_1_0: unknown | undefined;
-  private declare mk4_1_1: unknown | undefined;
-  private declare mk4_1_2: unknown | undefined;
-  private declare mk4_1_3: unknown | undefined;
-  private declare mk4_1_4: unknown | undefined;
-  private declare mk5_0_0: unknown | undefined;
-  private declare mk5_0_1: unknown | undefined;
-  private declare mk5_0_2: unknown | undefined;
-  private declare mk5_0_3: unknown | undefined;
-  private declare mk5_0_4: unknown | undefined;
-  private declare mk5_0_5: unknown | undefined;
-  private declare mk5_1_0: unknown | undefined;
-  private declare mk5_1_1: unknown | undefined;
-  private declare mk5_1_2: unknown | undefined;
-  private declare mk5_1_3: unknown | undefined;
-  private declare mk5_1_4: unknown | undefined;
-  private declare mk6_0_0: unknown | undefined;
-  private declare mk6_0_1: unknown | undefined;
-  private declare mk6_0_2: unknown | undefined;
-  private declare mk6_0_3: unknown | undefined;
-  private declare mk6_0_4: unknown | undefined;
-  private declare mk6_0_5: unknown | undefined;
-  private declare mk6_1_0: unknown | undefined;
-  private declare mk6_1_1: unknown | undefined;
-  private declare mk6_1_2: unknown | undefined;
-  private declare mk6_1_3: unknown | undefined;
-  private declare mk6_1_4: unknown | undefined;
-  private declare mk7_0_0: unknown | undefined;
-  private declare mk7_0_1: unknown | undefined;
-  private declare mk7_0_2: unknown | undefined;
-  private declare mk7_0_3: unknown | undefined;
-  private declare mk7_0_4: unknown | undefined;
-  private declare mk7_0_5: unknown | undefined;
-  private declare mk7_1_0: unknown | undefined;
-  private declare mk7_1_1: unknown | undefined;
-  private declare mk7_1_2: unknown | undefined;
-  private declare mk7_1_3: unknown | undefined;
-  private declare mk7_1_4: unknown | undefined;
+  private declare m30: number | undefined;
+  private declare m31: boolean | undefined;
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -491,2604 +354,1243 @@ class K0A0 {
     this.m25 = undefined;
     this.m26 = undefined;
     this.m27 = undefined;
-    this.mk0_0_0 = undefined;
-    this.mk0_0_1 = undefined;
-    this.mk0_0_2 = undefined;
-    this.mk0_0_3 = undefined;
-    this.mk0_0_4 = undefined;
-    this.mk0_0_5 = undefined;
-    this.mk0_1_0 = undefined;
-    this.mk0_1_1 = undefined;
-    this.mk0_1_2 = undefined;
-    this.mk0_1_3 = undefined;
-    this.mk0_1_4 = undefined;
-    this.mk0_2_0 = undefined;
-    this.mk0_2_1 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q7 = undefined;
-    this.q0 = undefined;
-    this.q9 = undefined;
-    this.mk1_0_0 = undefined;
-    this.mk1_0_1 = undefined;
-    this.mk1_0_2 = undefined;
-    this.mk1_0_3 = undefined;
-    this.mk1_0_4 = undefined;
-    this.mk1_0_5 = undefined;
-    this.mk1_1_0 = undefined;
-    this.mk1_1_1 = undefined;
-    this.mk1_1_2 = undefined;
-    this.mk1_1_3 = undefined;
-    this.mk1_1_4 = undefined;
-    this.mk1_2_0 = undefined;
-    this.mk1_2_1 = undefined;
-    this.q8 = undefined;
     this.m28 = undefined;
     this.m29 = undefined;
-    this.mk2_0_0 = undefined;
-    this.mk2_0_1 = undefined;
-    this.mk2_0_2 = undefined;
-    this.mk2_0_3 = undefined;
-    this.mk2_0_4 = undefined;
-    this.mk2_0_5 = undefined;
-    this.mk2_1_0 = undefined;
-    this.mk2_1_1 = undefined;
-    this.mk2_1_2 = undefined;
-    this.mk2_1_3 = undefined;
-    this.mk2_1_4 = undefined;
-    this.mk2_2_0 = undefined;
-    this.mk2_2_1 = undefined;
-    this.mk3_0_0 = undefined;
-    this.mk3_0_1 = undefined;
-    this.mk3_0_2 = undefined;
-    this.mk3_0_3 = undefined;
-    this.mk3_0_4 = undefined;
-    this.mk3_0_5 = undefined;
-    this.mk3_1_0 = undefined;
-    this.mk3_1_1 = undefined;
-    this.mk3_1_2 = undefined;
-    this.mk3_1_3 = undefined;
-    this.mk3_1_4 = undefined;
-    this.mk3_2_0 = undefined;
-    this.mk3_2_1 = undefined;
     this.m30 = undefined;
     this.m31 = undefined;
-    this.m32 = undefined;
-    this.m33 = undefined;
-    this.m34 = undefined;
-    this.m35 = undefined;
-    this.mk4_0_0 = undefined;
-    this.mk4_0_1 = undefined;
-    this.mk4_0_2 = undefined;
-    this.mk4_0_3 = undefined;
-    this.mk4_0_4 = undefined;
-    this.mk4_0_5 = undefined;
-    this.mk4_1_0 = undefined;
-    this.mk4_1_1 = undefined;
-    this.mk4_1_2 = undefined;
-    this.mk4_1_3 = undefined;
-    this.mk4_1_4 = undefined;
-    this.mk5_0_0 = undefined;
-    this.mk5_0_1 = undefined;
-    this.mk5_0_2 = undefined;
-    this.mk5_0_3 = undefined;
-    this.mk5_0_4 = undefined;
-    this.mk5_0_5 = undefined;
-    this.mk5_1_0 = undefined;
-    this.mk5_1_1 = undefined;
-    this.mk5_1_2 = undefined;
-    this.mk5_1_3 = undefined;
-    this.mk5_1_4 = undefined;
-    this.mk6_0_0 = undefined;
-    this.mk6_0_1 = undefined;
-    this.mk6_0_2 = undefined;
-    this.mk6_0_3 = undefined;
-    this.mk6_0_4 = undefined;
-    this.mk6_0_5 = undefined;
-    this.mk6_1_0 = undefined;
-    this.mk6_1_1 = undefined;
-    this.mk6_1_2 = undefined;
-    this.mk6_1_3 = undefined;
-    this.mk6_1_4 = undefined;
-    this.mk7_0_0 = undefined;
-    this.mk7_0_1 = undefined;
-    this.mk7_0_2 = undefined;
-    this.mk7_0_3 = undefined;
-    this.mk7_0_4 = undefined;
-    this.mk7_0_5 = undefined;
-    this.mk7_1_0 = undefined;
-    this.mk7_1_1 = undefined;
-    this.mk7_1_2 = undefined;
-    this.mk7_1_3 = undefined;
-    this.mk7_1_4 = undefined;
   }
-  /** derive "blockSize" */
-  d2(): number {
-    const m = this.m2;
-    if (m !== undefined) return m;
+  /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
+  d0(): boolean {
     try {
-      return (this.m2 = $dimT(this.t3, (1 as number), "keyCacheT"));
-    } catch (e) {
-      throw $wrap(e, "blockSize");
-    }
-  }
-  /** derive "headSize" */
-  d3(): number {
-    const m = this.m3;
-    if (m !== undefined) return m;
-    try {
-      return (this.m3 = $dimT(this.t3, (3 as number), "keyCacheT"));
-    } catch (e) {
-      throw $wrap(e, "headSize");
-    }
-  }
-  /** derive "cacheShapeOk" */
-  d1(): boolean {
-    const m = this.m1;
-    if (m !== undefined) return m;
-    try {
-      return (this.m1 = (((((((($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)) && $same($need(this.t4, "shapes.valueCacheT", "valueCacheT").shape as readonly number[], $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape as readonly number[])) && ($dimT(this.t3, (2 as number), "keyCacheT") === $attr(this.a1, "kv_num_heads"))) && ((this.d2() as number) > (0 as number))) && ((this.d3() as number) > (0 as number))) && ($need(this.t3, "tensorDtypes.keyCacheT", "keyCacheT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t4, "tensorDtypes.valueCacheT", "valueCacheT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)));
+      return (this.m0 = ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number))));
     } catch (e) {
       throw $wrap(e, "cacheShapeOk");
     }
   }
-  /** derive "headLayoutOk" */
-  d4(): boolean {
-    const m = this.m4;
-    if (m !== undefined) return m;
+  /** derive "headLayoutOk": computes m1 (read as this.m1 ?? this.d1()) */
+  d1(): boolean {
     try {
-      return (this.m4 = (((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)) === 0)));
+      return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
       throw $wrap(e, "headLayoutOk");
     }
   }
-  /** derive "batchSize" */
-  d6(): number {
-    const m = this.m6;
-    if (m !== undefined) return m;
+  /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
+  d2(): number {
+    let n0: number;
     try {
-      return (this.m6 = $chk(($dimT(this.t5, (0 as number), "cumulativeSequenceLengthT") as number) - (1 as number)));
+      return (this.m2 = (n0 = (this.t5!.shape[0] as number) - (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "batchSize");
     }
   }
-  /** derive "maxBlocks" */
-  d7(): number {
-    const m = this.m7;
-    if (m !== undefined) return m;
+  /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
+  d3(): boolean {
     try {
-      return (this.m7 = $dimT(this.t7, (1 as number), "blockTableT"));
-    } catch (e) {
-      throw $wrap(e, "maxBlocks");
-    }
-  }
-  /** derive "scheduleShapeOk" */
-  d5(): boolean {
-    const m = this.m5;
-    if (m !== undefined) return m;
-    try {
-      return (this.m5 = ((((((($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1) && ($need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length === 1)) && ($need(this.t7, "ranks.blockTableT", "blockTableT").shape.length === 2)) && ((this.d6() as number) >= (1 as number))) && ($dimT(this.t6, (0 as number), "pastSeqlensT") === this.d6())) && ($dimT(this.t7, (0 as number), "blockTableT") === this.d6())) && ((this.d7() as number) >= (1 as number))));
+      return (this.m3 = ((((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))) && (this.t7!.shape[0] === (this.m2 ?? this.d2()))) && ((this.t7!.shape[1] as number) >= (1 as number))));
     } catch (e) {
       throw $wrap(e, "scheduleShapeOk");
     }
   }
-  /** derive "tokenCount" */
-  d9(): number {
-    const m = this.m9;
-    if (m !== undefined) return m;
+  /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
+  d4(): number {
+    let n0: number;
     try {
-      return (this.m9 = $dimT(this.t0, (0 as number), "queryT"));
-    } catch (e) {
-      throw $wrap(e, "tokenCount");
-    }
-  }
-  /** derive "qHidden" */
-  d10(): number {
-    const m = this.m10;
-    if (m !== undefined) return m;
-    try {
-      return (this.m10 = $mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)));
+      return (this.m4 = (n0 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "qHidden");
     }
   }
-  /** derive "ioShapeOk" */
-  d8(): boolean {
-    const m = this.m8;
-    if (m !== undefined) return m;
+  /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
+  d5(): boolean {
     try {
-      return (this.m8 = (((((($need(this.t0, "ranks.queryT", "queryT").shape.length === 2) && ($need(this.t9, "ranks.outputT", "outputT").shape.length === 2)) && ($dimT(this.t9, (0 as number), "outputT") === this.d9())) && ($dimT(this.t9, (1 as number), "outputT") === this.d10())) && ($need(this.t9, "tensorDtypes.outputT", "outputT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t0, "tensorDtypes.queryT", "queryT").dtype === "float16")));
+      return (this.m5 = ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
       throw $wrap(e, "ioShapeOk");
     }
   }
-  /** derive "slotShapeOk" */
-  d11(): boolean {
-    const m = this.m11;
-    if (m !== undefined) return m;
+  /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
+  d6(): boolean {
     try {
-      return (this.m11 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), "slotMappingT") === this.d9()) && ($need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0]) && ($need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length === 1)) : true));
     } catch (e) {
       throw $wrap(e, "slotShapeOk");
     }
   }
-  /** derive "pagedContractOk" */
-  d0(): boolean {
-    const m = this.m0;
-    if (m !== undefined) return m;
+  /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
+  d7(): boolean {
     try {
-      return (this.m0 = ((((this.d1() && this.d4()) && this.d5()) && this.d8()) && this.d11()));
+      return (this.m7 = (((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5())) && (this.m6 ?? this.d6())));
     } catch (e) {
       throw $wrap(e, "pagedContractOk");
     }
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.keyCacheT == 4` is false (" + "ranks.keyCacheT = " + $showT($try(() => $need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length)) + ")" : $where(path) + "`ranks.valueCacheT == 4` is false (" + "ranks.valueCacheT = " + $showT($try(() => $need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length)) + ")")($try(() => ($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4))) : $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $showT($try(() => $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape)) + ", " + "shapes.keyCacheT = " + $showT($try(() => $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape)) + ")")($try(() => (($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)))) : $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $showT($try(() => $dimT(this.t3, (2 as number), "keyCacheT"))) + ", " + "attrs.kv_num_heads = " + $showT($try(() => $attr(this.a1, "kv_num_heads"))) + ")")($try(() => ((($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)) && $same($need(this.t4, "shapes.valueCacheT", "valueCacheT").shape as readonly number[], $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape as readonly number[])))) : $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $showT($try(() => this.d2())) + ")")($try(() => (((($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)) && $same($need(this.t4, "shapes.valueCacheT", "valueCacheT").shape as readonly number[], $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape as readonly number[])) && ($dimT(this.t3, (2 as number), "keyCacheT") === $attr(this.a1, "kv_num_heads"))))) : $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.d3())) + ")")($try(() => ((((($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)) && $same($need(this.t4, "shapes.valueCacheT", "valueCacheT").shape as readonly number[], $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape as readonly number[])) && ($dimT(this.t3, (2 as number), "keyCacheT") === $attr(this.a1, "kv_num_heads"))) && ((this.d2() as number) > (0 as number))))) : $where(path) + "`tensorDtypes.keyCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyCacheT = " + $showT($try(() => $need(this.t3, "tensorDtypes.keyCacheT", "keyCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)) && $same($need(this.t4, "shapes.valueCacheT", "valueCacheT").shape as readonly number[], $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape as readonly number[])) && ($dimT(this.t3, (2 as number), "keyCacheT") === $attr(this.a1, "kv_num_heads"))) && ((this.d2() as number) > (0 as number))) && ((this.d3() as number) > (0 as number))))) : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = " + $showT($try(() => $need(this.t4, "tensorDtypes.valueCacheT", "valueCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((($need(this.t3, "ranks.keyCacheT", "keyCacheT").shape.length === 4) && ($need(this.t4, "ranks.valueCacheT", "valueCacheT").shape.length === 4)) && $same($need(this.t4, "shapes.valueCacheT", "valueCacheT").shape as readonly number[], $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape as readonly number[])) && ($dimT(this.t3, (2 as number), "keyCacheT") === $attr(this.a1, "kv_num_heads"))) && ((this.d2() as number) > (0 as number))) && ((this.d3() as number) > (0 as number))) && ($need(this.t3, "tensorDtypes.keyCacheT", "keyCacheT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.keyCacheT == 4` is false (" + "ranks.keyCacheT = " + $showT($try(() => 4)) + ")" : $where(path) + "`ranks.valueCacheT == 4` is false (" + "ranks.valueCacheT = " + $showT($try(() => 4)) + ")")($try(() => true)) : $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.keyCacheT = " + $showT($try(() => this.t3!.shape)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $showT($try(() => this.t3!.shape[2])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]))) : $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $showT($try(() => this.t3!.shape[1])) + ")")($try(() => ($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)))) : $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")")($try(() => (($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))))) : $where(path) + "`tensorDtypes.keyCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyCacheT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number))))) : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number)))));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => $attr(this.a2, "num_heads"))) + ")" : $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => $attr(this.a1, "kv_num_heads"))) + ")")($try(() => (($attr(this.a2, "num_heads") as number) > (0 as number)))) : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)))) + ")")($try(() => ((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number)))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => ((this.a2 as number) > (0 as number)))) : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($try(() => (((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number)))));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.cumulativeSequenceLengthT == 1` is false (" + "ranks.cumulativeSequenceLengthT = " + $showT($try(() => $need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length)) + ")" : $where(path) + "`ranks.pastSeqlensT == 1` is false (" + "ranks.pastSeqlensT = " + $showT($try(() => $need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length)) + ")")($try(() => ($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1))) : $where(path) + "`ranks.blockTableT == 2` is false (" + "ranks.blockTableT = " + $showT($try(() => $need(this.t7, "ranks.blockTableT", "blockTableT").shape.length)) + ")")($try(() => (($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1) && ($need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length === 1)))) : $where(path) + "`batchSize >= 1` is false (" + "batchSize = " + $showT($try(() => this.d6())) + ")")($try(() => ((($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1) && ($need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length === 1)) && ($need(this.t7, "ranks.blockTableT", "blockTableT").shape.length === 2)))) : $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $showT($try(() => $dimT(this.t6, (0 as number), "pastSeqlensT"))) + ", " + "batchSize = " + $showT($try(() => this.d6())) + ")")($try(() => (((($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1) && ($need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length === 1)) && ($need(this.t7, "ranks.blockTableT", "blockTableT").shape.length === 2)) && ((this.d6() as number) >= (1 as number))))) : $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $showT($try(() => $dimT(this.t7, (0 as number), "blockTableT"))) + ", " + "batchSize = " + $showT($try(() => this.d6())) + ")")($try(() => ((((($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1) && ($need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length === 1)) && ($need(this.t7, "ranks.blockTableT", "blockTableT").shape.length === 2)) && ((this.d6() as number) >= (1 as number))) && ($dimT(this.t6, (0 as number), "pastSeqlensT") === this.d6())))) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.d7())) + ")")($try(() => (((((($need(this.t5, "ranks.cumulativeSequenceLengthT", "cumulativeSequenceLengthT").shape.length === 1) && ($need(this.t6, "ranks.pastSeqlensT", "pastSeqlensT").shape.length === 1)) && ($need(this.t7, "ranks.blockTableT", "blockTableT").shape.length === 2)) && ((this.d6() as number) >= (1 as number))) && ($dimT(this.t6, (0 as number), "pastSeqlensT") === this.d6())) && ($dimT(this.t7, (0 as number), "blockTableT") === this.d6()))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.cumulativeSequenceLengthT == 1` is false (" + "ranks.cumulativeSequenceLengthT = " + $showT($try(() => 1)) + ")" : $where(path) + "`ranks.pastSeqlensT == 1` is false (" + "ranks.pastSeqlensT = " + $showT($try(() => 1)) + ")")($try(() => true)) : $where(path) + "`ranks.blockTableT == 2` is false (" + "ranks.blockTableT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`batchSize >= 1` is false (" + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")")($try(() => true)) : $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")")($try(() => (((this.m2 ?? this.d2()) as number) >= (1 as number)))) : $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")")($try(() => ((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))))) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.t7!.shape[1])) + ")")($try(() => (((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))) && (this.t7!.shape[0] === (this.m2 ?? this.d2())))));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.queryT == 2` is false (" + "ranks.queryT = " + $showT($try(() => $need(this.t0, "ranks.queryT", "queryT").shape.length)) + ")" : $where(path) + "`ranks.outputT == 2` is false (" + "ranks.outputT = " + $showT($try(() => $need(this.t9, "ranks.outputT", "outputT").shape.length)) + ")")($try(() => ($need(this.t0, "ranks.queryT", "queryT").shape.length === 2))) : $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => $dimT(this.t9, (0 as number), "outputT"))) + ", " + "tokenCount = " + $showT($try(() => this.d9())) + ")")($try(() => (($need(this.t0, "ranks.queryT", "queryT").shape.length === 2) && ($need(this.t9, "ranks.outputT", "outputT").shape.length === 2)))) : $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => $dimT(this.t9, (1 as number), "outputT"))) + ", " + "qHidden = " + $showT($try(() => this.d10())) + ")")($try(() => ((($need(this.t0, "ranks.queryT", "queryT").shape.length === 2) && ($need(this.t9, "ranks.outputT", "outputT").shape.length === 2)) && ($dimT(this.t9, (0 as number), "outputT") === this.d9())))) : $where(path) + "`tensorDtypes.outputT == tensorDtypes.queryT` is false (" + "tensorDtypes.outputT = " + $showT($try(() => $need(this.t9, "tensorDtypes.outputT", "outputT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((($need(this.t0, "ranks.queryT", "queryT").shape.length === 2) && ($need(this.t9, "ranks.outputT", "outputT").shape.length === 2)) && ($dimT(this.t9, (0 as number), "outputT") === this.d9())) && ($dimT(this.t9, (1 as number), "outputT") === this.d10())))) : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((($need(this.t0, "ranks.queryT", "queryT").shape.length === 2) && ($need(this.t9, "ranks.outputT", "outputT").shape.length === 2)) && ($dimT(this.t9, (0 as number), "outputT") === this.d9())) && ($dimT(this.t9, (1 as number), "outputT") === this.d10())) && ($need(this.t9, "tensorDtypes.outputT", "outputT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.queryT == 2` is false (" + "ranks.queryT = " + $showT($try(() => 2)) + ")" : $where(path) + "`ranks.outputT == 2` is false (" + "ranks.outputT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t9!.shape[0])) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t9!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($try(() => (this.t9!.shape[0] === this.t0!.shape[0]))) : $where(path) + "`tensorDtypes.outputT == tensorDtypes.queryT` is false (" + "tensorDtypes.outputT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))))) : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4())))));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "slotMappingT"))) + ", " + "tokenCount = " + $showT($try(() => this.d9())) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $showT($try(() => $need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length)) + ")")($try(() => ($dimT(this.t8, (0 as number), "slotMappingT") === this.d9()))) : c === false ? $where(path) + "`true` is false" : $where(path) + "`present.slotMappingT` is false")($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "slotMappingT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $showT($try(() => $need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length)) + ")")($try(() => ($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0]))) : c === false ? $where(path) + "`true` is false" : $where(path) + "`present.slotMappingT` is false")($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "cacheShapeOk"]) : this.x2([...path, "headLayoutOk"]))($try(() => this.d1())) : this.x3([...path, "scheduleShapeOk"]))($try(() => (this.d1() && this.d4()))) : this.x4([...path, "ioShapeOk"]))($try(() => ((this.d1() && this.d4()) && this.d5()))) : this.x5([...path, "slotShapeOk"]))($try(() => (((this.d1() && this.d4()) && this.d5()) && this.d8())));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "cacheShapeOk"]) : this.x2([...path, "headLayoutOk"]))($try(() => (this.m0 ?? this.d0()))) : this.x3([...path, "scheduleShapeOk"]))($try(() => ((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())))) : this.x4([...path, "ioShapeOk"]))($try(() => (((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())))) : this.x5([...path, "slotShapeOk"]))($try(() => ((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5()))));
   }
   /** when "pagedContractOk" */
-  c0(): true | string {
-    let v: unknown;
+  c0(): boolean {
     try {
-      v = this.d0();
+      return ((this.m7 ?? this.d7())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedContractOk" does not hold */
+  w0(): string {
+    try {
+      ((this.m7 ?? this.d7()));
     } catch (e) {
       return $condFail(e, "pagedContractOk");
     }
-    return v === true ? true : this.w0();
-  }
-  /** why "pagedContractOk" is not true */
-  w0(): string {
     return this.x0([...[], "pagedContractOk"]);
   }
-  /** derive "dispatchFits" */
-  d12(): boolean {
-    const m = this.m12;
-    if (m !== undefined) return m;
+  /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
+  d8(): boolean {
     try {
-      return (this.m12 = (((((this.d9() as number) <= (65535 as number)) && (($attr(this.a2, "num_heads") as number) <= (65535 as number))) && true) && true));
+      return (this.m8 = (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))));
     } catch (e) {
       throw $wrap(e, "dispatchFits");
     }
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.d9())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => $attr(this.a2, "num_heads"))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d9() as number) <= (65535 as number)))) : $where(path) + "`tunables.WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.d9() as number) <= (65535 as number)) && (($attr(this.a2, "num_heads") as number) <= (65535 as number))))) : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((this.d9() as number) <= (65535 as number)) && (($attr(this.a2, "num_heads") as number) <= (65535 as number))) && true)));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.t0!.shape[0] as number) <= (65535 as number)))) : $where(path) + "`tunables.WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))))) : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number)))));
   }
   /** when "dispatchFits" */
-  c1(): true | string {
-    let v: unknown;
+  c1(): boolean {
     try {
-      v = this.d12();
+      return ((this.m8 ?? this.d8())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "dispatchFits" does not hold */
+  w1(): string {
+    try {
+      ((this.m8 ?? this.d8()));
     } catch (e) {
       return $condFail(e, "dispatchFits");
     }
-    return v === true ? true : this.w1();
-  }
-  /** why "dispatchFits" is not true */
-  w1(): string {
     return this.x6([...[], "dispatchFits"]);
   }
-  /** derive "pagedKeyCeiling" */
-  d16(): number {
-    const m = this.m16;
-    if (m !== undefined) return m;
+  /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
+  d9(): number {
+    let n0: number;
     try {
-      return (this.m16 = $chk((this.d7() as number) * (this.d2() as number)));
+      return (this.m9 = (n0 = (this.t7!.shape[1] as number) * (this.t3!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "pagedKeyCeiling");
     }
   }
-  /** derive "pagedSplitCap" */
-  d15(): number {
-    const m = this.m15;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
+  d10(): number {
+    let n0: number;
     try {
-      return (this.m15 = Math.max((1 as number), (Math.min((64 as number), ($fdivI((this.d16() as number), (128 as number)) as number)) as number)));
+      return (this.m10 = Math.max((1 as number), (Math.min((64 as number), ((n0 = Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitCap");
     }
   }
-  /** derive "pagedBaseWorkgroups" */
-  d17(): number {
-    const m = this.m17;
-    if (m !== undefined) return m;
+  /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
+  d11(): number {
+    let n0: number;
     try {
-      return (this.m17 = $mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)));
+      return (this.m11 = (n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "pagedBaseWorkgroups");
     }
   }
-  /** derive "numSplits" */
-  d14(): number {
-    const m = this.m14;
-    if (m !== undefined) return m;
+  /** derive "numSplits": computes m12 (read as this.m12 ?? this.d12()) */
+  d12(): number {
     try {
-      return (this.m14 = Math.max((1 as number), (Math.min((this.d15() as number), ($ceilDiv((4096 as number), (Math.max((1 as number), (this.d17() as number)) as number)) as number)) as number)));
+      return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((4096 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "numSplits");
     }
   }
-  /** derive "cacheVec4Ok" */
-  d18(): boolean {
-    const m = this.m18;
-    if (m !== undefined) return m;
+  /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
+  d13(): boolean {
+    let n0: number;
     try {
-      return (this.m18 = ($modI((this.d3() as number), (4 as number)) === 0));
+      return (this.m13 = ((n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
     } catch (e) {
       throw $wrap(e, "cacheVec4Ok");
     }
   }
-  /** derive "headVec" */
-  d19(): number {
-    const m = this.m19;
-    if (m !== undefined) return m;
+  /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
+  d14(): number {
+    let n0: number;
     try {
-      return (this.m19 = $fdivI((this.d3() as number), (4 as number)));
+      return (this.m14 = (n0 = Math.floor((this.t3!.shape[3] as number) / (4 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "headVec");
     }
   }
-  /** derive "pagedSplitScratchBytes" */
-  d20(): number {
-    const m = this.m20;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
+  d15(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m20 = $mulN(($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number), (4 as number)));
+      return (this.m15 = (n6 = ((n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
     } catch (e) {
       throw $wrap(e, "pagedSplitScratchBytes");
     }
   }
-  /** derive "pagedSplitStatsBytes" */
-  d21(): number {
-    const m = this.m21;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
+  d16(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m21 = $mulN(($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (4 as number)));
+      return (this.m16 = (n6 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m12 ?? this.d12()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
     } catch (e) {
       throw $wrap(e, "pagedSplitStatsBytes");
     }
   }
-  /** derive "pagedSplitWg" */
-  d22(): number {
-    const m = this.m22;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
+  d17(): number {
     try {
-      return (this.m22 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil((this.d19() as number)) as number)) as number)));
+      return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitWg");
     }
   }
-  /** derive "pagedSplitFits" */
-  d13(): boolean {
-    const m = this.m13;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): boolean {
     try {
-      return (this.m13 = (((((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d22() as number) <= (1024 as number))) && ((this.d22() as number) <= (1024 as number))));
+      return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))));
     } catch (e) {
       throw $wrap(e, "pagedSplitFits");
     }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
-    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $showT($try(() => $modI((this.d3() as number), (4 as number)))) + ")";
+    let n0: number;
+    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $showT($try(() => (n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0))) + ")";
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => this.d14())) + ")" : this.x8([...path, "cacheVec4Ok"]))($try(() => ((this.d14() as number) >= (2 as number)))) : $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => this.d19())) + ")")($try(() => (((this.d14() as number) >= (2 as number)) && this.d18()))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => this.d20())) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => this.d20())) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => this.d21())) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => this.d21())) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => this.d14())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => this.d19())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => this.d19())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => this.d22())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d19() as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => this.d22())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((((this.d14() as number) >= (2 as number)) && this.d18()) && ((this.d19() as number) >= (1 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d20() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d21() as number) <= (1073741824 as number))) && ((this.d14() as number) <= (65535 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d19() as number) <= (1024 as number))) && ((this.d22() as number) <= (1024 as number)))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : this.x8([...path, "cacheVec4Ok"]))($try(() => (((this.m12 ?? this.d12()) as number) >= (2 as number)))) : $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ")")($try(() => ((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number)))));
   }
   /** when "pagedSplitFits" */
-  c2(): true | string {
-    let v: unknown;
+  c2(): boolean {
     try {
-      v = this.d13();
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w2(): string {
+    try {
+      ((this.m18 ?? this.d18()));
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w2();
-  }
-  /** why "pagedSplitFits" is not true */
-  w2(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
-  /** derive "qPerKv" */
-  d25(): number {
-    const m = this.m25;
-    if (m !== undefined) return m;
+  /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): number {
     try {
-      return (this.m25 = $divN(($attr(this.a2, "num_heads") as number), (Math.max((1 as number), ($attr(this.a1, "kv_num_heads") as number)) as number)));
+      return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
       throw $wrap(e, "qPerKv");
     }
   }
-  /** derive "pagedSplitStorageBytes" */
-  d24(): number {
-    const m = this.m24;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
+  d20(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number;
     try {
-      return (this.m24 = $mulN(($addN(($mulN(($chk((2 as number) * (this.d3() as number)) as number), (this.d25() as number)) as number), ($mulN(($addN(($mulN((3 as number), (this.d25() as number)) as number), (1 as number)) as number), (this.d22() as number)) as number)) as number), (4 as number)));
+      return (this.m20 = (n14 = ((n4 = ((n1 = ((n0 = (2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m19 ?? this.d19()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n12 = ((n9 = ((n7 = ((n5 = ((this.m19 ?? this.d19()) as number), n6 = (3 as number) * n5, Number.isSafeInteger(n6) || !$isI((3 as number), n5) ? n6 : $overflow(n6)) as number), n8 = n7 + (1 as number), Number.isSafeInteger(n8) || !$isI(n7, (1 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m17 ?? this.d17()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11)) as number), n13 = n4 + n12, Number.isSafeInteger(n13) || !$isI(n4, n12) ? n13 : $overflow(n13)) as number), n15 = n14 * (4 as number), Number.isSafeInteger(n15) || !$isI(n14, (4 as number)) ? n15 : $overflow(n15)));
     } catch (e) {
       throw $wrap(e, "pagedSplitStorageBytes");
     }
   }
-  /** derive "pagedSplitStorageFits" */
-  d23(): boolean {
-    const m = this.m23;
-    if (m !== undefined) return m;
+  /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): boolean {
     try {
-      return (this.m23 = ((this.d24() as number) <= (32768 as number)));
+      return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (32768 as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitStorageFits");
     }
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => this.d24())) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")";
+    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => (this.m20 ?? this.d20()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")";
   }
   /** when "pagedSplitStorageFits" */
-  c3(): true | string {
-    let v: unknown;
+  c3(): boolean {
     try {
-      v = this.d23();
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w3(): string {
+    try {
+      ((this.m21 ?? this.d21()));
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w3();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w3(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
-  /** derive "kvHidden" */
-  d27(): number {
-    const m = this.m27;
-    if (m !== undefined) return m;
+  /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): number {
+    let n0: number;
     try {
-      return (this.m27 = $mulN(($attr(this.a1, "kv_num_heads") as number), (this.d3() as number)));
+      return (this.m22 = (n0 = (this.a1 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a1 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "kvHidden");
     }
   }
-  /** derive "separateKv" */
-  d26(): boolean {
-    const m = this.m26;
-    if (m !== undefined) return m;
+  /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): boolean {
     try {
-      return (this.m26 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($dimT(this.t0, (1 as number), "queryT") === this.d10())));
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")) && (this.t0!.shape[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
       throw $wrap(e, "separateKv");
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)))) : $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.d9())) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)))) : $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.d9())) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())))) : $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => this.d27())) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())))) : $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => this.d27())) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)))) : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => $dimT(this.t0, (1 as number), "queryT"))) + ", " + "qHidden = " + $showT($try(() => this.d10())) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.d9())) && ($dimT(this.t2, (0 as number), "valueT") === this.d9())) && ($dimT(this.t1, (1 as number), "keyT") === this.d27())) && ($dimT(this.t2, (1 as number), "valueT") === this.d27())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)))) : $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)))) : $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])))) : $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])))) : $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")))) : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16"))));
   }
   /** when "separateKv" */
-  c4(): true | string {
-    let v: unknown;
+  c4(): boolean {
     try {
-      v = this.d26();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w4(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w4();
-  }
-  /** why "separateKv" is not true */
-  w4(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "not present.slotMappingT" */
-  c5(): true | string {
-    let v: unknown;
+  c5(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w5(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w5();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w5(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  k0_0_0(): unknown {
-    const m = this.mk0_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S0, "shader key attrs.kv_num_heads");
-    }
-  }
-  k0_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_1(): unknown {
-    const m = this.mk0_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S0, "shader key attrs.num_heads");
-    }
-  }
-  k0_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_2(): unknown {
-    const m = this.mk0_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S0, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k0_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_3(): unknown {
-    const m = this.mk0_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S0, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k0_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_4(): unknown {
-    const m = this.mk0_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S0, "shader key present.keyT");
-    }
-  }
-  k0_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_5(): unknown {
-    const m = this.mk0_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S0, "shader key present.slotMappingT");
-    }
-  }
-  k0_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_0(): unknown {
-    const m = this.mk0_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S1, "shader key attrs.kv_num_heads");
-    }
-  }
-  k0_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_1(): unknown {
-    const m = this.mk0_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S1, "shader key attrs.num_heads");
-    }
-  }
-  k0_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_2(): unknown {
-    const m = this.mk0_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S1, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k0_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_3(): unknown {
-    const m = this.mk0_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S1, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k0_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_4(): unknown {
-    const m = this.mk0_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S1, "shader key present.keyT");
-    }
-  }
-  k0_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_0(): unknown {
-    const m = this.mk0_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S2, "shader key attrs.num_heads");
-    }
-  }
-  k0_2_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_1(): unknown {
-    const m = this.mk0_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S2, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k0_2_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p0(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
-    if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "b8bb85e27b2eb109";
-    else if (this.k0_0_0() === 32 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 96 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "62eeeb42d7a87c74";
-    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "1eb9b9956191c833";
-    else if (this.k0_0_0() === 4 && this.k0_0_1() === 28 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "35eca96053cbe000";
-    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 16 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "e5eecc9307e19d2b";
-    else if (this.k0_0_0() === 8 && this.k0_0_1() === 32 && this.k0_0_2() === 32 && this.k0_0_3() === 128 && this.k0_0_4() === true && this.k0_0_5() === false) s0 = "0fe636488b9f697b";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k0_0_0s() + ", " + "attrs.num_heads=" + this.k0_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_0_3s() + ", " + "present.keyT=" + this.k0_0_4s() + ", " + "present.slotMappingT=" + this.k0_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "1eb9b9956191c833";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "35eca96053cbe000";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "e5eecc9307e19d2b";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "0fe636488b9f697b";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "11aa97cb719d1d3c";
-    else if (this.k0_1_0() === 32 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 96 && this.k0_1_4() === true) s1 = "c4446b5d135f14cc";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "98ed91a7b8916a2f";
-    else if (this.k0_1_0() === 4 && this.k0_1_1() === 28 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "b669a4068d4ef55a";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 16 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "c27300d40666d047";
-    else if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 32 && this.k0_1_3() === 128 && this.k0_1_4() === true) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k0_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_1_3s() + ", " + "present.keyT=" + this.k0_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "11aa97cb719d1d3c";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "c4446b5d135f14cc";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "98ed91a7b8916a2f";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "b669a4068d4ef55a";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "c27300d40666d047";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "ff2734a9add62be3";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k0_2_0() === 28 && this.k0_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k0_2_0() === 32 && this.k0_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k0_2_0() === 32 && this.k0_2_1() === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k0_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k0_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
+    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
-      $evalFail(e, K0A0S3, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S0, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
-      $evalFail(e, K0A0S3, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S0, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S0, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S0, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S0, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S0, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S0, "cumulative_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S0, "past_seqlens"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S0, "block_table"))) };
+    const x1 = $round4((r1 as number) * 4);
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r2: unknown = undefined;
     try {
-      r2 = this.d6();
+      r2 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S0, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S1, "uniform field `params.batchSize`");
     }
     let r3: unknown = undefined;
     try {
-      r3 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r3 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
-      $evalFail(e, K0A0S0, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S1, "uniform field `params.scatterCount`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["batchSize","scatterCount"], "params", K0A0S0) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, r2, K0A0S1, "params.batchSize");
+    $u32(u0_7, 4, r3, K0A0S1, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S0, "dispatch x");
+      $evalFail(e, K0A0S1, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K0A0S0, "x");
+    const w0x: unknown = r4;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S1, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r5 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
-      $evalFail(e, K0A0S0, "dispatch y");
+      $evalFail(e, K0A0S1, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K0A0S0, "y");
-    const w0z = $wg(1, 65535, K0A0S0, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S1, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S1, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S1, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S1, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S1, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S1, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const w0y: unknown = r5;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S1, "y");
+    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
-      r6 = this.d6();
+      r6 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S1, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S2, "uniform field `params.batchSize`");
     }
     let r7: unknown = undefined;
     try {
       r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S1, "uniform field `params.scale`");
+      $evalFail(e, K0A0S2, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uf", ["batchSize","scale"], "params", K0A0S1) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r6, K0A0S2, "params.batchSize");
+    $f32(u1_8, 4, r7);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S2, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S2, "y");
     let r8: unknown = undefined;
     try {
-      r8 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S1, "dispatch x");
-    }
-    const w1x = $wg(r8, 65535, K0A0S1, "x");
-    let r9: unknown = undefined;
-    try {
-      r9 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S1, "dispatch y");
-    }
-    const w1y = $wg(r9, 65535, K0A0S1, "y");
-    let r10: unknown = undefined;
-    try {
-      r10 = this.d14();
-    } catch (e) {
-      $evalFail(e, K0A0S1, "dispatch z");
-    }
-    const w1z = $wg(r10, 65535, K0A0S1, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S2, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S2, "x");
-    let r11: unknown = undefined;
-    try {
-      r11 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S2, "dispatch y");
-    }
-    const w2y = $wg(r11, 65535, K0A0S2, "y");
-    let r12: unknown = undefined;
-    try {
-      r12 = this.d9();
+      r8 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S2, "dispatch z");
     }
-    const w2z = $wg(r12, 65535, K0A0S2, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r13: unknown = undefined;
+    const w1z: unknown = r8;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S2, "z");
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S3, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S3, "z");
+    let r9: unknown = undefined;
     try {
-      r13 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r9 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r13 as readonly number[];
-    if (this.t3 !== null) {
-    let r14: unknown = undefined;
-    try {
-      r14 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r14 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r15: unknown = undefined;
-    try {
-      r15 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r15 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r9 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r0(): string {
+    if (!this.c2()) return this.w2();
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    return this.w5();
   }
   /** when "pagedSplitFits" */
-  c6(): true | string {
-    let v: unknown;
+  c6(): boolean {
     try {
-      v = this.d13();
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w6(): string {
+    try {
+      ((this.m18 ?? this.d18()));
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w6();
-  }
-  /** why "pagedSplitFits" is not true */
-  w6(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** when "pagedSplitStorageFits" */
-  c7(): true | string {
-    let v: unknown;
+  c7(): boolean {
     try {
-      v = this.d23();
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w7(): string {
+    try {
+      ((this.m21 ?? this.d21()));
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w7();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w7(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
   /** when "separateKv" */
-  c8(): true | string {
-    let v: unknown;
+  c8(): boolean {
     try {
-      v = this.d26();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w8(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w8();
-  }
-  /** why "separateKv" is not true */
-  w8(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "present.slotMappingT" */
-  c9(): true | string {
-    let v: unknown;
+  c9(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w9(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w9();
-  }
-  /** why "present.slotMappingT" is not true */
-  w9(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
-  k1_0_0(): unknown {
-    const m = this.mk1_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S5, "shader key attrs.kv_num_heads");
-    }
-  }
-  k1_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_1(): unknown {
-    const m = this.mk1_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S5, "shader key attrs.num_heads");
-    }
-  }
-  k1_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_2(): unknown {
-    const m = this.mk1_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S5, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k1_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_3(): unknown {
-    const m = this.mk1_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S5, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k1_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_4(): unknown {
-    const m = this.mk1_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S5, "shader key present.keyT");
-    }
-  }
-  k1_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_5(): unknown {
-    const m = this.mk1_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S5, "shader key present.slotMappingT");
-    }
-  }
-  k1_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_0(): unknown {
-    const m = this.mk1_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S6, "shader key attrs.kv_num_heads");
-    }
-  }
-  k1_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_1(): unknown {
-    const m = this.mk1_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S6, "shader key attrs.num_heads");
-    }
-  }
-  k1_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_2(): unknown {
-    const m = this.mk1_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S6, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k1_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_3(): unknown {
-    const m = this.mk1_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S6, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k1_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_4(): unknown {
-    const m = this.mk1_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S6, "shader key present.keyT");
-    }
-  }
-  k1_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_2_0(): unknown {
-    const m = this.mk1_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_2_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S7, "shader key attrs.num_heads");
-    }
-  }
-  k1_2_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_2_1(): unknown {
-    const m = this.mk1_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S7, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k1_2_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p1(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
-    if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "23a018a390a33d6d";
-    else if (this.k1_0_0() === 32 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 96 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "011c21165830d9da";
-    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "ed35844296e61bc4";
-    else if (this.k1_0_0() === 4 && this.k1_0_1() === 28 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "3ee4bbb1e0749f12";
-    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 16 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "33cb11be4ea0b178";
-    else if (this.k1_0_0() === 8 && this.k1_0_1() === 32 && this.k1_0_2() === 32 && this.k1_0_3() === 128 && this.k1_0_4() === true && this.k1_0_5() === true) s0 = "2071d2eaf60658d2";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k1_0_0s() + ", " + "attrs.num_heads=" + this.k1_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_0_3s() + ", " + "present.keyT=" + this.k1_0_4s() + ", " + "present.slotMappingT=" + this.k1_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "ed35844296e61bc4";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "3ee4bbb1e0749f12";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "33cb11be4ea0b178";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "2071d2eaf60658d2";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "11aa97cb719d1d3c";
-    else if (this.k1_1_0() === 32 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 96 && this.k1_1_4() === true) s1 = "c4446b5d135f14cc";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "98ed91a7b8916a2f";
-    else if (this.k1_1_0() === 4 && this.k1_1_1() === 28 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "b669a4068d4ef55a";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 16 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "c27300d40666d047";
-    else if (this.k1_1_0() === 8 && this.k1_1_1() === 32 && this.k1_1_2() === 32 && this.k1_1_3() === 128 && this.k1_1_4() === true) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k1_1_0s() + ", " + "attrs.num_heads=" + this.k1_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k1_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_1_3s() + ", " + "present.keyT=" + this.k1_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "11aa97cb719d1d3c";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "c4446b5d135f14cc";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "98ed91a7b8916a2f";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "b669a4068d4ef55a";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "c27300d40666d047";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "ff2734a9add62be3";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k1_2_0() === 28 && this.k1_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k1_2_0() === 32 && this.k1_2_1() === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k1_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k1_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
+    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
-      $evalFail(e, K0A0S8, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S5, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
-      $evalFail(e, K0A0S8, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S5, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S5, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S5, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S5, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S5, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S5, "slot_mapping"))) };
+    const x1 = $round4((r1 as number) * 4);
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r2: unknown = undefined;
     try {
-      r2 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r2 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
-      $evalFail(e, K0A0S5, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S6, "uniform field `params.scatterCount`");
     }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2], "u", ["scatterCount"], "params", K0A0S5) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, r2, K0A0S6, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S5, "dispatch x");
+      $evalFail(e, K0A0S6, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K0A0S5, "x");
+    const w0x: unknown = r3;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S6, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
-      $evalFail(e, K0A0S5, "dispatch y");
+      $evalFail(e, K0A0S6, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K0A0S5, "y");
-    const w0z = $wg(1, 65535, K0A0S5, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S6, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S6, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S6, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S6, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S6, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S6, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const w0y: unknown = r4;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S6, "y");
+    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q10: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
     try {
-      r5 = this.d6();
+      r5 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S6, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S7, "uniform field `params.batchSize`");
     }
     let r6: unknown = undefined;
     try {
       r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S6, "uniform field `params.scale`");
+      $evalFail(e, K0A0S7, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uf", ["batchSize","scale"], "params", K0A0S6) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r5, K0A0S7, "params.batchSize");
+    $f32(u1_8, 4, r6);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S7, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S7, "y");
     let r7: unknown = undefined;
     try {
-      r7 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch x");
-    }
-    const w1x = $wg(r7, 65535, K0A0S6, "x");
-    let r8: unknown = undefined;
-    try {
-      r8 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch y");
-    }
-    const w1y = $wg(r8, 65535, K0A0S6, "y");
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d14();
-    } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch z");
-    }
-    const w1z = $wg(r9, 65535, K0A0S6, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S7, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S7, "x");
-    let r10: unknown = undefined;
-    try {
-      r10 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S7, "dispatch y");
-    }
-    const w2y = $wg(r10, 65535, K0A0S7, "y");
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d9();
+      r7 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S7, "dispatch z");
     }
-    const w2z = $wg(r11, 65535, K0A0S7, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r12: unknown = undefined;
+    const w1z: unknown = r7;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S7, "z");
+    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S8, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S8, "z");
+    let r8: unknown = undefined;
     try {
-      r12 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r8 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r12 as readonly number[];
-    if (this.t3 !== null) {
-    let r13: unknown = undefined;
-    try {
-      r13 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r13 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r14: unknown = undefined;
-    try {
-      r14 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r14 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r1(): string {
+    if (!this.c6()) return this.w6();
+    if (!this.c7()) return this.w7();
+    if (!this.c8()) return this.w8();
+    return this.w9();
   }
   /** when "pagedSplitFits" */
-  c10(): true | string {
-    let v: unknown;
+  c10(): boolean {
     try {
-      v = this.d13();
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w10(): string {
+    try {
+      ((this.m18 ?? this.d18()));
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w10();
-  }
-  /** why "pagedSplitFits" is not true */
-  w10(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** when "pagedSplitStorageFits" */
-  c11(): true | string {
-    let v: unknown;
+  c11(): boolean {
     try {
-      v = this.d23();
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w11(): string {
+    try {
+      ((this.m21 ?? this.d21()));
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w11();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w11(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
-  /** derive "packedStride" */
-  d29(): number {
-    const m = this.m29;
-    if (m !== undefined) return m;
+  /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m29 = $addN((this.d10() as number), ($mulN((2 as number), (this.d27() as number)) as number)));
+      return (this.m24 = (n0 = ((this.m4 ?? this.d4()) as number), n3 = ((n1 = ((this.m22 ?? this.d22()) as number), n2 = (2 as number) * n1, Number.isSafeInteger(n2) || !$isI((2 as number), n1) ? n2 : $overflow(n2)) as number), n4 = n0 + n3, Number.isSafeInteger(n4) || !$isI(n0, n3) ? n4 : $overflow(n4)));
     } catch (e) {
       throw $wrap(e, "packedStride");
     }
   }
-  /** derive "packedKv" */
-  d28(): boolean {
-    const m = this.m28;
-    if (m !== undefined) return m;
+  /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): boolean {
     try {
-      return (this.m28 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && ($dimT(this.t0, (1 as number), "queryT") === this.d29())));
+      return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.t0!.shape[1] === (this.m24 ?? this.d24()))));
     } catch (e) {
       throw $wrap(e, "packedKv");
     }
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => $dimT(this.t0, (1 as number), "queryT"))) + ", " + "packedStride = " + $showT($try(() => this.d29())) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "packedStride = " + $showT($try(() => (this.m24 ?? this.d24()))) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
   }
   /** when "packedKv" */
-  c12(): true | string {
-    let v: unknown;
+  c12(): boolean {
     try {
-      v = this.d28();
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w12(): string {
+    try {
+      ((this.m25 ?? this.d25()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w12();
-  }
-  /** why "packedKv" is not true */
-  w12(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "not present.slotMappingT" */
-  c13(): true | string {
-    let v: unknown;
+  c13(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w13(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w13();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w13(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  k2_0_0(): unknown {
-    const m = this.mk2_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S9, "shader key attrs.kv_num_heads");
-    }
-  }
-  k2_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_1(): unknown {
-    const m = this.mk2_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S9, "shader key attrs.num_heads");
-    }
-  }
-  k2_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_2(): unknown {
-    const m = this.mk2_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S9, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k2_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_3(): unknown {
-    const m = this.mk2_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S9, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k2_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_4(): unknown {
-    const m = this.mk2_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S9, "shader key present.keyT");
-    }
-  }
-  k2_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_5(): unknown {
-    const m = this.mk2_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S9, "shader key present.slotMappingT");
-    }
-  }
-  k2_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_0(): unknown {
-    const m = this.mk2_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S10, "shader key attrs.kv_num_heads");
-    }
-  }
-  k2_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_1(): unknown {
-    const m = this.mk2_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S10, "shader key attrs.num_heads");
-    }
-  }
-  k2_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_2(): unknown {
-    const m = this.mk2_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S10, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k2_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_3(): unknown {
-    const m = this.mk2_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S10, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k2_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_4(): unknown {
-    const m = this.mk2_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S10, "shader key present.keyT");
-    }
-  }
-  k2_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_0(): unknown {
-    const m = this.mk2_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S11, "shader key attrs.num_heads");
-    }
-  }
-  k2_2_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_1(): unknown {
-    const m = this.mk2_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S11, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k2_2_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p2(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
-    if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "123a18096b34c884";
-    else if (this.k2_0_0() === 32 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 96 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "d280e72211c06482";
-    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "ef756c8244183ed4";
-    else if (this.k2_0_0() === 4 && this.k2_0_1() === 28 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "1c8ded293f7a6ec3";
-    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 16 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "bfa1d36c1be9a667";
-    else if (this.k2_0_0() === 8 && this.k2_0_1() === 32 && this.k2_0_2() === 32 && this.k2_0_3() === 128 && this.k2_0_4() === false && this.k2_0_5() === false) s0 = "cb8d565c0418f394";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k2_0_0s() + ", " + "attrs.num_heads=" + this.k2_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_0_3s() + ", " + "present.keyT=" + this.k2_0_4s() + ", " + "present.slotMappingT=" + this.k2_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "ef756c8244183ed4";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "1c8ded293f7a6ec3";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "bfa1d36c1be9a667";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "cb8d565c0418f394";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "11aa97cb719d1d3c";
-    else if (this.k2_1_0() === 32 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 96 && this.k2_1_4() === false) s1 = "a2a95d2b28634a09";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "98ed91a7b8916a2f";
-    else if (this.k2_1_0() === 4 && this.k2_1_1() === 28 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "b669a4068d4ef55a";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 16 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "c27300d40666d047";
-    else if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 32 && this.k2_1_3() === 128 && this.k2_1_4() === false) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k2_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_1_3s() + ", " + "present.keyT=" + this.k2_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "11aa97cb719d1d3c";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "a2a95d2b28634a09";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "98ed91a7b8916a2f";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b669a4068d4ef55a";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "c27300d40666d047";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "ff2734a9add62be3";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k2_2_0() === 28 && this.k2_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k2_2_0() === 32 && this.k2_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k2_2_0() === 32 && this.k2_2_1() === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k2_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k2_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
+    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
-      $evalFail(e, K0A0S12, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S9, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
-      $evalFail(e, K0A0S12, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S9, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S9, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S9, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S9, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S9, "cumulative_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S9, "past_seqlens"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S9, "block_table"))) };
+    const x1 = $round4((r1 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r2: unknown = undefined;
     try {
-      r2 = this.d6();
+      r2 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S9, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S10, "uniform field `params.batchSize`");
     }
     let r3: unknown = undefined;
     try {
-      r3 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r3 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
-      $evalFail(e, K0A0S9, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S10, "uniform field `params.scatterCount`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["batchSize","scatterCount"], "params", K0A0S9) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, r2, K0A0S10, "params.batchSize");
+    $u32(u0_6, 4, r3, K0A0S10, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S9, "dispatch x");
+      $evalFail(e, K0A0S10, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K0A0S9, "x");
+    const w0x: unknown = r4;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S10, "x");
     let r5: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r5 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
-      $evalFail(e, K0A0S9, "dispatch y");
+      $evalFail(e, K0A0S10, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K0A0S9, "y");
-    const w0z = $wg(1, 65535, K0A0S9, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S10, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S10, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S10, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S10, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S10, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S10, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const w0y: unknown = r5;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S10, "y");
+    const q6: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q7: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
-      r6 = this.d6();
+      r6 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S10, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S11, "uniform field `params.batchSize`");
     }
     let r7: unknown = undefined;
     try {
       r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S10, "uniform field `params.scale`");
+      $evalFail(e, K0A0S11, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uf", ["batchSize","scale"], "params", K0A0S10) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r6, K0A0S11, "params.batchSize");
+    $f32(u1_8, 4, r7);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S11, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S11, "y");
     let r8: unknown = undefined;
     try {
-      r8 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S10, "dispatch x");
-    }
-    const w1x = $wg(r8, 65535, K0A0S10, "x");
-    let r9: unknown = undefined;
-    try {
-      r9 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S10, "dispatch y");
-    }
-    const w1y = $wg(r9, 65535, K0A0S10, "y");
-    let r10: unknown = undefined;
-    try {
-      r10 = this.d14();
-    } catch (e) {
-      $evalFail(e, K0A0S10, "dispatch z");
-    }
-    const w1z = $wg(r10, 65535, K0A0S10, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S11, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S11, "x");
-    let r11: unknown = undefined;
-    try {
-      r11 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S11, "dispatch y");
-    }
-    const w2y = $wg(r11, 65535, K0A0S11, "y");
-    let r12: unknown = undefined;
-    try {
-      r12 = this.d9();
+      r8 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S11, "dispatch z");
     }
-    const w2z = $wg(r12, 65535, K0A0S11, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r13: unknown = undefined;
+    const w1z: unknown = r8;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S11, "z");
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S12, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S12, "z");
+    let r9: unknown = undefined;
     try {
-      r13 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r9 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r13 as readonly number[];
-    if (this.t3 !== null) {
-    let r14: unknown = undefined;
-    try {
-      r14 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r14 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r15: unknown = undefined;
-    try {
-      r15 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r15 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r9 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r2(): string {
+    if (!this.c10()) return this.w10();
+    if (!this.c11()) return this.w11();
+    if (!this.c12()) return this.w12();
+    return this.w13();
   }
   /** when "pagedSplitFits" */
-  c14(): true | string {
-    let v: unknown;
+  c14(): boolean {
     try {
-      v = this.d13();
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w14(): string {
+    try {
+      ((this.m18 ?? this.d18()));
     } catch (e) {
       return $condFail(e, "pagedSplitFits");
     }
-    return v === true ? true : this.w14();
-  }
-  /** why "pagedSplitFits" is not true */
-  w14(): string {
     return this.x7([...[], "pagedSplitFits"]);
   }
   /** when "pagedSplitStorageFits" */
-  c15(): true | string {
-    let v: unknown;
+  c15(): boolean {
     try {
-      v = this.d23();
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w15(): string {
+    try {
+      ((this.m21 ?? this.d21()));
     } catch (e) {
       return $condFail(e, "pagedSplitStorageFits");
     }
-    return v === true ? true : this.w15();
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  w15(): string {
     return this.x9([...[], "pagedSplitStorageFits"]);
   }
   /** when "packedKv" */
-  c16(): true | string {
-    let v: unknown;
+  c16(): boolean {
     try {
-      v = this.d28();
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w16(): string {
+    try {
+      ((this.m25 ?? this.d25()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w16();
-  }
-  /** why "packedKv" is not true */
-  w16(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "present.slotMappingT" */
-  c17(): true | string {
-    let v: unknown;
+  c17(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w17(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w17();
-  }
-  /** why "present.slotMappingT" is not true */
-  w17(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
-  k3_0_0(): unknown {
-    const m = this.mk3_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S13, "shader key attrs.kv_num_heads");
-    }
-  }
-  k3_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_1(): unknown {
-    const m = this.mk3_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S13, "shader key attrs.num_heads");
-    }
-  }
-  k3_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_2(): unknown {
-    const m = this.mk3_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S13, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k3_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_3(): unknown {
-    const m = this.mk3_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S13, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k3_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_4(): unknown {
-    const m = this.mk3_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S13, "shader key present.keyT");
-    }
-  }
-  k3_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_5(): unknown {
-    const m = this.mk3_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S13, "shader key present.slotMappingT");
-    }
-  }
-  k3_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_0(): unknown {
-    const m = this.mk3_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S14, "shader key attrs.kv_num_heads");
-    }
-  }
-  k3_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_1(): unknown {
-    const m = this.mk3_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S14, "shader key attrs.num_heads");
-    }
-  }
-  k3_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_2(): unknown {
-    const m = this.mk3_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S14, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k3_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_3(): unknown {
-    const m = this.mk3_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S14, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k3_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_4(): unknown {
-    const m = this.mk3_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S14, "shader key present.keyT");
-    }
-  }
-  k3_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_2_0(): unknown {
-    const m = this.mk3_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_2_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S15, "shader key attrs.num_heads");
-    }
-  }
-  k3_2_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_2_1(): unknown {
-    const m = this.mk3_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_2_1 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S15, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k3_2_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p3(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
     let s0: string | undefined = undefined;
-    if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "726b855c3b7c1645";
-    else if (this.k3_0_0() === 32 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 96 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "ba749d2e68033984";
-    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "8743ad0215bba3e8";
-    else if (this.k3_0_0() === 4 && this.k3_0_1() === 28 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "a2536e325b0c19b0";
-    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 16 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "e291d395098f11e5";
-    else if (this.k3_0_0() === 8 && this.k3_0_1() === 32 && this.k3_0_2() === 32 && this.k3_0_3() === 128 && this.k3_0_4() === false && this.k3_0_5() === true) s0 = "9b400c1d578ee353";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k3_0_0s() + ", " + "attrs.num_heads=" + this.k3_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_0_3s() + ", " + "present.keyT=" + this.k3_0_4s() + ", " + "present.slotMappingT=" + this.k3_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "8743ad0215bba3e8";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "a2536e325b0c19b0";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "e291d395098f11e5";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "9b400c1d578ee353";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "11aa97cb719d1d3c";
-    else if (this.k3_1_0() === 32 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 96 && this.k3_1_4() === false) s1 = "a2a95d2b28634a09";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "98ed91a7b8916a2f";
-    else if (this.k3_1_0() === 4 && this.k3_1_1() === 28 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "b669a4068d4ef55a";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 16 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "c27300d40666d047";
-    else if (this.k3_1_0() === 8 && this.k3_1_1() === 32 && this.k3_1_2() === 32 && this.k3_1_3() === 128 && this.k3_1_4() === false) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + this.k3_1_0s() + ", " + "attrs.num_heads=" + this.k3_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k3_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_1_3s() + ", " + "present.keyT=" + this.k3_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "11aa97cb719d1d3c";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "a2a95d2b28634a09";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "98ed91a7b8916a2f";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b669a4068d4ef55a";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "c27300d40666d047";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "ff2734a9add62be3";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k3_2_0() === 28 && this.k3_2_1() === 128) s2 = "3ae14ffc053ed677";
-    else if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "98d40b7368f3afbf";
-    else if (this.k3_2_0() === 32 && this.k3_2_1() === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k3_2_0s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k3_2_1s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
+    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
+    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN((this.d9() as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number), (this.d3() as number)) as number)];
+      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
     } catch (e) {
-      $evalFail(e, K0A0S16, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S13, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
+    const x0 = $round4((r0 as number) * 4);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($chk((2 as number) * (this.d9() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d14() as number)) as number)];
+      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
     } catch (e) {
-      $evalFail(e, K0A0S16, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S13, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S13, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S13, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S13, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S13, "slot_mapping"))) };
+    const x1 = $round4((r1 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r2: unknown = undefined;
     try {
-      r2 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r2 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
     } catch (e) {
-      $evalFail(e, K0A0S13, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S14, "uniform field `params.scatterCount`");
     }
-    const b0_4: BindingPlan = { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2], "u", ["scatterCount"], "params", K0A0S13) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4];
+    const u0_4 = new Uint8Array(16);
+    $u32(u0_4, 0, r2, K0A0S14, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S13, "dispatch x");
+      $evalFail(e, K0A0S14, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K0A0S13, "x");
+    const w0x: unknown = r3;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S14, "x");
     let r4: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r4 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
     } catch (e) {
-      $evalFail(e, K0A0S13, "dispatch y");
+      $evalFail(e, K0A0S14, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K0A0S13, "y");
-    const w0z = $wg(1, 65535, K0A0S13, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S14, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S14, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S14, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S14, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S14, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S14, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "partial_out", type: "storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b1_7: BindingPlan = { binding: 7, name: "partial_stats", type: "storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
+    const w0y: unknown = r4;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S14, "y");
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q7: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q8: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
     try {
-      r5 = this.d6();
+      r5 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S14, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S15, "uniform field `params.batchSize`");
     }
     let r6: unknown = undefined;
     try {
       r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S14, "uniform field `params.scale`");
+      $evalFail(e, K0A0S15, "uniform field `params.scale`");
     }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uf", ["batchSize","scale"], "params", K0A0S14) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
+    const u1_8 = new Uint8Array(16);
+    $u32(u1_8, 0, r5, K0A0S15, "params.batchSize");
+    $f32(u1_8, 4, r6);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S15, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S15, "y");
     let r7: unknown = undefined;
     try {
-      r7 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S14, "dispatch x");
-    }
-    const w1x = $wg(r7, 65535, K0A0S14, "x");
-    let r8: unknown = undefined;
-    try {
-      r8 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S14, "dispatch y");
-    }
-    const w1y = $wg(r8, 65535, K0A0S14, "y");
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d14();
-    } catch (e) {
-      $evalFail(e, K0A0S14, "dispatch z");
-    }
-    const w1z = $wg(r9, 65535, K0A0S14, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial_out", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "partial_stats", type: "read-only-storage", resource: { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 } };
-    const b2_2: BindingPlan = { binding: 2, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S15, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2];
-    const w2x = $wg(1, 65535, K0A0S15, "x");
-    let r10: unknown = undefined;
-    try {
-      r10 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S15, "dispatch y");
-    }
-    const w2y = $wg(r10, 65535, K0A0S15, "y");
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d9();
+      r7 = (this.m12 ?? this.d12());
     } catch (e) {
       $evalFail(e, K0A0S15, "dispatch z");
     }
-    const w2z = $wg(r11, 65535, K0A0S15, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r12: unknown = undefined;
+    const w1z: unknown = r7;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S15, "z");
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S16, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S16, "z");
+    let r8: unknown = undefined;
     try {
-      r12 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r8 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r12 as readonly number[];
-    if (this.t3 !== null) {
-    let r13: unknown = undefined;
-    try {
-      r13 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r13 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r14: unknown = undefined;
-    try {
-      r14 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r14 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
   }
-  /** derive "pagedAttnQueryFloats" */
-  d32(): number {
-    const m = this.m32;
-    if (m !== undefined) return m;
+  r3(): string {
+    if (!this.c14()) return this.w14();
+    if (!this.c15()) return this.w15();
+    if (!this.c16()) return this.w16();
+    return this.w17();
+  }
+  /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): number {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m32 = $mulN(($chk((2 as number) * (this.d3() as number)) as number), (this.d25() as number)));
+      return (this.m26 = (n1 = ((n0 = (2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m19 ?? this.d19()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
-  /** derive "pagedAttnLaneFloats" */
-  d33(): number {
-    const m = this.m33;
-    if (m !== undefined) return m;
+  /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m33 = $addN(($mulN((3 as number), (this.d25() as number)) as number), (1 as number)));
+      return (this.m27 = (n2 = ((n0 = ((this.m19 ?? this.d19()) as number), n1 = (3 as number) * n0, Number.isSafeInteger(n1) || !$isI((3 as number), n0) ? n1 : $overflow(n1)) as number), n3 = n2 + (1 as number), Number.isSafeInteger(n3) || !$isI(n2, (1 as number)) ? n3 : $overflow(n3)));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
-  /** derive "pagedAttnWgBudget" */
-  d35(): number {
-    const m = this.m35;
-    if (m !== undefined) return m;
+  /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
+    let n0: number, n1: number;
     try {
-      return (this.m35 = $divN(($chk(Math.floor(($subN((8192 as number), (this.d32() as number)) as number))) as number), (this.d33() as number)));
+      return (this.m28 = $divN(($chk(Math.floor(((n0 = ((this.m26 ?? this.d26()) as number), n1 = (8192 as number) - n0, Number.isSafeInteger(n1) || !$isI((8192 as number), n0) ? n1 : $overflow(n1)) as number))) as number), ((this.m27 ?? this.d27()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
-  /** derive "pagedAttnWg" */
-  d34(): number {
-    const m = this.m34;
-    if (m !== undefined) return m;
+  /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
+    let n0: number, n1: number;
     try {
-      return (this.m34 = Math.max((32 as number), (Math.min((64 as number), ($fdivI(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor((this.d35() as number))) as number)) as number) + (1 as number)) as number)) as number), (2 as number)) as number)) as number)));
+      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ((n1 = Math.floor(($pow2ceil(((n0 = (Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number) / (2 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWg");
     }
   }
-  /** derive "pagedAttnStorageBytes" */
-  d31(): number {
-    const m = this.m31;
-    if (m !== undefined) return m;
+  /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m31 = $mulN(($addN((this.d32() as number), ($mulN((this.d33() as number), (this.d34() as number)) as number)) as number), (4 as number)));
+      return (this.m30 = (n6 = ((n0 = ((this.m26 ?? this.d26()) as number), n4 = ((n1 = ((this.m27 ?? this.d27()) as number), n2 = ((this.m29 ?? this.d29()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n0 + n4, Number.isSafeInteger(n5) || !$isI(n0, n4) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
     } catch (e) {
       throw $wrap(e, "pagedAttnStorageBytes");
     }
   }
-  /** derive "pagedAttnStorageFits" */
-  d30(): boolean {
-    const m = this.m30;
-    if (m !== undefined) return m;
+  /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
     try {
-      return (this.m30 = ((((this.d31() as number) <= (32768 as number)) && ((this.d34() as number) <= (1024 as number))) && ((this.d34() as number) <= (1024 as number))));
+      return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (32768 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
       throw $wrap(e, "pagedAttnStorageFits");
     }
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => this.d31())) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => this.d34())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((this.d31() as number) <= (32768 as number)))) : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => this.d34())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((this.d31() as number) <= (32768 as number)) && ((this.d34() as number) <= (1024 as number)))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => (this.m30 ?? this.d30()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)))) : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((this.m30 ?? this.d30()) as number) <= (32768 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number)))));
   }
   /** when "pagedAttnStorageFits" */
-  c18(): true | string {
-    let v: unknown;
+  c18(): boolean {
     try {
-      v = this.d30();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w18(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w18();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w18(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "separateKv" */
-  c19(): true | string {
-    let v: unknown;
+  c19(): boolean {
     try {
-      v = this.d26();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w19(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w19();
-  }
-  /** why "separateKv" is not true */
-  w19(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "not present.slotMappingT" */
-  c20(): true | string {
-    let v: unknown;
+  c20(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w20(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w20();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w20(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  k4_0_0(): unknown {
-    const m = this.mk4_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S17, "shader key attrs.kv_num_heads");
-    }
-  }
-  k4_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_1(): unknown {
-    const m = this.mk4_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S17, "shader key attrs.num_heads");
-    }
-  }
-  k4_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_2(): unknown {
-    const m = this.mk4_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S17, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k4_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_3(): unknown {
-    const m = this.mk4_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S17, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k4_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_4(): unknown {
-    const m = this.mk4_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S17, "shader key present.keyT");
-    }
-  }
-  k4_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_5(): unknown {
-    const m = this.mk4_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S17, "shader key present.slotMappingT");
-    }
-  }
-  k4_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_0(): unknown {
-    const m = this.mk4_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S18, "shader key attrs.kv_num_heads");
-    }
-  }
-  k4_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_1(): unknown {
-    const m = this.mk4_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S18, "shader key attrs.num_heads");
-    }
-  }
-  k4_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_2(): unknown {
-    const m = this.mk4_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S18, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k4_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_3(): unknown {
-    const m = this.mk4_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S18, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k4_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_4(): unknown {
-    const m = this.mk4_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S18, "shader key present.keyT");
-    }
-  }
-  k4_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p4(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
-    if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "b8bb85e27b2eb109";
-    else if (this.k4_0_0() === 32 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 96 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "62eeeb42d7a87c74";
-    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "1eb9b9956191c833";
-    else if (this.k4_0_0() === 4 && this.k4_0_1() === 28 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "35eca96053cbe000";
-    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 16 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "e5eecc9307e19d2b";
-    else if (this.k4_0_0() === 8 && this.k4_0_1() === 32 && this.k4_0_2() === 32 && this.k4_0_3() === 128 && this.k4_0_4() === true && this.k4_0_5() === false) s0 = "0fe636488b9f697b";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k4_0_0s() + ", " + "attrs.num_heads=" + this.k4_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k4_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k4_0_3s() + ", " + "present.keyT=" + this.k4_0_4s() + ", " + "present.slotMappingT=" + this.k4_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "1eb9b9956191c833";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "35eca96053cbe000";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "e5eecc9307e19d2b";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "0fe636488b9f697b";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "382a89a5989ae041";
-    else if (this.k4_1_0() === 32 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 96 && this.k4_1_4() === true) s1 = "1279c57914df8d2a";
-    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "e2d38945d3bc0440";
-    else if (this.k4_1_0() === 4 && this.k4_1_1() === 28 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "f1f5b16150b07e86";
-    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 16 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "9db4121f32f1b2fc";
-    else if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 32 && this.k4_1_3() === 128 && this.k4_1_4() === true) s1 = "47198daa1790025a";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k4_1_0s() + ", " + "attrs.num_heads=" + this.k4_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k4_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k4_1_3s() + ", " + "present.keyT=" + this.k4_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S17, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S17, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S17, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S17, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S17, "cumulative_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S17, "past_seqlens"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S17, "block_table"))) };
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "382a89a5989ae041";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "1279c57914df8d2a";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "e2d38945d3bc0440";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "f1f5b16150b07e86";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "9db4121f32f1b2fc";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "47198daa1790025a";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r0: unknown = undefined;
     try {
-      r0 = this.d6();
+      r0 = (this.m2 ?? this.d2());
     } catch (e) {
       $evalFail(e, K0A0S17, "uniform field `params.batchSize`");
     }
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r1 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S17, "uniform field `params.scatterCount`");
     }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["batchSize","scatterCount"], "params", K0A0S17) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, r0, K0A0S17, "params.batchSize");
+    $u32(u0_7, 4, r1, K0A0S17, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K0A0S17, "x");
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S17, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S17, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K0A0S17, "y");
-    const w0z = $wg(1, 65535, K0A0S17, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S18, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S18, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S18, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S18, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S18, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S18, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S18, "output"))) };
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S17, "y");
+    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r4: unknown = undefined;
     try {
-      r4 = this.d6();
+      r4 = (this.m2 ?? this.d2());
     } catch (e) {
       $evalFail(e, K0A0S18, "uniform field `params.batchSize`");
     }
@@ -3098,337 +1600,135 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S18, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5], "uf", ["batchSize","scale"], "params", K0A0S18) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r4, K0A0S18, "params.batchSize");
+    $f32(u1_7, 4, r5);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S18, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S18, "y");
     let r6: unknown = undefined;
     try {
-      r6 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S18, "dispatch x");
-    }
-    const w1x = $wg(r6, 65535, K0A0S18, "x");
-    let r7: unknown = undefined;
-    try {
-      r7 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S18, "dispatch y");
-    }
-    const w1y = $wg(r7, 65535, K0A0S18, "y");
-    const w1z = $wg(1, 65535, K0A0S18, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r8: unknown = undefined;
-    try {
-      r8 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r8 as readonly number[];
-    if (this.t3 !== null) {
-    let r9: unknown = undefined;
-    try {
-      r9 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r9 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r10: unknown = undefined;
-    try {
-      r10 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r10 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r6 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r4(): string {
+    if (!this.c18()) return this.w18();
+    if (!this.c19()) return this.w19();
+    return this.w20();
   }
   /** when "pagedAttnStorageFits" */
-  c21(): true | string {
-    let v: unknown;
+  c21(): boolean {
     try {
-      v = this.d30();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w21(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w21();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w21(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "separateKv" */
-  c22(): true | string {
-    let v: unknown;
+  c22(): boolean {
     try {
-      v = this.d26();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w22(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w22();
-  }
-  /** why "separateKv" is not true */
-  w22(): string {
     return this.x10([...[], "separateKv"]);
   }
   /** when "present.slotMappingT" */
-  c23(): true | string {
-    let v: unknown;
+  c23(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w23(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w23();
-  }
-  /** why "present.slotMappingT" is not true */
-  w23(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
-  k5_0_0(): unknown {
-    const m = this.mk5_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S19, "shader key attrs.kv_num_heads");
-    }
-  }
-  k5_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_1(): unknown {
-    const m = this.mk5_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S19, "shader key attrs.num_heads");
-    }
-  }
-  k5_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_2(): unknown {
-    const m = this.mk5_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S19, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k5_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_3(): unknown {
-    const m = this.mk5_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S19, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k5_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_4(): unknown {
-    const m = this.mk5_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S19, "shader key present.keyT");
-    }
-  }
-  k5_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_5(): unknown {
-    const m = this.mk5_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S19, "shader key present.slotMappingT");
-    }
-  }
-  k5_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_0(): unknown {
-    const m = this.mk5_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S20, "shader key attrs.kv_num_heads");
-    }
-  }
-  k5_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_1(): unknown {
-    const m = this.mk5_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S20, "shader key attrs.num_heads");
-    }
-  }
-  k5_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_2(): unknown {
-    const m = this.mk5_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S20, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k5_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_3(): unknown {
-    const m = this.mk5_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S20, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k5_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_4(): unknown {
-    const m = this.mk5_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S20, "shader key present.keyT");
-    }
-  }
-  k5_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p5(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
-    if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "23a018a390a33d6d";
-    else if (this.k5_0_0() === 32 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 96 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "011c21165830d9da";
-    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "ed35844296e61bc4";
-    else if (this.k5_0_0() === 4 && this.k5_0_1() === 28 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "3ee4bbb1e0749f12";
-    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 16 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "33cb11be4ea0b178";
-    else if (this.k5_0_0() === 8 && this.k5_0_1() === 32 && this.k5_0_2() === 32 && this.k5_0_3() === 128 && this.k5_0_4() === true && this.k5_0_5() === true) s0 = "2071d2eaf60658d2";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k5_0_0s() + ", " + "attrs.num_heads=" + this.k5_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k5_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k5_0_3s() + ", " + "present.keyT=" + this.k5_0_4s() + ", " + "present.slotMappingT=" + this.k5_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "ed35844296e61bc4";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "3ee4bbb1e0749f12";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "33cb11be4ea0b178";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "2071d2eaf60658d2";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "382a89a5989ae041";
-    else if (this.k5_1_0() === 32 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 96 && this.k5_1_4() === true) s1 = "1279c57914df8d2a";
-    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "e2d38945d3bc0440";
-    else if (this.k5_1_0() === 4 && this.k5_1_1() === 28 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "f1f5b16150b07e86";
-    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 16 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "9db4121f32f1b2fc";
-    else if (this.k5_1_0() === 8 && this.k5_1_1() === 32 && this.k5_1_2() === 32 && this.k5_1_3() === 128 && this.k5_1_4() === true) s1 = "47198daa1790025a";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k5_1_0s() + ", " + "attrs.num_heads=" + this.k5_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k5_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k5_1_3s() + ", " + "present.keyT=" + this.k5_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K0A0S19, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K0A0S19, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S19, "key_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S19, "value_cache"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S19, "slot_mapping"))) };
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "382a89a5989ae041";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "1279c57914df8d2a";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "e2d38945d3bc0440";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "f1f5b16150b07e86";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "9db4121f32f1b2fc";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "47198daa1790025a";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S19, "uniform field `params.scatterCount`");
     }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0], "u", ["scatterCount"], "params", K0A0S19) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, r0, K0A0S19, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K0A0S19, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S19, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S19, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K0A0S19, "y");
-    const w0z = $wg(1, 65535, K0A0S19, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S20, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S20, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S20, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S20, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S20, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S20, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S20, "output"))) };
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S19, "y");
+    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r3: unknown = undefined;
     try {
-      r3 = this.d6();
+      r3 = (this.m2 ?? this.d2());
     } catch (e) {
       $evalFail(e, K0A0S20, "uniform field `params.batchSize`");
     }
@@ -3438,344 +1738,136 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S20, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r3, r4], "uf", ["batchSize","scale"], "params", K0A0S20) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r3, K0A0S20, "params.batchSize");
+    $f32(u1_7, 4, r4);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S20, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S20, "y");
     let r5: unknown = undefined;
     try {
-      r5 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S20, "dispatch x");
-    }
-    const w1x = $wg(r5, 65535, K0A0S20, "x");
-    let r6: unknown = undefined;
-    try {
-      r6 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S20, "dispatch y");
-    }
-    const w1y = $wg(r6, 65535, K0A0S20, "y");
-    const w1z = $wg(1, 65535, K0A0S20, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r7: unknown = undefined;
-    try {
-      r7 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r5 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r7 as readonly number[];
-    if (this.t3 !== null) {
-    let r8: unknown = undefined;
-    try {
-      r8 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r8 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r9: unknown = undefined;
-    try {
-      r9 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r9 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r5 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r5(): string {
+    if (!this.c21()) return this.w21();
+    if (!this.c22()) return this.w22();
+    return this.w23();
   }
   /** when "pagedAttnStorageFits" */
-  c24(): true | string {
-    let v: unknown;
+  c24(): boolean {
     try {
-      v = this.d30();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w24(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w24();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w24(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "packedKv" */
-  c25(): true | string {
-    let v: unknown;
+  c25(): boolean {
     try {
-      v = this.d28();
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w25(): string {
+    try {
+      ((this.m25 ?? this.d25()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w25();
-  }
-  /** why "packedKv" is not true */
-  w25(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "not present.slotMappingT" */
-  c26(): true | string {
-    let v: unknown;
+  c26(): boolean {
     try {
-      v = !((this.t8 !== null));
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w26(): string {
+    try {
+      (!((this.t8 !== null)));
     } catch (e) {
       return $condFail(e, "not present.slotMappingT");
     }
-    return v === true ? true : this.w26();
-  }
-  /** why "not present.slotMappingT" is not true */
-  w26(): string {
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  k6_0_0(): unknown {
-    const m = this.mk6_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S21, "shader key attrs.kv_num_heads");
-    }
-  }
-  k6_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_1(): unknown {
-    const m = this.mk6_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S21, "shader key attrs.num_heads");
-    }
-  }
-  k6_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_2(): unknown {
-    const m = this.mk6_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S21, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k6_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_3(): unknown {
-    const m = this.mk6_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S21, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k6_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_4(): unknown {
-    const m = this.mk6_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S21, "shader key present.keyT");
-    }
-  }
-  k6_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_5(): unknown {
-    const m = this.mk6_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S21, "shader key present.slotMappingT");
-    }
-  }
-  k6_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_0(): unknown {
-    const m = this.mk6_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S22, "shader key attrs.kv_num_heads");
-    }
-  }
-  k6_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_1(): unknown {
-    const m = this.mk6_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S22, "shader key attrs.num_heads");
-    }
-  }
-  k6_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_2(): unknown {
-    const m = this.mk6_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S22, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k6_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_3(): unknown {
-    const m = this.mk6_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S22, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k6_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_4(): unknown {
-    const m = this.mk6_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S22, "shader key present.keyT");
-    }
-  }
-  k6_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p6(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
-    if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "123a18096b34c884";
-    else if (this.k6_0_0() === 32 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 96 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "d280e72211c06482";
-    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "ef756c8244183ed4";
-    else if (this.k6_0_0() === 4 && this.k6_0_1() === 28 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "1c8ded293f7a6ec3";
-    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 16 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "bfa1d36c1be9a667";
-    else if (this.k6_0_0() === 8 && this.k6_0_1() === 32 && this.k6_0_2() === 32 && this.k6_0_3() === 128 && this.k6_0_4() === false && this.k6_0_5() === false) s0 = "cb8d565c0418f394";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k6_0_0s() + ", " + "attrs.num_heads=" + this.k6_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k6_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k6_0_3s() + ", " + "present.keyT=" + this.k6_0_4s() + ", " + "present.slotMappingT=" + this.k6_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "ef756c8244183ed4";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "1c8ded293f7a6ec3";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "bfa1d36c1be9a667";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "cb8d565c0418f394";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "e2fccaf69185250f";
-    else if (this.k6_1_0() === 32 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 96 && this.k6_1_4() === false) s1 = "e9858ce47c36ff13";
-    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "b3f6a32878c6b6a4";
-    else if (this.k6_1_0() === 4 && this.k6_1_1() === 28 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "e5ccc24e33c62285";
-    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 16 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "40e63cecbeb2a264";
-    else if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 32 && this.k6_1_3() === 128 && this.k6_1_4() === false) s1 = "011b1cde15df1494";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k6_1_0s() + ", " + "attrs.num_heads=" + this.k6_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k6_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k6_1_3s() + ", " + "present.keyT=" + this.k6_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S21, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S21, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S21, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S21, "cumulative_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S21, "past_seqlens"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S21, "block_table"))) };
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e2fccaf69185250f";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "e9858ce47c36ff13";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b3f6a32878c6b6a4";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e5ccc24e33c62285";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "40e63cecbeb2a264";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "011b1cde15df1494";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
     let r0: unknown = undefined;
     try {
-      r0 = this.d6();
+      r0 = (this.m2 ?? this.d2());
     } catch (e) {
       $evalFail(e, K0A0S21, "uniform field `params.batchSize`");
     }
     let r1: unknown = undefined;
     try {
-      r1 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r1 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S21, "uniform field `params.scatterCount`");
     }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["batchSize","scatterCount"], "params", K0A0S21) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, r0, K0A0S21, "params.batchSize");
+    $u32(u0_6, 4, r1, K0A0S21, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K0A0S21, "x");
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S21, "x");
     let r3: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r3 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S21, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K0A0S21, "y");
-    const w0z = $wg(1, 65535, K0A0S21, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S22, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S22, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S22, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S22, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S22, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S22, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S22, "output"))) };
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S21, "y");
+    const q6: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r4: unknown = undefined;
     try {
-      r4 = this.d6();
+      r4 = (this.m2 ?? this.d2());
     } catch (e) {
       $evalFail(e, K0A0S22, "uniform field `params.batchSize`");
     }
@@ -3785,336 +1877,131 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S22, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5], "uf", ["batchSize","scale"], "params", K0A0S22) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r4, K0A0S22, "params.batchSize");
+    $f32(u1_7, 4, r5);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S22, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S22, "y");
     let r6: unknown = undefined;
     try {
-      r6 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S22, "dispatch x");
-    }
-    const w1x = $wg(r6, 65535, K0A0S22, "x");
-    let r7: unknown = undefined;
-    try {
-      r7 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S22, "dispatch y");
-    }
-    const w1y = $wg(r7, 65535, K0A0S22, "y");
-    const w1z = $wg(1, 65535, K0A0S22, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r8: unknown = undefined;
-    try {
-      r8 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r8 as readonly number[];
-    if (this.t3 !== null) {
-    let r9: unknown = undefined;
-    try {
-      r9 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r9 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r10: unknown = undefined;
-    try {
-      r10 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r10 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r6 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r6(): string {
+    if (!this.c24()) return this.w24();
+    if (!this.c25()) return this.w25();
+    return this.w26();
   }
   /** when "pagedAttnStorageFits" */
-  c27(): true | string {
-    let v: unknown;
+  c27(): boolean {
     try {
-      v = this.d30();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w27(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "pagedAttnStorageFits");
     }
-    return v === true ? true : this.w27();
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  w27(): string {
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
   /** when "packedKv" */
-  c28(): true | string {
-    let v: unknown;
+  c28(): boolean {
     try {
-      v = this.d28();
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w28(): string {
+    try {
+      ((this.m25 ?? this.d25()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w28();
-  }
-  /** why "packedKv" is not true */
-  w28(): string {
     return this.x11([...[], "packedKv"]);
   }
   /** when "present.slotMappingT" */
-  c29(): true | string {
-    let v: unknown;
+  c29(): boolean {
     try {
-      v = (this.t8 !== null);
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w29(): string {
+    try {
+      ((this.t8 !== null));
     } catch (e) {
       return $condFail(e, "present.slotMappingT");
     }
-    return v === true ? true : this.w29();
-  }
-  /** why "present.slotMappingT" is not true */
-  w29(): string {
     return $where([]) + "`present.slotMappingT` is false";
   }
-  k7_0_0(): unknown {
-    const m = this.mk7_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S23, "shader key attrs.kv_num_heads");
-    }
-  }
-  k7_0_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_1(): unknown {
-    const m = this.mk7_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S23, "shader key attrs.num_heads");
-    }
-  }
-  k7_0_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_2(): unknown {
-    const m = this.mk7_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S23, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k7_0_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_3(): unknown {
-    const m = this.mk7_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S23, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k7_0_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_4(): unknown {
-    const m = this.mk7_0_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S23, "shader key present.keyT");
-    }
-  }
-  k7_0_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_5(): unknown {
-    const m = this.mk7_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_5 = (this.t8 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S23, "shader key present.slotMappingT");
-    }
-  }
-  k7_0_5s(): string {
-    try {
-      return $show((this.t8 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_0(): unknown {
-    const m = this.mk7_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S24, "shader key attrs.kv_num_heads");
-    }
-  }
-  k7_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_1(): unknown {
-    const m = this.mk7_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K0A0S24, "shader key attrs.num_heads");
-    }
-  }
-  k7_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_2(): unknown {
-    const m = this.mk7_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_2 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S24, "shader key dim(shapes.keyCacheT, 1)");
-    }
-  }
-  k7_1_2s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 1)", "keyCacheT").shape, 1, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_3(): unknown {
-    const m = this.mk7_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_3 = $dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      return $evalFail(e, K0A0S24, "shader key dim(shapes.keyCacheT, 3)");
-    }
-  }
-  k7_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.keyCacheT, 3)", "keyCacheT").shape, 3, "shapes.keyCacheT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_4(): unknown {
-    const m = this.mk7_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_4 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K0A0S24, "shader key present.keyT");
-    }
-  }
-  k7_1_4s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p7(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
     let s0: string | undefined = undefined;
-    if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "726b855c3b7c1645";
-    else if (this.k7_0_0() === 32 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 96 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "ba749d2e68033984";
-    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "8743ad0215bba3e8";
-    else if (this.k7_0_0() === 4 && this.k7_0_1() === 28 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "a2536e325b0c19b0";
-    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 16 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "e291d395098f11e5";
-    else if (this.k7_0_0() === 8 && this.k7_0_1() === 32 && this.k7_0_2() === 32 && this.k7_0_3() === 128 && this.k7_0_4() === false && this.k7_0_5() === true) s0 = "9b400c1d578ee353";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + this.k7_0_0s() + ", " + "attrs.num_heads=" + this.k7_0_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k7_0_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k7_0_3s() + ", " + "present.keyT=" + this.k7_0_4s() + ", " + "present.slotMappingT=" + this.k7_0_5s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "8743ad0215bba3e8";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "a2536e325b0c19b0";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "e291d395098f11e5";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "9b400c1d578ee353";
+    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "e2fccaf69185250f";
-    else if (this.k7_1_0() === 32 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 96 && this.k7_1_4() === false) s1 = "e9858ce47c36ff13";
-    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "b3f6a32878c6b6a4";
-    else if (this.k7_1_0() === 4 && this.k7_1_1() === 28 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "e5ccc24e33c62285";
-    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 16 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "40e63cecbeb2a264";
-    else if (this.k7_1_0() === 8 && this.k7_1_1() === 32 && this.k7_1_2() === 32 && this.k7_1_3() === 128 && this.k7_1_4() === false) s1 = "011b1cde15df1494";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + this.k7_1_0s() + ", " + "attrs.num_heads=" + this.k7_1_1s() + ", " + "dim(shapes.keyCacheT, 1)=" + this.k7_1_2s() + ", " + "dim(shapes.keyCacheT, 3)=" + this.k7_1_3s() + ", " + "present.keyT=" + this.k7_1_4s() + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S23, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "key_cache", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S23, "key_cache"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "value_cache", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S23, "value_cache"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "slotMappingT", "input", K0A0S23, "slot_mapping"))) };
+    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e2fccaf69185250f";
+    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "e9858ce47c36ff13";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b3f6a32878c6b6a4";
+    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e5ccc24e33c62285";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "40e63cecbeb2a264";
+    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "011b1cde15df1494";
+    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
     let r0: unknown = undefined;
     try {
-      r0 = $mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number));
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
     } catch (e) {
       $evalFail(e, K0A0S23, "uniform field `params.scatterCount`");
     }
-    const b0_4: BindingPlan = { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0], "u", ["scatterCount"], "params", K0A0S23) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4];
+    const u0_4 = new Uint8Array(16);
+    $u32(u0_4, 0, r0, K0A0S23, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch x");
     }
-    const w0x = $wg(r1, 65535, K0A0S23, "x");
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S23, "x");
     let r2: unknown = undefined;
     try {
-      r2 = $ceilDiv(($ceilDiv(($mulN(($mulN((this.d9() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d3() as number)) as number), (64 as number)) as number), (65535 as number));
+      r2 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
     } catch (e) {
       $evalFail(e, K0A0S23, "dispatch y");
     }
-    const w0y = $wg(r2, 65535, K0A0S23, "y");
-    const w0z = $wg(1, 65535, K0A0S23, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K0A0S24, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "key_cache", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "keyCacheT", "input", K0A0S24, "key_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "value_cache", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "valueCacheT", "input", K0A0S24, "value_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "cumulativeSequenceLengthT", "input", K0A0S24, "cumulative_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "pastSeqlensT", "input", K0A0S24, "past_seqlens"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "block_table", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "blockTableT", "input", K0A0S24, "block_table"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "output", type: "storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "outputT", "output", K0A0S24, "output"))) };
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S23, "y");
+    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
     let r3: unknown = undefined;
     try {
-      r3 = this.d6();
+      r3 = (this.m2 ?? this.d2());
     } catch (e) {
       $evalFail(e, K0A0S24, "uniform field `params.batchSize`");
     }
@@ -4124,109 +2011,38 @@ class K0A0 {
     } catch (e) {
       $evalFail(e, K0A0S24, "uniform field `params.scale`");
     }
-    const b1_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r3, r4], "uf", ["batchSize","scale"], "params", K0A0S24) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7];
+    const u1_7 = new Uint8Array(16);
+    $u32(u1_7, 0, r3, K0A0S24, "params.batchSize");
+    $f32(u1_7, 4, r4);
+    const w1x: unknown = this.t0!.shape[0];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S24, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S24, "y");
     let r5: unknown = undefined;
     try {
-      r5 = this.d9();
-    } catch (e) {
-      $evalFail(e, K0A0S24, "dispatch x");
-    }
-    const w1x = $wg(r5, 65535, K0A0S24, "x");
-    let r6: unknown = undefined;
-    try {
-      r6 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K0A0S24, "dispatch y");
-    }
-    const w1y = $wg(r6, 65535, K0A0S24, "y");
-    const w1z = $wg(1, 65535, K0A0S24, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r7: unknown = undefined;
-    try {
-      r7 = [($dimT(this.t0, (0 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d3() as number)) as number)];
+      r5 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
     } catch (e) {
       $evalFail(e, K0A0S4, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r7 as readonly number[];
-    if (this.t3 !== null) {
-    let r8: unknown = undefined;
-    try {
-      r8 = $need(this.t3, "shapes.keyCacheT", "keyCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `keyCacheT`");
-    }
-    shapes["keyCacheT"] = r8 as readonly number[];
-    }
-    if (this.t4 !== null) {
-    let r9: unknown = undefined;
-    try {
-      r9 = $need(this.t4, "shapes.valueCacheT", "valueCacheT").shape;
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `valueCacheT`");
-    }
-    shapes["valueCacheT"] = r9 as readonly number[];
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r5 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+  }
+  r7(): string {
+    if (!this.c27()) return this.w27();
+    if (!this.c28()) return this.w28();
+    return this.w29();
   }
   plan(): Plan {
-    { const r = this.c0(); if (r !== true) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + r); }
-    { const r = this.c1(); if (r !== true) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + r); }
-    const rejected: string[] = [];
-    v0: {
-    { const r = this.c2(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-    { const r = this.c3(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-    { const r = this.c4(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-    { const r = this.c5(); if (r !== true) { rejected.push("separate_derived_splitk: " + r); break v0; } }
-      return this.p0();
-    }
-    v1: {
-    { const r = this.c6(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-    { const r = this.c7(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-    { const r = this.c8(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-    { const r = this.c9(); if (r !== true) { rejected.push("separate_slot_splitk: " + r); break v1; } }
-      return this.p1();
-    }
-    v2: {
-    { const r = this.c10(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-    { const r = this.c11(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-    { const r = this.c12(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-    { const r = this.c13(); if (r !== true) { rejected.push("packed_derived_splitk: " + r); break v2; } }
-      return this.p2();
-    }
-    v3: {
-    { const r = this.c14(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-    { const r = this.c15(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-    { const r = this.c16(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-    { const r = this.c17(); if (r !== true) { rejected.push("packed_slot_splitk: " + r); break v3; } }
-      return this.p3();
-    }
-    v4: {
-    { const r = this.c18(); if (r !== true) { rejected.push("separate_derived: " + r); break v4; } }
-    { const r = this.c19(); if (r !== true) { rejected.push("separate_derived: " + r); break v4; } }
-    { const r = this.c20(); if (r !== true) { rejected.push("separate_derived: " + r); break v4; } }
-      return this.p4();
-    }
-    v5: {
-    { const r = this.c21(); if (r !== true) { rejected.push("separate_slot: " + r); break v5; } }
-    { const r = this.c22(); if (r !== true) { rejected.push("separate_slot: " + r); break v5; } }
-    { const r = this.c23(); if (r !== true) { rejected.push("separate_slot: " + r); break v5; } }
-      return this.p5();
-    }
-    v6: {
-    { const r = this.c24(); if (r !== true) { rejected.push("packed_derived: " + r); break v6; } }
-    { const r = this.c25(); if (r !== true) { rejected.push("packed_derived: " + r); break v6; } }
-    { const r = this.c26(); if (r !== true) { rejected.push("packed_derived: " + r); break v6; } }
-      return this.p6();
-    }
-    v7: {
-    { const r = this.c27(); if (r !== true) { rejected.push("packed_slot: " + r); break v7; } }
-    { const r = this.c28(); if (r !== true) { rejected.push("packed_slot: " + r); break v7; } }
-    { const r = this.c29(); if (r !== true) { rejected.push("packed_slot: " + r); break v7; } }
-      return this.p7();
-    }
-    return $fail("no_variant", "PagedAttention: no variant fits this call on profile desktop-32k: " + rejected.join("; ") + "");
+    if (!this.c0()) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (this.c2() && this.c3() && this.c4() && this.c5()) return this.p0();
+    if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1();
+    if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2();
+    if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3();
+    if (this.c18() && this.c19() && this.c20()) return this.p4();
+    if (this.c21() && this.c22() && this.c23()) return this.p5();
+    if (this.c24() && this.c25() && this.c26()) return this.p6();
+    if (this.c27() && this.c28() && this.c29()) return this.p7();
+    return $fail("no_variant", "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
@@ -4252,7 +2068,8 @@ export function plan0(call: Call): Plan {
   let g2: unknown = undefined;
   let g3: unknown = undefined;
   if (ins !== undefined && ins !== null) {
-    for (const key of Object.keys(ins)) {
+    for (const key in ins) {
+      if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
           t0 = $td(ins[key]);
@@ -4287,7 +2104,8 @@ export function plan0(call: Call): Plan {
     }
   }
   if (outs !== undefined && outs !== null) {
-    for (const key of Object.keys(outs)) {
+    for (const key in outs) {
+      if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
           t9 = $td(outs[key]);
@@ -4304,7 +2122,8 @@ export function plan0(call: Call): Plan {
     }
   }
   if (attrs !== undefined && attrs !== null) {
-    for (const key of Object.keys(attrs)) {
+    for (const key in attrs) {
+      if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "is_causal":
           g0 = attrs[key];
@@ -4332,7 +2151,7 @@ export function plan0(call: Call): Plan {
     if (oi0 === null) {
       $fail("invalid_call", "PagedAttention: required input `queryT` is missing");
     } else {
-      if (!$dimsOk(oi0.shape)) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 2 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
       else if (prev !== oi0.dtype) $fail("invalid_call", "PagedAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4343,7 +2162,7 @@ export function plan0(call: Call): Plan {
     const oi1 = t1;
     if (oi1 === null) {
     } else {
-      if (!$dimsOk(oi1.shape)) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 2 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
       else if (prev !== oi1.dtype) $fail("invalid_call", "PagedAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4354,7 +2173,7 @@ export function plan0(call: Call): Plan {
     const oi2 = t2;
     if (oi2 === null) {
     } else {
-      if (!$dimsOk(oi2.shape)) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 2 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
       else if (prev !== oi2.dtype) $fail("invalid_call", "PagedAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4366,7 +2185,7 @@ export function plan0(call: Call): Plan {
     if (oi3 === null) {
       $fail("invalid_call", "PagedAttention: required input `keyCacheT` is missing");
     } else {
-      if (!$dimsOk(oi3.shape)) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi3.dtype; by0 = "keyCacheT"; }
       else if (prev !== oi3.dtype) $fail("invalid_call", "PagedAttention: input `keyCacheT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4378,7 +2197,7 @@ export function plan0(call: Call): Plan {
     if (oi4 === null) {
       $fail("invalid_call", "PagedAttention: required input `valueCacheT` is missing");
     } else {
-      if (!$dimsOk(oi4.shape)) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi4.dtype; by0 = "valueCacheT"; }
       else if (prev !== oi4.dtype) $fail("invalid_call", "PagedAttention: input `valueCacheT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4390,7 +2209,7 @@ export function plan0(call: Call): Plan {
     if (oi5 === null) {
       $fail("invalid_call", "PagedAttention: required input `cumulativeSequenceLengthT` is missing");
     } else {
-      if (!$dimsOk(oi5.shape)) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 1 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi5.dtype; by1 = "cumulativeSequenceLengthT"; }
       else if (prev !== oi5.dtype) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -4402,7 +2221,7 @@ export function plan0(call: Call): Plan {
     if (oi6 === null) {
       $fail("invalid_call", "PagedAttention: required input `pastSeqlensT` is missing");
     } else {
-      if (!$dimsOk(oi6.shape)) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 1 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi6.dtype; by1 = "pastSeqlensT"; }
       else if (prev !== oi6.dtype) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -4414,7 +2233,7 @@ export function plan0(call: Call): Plan {
     if (oi7 === null) {
       $fail("invalid_call", "PagedAttention: required input `blockTableT` is missing");
     } else {
-      if (!$dimsOk(oi7.shape)) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 2 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 && Number.isSafeInteger(oi7.shape[1]) && oi7.shape[1] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi7.dtype; by1 = "blockTableT"; }
       else if (prev !== oi7.dtype) $fail("invalid_call", "PagedAttention: input `blockTableT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -4425,7 +2244,7 @@ export function plan0(call: Call): Plan {
     const oi8 = t8;
     if (oi8 === null) {
     } else {
-      if (!$dimsOk(oi8.shape)) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi8.dtype; by1 = "slotMappingT"; }
       else if (prev !== oi8.dtype) $fail("invalid_call", "PagedAttention: input `slotMappingT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -4437,7 +2256,7 @@ export function plan0(call: Call): Plan {
     if (oo9 === null) {
       $fail("invalid_call", "PagedAttention: required output `outputT` is missing");
     } else {
-      if (!$dimsOk(oo9.shape)) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo9.shape) && (oo9.shape.length === 2 ? Number.isSafeInteger(oo9.shape[0]) && oo9.shape[0] >= 0 && Number.isSafeInteger(oo9.shape[1]) && oo9.shape[1] >= 0 : $dimsOk(oo9.shape)))) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo9.dtype; by0 = "outputT"; }
       else if (prev !== oo9.dtype) $fail("invalid_call", "PagedAttention: output `outputT` has dtype " + oo9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4448,7 +2267,7 @@ export function plan0(call: Call): Plan {
     const oo3 = u3;
     if (oo3 === null) {
     } else {
-      if (!$dimsOk(oo3.shape)) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo3.dtype; by0 = "keyCacheT"; }
       else if (prev !== oo3.dtype) $fail("invalid_call", "PagedAttention: output `keyCacheT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4459,7 +2278,7 @@ export function plan0(call: Call): Plan {
     const oo4 = u4;
     if (oo4 === null) {
     } else {
-      if (!$dimsOk(oo4.shape)) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo4.dtype; by0 = "valueCacheT"; }
       else if (prev !== oo4.dtype) $fail("invalid_call", "PagedAttention: output `valueCacheT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -4469,12 +2288,12 @@ export function plan0(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "PagedAttention: attribute `is_causal` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -4486,7 +2305,7 @@ export function plan0(call: Call): Plan {
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 === undefined) {
   }
-  else if (![1].some((x: unknown) => x === a0)) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  else if (a0 !== 1) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) {
     $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` is required");
   }
@@ -4499,33 +2318,33 @@ export function plan0(call: Call): Plan {
 
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
 const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
-const K1A0S2 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
-const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
-const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S2 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
+const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
 const K1A0S5 = "SparseAttention";
 const K1A0S6 = "SparseAttention: variant `packed_splitk`: pass `append`";
-const K1A0S7 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
-const K1A0S8 = "SparseAttention: variant `packed_splitk`: pass `merge`";
-const K1A0S9 = "SparseAttention: variant `packed_splitk`";
+const K1A0S7 = "SparseAttention: variant `packed_splitk`";
+const K1A0S8 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
+const K1A0S9 = "SparseAttention: variant `packed_splitk`: pass `merge`";
 const K1A0S10 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
-const K1A0S12 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
-const K1A0S13 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
-const K1A0S14 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S12 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S13 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
+const K1A0S14 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
 const K1A0S15 = "SparseAttention: variant `separate_splitk`: pass `append`";
-const K1A0S16 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
-const K1A0S17 = "SparseAttention: variant `separate_splitk`: pass `merge`";
-const K1A0S18 = "SparseAttention: variant `separate_splitk`";
+const K1A0S16 = "SparseAttention: variant `separate_splitk`";
+const K1A0S17 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
+const K1A0S18 = "SparseAttention: variant `separate_splitk`: pass `merge`";
 const K1A0S19 = "SparseAttention: variant `packed_rotary`: pass `append`";
 const K1A0S20 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
-const K1A0S21 = "SparseAttention: variant `packed_rotary`: pass `attend`";
-const K1A0S22 = "SparseAttention: variant `packed_rotary`";
+const K1A0S21 = "SparseAttention: variant `packed_rotary`";
+const K1A0S22 = "SparseAttention: variant `packed_rotary`: pass `attend`";
 const K1A0S23 = "SparseAttention: variant `packed`: pass `append`";
 const K1A0S24 = "SparseAttention: variant `packed`: pass `attend`";
 const K1A0S25 = "SparseAttention: variant `separate_rotary`: pass `append`";
 const K1A0S26 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
-const K1A0S27 = "SparseAttention: variant `separate_rotary`: pass `attend`";
-const K1A0S28 = "SparseAttention: variant `separate_rotary`";
+const K1A0S27 = "SparseAttention: variant `separate_rotary`";
+const K1A0S28 = "SparseAttention: variant `separate_rotary`: pass `attend`";
 const K1A0S29 = "SparseAttention: variant `separate`: pass `append`";
 const K1A0S30 = "SparseAttention: variant `separate`: pass `attend`";
 
@@ -4550,210 +2369,36 @@ class K1A0 {
   declare readonly a5: unknown;
   private declare m0: boolean | undefined;
   private declare m1: boolean | undefined;
-  private declare m2: number | undefined;
-  private declare m3: boolean | undefined;
-  private declare m4: number | undefined;
+  private declare m2: boolean | undefined;
+  private declare m3: number | undefined;
+  private declare m4: boolean | undefined;
   private declare m5: boolean | undefined;
-  private declare m6: boolean | undefined;
-  private declare m7: number | undefined;
-  private declare m8: number | undefined;
+  private declare m6: number | undefined;
+  private declare m7: boolean | undefined;
+  private declare m8: boolean | undefined;
   private declare m9: number | undefined;
-  private declare m10: boolean | undefined;
-  private declare m11: number | undefined;
-  private declare m12: boolean | undefined;
+  private declare m10: number | undefined;
+  private declare m11: boolean | undefined;
+  private declare m12: number | undefined;
   private declare m13: number | undefined;
-  private declare m14: number | undefined;
+  private declare m14: boolean | undefined;
   private declare m15: boolean | undefined;
-  private declare m16: boolean | undefined;
+  private declare m16: number | undefined;
   private declare m17: number | undefined;
-  private declare m18: number | undefined;
+  private declare m18: boolean | undefined;
   private declare m19: boolean | undefined;
-  private declare m20: number | undefined;
+  private declare m20: boolean | undefined;
   private declare m21: number | undefined;
-  private declare m22: boolean | undefined;
-  private declare m23: number | undefined;
+  private declare m22: number | undefined;
+  private declare m23: boolean | undefined;
   private declare m24: number | undefined;
-  private declare m25: boolean | undefined;
-  private declare m26: boolean | undefined;
-  private declare m27: boolean | undefined;
+  private declare m25: number | undefined;
+  private declare m26: number | undefined;
+  private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
   private declare m30: boolean | undefined;
-  private declare m31: number | undefined;
-  private declare m32: number | undefined;
-  private declare m33: number | undefined;
-  private declare m34: number | undefined;
-  private declare m35: number | undefined;
-  private declare m36: number | undefined;
-  private declare mk0_0_0: unknown | undefined;
-  private declare mk0_0_1: unknown | undefined;
-  private declare mk0_0_2: unknown | undefined;
-  private declare mk0_0_3: unknown | undefined;
-  private declare mk0_0_4: unknown | undefined;
-  private declare mk0_0_5: unknown | undefined;
-  private declare mk0_0_6: unknown | undefined;
-  private declare mk0_0_7: unknown | undefined;
-  private declare mk0_0_8: unknown | undefined;
-  private declare mk0_1_0: unknown | undefined;
-  private declare mk0_1_1: unknown | undefined;
-  private declare mk0_1_2: unknown | undefined;
-  private declare mk0_1_3: unknown | undefined;
-  private declare mk0_1_4: unknown | undefined;
-  private declare mk0_1_5: unknown | undefined;
-  private declare mk0_1_6: unknown | undefined;
-  private declare mk0_2_0: unknown | undefined;
-  private declare mk0_2_1: unknown | undefined;
-  private declare mk0_2_2: unknown | undefined;
-  private declare mk0_2_3: unknown | undefined;
-  private declare mk0_2_4: unknown | undefined;
-  private declare mk0_2_5: unknown | undefined;
-  private declare mk0_3_0: unknown | undefined;
-  private declare mk0_3_1: unknown | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare q10: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q11: BindingResource | undefined;
-  private declare mk1_0_0: unknown | undefined;
-  private declare mk1_0_1: unknown | undefined;
-  private declare mk1_0_2: unknown | undefined;
-  private declare mk1_0_3: unknown | undefined;
-  private declare mk1_0_4: unknown | undefined;
-  private declare mk1_0_5: unknown | undefined;
-  private declare mk1_0_6: unknown | undefined;
-  private declare mk1_0_7: unknown | undefined;
-  private declare mk1_0_8: unknown | undefined;
-  private declare mk1_1_0: unknown | undefined;
-  private declare mk1_1_1: unknown | undefined;
-  private declare mk1_1_2: unknown | undefined;
-  private declare mk1_1_3: unknown | undefined;
-  private declare mk1_1_4: unknown | undefined;
-  private declare mk1_1_5: unknown | undefined;
-  private declare mk1_2_0: unknown | undefined;
-  private declare mk1_2_1: unknown | undefined;
-  private declare m37: boolean | undefined;
-  private declare mk2_0_0: unknown | undefined;
-  private declare mk2_0_1: unknown | undefined;
-  private declare mk2_0_2: unknown | undefined;
-  private declare mk2_0_3: unknown | undefined;
-  private declare mk2_0_4: unknown | undefined;
-  private declare mk2_0_5: unknown | undefined;
-  private declare mk2_0_6: unknown | undefined;
-  private declare mk2_0_7: unknown | undefined;
-  private declare mk2_0_8: unknown | undefined;
-  private declare mk2_1_0: unknown | undefined;
-  private declare mk2_1_1: unknown | undefined;
-  private declare mk2_1_2: unknown | undefined;
-  private declare mk2_1_3: unknown | undefined;
-  private declare mk2_1_4: unknown | undefined;
-  private declare mk2_1_5: unknown | undefined;
-  private declare mk2_1_6: unknown | undefined;
-  private declare mk2_2_0: unknown | undefined;
-  private declare mk2_2_1: unknown | undefined;
-  private declare mk2_2_2: unknown | undefined;
-  private declare mk2_2_3: unknown | undefined;
-  private declare mk2_2_4: unknown | undefined;
-  private declare mk2_2_5: unknown | undefined;
-  private declare mk2_3_0: unknown | undefined;
-  private declare mk2_3_1: unknown | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
-  private declare mk3_0_0: unknown | undefined;
-  private declare mk3_0_1: unknown | undefined;
-  private declare mk3_0_2: unknown | undefined;
-  private declare mk3_0_3: unknown | undefined;
-  private declare mk3_0_4: unknown | undefined;
-  private declare mk3_0_5: unknown | undefined;
-  private declare mk3_0_6: unknown | undefined;
-  private declare mk3_0_7: unknown | undefined;
-  private declare mk3_0_8: unknown | undefined;
-  private declare mk3_1_0: unknown | undefined;
-  private declare mk3_1_1: unknown | undefined;
-  private declare mk3_1_2: unknown | undefined;
-  private declare mk3_1_3: unknown | undefined;
-  private declare mk3_1_4: unknown | undefined;
-  private declare mk3_1_5: unknown | undefined;
-  private declare mk3_2_0: unknown | undefined;
-  private declare mk3_2_1: unknown | undefined;
-  private declare mk4_0_0: unknown | undefined;
-  private declare mk4_0_1: unknown | undefined;
-  private declare mk4_0_2: unknown | undefined;
-  private declare mk4_0_3: unknown | undefined;
-  private declare mk4_0_4: unknown | undefined;
-  private declare mk4_0_5: unknown | undefined;
-  private declare mk4_0_6: unknown | undefined;
-  private declare mk4_0_7: unknown | undefined;
-  private declare mk4_0_8: unknown | undefined;
-  private declare mk4_1_0: unknown | undefined;
-  private declare mk4_1_1: unknown | undefined;
-  private declare mk4_1_2: unknown | undefined;
-  private declare mk4_1_3: unknown | undefined;
-  private declare mk4_1_4: unknown | undefined;
-  private declare mk4_1_5: unknown | undefined;
-  private declare mk4_1_6: unknown | undefined;
-  private declare mk4_2_0: unknown | undefined;
-  private declare mk4_2_1: unknown | undefined;
-  private declare mk4_2_2: unknown | undefined;
-  private declare mk4_2_3: unknown | undefined;
-  private declare mk4_2_4: unknown | undefined;
-  private declare mk4_2_5: unknown | undefined;
-  private declare mk5_0_0: unknown | undefined;
-  private declare mk5_0_1: unknown | undefined;
-  private declare mk5_0_2: unknown | undefined;
-  private declare mk5_0_3: unknown | undefined;
-  private declare mk5_0_4: unknown | undefined;
-  private declare mk5_0_5: unknown | undefined;
-  private declare mk5_0_6: unknown | undefined;
-  private declare mk5_0_7: unknown | undefined;
-  private declare mk5_0_8: unknown | undefined;
-  private declare mk5_1_0: unknown | undefined;
-  private declare mk5_1_1: unknown | undefined;
-  private declare mk5_1_2: unknown | undefined;
-  private declare mk5_1_3: unknown | undefined;
-  private declare mk5_1_4: unknown | undefined;
-  private declare mk5_1_5: unknown | undefined;
-  private declare mk6_0_0: unknown | undefined;
-  private declare mk6_0_1: unknown | undefined;
-  private declare mk6_0_2: unknown | undefined;
-  private declare mk6_0_3: unknown | undefined;
-  private declare mk6_0_4: unknown | undefined;
-  private declare mk6_0_5: unknown | undefined;
-  private declare mk6_0_6: unknown | undefined;
-  private declare mk6_0_7: unknown | undefined;
-  private declare mk6_0_8: unknown | undefined;
-  private declare mk6_1_0: unknown | undefined;
-  private declare mk6_1_1: unknown | undefined;
-  private declare mk6_1_2: unknown | undefined;
-  private declare mk6_1_3: unknown | undefined;
-  private declare mk6_1_4: unknown | undefined;
-  private declare mk6_1_5: unknown | undefined;
-  private declare mk6_1_6: unknown | undefined;
-  private declare mk6_2_0: unknown | undefined;
-  private declare mk6_2_1: unknown | undefined;
-  private declare mk6_2_2: unknown | undefined;
-  private declare mk6_2_3: unknown | undefined;
-  private declare mk6_2_4: unknown | undefined;
-  private declare mk6_2_5: unknown | undefined;
-  private declare mk7_0_0: unknown | undefined;
-  private declare mk7_0_1: unknown | undefined;
-  private declare mk7_0_2: unknown | undefined;
-  private declare mk7_0_3: unknown | undefined;
-  private declare mk7_0_4: unknown | undefined;
-  private declare mk7_0_5: unknown | undefined;
-  private declare mk7_0_6: unknown | undefined;
-  private declare mk7_0_7: unknown | undefined;
-  private declare mk7_0_8: unknown | undefined;
-  private declare mk7_1_0: unknown | undefined;
-  private declare mk7_1_1: unknown | undefined;
-  private declare mk7_1_2: unknown | undefined;
-  private declare mk7_1_3: unknown | undefined;
-  private declare mk7_1_4: unknown | undefined;
-  private declare mk7_1_5: unknown | undefined;
+  private declare m31: boolean | undefined;
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -4805,782 +2450,463 @@ class K1A0 {
     this.m29 = undefined;
     this.m30 = undefined;
     this.m31 = undefined;
-    this.m32 = undefined;
-    this.m33 = undefined;
-    this.m34 = undefined;
-    this.m35 = undefined;
-    this.m36 = undefined;
-    this.mk0_0_0 = undefined;
-    this.mk0_0_1 = undefined;
-    this.mk0_0_2 = undefined;
-    this.mk0_0_3 = undefined;
-    this.mk0_0_4 = undefined;
-    this.mk0_0_5 = undefined;
-    this.mk0_0_6 = undefined;
-    this.mk0_0_7 = undefined;
-    this.mk0_0_8 = undefined;
-    this.mk0_1_0 = undefined;
-    this.mk0_1_1 = undefined;
-    this.mk0_1_2 = undefined;
-    this.mk0_1_3 = undefined;
-    this.mk0_1_4 = undefined;
-    this.mk0_1_5 = undefined;
-    this.mk0_1_6 = undefined;
-    this.mk0_2_0 = undefined;
-    this.mk0_2_1 = undefined;
-    this.mk0_2_2 = undefined;
-    this.mk0_2_3 = undefined;
-    this.mk0_2_4 = undefined;
-    this.mk0_2_5 = undefined;
-    this.mk0_3_0 = undefined;
-    this.mk0_3_1 = undefined;
-    this.q0 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q7 = undefined;
-    this.q8 = undefined;
-    this.q9 = undefined;
-    this.q10 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q11 = undefined;
-    this.mk1_0_0 = undefined;
-    this.mk1_0_1 = undefined;
-    this.mk1_0_2 = undefined;
-    this.mk1_0_3 = undefined;
-    this.mk1_0_4 = undefined;
-    this.mk1_0_5 = undefined;
-    this.mk1_0_6 = undefined;
-    this.mk1_0_7 = undefined;
-    this.mk1_0_8 = undefined;
-    this.mk1_1_0 = undefined;
-    this.mk1_1_1 = undefined;
-    this.mk1_1_2 = undefined;
-    this.mk1_1_3 = undefined;
-    this.mk1_1_4 = undefined;
-    this.mk1_1_5 = undefined;
-    this.mk1_2_0 = undefined;
-    this.mk1_2_1 = undefined;
-    this.m37 = undefined;
-    this.mk2_0_0 = undefined;
-    this.mk2_0_1 = undefined;
-    this.mk2_0_2 = undefined;
-    this.mk2_0_3 = undefined;
-    this.mk2_0_4 = undefined;
-    this.mk2_0_5 = undefined;
-    this.mk2_0_6 = undefined;
-    this.mk2_0_7 = undefined;
-    this.mk2_0_8 = undefined;
-    this.mk2_1_0 = undefined;
-    this.mk2_1_1 = undefined;
-    this.mk2_1_2 = undefined;
-    this.mk2_1_3 = undefined;
-    this.mk2_1_4 = undefined;
-    this.mk2_1_5 = undefined;
-    this.mk2_1_6 = undefined;
-    this.mk2_2_0 = undefined;
-    this.mk2_2_1 = undefined;
-    this.mk2_2_2 = undefined;
-    this.mk2_2_3 = undefined;
-    this.mk2_2_4 = undefined;
-    this.mk2_2_5 = undefined;
-    this.mk2_3_0 = undefined;
-    this.mk2_3_1 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
-    this.mk3_0_0 = undefined;
-    this.mk3_0_1 = undefined;
-    this.mk3_0_2 = undefined;
-    this.mk3_0_3 = undefined;
-    this.mk3_0_4 = undefined;
-    this.mk3_0_5 = undefined;
-    this.mk3_0_6 = undefined;
-    this.mk3_0_7 = undefined;
-    this.mk3_0_8 = undefined;
-    this.mk3_1_0 = undefined;
-    this.mk3_1_1 = undefined;
-    this.mk3_1_2 = undefined;
-    this.mk3_1_3 = undefined;
-    this.mk3_1_4 = undefined;
-    this.mk3_1_5 = undefined;
-    this.mk3_2_0 = undefined;
-    this.mk3_2_1 = undefined;
-    this.mk4_0_0 = undefined;
-    this.mk4_0_1 = undefined;
-    this.mk4_0_2 = undefined;
-    this.mk4_0_3 = undefined;
-    this.mk4_0_4 = undefined;
-    this.mk4_0_5 = undefined;
-    this.mk4_0_6 = undefined;
-    this.mk4_0_7 = undefined;
-    this.mk4_0_8 = undefined;
-    this.mk4_1_0 = undefined;
-    this.mk4_1_1 = undefined;
-    this.mk4_1_2 = undefined;
-    this.mk4_1_3 = undefined;
-    this.mk4_1_4 = undefined;
-    this.mk4_1_5 = undefined;
-    this.mk4_1_6 = undefined;
-    this.mk4_2_0 = undefined;
-    this.mk4_2_1 = undefined;
-    this.mk4_2_2 = undefined;
-    this.mk4_2_3 = undefined;
-    this.mk4_2_4 = undefined;
-    this.mk4_2_5 = undefined;
-    this.mk5_0_0 = undefined;
-    this.mk5_0_1 = undefined;
-    this.mk5_0_2 = undefined;
-    this.mk5_0_3 = undefined;
-    this.mk5_0_4 = undefined;
-    this.mk5_0_5 = undefined;
-    this.mk5_0_6 = undefined;
-    this.mk5_0_7 = undefined;
-    this.mk5_0_8 = undefined;
-    this.mk5_1_0 = undefined;
-    this.mk5_1_1 = undefined;
-    this.mk5_1_2 = undefined;
-    this.mk5_1_3 = undefined;
-    this.mk5_1_4 = undefined;
-    this.mk5_1_5 = undefined;
-    this.mk6_0_0 = undefined;
-    this.mk6_0_1 = undefined;
-    this.mk6_0_2 = undefined;
-    this.mk6_0_3 = undefined;
-    this.mk6_0_4 = undefined;
-    this.mk6_0_5 = undefined;
-    this.mk6_0_6 = undefined;
-    this.mk6_0_7 = undefined;
-    this.mk6_0_8 = undefined;
-    this.mk6_1_0 = undefined;
-    this.mk6_1_1 = undefined;
-    this.mk6_1_2 = undefined;
-    this.mk6_1_3 = undefined;
-    this.mk6_1_4 = undefined;
-    this.mk6_1_5 = undefined;
-    this.mk6_1_6 = undefined;
-    this.mk6_2_0 = undefined;
-    this.mk6_2_1 = undefined;
-    this.mk6_2_2 = undefined;
-    this.mk6_2_3 = undefined;
-    this.mk6_2_4 = undefined;
-    this.mk6_2_5 = undefined;
-    this.mk7_0_0 = undefined;
-    this.mk7_0_1 = undefined;
-    this.mk7_0_2 = undefined;
-    this.mk7_0_3 = undefined;
-    this.mk7_0_4 = undefined;
-    this.mk7_0_5 = undefined;
-    this.mk7_0_6 = undefined;
-    this.mk7_0_7 = undefined;
-    this.mk7_0_8 = undefined;
-    this.mk7_1_0 = undefined;
-    this.mk7_1_1 = undefined;
-    this.mk7_1_2 = undefined;
-    this.mk7_1_3 = undefined;
-    this.mk7_1_4 = undefined;
-    this.mk7_1_5 = undefined;
   }
-  /** derive "numLayout" */
-  d2(): number {
-    const m = this.m2;
-    if (m !== undefined) return m;
+  /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
+  d0(): boolean {
     try {
-      return (this.m2 = $dimT(this.t5, (0 as number), "blockRowIndicesT"));
-    } catch (e) {
-      throw $wrap(e, "numLayout");
-    }
-  }
-  /** derive "headLayoutOk" */
-  d1(): boolean {
-    const m = this.m1;
-    if (m !== undefined) return m;
-    try {
-      return (this.m1 = ((((((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)) === 0)) && ((this.d2() as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), (this.d2() as number)) === 0)) && (($attr(this.a5, "sparse_block_size") as number) > (0 as number))));
+      return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
       throw $wrap(e, "headLayoutOk");
     }
   }
-  /** derive "headSize" */
-  d4(): number {
-    const m = this.m4;
-    if (m !== undefined) return m;
+  /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
+  d1(): boolean {
     try {
-      return (this.m4 = $dimT(this.t3, (3 as number), "pastKeyT"));
-    } catch (e) {
-      throw $wrap(e, "headSize");
-    }
-  }
-  /** derive "usesRotary" */
-  d5(): boolean {
-    const m = this.m5;
-    if (m !== undefined) return m;
-    try {
-      return (this.m5 = ($attr(this.a0, "do_rotary") === 1));
+      return (this.m1 = (this.a0 === 1));
     } catch (e) {
       throw $wrap(e, "usesRotary");
     }
   }
-  /** derive "headSizeOk" */
-  d3(): boolean {
-    const m = this.m3;
-    if (m !== undefined) return m;
+  /** derive "headSizeOk": computes m2 (read as this.m2 ?? this.d2()) */
+  d2(): boolean {
+    let n0: number, n1: number;
     try {
-      return (this.m3 = ((((this.d4() as number) > (0 as number)) && ($modI((this.d4() as number), (8 as number)) === 0)) && (this.d5() ? ($modI((this.d4() as number), (16 as number)) === 0) : true)));
+      return (this.m2 = ((((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.t3!.shape[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
     } catch (e) {
       throw $wrap(e, "headSizeOk");
     }
   }
-  /** derive "batchSize" */
-  d7(): number {
-    const m = this.m7;
-    if (m !== undefined) return m;
+  /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
+  d3(): number {
+    let n0: number;
     try {
-      return (this.m7 = $dimT(this.t0, (0 as number), "queryT"));
-    } catch (e) {
-      throw $wrap(e, "batchSize");
-    }
-  }
-  /** derive "seqLen" */
-  d8(): number {
-    const m = this.m8;
-    if (m !== undefined) return m;
-    try {
-      return (this.m8 = $dimT(this.t0, (1 as number), "queryT"));
-    } catch (e) {
-      throw $wrap(e, "seqLen");
-    }
-  }
-  /** derive "qHidden" */
-  d9(): number {
-    const m = this.m9;
-    if (m !== undefined) return m;
-    try {
-      return (this.m9 = $mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)));
+      return (this.m3 = (n0 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "qHidden");
     }
   }
-  /** derive "ioShapeOk" */
-  d6(): boolean {
-    const m = this.m6;
-    if (m !== undefined) return m;
+  /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
+  d4(): boolean {
     try {
-      return (this.m6 = ((((((($need(this.t0, "ranks.queryT", "queryT").shape.length === 3) && ($need(this.t11, "ranks.outputT", "outputT").shape.length === 3)) && ($dimT(this.t11, (0 as number), "outputT") === this.d7())) && ($dimT(this.t11, (1 as number), "outputT") === this.d8())) && ($dimT(this.t11, (2 as number), "outputT") === this.d9())) && ($need(this.t11, "tensorDtypes.outputT", "outputT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t0, "tensorDtypes.queryT", "queryT").dtype === "float16")));
+      return (this.m4 = (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
       throw $wrap(e, "ioShapeOk");
     }
   }
-  /** derive "maxCacheSeq" */
-  d11(): number {
-    const m = this.m11;
-    if (m !== undefined) return m;
+  /** derive "cacheShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
+  d5(): boolean {
     try {
-      return (this.m11 = $dimT(this.t3, (2 as number), "pastKeyT"));
-    } catch (e) {
-      throw $wrap(e, "maxCacheSeq");
-    }
-  }
-  /** derive "cacheShapeOk" */
-  d10(): boolean {
-    const m = this.m10;
-    if (m !== undefined) return m;
-    try {
-      return (this.m10 = (((((((($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)) && $same($need(this.t4, "shapes.pastValueT", "pastValueT").shape as readonly number[], $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape as readonly number[])) && ($dimT(this.t3, (0 as number), "pastKeyT") === this.d7())) && ($dimT(this.t3, (1 as number), "pastKeyT") === $attr(this.a1, "kv_num_heads"))) && ((this.d11() as number) >= (1 as number))) && ($need(this.t3, "tensorDtypes.pastKeyT", "pastKeyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t4, "tensorDtypes.pastValueT", "pastValueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)));
+      return (this.m5 = ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number))));
     } catch (e) {
       throw $wrap(e, "cacheShapeOk");
     }
   }
-  /** derive "maxBlocks" */
-  d13(): number {
-    const m = this.m13;
-    if (m !== undefined) return m;
+  /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
+  d6(): number {
+    let n0: number;
     try {
-      return (this.m13 = $chk(($dimT(this.t5, (1 as number), "blockRowIndicesT") as number) - (1 as number)));
+      return (this.m6 = (n0 = (this.t5!.shape[1] as number) - (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "maxBlocks");
     }
   }
-  /** derive "maxNnz" */
-  d14(): number {
-    const m = this.m14;
-    if (m !== undefined) return m;
+  /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
+  d7(): boolean {
+    let n0: number;
     try {
-      return (this.m14 = $dimT(this.t6, (1 as number), "blockColIndicesT"));
-    } catch (e) {
-      throw $wrap(e, "maxNnz");
-    }
-  }
-  /** derive "layoutShapeOk" */
-  d12(): boolean {
-    const m = this.m12;
-    if (m !== undefined) return m;
-    try {
-      return (this.m12 = (((((($need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length === 2) && ($need(this.t6, "ranks.blockColIndicesT", "blockColIndicesT").shape.length === 2)) && ((this.d13() as number) >= (1 as number))) && ($dimT(this.t6, (0 as number), "blockColIndicesT") === this.d2())) && ((this.d14() as number) >= (1 as number))) && ((this.d14() as number) <= ($chk((this.d13() as number) * (this.d13() as number)) as number))));
+      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ((n0 = ((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number))));
     } catch (e) {
       throw $wrap(e, "layoutShapeOk");
     }
   }
-  /** derive "lengthsShapeOk" */
-  d15(): boolean {
-    const m = this.m15;
-    if (m !== undefined) return m;
+  /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
+  d8(): boolean {
     try {
-      return (this.m15 = (((($need(this.t7, "ranks.totalSequenceLengthT", "totalSequenceLengthT").shape.length === 1) && ($dimT(this.t7, (0 as number), "totalSequenceLengthT") === 1)) && ($need(this.t8, "ranks.keyTotalSequenceLengthsT", "keyTotalSequenceLengthsT").shape.length === 1)) && ($dimT(this.t8, (0 as number), "keyTotalSequenceLengthsT") === this.d7())));
+      return (this.m8 = ((this.t7!.shape[0] === 1) && (this.t8!.shape[0] === this.t0!.shape[0])));
     } catch (e) {
       throw $wrap(e, "lengthsShapeOk");
     }
   }
-  /** derive "rotaryHalf" */
-  d17(): number {
-    const m = this.m17;
-    if (m !== undefined) return m;
+  /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
+  d9(): number {
     try {
-      return (this.m17 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), "cosCacheT") : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), "cosCacheT") : 0));
     } catch (e) {
       throw $wrap(e, "rotaryHalf");
     }
   }
-  /** derive "rotaryDim" */
-  d18(): number {
-    const m = this.m18;
-    if (m !== undefined) return m;
+  /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
+  d10(): number {
+    let n0: number;
     try {
-      return (this.m18 = $chk((2 as number) * (this.d17() as number)));
+      return (this.m10 = (n0 = (2 as number) * ((this.m9 ?? this.d9()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "rotaryDim");
     }
   }
-  /** derive "rotaryOk" */
-  d16(): boolean {
-    const m = this.m16;
-    if (m !== undefined) return m;
+  /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
+  d11(): boolean {
+    let n0: number;
     try {
-      return (this.m16 = (this.d5() ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && ((this.d17() as number) >= (8 as number))) && ($modI((this.d17() as number), (8 as number)) === 0)) && ((this.d18() as number) <= (this.d4() as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")) && ($need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype === "float16")) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
       throw $wrap(e, "rotaryOk");
     }
   }
-  /** derive "kvHidden" */
-  d21(): number {
-    const m = this.m21;
-    if (m !== undefined) return m;
+  /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
+  d12(): number {
+    let n0: number;
     try {
-      return (this.m21 = $mulN(($attr(this.a1, "kv_num_heads") as number), (this.d4() as number)));
+      return (this.m12 = (n0 = (this.a1 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a1 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
     } catch (e) {
       throw $wrap(e, "kvHidden");
     }
   }
-  /** derive "packedStride" */
-  d20(): number {
-    const m = this.m20;
-    if (m !== undefined) return m;
+  /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
+  d13(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m20 = $addN((this.d9() as number), ($mulN((2 as number), (this.d21() as number)) as number)));
+      return (this.m13 = (n0 = ((this.m3 ?? this.d3()) as number), n3 = ((n1 = ((this.m12 ?? this.d12()) as number), n2 = (2 as number) * n1, Number.isSafeInteger(n2) || !$isI((2 as number), n1) ? n2 : $overflow(n2)) as number), n4 = n0 + n3, Number.isSafeInteger(n4) || !$isI(n0, n3) ? n4 : $overflow(n4)));
     } catch (e) {
       throw $wrap(e, "packedStride");
     }
   }
-  /** derive "indexFits" */
-  d19(): boolean {
-    const m = this.m19;
-    if (m !== undefined) return m;
+  /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
+  d14(): boolean {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number;
     try {
-      return (this.m19 = ((($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d20() as number)) as number) <= (2147483647 as number)) && (($mulN(($mulN(($mulN((this.d7() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)) as number) <= (2147483647 as number))));
+      return (this.m14 = ((((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m13 ?? this.d13()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number) <= (2147483647 as number)) && (((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[2] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[2] as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number) <= (2147483647 as number))));
     } catch (e) {
       throw $wrap(e, "indexFits");
     }
   }
-  /** derive "sparseContractOk" */
-  d0(): boolean {
-    const m = this.m0;
-    if (m !== undefined) return m;
+  /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
+  d15(): boolean {
     try {
-      return (this.m0 = (((((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()) && this.d15()) && this.d16()) && this.d19()));
+      return (this.m15 = ((((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11())) && (this.m14 ?? this.d14())));
     } catch (e) {
       throw $wrap(e, "sparseContractOk");
     }
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => $attr(this.a2, "num_heads"))) + ")" : $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => $attr(this.a1, "kv_num_heads"))) + ")")($try(() => (($attr(this.a2, "num_heads") as number) > (0 as number)))) : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)))) + ")")($try(() => ((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number))))) : $where(path) + "`numLayout > 0` is false (" + "numLayout = " + $showT($try(() => this.d2())) + ")")($try(() => (((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)) === 0)))) : $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $showT($try(() => $modN(($attr(this.a2, "num_heads") as number), (this.d2() as number)))) + ")")($try(() => ((((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)) === 0)) && ((this.d2() as number) > (0 as number))))) : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $showT($try(() => $attr(this.a5, "sparse_block_size"))) + ")")($try(() => (((((($attr(this.a2, "num_heads") as number) > (0 as number)) && (($attr(this.a1, "kv_num_heads") as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), ($attr(this.a1, "kv_num_heads") as number)) === 0)) && ((this.d2() as number) > (0 as number))) && ($modN(($attr(this.a2, "num_heads") as number), (this.d2() as number)) === 0))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => ((this.a2 as number) > (0 as number)))) : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($try(() => (((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))))) : $where(path) + "`numLayout > 0` is false (" + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")")($try(() => ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)))) : $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $showT($try(() => $modN((this.a2 as number), (this.t5!.shape[0] as number)))) + ")")($try(() => (((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))))) : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $showT($try(() => this.a5)) + ")")($try(() => ((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0))));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $showT($try(() => $attr(this.a0, "do_rotary"))) + ")";
+    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $showT($try(() => this.a0)) + ")";
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.d4())) + ")" : $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => $modI((this.d4() as number), (8 as number)))) + ")")($try(() => ((this.d4() as number) > (0 as number)))) : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => $modI((this.d4() as number), (16 as number)))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => this.d5())))($try(() => (((this.d4() as number) > (0 as number)) && ($modI((this.d4() as number), (8 as number)) === 0))));
+    let n0: number, n1: number, n2: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => (n1 = (this.t3!.shape[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")")($try(() => ((this.t3!.shape[3] as number) > (0 as number)))) : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => (n2 = (this.t3!.shape[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($try(() => (((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0))));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.queryT == 3` is false (" + "ranks.queryT = " + $showT($try(() => $need(this.t0, "ranks.queryT", "queryT").shape.length)) + ")" : $where(path) + "`ranks.outputT == 3` is false (" + "ranks.outputT = " + $showT($try(() => $need(this.t11, "ranks.outputT", "outputT").shape.length)) + ")")($try(() => ($need(this.t0, "ranks.queryT", "queryT").shape.length === 3))) : $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => $dimT(this.t11, (0 as number), "outputT"))) + ", " + "batchSize = " + $showT($try(() => this.d7())) + ")")($try(() => (($need(this.t0, "ranks.queryT", "queryT").shape.length === 3) && ($need(this.t11, "ranks.outputT", "outputT").shape.length === 3)))) : $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => $dimT(this.t11, (1 as number), "outputT"))) + ", " + "seqLen = " + $showT($try(() => this.d8())) + ")")($try(() => ((($need(this.t0, "ranks.queryT", "queryT").shape.length === 3) && ($need(this.t11, "ranks.outputT", "outputT").shape.length === 3)) && ($dimT(this.t11, (0 as number), "outputT") === this.d7())))) : $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $showT($try(() => $dimT(this.t11, (2 as number), "outputT"))) + ", " + "qHidden = " + $showT($try(() => this.d9())) + ")")($try(() => (((($need(this.t0, "ranks.queryT", "queryT").shape.length === 3) && ($need(this.t11, "ranks.outputT", "outputT").shape.length === 3)) && ($dimT(this.t11, (0 as number), "outputT") === this.d7())) && ($dimT(this.t11, (1 as number), "outputT") === this.d8())))) : $where(path) + "`tensorDtypes.outputT == tensorDtypes.queryT` is false (" + "tensorDtypes.outputT = " + $showT($try(() => $need(this.t11, "tensorDtypes.outputT", "outputT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((($need(this.t0, "ranks.queryT", "queryT").shape.length === 3) && ($need(this.t11, "ranks.outputT", "outputT").shape.length === 3)) && ($dimT(this.t11, (0 as number), "outputT") === this.d7())) && ($dimT(this.t11, (1 as number), "outputT") === this.d8())) && ($dimT(this.t11, (2 as number), "outputT") === this.d9())))) : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((($need(this.t0, "ranks.queryT", "queryT").shape.length === 3) && ($need(this.t11, "ranks.outputT", "outputT").shape.length === 3)) && ($dimT(this.t11, (0 as number), "outputT") === this.d7())) && ($dimT(this.t11, (1 as number), "outputT") === this.d8())) && ($dimT(this.t11, (2 as number), "outputT") === this.d9())) && ($need(this.t11, "tensorDtypes.outputT", "outputT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.queryT == 3` is false (" + "ranks.queryT = " + $showT($try(() => 3)) + ")" : $where(path) + "`ranks.outputT == 3` is false (" + "ranks.outputT = " + $showT($try(() => 3)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t11!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t11!.shape[1])) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")")($try(() => (this.t11!.shape[0] === this.t0!.shape[0]))) : $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $showT($try(() => this.t11!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($try(() => ((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])))) : $where(path) + "`tensorDtypes.outputT == tensorDtypes.queryT` is false (" + "tensorDtypes.outputT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))))) : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3())))));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.pastKeyT == 4` is false (" + "ranks.pastKeyT = " + $showT($try(() => $need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length)) + ")" : $where(path) + "`ranks.pastValueT == 4` is false (" + "ranks.pastValueT = " + $showT($try(() => $need(this.t4, "ranks.pastValueT", "pastValueT").shape.length)) + ")")($try(() => ($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4))) : $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $showT($try(() => $need(this.t4, "shapes.pastValueT", "pastValueT").shape)) + ", " + "shapes.pastKeyT = " + $showT($try(() => $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape)) + ")")($try(() => (($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)))) : $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $showT($try(() => $dimT(this.t3, (0 as number), "pastKeyT"))) + ", " + "batchSize = " + $showT($try(() => this.d7())) + ")")($try(() => ((($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)) && $same($need(this.t4, "shapes.pastValueT", "pastValueT").shape as readonly number[], $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape as readonly number[])))) : $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $showT($try(() => $dimT(this.t3, (1 as number), "pastKeyT"))) + ", " + "attrs.kv_num_heads = " + $showT($try(() => $attr(this.a1, "kv_num_heads"))) + ")")($try(() => (((($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)) && $same($need(this.t4, "shapes.pastValueT", "pastValueT").shape as readonly number[], $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape as readonly number[])) && ($dimT(this.t3, (0 as number), "pastKeyT") === this.d7())))) : $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $showT($try(() => this.d11())) + ")")($try(() => ((((($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)) && $same($need(this.t4, "shapes.pastValueT", "pastValueT").shape as readonly number[], $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape as readonly number[])) && ($dimT(this.t3, (0 as number), "pastKeyT") === this.d7())) && ($dimT(this.t3, (1 as number), "pastKeyT") === $attr(this.a1, "kv_num_heads"))))) : $where(path) + "`tensorDtypes.pastKeyT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastKeyT = " + $showT($try(() => $need(this.t3, "tensorDtypes.pastKeyT", "pastKeyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)) && $same($need(this.t4, "shapes.pastValueT", "pastValueT").shape as readonly number[], $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape as readonly number[])) && ($dimT(this.t3, (0 as number), "pastKeyT") === this.d7())) && ($dimT(this.t3, (1 as number), "pastKeyT") === $attr(this.a1, "kv_num_heads"))) && ((this.d11() as number) >= (1 as number))))) : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = " + $showT($try(() => $need(this.t4, "tensorDtypes.pastValueT", "pastValueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((($need(this.t3, "ranks.pastKeyT", "pastKeyT").shape.length === 4) && ($need(this.t4, "ranks.pastValueT", "pastValueT").shape.length === 4)) && $same($need(this.t4, "shapes.pastValueT", "pastValueT").shape as readonly number[], $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape as readonly number[])) && ($dimT(this.t3, (0 as number), "pastKeyT") === this.d7())) && ($dimT(this.t3, (1 as number), "pastKeyT") === $attr(this.a1, "kv_num_heads"))) && ((this.d11() as number) >= (1 as number))) && ($need(this.t3, "tensorDtypes.pastKeyT", "pastKeyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.pastKeyT == 4` is false (" + "ranks.pastKeyT = " + $showT($try(() => 4)) + ")" : $where(path) + "`ranks.pastValueT == 4` is false (" + "ranks.pastValueT = " + $showT($try(() => 4)) + ")")($try(() => true)) : $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.pastKeyT = " + $showT($try(() => this.t3!.shape)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $showT($try(() => this.t3!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]))) : $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $showT($try(() => this.t3!.shape[1])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => ($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])))) : $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $showT($try(() => this.t3!.shape[2])) + ")")($try(() => (($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)))) : $where(path) + "`tensorDtypes.pastKeyT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastKeyT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number))))) : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number)))));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.blockRowIndicesT == 2` is false (" + "ranks.blockRowIndicesT = " + $showT($try(() => $need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length)) + ")" : $where(path) + "`ranks.blockColIndicesT == 2` is false (" + "ranks.blockColIndicesT = " + $showT($try(() => $need(this.t6, "ranks.blockColIndicesT", "blockColIndicesT").shape.length)) + ")")($try(() => ($need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length === 2))) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.d13())) + ")")($try(() => (($need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length === 2) && ($need(this.t6, "ranks.blockColIndicesT", "blockColIndicesT").shape.length === 2)))) : $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => $dimT(this.t6, (0 as number), "blockColIndicesT"))) + ", " + "numLayout = " + $showT($try(() => this.d2())) + ")")($try(() => ((($need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length === 2) && ($need(this.t6, "ranks.blockColIndicesT", "blockColIndicesT").shape.length === 2)) && ((this.d13() as number) >= (1 as number))))) : $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.d14())) + ")")($try(() => (((($need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length === 2) && ($need(this.t6, "ranks.blockColIndicesT", "blockColIndicesT").shape.length === 2)) && ((this.d13() as number) >= (1 as number))) && ($dimT(this.t6, (0 as number), "blockColIndicesT") === this.d2())))) : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.d14())) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => $chk((this.d13() as number) * (this.d13() as number)))) + ")")($try(() => ((((($need(this.t5, "ranks.blockRowIndicesT", "blockRowIndicesT").shape.length === 2) && ($need(this.t6, "ranks.blockColIndicesT", "blockColIndicesT").shape.length === 2)) && ((this.d13() as number) >= (1 as number))) && ($dimT(this.t6, (0 as number), "blockColIndicesT") === this.d2())) && ((this.d14() as number) >= (1 as number)))));
+    let n0: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.blockRowIndicesT == 2` is false (" + "ranks.blockRowIndicesT = " + $showT($try(() => 2)) + ")" : $where(path) + "`ranks.blockColIndicesT == 2` is false (" + "ranks.blockColIndicesT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")")($try(() => true)) : $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")")($try(() => (((this.m6 ?? this.d6()) as number) >= (1 as number)))) : $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")")($try(() => ((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])))) : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => (n0 = ((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)))) + ")")($try(() => (((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number)))));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.totalSequenceLengthT == 1` is false (" + "ranks.totalSequenceLengthT = " + $showT($try(() => $need(this.t7, "ranks.totalSequenceLengthT", "totalSequenceLengthT").shape.length)) + ")" : $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $showT($try(() => $dimT(this.t7, (0 as number), "totalSequenceLengthT"))) + ")")($try(() => ($need(this.t7, "ranks.totalSequenceLengthT", "totalSequenceLengthT").shape.length === 1))) : $where(path) + "`ranks.keyTotalSequenceLengthsT == 1` is false (" + "ranks.keyTotalSequenceLengthsT = " + $showT($try(() => $need(this.t8, "ranks.keyTotalSequenceLengthsT", "keyTotalSequenceLengthsT").shape.length)) + ")")($try(() => (($need(this.t7, "ranks.totalSequenceLengthT", "totalSequenceLengthT").shape.length === 1) && ($dimT(this.t7, (0 as number), "totalSequenceLengthT") === 1)))) : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "keyTotalSequenceLengthsT"))) + ", " + "batchSize = " + $showT($try(() => this.d7())) + ")")($try(() => ((($need(this.t7, "ranks.totalSequenceLengthT", "totalSequenceLengthT").shape.length === 1) && ($dimT(this.t7, (0 as number), "totalSequenceLengthT") === 1)) && ($need(this.t8, "ranks.keyTotalSequenceLengthsT", "keyTotalSequenceLengthsT").shape.length === 1))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.totalSequenceLengthT == 1` is false (" + "ranks.totalSequenceLengthT = " + $showT($try(() => 1)) + ")" : $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ")")($try(() => true)) : $where(path) + "`ranks.keyTotalSequenceLengthsT == 1` is false (" + "ranks.keyTotalSequenceLengthsT = " + $showT($try(() => 1)) + ")")($try(() => (this.t7!.shape[0] === 1))) : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $showT($try(() => this.t8!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => (this.t7!.shape[0] === 1)));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.cosCacheT` is false" : $where(path) + "`present.sinCacheT` is false")($try(() => (this.t9 !== null))) : $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")")($try(() => ((this.t9 !== null) && (this.t10 !== null)))) : $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")")($try(() => (((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)))) : $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")")($try(() => ((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)))) : $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => this.d17())) + ")")($try(() => (((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])))) : $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => $modI((this.d17() as number), (8 as number)))) + ")")($try(() => ((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && ((this.d17() as number) >= (8 as number))))) : $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => this.d18())) + ", " + "headSize = " + $showT($try(() => this.d4())) + ")")($try(() => (((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && ((this.d17() as number) >= (8 as number))) && ($modI((this.d17() as number), (8 as number)) === 0)))) : $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && ((this.d17() as number) >= (8 as number))) && ($modI((this.d17() as number), (8 as number)) === 0)) && ((this.d18() as number) <= (this.d4() as number))))) : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && ((this.d17() as number) >= (8 as number))) && ($modI((this.d17() as number), (8 as number)) === 0)) && ((this.d18() as number) <= (this.d4() as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)))) : c === false ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($try(() => !((this.t9 !== null)))) : this.x3([...path, "usesRotary"]))($try(() => this.d5()));
+    let n0: number, n1: number, n2: number, n3: number;
+    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.cosCacheT` is false" : $where(path) + "`present.sinCacheT` is false")($try(() => (this.t9 !== null))) : $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")")($try(() => ((this.t9 !== null) && (this.t10 !== null)))) : $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")")($try(() => (((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)))) : $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")")($try(() => ((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)))) : $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")")($try(() => (((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])))) : $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => (n3 = ((this.m9 ?? this.d9()) as number) % (8 as number), n3 < 0 ? n3 + (8 as number) : n3 === 0 ? 0 : n3))) + ")")($try(() => ((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))))) : $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")")($try(() => (((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n2 = ((this.m9 ?? this.d9()) as number) % (8 as number), n2 < 0 ? n2 + (8 as number) : n2 === 0 ? 0 : n2) === 0)))) : $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))))) : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")))) : c === false ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($try(() => !((this.t9 !== null)))) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d20() as number)))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN(($mulN(($mulN((this.d7() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)))) + ")")($try(() => (($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d20() as number)) as number) <= (2147483647 as number))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
+    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => (n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = ((this.m13 ?? this.d13()) as number), n7 = n5 * n6, Number.isSafeInteger(n7) || !$isI(n5, n6) ? n7 : $overflow(n7)))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => (n11 = ((n9 = ((n8 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n8) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n8 : $overflow(n8)) as number), n10 = n9 * (this.t3!.shape[2] as number), Number.isSafeInteger(n10) || !$isI(n9, (this.t3!.shape[2] as number)) ? n10 : $overflow(n10)) as number), n12 = n11 * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI(n11, (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)))) + ")")($try(() => (((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m13 ?? this.d13()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number) <= (2147483647 as number))));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "headLayoutOk"]) : this.x2([...path, "headSizeOk"]))($try(() => this.d1())) : this.x4([...path, "ioShapeOk"]))($try(() => (this.d1() && this.d3()))) : this.x5([...path, "cacheShapeOk"]))($try(() => ((this.d1() && this.d3()) && this.d6()))) : this.x6([...path, "layoutShapeOk"]))($try(() => (((this.d1() && this.d3()) && this.d6()) && this.d10()))) : this.x7([...path, "lengthsShapeOk"]))($try(() => ((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()))) : this.x8([...path, "rotaryOk"]))($try(() => (((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()) && this.d15()))) : this.x9([...path, "indexFits"]))($try(() => ((((((this.d1() && this.d3()) && this.d6()) && this.d10()) && this.d12()) && this.d15()) && this.d16())));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "headLayoutOk"]) : this.x2([...path, "headSizeOk"]))($try(() => (this.m0 ?? this.d0()))) : this.x4([...path, "ioShapeOk"]))($try(() => ((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())))) : this.x5([...path, "cacheShapeOk"]))($try(() => (((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())))) : this.x6([...path, "layoutShapeOk"]))($try(() => ((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())))) : this.x7([...path, "lengthsShapeOk"]))($try(() => (((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())))) : this.x8([...path, "rotaryOk"]))($try(() => ((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())))) : this.x9([...path, "indexFits"]))($try(() => (((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11()))));
   }
   /** when "sparseContractOk" */
-  c0(): true | string {
-    let v: unknown;
+  c0(): boolean {
     try {
-      v = this.d0();
+      return ((this.m15 ?? this.d15())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseContractOk" does not hold */
+  w0(): string {
+    try {
+      ((this.m15 ?? this.d15()));
     } catch (e) {
       return $condFail(e, "sparseContractOk");
     }
-    return v === true ? true : this.w0();
-  }
-  /** why "sparseContractOk" is not true */
-  w0(): string {
     return this.x0([...[], "sparseContractOk"]);
   }
-  /** derive "appendCount" */
-  d23(): number {
-    const m = this.m23;
-    if (m !== undefined) return m;
+  /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
+  d16(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m23 = $mulN(($mulN(($mulN((this.d7() as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d8() as number)) as number), (this.d4() as number)));
+      return (this.m16 = (n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t0!.shape[1] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t0!.shape[1] as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)));
     } catch (e) {
       throw $wrap(e, "appendCount");
     }
   }
-  /** derive "rotaryCount" */
-  d24(): number {
-    const m = this.m24;
-    if (m !== undefined) return m;
+  /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
+  d17(): number {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m24 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)));
+      return (this.m17 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)));
     } catch (e) {
       throw $wrap(e, "rotaryCount");
     }
   }
-  /** derive "dispatchFits" */
-  d22(): boolean {
-    const m = this.m22;
-    if (m !== undefined) return m;
+  /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): boolean {
+    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m22 = ((((((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true) && true) && true) && true));
+      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n0 = -Math.floor(-((n1 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) / (65535 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((n2 = -Math.floor(-((n3 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) / (65535 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number))));
     } catch (e) {
       throw $wrap(e, "dispatchFits");
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.d8())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => $attr(this.a1, "kv_num_heads"))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d8() as number) <= (65535 as number)))) : $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.d7())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true) && true))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((this.d8() as number) <= (65535 as number)) && (($attr(this.a1, "kv_num_heads") as number) <= (65535 as number))) && ((this.d7() as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && (($ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number)) as number) <= (65535 as number))) && true) && true) && true)));
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.t0!.shape[1] as number) <= (65535 as number)))) : $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => (n20 = -Math.floor(-((n21 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n21) ? n21 : $overflow(n21)) as number) / (65535 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n16 = -Math.floor(-((n17 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number) / (65535 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n12 = -Math.floor(-((n13 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n13) ? n13 : $overflow(n13)) as number) / (65535 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) <= (65535 as number))) && (((n14 = -Math.floor(-((n15 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number) / (65535 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n8 = -Math.floor(-((n9 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) <= (65535 as number))) && (((n10 = -Math.floor(-((n11 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number) / (65535 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n4 = -Math.floor(-((n5 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5)) as number) / (65535 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number) <= (65535 as number))) && (((n6 = -Math.floor(-((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number) / (65535 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n0 = -Math.floor(-((n1 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) / (65535 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((n2 = -Math.floor(-((n3 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) / (65535 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number)))));
   }
   /** when "dispatchFits" */
-  c1(): true | string {
-    let v: unknown;
+  c1(): boolean {
     try {
-      v = this.d22();
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "dispatchFits" does not hold */
+  w1(): string {
+    try {
+      ((this.m18 ?? this.d18()));
     } catch (e) {
       return $condFail(e, "dispatchFits");
     }
-    return v === true ? true : this.w1();
-  }
-  /** why "dispatchFits" is not true */
-  w1(): string {
     return this.x10([...[], "dispatchFits"]);
   }
-  /** derive "bindingsFit" */
-  d25(): boolean {
-    const m = this.m25;
-    if (m !== undefined) return m;
+  /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): boolean {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     try {
-      return (this.m25 = ((($mulN(($mulN(($mulN(($chk((2 as number) * (this.d7() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)) as number) <= (1073741824 as number)) && (($mulN(($chk(($chk((2 as number) * (this.d7() as number)) as number) * (this.d8() as number)) as number), (this.d20() as number)) as number) <= (1073741824 as number))));
+      return (this.m19 = ((((n5 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[2] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[2] as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) <= (1073741824 as number)) && (((n9 = ((n8 = ((n7 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number), n10 = ((this.m13 ?? this.d13()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11)) as number) <= (1073741824 as number))));
     } catch (e) {
       throw $wrap(e, "bindingsFit");
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN(($mulN(($mulN(($chk((2 as number) * (this.d7() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => $mulN(($chk(($chk((2 as number) * (this.d7() as number)) as number) * (this.d8() as number)) as number), (this.d20() as number)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (($mulN(($mulN(($mulN(($chk((2 as number) * (this.d7() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)) as number), (this.d11() as number)) as number), (this.d4() as number)) as number) <= (1073741824 as number))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number;
+    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => (n12 = ((n10 = ((n8 = ((n7 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n8 * (this.a1 as number), Number.isSafeInteger(n9) || !$isI(n8, (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[2] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[2] as number)) ? n11 : $overflow(n11)) as number), n13 = n12 * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI(n12, (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => (n16 = ((n15 = ((n14 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), n17 = ((this.m13 ?? this.d13()) as number), n18 = n16 * n17, Number.isSafeInteger(n18) || !$isI(n16, n17) ? n18 : $overflow(n18)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((n5 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[2] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[2] as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) <= (1073741824 as number))));
   }
   /** when "bindingsFit" */
-  c2(): true | string {
-    let v: unknown;
+  c2(): boolean {
     try {
-      v = this.d25();
+      return ((this.m19 ?? this.d19())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "bindingsFit" does not hold */
+  w2(): string {
+    try {
+      ((this.m19 ?? this.d19()));
     } catch (e) {
       return $condFail(e, "bindingsFit");
     }
-    return v === true ? true : this.w2();
-  }
-  /** why "bindingsFit" is not true */
-  w2(): string {
     return this.x11([...[], "bindingsFit"]);
   }
-  /** derive "packedKv" */
-  d26(): boolean {
-    const m = this.m26;
-    if (m !== undefined) return m;
+  /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
+  d20(): boolean {
     try {
-      return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && ($dimT(this.t0, (2 as number), "queryT") === this.d20())));
+      return (this.m20 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.t0!.shape[2] === (this.m13 ?? this.d13()))));
     } catch (e) {
       throw $wrap(e, "packedKv");
     }
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => $dimT(this.t0, (2 as number), "queryT"))) + ", " + "packedStride = " + $showT($try(() => this.d20())) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "packedStride = " + $showT($try(() => (this.m13 ?? this.d13()))) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
   }
   /** when "packedKv" */
-  c3(): true | string {
-    let v: unknown;
+  c3(): boolean {
     try {
-      v = this.d26();
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w3(): string {
+    try {
+      ((this.m20 ?? this.d20()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w3();
-  }
-  /** why "packedKv" is not true */
-  w3(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "usesRotary" */
-  c4(): true | string {
-    let v: unknown;
+  c4(): boolean {
     try {
-      v = this.d5();
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w4(): string {
+    try {
+      ((this.m1 ?? this.d1()));
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w4();
-  }
-  /** why "usesRotary" is not true */
-  w4(): string {
     return this.x3([...[], "usesRotary"]);
   }
-  /** derive "qPerKv" */
-  d28(): number {
-    const m = this.m28;
-    if (m !== undefined) return m;
+  /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): number {
     try {
-      return (this.m28 = $divN(($attr(this.a2, "num_heads") as number), (Math.max((1 as number), ($attr(this.a1, "kv_num_heads") as number)) as number)));
+      return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
       throw $wrap(e, "qPerKv");
     }
   }
-  /** derive "attnStorageBytes" */
-  d29(): number {
-    const m = this.m29;
-    if (m !== undefined) return m;
+  /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number;
     try {
-      return (this.m29 = $mulN((4 as number), ($addN(($addN(($addN(($addN(($addN(($mulN((this.d28() as number), (this.d4() as number)) as number), ($mulN((this.d28() as number), (64 as number)) as number)) as number), (128 as number)) as number), (384 as number)) as number), ($mulN((2 as number), (this.d28() as number)) as number)) as number), (4 as number)) as number)));
+      return (this.m22 = (n18 = ((n16 = ((n11 = ((n9 = ((n7 = ((n2 = ((n0 = ((this.m21 ?? this.d21()) as number), n1 = n0 * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI(n0, (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number), n5 = ((n3 = ((this.m21 ?? this.d21()) as number), n4 = n3 * (64 as number), Number.isSafeInteger(n4) || !$isI(n3, (64 as number)) ? n4 : $overflow(n4)) as number), n6 = n2 + n5, Number.isSafeInteger(n6) || !$isI(n2, n5) ? n6 : $overflow(n6)) as number), n8 = n7 + (128 as number), Number.isSafeInteger(n8) || !$isI(n7, (128 as number)) ? n8 : $overflow(n8)) as number), n10 = n9 + (384 as number), Number.isSafeInteger(n10) || !$isI(n9, (384 as number)) ? n10 : $overflow(n10)) as number), n14 = ((n12 = ((this.m21 ?? this.d21()) as number), n13 = (2 as number) * n12, Number.isSafeInteger(n13) || !$isI((2 as number), n12) ? n13 : $overflow(n13)) as number), n15 = n11 + n14, Number.isSafeInteger(n15) || !$isI(n11, n14) ? n15 : $overflow(n15)) as number), n17 = n16 + (4 as number), Number.isSafeInteger(n17) || !$isI(n16, (4 as number)) ? n17 : $overflow(n17)) as number), n19 = (4 as number) * n18, Number.isSafeInteger(n19) || !$isI((4 as number), n18) ? n19 : $overflow(n19)));
     } catch (e) {
       throw $wrap(e, "attnStorageBytes");
     }
   }
-  /** derive "attnStorageFits" */
-  d27(): boolean {
-    const m = this.m27;
-    if (m !== undefined) return m;
+  /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): boolean {
     try {
-      return (this.m27 = (((this.d28() as number) <= (32 as number)) && ((this.d29() as number) <= (32768 as number))));
+      return (this.m23 = ((((this.m21 ?? this.d21()) as number) <= (32 as number)) && (((this.m22 ?? this.d22()) as number) <= (32768 as number))));
     } catch (e) {
       throw $wrap(e, "attnStorageFits");
     }
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => this.d28())) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => this.d29())) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")")($try(() => ((this.d28() as number) <= (32 as number))));
+    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => (this.m21 ?? this.d21()))) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => (this.m22 ?? this.d22()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")")($try(() => (((this.m21 ?? this.d21()) as number) <= (32 as number))));
   }
   /** when "attnStorageFits" */
-  c5(): true | string {
-    let v: unknown;
+  c5(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w5(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w5();
-  }
-  /** why "attnStorageFits" is not true */
-  w5(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
-  /** derive "sparseKeyCeiling" */
-  d33(): number {
-    const m = this.m33;
-    if (m !== undefined) return m;
+  /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): number {
+    let n0: number, n1: number;
     try {
-      return (this.m33 = Math.min((this.d11() as number), ($mulN((this.d13() as number), ($attr(this.a5, "sparse_block_size") as number)) as number)));
+      return (this.m24 = Math.min((this.t3!.shape[2] as number), ((n0 = ((this.m6 ?? this.d6()) as number), n1 = n0 * (this.a5 as number), Number.isSafeInteger(n1) || !$isI(n0, (this.a5 as number)) ? n1 : $overflow(n1)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseKeyCeiling");
     }
   }
-  /** derive "sparseSplitCap" */
-  d32(): number {
-    const m = this.m32;
-    if (m !== undefined) return m;
+  /** derive "sparseSplitCap": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): number {
     try {
-      return (this.m32 = Math.max((1 as number), (Math.min((16 as number), ($divN((this.d33() as number), (256 as number)) as number)) as number)));
+      return (this.m25 = Math.max((1 as number), (Math.min((16 as number), ($divN(((this.m24 ?? this.d24()) as number), (256 as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseSplitCap");
     }
   }
-  /** derive "sparseBaseWorkgroups" */
-  d34(): number {
-    const m = this.m34;
-    if (m !== undefined) return m;
+  /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): number {
+    let n0: number, n1: number, n2: number;
     try {
-      return (this.m34 = $mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a1, "kv_num_heads") as number)));
+      return (this.m26 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)));
     } catch (e) {
       throw $wrap(e, "sparseBaseWorkgroups");
     }
   }
-  /** derive "numSplits" */
-  d31(): number {
-    const m = this.m31;
-    if (m !== undefined) return m;
+  /** derive "numSplits": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
     try {
-      return (this.m31 = Math.max((1 as number), (Math.min((this.d32() as number), ($ceilDiv((128 as number), (Math.max((1 as number), (this.d34() as number)) as number)) as number)) as number)));
+      return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "numSplits");
     }
   }
-  /** derive "sparsePartialBytes" */
-  d35(): number {
-    const m = this.m35;
-    if (m !== undefined) return m;
+  /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     try {
-      return (this.m35 = $mulN(($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number), (4 as number)));
+      return (this.m28 = (n10 = ((n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9)) as number), n11 = n10 * (4 as number), Number.isSafeInteger(n11) || !$isI(n10, (4 as number)) ? n11 : $overflow(n11)));
     } catch (e) {
       throw $wrap(e, "sparsePartialBytes");
     }
   }
-  /** derive "sparseMergeWg" */
-  d36(): number {
-    const m = this.m36;
-    if (m !== undefined) return m;
+  /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
+    let n0: number;
     try {
-      return (this.m36 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($fdivI((this.d4() as number), (4 as number)) as number)) as number)) as number)));
+      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((n0 = Math.floor((this.t3!.shape[3] as number) / (4 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseMergeWg");
     }
   }
-  /** derive "sparseSplitFits" */
+  /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): boolean {
-    const m = this.m30;
-    if (m !== undefined) return m;
+    let n0: number;
     try {
-      return (this.m30 = (((((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))) && ((this.d36() as number) <= (1024 as number))) && ((this.d36() as number) <= (1024 as number))));
+      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
       throw $wrap(e, "sparseSplitFits");
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => this.d31())) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.d7() as number) * (this.d8() as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.d31() as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => this.d31())) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => this.d35())) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => this.d36())) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => this.d36())) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.d31() as number) >= (2 as number)) && (($chk((this.d7() as number) * (this.d8() as number)) as number) <= (65535 as number))) && ((this.d31() as number) <= (65535 as number))) && ((this.d35() as number) <= (1073741824 as number))) && ((this.d36() as number) <= (1024 as number)))));
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => (n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.m27 ?? this.d27()) as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n3 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n2 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n1 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number)))));
   }
   /** when "sparseSplitFits" */
-  c6(): true | string {
-    let v: unknown;
+  c6(): boolean {
     try {
-      v = this.d30();
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w6(): string {
+    try {
+      ((this.m30 ?? this.d30()));
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w6();
-  }
-  /** why "sparseSplitFits" is not true */
-  w6(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
-  k0_0_0(): unknown {
-    const m = this.mk0_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key attrs.do_rotary");
-    }
-  }
-  k0_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_1(): unknown {
-    const m = this.mk0_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key attrs.kv_num_heads");
-    }
-  }
-  k0_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_2(): unknown {
-    const m = this.mk0_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key attrs.num_heads");
-    }
-  }
-  k0_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_3(): unknown {
-    const m = this.mk0_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k0_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k0_0_4(): unknown {
-    const m = this.mk0_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S0, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -5593,130 +2919,9 @@ class K1A0 {
       throw e;
     }
   }
-  k0_0_5(): unknown {
-    const m = this.mk0_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k0_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_6(): unknown {
-    const m = this.mk0_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k0_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_7(): unknown {
-    const m = this.mk0_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key present.cosCacheT");
-    }
-  }
-  k0_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_0_8(): unknown {
-    const m = this.mk0_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key present.keyT");
-    }
-  }
-  k0_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_0(): unknown {
-    const m = this.mk0_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key attrs.kv_num_heads");
-    }
-  }
-  k0_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_1(): unknown {
-    const m = this.mk0_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key attrs.num_heads");
-    }
-  }
-  k0_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_2(): unknown {
-    const m = this.mk0_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_2 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k0_1_2s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k0_1_3(): unknown {
-    const m = this.mk0_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk0_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S1, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -5729,539 +2934,215 @@ class K1A0 {
       throw e;
     }
   }
-  k0_1_4(): unknown {
-    const m = this.mk0_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k0_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_5(): unknown {
-    const m = this.mk0_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_5 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key present.cosCacheT");
-    }
-  }
-  k0_1_5s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_1_6(): unknown {
-    const m = this.mk0_1_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_1_6 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key present.keyT");
-    }
-  }
-  k0_1_6s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_0(): unknown {
-    const m = this.mk0_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S2, "shader key attrs.do_rotary");
-    }
-  }
-  k0_2_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_1(): unknown {
-    const m = this.mk0_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S2, "shader key attrs.kv_num_heads");
-    }
-  }
-  k0_2_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_2(): unknown {
-    const m = this.mk0_2_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S2, "shader key attrs.num_heads");
-    }
-  }
-  k0_2_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_3(): unknown {
-    const m = this.mk0_2_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S2, "shader key attrs.sparse_block_size");
-    }
-  }
-  k0_2_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_4(): unknown {
-    const m = this.mk0_2_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S2, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k0_2_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_2_5(): unknown {
-    const m = this.mk0_2_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_2_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S2, "shader key present.keyT");
-    }
-  }
-  k0_2_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_3_0(): unknown {
-    const m = this.mk0_3_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_3_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S3, "shader key attrs.num_heads");
-    }
-  }
-  k0_3_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k0_3_1(): unknown {
-    const m = this.mk0_3_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk0_3_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S3, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k0_3_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p0(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k0_0_0() === 1 && this.k0_0_1() === 8 && this.k0_0_2() === 32 && this.k0_0_3() === 0 && this.k0_0_4() === 64 && this.k0_0_5() === 8192 && this.k0_0_6() === 128 && this.k0_0_7() === true && this.k0_0_8() === false) s0 = "52e20a65ddc3ff58";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k0_0_0s() + ", " + "attrs.kv_num_heads=" + this.k0_0_1s() + ", " + "attrs.num_heads=" + this.k0_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k0_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k0_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_0_6s() + ", " + "present.cosCacheT=" + this.k0_0_7s() + ", " + "present.keyT=" + this.k0_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k0_1_0() === 8 && this.k0_1_1() === 32 && this.k0_1_2() === 0 && this.k0_1_3() === 64 && this.k0_1_4() === 128 && this.k0_1_5() === true && this.k0_1_6() === false) s1 = "3e2dc2c9cc067950";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k0_1_0s() + ", " + "attrs.num_heads=" + this.k0_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k0_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_1_4s() + ", " + "present.cosCacheT=" + this.k0_1_5s() + ", " + "present.keyT=" + this.k0_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "3e2dc2c9cc067950";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k0_2_0() === 1 && this.k0_2_1() === 8 && this.k0_2_2() === 32 && this.k0_2_3() === 64 && this.k0_2_4() === 128 && this.k0_2_5() === false) s2 = "143da6dd0d963982";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k0_2_0s() + ", " + "attrs.kv_num_heads=" + this.k0_2_1s() + ", " + "attrs.num_heads=" + this.k0_2_2s() + ", " + "attrs.sparse_block_size=" + this.k0_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_2_4s() + ", " + "present.keyT=" + this.k0_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s2 = "143da6dd0d963982";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s3: string | undefined = undefined;
-    if (this.k0_3_0() === 32 && this.k0_3_1() === 128) s3 = "f57331364e577ffd";
-    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k0_3_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k0_3_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 32 && this.t3!.shape[3] === 128) s3 = "f57331364e577ffd";
+    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S2, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
+    const x0 = $round4((r0 as number) * 2);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r1 = (n10 = ((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.a2 as number), Number.isSafeInteger(n6) || !$isI(n5, (this.a2 as number)) ? n6 : $overflow(n6)) as number), n8 = ((this.m27 ?? this.d27()) as number), n9 = n7 * n8, Number.isSafeInteger(n9) || !$isI(n7, n8) ? n9 : $overflow(n9)) as number), n12 = ((n11 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number), n13 = n10 * n12, Number.isSafeInteger(n13) || !$isI(n10, n12) ? n13 : $overflow(n13));
     } catch (e) {
-      $evalFail(e, K1A0S4, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S2, "the shape of intermediate `partial`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S0, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S0, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S0, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S0, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S0, "key_total_sequence_lengths"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S0, "cos_cache"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S0, "sin_cache"))) };
+    const x1 = $round4((r1 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, this.t0!.shape[1], K1A0S0, "params.seqLen");
+    $u32(u0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S0, "uniform field `params.seqLen`");
-    }
-    let r3: unknown = undefined;
-    try {
-      r3 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S0, "uniform field `params.batchSize`");
-    }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["seqLen","batchSize"], "params", K1A0S0) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n14 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K1A0S0, "x");
-    let r5: unknown = undefined;
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S0, "x");
+    let r3: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r3 = (n15 = -Math.floor(-((n16 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) / (65535 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K1A0S0, "y");
-    const w0z = $wg(1, 65535, K1A0S0, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S1, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S1, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S1, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S1, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S1, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    let r6: unknown = undefined;
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S0, "y");
+    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S1, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S1, "params.batchSize");
+    let r4: unknown = undefined;
     try {
-      r6 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S1, "uniform field `params.seqLen`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S1, "uniform field `params.batchSize`");
-    }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uu", ["seqLen","batchSize"], "params", K1A0S1) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
-    let r8: unknown = undefined;
-    try {
-      r8 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n17 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch x");
     }
-    const w1x = $wg(r8, 65535, K1A0S1, "x");
-    let r9: unknown = undefined;
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S1, "x");
+    let r5: unknown = undefined;
     try {
-      r9 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r5 = (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18));
     } catch (e) {
       $evalFail(e, K1A0S1, "dispatch y");
     }
-    const w1y = $wg(r9, 65535, K1A0S1, "y");
-    const w1z = $wg(1, 65535, K1A0S1, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S2, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S2, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S2, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S2, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S2, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S2, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
-    let r10: unknown = undefined;
+    const w1y: unknown = r5;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S1, "y");
+    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
+    let r6: unknown = undefined;
     try {
-      r10 = this.d8();
+      r6 = (n20 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n20) ? n20 : $overflow(n20));
     } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S3, "uniform field `params.rowStride`");
     }
-    let r11: unknown = undefined;
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S3, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S3, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S3, "params.numLayout");
+    $u32(u2_8, 12, r6, K1A0S3, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S3, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S3, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    let r7: unknown = undefined;
     try {
-      r11 = this.d7();
+      r7 = (n21 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n21) ? n21 : $overflow(n21));
     } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S3, "dispatch x");
     }
-    let r12: unknown = undefined;
+    const w2x: unknown = r7;
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S3, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S3, "y");
+    let r8: unknown = undefined;
     try {
-      r12 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.numLayout`");
-    }
-    let r13: unknown = undefined;
-    try {
-      r13 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.rowStride`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.colStride`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.maxCacheSeq`");
-    }
-    let r16: unknown = undefined;
-    try {
-      r16 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S2, "uniform field `params.scale`");
-    }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r10, r11, r12, r13, r14, r15, r16], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S2) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
-    let r17: unknown = undefined;
-    try {
-      r17 = $chk((this.d7() as number) * (this.d8() as number));
-    } catch (e) {
-      $evalFail(e, K1A0S2, "dispatch x");
-    }
-    const w2x = $wg(r17, 65535, K1A0S2, "x");
-    let r18: unknown = undefined;
-    try {
-      r18 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S2, "dispatch y");
-    }
-    const w2y = $wg(r18, 65535, K1A0S2, "y");
-    let r19: unknown = undefined;
-    try {
-      r19 = this.d31();
-    } catch (e) {
-      $evalFail(e, K1A0S2, "dispatch z");
-    }
-    const w2z = $wg(r19, 65535, K1A0S2, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const b3_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
-    const b3_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S3, "output"))) };
-    const b3: BindingPlan[] = [b3_0, b3_1];
-    const w3x = $wg(1, 65535, K1A0S3, "x");
-    let r20: unknown = undefined;
-    try {
-      r20 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S3, "dispatch y");
-    }
-    const w3y = $wg(r20, 65535, K1A0S3, "y");
-    let r21: unknown = undefined;
-    try {
-      r21 = $chk((this.d7() as number) * (this.d8() as number));
+      r8 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch z");
     }
-    const w3z = $wg(r21, 65535, K1A0S3, "z");
-    const w3: [number, number, number] = [w3x, w3y, w3z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r22: unknown = undefined;
+    const w2z: unknown = r8;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S3, "z");
+    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w3y: unknown = this.a2;
+    if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S4, "y");
+    let r9: unknown = undefined;
     try {
-      r22 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r9 = (n22 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n22) ? n22 : $overflow(n22));
+    } catch (e) {
+      $evalFail(e, K1A0S4, "dispatch z");
+    }
+    const w3z: unknown = r9;
+    if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S4, "z");
+    let r10: unknown = undefined;
+    try {
+      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n23 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r22 as readonly number[];
-    let r23: unknown = undefined;
-    try {
-      r23 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r23 as readonly number[];
-    let r24: unknown = undefined;
-    try {
-      r24 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r24 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r10 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r0(): string {
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    if (!this.c5()) return this.w5();
+    return this.w6();
   }
   /** when "packedKv" */
-  c7(): true | string {
-    let v: unknown;
+  c7(): boolean {
     try {
-      v = this.d26();
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w7(): string {
+    try {
+      ((this.m20 ?? this.d20()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w7();
-  }
-  /** why "packedKv" is not true */
-  w7(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "not usesRotary" */
-  c8(): true | string {
-    let v: unknown;
+  c8(): boolean {
     try {
-      v = !(this.d5());
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w8(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w8();
-  }
-  /** why "not usesRotary" is not true */
-  w8(): string {
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
   }
   /** when "attnStorageFits" */
-  c9(): true | string {
-    let v: unknown;
+  c9(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w9(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w9();
-  }
-  /** why "attnStorageFits" is not true */
-  w9(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** when "sparseSplitFits" */
-  c10(): true | string {
-    let v: unknown;
+  c10(): boolean {
     try {
-      v = this.d30();
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w10(): string {
+    try {
+      ((this.m30 ?? this.d30()));
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w10();
-  }
-  /** why "sparseSplitFits" is not true */
-  w10(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
-  k1_0_0(): unknown {
-    const m = this.mk1_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.do_rotary");
-    }
-  }
-  k1_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_1(): unknown {
-    const m = this.mk1_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.kv_num_heads");
-    }
-  }
-  k1_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_2(): unknown {
-    const m = this.mk1_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.num_heads");
-    }
-  }
-  k1_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_3(): unknown {
-    const m = this.mk1_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k1_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k1_0_4(): unknown {
-    const m = this.mk1_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk1_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S6, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -6274,522 +3155,192 @@ class K1A0 {
       throw e;
     }
   }
-  k1_0_5(): unknown {
-    const m = this.mk1_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k1_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_6(): unknown {
-    const m = this.mk1_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k1_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_7(): unknown {
-    const m = this.mk1_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key present.cosCacheT");
-    }
-  }
-  k1_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_0_8(): unknown {
-    const m = this.mk1_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key present.keyT");
-    }
-  }
-  k1_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_0(): unknown {
-    const m = this.mk1_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.do_rotary");
-    }
-  }
-  k1_1_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_1(): unknown {
-    const m = this.mk1_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.kv_num_heads");
-    }
-  }
-  k1_1_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_2(): unknown {
-    const m = this.mk1_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.num_heads");
-    }
-  }
-  k1_1_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_3(): unknown {
-    const m = this.mk1_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key attrs.sparse_block_size");
-    }
-  }
-  k1_1_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_4(): unknown {
-    const m = this.mk1_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k1_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_1_5(): unknown {
-    const m = this.mk1_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_1_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S7, "shader key present.keyT");
-    }
-  }
-  k1_1_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_2_0(): unknown {
-    const m = this.mk1_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_2_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key attrs.num_heads");
-    }
-  }
-  k1_2_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k1_2_1(): unknown {
-    const m = this.mk1_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk1_2_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S8, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k1_2_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p1(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k1_0_0() === 0 && this.k1_0_1() === 8 && this.k1_0_2() === 32 && this.k1_0_3() === 0 && this.k1_0_5() === 8192 && this.k1_0_6() === 128 && this.k1_0_7() === false && this.k1_0_8() === false) s0 = "2ca3e7070f8b1dd8";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k1_0_0s() + ", " + "attrs.kv_num_heads=" + this.k1_0_1s() + ", " + "attrs.num_heads=" + this.k1_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k1_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k1_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_0_6s() + ", " + "present.cosCacheT=" + this.k1_0_7s() + ", " + "present.keyT=" + this.k1_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k1_1_0() === 0 && this.k1_1_1() === 8 && this.k1_1_2() === 32 && this.k1_1_3() === 64 && this.k1_1_4() === 128 && this.k1_1_5() === false) s1 = "95f14ba639a5b1ec";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k1_1_0s() + ", " + "attrs.kv_num_heads=" + this.k1_1_1s() + ", " + "attrs.num_heads=" + this.k1_1_2s() + ", " + "attrs.sparse_block_size=" + this.k1_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_1_4s() + ", " + "present.keyT=" + this.k1_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "95f14ba639a5b1ec";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k1_2_0() === 32 && this.k1_2_1() === 128) s2 = "f57331364e577ffd";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k1_2_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k1_2_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "f57331364e577ffd";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r0 = (n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9));
     } catch (e) {
-      $evalFail(e, K1A0S9, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S7, "the shape of intermediate `partial`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S6, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S6, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S6, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S6, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S6, "key_total_sequence_lengths"))) };
+    const x0 = $round4((r0 as number) * 4);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, this.t0!.shape[1], K1A0S6, "params.seqLen");
+    $u32(u0_5, 4, this.t0!.shape[0], K1A0S6, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S6, "uniform field `params.batchSize`");
-    }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S6) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n10 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S6, "x");
-    let r4: unknown = undefined;
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S6, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r2 = (n11 = -Math.floor(-((n12 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) / (65535 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K1A0S6, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S6, "y");
-    const w0z = $wg(1, 65535, K1A0S6, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S7, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S7, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S7, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S7, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S7, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S7, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S7, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S6, "y");
+    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
+    let r3: unknown = undefined;
+    try {
+      r3 = (n13 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n13) ? n13 : $overflow(n13));
+    } catch (e) {
+      $evalFail(e, K1A0S8, "uniform field `params.rowStride`");
+    }
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S8, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S8, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S8, "params.numLayout");
+    $u32(u1_8, 12, r3, K1A0S8, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S8, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S8, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    let r4: unknown = undefined;
+    try {
+      r4 = (n14 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
+    } catch (e) {
+      $evalFail(e, K1A0S8, "dispatch x");
+    }
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S8, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S8, "y");
     let r5: unknown = undefined;
     try {
-      r5 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.batchSize`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.numLayout`");
-    }
-    let r8: unknown = undefined;
-    try {
-      r8 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.rowStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.colStride`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.maxCacheSeq`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S7, "uniform field `params.scale`");
-    }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6, r7, r8, r9, r10, r11], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S7) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
-    let r12: unknown = undefined;
-    try {
-      r12 = $chk((this.d7() as number) * (this.d8() as number));
-    } catch (e) {
-      $evalFail(e, K1A0S7, "dispatch x");
-    }
-    const w1x = $wg(r12, 65535, K1A0S7, "x");
-    let r13: unknown = undefined;
-    try {
-      r13 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S7, "dispatch y");
-    }
-    const w1y = $wg(r13, 65535, K1A0S7, "y");
-    let r14: unknown = undefined;
-    try {
-      r14 = this.d31();
-    } catch (e) {
-      $evalFail(e, K1A0S7, "dispatch z");
-    }
-    const w1z = $wg(r14, 65535, K1A0S7, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S8, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1];
-    const w2x = $wg(1, 65535, K1A0S8, "x");
-    let r15: unknown = undefined;
-    try {
-      r15 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S8, "dispatch y");
-    }
-    const w2y = $wg(r15, 65535, K1A0S8, "y");
-    let r16: unknown = undefined;
-    try {
-      r16 = $chk((this.d7() as number) * (this.d8() as number));
+      r5 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S8, "dispatch z");
     }
-    const w2z = $wg(r16, 65535, K1A0S8, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r17: unknown = undefined;
+    const w1z: unknown = r5;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S8, "z");
+    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S9, "y");
+    let r6: unknown = undefined;
     try {
-      r17 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r6 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+    } catch (e) {
+      $evalFail(e, K1A0S9, "dispatch z");
+    }
+    const w2z: unknown = r6;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S9, "z");
+    let r7: unknown = undefined;
+    try {
+      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n16 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n16) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n16 : $overflow(n16)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r17 as readonly number[];
-    let r18: unknown = undefined;
-    try {
-      r18 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r18 as readonly number[];
-    let r19: unknown = undefined;
-    try {
-      r19 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r19 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r7 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
   }
-  /** derive "separateKv" */
-  d37(): boolean {
-    const m = this.m37;
-    if (m !== undefined) return m;
+  r1(): string {
+    if (!this.c7()) return this.w7();
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    return this.w10();
+  }
+  /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
     try {
-      return (this.m37 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($dimT(this.t0, (2 as number), "queryT") === this.d9())));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")) && (this.t0!.shape[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
       throw $wrap(e, "separateKv");
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)))) : $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)))) : $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.d7())) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])))) : $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.d8())) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())))) : $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => this.d21())) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)))) : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => $dimT(this.t0, (2 as number), "queryT"))) + ", " + "qHidden = " + $showT($try(() => this.d9())) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.d7())) && ($dimT(this.t1, (1 as number), "keyT") === this.d8())) && ($dimT(this.t1, (2 as number), "keyT") === this.d21())) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype)) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === $need(this.t0, "tensorDtypes.queryT", "queryT").dtype))));
+    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)))) : $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)))) : $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])))) : $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])))) : $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")))) : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16"))));
   }
   /** when "separateKv" */
-  c11(): true | string {
-    let v: unknown;
+  c11(): boolean {
     try {
-      v = this.d37();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w11(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w11();
-  }
-  /** why "separateKv" is not true */
-  w11(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "usesRotary" */
-  c12(): true | string {
-    let v: unknown;
+  c12(): boolean {
     try {
-      v = this.d5();
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w12(): string {
+    try {
+      ((this.m1 ?? this.d1()));
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w12();
-  }
-  /** why "usesRotary" is not true */
-  w12(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c13(): true | string {
-    let v: unknown;
+  c13(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w13(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w13();
-  }
-  /** why "attnStorageFits" is not true */
-  w13(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** when "sparseSplitFits" */
-  c14(): true | string {
-    let v: unknown;
+  c14(): boolean {
     try {
-      v = this.d30();
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w14(): string {
+    try {
+      ((this.m30 ?? this.d30()));
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w14();
-  }
-  /** why "sparseSplitFits" is not true */
-  w14(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
-  k2_0_0(): unknown {
-    const m = this.mk2_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key attrs.do_rotary");
-    }
-  }
-  k2_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_1(): unknown {
-    const m = this.mk2_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key attrs.kv_num_heads");
-    }
-  }
-  k2_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_2(): unknown {
-    const m = this.mk2_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key attrs.num_heads");
-    }
-  }
-  k2_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_3(): unknown {
-    const m = this.mk2_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k2_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k2_0_4(): unknown {
-    const m = this.mk2_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S10, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -6802,130 +3353,9 @@ class K1A0 {
       throw e;
     }
   }
-  k2_0_5(): unknown {
-    const m = this.mk2_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k2_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_6(): unknown {
-    const m = this.mk2_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k2_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_7(): unknown {
-    const m = this.mk2_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key present.cosCacheT");
-    }
-  }
-  k2_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_0_8(): unknown {
-    const m = this.mk2_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key present.keyT");
-    }
-  }
-  k2_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_0(): unknown {
-    const m = this.mk2_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.kv_num_heads");
-    }
-  }
-  k2_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_1(): unknown {
-    const m = this.mk2_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.num_heads");
-    }
-  }
-  k2_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_2(): unknown {
-    const m = this.mk2_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_2 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k2_1_2s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k2_1_3(): unknown {
-    const m = this.mk2_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk2_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -6938,540 +3368,219 @@ class K1A0 {
       throw e;
     }
   }
-  k2_1_4(): unknown {
-    const m = this.mk2_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k2_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_5(): unknown {
-    const m = this.mk2_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_5 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key present.cosCacheT");
-    }
-  }
-  k2_1_5s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_1_6(): unknown {
-    const m = this.mk2_1_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_1_6 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key present.keyT");
-    }
-  }
-  k2_1_6s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_0(): unknown {
-    const m = this.mk2_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.do_rotary");
-    }
-  }
-  k2_2_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_1(): unknown {
-    const m = this.mk2_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.kv_num_heads");
-    }
-  }
-  k2_2_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_2(): unknown {
-    const m = this.mk2_2_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.num_heads");
-    }
-  }
-  k2_2_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_3(): unknown {
-    const m = this.mk2_2_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key attrs.sparse_block_size");
-    }
-  }
-  k2_2_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_4(): unknown {
-    const m = this.mk2_2_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k2_2_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_2_5(): unknown {
-    const m = this.mk2_2_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_2_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S12, "shader key present.keyT");
-    }
-  }
-  k2_2_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_3_0(): unknown {
-    const m = this.mk2_3_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_3_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S13, "shader key attrs.num_heads");
-    }
-  }
-  k2_3_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k2_3_1(): unknown {
-    const m = this.mk2_3_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk2_3_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S13, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k2_3_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p2(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k2_0_0() === 1 && this.k2_0_1() === 8 && this.k2_0_2() === 32 && this.k2_0_3() === 0 && this.k2_0_4() === 64 && this.k2_0_5() === 8192 && this.k2_0_6() === 128 && this.k2_0_7() === true && this.k2_0_8() === true) s0 = "fa17400e38f4e6cd";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k2_0_0s() + ", " + "attrs.kv_num_heads=" + this.k2_0_1s() + ", " + "attrs.num_heads=" + this.k2_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k2_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k2_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_0_6s() + ", " + "present.cosCacheT=" + this.k2_0_7s() + ", " + "present.keyT=" + this.k2_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k2_1_0() === 8 && this.k2_1_1() === 32 && this.k2_1_2() === 0 && this.k2_1_3() === 64 && this.k2_1_4() === 128 && this.k2_1_5() === true && this.k2_1_6() === true) s1 = "56ad6ce60c1c667f";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k2_1_0s() + ", " + "attrs.num_heads=" + this.k2_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k2_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_1_4s() + ", " + "present.cosCacheT=" + this.k2_1_5s() + ", " + "present.keyT=" + this.k2_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "56ad6ce60c1c667f";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k2_2_0() === 1 && this.k2_2_1() === 8 && this.k2_2_2() === 32 && this.k2_2_3() === 64 && this.k2_2_4() === 128 && this.k2_2_5() === true) s2 = "143da6dd0d963982";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k2_2_0s() + ", " + "attrs.kv_num_heads=" + this.k2_2_1s() + ", " + "attrs.num_heads=" + this.k2_2_2s() + ", " + "attrs.sparse_block_size=" + this.k2_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_2_4s() + ", " + "present.keyT=" + this.k2_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s2 = "143da6dd0d963982";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s3: string | undefined = undefined;
-    if (this.k2_3_0() === 32 && this.k2_3_1() === 128) s3 = "f57331364e577ffd";
-    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k2_3_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k2_3_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 32 && this.t3!.shape[3] === 128) s3 = "f57331364e577ffd";
+    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
-      $evalFail(e, K1A0S14, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S12, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
+    const x0 = $round4((r0 as number) * 2);
     let r1: unknown = undefined;
     try {
-      r1 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r1 = (n10 = ((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.a2 as number), Number.isSafeInteger(n6) || !$isI(n5, (this.a2 as number)) ? n6 : $overflow(n6)) as number), n8 = ((this.m27 ?? this.d27()) as number), n9 = n7 * n8, Number.isSafeInteger(n9) || !$isI(n7, n8) ? n9 : $overflow(n9)) as number), n12 = ((n11 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number), n13 = n10 * n12, Number.isSafeInteger(n13) || !$isI(n10, n12) ? n13 : $overflow(n13));
     } catch (e) {
-      $evalFail(e, K1A0S14, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S12, "the shape of intermediate `partial`");
     }
-    const x1 = $round4($product(r1 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S10, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S10, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S10, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S10, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S10, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S10, "key_total_sequence_lengths"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S10, "cos_cache"))) };
-    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S10, "sin_cache"))) };
+    const x1 = $round4((r1 as number) * 4);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_8 = new Uint8Array(16);
+    $u32(u0_8, 0, this.t0!.shape[1], K1A0S10, "params.seqLen");
+    $u32(u0_8, 4, this.t0!.shape[0], K1A0S10, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S10, "uniform field `params.seqLen`");
-    }
-    let r3: unknown = undefined;
-    try {
-      r3 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S10, "uniform field `params.batchSize`");
-    }
-    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r2, r3], "uu", ["seqLen","batchSize"], "params", K1A0S10) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r2 = Math.min(((n14 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch x");
     }
-    const w0x = $wg(r4, 65535, K1A0S10, "x");
-    let r5: unknown = undefined;
+    const w0x: unknown = r2;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S10, "x");
+    let r3: unknown = undefined;
     try {
-      r5 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r3 = (n15 = -Math.floor(-((n16 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) / (65535 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
     } catch (e) {
       $evalFail(e, K1A0S10, "dispatch y");
     }
-    const w0y = $wg(r5, 65535, K1A0S10, "y");
-    const w0z = $wg(1, 65535, K1A0S10, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S11, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S11, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S11, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S11, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S11, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    let r6: unknown = undefined;
+    const w0y: unknown = r3;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S10, "y");
+    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S11, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
+    let r4: unknown = undefined;
     try {
-      r6 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S11, "uniform field `params.seqLen`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S11, "uniform field `params.batchSize`");
-    }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r6, r7], "uu", ["seqLen","batchSize"], "params", K1A0S11) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
-    let r8: unknown = undefined;
-    try {
-      r8 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r4 = Math.min(((n17 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch x");
     }
-    const w1x = $wg(r8, 65535, K1A0S11, "x");
-    let r9: unknown = undefined;
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S11, "x");
+    let r5: unknown = undefined;
     try {
-      r9 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r5 = (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18));
     } catch (e) {
       $evalFail(e, K1A0S11, "dispatch y");
     }
-    const w1y = $wg(r9, 65535, K1A0S11, "y");
-    const w1z = $wg(1, 65535, K1A0S11, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S12, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S12, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S12, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S12, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S12, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S12, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
-    let r10: unknown = undefined;
+    const w1y: unknown = r5;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S11, "y");
+    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
+    let r6: unknown = undefined;
     try {
-      r10 = this.d8();
+      r6 = (n20 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n20) ? n20 : $overflow(n20));
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S13, "uniform field `params.rowStride`");
     }
-    let r11: unknown = undefined;
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S13, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S13, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S13, "params.numLayout");
+    $u32(u2_8, 12, r6, K1A0S13, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S13, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S13, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    let r7: unknown = undefined;
     try {
-      r11 = this.d7();
+      r7 = (n21 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n21) ? n21 : $overflow(n21));
     } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.batchSize`");
+      $evalFail(e, K1A0S13, "dispatch x");
     }
-    let r12: unknown = undefined;
+    const w2x: unknown = r7;
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S13, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S13, "y");
+    let r8: unknown = undefined;
     try {
-      r12 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.numLayout`");
-    }
-    let r13: unknown = undefined;
-    try {
-      r13 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.rowStride`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.colStride`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.maxCacheSeq`");
-    }
-    let r16: unknown = undefined;
-    try {
-      r16 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S12, "uniform field `params.scale`");
-    }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r10, r11, r12, r13, r14, r15, r16], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S12) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
-    let r17: unknown = undefined;
-    try {
-      r17 = $chk((this.d7() as number) * (this.d8() as number));
-    } catch (e) {
-      $evalFail(e, K1A0S12, "dispatch x");
-    }
-    const w2x = $wg(r17, 65535, K1A0S12, "x");
-    let r18: unknown = undefined;
-    try {
-      r18 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S12, "dispatch y");
-    }
-    const w2y = $wg(r18, 65535, K1A0S12, "y");
-    let r19: unknown = undefined;
-    try {
-      r19 = this.d31();
-    } catch (e) {
-      $evalFail(e, K1A0S12, "dispatch z");
-    }
-    const w2z = $wg(r19, 65535, K1A0S12, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const b3_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x1 } };
-    const b3_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S13, "output"))) };
-    const b3: BindingPlan[] = [b3_0, b3_1];
-    const w3x = $wg(1, 65535, K1A0S13, "x");
-    let r20: unknown = undefined;
-    try {
-      r20 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S13, "dispatch y");
-    }
-    const w3y = $wg(r20, 65535, K1A0S13, "y");
-    let r21: unknown = undefined;
-    try {
-      r21 = $chk((this.d7() as number) * (this.d8() as number));
+      r8 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S13, "dispatch z");
     }
-    const w3z = $wg(r21, 65535, K1A0S13, "z");
-    const w3: [number, number, number] = [w3x, w3y, w3z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r22: unknown = undefined;
+    const w2z: unknown = r8;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S13, "z");
+    const q13: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w3y: unknown = this.a2;
+    if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S14, "y");
+    let r9: unknown = undefined;
     try {
-      r22 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r9 = (n22 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n22) ? n22 : $overflow(n22));
+    } catch (e) {
+      $evalFail(e, K1A0S14, "dispatch z");
+    }
+    const w3z: unknown = r9;
+    if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S14, "z");
+    let r10: unknown = undefined;
+    try {
+      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n23 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r22 as readonly number[];
-    let r23: unknown = undefined;
-    try {
-      r23 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r23 as readonly number[];
-    let r24: unknown = undefined;
-    try {
-      r24 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r24 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: b3, workgroups: w3 }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r10 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r2(): string {
+    if (!this.c11()) return this.w11();
+    if (!this.c12()) return this.w12();
+    if (!this.c13()) return this.w13();
+    return this.w14();
   }
   /** when "separateKv" */
-  c15(): true | string {
-    let v: unknown;
+  c15(): boolean {
     try {
-      v = this.d37();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w15(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w15();
-  }
-  /** why "separateKv" is not true */
-  w15(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "not usesRotary" */
-  c16(): true | string {
-    let v: unknown;
+  c16(): boolean {
     try {
-      v = !(this.d5());
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w16(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w16();
-  }
-  /** why "not usesRotary" is not true */
-  w16(): string {
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
   }
   /** when "attnStorageFits" */
-  c17(): true | string {
-    let v: unknown;
+  c17(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w17(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w17();
-  }
-  /** why "attnStorageFits" is not true */
-  w17(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
   /** when "sparseSplitFits" */
-  c18(): true | string {
-    let v: unknown;
+  c18(): boolean {
     try {
-      v = this.d30();
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w18(): string {
+    try {
+      ((this.m30 ?? this.d30()));
     } catch (e) {
       return $condFail(e, "sparseSplitFits");
     }
-    return v === true ? true : this.w18();
-  }
-  /** why "sparseSplitFits" is not true */
-  w18(): string {
     return this.x14([...[], "sparseSplitFits"]);
   }
-  k3_0_0(): unknown {
-    const m = this.mk3_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key attrs.do_rotary");
-    }
-  }
-  k3_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_1(): unknown {
-    const m = this.mk3_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key attrs.kv_num_heads");
-    }
-  }
-  k3_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_2(): unknown {
-    const m = this.mk3_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key attrs.num_heads");
-    }
-  }
-  k3_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_3(): unknown {
-    const m = this.mk3_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k3_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k3_0_4(): unknown {
-    const m = this.mk3_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk3_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S15, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -7484,495 +3593,167 @@ class K1A0 {
       throw e;
     }
   }
-  k3_0_5(): unknown {
-    const m = this.mk3_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k3_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_6(): unknown {
-    const m = this.mk3_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k3_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_7(): unknown {
-    const m = this.mk3_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key present.cosCacheT");
-    }
-  }
-  k3_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_0_8(): unknown {
-    const m = this.mk3_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key present.keyT");
-    }
-  }
-  k3_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_0(): unknown {
-    const m = this.mk3_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S16, "shader key attrs.do_rotary");
-    }
-  }
-  k3_1_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_1(): unknown {
-    const m = this.mk3_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S16, "shader key attrs.kv_num_heads");
-    }
-  }
-  k3_1_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_2(): unknown {
-    const m = this.mk3_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S16, "shader key attrs.num_heads");
-    }
-  }
-  k3_1_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_3(): unknown {
-    const m = this.mk3_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S16, "shader key attrs.sparse_block_size");
-    }
-  }
-  k3_1_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_4(): unknown {
-    const m = this.mk3_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S16, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k3_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_1_5(): unknown {
-    const m = this.mk3_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_1_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S16, "shader key present.keyT");
-    }
-  }
-  k3_1_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_2_0(): unknown {
-    const m = this.mk3_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_2_0 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S17, "shader key attrs.num_heads");
-    }
-  }
-  k3_2_0s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k3_2_1(): unknown {
-    const m = this.mk3_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk3_2_1 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S17, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k3_2_1s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p3(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k3_0_0() === 0 && this.k3_0_1() === 8 && this.k3_0_2() === 32 && this.k3_0_3() === 0 && this.k3_0_5() === 8192 && this.k3_0_6() === 128 && this.k3_0_7() === false && this.k3_0_8() === true) s0 = "b8f7fe65bb5a5e80";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k3_0_0s() + ", " + "attrs.kv_num_heads=" + this.k3_0_1s() + ", " + "attrs.num_heads=" + this.k3_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k3_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k3_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_0_6s() + ", " + "present.cosCacheT=" + this.k3_0_7s() + ", " + "present.keyT=" + this.k3_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k3_1_0() === 0 && this.k3_1_1() === 8 && this.k3_1_2() === 32 && this.k3_1_3() === 64 && this.k3_1_4() === 128 && this.k3_1_5() === true) s1 = "143da6dd0d963982";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + this.k3_1_0s() + ", " + "attrs.kv_num_heads=" + this.k3_1_1s() + ", " + "attrs.num_heads=" + this.k3_1_2s() + ", " + "attrs.sparse_block_size=" + this.k3_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_1_4s() + ", " + "present.keyT=" + this.k3_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "143da6dd0d963982";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k3_2_0() === 32 && this.k3_2_1() === 128) s2 = "f57331364e577ffd";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + this.k3_2_0s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k3_2_1s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "f57331364e577ffd";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($mulN(($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), ($attr(this.a2, "num_heads") as number)) as number), (this.d31() as number)) as number), ($chk((this.d4() as number) + (4 as number)) as number)) as number)];
+      r0 = (n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9));
     } catch (e) {
-      $evalFail(e, K1A0S18, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S16, "the shape of intermediate `partial`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 4);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S15, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S15, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S15, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S15, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S15, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S15, "key_total_sequence_lengths"))) };
+    const x0 = $round4((r0 as number) * 4);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, this.t0!.shape[1], K1A0S15, "params.seqLen");
+    $u32(u0_6, 4, this.t0!.shape[0], K1A0S15, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S15, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S15, "uniform field `params.batchSize`");
-    }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S15) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n10 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S15, "x");
-    let r4: unknown = undefined;
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S15, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r2 = (n11 = -Math.floor(-((n12 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) / (65535 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
     } catch (e) {
       $evalFail(e, K1A0S15, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S15, "y");
-    const w0z = $wg(1, 65535, K1A0S15, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S16, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S16, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S16, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S16, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S16, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S16, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S16, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "partial", type: "storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S15, "y");
+    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
+    let r3: unknown = undefined;
+    try {
+      r3 = (n13 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n13) ? n13 : $overflow(n13));
+    } catch (e) {
+      $evalFail(e, K1A0S17, "uniform field `params.rowStride`");
+    }
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S17, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S17, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S17, "params.numLayout");
+    $u32(u1_8, 12, r3, K1A0S17, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S17, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S17, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    let r4: unknown = undefined;
+    try {
+      r4 = (n14 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
+    } catch (e) {
+      $evalFail(e, K1A0S17, "dispatch x");
+    }
+    const w1x: unknown = r4;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S17, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S17, "y");
     let r5: unknown = undefined;
     try {
-      r5 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.batchSize`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.numLayout`");
-    }
-    let r8: unknown = undefined;
-    try {
-      r8 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.rowStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.colStride`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.maxCacheSeq`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.scale`");
-    }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6, r7, r8, r9, r10, r11], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S16) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
-    let r12: unknown = undefined;
-    try {
-      r12 = $chk((this.d7() as number) * (this.d8() as number));
-    } catch (e) {
-      $evalFail(e, K1A0S16, "dispatch x");
-    }
-    const w1x = $wg(r12, 65535, K1A0S16, "x");
-    let r13: unknown = undefined;
-    try {
-      r13 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S16, "dispatch y");
-    }
-    const w1y = $wg(r13, 65535, K1A0S16, "y");
-    let r14: unknown = undefined;
-    try {
-      r14 = this.d31();
-    } catch (e) {
-      $evalFail(e, K1A0S16, "dispatch z");
-    }
-    const w1z = $wg(r14, 65535, K1A0S16, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "partial", type: "read-only-storage", resource: { kind: "scratch", scratch: "partial", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S17, "output"))) };
-    const b2: BindingPlan[] = [b2_0, b2_1];
-    const w2x = $wg(1, 65535, K1A0S17, "x");
-    let r15: unknown = undefined;
-    try {
-      r15 = $attr(this.a2, "num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S17, "dispatch y");
-    }
-    const w2y = $wg(r15, 65535, K1A0S17, "y");
-    let r16: unknown = undefined;
-    try {
-      r16 = $chk((this.d7() as number) * (this.d8() as number));
+      r5 = (this.m27 ?? this.d27());
     } catch (e) {
       $evalFail(e, K1A0S17, "dispatch z");
     }
-    const w2z = $wg(r16, 65535, K1A0S17, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r17: unknown = undefined;
+    const w1z: unknown = r5;
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S17, "z");
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w2y: unknown = this.a2;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S18, "y");
+    let r6: unknown = undefined;
     try {
-      r17 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r6 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+    } catch (e) {
+      $evalFail(e, K1A0S18, "dispatch z");
+    }
+    const w2z: unknown = r6;
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S18, "z");
+    let r7: unknown = undefined;
+    try {
+      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n16 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n16) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n16 : $overflow(n16)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r17 as readonly number[];
-    let r18: unknown = undefined;
-    try {
-      r18 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r18 as readonly number[];
-    let r19: unknown = undefined;
-    try {
-      r19 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r19 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r7 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r3(): string {
+    if (!this.c15()) return this.w15();
+    if (!this.c16()) return this.w16();
+    if (!this.c17()) return this.w17();
+    return this.w18();
   }
   /** when "packedKv" */
-  c19(): true | string {
-    let v: unknown;
+  c19(): boolean {
     try {
-      v = this.d26();
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w19(): string {
+    try {
+      ((this.m20 ?? this.d20()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w19();
-  }
-  /** why "packedKv" is not true */
-  w19(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "usesRotary" */
-  c20(): true | string {
-    let v: unknown;
+  c20(): boolean {
     try {
-      v = this.d5();
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w20(): string {
+    try {
+      ((this.m1 ?? this.d1()));
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w20();
-  }
-  /** why "usesRotary" is not true */
-  w20(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c21(): true | string {
-    let v: unknown;
+  c21(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w21(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w21();
-  }
-  /** why "attnStorageFits" is not true */
-  w21(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
-  k4_0_0(): unknown {
-    const m = this.mk4_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key attrs.do_rotary");
-    }
-  }
-  k4_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_1(): unknown {
-    const m = this.mk4_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key attrs.kv_num_heads");
-    }
-  }
-  k4_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_2(): unknown {
-    const m = this.mk4_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key attrs.num_heads");
-    }
-  }
-  k4_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_3(): unknown {
-    const m = this.mk4_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k4_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k4_0_4(): unknown {
-    const m = this.mk4_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S19, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -7985,130 +3766,9 @@ class K1A0 {
       throw e;
     }
   }
-  k4_0_5(): unknown {
-    const m = this.mk4_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k4_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_6(): unknown {
-    const m = this.mk4_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k4_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_7(): unknown {
-    const m = this.mk4_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key present.cosCacheT");
-    }
-  }
-  k4_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_0_8(): unknown {
-    const m = this.mk4_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key present.keyT");
-    }
-  }
-  k4_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_0(): unknown {
-    const m = this.mk4_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key attrs.kv_num_heads");
-    }
-  }
-  k4_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_1(): unknown {
-    const m = this.mk4_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key attrs.num_heads");
-    }
-  }
-  k4_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_2(): unknown {
-    const m = this.mk4_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_2 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k4_1_2s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k4_1_3(): unknown {
-    const m = this.mk4_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk4_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -8121,462 +3781,164 @@ class K1A0 {
       throw e;
     }
   }
-  k4_1_4(): unknown {
-    const m = this.mk4_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k4_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_5(): unknown {
-    const m = this.mk4_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_5 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key present.cosCacheT");
-    }
-  }
-  k4_1_5s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_1_6(): unknown {
-    const m = this.mk4_1_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_1_6 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key present.keyT");
-    }
-  }
-  k4_1_6s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_2_0(): unknown {
-    const m = this.mk4_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_2_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S21, "shader key attrs.do_rotary");
-    }
-  }
-  k4_2_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_2_1(): unknown {
-    const m = this.mk4_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_2_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S21, "shader key attrs.kv_num_heads");
-    }
-  }
-  k4_2_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_2_2(): unknown {
-    const m = this.mk4_2_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_2_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S21, "shader key attrs.num_heads");
-    }
-  }
-  k4_2_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_2_3(): unknown {
-    const m = this.mk4_2_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_2_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S21, "shader key attrs.sparse_block_size");
-    }
-  }
-  k4_2_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_2_4(): unknown {
-    const m = this.mk4_2_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S21, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k4_2_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k4_2_5(): unknown {
-    const m = this.mk4_2_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk4_2_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S21, "shader key present.keyT");
-    }
-  }
-  k4_2_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p4(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k4_0_0() === 1 && this.k4_0_1() === 8 && this.k4_0_2() === 32 && this.k4_0_3() === 0 && this.k4_0_4() === 64 && this.k4_0_5() === 8192 && this.k4_0_6() === 128 && this.k4_0_7() === true && this.k4_0_8() === false) s0 = "52e20a65ddc3ff58";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k4_0_0s() + ", " + "attrs.kv_num_heads=" + this.k4_0_1s() + ", " + "attrs.num_heads=" + this.k4_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k4_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k4_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_0_6s() + ", " + "present.cosCacheT=" + this.k4_0_7s() + ", " + "present.keyT=" + this.k4_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k4_1_0() === 8 && this.k4_1_1() === 32 && this.k4_1_2() === 0 && this.k4_1_3() === 64 && this.k4_1_4() === 128 && this.k4_1_5() === true && this.k4_1_6() === false) s1 = "3e2dc2c9cc067950";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k4_1_0s() + ", " + "attrs.num_heads=" + this.k4_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k4_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_1_4s() + ", " + "present.cosCacheT=" + this.k4_1_5s() + ", " + "present.keyT=" + this.k4_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "3e2dc2c9cc067950";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k4_2_0() === 1 && this.k4_2_1() === 8 && this.k4_2_2() === 32 && this.k4_2_3() === 64 && this.k4_2_4() === 128 && this.k4_2_5() === false) s2 = "806f251476be2b23";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k4_2_0s() + ", " + "attrs.kv_num_heads=" + this.k4_2_1s() + ", " + "attrs.num_heads=" + this.k4_2_2s() + ", " + "attrs.sparse_block_size=" + this.k4_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k4_2_4s() + ", " + "present.keyT=" + this.k4_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s2 = "806f251476be2b23";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
-      $evalFail(e, K1A0S22, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S21, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S19, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S19, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S19, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S19, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S19, "key_total_sequence_lengths"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S19, "cos_cache"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S19, "sin_cache"))) };
+    const x0 = $round4((r0 as number) * 2);
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_7 = new Uint8Array(16);
+    $u32(u0_7, 0, this.t0!.shape[1], K1A0S19, "params.seqLen");
+    $u32(u0_7, 4, this.t0!.shape[0], K1A0S19, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S19, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S19, "uniform field `params.batchSize`");
-    }
-    const b0_7: BindingPlan = { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S19) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7];
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n4 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S19, "x");
-    let r4: unknown = undefined;
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S19, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r2 = (n5 = -Math.floor(-((n6 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) / (65535 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K1A0S19, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S19, "y");
-    const w0z = $wg(1, 65535, K1A0S19, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S20, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S20, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S20, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S20, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S20, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    let r5: unknown = undefined;
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S19, "y");
+    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
+    let r3: unknown = undefined;
     try {
-      r5 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S20, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S20, "uniform field `params.batchSize`");
-    }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S20) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
-    let r7: unknown = undefined;
-    try {
-      r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch x");
     }
-    const w1x = $wg(r7, 65535, K1A0S20, "x");
-    let r8: unknown = undefined;
+    const w1x: unknown = r3;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S20, "x");
+    let r4: unknown = undefined;
     try {
-      r8 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r4 = (n8 = -Math.floor(-((n9 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8));
     } catch (e) {
       $evalFail(e, K1A0S20, "dispatch y");
     }
-    const w1y = $wg(r8, 65535, K1A0S20, "y");
-    const w1z = $wg(1, 65535, K1A0S20, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S21, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S21, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S21, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S21, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S21, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S21, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S21, "output"))) };
-    let r9: unknown = undefined;
+    const w1y: unknown = r4;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S20, "y");
+    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r5: unknown = undefined;
     try {
-      r9 = this.d8();
+      r5 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
     } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S22, "uniform field `params.rowStride`");
     }
-    let r10: unknown = undefined;
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S22, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S22, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S22, "params.numLayout");
+    $u32(u2_8, 12, r5, K1A0S22, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S22, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S22, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    const w2x: unknown = this.t0!.shape[1];
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S22, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S22, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S22, "z");
+    let r6: unknown = undefined;
     try {
-      r10 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.batchSize`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.numLayout`");
-    }
-    let r12: unknown = undefined;
-    try {
-      r12 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.rowStride`");
-    }
-    let r13: unknown = undefined;
-    try {
-      r13 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.colStride`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.maxCacheSeq`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S21, "uniform field `params.scale`");
-    }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S21) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
-    let r16: unknown = undefined;
-    try {
-      r16 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S21, "dispatch x");
-    }
-    const w2x = $wg(r16, 65535, K1A0S21, "x");
-    let r17: unknown = undefined;
-    try {
-      r17 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S21, "dispatch y");
-    }
-    const w2y = $wg(r17, 65535, K1A0S21, "y");
-    let r18: unknown = undefined;
-    try {
-      r18 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S21, "dispatch z");
-    }
-    const w2z = $wg(r18, 65535, K1A0S21, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r19: unknown = undefined;
-    try {
-      r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n11 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r19 as readonly number[];
-    let r20: unknown = undefined;
-    try {
-      r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r20 as readonly number[];
-    let r21: unknown = undefined;
-    try {
-      r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r21 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r6 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r4(): string {
+    if (!this.c19()) return this.w19();
+    if (!this.c20()) return this.w20();
+    return this.w21();
   }
   /** when "packedKv" */
-  c22(): true | string {
-    let v: unknown;
+  c22(): boolean {
     try {
-      v = this.d26();
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w22(): string {
+    try {
+      ((this.m20 ?? this.d20()));
     } catch (e) {
       return $condFail(e, "packedKv");
     }
-    return v === true ? true : this.w22();
-  }
-  /** why "packedKv" is not true */
-  w22(): string {
     return this.x12([...[], "packedKv"]);
   }
   /** when "not usesRotary" */
-  c23(): true | string {
-    let v: unknown;
+  c23(): boolean {
     try {
-      v = !(this.d5());
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w23(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w23();
-  }
-  /** why "not usesRotary" is not true */
-  w23(): string {
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
   }
   /** when "attnStorageFits" */
-  c24(): true | string {
-    let v: unknown;
+  c24(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w24(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w24();
-  }
-  /** why "attnStorageFits" is not true */
-  w24(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
-  k5_0_0(): unknown {
-    const m = this.mk5_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key attrs.do_rotary");
-    }
-  }
-  k5_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_1(): unknown {
-    const m = this.mk5_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key attrs.kv_num_heads");
-    }
-  }
-  k5_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_2(): unknown {
-    const m = this.mk5_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key attrs.num_heads");
-    }
-  }
-  k5_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_3(): unknown {
-    const m = this.mk5_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k5_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k5_0_4(): unknown {
-    const m = this.mk5_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk5_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S23, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -8589,431 +3951,129 @@ class K1A0 {
       throw e;
     }
   }
-  k5_0_5(): unknown {
-    const m = this.mk5_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k5_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_6(): unknown {
-    const m = this.mk5_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k5_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_7(): unknown {
-    const m = this.mk5_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key present.cosCacheT");
-    }
-  }
-  k5_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_0_8(): unknown {
-    const m = this.mk5_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key present.keyT");
-    }
-  }
-  k5_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_0(): unknown {
-    const m = this.mk5_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S24, "shader key attrs.do_rotary");
-    }
-  }
-  k5_1_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_1(): unknown {
-    const m = this.mk5_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S24, "shader key attrs.kv_num_heads");
-    }
-  }
-  k5_1_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_2(): unknown {
-    const m = this.mk5_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S24, "shader key attrs.num_heads");
-    }
-  }
-  k5_1_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_3(): unknown {
-    const m = this.mk5_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S24, "shader key attrs.sparse_block_size");
-    }
-  }
-  k5_1_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_4(): unknown {
-    const m = this.mk5_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S24, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k5_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k5_1_5(): unknown {
-    const m = this.mk5_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk5_1_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S24, "shader key present.keyT");
-    }
-  }
-  k5_1_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p5(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k5_0_0() === 0 && this.k5_0_1() === 8 && this.k5_0_2() === 32 && this.k5_0_3() === 0 && this.k5_0_5() === 8192 && this.k5_0_6() === 128 && this.k5_0_7() === false && this.k5_0_8() === false) s0 = "2ca3e7070f8b1dd8";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k5_0_0s() + ", " + "attrs.kv_num_heads=" + this.k5_0_1s() + ", " + "attrs.num_heads=" + this.k5_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k5_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k5_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k5_0_6s() + ", " + "present.cosCacheT=" + this.k5_0_7s() + ", " + "present.keyT=" + this.k5_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k5_1_0() === 0 && this.k5_1_1() === 8 && this.k5_1_2() === 32 && this.k5_1_3() === 64 && this.k5_1_4() === 128 && this.k5_1_5() === false) s1 = "9d3a790dd4412b12";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k5_1_0s() + ", " + "attrs.kv_num_heads=" + this.k5_1_1s() + ", " + "attrs.num_heads=" + this.k5_1_2s() + ", " + "attrs.sparse_block_size=" + this.k5_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k5_1_4s() + ", " + "present.keyT=" + this.k5_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S23, "query"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S23, "present_key"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S23, "present_value"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S23, "total_sequence_length"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S23, "key_total_sequence_lengths"))) };
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "9d3a790dd4412b12";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_5 = new Uint8Array(16);
+    $u32(u0_5, 0, this.t0!.shape[1], K1A0S23, "params.seqLen");
+    $u32(u0_5, 4, this.t0!.shape[0], K1A0S23, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S23, "uniform field `params.seqLen`");
-    }
-    let r1: unknown = undefined;
-    try {
-      r1 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S23, "uniform field `params.batchSize`");
-    }
-    const b0_5: BindingPlan = { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S23) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5];
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r0 = Math.min(((n0 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S23, "x");
-    let r3: unknown = undefined;
+    const w0x: unknown = r0;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S23, "x");
+    let r1: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r1 = (n1 = -Math.floor(-((n2 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) / (65535 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1));
     } catch (e) {
       $evalFail(e, K1A0S23, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S23, "y");
-    const w0z = $wg(1, 65535, K1A0S23, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S24, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S24, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S24, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S24, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S24, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S24, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S24, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S24, "output"))) };
-    let r4: unknown = undefined;
+    const w0y: unknown = r1;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S23, "y");
+    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r2: unknown = undefined;
     try {
-      r4 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.seqLen`");
-    }
-    let r5: unknown = undefined;
-    try {
-      r5 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.batchSize`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.numLayout`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk((this.d13() as number) + (1 as number));
+      r2 = (n3 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S24, "uniform field `params.rowStride`");
     }
-    let r8: unknown = undefined;
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S24, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S24, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S24, "params.numLayout");
+    $u32(u1_8, 12, r2, K1A0S24, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S24, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S24, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    const w1x: unknown = this.t0!.shape[1];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S24, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S24, "y");
+    const w1z: unknown = this.t0!.shape[0];
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S24, "z");
+    let r3: unknown = undefined;
     try {
-      r8 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.colStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.maxCacheSeq`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.scale`");
-    }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S24) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "dispatch x");
-    }
-    const w1x = $wg(r11, 65535, K1A0S24, "x");
-    let r12: unknown = undefined;
-    try {
-      r12 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S24, "dispatch y");
-    }
-    const w1y = $wg(r12, 65535, K1A0S24, "y");
-    let r13: unknown = undefined;
-    try {
-      r13 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S24, "dispatch z");
-    }
-    const w1z = $wg(r13, 65535, K1A0S24, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r14: unknown = undefined;
-    try {
-      r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n4 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r14 as readonly number[];
-    let r15: unknown = undefined;
-    try {
-      r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r15 as readonly number[];
-    let r16: unknown = undefined;
-    try {
-      r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r16 as readonly number[];
-    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r3 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r5(): string {
+    if (!this.c22()) return this.w22();
+    if (!this.c23()) return this.w23();
+    return this.w24();
   }
   /** when "separateKv" */
-  c25(): true | string {
-    let v: unknown;
+  c25(): boolean {
     try {
-      v = this.d37();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w25(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w25();
-  }
-  /** why "separateKv" is not true */
-  w25(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "usesRotary" */
-  c26(): true | string {
-    let v: unknown;
+  c26(): boolean {
     try {
-      v = this.d5();
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w26(): string {
+    try {
+      ((this.m1 ?? this.d1()));
     } catch (e) {
       return $condFail(e, "usesRotary");
     }
-    return v === true ? true : this.w26();
-  }
-  /** why "usesRotary" is not true */
-  w26(): string {
     return this.x3([...[], "usesRotary"]);
   }
   /** when "attnStorageFits" */
-  c27(): true | string {
-    let v: unknown;
+  c27(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w27(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w27();
-  }
-  /** why "attnStorageFits" is not true */
-  w27(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
-  k6_0_0(): unknown {
-    const m = this.mk6_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key attrs.do_rotary");
-    }
-  }
-  k6_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_1(): unknown {
-    const m = this.mk6_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key attrs.kv_num_heads");
-    }
-  }
-  k6_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_2(): unknown {
-    const m = this.mk6_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key attrs.num_heads");
-    }
-  }
-  k6_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_3(): unknown {
-    const m = this.mk6_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k6_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k6_0_4(): unknown {
-    const m = this.mk6_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S25, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -9026,130 +4086,9 @@ class K1A0 {
       throw e;
     }
   }
-  k6_0_5(): unknown {
-    const m = this.mk6_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k6_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_6(): unknown {
-    const m = this.mk6_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k6_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_7(): unknown {
-    const m = this.mk6_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key present.cosCacheT");
-    }
-  }
-  k6_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_0_8(): unknown {
-    const m = this.mk6_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key present.keyT");
-    }
-  }
-  k6_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_0(): unknown {
-    const m = this.mk6_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_0 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key attrs.kv_num_heads");
-    }
-  }
-  k6_1_0s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_1(): unknown {
-    const m = this.mk6_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_1 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key attrs.num_heads");
-    }
-  }
-  k6_1_1s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_2(): unknown {
-    const m = this.mk6_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_2 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k6_1_2s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k6_1_3(): unknown {
-    const m = this.mk6_1_3;
-    if (m !== undefined) return m;
     try {
-      return (this.mk6_1_3 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S26, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -9162,463 +4101,168 @@ class K1A0 {
       throw e;
     }
   }
-  k6_1_4(): unknown {
-    const m = this.mk6_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k6_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_5(): unknown {
-    const m = this.mk6_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_5 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key present.cosCacheT");
-    }
-  }
-  k6_1_5s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_1_6(): unknown {
-    const m = this.mk6_1_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_1_6 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key present.keyT");
-    }
-  }
-  k6_1_6s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_2_0(): unknown {
-    const m = this.mk6_2_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_2_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key attrs.do_rotary");
-    }
-  }
-  k6_2_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_2_1(): unknown {
-    const m = this.mk6_2_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_2_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key attrs.kv_num_heads");
-    }
-  }
-  k6_2_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_2_2(): unknown {
-    const m = this.mk6_2_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_2_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key attrs.num_heads");
-    }
-  }
-  k6_2_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_2_3(): unknown {
-    const m = this.mk6_2_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_2_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key attrs.sparse_block_size");
-    }
-  }
-  k6_2_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_2_4(): unknown {
-    const m = this.mk6_2_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_2_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k6_2_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k6_2_5(): unknown {
-    const m = this.mk6_2_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk6_2_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key present.keyT");
-    }
-  }
-  k6_2_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p6(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k6_0_0() === 1 && this.k6_0_1() === 8 && this.k6_0_2() === 32 && this.k6_0_3() === 0 && this.k6_0_4() === 64 && this.k6_0_5() === 8192 && this.k6_0_6() === 128 && this.k6_0_7() === true && this.k6_0_8() === true) s0 = "fa17400e38f4e6cd";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k6_0_0s() + ", " + "attrs.kv_num_heads=" + this.k6_0_1s() + ", " + "attrs.num_heads=" + this.k6_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k6_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k6_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_0_6s() + ", " + "present.cosCacheT=" + this.k6_0_7s() + ", " + "present.keyT=" + this.k6_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.k6_1_0() === 8 && this.k6_1_1() === 32 && this.k6_1_2() === 0 && this.k6_1_3() === 64 && this.k6_1_4() === 128 && this.k6_1_5() === true && this.k6_1_6() === true) s1 = "56ad6ce60c1c667f";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + this.k6_1_0s() + ", " + "attrs.num_heads=" + this.k6_1_1s() + ", " + "attrs.rotary_interleaved=" + this.k6_1_2s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_1_4s() + ", " + "present.cosCacheT=" + this.k6_1_5s() + ", " + "present.keyT=" + this.k6_1_6s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "56ad6ce60c1c667f";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s2: string | undefined = undefined;
-    if (this.k6_2_0() === 1 && this.k6_2_1() === 8 && this.k6_2_2() === 32 && this.k6_2_3() === 64 && this.k6_2_4() === 128 && this.k6_2_5() === true) s2 = "806f251476be2b23";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k6_2_0s() + ", " + "attrs.kv_num_heads=" + this.k6_2_1s() + ", " + "attrs.num_heads=" + this.k6_2_2s() + ", " + "attrs.sparse_block_size=" + this.k6_2_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k6_2_4s() + ", " + "present.keyT=" + this.k6_2_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s2 = "806f251476be2b23";
+    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let r0: unknown = undefined;
     try {
-      r0 = [($mulN(($chk((this.d7() as number) * (this.d8() as number)) as number), (this.d9() as number)) as number)];
+      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
     } catch (e) {
-      $evalFail(e, K1A0S28, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S27, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4($product(r0 as readonly number[]) * 2);
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S25, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S25, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S25, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S25, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S25, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S25, "key_total_sequence_lengths"))) };
-    const b0_6: BindingPlan = { binding: 6, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S25, "cos_cache"))) };
-    const b0_7: BindingPlan = { binding: 7, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S25, "sin_cache"))) };
+    const x0 = $round4((r0 as number) * 2);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
+    const u0_8 = new Uint8Array(16);
+    $u32(u0_8, 0, this.t0!.shape[1], K1A0S25, "params.seqLen");
+    $u32(u0_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S25, "uniform field `params.seqLen`");
-    }
-    let r2: unknown = undefined;
-    try {
-      r2 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S25, "uniform field `params.batchSize`");
-    }
-    const b0_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r1, r2], "uu", ["seqLen","batchSize"], "params", K1A0S25) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6, b0_7, b0_8];
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r1 = Math.min(((n4 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch x");
     }
-    const w0x = $wg(r3, 65535, K1A0S25, "x");
-    let r4: unknown = undefined;
+    const w0x: unknown = r1;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S25, "x");
+    let r2: unknown = undefined;
     try {
-      r4 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r2 = (n5 = -Math.floor(-((n6 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) / (65535 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5));
     } catch (e) {
       $evalFail(e, K1A0S25, "dispatch y");
     }
-    const w0y = $wg(r4, 65535, K1A0S25, "y");
-    const w0z = $wg(1, 65535, K1A0S25, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S26, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "cos_cache", type: "read-only-storage", resource: (this.q9 ?? (this.q9 = $tensorRes(this.t9, "cosCacheT", "input", K1A0S26, "cos_cache"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "sin_cache", type: "read-only-storage", resource: (this.q10 ?? (this.q10 = $tensorRes(this.t10, "sinCacheT", "input", K1A0S26, "sin_cache"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S26, "total_sequence_length"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S26, "key_total_sequence_lengths"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "rotated_query", type: "storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    let r5: unknown = undefined;
+    const w0y: unknown = r2;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S25, "y");
+    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const u1_6 = new Uint8Array(16);
+    $u32(u1_6, 0, this.t0!.shape[1], K1A0S26, "params.seqLen");
+    $u32(u1_6, 4, this.t0!.shape[0], K1A0S26, "params.batchSize");
+    let r3: unknown = undefined;
     try {
-      r5 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S26, "uniform field `params.seqLen`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S26, "uniform field `params.batchSize`");
-    }
-    const b1_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r5, r6], "uu", ["seqLen","batchSize"], "params", K1A0S26) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6];
-    let r7: unknown = undefined;
-    try {
-      r7 = Math.min(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r3 = Math.min(((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch x");
     }
-    const w1x = $wg(r7, 65535, K1A0S26, "x");
-    let r8: unknown = undefined;
+    const w1x: unknown = r3;
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S26, "x");
+    let r4: unknown = undefined;
     try {
-      r8 = $ceilDiv(($ceilDiv((this.d24() as number), (64 as number)) as number), (65535 as number));
+      r4 = (n8 = -Math.floor(-((n9 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8));
     } catch (e) {
       $evalFail(e, K1A0S26, "dispatch y");
     }
-    const w1y = $wg(r8, 65535, K1A0S26, "y");
-    const w1z = $wg(1, 65535, K1A0S26, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const b2_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 } };
-    const b2_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S27, "present_key"))) };
-    const b2_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S27, "present_value"))) };
-    const b2_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S27, "block_row_indices"))) };
-    const b2_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S27, "block_col_indices"))) };
-    const b2_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S27, "total_sequence_length"))) };
-    const b2_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S27, "key_total_sequence_lengths"))) };
-    const b2_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S27, "output"))) };
-    let r9: unknown = undefined;
+    const w1y: unknown = r4;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S26, "y");
+    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r5: unknown = undefined;
     try {
-      r9 = this.d8();
+      r5 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
     } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.seqLen`");
+      $evalFail(e, K1A0S28, "uniform field `params.rowStride`");
     }
-    let r10: unknown = undefined;
+    const u2_8 = new Uint8Array(32);
+    $u32(u2_8, 0, this.t0!.shape[1], K1A0S28, "params.seqLen");
+    $u32(u2_8, 4, this.t0!.shape[0], K1A0S28, "params.batchSize");
+    $u32(u2_8, 8, this.t5!.shape[0], K1A0S28, "params.numLayout");
+    $u32(u2_8, 12, r5, K1A0S28, "params.rowStride");
+    $u32(u2_8, 16, this.t6!.shape[1], K1A0S28, "params.colStride");
+    $u32(u2_8, 20, this.t3!.shape[2], K1A0S28, "params.maxCacheSeq");
+    $f32(u2_8, 24, this.a4);
+    const w2x: unknown = this.t0!.shape[1];
+    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S28, "x");
+    const w2y: unknown = this.a1;
+    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S28, "y");
+    const w2z: unknown = this.t0!.shape[0];
+    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S28, "z");
+    let r6: unknown = undefined;
     try {
-      r10 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.batchSize`");
-    }
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.numLayout`");
-    }
-    let r12: unknown = undefined;
-    try {
-      r12 = $chk((this.d13() as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.rowStride`");
-    }
-    let r13: unknown = undefined;
-    try {
-      r13 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.colStride`");
-    }
-    let r14: unknown = undefined;
-    try {
-      r14 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.maxCacheSeq`");
-    }
-    let r15: unknown = undefined;
-    try {
-      r15 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S27, "uniform field `params.scale`");
-    }
-    const b2_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r9, r10, r11, r12, r13, r14, r15], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S27) } };
-    const b2: BindingPlan[] = [b2_0, b2_1, b2_2, b2_3, b2_4, b2_5, b2_6, b2_7, b2_8];
-    let r16: unknown = undefined;
-    try {
-      r16 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S27, "dispatch x");
-    }
-    const w2x = $wg(r16, 65535, K1A0S27, "x");
-    let r17: unknown = undefined;
-    try {
-      r17 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S27, "dispatch y");
-    }
-    const w2y = $wg(r17, 65535, K1A0S27, "y");
-    let r18: unknown = undefined;
-    try {
-      r18 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S27, "dispatch z");
-    }
-    const w2z = $wg(r18, 65535, K1A0S27, "z");
-    const w2: [number, number, number] = [w2x, w2y, w2z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r19: unknown = undefined;
-    try {
-      r19 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n11 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r19 as readonly number[];
-    let r20: unknown = undefined;
-    try {
-      r20 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r20 as readonly number[];
-    let r21: unknown = undefined;
-    try {
-      r21 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r21 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: b2, workgroups: w2 }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r6 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r6(): string {
+    if (!this.c25()) return this.w25();
+    if (!this.c26()) return this.w26();
+    return this.w27();
   }
   /** when "separateKv" */
-  c28(): true | string {
-    let v: unknown;
+  c28(): boolean {
     try {
-      v = this.d37();
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w28(): string {
+    try {
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, "separateKv");
     }
-    return v === true ? true : this.w28();
-  }
-  /** why "separateKv" is not true */
-  w28(): string {
     return this.x15([...[], "separateKv"]);
   }
   /** when "not usesRotary" */
-  c29(): true | string {
-    let v: unknown;
+  c29(): boolean {
     try {
-      v = !(this.d5());
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w29(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return v === true ? true : this.w29();
-  }
-  /** why "not usesRotary" is not true */
-  w29(): string {
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => this.d5())) + ")";
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
   }
   /** when "attnStorageFits" */
-  c30(): true | string {
-    let v: unknown;
+  c30(): boolean {
     try {
-      v = this.d27();
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w30(): string {
+    try {
+      ((this.m23 ?? this.d23()));
     } catch (e) {
       return $condFail(e, "attnStorageFits");
     }
-    return v === true ? true : this.w30();
-  }
-  /** why "attnStorageFits" is not true */
-  w30(): string {
     return this.x13([...[], "attnStorageFits"]);
   }
-  k7_0_0(): unknown {
-    const m = this.mk7_0_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key attrs.do_rotary");
-    }
-  }
-  k7_0_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_1(): unknown {
-    const m = this.mk7_0_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key attrs.kv_num_heads");
-    }
-  }
-  k7_0_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_2(): unknown {
-    const m = this.mk7_0_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key attrs.num_heads");
-    }
-  }
-  k7_0_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_3(): unknown {
-    const m = this.mk7_0_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_3 = $attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key attrs.rotary_interleaved");
-    }
-  }
-  k7_0_3s(): string {
-    try {
-      return $show($attr(this.a3, "rotary_interleaved"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   k7_0_4(): unknown {
-    const m = this.mk7_0_4;
-    if (m !== undefined) return m;
     try {
-      return (this.mk7_0_4 = $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
       return $evalFail(e, K1A0S29, "shader key dim(shapes.cosCacheT, 1)");
     }
@@ -9631,375 +4275,92 @@ class K1A0 {
       throw e;
     }
   }
-  k7_0_5(): unknown {
-    const m = this.mk7_0_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_5 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key dim(shapes.pastKeyT, 2)");
-    }
-  }
-  k7_0_5s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 2)", "pastKeyT").shape, 2, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_6(): unknown {
-    const m = this.mk7_0_6;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_6 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k7_0_6s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_7(): unknown {
-    const m = this.mk7_0_7;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_7 = (this.t9 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key present.cosCacheT");
-    }
-  }
-  k7_0_7s(): string {
-    try {
-      return $show((this.t9 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_0_8(): unknown {
-    const m = this.mk7_0_8;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_0_8 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key present.keyT");
-    }
-  }
-  k7_0_8s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_0(): unknown {
-    const m = this.mk7_1_0;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_0 = $attr(this.a0, "do_rotary"));
-    } catch (e) {
-      return $evalFail(e, K1A0S30, "shader key attrs.do_rotary");
-    }
-  }
-  k7_1_0s(): string {
-    try {
-      return $show($attr(this.a0, "do_rotary"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_1(): unknown {
-    const m = this.mk7_1_1;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_1 = $attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S30, "shader key attrs.kv_num_heads");
-    }
-  }
-  k7_1_1s(): string {
-    try {
-      return $show($attr(this.a1, "kv_num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_2(): unknown {
-    const m = this.mk7_1_2;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_2 = $attr(this.a2, "num_heads"));
-    } catch (e) {
-      return $evalFail(e, K1A0S30, "shader key attrs.num_heads");
-    }
-  }
-  k7_1_2s(): string {
-    try {
-      return $show($attr(this.a2, "num_heads"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_3(): unknown {
-    const m = this.mk7_1_3;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_3 = $attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      return $evalFail(e, K1A0S30, "shader key attrs.sparse_block_size");
-    }
-  }
-  k7_1_3s(): string {
-    try {
-      return $show($attr(this.a5, "sparse_block_size"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_4(): unknown {
-    const m = this.mk7_1_4;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_4 = $dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      return $evalFail(e, K1A0S30, "shader key dim(shapes.pastKeyT, 3)");
-    }
-  }
-  k7_1_4s(): string {
-    try {
-      return $show($dimS($need(this.t3, "dim(shapes.pastKeyT, 3)", "pastKeyT").shape, 3, "shapes.pastKeyT"));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
-  k7_1_5(): unknown {
-    const m = this.mk7_1_5;
-    if (m !== undefined) return m;
-    try {
-      return (this.mk7_1_5 = (this.t1 !== null));
-    } catch (e) {
-      return $evalFail(e, K1A0S30, "shader key present.keyT");
-    }
-  }
-  k7_1_5s(): string {
-    try {
-      return $show((this.t1 !== null));
-    } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
-      throw e;
-    }
-  }
   p7(): Plan {
+    let n0: number, n1: number, n2: number, n3: number, n4: number;
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.k7_0_0() === 0 && this.k7_0_1() === 8 && this.k7_0_2() === 32 && this.k7_0_3() === 0 && this.k7_0_5() === 8192 && this.k7_0_6() === 128 && this.k7_0_7() === false && this.k7_0_8() === true) s0 = "b8f7fe65bb5a5e80";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `append` with " + "attrs.do_rotary=" + this.k7_0_0s() + ", " + "attrs.kv_num_heads=" + this.k7_0_1s() + ", " + "attrs.num_heads=" + this.k7_0_2s() + ", " + "attrs.rotary_interleaved=" + this.k7_0_3s() + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + this.k7_0_5s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k7_0_6s() + ", " + "present.cosCacheT=" + this.k7_0_7s() + ", " + "present.keyT=" + this.k7_0_8s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
+    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
     let s1: string | undefined = undefined;
-    if (this.k7_1_0() === 0 && this.k7_1_1() === 8 && this.k7_1_2() === 32 && this.k7_1_3() === 64 && this.k7_1_4() === 128 && this.k7_1_5() === true) s1 = "806f251476be2b23";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + this.k7_1_0s() + ", " + "attrs.kv_num_heads=" + this.k7_1_1s() + ", " + "attrs.num_heads=" + this.k7_1_2s() + ", " + "attrs.sparse_block_size=" + this.k7_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + this.k7_1_4s() + ", " + "present.keyT=" + this.k7_1_5s() + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const b0_0: BindingPlan = { binding: 0, name: "key", type: "read-only-storage", resource: (this.q1 ?? (this.q1 = $tensorRes(this.t1, "keyT", "input", K1A0S29, "key"))) };
-    const b0_1: BindingPlan = { binding: 1, name: "value", type: "read-only-storage", resource: (this.q2 ?? (this.q2 = $tensorRes(this.t2, "valueT", "input", K1A0S29, "value"))) };
-    const b0_2: BindingPlan = { binding: 2, name: "present_key", type: "storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S29, "present_key"))) };
-    const b0_3: BindingPlan = { binding: 3, name: "present_value", type: "storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S29, "present_value"))) };
-    const b0_4: BindingPlan = { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S29, "total_sequence_length"))) };
-    const b0_5: BindingPlan = { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S29, "key_total_sequence_lengths"))) };
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "806f251476be2b23";
+    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
+    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
+    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
+    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const u0_6 = new Uint8Array(16);
+    $u32(u0_6, 0, this.t0!.shape[1], K1A0S29, "params.seqLen");
+    $u32(u0_6, 4, this.t0!.shape[0], K1A0S29, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S29, "uniform field `params.seqLen`");
-    }
-    let r1: unknown = undefined;
-    try {
-      r1 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S29, "uniform field `params.batchSize`");
-    }
-    const b0_6: BindingPlan = { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r0, r1], "uu", ["seqLen","batchSize"], "params", K1A0S29) } };
-    const b0: BindingPlan[] = [b0_0, b0_1, b0_2, b0_3, b0_4, b0_5, b0_6];
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r0 = Math.min(((n0 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch x");
     }
-    const w0x = $wg(r2, 65535, K1A0S29, "x");
-    let r3: unknown = undefined;
+    const w0x: unknown = r0;
+    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S29, "x");
+    let r1: unknown = undefined;
     try {
-      r3 = $ceilDiv(($ceilDiv((this.d23() as number), (64 as number)) as number), (65535 as number));
+      r1 = (n1 = -Math.floor(-((n2 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) / (65535 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1));
     } catch (e) {
       $evalFail(e, K1A0S29, "dispatch y");
     }
-    const w0y = $wg(r3, 65535, K1A0S29, "y");
-    const w0z = $wg(1, 65535, K1A0S29, "z");
-    const w0: [number, number, number] = [w0x, w0y, w0z];
-    const b1_0: BindingPlan = { binding: 0, name: "query", type: "read-only-storage", resource: (this.q0 ?? (this.q0 = $tensorRes(this.t0, "queryT", "input", K1A0S30, "query"))) };
-    const b1_1: BindingPlan = { binding: 1, name: "present_key", type: "read-only-storage", resource: (this.q3 ?? (this.q3 = $tensorRes(this.t3, "pastKeyT", "input", K1A0S30, "present_key"))) };
-    const b1_2: BindingPlan = { binding: 2, name: "present_value", type: "read-only-storage", resource: (this.q4 ?? (this.q4 = $tensorRes(this.t4, "pastValueT", "input", K1A0S30, "present_value"))) };
-    const b1_3: BindingPlan = { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: (this.q5 ?? (this.q5 = $tensorRes(this.t5, "blockRowIndicesT", "input", K1A0S30, "block_row_indices"))) };
-    const b1_4: BindingPlan = { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: (this.q6 ?? (this.q6 = $tensorRes(this.t6, "blockColIndicesT", "input", K1A0S30, "block_col_indices"))) };
-    const b1_5: BindingPlan = { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: (this.q7 ?? (this.q7 = $tensorRes(this.t7, "totalSequenceLengthT", "input", K1A0S30, "total_sequence_length"))) };
-    const b1_6: BindingPlan = { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: (this.q8 ?? (this.q8 = $tensorRes(this.t8, "keyTotalSequenceLengthsT", "input", K1A0S30, "key_total_sequence_lengths"))) };
-    const b1_7: BindingPlan = { binding: 7, name: "output", type: "storage", resource: (this.q11 ?? (this.q11 = $tensorRes(this.t11, "outputT", "output", K1A0S30, "output"))) };
-    let r4: unknown = undefined;
+    const w0y: unknown = r1;
+    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S29, "y");
+    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
+    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    let r2: unknown = undefined;
     try {
-      r4 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.seqLen`");
-    }
-    let r5: unknown = undefined;
-    try {
-      r5 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.batchSize`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = this.d2();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.numLayout`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk((this.d13() as number) + (1 as number));
+      r2 = (n3 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3));
     } catch (e) {
       $evalFail(e, K1A0S30, "uniform field `params.rowStride`");
     }
-    let r8: unknown = undefined;
+    const u1_8 = new Uint8Array(32);
+    $u32(u1_8, 0, this.t0!.shape[1], K1A0S30, "params.seqLen");
+    $u32(u1_8, 4, this.t0!.shape[0], K1A0S30, "params.batchSize");
+    $u32(u1_8, 8, this.t5!.shape[0], K1A0S30, "params.numLayout");
+    $u32(u1_8, 12, r2, K1A0S30, "params.rowStride");
+    $u32(u1_8, 16, this.t6!.shape[1], K1A0S30, "params.colStride");
+    $u32(u1_8, 20, this.t3!.shape[2], K1A0S30, "params.maxCacheSeq");
+    $f32(u1_8, 24, this.a4);
+    const w1x: unknown = this.t0!.shape[1];
+    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S30, "x");
+    const w1y: unknown = this.a1;
+    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S30, "y");
+    const w1z: unknown = this.t0!.shape[0];
+    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S30, "z");
+    let r3: unknown = undefined;
     try {
-      r8 = this.d14();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.colStride`");
-    }
-    let r9: unknown = undefined;
-    try {
-      r9 = this.d11();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.maxCacheSeq`");
-    }
-    let r10: unknown = undefined;
-    try {
-      r10 = $attr(this.a4, "scale");
-    } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.scale`");
-    }
-    const b1_8: BindingPlan = { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: $uniform([r4, r5, r6, r7, r8, r9, r10], "uuuuuuf", ["seqLen","batchSize","numLayout","rowStride","colStride","maxCacheSeq","scale"], "params", K1A0S30) } };
-    const b1: BindingPlan[] = [b1_0, b1_1, b1_2, b1_3, b1_4, b1_5, b1_6, b1_7, b1_8];
-    let r11: unknown = undefined;
-    try {
-      r11 = this.d8();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "dispatch x");
-    }
-    const w1x = $wg(r11, 65535, K1A0S30, "x");
-    let r12: unknown = undefined;
-    try {
-      r12 = $attr(this.a1, "kv_num_heads");
-    } catch (e) {
-      $evalFail(e, K1A0S30, "dispatch y");
-    }
-    const w1y = $wg(r12, 65535, K1A0S30, "y");
-    let r13: unknown = undefined;
-    try {
-      r13 = this.d7();
-    } catch (e) {
-      $evalFail(e, K1A0S30, "dispatch z");
-    }
-    const w1z = $wg(r13, 65535, K1A0S30, "z");
-    const w1: [number, number, number] = [w1x, w1y, w1z];
-    const shapes: Record<string, readonly number[]> = {};
-    let r14: unknown = undefined;
-    try {
-      r14 = [($dimT(this.t0, (0 as number), "queryT") as number), ($dimT(this.t0, (1 as number), "queryT") as number), ($mulN(($attr(this.a2, "num_heads") as number), (this.d4() as number)) as number)];
+      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n4 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)) as number)];
     } catch (e) {
       $evalFail(e, K1A0S5, "the shape of output `outputT`");
     }
-    shapes["outputT"] = r14 as readonly number[];
-    let r15: unknown = undefined;
-    try {
-      r15 = $need(this.t3, "shapes.pastKeyT", "pastKeyT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastKeyT`");
-    }
-    shapes["pastKeyT"] = r15 as readonly number[];
-    let r16: unknown = undefined;
-    try {
-      r16 = $need(this.t4, "shapes.pastValueT", "pastValueT").shape;
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `pastValueT`");
-    }
-    shapes["pastValueT"] = r16 as readonly number[];
-    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: b0, workgroups: w0 }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: b1, workgroups: w1 }], scratch: [], outputShapes: shapes };
+    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r3 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+  }
+  r7(): string {
+    if (!this.c28()) return this.w28();
+    if (!this.c29()) return this.w29();
+    return this.w30();
   }
   plan(): Plan {
-    { const r = this.c0(); if (r !== true) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + r); }
-    { const r = this.c1(); if (r !== true) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + r); }
-    { const r = this.c2(); if (r !== true) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + r); }
-    const rejected: string[] = [];
-    v0: {
-    { const r = this.c3(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-    { const r = this.c4(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-    { const r = this.c5(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-    { const r = this.c6(); if (r !== true) { rejected.push("packed_rotary_splitk: " + r); break v0; } }
-      return this.p0();
-    }
-    v1: {
-    { const r = this.c7(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-    { const r = this.c8(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-    { const r = this.c9(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-    { const r = this.c10(); if (r !== true) { rejected.push("packed_splitk: " + r); break v1; } }
-      return this.p1();
-    }
-    v2: {
-    { const r = this.c11(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-    { const r = this.c12(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-    { const r = this.c13(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-    { const r = this.c14(); if (r !== true) { rejected.push("separate_rotary_splitk: " + r); break v2; } }
-      return this.p2();
-    }
-    v3: {
-    { const r = this.c15(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-    { const r = this.c16(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-    { const r = this.c17(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-    { const r = this.c18(); if (r !== true) { rejected.push("separate_splitk: " + r); break v3; } }
-      return this.p3();
-    }
-    v4: {
-    { const r = this.c19(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
-    { const r = this.c20(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
-    { const r = this.c21(); if (r !== true) { rejected.push("packed_rotary: " + r); break v4; } }
-      return this.p4();
-    }
-    v5: {
-    { const r = this.c22(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
-    { const r = this.c23(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
-    { const r = this.c24(); if (r !== true) { rejected.push("packed: " + r); break v5; } }
-      return this.p5();
-    }
-    v6: {
-    { const r = this.c25(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
-    { const r = this.c26(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
-    { const r = this.c27(); if (r !== true) { rejected.push("separate_rotary: " + r); break v6; } }
-      return this.p6();
-    }
-    v7: {
-    { const r = this.c28(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
-    { const r = this.c29(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
-    { const r = this.c30(); if (r !== true) { rejected.push("separate: " + r); break v7; } }
-      return this.p7();
-    }
-    return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-32k: " + rejected.join("; ") + "");
+    if (!this.c0()) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (this.c3() && this.c4() && this.c5() && this.c6()) return this.p0();
+    if (this.c7() && this.c8() && this.c9() && this.c10()) return this.p1();
+    if (this.c11() && this.c12() && this.c13() && this.c14()) return this.p2();
+    if (this.c15() && this.c16() && this.c17() && this.c18()) return this.p3();
+    if (this.c19() && this.c20() && this.c21()) return this.p4();
+    if (this.c22() && this.c23() && this.c24()) return this.p5();
+    if (this.c25() && this.c26() && this.c27()) return this.p6();
+    if (this.c28() && this.c29() && this.c30()) return this.p7();
+    return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
@@ -10029,7 +4390,8 @@ export function plan1(call: Call): Plan {
   let g4: unknown = undefined;
   let g5: unknown = undefined;
   if (ins !== undefined && ins !== null) {
-    for (const key of Object.keys(ins)) {
+    for (const key in ins) {
+      if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
           t0 = $td(ins[key]);
@@ -10070,7 +4432,8 @@ export function plan1(call: Call): Plan {
     }
   }
   if (outs !== undefined && outs !== null) {
-    for (const key of Object.keys(outs)) {
+    for (const key in outs) {
+      if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
           t11 = $td(outs[key]);
@@ -10087,7 +4450,8 @@ export function plan1(call: Call): Plan {
     }
   }
   if (attrs !== undefined && attrs !== null) {
-    for (const key of Object.keys(attrs)) {
+    for (const key in attrs) {
+      if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "do_rotary":
           g0 = attrs[key];
@@ -10121,7 +4485,7 @@ export function plan1(call: Call): Plan {
     if (oi0 === null) {
       $fail("invalid_call", "SparseAttention: required input `queryT` is missing");
     } else {
-      if (!$dimsOk(oi0.shape)) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 3 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 && Number.isSafeInteger(oi0.shape[2]) && oi0.shape[2] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
       else if (prev !== oi0.dtype) $fail("invalid_call", "SparseAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10132,7 +4496,7 @@ export function plan1(call: Call): Plan {
     const oi1 = t1;
     if (oi1 === null) {
     } else {
-      if (!$dimsOk(oi1.shape)) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 3 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 && Number.isSafeInteger(oi1.shape[2]) && oi1.shape[2] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
       else if (prev !== oi1.dtype) $fail("invalid_call", "SparseAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10143,7 +4507,7 @@ export function plan1(call: Call): Plan {
     const oi2 = t2;
     if (oi2 === null) {
     } else {
-      if (!$dimsOk(oi2.shape)) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 3 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 && Number.isSafeInteger(oi2.shape[2]) && oi2.shape[2] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
       else if (prev !== oi2.dtype) $fail("invalid_call", "SparseAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10155,7 +4519,7 @@ export function plan1(call: Call): Plan {
     if (oi3 === null) {
       $fail("invalid_call", "SparseAttention: required input `pastKeyT` is missing");
     } else {
-      if (!$dimsOk(oi3.shape)) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi3.dtype; by0 = "pastKeyT"; }
       else if (prev !== oi3.dtype) $fail("invalid_call", "SparseAttention: input `pastKeyT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10167,7 +4531,7 @@ export function plan1(call: Call): Plan {
     if (oi4 === null) {
       $fail("invalid_call", "SparseAttention: required input `pastValueT` is missing");
     } else {
-      if (!$dimsOk(oi4.shape)) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi4.dtype; by0 = "pastValueT"; }
       else if (prev !== oi4.dtype) $fail("invalid_call", "SparseAttention: input `pastValueT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10179,7 +4543,7 @@ export function plan1(call: Call): Plan {
     if (oi5 === null) {
       $fail("invalid_call", "SparseAttention: required input `blockRowIndicesT` is missing");
     } else {
-      if (!$dimsOk(oi5.shape)) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 2 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 && Number.isSafeInteger(oi5.shape[1]) && oi5.shape[1] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi5.dtype; by1 = "blockRowIndicesT"; }
       else if (prev !== oi5.dtype) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -10191,7 +4555,7 @@ export function plan1(call: Call): Plan {
     if (oi6 === null) {
       $fail("invalid_call", "SparseAttention: required input `blockColIndicesT` is missing");
     } else {
-      if (!$dimsOk(oi6.shape)) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 2 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 && Number.isSafeInteger(oi6.shape[1]) && oi6.shape[1] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi6.dtype; by1 = "blockColIndicesT"; }
       else if (prev !== oi6.dtype) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -10203,7 +4567,7 @@ export function plan1(call: Call): Plan {
     if (oi7 === null) {
       $fail("invalid_call", "SparseAttention: required input `totalSequenceLengthT` is missing");
     } else {
-      if (!$dimsOk(oi7.shape)) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 1 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi7.dtype; by1 = "totalSequenceLengthT"; }
       else if (prev !== oi7.dtype) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -10215,7 +4579,7 @@ export function plan1(call: Call): Plan {
     if (oi8 === null) {
       $fail("invalid_call", "SparseAttention: required input `keyTotalSequenceLengthsT` is missing");
     } else {
-      if (!$dimsOk(oi8.shape)) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi8.dtype; by1 = "keyTotalSequenceLengthsT"; }
       else if (prev !== oi8.dtype) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -10226,7 +4590,7 @@ export function plan1(call: Call): Plan {
     const oi9 = t9;
     if (oi9 === null) {
     } else {
-      if (!$dimsOk(oi9.shape)) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi9.shape) && (oi9.shape.length === 2 ? Number.isSafeInteger(oi9.shape[0]) && oi9.shape[0] >= 0 && Number.isSafeInteger(oi9.shape[1]) && oi9.shape[1] >= 0 : $dimsOk(oi9.shape)))) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi9.dtype; by0 = "cosCacheT"; }
       else if (prev !== oi9.dtype) $fail("invalid_call", "SparseAttention: input `cosCacheT` has dtype " + oi9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10237,7 +4601,7 @@ export function plan1(call: Call): Plan {
     const oi10 = t10;
     if (oi10 === null) {
     } else {
-      if (!$dimsOk(oi10.shape)) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi10.shape) && (oi10.shape.length === 2 ? Number.isSafeInteger(oi10.shape[0]) && oi10.shape[0] >= 0 && Number.isSafeInteger(oi10.shape[1]) && oi10.shape[1] >= 0 : $dimsOk(oi10.shape)))) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi10.dtype; by0 = "sinCacheT"; }
       else if (prev !== oi10.dtype) $fail("invalid_call", "SparseAttention: input `sinCacheT` has dtype " + oi10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10249,7 +4613,7 @@ export function plan1(call: Call): Plan {
     if (oo11 === null) {
       $fail("invalid_call", "SparseAttention: required output `outputT` is missing");
     } else {
-      if (!$dimsOk(oo11.shape)) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo11.shape) && (oo11.shape.length === 3 ? Number.isSafeInteger(oo11.shape[0]) && oo11.shape[0] >= 0 && Number.isSafeInteger(oo11.shape[1]) && oo11.shape[1] >= 0 && Number.isSafeInteger(oo11.shape[2]) && oo11.shape[2] >= 0 : $dimsOk(oo11.shape)))) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo11.dtype; by0 = "outputT"; }
       else if (prev !== oo11.dtype) $fail("invalid_call", "SparseAttention: output `outputT` has dtype " + oo11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10260,7 +4624,7 @@ export function plan1(call: Call): Plan {
     const oo3 = u3;
     if (oo3 === null) {
     } else {
-      if (!$dimsOk(oo3.shape)) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo3.dtype; by0 = "pastKeyT"; }
       else if (prev !== oo3.dtype) $fail("invalid_call", "SparseAttention: output `pastKeyT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10271,7 +4635,7 @@ export function plan1(call: Call): Plan {
     const oo4 = u4;
     if (oo4 === null) {
     } else {
-      if (!$dimsOk(oo4.shape)) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo4.dtype; by0 = "pastValueT"; }
       else if (prev !== oo4.dtype) $fail("invalid_call", "SparseAttention: output `pastValueT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -10281,12 +4645,12 @@ export function plan1(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "SparseAttention: attribute `do_rotary` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -10302,7 +4666,7 @@ export function plan1(call: Call): Plan {
   const a5: unknown = g5 !== undefined ? g5 : undefined;
   if (a0 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a0)) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
+  else if (a0 !== 0 && a0 !== 1) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
   if (a1 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` is required");
   }
@@ -10311,7 +4675,7 @@ export function plan1(call: Call): Plan {
   }
   if (a3 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a3)) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
+  else if (a3 !== 0 && a3 !== 1) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
   if (a5 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` is required");
   }

@@ -62,12 +62,16 @@ type Bag = Readonly<Record<string, unknown>>;
 
 class EvalFailure extends Error {}
 
+const $hasOwn = Object.prototype.hasOwnProperty;
+
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
 function $chk(v: number): number {
-  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
-  return v;
+  return Number.isSafeInteger(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
@@ -93,15 +97,6 @@ function $divF(a: number, b: number): number {
 function $fdivF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
-}
-function $addN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a + b) : a + b;
-}
-function $subN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a - b) : a - b;
-}
-function $mulN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a * b) : a * b;
 }
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -187,6 +182,10 @@ function $evalFail(e: unknown, prefix: string, what: string): never {
   if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
   throw e;
 }
+function $unheld(e: unknown): false {
+  if (e instanceof EvalFailure) return false;
+  throw e;
+}
 function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
@@ -198,21 +197,6 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
   return shape[ax < 0 ? ax + rank : ax];
 }
-function $elementBytes(dtype: string): number | undefined {
-  switch (dtype) {
-    case "float16":
-      return 2;
-    case "float32":
-    case "float":
-    case "int32":
-    case "uint32":
-      return 4;
-    case "bool":
-      return 1;
-    default:
-      return undefined;
-  }
-}
 function $product(shape: readonly number[]): number {
   let p = 1;
   for (const d of shape) p *= d;
@@ -221,15 +205,8 @@ function $product(shape: readonly number[]): number {
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
-function $tensorRes(t: TensorDesc | null, id: string, kind: "input" | "output", prefix: string, name: string): BindingResource {
-  if (t === null) $fail("eval", prefix + ": binding \u0060" + name + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
-  const bytes = $elementBytes(t.dtype);
-  if (bytes === undefined) $fail("eval", prefix + ": tensor \u0060" + id + "\u0060 has dtype " + t.dtype + ", which cannot be bound");
-  return { kind, tensor: id, offset: 0, size: $round4($product(t.shape) * bytes) };
-}
 const F32 = new Float32Array(1);
-const F32_BYTES = new Uint8Array(F32.buffer);
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
 function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o] = w & 255;
@@ -237,29 +214,25 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o + 2] = (w >>> 16) & 255;
   bytes[o + 3] = (w >>> 24) & 255;
 }
-function $uniform(values: readonly unknown[], types: string, names: readonly string[], struct: string, prefix: string): Uint8Array {
-  const size = Math.max(16, Math.ceil((values.length * 4) / 16) * 16);
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as number;
-    const t = types.charCodeAt(i);
-    if (t === 102) {
-      F32[0] = v;
-      if (LITTLE_ENDIAN) bytes.set(F32_BYTES, i * 4);
-      else for (let j = 0; j < 4; j++) bytes[i * 4 + j] = F32_BYTES[3 - j];
-    } else if (t === 117) {
-      if (!Number.isInteger(v) || v < 0 || v > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (u32) is " + $show(v) + ", outside 0..4294967295");
-      $word(bytes, i * 4, v);
-    } else {
-      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (i32) is " + $show(v) + ", outside -2147483648..2147483647");
-      $word(bytes, i * 4, v);
-    }
-  }
-  return bytes;
+/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
+function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  $word(bytes, o, n);
 }
-function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
-  return n;
+/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
+function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  $word(bytes, o, n);
+}
+/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
+function $f32(bytes: Uint8Array, o: number, v: unknown): void {
+  F32[0] = v as number;
+  $word(bytes, o, F32_BITS[0]);
+}
+function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
+  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
 }
 
 /** The profile this module was built for. */
@@ -289,7 +262,8 @@ export function plan0(call: Call): Plan {
   let g2: unknown = undefined;
   let g3: unknown = undefined;
   if (ins !== undefined && ins !== null) {
-    for (const key of Object.keys(ins)) {
+    for (const key in ins) {
+      if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
           t0 = $td(ins[key]);
@@ -324,7 +298,8 @@ export function plan0(call: Call): Plan {
     }
   }
   if (outs !== undefined && outs !== null) {
-    for (const key of Object.keys(outs)) {
+    for (const key in outs) {
+      if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
           t9 = $td(outs[key]);
@@ -341,7 +316,8 @@ export function plan0(call: Call): Plan {
     }
   }
   if (attrs !== undefined && attrs !== null) {
-    for (const key of Object.keys(attrs)) {
+    for (const key in attrs) {
+      if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "is_causal":
           g0 = attrs[key];
@@ -369,7 +345,7 @@ export function plan0(call: Call): Plan {
     if (oi0 === null) {
       $fail("invalid_call", "PagedAttention: required input `queryT` is missing");
     } else {
-      if (!$dimsOk(oi0.shape)) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 2 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
       else if (prev !== oi0.dtype) $fail("invalid_call", "PagedAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -380,7 +356,7 @@ export function plan0(call: Call): Plan {
     const oi1 = t1;
     if (oi1 === null) {
     } else {
-      if (!$dimsOk(oi1.shape)) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 2 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
       else if (prev !== oi1.dtype) $fail("invalid_call", "PagedAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -391,7 +367,7 @@ export function plan0(call: Call): Plan {
     const oi2 = t2;
     if (oi2 === null) {
     } else {
-      if (!$dimsOk(oi2.shape)) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 2 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
       else if (prev !== oi2.dtype) $fail("invalid_call", "PagedAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -403,7 +379,7 @@ export function plan0(call: Call): Plan {
     if (oi3 === null) {
       $fail("invalid_call", "PagedAttention: required input `keyCacheT` is missing");
     } else {
-      if (!$dimsOk(oi3.shape)) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi3.dtype; by0 = "keyCacheT"; }
       else if (prev !== oi3.dtype) $fail("invalid_call", "PagedAttention: input `keyCacheT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -415,7 +391,7 @@ export function plan0(call: Call): Plan {
     if (oi4 === null) {
       $fail("invalid_call", "PagedAttention: required input `valueCacheT` is missing");
     } else {
-      if (!$dimsOk(oi4.shape)) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi4.dtype; by0 = "valueCacheT"; }
       else if (prev !== oi4.dtype) $fail("invalid_call", "PagedAttention: input `valueCacheT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -427,7 +403,7 @@ export function plan0(call: Call): Plan {
     if (oi5 === null) {
       $fail("invalid_call", "PagedAttention: required input `cumulativeSequenceLengthT` is missing");
     } else {
-      if (!$dimsOk(oi5.shape)) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 1 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi5.dtype; by1 = "cumulativeSequenceLengthT"; }
       else if (prev !== oi5.dtype) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -439,7 +415,7 @@ export function plan0(call: Call): Plan {
     if (oi6 === null) {
       $fail("invalid_call", "PagedAttention: required input `pastSeqlensT` is missing");
     } else {
-      if (!$dimsOk(oi6.shape)) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 1 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi6.dtype; by1 = "pastSeqlensT"; }
       else if (prev !== oi6.dtype) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -451,7 +427,7 @@ export function plan0(call: Call): Plan {
     if (oi7 === null) {
       $fail("invalid_call", "PagedAttention: required input `blockTableT` is missing");
     } else {
-      if (!$dimsOk(oi7.shape)) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 2 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 && Number.isSafeInteger(oi7.shape[1]) && oi7.shape[1] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi7.dtype; by1 = "blockTableT"; }
       else if (prev !== oi7.dtype) $fail("invalid_call", "PagedAttention: input `blockTableT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -462,7 +438,7 @@ export function plan0(call: Call): Plan {
     const oi8 = t8;
     if (oi8 === null) {
     } else {
-      if (!$dimsOk(oi8.shape)) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi8.dtype; by1 = "slotMappingT"; }
       else if (prev !== oi8.dtype) $fail("invalid_call", "PagedAttention: input `slotMappingT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
@@ -474,7 +450,7 @@ export function plan0(call: Call): Plan {
     if (oo9 === null) {
       $fail("invalid_call", "PagedAttention: required output `outputT` is missing");
     } else {
-      if (!$dimsOk(oo9.shape)) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo9.shape) && (oo9.shape.length === 2 ? Number.isSafeInteger(oo9.shape[0]) && oo9.shape[0] >= 0 && Number.isSafeInteger(oo9.shape[1]) && oo9.shape[1] >= 0 : $dimsOk(oo9.shape)))) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo9.dtype; by0 = "outputT"; }
       else if (prev !== oo9.dtype) $fail("invalid_call", "PagedAttention: output `outputT` has dtype " + oo9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -485,7 +461,7 @@ export function plan0(call: Call): Plan {
     const oo3 = u3;
     if (oo3 === null) {
     } else {
-      if (!$dimsOk(oo3.shape)) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo3.dtype; by0 = "keyCacheT"; }
       else if (prev !== oo3.dtype) $fail("invalid_call", "PagedAttention: output `keyCacheT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -496,7 +472,7 @@ export function plan0(call: Call): Plan {
     const oo4 = u4;
     if (oo4 === null) {
     } else {
-      if (!$dimsOk(oo4.shape)) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo4.dtype; by0 = "valueCacheT"; }
       else if (prev !== oo4.dtype) $fail("invalid_call", "PagedAttention: output `valueCacheT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -506,12 +482,12 @@ export function plan0(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "PagedAttention: attribute `is_causal` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -523,7 +499,7 @@ export function plan0(call: Call): Plan {
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 === undefined) {
   }
-  else if (![1].some((x: unknown) => x === a0)) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  else if (a0 !== 1) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) {
     $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` is required");
   }
@@ -561,7 +537,8 @@ export function plan1(call: Call): Plan {
   let g4: unknown = undefined;
   let g5: unknown = undefined;
   if (ins !== undefined && ins !== null) {
-    for (const key of Object.keys(ins)) {
+    for (const key in ins) {
+      if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
           t0 = $td(ins[key]);
@@ -602,7 +579,8 @@ export function plan1(call: Call): Plan {
     }
   }
   if (outs !== undefined && outs !== null) {
-    for (const key of Object.keys(outs)) {
+    for (const key in outs) {
+      if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
           t11 = $td(outs[key]);
@@ -619,7 +597,8 @@ export function plan1(call: Call): Plan {
     }
   }
   if (attrs !== undefined && attrs !== null) {
-    for (const key of Object.keys(attrs)) {
+    for (const key in attrs) {
+      if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "do_rotary":
           g0 = attrs[key];
@@ -653,7 +632,7 @@ export function plan1(call: Call): Plan {
     if (oi0 === null) {
       $fail("invalid_call", "SparseAttention: required input `queryT` is missing");
     } else {
-      if (!$dimsOk(oi0.shape)) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 3 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 && Number.isSafeInteger(oi0.shape[2]) && oi0.shape[2] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
       else if (prev !== oi0.dtype) $fail("invalid_call", "SparseAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -664,7 +643,7 @@ export function plan1(call: Call): Plan {
     const oi1 = t1;
     if (oi1 === null) {
     } else {
-      if (!$dimsOk(oi1.shape)) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 3 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 && Number.isSafeInteger(oi1.shape[2]) && oi1.shape[2] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
       else if (prev !== oi1.dtype) $fail("invalid_call", "SparseAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -675,7 +654,7 @@ export function plan1(call: Call): Plan {
     const oi2 = t2;
     if (oi2 === null) {
     } else {
-      if (!$dimsOk(oi2.shape)) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 3 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 && Number.isSafeInteger(oi2.shape[2]) && oi2.shape[2] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
       else if (prev !== oi2.dtype) $fail("invalid_call", "SparseAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -687,7 +666,7 @@ export function plan1(call: Call): Plan {
     if (oi3 === null) {
       $fail("invalid_call", "SparseAttention: required input `pastKeyT` is missing");
     } else {
-      if (!$dimsOk(oi3.shape)) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi3.dtype; by0 = "pastKeyT"; }
       else if (prev !== oi3.dtype) $fail("invalid_call", "SparseAttention: input `pastKeyT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -699,7 +678,7 @@ export function plan1(call: Call): Plan {
     if (oi4 === null) {
       $fail("invalid_call", "SparseAttention: required input `pastValueT` is missing");
     } else {
-      if (!$dimsOk(oi4.shape)) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi4.dtype; by0 = "pastValueT"; }
       else if (prev !== oi4.dtype) $fail("invalid_call", "SparseAttention: input `pastValueT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -711,7 +690,7 @@ export function plan1(call: Call): Plan {
     if (oi5 === null) {
       $fail("invalid_call", "SparseAttention: required input `blockRowIndicesT` is missing");
     } else {
-      if (!$dimsOk(oi5.shape)) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 2 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 && Number.isSafeInteger(oi5.shape[1]) && oi5.shape[1] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi5.dtype; by1 = "blockRowIndicesT"; }
       else if (prev !== oi5.dtype) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -723,7 +702,7 @@ export function plan1(call: Call): Plan {
     if (oi6 === null) {
       $fail("invalid_call", "SparseAttention: required input `blockColIndicesT` is missing");
     } else {
-      if (!$dimsOk(oi6.shape)) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 2 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 && Number.isSafeInteger(oi6.shape[1]) && oi6.shape[1] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi6.dtype; by1 = "blockColIndicesT"; }
       else if (prev !== oi6.dtype) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -735,7 +714,7 @@ export function plan1(call: Call): Plan {
     if (oi7 === null) {
       $fail("invalid_call", "SparseAttention: required input `totalSequenceLengthT` is missing");
     } else {
-      if (!$dimsOk(oi7.shape)) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 1 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi7.dtype; by1 = "totalSequenceLengthT"; }
       else if (prev !== oi7.dtype) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -747,7 +726,7 @@ export function plan1(call: Call): Plan {
     if (oi8 === null) {
       $fail("invalid_call", "SparseAttention: required input `keyTotalSequenceLengthsT` is missing");
     } else {
-      if (!$dimsOk(oi8.shape)) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
       const prev = dt1;
       if (prev === undefined) { dt1 = oi8.dtype; by1 = "keyTotalSequenceLengthsT"; }
       else if (prev !== oi8.dtype) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
@@ -758,7 +737,7 @@ export function plan1(call: Call): Plan {
     const oi9 = t9;
     if (oi9 === null) {
     } else {
-      if (!$dimsOk(oi9.shape)) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi9.shape) && (oi9.shape.length === 2 ? Number.isSafeInteger(oi9.shape[0]) && oi9.shape[0] >= 0 && Number.isSafeInteger(oi9.shape[1]) && oi9.shape[1] >= 0 : $dimsOk(oi9.shape)))) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi9.dtype; by0 = "cosCacheT"; }
       else if (prev !== oi9.dtype) $fail("invalid_call", "SparseAttention: input `cosCacheT` has dtype " + oi9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -769,7 +748,7 @@ export function plan1(call: Call): Plan {
     const oi10 = t10;
     if (oi10 === null) {
     } else {
-      if (!$dimsOk(oi10.shape)) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oi10.shape) && (oi10.shape.length === 2 ? Number.isSafeInteger(oi10.shape[0]) && oi10.shape[0] >= 0 && Number.isSafeInteger(oi10.shape[1]) && oi10.shape[1] >= 0 : $dimsOk(oi10.shape)))) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oi10.dtype; by0 = "sinCacheT"; }
       else if (prev !== oi10.dtype) $fail("invalid_call", "SparseAttention: input `sinCacheT` has dtype " + oi10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -781,7 +760,7 @@ export function plan1(call: Call): Plan {
     if (oo11 === null) {
       $fail("invalid_call", "SparseAttention: required output `outputT` is missing");
     } else {
-      if (!$dimsOk(oo11.shape)) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo11.shape) && (oo11.shape.length === 3 ? Number.isSafeInteger(oo11.shape[0]) && oo11.shape[0] >= 0 && Number.isSafeInteger(oo11.shape[1]) && oo11.shape[1] >= 0 && Number.isSafeInteger(oo11.shape[2]) && oo11.shape[2] >= 0 : $dimsOk(oo11.shape)))) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo11.dtype; by0 = "outputT"; }
       else if (prev !== oo11.dtype) $fail("invalid_call", "SparseAttention: output `outputT` has dtype " + oo11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -792,7 +771,7 @@ export function plan1(call: Call): Plan {
     const oo3 = u3;
     if (oo3 === null) {
     } else {
-      if (!$dimsOk(oo3.shape)) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo3.dtype; by0 = "pastKeyT"; }
       else if (prev !== oo3.dtype) $fail("invalid_call", "SparseAttention: output `pastKeyT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -803,7 +782,7 @@ export function plan1(call: Call): Plan {
     const oo4 = u4;
     if (oo4 === null) {
     } else {
-      if (!$dimsOk(oo4.shape)) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
+      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
       const prev = dt0;
       if (prev === undefined) { dt0 = oo4.dtype; by0 = "pastValueT"; }
       else if (prev !== oo4.dtype) $fail("invalid_call", "SparseAttention: output `pastValueT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
@@ -813,12 +792,12 @@ export function plan1(call: Call): Plan {
   {
     const b = dt0;
     if (b === undefined) dt0 = "float16";
-    else if (!["float16"].includes(b)) $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
+    else if (b !== "float16") $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
   }
   {
     const b = dt1;
     if (b === undefined) dt1 = "int32";
-    else if (!["int32"].includes(b)) $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
+    else if (b !== "int32") $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
   }
   if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "SparseAttention: attribute `do_rotary` must be a finite number, got " + $show(g0));
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
@@ -834,7 +813,7 @@ export function plan1(call: Call): Plan {
   const a5: unknown = g5 !== undefined ? g5 : undefined;
   if (a0 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a0)) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
+  else if (a0 !== 0 && a0 !== 1) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
   if (a1 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` is required");
   }
@@ -843,7 +822,7 @@ export function plan1(call: Call): Plan {
   }
   if (a3 === undefined) {
   }
-  else if (![0,1].some((x: unknown) => x === a3)) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
+  else if (a3 !== 0 && a3 !== 1) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
   if (a5 === undefined) {
     $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` is required");
   }

@@ -64,12 +64,16 @@ type Bag = Readonly<Record<string, unknown>>;
 
 class EvalFailure extends Error {}
 
+const $hasOwn = Object.prototype.hasOwnProperty;
+
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
 function $chk(v: number): number {
-  if (!Number.isSafeInteger(v)) $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
-  return v;
+  return Number.isSafeInteger(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
@@ -95,15 +99,6 @@ function $divF(a: number, b: number): number {
 function $fdivF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
-}
-function $addN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a + b) : a + b;
-}
-function $subN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a - b) : a - b;
-}
-function $mulN(a: number, b: number): number {
-  return $isI(a, b) ? $chk(a * b) : a * b;
 }
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -189,6 +184,10 @@ function $evalFail(e: unknown, prefix: string, what: string): never {
   if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
   throw e;
 }
+function $unheld(e: unknown): false {
+  if (e instanceof EvalFailure) return false;
+  throw e;
+}
 function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
@@ -200,21 +199,6 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
   return shape[ax < 0 ? ax + rank : ax];
 }
-function $elementBytes(dtype: string): number | undefined {
-  switch (dtype) {
-    case "float16":
-      return 2;
-    case "float32":
-    case "float":
-    case "int32":
-    case "uint32":
-      return 4;
-    case "bool":
-      return 1;
-    default:
-      return undefined;
-  }
-}
 function $product(shape: readonly number[]): number {
   let p = 1;
   for (const d of shape) p *= d;
@@ -223,15 +207,8 @@ function $product(shape: readonly number[]): number {
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
-function $tensorRes(t: TensorDesc | null, id: string, kind: "input" | "output", prefix: string, name: string): BindingResource {
-  if (t === null) $fail("eval", prefix + ": binding \u0060" + name + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
-  const bytes = $elementBytes(t.dtype);
-  if (bytes === undefined) $fail("eval", prefix + ": tensor \u0060" + id + "\u0060 has dtype " + t.dtype + ", which cannot be bound");
-  return { kind, tensor: id, offset: 0, size: $round4($product(t.shape) * bytes) };
-}
 const F32 = new Float32Array(1);
-const F32_BYTES = new Uint8Array(F32.buffer);
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
 function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o] = w & 255;
@@ -239,28 +216,24 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
   bytes[o + 2] = (w >>> 16) & 255;
   bytes[o + 3] = (w >>> 24) & 255;
 }
-function $uniform(values: readonly unknown[], types: string, names: readonly string[], struct: string, prefix: string): Uint8Array {
-  const size = Math.max(16, Math.ceil((values.length * 4) / 16) * 16);
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as number;
-    const t = types.charCodeAt(i);
-    if (t === 102) {
-      F32[0] = v;
-      if (LITTLE_ENDIAN) bytes.set(F32_BYTES, i * 4);
-      else for (let j = 0; j < 4; j++) bytes[i * 4 + j] = F32_BYTES[3 - j];
-    } else if (t === 117) {
-      if (!Number.isInteger(v) || v < 0 || v > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (u32) is " + $show(v) + ", outside 0..4294967295");
-      $word(bytes, i * 4, v);
-    } else {
-      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + struct + "." + names[i] + "\u0060 (i32) is " + $show(v) + ", outside -2147483648..2147483647");
-      $word(bytes, i * 4, v);
-    }
-  }
-  return bytes;
+/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
+function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  $word(bytes, o, n);
 }
-function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > max) $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
-  return n;
+/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
+function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  $word(bytes, o, n);
+}
+/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
+function $f32(bytes: Uint8Array, o: number, v: unknown): void {
+  F32[0] = v as number;
+  $word(bytes, o, F32_BITS[0]);
+}
+function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
+  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
 }
 `;

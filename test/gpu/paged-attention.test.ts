@@ -209,6 +209,14 @@ function plannerFor(variant: string, profile: ProfileName): Promise<CompiledPlan
 const f16Bytes = (v: Float32Array): Uint8Array => new Uint8Array(f32ArrayToF16(v).buffer);
 const i32Bytes = (v: Int32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 
+/**
+ * One pipeline cache for the whole file: shader ids are content hashes, so a shader that several
+ * cases (or both profiles) use is compiled once per run even where the driver keeps no cache of
+ * its own (lavapipe with a cold shader cache spends seconds on each).
+ */
+const shaderTexts = new Map<string, string>();
+let pipelines: PipelineCache | undefined;
+
 /** Runs a plan with the runtime's executePlan: uploads tensors, poisons the output and scratch, reads results back. */
 async function runPlan(
   device: GPUDevice,
@@ -216,7 +224,13 @@ async function runPlan(
   tensors: Readonly<Record<string, Uint8Array>>,
 ): Promise<Record<string, ArrayBuffer>> {
   const { plan, shaders } = result;
-  const cache = new PipelineCache(device, (id) => shaders[id]);
+  for (const [id, text] of Object.entries(shaders)) shaderTexts.set(id, text);
+  pipelines ??= new PipelineCache(device, (id) => {
+    const text = shaderTexts.get(id);
+    if (text === undefined) throw new Error(`no shader ${id} in any compiled planner`);
+    return text;
+  });
+  const cache = pipelines;
   const buffers: Record<string, GPUBuffer> = {};
   for (const [id, bytes] of Object.entries(tensors)) buffers[id] = uploadBuffer(device, bytes);
   const outBytes = (plan.outputShapes.outputT ?? []).reduce((a, b) => a * b, 1) * 2;

@@ -17,7 +17,7 @@ process.env.XDG_RUNTIME_DIR ||= "/tmp";
 const { create, globals } = await import("webgpu");
 Object.assign(globalThis, globals);
 const ts = (await import("typescript")).default;
-const { buildProject } = await import(dist("emit/build.js"));
+const { compile: compileProject } = await import(dist("api/compile.js"));
 const { loadConfig } = await import(dist("plan/config.js"));
 const { chooseProfile } = await import(dist("runtime/device.js"));
 const { PipelineCache } = await import(dist("runtime/pipeline-cache.js"));
@@ -139,7 +139,7 @@ async function compile(kernel, pins, templates) {
   // The pins override the configured tunables of this profile (pins {} = as configured).
   const configured = loaded.config.tunables[profile] ?? {};
   const config = { ...loaded.config, ...(templates ? { templates } : {}), tunables: { ...loaded.config.tunables, [profile]: { ...configured, [kernel]: { ...configured[kernel], ...pins } } } };
-  const res = await buildProject(root, { ...loaded, config }, [profile]);
+  const res = await compileProject({ ...loaded, config }, { profiles: [profile] });
   const errors = res.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) throw new Error(errors.map((d) => d.message).join("\n"));
   const mod = await importDispatcher(res.files.get(`${profile}/dispatcher.ts`));

@@ -7,11 +7,11 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import type { Diagnostic, Location } from "../diagnostics/diagnostic.js";
-import { hasErrors } from "../diagnostics/diagnostic.js";
-import { type Code, makeDiagnostic } from "../diagnostics/codes.js";
-import { didYouMean } from "../diagnostics/did-you-mean.js";
-import { type JsonNode, appendPointer, parseJson, resolvePointer, toPlain } from "../load/json-source.js";
+import type { Diagnostic, Location } from "../core/diagnostic.js";
+import { hasErrors } from "../core/diagnostic.js";
+import { type Code, makeDiagnostic } from "../core/codes.js";
+import { didYouMean } from "../core/did-you-mean.js";
+import { type JsonNode, appendPointer, parseJson, resolvePointer, toPlain } from "../core/json-source.js";
 import {
   DEFAULT_PROFILES,
   FEATURE_NAMES,
@@ -66,6 +66,8 @@ export interface LoadedConfig {
   readonly profiles: readonly Profile[];
   /** Every known profile: the defaults with defineProfiles applied. */
   readonly allProfiles: readonly Profile[];
+  /** The project root: folder fields are relative to it. */
+  readonly root: string;
   /** The config file's path when one was read. */
   readonly file?: string;
   readonly diagnostics: readonly Diagnostic[];
@@ -466,6 +468,7 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
     config: DEFAULT_CONFIG,
     profiles: DEFAULT_PROFILES,
     allProfiles: DEFAULT_PROFILES,
+    root,
     file,
     diagnostics,
   });
@@ -486,7 +489,7 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
   }
   const { config, all, selected } = checkSemantics(result.data, root, rep);
   if (hasErrors(rep.diagnostics)) return fallback(rep.diagnostics);
-  return { config, profiles: selected, allProfiles: all, file, diagnostics: rep.diagnostics };
+  return { config, profiles: selected, allProfiles: all, root, file, diagnostics: rep.diagnostics };
 }
 
 /** Reads and validates `<root>/kernelc.config.json`; without the file, returns the defaults and no diagnostics. */
@@ -498,12 +501,13 @@ export function loadConfig(root: string): LoadedConfig {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === "ENOENT") {
-      return { config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, diagnostics: [] };
+      return { config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, diagnostics: [] };
     }
     return {
       config: DEFAULT_CONFIG,
       profiles: DEFAULT_PROFILES,
       allProfiles: DEFAULT_PROFILES,
+      root,
       file,
       diagnostics: [
         makeDiagnostic("file_unreadable", `cannot read ${CONFIG_FILE}: ${err.code ?? err.message}`, { file }, { hint: "make it a readable file, or remove it to build with the defaults" }),

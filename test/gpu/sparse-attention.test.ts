@@ -13,7 +13,7 @@ import { globals } from "webgpu";
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { executePlan } from "../../src/runtime/execute.js";
 import { f16ToF32, f32ArrayToF16, roundToF16 } from "../../src/runtime/f16.js";
-import type { Call } from "../../src/runtime/plan.js";
+import type { Call } from "../../src/model/plan.js";
 import {
   buildSparseLayout,
   sparseAttentionReference,

@@ -148,7 +148,8 @@ async function writeBuild(run: BuildRun): Promise<number> {
   for (const entry of current.unexpected) notices.push(makeDiagnostic("out_unexpected", `${target.shown}/${entry} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc: keep your own files elsewhere` }));
   for (const rel of current.files.keys()) if (!files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel)) notices.push(makeDiagnostic("out_unexpected", `${target.shown}/${rel} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc: keep your own files elsewhere` }));
   printDiagnostics(io, notices, opts.format, () => undefined);
-  const same = treeEquals(current, files);
+  // A partial build that changes nothing keeps build-info.json as it is (it may record a full build).
+  const same = treeEquals(current, files) || (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
   if (!same) {
     const staging = stageTree(target.dir, files);
     testPause(io.env, "staged");
@@ -158,6 +159,11 @@ async function writeBuild(run: BuildRun): Promise<number> {
   const profileCount = [...files.keys()].filter((f) => f.endsWith("/manifest.json")).length;
   if (text) io.stderr(`${same ? "unchanged" : "wrote"} ${target.shown}/: ${profileCount} profile${profileCount === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"}\n`);
   return 0;
+}
+
+/** The entries of a file map other than build-info.json. */
+function dropInfo<V>(m: ReadonlyMap<string, V>): Map<string, V> {
+  return new Map([...m].filter(([rel]) => rel !== BUILD_INFO));
 }
 
 /** `build --check`: compiles and compares with what is on disk, byte for byte; writes nothing. */

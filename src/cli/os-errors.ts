@@ -40,9 +40,8 @@ export function osErrorDiagnostic(err: NodeJS.ErrnoException, note?: string): Di
   const code = err.code ?? "EIO";
   const advice = ADVICE[code] ?? { what: err.message, hint: "check {path} and run the command again" };
   const target = (err as { dest?: string }).dest;
-  const where = err.path ?? "(unknown path)";
-  const path = target ? `${where} -> ${target}` : where;
-  return makeDiagnostic("os_error", `cannot ${err.syscall ?? "access"} ${path}: ${advice.what} (${code})`, err.path ? { file: err.path } : undefined, {
+  const path = err.path === undefined ? "" : target ? ` ${err.path} -> ${target}` : ` ${err.path}`;
+  return makeDiagnostic("os_error", `cannot ${err.syscall ?? "access"}${path}: ${advice.what} (${code})`, err.path ? { file: err.path } : undefined, {
     hint: advice.hint.replaceAll("{path}", err.path ?? "the path"),
     notes: note ? [{ message: note }] : [],
   });

@@ -14,7 +14,7 @@ import { BUILD_INFO, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo
 import { printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
-import { checkOwnership, MARKER, MARKER_TEXT, readTreeStrict, recoverOutDir, resolveOutDir, stageTree, swapIn, testPause, treeEquals, type OutTarget } from "./out-dir.js";
+import { checkOwnership, MARKER, MARKER_TEXT, readTreeStrict, recoverOutDir, removeOwnedTree, resolveOutDir, stageTree, swapIn, testPause, treeEquals, type OutTarget } from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
 
 /** A progress line on a TTY for builds longer than a second; silent in CI or when piped. */
@@ -152,8 +152,13 @@ async function writeBuild(run: BuildRun): Promise<number> {
   const same = treeEquals(current, files) || (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
   if (!same) {
     const staging = stageTree(target.dir, files);
-    testPause(io.env, "staged");
-    swapIn(target.dir, staging, io.env);
+    try {
+      testPause(io.env, "staged");
+      swapIn(target.dir, staging, io.env);
+    } catch (err) {
+      if (fs.existsSync(staging)) removeOwnedTree(staging);
+      throw err;
+    }
   }
   const shaderCount = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
   const profileCount = [...files.keys()].filter((f) => f.endsWith("/manifest.json")).length;

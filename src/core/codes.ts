@@ -75,6 +75,10 @@ export const CODES = {
   out_leftover: { severity: "warning", summary: "A leftover folder of an interrupted build that kernelc cannot prove it wrote; it is left in place." },
   os_error: { severity: "error", summary: "The operating system refused a file operation (disk full, permission denied, read-only filesystem, …)." },
   unknown_kernel: { severity: "error", summary: "`build --kernel` names a kernel that no spec defines." },
+  // tune
+  tune_file_invalid: { severity: "error", summary: "kernelc.tune.json is not a tune file kernelc wrote." },
+  tune_unavailable: { severity: "error", summary: "`kernelc tune` has nothing to measure or no adapter to measure on." },
+  tune_call_invalid: { severity: "error", summary: "A call shape of the config's `tune` section is not a valid call of its kernel." },
   usage: { severity: "error", summary: "The command line is wrong." },
 } as const satisfies Record<string, CodeInfo>;
 

@@ -201,6 +201,10 @@ function writeDurable(file: string, text: string): void {
   try {
     fs.writeSync(fd, text);
     fs.fsyncSync(fd);
+  } catch (err) {
+    // Errors of calls on a descriptor (ENOSPC from write) carry no path: name the file.
+    (err as NodeJS.ErrnoException).path ??= file;
+    throw err;
   } finally {
     fs.closeSync(fd);
   }

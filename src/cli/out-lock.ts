@@ -110,10 +110,16 @@ export async function acquireOutLock(outDir: string, shown: string, opts: LockOp
   for (;;) {
     try {
       const fd = fs.openSync(lock, "wx", 0o666);
+      let written = false;
       try {
         fs.writeSync(fd, text);
+        written = true;
+      } catch (err) {
+        (err as NodeJS.ErrnoException).path ??= lock;
+        throw err;
       } finally {
         fs.closeSync(fd);
+        if (!written) fs.rmSync(lock, { force: true });
       }
       return () => {
         if (readText(lock)?.text === text) fs.rmSync(lock, { force: true });

@@ -65,6 +65,11 @@ function dependencyVersion(name: string): string {
   }
 }
 
+/** The versions the inputs hash records: kernelc's, nunjucks' and the WGSL validator's (the webgpu package). */
+export function hashedVersions(): { readonly kernelc: string; readonly nunjucks: string; readonly webgpu: string } {
+  return { kernelc: KERNELC_VERSION, nunjucks: dependencyVersion("nunjucks"), webgpu: dependencyVersion("webgpu") };
+}
+
 /** What a build covers besides the config: all profiles and kernels, or the subsets named on the command line. */
 export interface BuildScope {
   readonly profiles?: readonly string[];
@@ -78,9 +83,8 @@ export interface BuildScope {
  */
 export function inputsHash(loaded: LoadedConfig, scope: BuildScope = {}): string {
   const parts = [
-    `kernelc ${KERNELC_VERSION} ${compilerCodeHash()}`,
-    `nunjucks ${dependencyVersion("nunjucks")}`,
-    `webgpu ${dependencyVersion("webgpu")}`,
+    `kernelc ${compilerCodeHash()}`,
+    JSON.stringify(hashedVersions()),
     JSON.stringify(loaded.config),
     JSON.stringify(loaded.allProfiles),
     JSON.stringify(scope.profiles?.length ? scope.profiles : null),

@@ -8,9 +8,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { inputsHash } from "../../src/cli/build-info.js";
+import { hashedVersions, inputsHash } from "../../src/cli/build-info.js";
 import { loadConfig } from "../../src/plan/config.js";
-import { kernelc, makeProject, touchTemplate } from "./out-project.js";
+import { kernelc, makeProject, repoRoot, touchTemplate } from "./out-project.js";
 
 const sha = (s: string | Buffer): string => createHash("sha256").update(s).digest("hex");
 
@@ -118,6 +118,11 @@ describe("--check and the no-op detection compare what is on disk", () => {
     expect(inputsHash(loaded, { kernels: ["Axpby"] })).not.toBe(a);
     touchTemplate(root, "x");
     expect(inputsHash(loaded)).not.toBe(a);
+  });
+
+  it("the inputs hash records the versions of kernelc, nunjucks and the WGSL validator (webgpu) as installed", () => {
+    const version = (dir: string): string => (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version;
+    expect(hashedVersions()).toEqual({ kernelc: version(repoRoot), nunjucks: version(path.join(repoRoot, "node_modules/nunjucks")), webgpu: version(path.join(repoRoot, "node_modules/webgpu")) });
   });
 
   it("out/ folders and files keep the user's umask (not mkdtemp's 0700)", async () => {

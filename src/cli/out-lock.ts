@@ -65,7 +65,7 @@ function isStale(text: string, mtimeMs: number): boolean {
   return owner.host === os.hostname() && !alive(owner.pid);
 }
 
-/** Removes the lock if it still holds `text`, under the breaker lock; false when another build is breaking it. */
+/** Removes the lock if it still holds `text`, under the breaker lock (does nothing while another build holds the breaker). */
 function breakStale(lock: string, text: string): void {
   const breaker = `${lock}.break`;
   let fd: number;

@@ -5,8 +5,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { main } from "../../src/cli/main.js";
 
+/** The repository root. */
 export const repoRoot = path.resolve(__dirname, "../..");
 const FIXTURE = path.join(repoRoot, "test/fixtures/axpby");
+
+/** The kernelc command as installed (runs dist/). */
 export const BIN = path.join(repoRoot, "bin/kernelc.js");
 
 /** What a run of kernelc printed and returned. */

@@ -145,8 +145,11 @@ async function writeBuild(run: BuildRun): Promise<number> {
   // The compile took a while; read out/ again, which the lock kept ours.
   current = readTreeStrict(target.dir);
   const files = finalFiles(run, result, current);
-  for (const entry of current.unexpected) notices.push(makeDiagnostic("out_unexpected", `${target.shown}/${entry} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc: keep your own files elsewhere` }));
-  for (const rel of current.files.keys()) if (!files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel)) notices.push(makeDiagnostic("out_unexpected", `${target.shown}/${rel} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc: keep your own files elsewhere` }));
+  const foreign = [...current.unexpected, ...[...current.files.keys()].filter((rel) => !files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel))];
+  const shownForeign = foreign.length > 10 ? [...foreign.slice(0, 9), `… and ${foreign.length - 9} more entries`] : foreign;
+  for (const entry of shownForeign) {
+    notices.push(makeDiagnostic("out_unexpected", entry.startsWith("…") ? `${entry} were not written by kernelc; the build removed them` : `${target.shown}/${entry} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc (see its ${MARKER} file): keep your own files elsewhere` }));
+  }
   printDiagnostics(io, notices, opts.format, () => undefined);
   // A partial build that changes nothing keeps build-info.json as it is (it may record a full build).
   const same = treeEquals(current, files) || (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));

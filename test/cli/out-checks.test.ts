@@ -64,6 +64,11 @@ describe("--check and the no-op detection compare what is on disk", () => {
     const r = await kernelc(["build"], root);
     expect(r.stderr).toMatch(/out\/notes\.md was not written by kernelc; the build removed it/);
     expect(fs.existsSync(path.join(root, "out/notes.md"))).toBe(false);
+    for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(root, `out/stray${i}.txt`), "x\n");
+    const many = await kernelc(["build"], root);
+    expect(many.stderr.match(/warning\[out_unexpected\]/g)).toHaveLength(10);
+    expect(many.stderr).toMatch(/… and 3 more entries were not written by kernelc; the build removed them/);
+    expect(fs.readdirSync(path.join(root, "out")).filter((n) => n.startsWith("stray"))).toEqual([]);
   });
 
   it("an empty folder in out/ fails --check", async () => {

@@ -11,7 +11,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
 import type { LoadedConfig } from "../plan/config.js";
 import { BUILD_INFO, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
-import { printDiagnostics, type Format, type Io } from "./io.js";
+import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
 import { checkOwnership, MARKER, MARKER_TEXT, readTreeStrict, recoverOutDir, removeOwnedTree, resolveOutDir, stageTree, swapIn, testPause, treeEquals, type OutTarget } from "./out-dir.js";
@@ -56,8 +56,19 @@ interface BuildRun {
   readonly partial: boolean;
 }
 
-/** `kernelc build`. */
+/** `kernelc build`: user errors and errors of the system are printed in the chosen format (exit 1). */
 export async function runBuild(io: Io, opts: BuildOptions): Promise<number> {
+  try {
+    return await build(io, opts);
+  } catch (err) {
+    const diags = err instanceof UserError ? err.diagnostics : isOsError(err) ? [osErrorDiagnostic(err)] : undefined;
+    if (!diags) throw err;
+    printDiagnostics(io, diags, opts.format, fileSources(io.cwd));
+    return 1;
+  }
+}
+
+async function build(io: Io, opts: BuildOptions): Promise<number> {
   const loaded = loadProjectConfig(io.cwd, opts.config);
   const target = resolveOutDir(loaded, io.cwd, opts.out);
   const run: BuildRun = { io, opts, loaded, target, hash: inputsHash(loaded, { profiles: opts.profile, kernels: opts.kernel }), partial: Boolean(opts.profile?.length || opts.kernel?.length) };

@@ -61,6 +61,14 @@ describe("build --out: unsafe folders are refused and nothing is touched", () =>
     await expectRefused(root, ["--out", "src"], "out_unsafe", /it contains the specs folder "src\/specs"/);
   });
 
+  it("--format json prints the refusal as data", async () => {
+    const root = makeProject();
+    const r = await kernelc(["build", "--out", "..", "--format", "json"], root);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as unknown;
+    expect(JSON.stringify(out)).toMatch(/"code":"out_unsafe"/);
+  });
+
   it("--check refuses an unsafe folder too (it never reads / into memory)", async () => {
     const root = makeProject();
     const r = await kernelc(["build", "--check", "--out", "/"], root);

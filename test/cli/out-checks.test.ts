@@ -6,11 +6,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { hashedVersions, inputsHash } from "../../src/cli/build-info.js";
 import { loadConfig } from "../../src/plan/config.js";
-import { kernelc, makeProject, repoRoot, touchTemplate } from "./out-project.js";
+import { kernelc, makeProject, removeProjects, repoRoot, touchTemplate } from "./out-project.js";
+
+afterAll(removeProjects);
 
 const sha = (s: string | Buffer): string => createHash("sha256").update(s).digest("hex");
 

@@ -11,9 +11,11 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { kernelc, leftovers, makeProject, requireDist, runKernelc, snapshot, spawnKernelc, touchTemplate, waitForFile } from "./out-project.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kernelc, leftovers, makeProject, removeProjects, requireDist, runKernelc, snapshot, spawnKernelc, touchTemplate, waitForFile } from "./out-project.js";
 import { rng } from "../support/rng.js";
+
+afterAll(removeProjects);
 
 const SEED = Number(process.env.OUT_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 

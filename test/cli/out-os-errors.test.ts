@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { isOsError, osErrorDiagnostic } from "../../src/cli/os-errors.js";
 
 /** The error a real fs call throws. */
@@ -24,6 +24,7 @@ describe("os_error diagnostics", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-oserr-"));
   const file = path.join(dir, "f.txt");
   fs.writeFileSync(file, "x");
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const real: [string, () => unknown, RegExp][] = [
     ["ENOENT", () => fs.readFileSync(path.join(dir, "missing")), /does not exist/],

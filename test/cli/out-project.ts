@@ -27,12 +27,20 @@ export async function kernelc(argv: string[], cwd: string, env: Record<string, s
   return { code, stdout, stderr };
 }
 
+const created: string[] = [];
+
+/** Removes the projects this test file made (call it in afterAll). */
+export function removeProjects(): void {
+  for (const base of created.splice(0)) fs.rmSync(base, { recursive: true, force: true });
+}
+
 /**
  * A fresh project `<tmp>/<name>` with the axpby spec and template, a sentinel file in its root and
  * one beside it (`<tmp>/sentinel`), and a config when given. Returns the project root.
  */
 export function makeProject(config?: Record<string, unknown>, name = "proj"): string {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-out-"));
+  created.push(base);
   const root = path.join(base, name);
   fs.mkdirSync(root);
   fs.cpSync(path.join(FIXTURE, "specs"), path.join(root, "specs"), { recursive: true });

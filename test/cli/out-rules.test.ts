@@ -6,8 +6,10 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
-import { kernelc, makeProject, snapshot } from "./out-project.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { kernelc, makeProject, removeProjects, snapshot } from "./out-project.js";
+
+afterAll(removeProjects);
 
 /** Runs a build that must be refused, and checks that nothing changed in the project's parent folder. */
 async function expectRefused(root: string, argv: string[], code: string, message: RegExp): Promise<void> {

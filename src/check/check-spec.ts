@@ -271,8 +271,11 @@ class SpecChecker {
       return { path: real, reads: this.readsWithIncludes(real, text, realRoot) };
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
-        const span = templateSpan(text, err.line, err.column);
-        this.diags.push(makeDiagnostic("template_error", `template syntax error: ${err.message}`, { file: real, span }, { hint: "fix the template's Nunjucks syntax", notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
+        const errFile = err.file ?? real;
+        const span = templateSpan(errFile === real ? text : fs.readFileSync(errFile, "utf8"), err.line, err.column);
+        const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
+        const hint = err.refused ? "templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, \"The template sandbox\")" : "fix the template's Nunjucks syntax";
+        this.diags.push(makeDiagnostic("template_error", what, { file: errFile, span }, { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
         return { path: real };
       }
       throw err;
@@ -304,7 +307,13 @@ class SpecChecker {
     const visit = (file: string, body?: string): void => {
       if (seen.has(file)) return;
       seen.add(file);
-      const r = this.fileReads(file, body);
+      let r: TemplateReads;
+      try {
+        r = this.fileReads(file, body);
+      } catch (err) {
+        if (err instanceof TemplateSyntaxError && err.file === undefined && file !== real) throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file);
+        throw err;
+      }
       r.names.forEach((n) => names.add(n));
       r.tunables.forEach((n) => tunables.add(n));
       r.dtypes.forEach((n) => dtypes.add(n));

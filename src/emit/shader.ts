@@ -88,7 +88,7 @@ function deviceContext(profile: Profile): { features: Record<string, boolean>; l
 }
 
 /** A diagnostic located at a template line (and column) when known. */
-export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {
+export function templateDiagnostic(code: "template_error" | "template_limit_exceeded" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {
   const full = path.join(templatesDir, file);
   let span: { start: number; end: number } | undefined;
   if (line) {
@@ -140,7 +140,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
   } catch (err) {
     if (!(err instanceof RenderError)) throw err;
-    ctx.diagnostics.push(templateDiagnostic("template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));
+    ctx.diagnostics.push(templateDiagnostic(err.limit ? "template_limit_exceeded" : "template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));
     return undefined;
   }
   const body = rendered.wgsl;

@@ -269,10 +269,11 @@ describe("context and Jinja features", () => {
     ].join("\n"),
   });
 
-  test("Object.prototype names are not found", () => {
-    expect(renderError(() => render("proto.jinja")).message).toMatch(/undefined/);
-    expect(renderError(() => render("proto-member.jinja", { dtypes: { T: "f16" } })).message).toMatch(/undefined/);
+  test("`constructor` is refused; other Object.prototype names are plain names, not found unless handed in", () => {
+    expect(renderError(() => render("proto.jinja")).message).toMatch(/`constructor` is not allowed/);
+    expect(renderError(() => render("proto-member.jinja", { dtypes: { T: "f16" } })).message).toMatch(/`constructor` is not allowed/);
     expect(render("proto-test.jinja", { dtypes: { T: "f16" } }).wgsl).toBe("clean\n");
+    expect(render("proto-test.jinja", { dtypes: { T: "f16", hasOwnProperty: "x" } }).wgsl).toBe("leak\n");
   });
 
   test("macros with defaults, ~, `is number`, DISPATCH_FOLD_WIDTH, env, nested objects", () => {

@@ -256,7 +256,7 @@ describe("context and Jinja features", () => {
   const { render } = setup({
     "proto.jinja": "{{ constructor }}\n",
     "proto-member.jinja": "{{ dtypes.constructor }}\n",
-    "proto-test.jinja": "{% if constructor is defined or toString is defined or dtypes.hasOwnProperty is defined %}leak{% else %}clean{% endif %}\n",
+    "proto-test.jinja": "{% if toString is defined or valueOf is defined or dtypes.hasOwnProperty is defined %}leak{% else %}clean{% endif %}\n",
     "seed-features.jinja": [
       '{% macro idx(workgroupSize, name="i", bound="params.count") %}',
       '{% set wgTerm = workgroupSize ~ "u" if workgroupSize is number else workgroupSize %}',

@@ -22,6 +22,47 @@ const require = createRequire(import.meta.url);
 const njRuntime = require("nunjucks/src/runtime") as Record<string, unknown> & { Frame: FrameClass; makeMacro: (...a: unknown[]) => Callable; fromIterator: (x: unknown) => unknown; suppressValue: (v: unknown, esc: boolean) => unknown };
 const njFilters = require("nunjucks/src/filters") as Record<string, Callable>;
 const njTests = require("nunjucks/src/tests") as Record<string, Callable>;
+const njCompiler = require("nunjucks/src/compiler") as { Compiler: new (name: string, throwOnUndefined: boolean) => CompilerLike };
+const njTransformer = require("nunjucks/src/transformer") as { transform(ast: unknown, asyncFilters: unknown[], name: string): unknown };
+const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions: unknown[], opts: unknown): unknown };
+
+interface CompilerLike {
+  compile(node: unknown): void;
+  getCode(): string;
+  _emitLine(code: string): void;
+  _compileChildren(node: { children: { typename?: string; lineno?: number; colno?: number }[] }, frame: unknown): void;
+}
+
+/** Statement nodes: before each, the compiled code records its template line and column. */
+const STATEMENTS = new Set(["Output", "Set", "For", "If", "Macro", "Include", "Import", "FromImport", "Switch"]);
+
+/**
+ * Nunjucks' compiler, with the current template line and column (1-based) recorded before every
+ * statement, so that an error the sandbox raises inside an expression names its line. (Stock
+ * nunjucks records a position only at function calls, 0-based.)
+ */
+class LocatingCompiler extends njCompiler.Compiler {
+  override _compileChildren(node: { children: { typename?: string; lineno?: number; colno?: number }[] }, frame: unknown): void {
+    for (const child of node.children) {
+      if (child && STATEMENTS.has(child.typename ?? "") && typeof child.lineno === "number") {
+        this._emitLine(`lineno = ${child.lineno + 1}; colno = ${(child.colno ?? 0) + 1};`);
+      }
+      (this as unknown as { compile(n: unknown, f: unknown): void }).compile(child, frame);
+    }
+  }
+
+  compileFunCall(node: { lineno: number; colno: number }, frame: unknown): void {
+    const located = Object.create(node, { lineno: { value: node.lineno + 1 }, colno: { value: node.colno + 1 } }) as object;
+    (njCompiler.Compiler.prototype as unknown as { compileFunCall(n: unknown, f: unknown): void }).compileFunCall.call(this, located, frame);
+  }
+}
+
+/** Compiles a template's source to the module text nunjucks evaluates, with positions recorded (see LocatingCompiler). */
+function compileTemplate(src: string, name: string, opts: { throwOnUndefined?: boolean }): string {
+  const c = new LocatingCompiler(name, opts.throwOnUndefined ?? false);
+  c.compile(njTransformer.transform(njParser.parse(src, [], opts), [], name));
+  return c.getCode();
+}
 
 type Callable = (...args: unknown[]) => unknown;
 
@@ -255,15 +296,16 @@ function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | 
     tmpl.rootRenderFunc = wrap(tmpl.rootRenderFunc!);
     for (const [name, block] of Object.entries(tmpl.blocks ?? {})) tmpl.blocks![name] = wrap(block);
   };
-  if (tmpl.compiled) {
+  // Compiled by LocatingCompiler; nunjucks itself evaluates the module text it compiles to.
+  tmpl._compile = () => {
+    const t = tmpl as CompiledTemplate & { tmplStr: string; path: string; env: { opts: { throwOnUndefined?: boolean } }; _getBlocks(props: object): Record<string, RootRender> };
+    const props = new Function(compileTemplate(t.tmplStr, t.path, t.env.opts))() as { root: RootRender }; // eslint-disable-line no-new-func
+    t.blocks = t._getBlocks(props);
+    t.rootRenderFunc = props.root;
+    t.compiled = true;
     wrapAll();
-  } else {
-    const compile = tmpl._compile.bind(tmpl);
-    tmpl._compile = () => {
-      compile();
-      wrapAll();
-    };
-  }
+  };
+  if (tmpl.compiled) tmpl._compile();
   return tmpl;
 }
 

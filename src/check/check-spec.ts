@@ -18,6 +18,8 @@ import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./chec
 import type { TExpr } from "../model/ir.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
+import { isWgslWord, valueStringLiterals } from "./template-values.js";
+import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
 import type { BufferType, CExpr, CheckedBinding, CheckedDerive, CheckedField, CheckedIntermediate, CheckedKernel, CheckedPass, CheckedVariant, CheckResult, TemplateReads } from "../model/checked.js";
 import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "../model/types.js";
 
@@ -144,7 +146,35 @@ class SpecChecker {
       if (!out.has(name)) out.set(name, checked);
       return out.get(name)!.type;
     };
-    for (const e of entries) typeOf(e.name);
+    // Type every entry after the entries it reads, walking the references without recursion: when
+    // an entry is typed, what it reads is typed already or on the walk's path (`inProgress`, a
+    // cycle), so typeOf never descends a chain, however long.
+    const refsOf = (name: string): string[] => {
+      const ast = this.parse(defs.get(name)!.expr);
+      return ast ? exprNames(ast).filter((n) => defs.has(n)) : [];
+    };
+    for (const e of entries) {
+      if (out.has(e.name)) continue;
+      const walk: { name: string; refs: string[]; i: number }[] = [{ name: e.name, refs: refsOf(e.name), i: 0 }];
+      const onPath = new Set([e.name]);
+      while (walk.length > 0) {
+        const top = walk[walk.length - 1];
+        if (top.i < top.refs.length) {
+          const r = top.refs[top.i++];
+          if (!out.has(r) && !onPath.has(r)) {
+            walk.push({ name: r, refs: refsOf(r), i: 0 });
+            onPath.add(r);
+          }
+          continue;
+        }
+        walk.pop();
+        onPath.delete(top.name);
+        inProgress.length = 0;
+        for (const w of walk) inProgress.push(w.name);
+        typeOf(top.name);
+      }
+      inProgress.length = 0;
+    }
     const result = new Map<string, CheckedDerive>();
     for (const e of entries) result.set(e.name, out.get(e.name)!);
     return result;
@@ -187,30 +217,59 @@ class SpecChecker {
     }
   }
 
-  /** Checks the merged environment for cycles created by overrides. */
+  /** Checks the merged environment for cycles created by overrides (an iterative depth-first walk). */
   private checkOverrideCycles(env: ReadonlyMap<string, CheckedDerive>, own: ReadonlyMap<string, CheckedDerive>): void {
     const state = new Map<string, 1 | 2>();
-    const visit = (n: string, stack: string[]): void => {
-      const s = state.get(n);
-      if (s === 2) return;
-      if (s === 1) {
-        const cycle = [...stack.slice(stack.indexOf(n)), n];
-        const key = cycle.slice(0, -1).sort().join(",");
-        if (!this.cyclesReported.has(key)) {
-          this.cyclesReported.add(key);
-          const culprit = cycle.find((c) => own.has(c)) ?? n;
-          this.report("derive_cycle", `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, env.get(culprit)!.expr.source.where, "an override must not read, directly or not, the entry it replaces");
+    for (const start of own.keys()) {
+      if (state.get(start) === 2) continue;
+      const walk: { name: string; reads: string[]; i: number }[] = [{ name: start, reads: [...(env.get(start)?.reads ?? [])], i: 0 }];
+      state.set(start, 1);
+      while (walk.length > 0) {
+        const top = walk[walk.length - 1];
+        if (top.i >= top.reads.length) {
+          walk.pop();
+          state.set(top.name, 2);
+          continue;
         }
-        return;
+        const n = top.reads[top.i++];
+        if (!env.has(n)) continue;
+        const s = state.get(n);
+        if (s === 2) continue;
+        if (s === 1) {
+          const path = walk.map((w) => w.name);
+          const cycle = [...path.slice(path.indexOf(n)), n];
+          const key = cycle.slice(0, -1).sort().join(",");
+          if (!this.cyclesReported.has(key)) {
+            this.cyclesReported.add(key);
+            const culprit = cycle.find((c) => own.has(c)) ?? n;
+            this.report("derive_cycle", `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, env.get(culprit)!.expr.source.where, "an override must not read, directly or not, the entry it replaces");
+          }
+          continue;
+        }
+        state.set(n, 1);
+        walk.push({ name: n, reads: [...(env.get(n)?.reads ?? [])], i: 0 });
       }
-      state.set(n, 1);
-      stack.push(n);
-      for (const r of env.get(n)?.reads ?? []) if (env.has(r)) visit(r, stack);
-      stack.pop();
-      state.set(n, 2);
-    };
-    for (const n of own.keys()) visit(n, []);
+    }
   }
+
+  /** Reports the entry of `env` that nests deepest when that is past MAX_DERIVE_NESTING (once per entry). */
+  private checkNesting(env: ReadonlyMap<string, CheckedDerive>): void {
+    const nesting = deriveNesting(env);
+    let worst: string | undefined;
+    for (const [name, n] of nesting) if (n.levels > MAX_DERIVE_NESTING && (worst === undefined || n.levels > nesting.get(worst)!.levels)) worst = name;
+    if (worst === undefined || this.nestingReported.has(worst)) return;
+    this.nestingReported.add(worst);
+    const chain = deepestChain(worst, nesting);
+    const shown = chain.length > 6 ? [...chain.slice(0, 3), "…", ...chain.slice(-2)] : chain;
+    this.report(
+      "derive_too_deep",
+      `evaluating \`${worst}\` nests ${nesting.get(worst)!.levels} levels deep through a chain of ${chain.length} derive entries (${shown.map((c) => (c === "…" ? c : `\`${c}\``)).join(" -> ")}); the limit is ${MAX_DERIVE_NESTING} levels`,
+      env.get(worst)!.expr.source.where,
+      "shorten the chain: compute the value in fewer entries, or with fewer nested sub-expressions (each sub-expression and each entry read counts one level)",
+    );
+  }
+
+  private readonly nestingReported = new Set<string>();
 
   private checkOverrides(table: ReadonlyMap<string, CheckedDerive>, parent: ReadonlyMap<string, CheckedDerive>): void {
     for (const [name, d] of table) {
@@ -333,6 +392,24 @@ class SpecChecker {
     return { names, tunables, dtypes, includes };
   }
 
+  /** String literals that can become a value the template reads must be WGSL identifiers or type names: the template may print them. */
+  private checkPrintedStrings(names: Iterable<string>, env: ReadonlyMap<string, CheckedDerive>, p: PassSpec): void {
+    for (const { derive, literal } of valueStringLiterals(names, env)) {
+      const text = String(literal.value);
+      if (isWgslWord(text)) continue;
+      const key = `${derive.expr.source.textStart}:${literal.span.start}`;
+      if (this.printedReported.has(key)) continue;
+      this.printedReported.add(key);
+      this.diags.push(
+        makeDiagnostic("wgsl_value_invalid", `${JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text)} can become the value of \`${derive.name}\`, which template \`${p.shader}\` reads, but it is not a WGSL identifier or type name`, exprLocation(this.file, derive.expr.source, literal.span), {
+          hint: "a template may print it into WGSL: use an identifier such as `f16` or a type such as `vec4<f32>`; keep WGSL code in the template",
+        }),
+      );
+    }
+  }
+
+  private readonly printedReported = new Set<string>();
+
   private checkBinding(b: BindingSpec, env: ReadonlyMap<string, CheckedDerive>, intermediates: ReadonlySet<string> | undefined): CheckedBinding {
     const spec = this.spec;
     let refIsInput: boolean | undefined;
@@ -391,6 +468,7 @@ class SpecChecker {
     const spec = this.spec;
     // Top-level derive entries.
     const top = this.makeTable(spec.derive, undefined);
+    this.checkNesting(top);
     const when = spec.when.map((w) => {
       const c = this.checkIn(w, top);
       this.expectType(c, "bool", "a `when` condition");
@@ -451,6 +529,7 @@ class SpecChecker {
     const vEnv = new Map(top);
     for (const [k, d] of vTable) vEnv.set(k, d);
     this.checkOverrideCycles(vEnv, vTable);
+    if (vTable.size > 0) this.checkNesting(vEnv);
     const when = v.when.map((w) => {
       const c = this.checkIn(w, vEnv);
       this.expectType(c, "bool", "a `when` condition");
@@ -484,6 +563,7 @@ class SpecChecker {
     const env = new Map(vEnv);
     for (const [k, d] of pTable) env.set(k, d);
     this.checkOverrideCycles(env, pTable);
+    if (pTable.size > 0) this.checkNesting(env);
     const bindings: CheckedBinding[] = [];
     const names = new Map<string, Where>();
     for (const ref of p.bindings) {
@@ -512,6 +592,7 @@ class SpecChecker {
     if (shader.reads) {
       for (const n of shader.reads.names) if (env.has(n)) this.usedDerives.add(n);
       for (const t of shader.reads.tunables) this.usedTunables.add(t);
+      this.checkPrintedStrings(shader.reads.names, env, p);
     }
     return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
   }

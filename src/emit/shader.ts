@@ -7,6 +7,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { deriveEnv } from "../check/check-spec.js";
+import { whereLocation } from "../check/locate.js";
+import { wgslValueProblem } from "../check/template-values.js";
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
@@ -118,6 +120,12 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
       if (!names.has(name)) continue;
       const value = env.derive(name);
       if (value === UNKNOWN) throw new EvalError(`\`${name}\` is not known at build time for this instance`);
+      const problem = wgslValueProblem(value);
+      if (problem) {
+        const d = names.get(name)!;
+        ctx.diagnostics.push(makeDiagnostic("wgsl_value_invalid", `template ${pass.shader} reads \`${name}\` (${where}), but its value cannot be printed into WGSL: ${problem}`, whereLocation(k.spec.file, d.expr.source.where), { hint: "a value a template reads must be a finite number, a boolean, or a WGSL identifier or type name" }));
+        return undefined;
+      }
       context[name] = value;
     }
   } catch (err) {

@@ -108,7 +108,7 @@ function selectProfiles(loaded: LoadedConfig, names: readonly string[] | undefin
 
 /** The config's instances per kernel, checked against the kernels' leaves. */
 function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[]): Map<string, ParsedInstance[]> {
-  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, loaded.config.instances[k.spec.name] ?? [], loaded.file, diagnostics)]));
+  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, Object.hasOwn(loaded.config.instances, k.spec.name) ? loaded.config.instances[k.spec.name] : [], loaded.file, diagnostics)]));
   for (const name of Object.keys(loaded.config.instances)) {
     if (!kernels.some((k) => k.spec.name === name)) {
       diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined));

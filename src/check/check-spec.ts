@@ -16,6 +16,8 @@ import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
+import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
+import { EvalError } from "../lang/ops.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
@@ -141,6 +143,7 @@ class SpecChecker {
         for (const p of r.problems) this.problemToDiag(d.expr, p);
         this.noteUses(r.texpr);
         checked = { name, expr: { source: d.expr, texpr: r.texpr }, type: r.texpr.type, reads: r.derives, keyWhere: d.keyWhere };
+        this.checkFinite(d.expr, r.texpr, (n) => (defs.has(n) ? out.get(n) : parent?.get(n)), out);
       }
       inProgress.pop();
       if (!out.has(name)) out.set(name, checked);
@@ -190,7 +193,56 @@ class SpecChecker {
     const r = checkExpr(ast, scope);
     for (const p of r.problems) this.problemToDiag(src, p);
     this.noteUses(r.texpr);
+    this.checkFinite(src, r.texpr, (n) => env.get(n), env);
     return { source: src, texpr: r.texpr };
+  }
+
+  /** Values of derive entries known without any leaf (constants), per derive environment: for checkFinite. */
+  private readonly constants = new Map<object, Map<string, PValue>>();
+
+  /**
+   * Reports the innermost sub-expressions whose value is known without any leaf (constants and
+   * derive entries that are constants) and is infinite or NaN, such as `1e300 * 1e300`: kernelc
+   * cannot emit such a value, and no condition or size should rest on one.
+   */
+  private checkFinite(src: ExprSource, e: TExpr, lookup: (name: string) => CheckedDerive | undefined, envKey: object): void {
+    if (this.nestingReported.size > 0 || hasErrorType(e)) return;
+    let memo = this.constants.get(envKey);
+    if (!memo) {
+      memo = new Map();
+      this.constants.set(envKey, memo);
+    }
+    const known = memo;
+    const env: EvalEnv = {
+      leaf: () => UNKNOWN,
+      dim: () => UNKNOWN,
+      hasAttr: () => UNKNOWN,
+      derive: (name) => {
+        if (known.has(name)) return known.get(name)!;
+        const d = lookup(name);
+        known.set(name, UNKNOWN);
+        if (!d || hasErrorType(d.expr.texpr)) return UNKNOWN;
+        const v = tryEvaluate(d.expr.texpr, env);
+        known.set(name, v);
+        return v;
+      },
+    };
+    const visit = (x: TExpr): boolean => {
+      if (x.k === "derive" || x.k === "leaf" || x.k === "hasAttr") return false;
+      const children = x.k === "call" ? x.args : x.k === "list" ? x.items : x.k === "neg" || x.k === "not" ? [x.operand] : x.k === "binary" ? [x.left, x.right] : x.k === "cond" ? [x.cond, x.then, x.otherwise] : [];
+      let bad = false;
+      for (const c of children) bad = visit(c) || bad;
+      if (bad) return true;
+      const v = tryEvaluate(x, env);
+      if (typeof v !== "number" || Number.isFinite(v)) return false;
+      this.diags.push(
+        makeDiagnostic("non_finite_value", `\`${src.text.slice(x.span.start, x.span.end)}\` evaluates to ${v}: kernelc works with finite numbers only`, exprLocation(this.file, src, x.span), {
+          hint: "use a finite value (the largest float kernelc emits is about 1.8e308); for a \"no limit\" sentinel, use a large finite number",
+        }),
+      );
+      return true;
+    };
+    visit(e);
   }
 
   private noteUses(e: TExpr): void {
@@ -595,6 +647,31 @@ class SpecChecker {
       this.checkPrintedStrings(shader.reads.names, env, p);
     }
     return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
+  }
+}
+
+/** Whether an expression has a node whose type is an error (already reported): such trees are not evaluated. */
+function hasErrorType(e: TExpr): boolean {
+  const stack: TExpr[] = [e];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    if (x.type.k === "error") return true;
+    if (x.k === "call") stack.push(...x.args);
+    else if (x.k === "list") stack.push(...x.items);
+    else if (x.k === "neg" || x.k === "not") stack.push(x.operand);
+    else if (x.k === "binary") stack.push(x.left, x.right);
+    else if (x.k === "cond") stack.push(x.cond, x.then, x.otherwise);
+  }
+  return false;
+}
+
+/** Partial evaluation of a constant part: its value, or UNKNOWN when it depends on a leaf or fails (division by zero is reported where it is evaluated). */
+function tryEvaluate(e: TExpr, env: EvalEnv): PValue {
+  try {
+    return evaluate(e, env);
+  } catch (err) {
+    if (err instanceof EvalError) return UNKNOWN;
+    throw err;
   }
 }
 

@@ -11,7 +11,7 @@ import type { Diagnostic, Location } from "../core/diagnostic.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { type Code, makeDiagnostic } from "../core/codes.js";
 import { didYouMean } from "../core/did-you-mean.js";
-import { type JsonNode, appendPointer, parseJson, resolvePointer, toPlain } from "../core/json-source.js";
+import { type JsonNode, appendPointer, findForbiddenKeys, parseJson, resolvePointer, toPlain } from "../core/json-source.js";
 import {
   DEFAULT_PROFILES,
   FEATURE_NAMES,
@@ -277,23 +277,13 @@ function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, 
   }
 }
 
-/** Rejects `__proto__` keys anywhere: records are copied into plain objects, where that key would set a prototype. */
+/** The config's forbidden keys: records are copied into plain objects, where `__proto__` would set a prototype (lookups use Object.hasOwn, so `constructor` is a plain name). */
+const CONFIG_FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__"]);
+
+/** Rejects `__proto__` keys anywhere (the walker spec validation uses too). */
 function reportForbiddenKeys(node: JsonNode, rep: Reporter): void {
-  const stack: JsonNode[] = [node];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.kind === "object") {
-      for (const e of n.entries) {
-        if (e.key === "__proto__") {
-          rep.report("json_forbidden_key", e.value.pointer, `the key "__proto__" is not allowed: it could change an object's prototype`, "rename or remove it", {
-            atKey: true,
-          });
-        }
-        stack.push(e.value);
-      }
-    } else if (n.kind === "array") {
-      stack.push(...n.items);
-    }
+  for (const { pointer, entry } of findForbiddenKeys(node, CONFIG_FORBIDDEN_KEYS)) {
+    rep.report("json_forbidden_key", pointer, `the key "${entry.key}" is not allowed: it could change an object's prototype`, "rename or remove it", { atKey: true });
   }
 }
 

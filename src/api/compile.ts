@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
-import { hasErrors, sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
+import { hasErrors, sortDiagnostics, UserError, type Diagnostic } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { commentText, generateDispatcher } from "../emit/dispatcher.js";
@@ -123,7 +123,15 @@ function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Pro
   // templates read only build-time values; otherwise it is a warning that nothing was built.
   const implicit = configured.length === 0;
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
-  const build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: "(no instance)", values: new Map() }] : configured);
+  let build: KernelProfileBuild;
+  try {
+    build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: "(no instance)", values: new Map() }] : configured, loaded.config.maxCandidates);
+  } catch (err) {
+    // Too many candidates: reported, and nothing of this kernel is built on this profile.
+    if (!(err instanceof UserError)) throw err;
+    diagnostics.push(...err.diagnostics);
+    return { kernel: k, assignments: [], candidates: [], problems: [] };
+  }
   if (implicit && build.problems.length) {
     diagnostics.push(makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built for profile ${profile.name}`, { file: k.spec.file, pointer: "/variants" }, { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }));
   }

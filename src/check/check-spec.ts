@@ -22,6 +22,7 @@ import { exprLocation, whereLocation } from "./locate.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
+import { candidateFactors, candidateLimitError, DEFAULT_MAX_CANDIDATES } from "./candidate-limit.js";
 import type { BufferType, CExpr, CheckedBinding, CheckedDerive, CheckedField, CheckedIntermediate, CheckedKernel, CheckedPass, CheckedVariant, CheckResult, TemplateReads } from "../model/checked.js";
 import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "../model/types.js";
 
@@ -572,7 +573,14 @@ class SpecChecker {
         this.diags.push(makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), { hint: `remove it, or read it as \`tunables.${t.name}\`` }));
       }
     }
-    return { spec, attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])), derive: top, when, outputShapes, variants };
+    const kernel: CheckedKernel = { spec, attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])), derive: top, when, outputShapes, variants };
+    // Lint cannot see the config's pins or cap: past the default cap, a warning says the build will need them.
+    const factors = candidateFactors(kernel, {});
+    if (factors.reduce((p, f) => p * f.count, 1) > DEFAULT_MAX_CANDIDATES) {
+      const d = candidateLimitError(kernel, "with no tunable pinned", DEFAULT_MAX_CANDIDATES, factors).diagnostics[0];
+      this.diags.push({ ...d, severity: "warning", message: `${d.message}; the build fails unless kernelc.config.json pins tunables or raises maxCandidates` });
+    }
+    return kernel;
   }
 
   private checkVariant(v: VariantSpec, order: number, top: Map<string, CheckedDerive>, topBindings: ReadonlyMap<string, BindingSpec>): CheckedVariant {

@@ -61,6 +61,7 @@ export const CODES = {
   config_invalid: { severity: "error", summary: "kernelc.config.json is invalid." },
   profile_invalid: { severity: "error", summary: "A device profile is invalid." },
   unknown_profile: { severity: "error", summary: "A profile name that is not defined." },
+  too_many_candidates: { severity: "error", summary: "A kernel has more candidate combinations on a profile than the configured cap (maxCandidates)." },
   no_variant_for_profile: { severity: "warning", summary: "A kernel has no variant that can run on a profile." },
   eval_error: { severity: "error", summary: "An expression failed while being evaluated for the build." },
   template_error: { severity: "error", summary: "A template failed to render, or uses something the template sandbox refuses." },

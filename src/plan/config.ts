@@ -25,6 +25,7 @@ import {
   profileShadows,
 } from "./profiles.js";
 import { readTuneFile, tunedPins, type TuneFile } from "./tune-file.js";
+import { DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 
 /** The config file's name, looked up in the project root. */
 export const CONFIG_FILE = "kernelc.config.json";
@@ -62,6 +63,8 @@ export interface KernelcConfig {
   readonly tune: Readonly<Record<string, TuneKernelConfig>>;
   /** Profile name → kernel name → tunable pins measured by `kernelc tune` (read from kernelc.tune.json; config pins take precedence). */
   readonly tuned: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, number>>>>>>;
+  /** The most candidates (dtype assignments × tunable combinations × variants) one kernel may have on one profile. */
+  readonly maxCandidates: number;
 }
 
 /** How `kernelc tune` fills an input: explicit values, or a generator. */
@@ -111,6 +114,7 @@ export const DEFAULT_CONFIG: KernelcConfig = Object.freeze({
   instances: {},
   tune: {},
   tuned: {},
+  maxCandidates: DEFAULT_MAX_CANDIDATES,
 });
 
 const folderSchema = z.string({ error: "a folder must be a string" }).min(1, { error: "a folder must not be empty" });
@@ -187,6 +191,12 @@ const configSchema = z.strictObject({
     })
     .optional(),
   tune: z.record(z.string(), tuneKernelSchema, { error: "tune must be an object mapping kernel names to {calls, tunables}" }).optional(),
+  maxCandidates: z
+    .number({ error: "maxCandidates must be a number" })
+    .int({ error: "maxCandidates must be a positive integer" })
+    .positive({ error: "maxCandidates must be a positive integer" })
+    .max(2 ** 31 - 1, { error: "maxCandidates must be at most 2^31 - 1" })
+    .optional(),
 });
 
 /** The top-level fields of kernelc.config.json. */
@@ -482,6 +492,7 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
       instances,
       tune: parsed.tune ?? {},
       tuned: {},
+      maxCandidates: parsed.maxCandidates ?? DEFAULT_MAX_CANDIDATES,
     },
     all,
     selected,

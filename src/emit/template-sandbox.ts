@@ -38,14 +38,16 @@ const STATEMENTS = new Set(["Output", "Set", "For", "If", "Macro", "Include", "I
 
 /**
  * Nunjucks' compiler, with the current template line and column (1-based) recorded before every
- * statement, so that an error the sandbox raises inside an expression names its line. (Stock
- * nunjucks records a position only at function calls, 0-based.)
+ * statement, so that an error the sandbox raises inside an expression names its line (stock
+ * nunjucks records a position only at function calls, 0-based), and the size of the output being
+ * built checked there, so that literal text repeated by a loop is caught at its line.
  */
 class LocatingCompiler extends njCompiler.Compiler {
   override _compileChildren(node: { children: { typename?: string; lineno?: number; colno?: number }[] }, frame: unknown): void {
     for (const child of node.children) {
       if (child && STATEMENTS.has(child.typename ?? "") && typeof child.lineno === "number") {
-        this._emitLine(`lineno = ${child.lineno + 1}; colno = ${(child.colno ?? 0) + 1};`);
+        const buffer = (this as unknown as { buffer: string }).buffer;
+        this._emitLine(`lineno = ${child.lineno + 1}; colno = ${(child.colno ?? 0) + 1}; runtime.outputSoFar(${buffer}.length);`);
       }
       (this as unknown as { compile(n: unknown, f: unknown): void }).compile(child, frame);
     }
@@ -240,6 +242,10 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
       budget.step(n, `a loop over ${n} items`);
       return items;
     },
+    outputSoFar(length: number): void {
+      if (length > limits.maxOutputChars) throw new RenderLimitExceeded(`the output reaches ${length} characters, more than the limit of ${limits.maxOutputChars}`);
+      budget.tick();
+    },
     suppressValue(val: unknown, autoescape: boolean): unknown {
       const out = njRuntime.suppressValue(val, autoescape);
       const len = typeof out === "string" ? out.length : String(out).length;
@@ -351,7 +357,7 @@ export class SandboxEnvironment extends nunjucks.Environment {
 
   /** Renders one template in a fresh sandbox; throws what nunjucks throws (TemplateError with the cause). */
   renderSandboxed(name: string, context: object): string {
-    const tmpl = this.getTemplate(name, true) as unknown as CompiledTemplate;
+    const tmpl = this.getTemplate(name, false) as unknown as CompiledTemplate;
     const budget = new Budget(this.limits);
     const runtime = makeRuntime(budget);
     const Frame = runtime.Frame as FrameClass;

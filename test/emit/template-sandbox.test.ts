@@ -176,7 +176,8 @@ describe("render limits", () => {
     "double.jinja": '{% set s = "x" %}\n{% for i in range(40) %}\n{% set s = s ~ s %}\n{% endfor %}\n{{ s | length }}\n',
     "double-arg.jinja": '{% macro d(s, n) %}{% if n > 0 %}{{ d(s ~ s, n - 1) }}{% endif %}{% endmacro %}\n{{ d("x", 60) }}\n',
     "printed.jinja": "{% for i in range(50000) %}{{ big }}{% endfor %}\n",
-    "text.jinja": "{% for i in range(90000) %}01234567890123456789{% endfor %}\n",
+    "printed-macro.jinja": "{% macro m() %}{% for i in range(900) %}{{ big }}{% endfor %}{% endmacro %}\n{% for j in range(10) %}{% set x = m() %}{% endfor %}\n",
+    "text.jinja": "// a\n{% for i in range(90000) %}\n{% if i >= 0 %}\n01234567890123456789\n{% endif %}\n{% endfor %}\n",
     "filter.jinja": '{% set s = "x" %}\n{{ s | center(5000000) }}\n',
     "small.jinja": "{% for i in range(width) %}{{ i }}{% endfor %}\n",
   });
@@ -190,7 +191,8 @@ describe("render limits", () => {
     ["self-import.jinja", {}, 1, /deep/],
     ["double.jinja", {}, 3, /characters long/],
     ["double-arg.jinja", {}, 1, /characters long/],
-    ["printed.jinja", { big: "y".repeat(100) }, 1, /add up to more than/],
+    ["printed.jinja", { big: "y".repeat(100) }, 1, /the output reaches \d+ characters/],
+    ["printed-macro.jinja", { big: "y".repeat(1000) }, 2, /add up to more than 4194304/],
     ["filter.jinja", {}, 2, /center/],
   ] as const)("%s fails fast with a located limit error", (shader, context, line, message) => {
     const err = renderError(() => render(shader, context));
@@ -200,10 +202,11 @@ describe("render limits", () => {
     expect(err.message).toMatch(message);
   });
 
-  test("oversized output without a printed value is a limit error too", () => {
+  test("oversized output without a printed value is a limit error too, at the loop", () => {
     const err = renderError(() => render("text.jinja"));
     expect(err.limit).toBe(true);
-    expect(err.message).toMatch(/1800000 characters long, more than the limit of 1048576/);
+    expect(err.line).toBe(3);
+    expect(err.message).toMatch(/the output reaches \d+ characters, more than the limit of 1048576/);
   });
 
   test("range() refuses non-numbers", () => {

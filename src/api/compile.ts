@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
-import { hasErrors, sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
+import { hasErrors, sortDiagnostics, UserError, type Diagnostic } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { commentText, generateDispatcher } from "../emit/dispatcher.js";
@@ -121,7 +121,7 @@ function selectProfiles(loaded: LoadedConfig, names: readonly string[] | undefin
 
 /** The config's instances per kernel, checked against the kernels' leaves. */
 function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[]): Map<string, ParsedInstance[]> {
-  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, loaded.config.instances[k.spec.name] ?? [], loaded.file, diagnostics)]));
+  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, Object.hasOwn(loaded.config.instances, k.spec.name) ? loaded.config.instances[k.spec.name] : [], loaded.file, diagnostics)]));
   for (const name of Object.keys(loaded.config.instances)) {
     if (!kernels.some((k) => k.spec.name === name)) {
       diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined));
@@ -136,7 +136,15 @@ function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Pro
   // templates read only build-time values; otherwise it is a warning that nothing was built.
   const implicit = configured.length === 0;
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
-  const build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: "(no instance)", values: new Map() }] : configured);
+  let build: KernelProfileBuild;
+  try {
+    build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: "(no instance)", values: new Map() }] : configured, loaded.config.maxCandidates);
+  } catch (err) {
+    // Too many candidates: reported, and nothing of this kernel is built on this profile.
+    if (!(err instanceof UserError)) throw err;
+    diagnostics.push(...err.diagnostics);
+    return { kernel: k, assignments: [], candidates: [], problems: [] };
+  }
   if (implicit && build.problems.length) {
     diagnostics.push(makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built for profile ${profile.name}`, { file: k.spec.file, pointer: "/variants" }, { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }));
   }

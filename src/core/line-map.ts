@@ -21,11 +21,18 @@ export interface LinePosition {
 export class LineMap {
   /** Offset of the first character of each line (line 1 at index 0). */
   private readonly starts: readonly number[];
+  /** Offsets of the high halves of surrogate pairs (characters outside the BMP), ascending. */
+  private readonly pairs: readonly number[];
 
   constructor(private readonly text: string) {
     const starts = [0];
+    const pairs: number[] = [];
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff) {
+        const next = text.charCodeAt(i + 1);
+        if (next >= 0xdc00 && next <= 0xdfff) pairs.push(i);
+      }
       if (c === 0x0a) starts.push(i + 1);
       else if (c === 0x0d) {
         if (text.charCodeAt(i + 1) === 0x0a) i++;
@@ -33,6 +40,7 @@ export class LineMap {
       }
     }
     this.starts = starts;
+    this.pairs = pairs;
   }
 
   /** Number of lines (a text ending with a line break has an empty last line). */
@@ -51,10 +59,22 @@ export class LineMap {
       else hi = mid - 1;
     }
     const start = this.starts[lo];
-    const before = this.text.slice(start, o);
-    let codePoints = 0;
-    for (const _ of before) codePoints++;
+    // Code points before `o` on the line: code units, less one for each pair wholly before `o`
+    // (found by binary search, so a position on a very long line costs no more than a short one).
+    const codePoints = o - start - (this.pairsBefore(o - 1) - this.pairsBefore(start));
     return { line: lo + 1, column: codePoints + 1, utf16Column: o - start + 1 };
+  }
+
+  /** How many surrogate pairs start before `offset`. */
+  private pairsBefore(offset: number): number {
+    let lo = 0;
+    let hi = this.pairs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.pairs[mid] < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Offset of the first character of 1-based `line`. */

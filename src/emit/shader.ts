@@ -7,6 +7,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { deriveEnv } from "../check/check-spec.js";
+import { whereLocation } from "../check/locate.js";
+import { wgslValueProblem } from "../check/template-values.js";
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
@@ -88,7 +90,7 @@ function deviceContext(profile: Profile): { features: Record<string, boolean>; l
 }
 
 /** A diagnostic located at a template line (and column) when known. */
-export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {
+export function templateDiagnostic(code: "template_error" | "template_limit_exceeded" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {
   const full = path.join(templatesDir, file);
   let span: { start: number; end: number } | undefined;
   if (line) {
@@ -118,6 +120,12 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
       if (!names.has(name)) continue;
       const value = env.derive(name);
       if (value === UNKNOWN) throw new EvalError(`\`${name}\` is not known at build time for this instance`);
+      const problem = wgslValueProblem(value);
+      if (problem) {
+        const d = names.get(name)!;
+        ctx.diagnostics.push(makeDiagnostic("wgsl_value_invalid", `template ${pass.shader} reads \`${name}\` (${where}), but its value cannot be printed into WGSL: ${problem}`, whereLocation(k.spec.file, d.expr.source.where), { hint: "a value a template reads must be a finite number, a boolean, or a WGSL identifier or type name" }));
+        return undefined;
+      }
       context[name] = value;
     }
   } catch (err) {
@@ -140,7 +148,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
   } catch (err) {
     if (!(err instanceof RenderError)) throw err;
-    ctx.diagnostics.push(templateDiagnostic("template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));
+    ctx.diagnostics.push(templateDiagnostic(err.limit ? "template_limit_exceeded" : "template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));
     return undefined;
   }
   const body = rendered.wgsl;

@@ -14,6 +14,7 @@ import type { Value } from "../model/ir.js";
 import { UNKNOWN, evaluate, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
+import { candidateLimitError, checkCandidateCount, DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
 
 /** A configured instance after its leaf names were checked: canonical leaf key → value. */
@@ -135,8 +136,10 @@ export function enumerateKernel(
   profile: ProfileFacts,
   pinnedTunables: Readonly<Record<string, number>>,
   instances: readonly ParsedInstance[],
+  maxCandidates = DEFAULT_MAX_CANDIDATES,
 ): KernelProfileBuild {
   const spec = kernel.spec;
+  checkCandidateCount(kernel, profile.name, pinnedTunables, maxCandidates);
   const assignments = cartesian(spec.typeConstraints.map((tc) => tc.types.map((t) => [tc.name, t] as const))).map((pairs) => Object.fromEntries(pairs) as Record<string, string>);
   const tunableChoices = spec.tunables.map((t) => {
     const pin = Object.prototype.hasOwnProperty.call(pinnedTunables, t.name) ? pinnedTunables[t.name] : undefined;
@@ -181,7 +184,7 @@ export function enumerateKernel(
           record("pruned", dead);
           continue;
         }
-        const expanded = expandInstances(kernel, v, facts, instances, problems);
+        const expanded = expandInstances(kernel, v, facts, instances, problems, profile.name, maxCandidates);
         survivors.push(expanded.build);
         record(chosen ? "not-dispatched" : "emitted", chosen ? "another tunable combination is dispatched on this profile" : undefined, expanded.report);
       }
@@ -210,6 +213,8 @@ function expandInstances(
   facts: StaticFacts,
   instances: readonly ParsedInstance[],
   problems: string[],
+  profileName: string,
+  maxCandidates: number,
 ): { build: VariantBuild; report: Candidate["instances"] } {
   const passKeys = v.passes.map((p) => passKeyLeaves(kernel, v, p));
   const union = new Map<LeafKey, LeafInfo>();
@@ -219,6 +224,7 @@ function expandInstances(
   const derives = deriveEnv(kernel, v);
   for (const inst of instances) {
     const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
+    if (2 ** free.length > maxCandidates) throw candidateLimitError(kernel, `on profile ${profileName}`, maxCandidates, free.map((l) => ({ what: `\`${l.key}\` (true or false, not fixed by instance \`${inst.name}\`)`, count: 2 })), `the combinations of run-time booleans the templates of variant \`${v.id}\` depend on`);
     let built = false;
     const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {

@@ -68,6 +68,8 @@ export const CODES = {
   instance_invalid: { severity: "error", summary: "A configured instance does not fit the kernel." },
   out_stale: { severity: "error", summary: "`build --check` found out/ differs from a fresh build." },
   usage: { severity: "error", summary: "The command line is wrong." },
+  init_file_exists: { severity: "error", summary: "`kernelc init` would overwrite a file that already exists." },
+  out_not_kernelc: { severity: "error", summary: "The out folder holds files kernelc did not write, so kernelc will not write there." },
 } as const satisfies Record<string, CodeInfo>;
 
 export type Code = keyof typeof CODES;

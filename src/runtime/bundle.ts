@@ -26,6 +26,9 @@ export interface BundleIndex<D> {
   readonly shaders: Readonly<Record<string, () => URL>>;
 }
 
+/** The dispatcher module type of an index: the union of its profiles' modules. */
+export type BundleDispatcher<I extends BundleIndex<unknown>> = Awaited<ReturnType<I["profiles"][number]["dispatcher"]>>;
+
 /** Options of loadBundle. */
 export interface LoadBundleOptions {
   /**
@@ -64,7 +67,7 @@ async function fetchText(url: URL): Promise<string> {
  * features the adapter has. Throws UnsupportedProfileError (naming what the least demanding profile
  * lacks) when none fits.
  */
-export async function loadBundle<D>(adapter: GPUAdapter, index: BundleIndex<D>, options: LoadBundleOptions = {}): Promise<LoadedBundle<D>> {
+export async function loadBundle<I extends BundleIndex<unknown>>(adapter: GPUAdapter, index: I, options: LoadBundleOptions = {}): Promise<LoadedBundle<BundleDispatcher<I>>> {
   const chosen = chooseProfile(adapter, index.profiles);
   if (!chosen) {
     const last = index.profiles[index.profiles.length - 1];
@@ -81,5 +84,5 @@ export async function loadBundle<D>(adapter: GPUAdapter, index: BundleIndex<D>, 
     return readText(url());
   });
   if (options.warmUp) await warmUp(cache, manifest);
-  return { profile: chosen.name, dispatcher, manifest, device, cache };
+  return { profile: chosen.name, dispatcher: dispatcher as BundleDispatcher<I>, manifest, device, cache };
 }

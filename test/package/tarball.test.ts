@@ -160,7 +160,7 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
     expect(ok(kernelc("lint"), "kernelc lint").stderr).toBe("1 spec checked, no problems\n");
     expect(ok(kernelc("build"), "kernelc build").stderr).toBe("wrote out/: 2 profiles, 1 shaders\n");
     expect(ok(kernelc("explain", "Axpby", "--profile", "core", "--call", "calls/axpby.json"), "kernelc explain").stdout).toContain("picked scalar");
-  });
+  }, 300_000);
 
   it("imports the API, the runtime and the Vite plugin; the runtime does not load the compiler", () => {
     const script = `
@@ -204,5 +204,5 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
       if (DISPATCHERS_STRICT_CLEAN) expect(pending, `${name}:\n${outputs[i]}`).toEqual([]);
       else if (pending.length > 0) console.warn(`${name}: ${pending.length} strict-flag errors in the generated dispatchers / typed calls (the dispatcher branch fixes these), e.g.\n${pending.slice(0, 3).join("\n")}`);
     });
-  });
+  }, 300_000);
 });

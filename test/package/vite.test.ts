@@ -110,6 +110,28 @@ describe("kernelc/vite plugin", () => {
   });
 });
 
+describe("kernelc/vite in a real Vite dev server", () => {
+  it("serves out/index.ts as a module and the shaders it names as WGSL text", async () => {
+    const dir = project();
+    const vite = await import("vite");
+    const server = await vite.createServer({ root: dir, configFile: false, logLevel: "silent", plugins: [kernelc()], server: { host: "127.0.0.1", port: 0, ws: false } });
+    try {
+      await server.listen();
+      const base = server.resolvedUrls!.local[0]!;
+      const index = await (await fetch(new URL("out/index.ts", base))).text();
+      expect(index).toContain("export default bundle");
+      const urls = [...index.matchAll(/new URL\("([^"]+\.wgsl)"/g)].map((m) => new URL(m[1]!, new URL("out/index.ts", base)));
+      expect(urls).toHaveLength(1);
+      const shader = await fetch(urls[0]!);
+      expect(shader.status).toBe(200);
+      const file = path.join(dir, "out", "shaders", path.basename(urls[0]!.pathname));
+      expect(await shader.text()).toBe(fs.readFileSync(file, "utf8"));
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("the plugin's out/ writer", () => {
   const files = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
 

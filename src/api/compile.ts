@@ -178,6 +178,7 @@ function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>,
     files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
-  files.set("index.ts", generateBundleIndex(results.map((r) => r.profile), [...shaders.keys()]));
+  const specFiles = [...new Set(results.flatMap((r) => r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/"))))];
+  files.set("index.ts", generateBundleIndex(results.map((r) => r.profile), specFiles, [...shaders.keys()]));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -1,7 +1,7 @@
 /**
  * Writing a build's files into the out folder for the Vite plugin: only the files that changed,
  * each swapped in by rename, and a build-info.json that lists every file written with its hash.
- * It writes only into a folder that is missing, empty, or holds a kernelc build-info.json, and it
+ * It writes only into a folder that is missing, empty, or holds kernelc's marker or build-info.json, and it
  * removes only files that the previous build-info lists and that still have the content kernelc
  * wrote: it never deletes or overwrites anything kernelc did not write.
  */
@@ -16,6 +16,12 @@ import { walkFiles } from "../core/walk.js";
 
 /** The build-info file kernelc keeps in out/ (the CLI's format: `inputs` and `files`). */
 const BUILD_INFO = "build-info.json";
+
+/** The marker of a folder kernelc writes; the same name and text as the CLI's (src/cli/out-dir.ts; a test keeps them equal). */
+export const MARKER = ".kernelc-out";
+export const MARKER_TEXT =
+  "This folder is written by kernelc (`npx kernelc build`); each build replaces its contents.\n" +
+  "kernelc only replaces a folder that holds this file. Do not put your own files here.\n";
 
 /** What writeOut did, as "/"-separated paths relative to the out folder. */
 export interface WriteOutResult {
@@ -36,17 +42,19 @@ function previousFiles(outDir: string): Record<string, string> | undefined {
 }
 
 function refuse(outDir: string, why: string): never {
-  throw new UserError([makeDiagnostic("out_not_kernelc", `kernelc will not write into ${outDir}: ${why}`, { file: outDir }, { hint: "point `out` in kernelc.config.json at a new folder, or empty this one" })]);
+  throw new UserError([makeDiagnostic("out_not_ours", `${outDir} was not written by kernelc: ${why}`, { file: outDir }, { hint: `kernelc writes only into a folder it wrote (one holding a ${MARKER} file): point \`out\` in kernelc.config.json at a new folder, or move your files out of this one` })]);
 }
 
-/** Makes `outDir` hold `files` (path relative to it → text), writing only what changed. */
-export function writeOut(outDir: string, files: ReadonlyMap<string, string>): WriteOutResult {
+/** Makes `outDir` hold `built` (path relative to it → text) and the marker, writing only what changed. */
+export function writeOut(outDir: string, built: ReadonlyMap<string, string>): WriteOutResult {
+  const files = new Map([...built, [MARKER, MARKER_TEXT]]);
   let previous: Record<string, string> = {};
   if (fs.existsSync(outDir)) {
     if (!fs.lstatSync(outDir).isDirectory()) refuse(outDir, "it is not a folder");
     const known = previousFiles(outDir);
+    const marked = fs.existsSync(path.join(outDir, MARKER)) && fs.lstatSync(path.join(outDir, MARKER)).isFile();
     if (known) previous = known;
-    else if (fs.readdirSync(outDir).length > 0) refuse(outDir, `it holds files but no kernelc ${BUILD_INFO}`);
+    else if (!marked && fs.readdirSync(outDir).length > 0) refuse(outDir, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
   }
   const written: string[] = [];
   const hashes: Record<string, string> = {};

@@ -8,7 +8,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import kernelc from "../../src/vite/index.js";
-import { writeOut } from "../../src/vite/write-out.js";
+import { MARKER, MARKER_TEXT, writeOut } from "../../src/vite/write-out.js";
+import * as cliOut from "../../src/cli/out-dir.js";
+import { main } from "../../src/cli/main.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
 import { UserError } from "../../src/core/diagnostic.js";
 
@@ -137,12 +139,32 @@ describe("the plugin's out/ writer", () => {
 
   it("writes only what changed, and removes only files it wrote that are unchanged since", () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-out-")), "out");
-    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({ written: ["a.ts", "s/x.wgsl", "s/y.wgsl"], removed: [] });
+    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({ written: ["a.ts", "s/x.wgsl", "s/y.wgsl", MARKER], removed: [] });
+    expect(fs.readFileSync(path.join(out, MARKER), "utf8")).toBe(MARKER_TEXT);
     expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({ written: [], removed: [] });
     fs.writeFileSync(path.join(out, "s", "y.wgsl"), "edited by hand");
     expect(writeOut(out, files({ "a.ts": "A" }))).toEqual({ written: ["a.ts"], removed: ["s/x.wgsl"] });
     expect(fs.readFileSync(path.join(out, "s", "y.wgsl"), "utf8")).toBe("edited by hand");
     expect(fs.readFileSync(path.join(out, "a.ts"), "utf8")).toBe("A");
+  });
+
+  it("marks the folder as the CLI does, so `kernelc build` and the plugin take turns on one out/", async () => {
+    expect([MARKER, MARKER_TEXT]).toEqual([cliOut.MARKER, cliOut.MARKER_TEXT]);
+    const dir = project();
+    const cli = async (): Promise<number> => main(["build", "--force"], { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} });
+    expect(await cli()).toBe(0);
+    const plugin = kernelc();
+    hook(plugin, "configResolved").call(plugin, { root: dir, command: "build" });
+    const template = path.join(dir, "templates", "axpby.wgsl.jinja");
+    fs.writeFileSync(template, fs.readFileSync(template, "utf8").replace("one element of", "one element (of"));
+    const errors: string[] = [];
+    await hook(plugin, "buildStart").call({ error: (m: string) => errors.push(m), warn: () => {} });
+    expect(errors).toEqual([]);
+    const shaders = fs.readdirSync(path.join(dir, "out", "shaders"));
+    expect(shaders).toHaveLength(1);
+    expect(fs.readFileSync(path.join(dir, "out", "shaders", shaders[0]!), "utf8")).toContain("one element (of");
+    expect(await cli()).toBe(0);
+    expect(fs.readdirSync(path.join(dir, "out", "shaders"))).toEqual(shaders);
   });
 
   it("refuses a folder with files but no kernelc build-info, and a file kernelc did not write", () => {
@@ -159,7 +181,7 @@ describe("the plugin's out/ writer", () => {
       return undefined;
     })();
     expect(err).toBeInstanceOf(UserError);
-    expect((err as UserError).diagnostics[0]).toMatchObject({ code: "out_not_kernelc" });
+    expect((err as UserError).diagnostics[0]).toMatchObject({ code: "out_not_ours" });
     expect(fs.readdirSync(foreign)).toEqual(["notes.txt"]);
 
     const ours = path.join(base, "ours");

@@ -45,10 +45,10 @@ describe("kernelc init", () => {
     const lint = await run(["lint"], proj);
     expect(lint).toEqual({ code: 0, stdout: "", stderr: "1 spec checked, no problems\n" });
     const build = await run(["build"], proj);
-    expect(build.stderr).toBe("wrote out/: 2 profiles, 1 shaders\n");
+    expect(build.stderr).toBe("wrote out/: 2 profiles, 1 shader\n");
     expect(build.code).toBe(0);
     const out = fs.readdirSync(path.join(proj, "out")).sort();
-    expect(out).toEqual(["build-info.json", "core", "desktop-32k", "index.ts", "profiles.json", "shaders"]);
+    expect(out).toEqual([".kernelc-out", "build-info.json", "core", "desktop-32k", "index.ts", "profiles.json", "shaders"]);
     const explain = await run(["explain", "Axpby", "--profile", "core", "--call", "calls/axpby.json"], proj);
     expect(explain.code).toBe(0);
     expect(explain.stdout).toContain("call of Axpby on profile core:\n  picked scalar");

@@ -158,7 +158,7 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
     expect(ok(kernelc("--version"), "kernelc --version").stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version);
     ok(kernelc("init"), "kernelc init");
     expect(ok(kernelc("lint"), "kernelc lint").stderr).toBe("1 spec checked, no problems\n");
-    expect(ok(kernelc("build"), "kernelc build").stderr).toBe("wrote out/: 2 profiles, 1 shaders\n");
+    expect(ok(kernelc("build"), "kernelc build").stderr).toBe("wrote out/: 2 profiles, 1 shader\n");
     expect(ok(kernelc("explain", "Axpby", "--profile", "core", "--call", "calls/axpby.json"), "kernelc explain").stdout).toContain("picked scalar");
   }, 300_000);
 

@@ -9,6 +9,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, sortDiagnostics, UserError, type Diagnostic } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
+import { generateBundleIndex } from "../emit/bundle-index.js";
 import { commentText, generateDispatcher } from "../emit/dispatcher.js";
 import { manifestFor, profilesIndex } from "../emit/manifest.js";
 import { TemplateRenderer } from "../emit/render.js";
@@ -183,7 +184,7 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
   };
 }
 
-/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, and profiles.json. */
+/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, profiles.json and the index.ts that loadBundle reads. */
 function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>, results: readonly ProfileResult[]): Map<string, string> {
   const files = new Map<string, string>();
   for (const [id, rec] of shaders) {
@@ -198,5 +199,7 @@ function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>,
     files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
+  const specFiles = [...new Set(results.flatMap((r) => r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/"))))];
+  files.set("index.ts", generateBundleIndex(results.map((r) => r.profile), specFiles, [...shaders.keys()]));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

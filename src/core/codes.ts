@@ -85,6 +85,7 @@ export const CODES = {
   tune_unavailable: { severity: "error", summary: "`kernelc tune` has nothing to measure or no adapter to measure on." },
   tune_call_invalid: { severity: "error", summary: "A call shape of the config's `tune` section is not a valid call of its kernel." },
   usage: { severity: "error", summary: "The command line is wrong." },
+  init_file_exists: { severity: "error", summary: "`kernelc init` would overwrite a file that already exists." },
 } as const satisfies Record<string, CodeInfo>;
 
 export type Code = keyof typeof CODES;

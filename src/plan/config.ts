@@ -173,6 +173,7 @@ const tuneKernelSchema = z.strictObject({
 
 const configSchema = z.strictObject({
   $schema: z.string({ error: "$schema must be a string" }).optional(),
+  $comment: z.union([z.string(), z.array(z.string())], { error: "$comment must be a string or an array of strings" }).optional(),
   specs: folderSchema.optional(),
   templates: folderSchema.optional(),
   out: folderSchema.optional(),

@@ -12,6 +12,7 @@ import { BUILD_INFO, type OnDiskTree } from "./build-info.js";
 import { MARKER, shaderBodyMatches } from "./out-dir.js";
 
 const PROFILES_JSON = "profiles.json";
+const BUNDLE_INDEX = "index.ts";
 const SHADER_REF = /^\.\.\/shaders\/([0-9a-f]{16})\.wgsl$/;
 
 /** What a partial build merges. */
@@ -28,6 +29,8 @@ export interface PartialMerge {
   readonly shown: string;
   /** The kernels built with --kernel, if any. */
   readonly kernels?: readonly string[];
+  /** The text of index.ts (the bundle index) for the profiles and shader ids out/ then holds. */
+  readonly bundleIndex: (profiles: readonly string[], shaderIds: readonly string[]) => string;
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -70,10 +73,10 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
   const files = new Map<string, string>();
   for (const [rel, text] of current) {
     const top = rel.split("/")[0]!;
-    if (rel === PROFILES_JSON || top === "shaders" || built.has(top)) continue;
+    if (rel === PROFILES_JSON || rel === BUNDLE_INDEX || top === "shaders" || built.has(top)) continue;
     files.set(rel, text);
   }
-  for (const [rel, text] of m.built) if (rel !== PROFILES_JSON && !rel.startsWith("shaders/")) files.set(rel, text);
+  for (const [rel, text] of m.built) if (rel !== PROFILES_JSON && rel !== BUNDLE_INDEX && !rel.startsWith("shaders/")) files.set(rel, text);
 
   const listed = [...new Set([...listedProfiles(current.get(PROFILES_JSON)), ...m.profiles])].filter((n) => files.has(`${n}/manifest.json`));
   const rank = (n: string): number => {
@@ -102,5 +105,7 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
     }
   }
   files.set(PROFILES_JSON, stableJson(profilesIndex(names.map((name) => ({ name })))));
+  const shaderIds = [...files.keys()].filter((rel) => rel.startsWith("shaders/")).map((rel) => path.basename(rel, ".wgsl"));
+  files.set(BUNDLE_INDEX, m.bundleIndex(names, shaderIds));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

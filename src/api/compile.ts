@@ -9,7 +9,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, sortDiagnostics, UserError, type Diagnostic } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import { generateBundleIndex } from "../emit/bundle-index.js";
+import { generateBundleIndex, indexProfileOf } from "../emit/bundle-index.js";
 import { commentText, generateDispatcher } from "../emit/dispatcher.js";
 import { manifestFor, profilesIndex } from "../emit/manifest.js";
 import { TemplateRenderer } from "../emit/render.js";
@@ -200,6 +200,6 @@ function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>,
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
   const specFiles = [...new Set(results.flatMap((r) => r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/"))))];
-  files.set("index.ts", generateBundleIndex(results.map((r) => r.profile), specFiles, [...shaders.keys()]));
+  files.set("index.ts", generateBundleIndex(results.map((r) => indexProfileOf(r.profile)), specFiles, [...shaders.keys()]));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

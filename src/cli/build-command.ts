@@ -16,8 +16,6 @@ import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
 import { checkOwnership, MARKER, MARKER_TEXT, readTreeStrict, recoverOutDir, removeOwnedTree, resolveOutDir, stageTree, swapIn, testPause, treeEquals, type OutTarget } from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
-import * as path from "node:path";
-import { generateBundleIndex } from "../emit/bundle-index.js";
 
 /** A progress line on a TTY for builds longer than a second; silent in CI or when piped. */
 class Progress {
@@ -123,12 +121,6 @@ function finalFiles(run: BuildRun, result: CompileResult, current: ReturnType<ty
       order: [...run.loaded.config.profiles, ...run.loaded.allProfiles.map((p) => p.name)],
       shown: run.target.shown,
       kernels: run.opts.kernel,
-      bundleIndex: (names, shaderIds) =>
-        generateBundleIndex(
-          names.map((n) => run.loaded.allProfiles.find((p) => p.name === n)!),
-          [...new Set(result.profiles.flatMap((r) => r.kernels.map((k) => path.relative(run.loaded.root, k.model.kernel.spec.file).split(path.sep).join("/"))))],
-          shaderIds,
-        ),
     });
   }
   return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash);
@@ -199,6 +191,7 @@ async function runCheck(run: BuildRun): Promise<number> {
   const result = await compileWithProgress(run);
   if (reportCompile(run, result)) return 1;
   const current = readTreeStrict(target.dir);
+  // A partial check leaves out the two whole-bundle lists (profiles.json, the index.ts bundle index), which name every profile.
   const expected = run.partial ? new Map([...result.files].filter(([rel]) => rel !== "profiles.json" && rel !== "index.ts")) : withBuildInfo(new Map([...result.files, [MARKER, MARKER_TEXT]]), run.hash);
   const inScope = (rel: string): boolean => !run.partial || result.profiles.some((p) => rel.startsWith(`${p.profile.name}/`));
   const diags: Diagnostic[] = [];

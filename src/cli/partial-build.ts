@@ -7,12 +7,13 @@ import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
+import { bundleIndexFromManifests } from "../emit/bundle-index.js";
 import { profilesIndex } from "../emit/manifest.js";
 import { BUILD_INFO, type OnDiskTree } from "./build-info.js";
 import { MARKER, shaderBodyMatches } from "./out-dir.js";
 
 const PROFILES_JSON = "profiles.json";
-const BUNDLE_INDEX = "index.ts";
+const INDEX_TS = "index.ts";
 const SHADER_REF = /^\.\.\/shaders\/([0-9a-f]{16})\.wgsl$/;
 
 /** What a partial build merges. */
@@ -29,8 +30,6 @@ export interface PartialMerge {
   readonly shown: string;
   /** The kernels built with --kernel, if any. */
   readonly kernels?: readonly string[];
-  /** The text of index.ts (the bundle index) for the profiles and shader ids out/ then holds. */
-  readonly bundleIndex: (profiles: readonly string[], shaderIds: readonly string[]) => string;
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -73,10 +72,10 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
   const files = new Map<string, string>();
   for (const [rel, text] of current) {
     const top = rel.split("/")[0]!;
-    if (rel === PROFILES_JSON || rel === BUNDLE_INDEX || top === "shaders" || built.has(top)) continue;
+    if (rel === PROFILES_JSON || top === "shaders" || built.has(top)) continue;
     files.set(rel, text);
   }
-  for (const [rel, text] of m.built) if (rel !== PROFILES_JSON && rel !== BUNDLE_INDEX && !rel.startsWith("shaders/")) files.set(rel, text);
+  for (const [rel, text] of m.built) if (rel !== PROFILES_JSON && !rel.startsWith("shaders/")) files.set(rel, text);
 
   const listed = [...new Set([...listedProfiles(current.get(PROFILES_JSON)), ...m.profiles])].filter((n) => files.has(`${n}/manifest.json`));
   const rank = (n: string): number => {
@@ -105,7 +104,9 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
     }
   }
   files.set(PROFILES_JSON, stableJson(profilesIndex(names.map((name) => ({ name })))));
+  // The bundle index lists what out/ now holds, as profiles.json does.
   const shaderIds = [...files.keys()].filter((rel) => rel.startsWith("shaders/")).map((rel) => path.basename(rel, ".wgsl"));
-  files.set(BUNDLE_INDEX, m.bundleIndex(names, shaderIds));
+  const index = bundleIndexFromManifests(names.map((name) => ({ name, text: files.get(`${name}/manifest.json`)! })), shaderIds);
+  if (index !== undefined) files.set(INDEX_TS, index);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -5,6 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { build, explain, formatDiagnostics, lint, loadConfig, version } from "../../src/api/index.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
+import { main } from "../../src/cli/main.js";
 
 /** A fresh copy of the `kernelc init` project. */
 function project(): string {
@@ -117,5 +118,29 @@ describe("the bundle index (out/index.ts)", () => {
     expect(listed.map((m) => m[1])).toEqual(shaderFiles);
     expect(listed.every((m) => m[1] === m[2])).toBe(true);
     expect(index).toContain("export default bundle;");
+  });
+
+  it("stays the whole bundle's index after a partial build (`build --profile core`), byte for byte", async () => {
+    const dir = project();
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify({ profiles: ["desktop-32k", "mobile-256", "core"] }));
+    const io = { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} };
+    expect(await main(["build"], io)).toBe(0);
+    const full = fs.readFileSync(path.join(dir, "out", "index.ts"), "utf8");
+    // A template change rebuilds core's shaders only; the index must list every profile and the new shader set.
+    const template = path.join(dir, "templates", "axpby.wgsl.jinja");
+    fs.writeFileSync(template, fs.readFileSync(template, "utf8").replace("one element of", "one element (of"));
+    expect(await main(["build", "--profile", "core"], io)).toBe(0);
+    const partial = fs.readFileSync(path.join(dir, "out", "index.ts"), "utf8");
+    expect([...partial.matchAll(/^ {4}name: "([^"]+)",$/gm)].map((m) => m[1])).toEqual(["desktop-32k", "mobile-256", "core"]);
+    const onDisk = fs.readdirSync(path.join(dir, "out", "shaders")).map((f) => f.slice(0, -".wgsl".length)).sort();
+    expect([...partial.matchAll(/^ {2}"([0-9a-f]+)": /gm)].map((m) => m[1])).toEqual(onDisk);
+    expect(onDisk).toHaveLength(2);
+    // Back to the original template: a full build gives the same index as the first one.
+    fs.writeFileSync(template, fs.readFileSync(template, "utf8").replace("one element (of", "one element of"));
+    expect(await main(["build"], io)).toBe(0);
+    expect(fs.readFileSync(path.join(dir, "out", "index.ts"), "utf8")).toBe(full);
+    expect(await main(["build", "--profile", "core", "--force"], io)).toBe(0);
+    expect(fs.readFileSync(path.join(dir, "out", "index.ts"), "utf8")).toBe(full);
+    expect(await main(["build", "--check"], io)).toBe(0);
   });
 });

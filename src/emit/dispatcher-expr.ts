@@ -12,7 +12,7 @@ import type { Type } from "../model/types.js";
 import { UNKNOWN, evaluate } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
-import { nodeText, operandsOf } from "../plan/explain-false.js";
+import { nodeText, operandsOf, showValue } from "../plan/explain-false.js";
 import { comment, str as q } from "./code-writer.js";
 
 /** Text safe inside a generated comment (see code-writer's `comment`). */
@@ -330,9 +330,11 @@ export class AssignmentGen {
         const divisor = right.value;
         if (mode === "I" && typeof divisor === "number" && divisor !== 0) {
           // By a constant other than zero: no zero check, so the integer division or modulo is written in place.
-          const r = this.temp();
-          if (x.op === "%") return { code: `(${r} = ${a} % ${b}, ${r} ${divisor < 0 ? ">" : "<"} 0 ? ${r} + ${b} : ${r} === 0 ? 0 : ${r})` };
-          return { code: this.safe(r, `Math.floor(${a} / ${b})`) };
+          if (x.op === "%") {
+            const r = this.temp();
+            return { code: `(${r} = ${a} % ${b}, ${r} ${divisor < 0 ? ">" : "<"} 0 ? ${r} + ${b} : ${r} === 0 ? 0 : ${r})` };
+          }
+          return { code: this.safe(`Math.floor(${a} / ${b})`) };
         }
         const table: Record<string, Record<string, string>> = {
           "+": { F: `(${a} + ${b})` },
@@ -348,28 +350,20 @@ export class AssignmentGen {
   }
 
   /**
-   * Integer-checked `+`, `-`, `*` in place, without a helper call: the result must be a safe
-   * integer when both operands are integers (always, for int-typed ones; "N" mode checks at run
-   * time, and only when the result is not safe). Operands that are not plain reads go through
-   * temporaries, so each is evaluated once.
+   * Integer-checked `+`, `-`, `*`: the result must be a safe integer when both operands are
+   * integers (always, for int-typed ones: `$chk(a op b)`; "N" mode checks at run time through a
+   * helper, which evaluates each operand once).
    */
   private checked(op: "+" | "-" | "*", mode: "I" | "N", left: TExpr, right: TExpr, e: GenEnv, src: CExpr): string {
-    const operand = (y: TExpr): { set: string; use: string } => {
-      const c = this.expr(y, e, src);
-      if (c.value !== undefined || c.read || mode === "I") return { set: "", use: `(${c.code} as number)` };
-      const t = this.temp();
-      return { set: `${t} = (${c.code} as number), `, use: t };
-    };
-    const a = operand(left);
-    const b = operand(right);
-    const r = this.temp();
-    const safe = `Number.isSafeInteger(${r})${mode === "N" ? ` || !$isI(${a.use}, ${b.use})` : ""}`;
-    return `(${a.set}${b.set}${r} = ${a.use} ${op} ${b.use}, ${safe} ? ${r} : $overflow(${r}))`;
+    const a = `${this.expr(left, e, src).code} as number`;
+    const b = `${this.expr(right, e, src).code} as number`;
+    if (mode === "I") return `$chk((${a}) ${op} (${b}))`;
+    return `${{ "+": "$addN", "-": "$subN", "*": "$mulN" }[op]}(${a}, ${b})`;
   }
 
-  /** `value` through temporary `t`, failing with the integer-overflow error unless it is a safe integer (as $chk). */
-  private safe(t: string, value: string): string {
-    return `(${t} = ${value}, Number.isSafeInteger(${t}) ? ${t} : $overflow(${t}))`;
+  /** `value`, failing with the integer-overflow error unless it is a safe integer. */
+  private safe(value: string): string {
+    return `$chk(${value})`;
   }
 
   private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): Code {
@@ -412,7 +406,7 @@ export class AssignmentGen {
       case "ceilDiv": {
         const divisor = this.expr(x.args[1], e, src).value;
         // By a constant other than zero, in place (as for the division operators).
-        if (typeof divisor === "number" && divisor !== 0) return this.safe(this.temp(), `-Math.floor(-${n(0)} / ${n(1)})`);
+        if (typeof divisor === "number" && divisor !== 0) return this.safe(`-Math.floor(-${n(0)} / ${n(1)})`);
         return `$ceilDiv(${n(0)}, ${n(1)})`;
       }
       case "pow2ceil":
@@ -453,8 +447,22 @@ export class AssignmentGen {
   private explainNode(node: TExpr, cur: CExpr, e: GenEnv, pathCode: string, depth: number): string {
     if (depth > 200) throw new Error("explanation too deep");
     if (node.k === "binary" && node.op === "and") {
-      const L = this.expr(node.left, e, cur).code;
-      return `((l: unknown) => l === false || $isFail(l) ? ${this.explainNode(node.left, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.right, cur, e, pathCode, depth + 1)})($try(() => ${L}))`;
+      // `c0 and c1 and … and cn`: explanationFalse explains the first conjunct that is false or
+      // fails (the last when all before it hold), so the chain is explained as a flat list.
+      const conjuncts: TExpr[] = [];
+      let x: TExpr = node;
+      while (x.k === "binary" && x.op === "and") {
+        conjuncts.unshift(x.right);
+        x = x.left;
+      }
+      conjuncts.unshift(x);
+      // A conjunct folded to true is never the first false one: it is left out (the last stays).
+      const live = conjuncts.filter((c, i) => i === conjuncts.length - 1 || this.expr(c, e, cur).value !== true);
+      if (live.length === 1) return this.explainNode(live[0]!, cur, e, pathCode, depth + 1);
+      const tests = live.slice(0, -1).map((c) => `() => ${this.expr(c, e, cur).code}`);
+      const whys = live.map((c) => this.explainNode(c, cur, e, pathCode, depth + 1));
+      const pick = whys.slice(0, -1).reduceRight((rest, why, i) => `i === ${i} ? ${why} : ${rest}`, whys[whys.length - 1]!);
+      return `((i: number) => ${pick})($first([${tests.join(", ")}]))`;
     }
     if (node.k === "cond") {
       const C = this.expr(node.cond, e, cur).code;
@@ -482,7 +490,9 @@ export class AssignmentGen {
     if (operands.length === 0) return `$where(${pathCode}) + ${q(head)}`;
     const parts = operands.map((o) => {
       const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
-      return `${q(`${text} = `)} + $showT($try(() => ${this.expr(o, e, cur).code}))`;
+      const c = this.expr(o, e, cur);
+      if (c.value !== undefined) return q(`${text} = ${showValue(c.value)}`);
+      return `${q(`${text} = `)} + $showT($try(() => ${c.code}))`;
     });
     return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
   }
@@ -506,6 +516,17 @@ export class AssignmentGen {
   /** Declares a memo field. */
   field(name: string, type: string): void {
     this.fields.push({ name, type });
+  }
+
+  private readonly sharedMethods = new Set<string>();
+
+  /** Emits method `name` (its signature and body from `text`) once per class; returns the name. */
+  shared(name: string, text: () => string): string {
+    if (!this.sharedMethods.has(name)) {
+      this.sharedMethods.add(name);
+      this.methods.push(`  ${name}${text()}`);
+    }
+    return name;
   }
 
   /** Emits a method and returns its name. */

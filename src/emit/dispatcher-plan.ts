@@ -22,6 +22,8 @@ export interface AssignmentContext {
   readonly valid: ValidatedCall;
   /** The module constant holding a message prefix (strings repeated across error paths are pooled). */
   readonly sc: (text: string) => string;
+  /** The module constant holding a value (code of a literal; equal ones are pooled), with its type. */
+  readonly konst: (code: string, type: string) => string;
 }
 
 /** The body of a variant's plan method: mirrors interpret.ts buildPlan (same order of evaluation, so the same first error). */
@@ -38,23 +40,41 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
   vm.passes.forEach((pm, pi) => {
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+    const leaves = pm.keyLeaves.map((l) => g.keyLeaf(l));
+    const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
+    const head = `${prefix}: no shader was built for pass \`${pm.pass.id}\` with `;
+    const tail = ` on profile ${cx.model.profile}; ${cx.model.instancesHint}`;
+    if (leaves.every((x) => x.read || x.value !== undefined) && entries.every((e) => e.key.every((kv) => !Array.isArray(kv)))) {
+      // Every key leaf is a plain read: the values in an array, looked up in a module table of the
+      // built keys (null matches anything), in entry order.
+      const rows = entries.map((e) => `[${[...e.key.map((kv) => (kv === null ? "null" : lit(kv))), q(e.id)].join(", ")}]`);
+      const table = cx.konst(`[${rows.join(", ")}]`, "readonly (readonly unknown[])[]");
+      const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
+      body.push(`    const v${pi} = [${leaves.map((x) => x.code).join(", ")}];`);
+      body.push(`    const s${pi} = $pick(${table}, v${pi}) ?? $noShader(${sc(head)}, ${names}, v${pi}, ${sc(tail)});`);
+      return;
+    }
+    // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
+    // each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
+    const used = new Set<number>();
+    for (const e of entries) e.key.forEach((kv, i) => kv !== null && used.add(i));
     const reads = pm.keyLeaves.map((l, i) => {
-      const leaf = g.keyLeaf(l);
+      const leaf = leaves[i]!;
       if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
       const read = `k${vi}_${pi}_${i}`;
       g.method(`${read}(): unknown`, `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
       g.method(`${read}s(): string`, `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+      if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
       body.push(`    let k${pi}_${i}: unknown = undefined;`);
       return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
     });
     body.push(`    let s${pi}: string | undefined = undefined;`);
-    const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
     entries.forEach((e, ei) => {
-      const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i].value}, ${lit(kv)})` : `${reads[i].value} === ${lit(kv)}`]));
+      const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i]!.value}, ${lit(kv)})` : `${reads[i]!.value} === ${lit(kv)}`]));
       body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
     });
-    const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i].key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
-    body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${q(`${prefix}: no shader was built for pass \`${pm.pass.id}\` with `)} + ${keyDesc} + ${q(` on profile ${cx.model.profile}; ${cx.model.instancesHint}`)});`);
+    const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i]!.key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
+    body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${sc(head)} + ${keyDesc} + ${sc(tail)});`);
   });
   let tmpCount = 0;
   /**
@@ -105,11 +125,11 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     if (bytes === undefined) {
       body.push(`    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`);
     } else {
-      // The element count: the dimensions multiplied in order (as $product does), unrolled for a validated rank.
-      const count = slot.rank === undefined ? `$product(${t}!.shape)` : [...Array(slot.rank).keys()].map((i) => `${t}!.shape[${i}]!`).join(" * ") || "1";
+      // One method per tensor and limit in the class builds the resource (shared by the variants).
       const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-      const size = `$fits($round4(${count} * ${bytes}), ${max}, ${q(limit)}, ${sc(pprefix)}, ${q(`binding \`${b.name}\` (tensor \`${b.ref}\`)`)})`;
-      body.push(`    const ${r}: BindingResource = { kind: ${q(b.refIsInput ? "input" : "output")}, tensor: ${q(b.ref!)}, offset: 0, size: ${size} };`);
+      const kind = b.refIsInput ? "input" : "output";
+      const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => `(): BindingResource {\n    return $buf(${t}!, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`);
+      body.push(`    const ${r} = this.${method}();`);
     }
     return r;
   };
@@ -142,10 +162,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       const x = g.expr(d.texpr, penv, d);
       if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
       const w = `w${pi}${"xyz"[i]}`;
-      body.push(
-        `    const ${w}: unknown = ${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)};`,
-        `    if (!(typeof ${w} === "number" && Number.isInteger(${w}) && ${w} >= 0 && ${w} <= ${maxWg})) $badWorkgroups(${w}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`,
-      );
+      body.push(`    const ${w} = $wg(${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
       return w;
     });
     return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
@@ -227,7 +244,17 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     }
     return n;
   };
-  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc };
+  const values = new Map<string, string>();
+  const konst = (code: string, type: string): string => {
+    let n = values.get(code);
+    if (!n) {
+      n = `${cls}V${values.size}`;
+      values.set(code, n);
+      consts.push(`const ${n}: ${type} = ${code};`);
+    }
+    return n;
+  };
+  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc, konst };
   const lines: string[] = [];
   const checks = g.scoped(() => {
     const out: string[] = [];

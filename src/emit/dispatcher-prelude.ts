@@ -142,6 +142,21 @@ function $chk(v: number): number {
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
 }
+/** a + b, failing on integer overflow when both are integers (number-typed operands). */
+function $addN(a: number, b: number): number {
+  const r = a + b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a - b, failing on integer overflow when both are integers (number-typed operands). */
+function $subN(a: number, b: number): number {
+  const r = a - b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a * b, failing on integer overflow when both are integers (number-typed operands). */
+function $mulN(a: number, b: number): number {
+  const r = a * b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
 function $fdivI(a: number, b: number): number {
   if (b === 0) $err("integer division by zero (" + a + " / 0)");
   return $chk(Math.floor(a / b));
@@ -237,6 +252,14 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
+/** The index of the first test whose value is false or fails (tests.length when none is). */
+function $first(tests: readonly (() => unknown)[]): number {
+  for (let i = 0; i < tests.length; i++) {
+    const v = $try(tests[i]!);
+    if (v === false || v instanceof EvalFailure) return i;
+  }
+  return tests.length;
+}
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
 }
@@ -294,6 +317,24 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
 function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
   return $fail("invalid_call", kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
 }
+/** The shader of the first built key (a row: key values, null for any, then the shader id) that vals match. */
+function $pick(table: readonly (readonly unknown[])[], vals: readonly unknown[]): string | undefined {
+  const n = vals.length;
+  next: for (const row of table) {
+    for (let i = 0; i < n; i++) {
+      const k = row[i];
+      if (k !== null && k !== vals[i]) continue next;
+    }
+    return row[n] as string;
+  }
+  return undefined;
+}
+/** Fails for a call whose shader key was not built: the key's leaves and their values. */
+function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
+  return $fail("missing_shader", head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
@@ -320,8 +361,18 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
   F32[0] = v as number;
   $word(bytes, o, F32_BITS[0]!);
 }
-function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
-  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+/** A workgroup count, or an eval error when it is not an integer in 0..max. */
+function $wg(n: unknown, max: number, prefix: string, axis: string): number {
+  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+    $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+  }
+  return n;
+}
+/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
+function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
+  const size = $round4($product(t.shape) * bytes);
+  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return { kind, tensor: id, offset: 0, size };
 }
 `;
 

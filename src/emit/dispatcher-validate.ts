@@ -126,7 +126,10 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
     w.line(`if (${g} !== undefined && !(${check})) ${fail(`${K} + ${str(`: attribute \`${a.name}\` must be ${want}, got `)} + $show(${g})`)};`);
   });
+  // An attribute's value with its default (declared only where something reads it).
+  const constrained = new Set(spec.attributeConstraints.map((c) => c.name));
   spec.attributes.forEach((a, i) => {
+    if (model.assignments.length === 0 && !constrained.has(a.name)) return;
     w.line(`const a${i}: unknown = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`);
   });
   for (const c of spec.attributeConstraints) {

@@ -306,7 +306,7 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves
   const passes: PassPlan[] = vm.passes.map((pm, pi) => {
     const { id, penv } = shaderIds[pi];
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer, resource: resourceFor(b, penv, leaves, scratchSize, pprefix, maxStorage, maxUniform) }));
+    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer, resource: resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform) }));
     const wg = pm.pass.dispatch.map((d, i) => {
       const n = evalOrThrow(d, penv, `dispatch ${"xyz"[i]}`, pprefix) as number;
       if (!Number.isInteger(n) || n < 0 || n > maxWg) throw new KernelCallError("eval", `${pprefix}: dispatch ${"xyz"[i]} is ${showValue(n)}, outside 0..${maxWg} (maxComputeWorkgroupsPerDimension)`);
@@ -317,7 +317,7 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves
   return { kernel: k.spec.name, variant: v.id, passes, scratch, outputShapes };
 }
 
-function resourceFor(b: CheckedBinding, env: DeriveEnv, leaves: CallLeaves, scratch: ReadonlyMap<string, number>, prefix: string, maxStorage: number, maxUniform: number): BindingPlan["resource"] {
+function resourceFor(b: CheckedBinding, env: DeriveEnv, leaves: CallLeaves, scratch: ReadonlyMap<string, number>, prefix: string, kernel: string, maxStorage: number, maxUniform: number): BindingPlan["resource"] {
   if (b.kind === "uniform") {
     const fields = (b.fields ?? []).map((f) => ({ name: f.name, type: f.type, value: evalOrThrow(f.value, env, `uniform field \`${b.name}.${f.name}\``, prefix) }));
     const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
@@ -330,6 +330,6 @@ function resourceFor(b: CheckedBinding, env: DeriveEnv, leaves: CallLeaves, scra
   const bytes = BYTES_PER_ELEMENT.get(t.dtype);
   if (bytes === undefined) throw new KernelCallError("eval", `${prefix}: tensor \`${b.ref}\` has dtype ${t.dtype}, which cannot be bound`);
   const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-  const size = fits(roundUp4(product(t.shape) * bytes), max, limit, prefix, `binding \`${b.name}\` (tensor \`${b.ref}\`)`);
+  const size = fits(roundUp4(product(t.shape) * bytes), max, limit, kernel, `tensor \`${b.ref}\``);
   return { kind: b.refIsInput ? "input" : "output", tensor: b.ref!, offset: 0, size };
 }

@@ -457,10 +457,15 @@ export class AssignmentGen {
       }
       conjuncts.unshift(x);
       // A conjunct folded to true is never the first false one: it is left out (the last stays).
-      const live = conjuncts.filter((c, i) => i === conjuncts.length - 1 || this.expr(c, e, cur).value !== true);
-      if (live.length === 1) return this.explainNode(live[0]!, cur, e, pathCode, depth + 1);
-      const tests = live.slice(0, -1).map((c) => `() => ${this.expr(c, e, cur).code}`);
-      const whys = live.map((c) => this.explainNode(c, cur, e, pathCode, depth + 1));
+      const last = conjuncts.length - 1;
+      const live = conjuncts.flatMap((c, i) => {
+        if (i === last) return [{ c, code: "" }];
+        const code = this.expr(c, e, cur);
+        return code.value === true ? [] : [{ c, code: code.code }];
+      });
+      if (live.length === 1) return this.explainNode(live[0]!.c, cur, e, pathCode, depth + 1);
+      const tests = live.slice(0, -1).map((l) => `() => ${l.code}`);
+      const whys = live.map((l) => this.explainNode(l.c, cur, e, pathCode, depth + 1));
       const pick = whys.slice(0, -1).reduceRight((rest, why, i) => `i === ${i} ? ${why} : ${rest}`, whys[whys.length - 1]!);
       return `((i: number) => ${pick})($first([${tests.join(", ")}]))`;
     }

@@ -74,10 +74,9 @@ export class KernelCallError extends Error {
 const HELPERS = String.raw`type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
 class EvalFailure extends Error {}
-const $hasOwn = Object.prototype.hasOwnProperty;
 /** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
 function $own(o: object, k: string): unknown {
-  return $hasOwn.call(o, k) ? (o as Bag)[k] : undefined;
+  return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;
 }
 /** The call itself: an object, else an invalid_call error. */
 function $call(c: unknown, kernel: string): object {
@@ -97,23 +96,26 @@ function $bag(c: object, k: string, kernel: string): Bag | undefined {
  */
 function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
   if (v === undefined || v === null) return null;
-  const where = kernel + ": " + what + " \u0060" + id + "\u0060";
-  if (typeof v !== "object") $fail("invalid_call", where + " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s = $own(v, "shape");
-  const dtype = $own(v, "dtype");
-  if (!Array.isArray(s)) return $fail("invalid_call", where + " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
+  if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
+  const s: unknown = Object.hasOwn(v, "shape") ? (v as Bag)["shape"] : undefined;
+  const dtype: unknown = Object.hasOwn(v, "dtype") ? (v as Bag)["dtype"] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
-  if (n > 64) $fail("invalid_call", where + " has " + n + " dimensions; at most 64 are supported");
+  if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
   const shape: number[] = [];
   let ok = true;
   for (let i = 0; i < n; i++) {
-    const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+    const d: unknown = Object.hasOwn(s, i) ? s[i] : undefined;
+    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
     shape.push(d as number);
   }
-  if (!ok) $fail("invalid_call", where + " has shape " + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") $fail("invalid_call", where + " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype };
+}
+/** Fails for a tensor description of the wrong form. */
+function $badTensor(kernel: string, what: string, id: string, detail: string): never {
+  return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
@@ -121,7 +123,7 @@ function $av(v: unknown, kernel: string, name: string): unknown {
   const n = v.length;
   if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
-  for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
+  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
   return out;
 }
 /** Whether an attribute value is a list of finite numbers. */

@@ -74,6 +74,8 @@ export class KernelCallError extends Error {
 const HELPERS = String.raw`type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
 class EvalFailure extends Error {}
+/** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
+const $hasOwn = Object.prototype.hasOwnProperty;
 /** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
 function $own(o: object, k: string): unknown {
   return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;

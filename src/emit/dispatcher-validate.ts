@@ -69,7 +69,7 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   spec.attributes.forEach((_, i) => w.line(`let g${i}: unknown = undefined;`));
   const keyLoop = (bag: string, ids: readonly string[], local: (id: string) => string, what: string, read: (id: string) => string): void => {
     w.open(`if (${bag} !== undefined)`).open(`for (const key in ${bag})`);
-    w.line(`if (!Object.hasOwn(${bag}, key)) continue;`);
+    w.line(`if (!$hasOwn.call(${bag}, key)) continue;`);
     w.open(`switch (key)`);
     for (const id of ids) w.line(`case ${str(id)}:`).line(`  ${local(id)} = ${read(id)};`).line(`  break;`);
     w.line(`default:`).line(`  ${fail(`${K} + ${str(`: unknown ${what} \``)} + key + ${str(`\`; ${what}s are ${ids.join(", ")}`)}`)};`);

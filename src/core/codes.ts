@@ -67,6 +67,18 @@ export const CODES = {
   no_instances: { severity: "warning", summary: "A kernel whose templates read per-model values has no configured instance, so those shaders were not built." },
   instance_invalid: { severity: "error", summary: "A configured instance does not fit the kernel." },
   out_stale: { severity: "error", summary: "`build --check` found out/ differs from a fresh build." },
+  out_unsafe: { severity: "error", summary: "The output folder is the project root, contains it, lies outside it, or overlaps specs/, templates/, .git or node_modules." },
+  out_not_ours: { severity: "error", summary: "The output folder exists and was not written by kernelc (no .kernelc-out marker, no matching build-info.json)." },
+  out_unexpected: { severity: "error", summary: "out/ holds a symbolic link, a special file or a file kernelc did not write (a warning when a build removes it)." },
+  out_modified: { severity: "error", summary: "A file in out/ no longer matches what kernelc wrote, and a partial build would keep it." },
+  out_locked: { severity: "error", summary: "Another kernelc build holds the output folder's lock." },
+  out_leftover: { severity: "warning", summary: "A leftover folder of an interrupted build that kernelc cannot prove it wrote; it is left in place." },
+  os_error: { severity: "error", summary: "The operating system refused a file operation (disk full, permission denied, read-only filesystem, …)." },
+  unknown_kernel: { severity: "error", summary: "`build --kernel` names a kernel that no spec defines." },
+  // tune
+  tune_file_invalid: { severity: "error", summary: "kernelc.tune.json is not a tune file kernelc wrote." },
+  tune_unavailable: { severity: "error", summary: "`kernelc tune` has nothing to measure or no adapter to measure on." },
+  tune_call_invalid: { severity: "error", summary: "A call shape of the config's `tune` section is not a valid call of its kernel." },
   usage: { severity: "error", summary: "The command line is wrong." },
 } as const satisfies Record<string, CodeInfo>;
 

@@ -45,13 +45,17 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const head = `${prefix}: no shader was built for pass \`${pm.pass.id}\` with `;
     const tail = ` on profile ${cx.model.profile}; ${cx.model.instancesHint}`;
     if (leaves.every((x) => x.read || x.value !== undefined) && entries.every((e) => e.key.every((kv) => !Array.isArray(kv)))) {
-      // Every key leaf is a plain read: the values in an array, looked up in a module table of the
-      // built keys (null matches anything), in entry order.
-      const rows = entries.map((e) => `[${[...e.key.map((kv) => (kv === null ? "null" : lit(kv))), q(e.id)].join(", ")}]`);
-      const table = cx.konst(`[${rows.join(", ")}]`, "readonly (readonly unknown[])[]");
+      // Every key leaf is a plain read: each into a local, then one conditional expression over the
+      // built keys in entry order (null matches anything); the locals name the key when none fits.
+      const locals = leaves.map((_, i) => `k${pi}_${i}`);
+      if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
       const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
-      body.push(`    const v${pi} = [${leaves.map((x) => x.code).join(", ")}];`);
-      body.push(`    const s${pi} = $pick(${table}, v${pi}) ?? $noShader(${sc(head)}, ${names}, v${pi}, ${sc(tail)});`);
+      const miss = `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      const arms = entries.map((e) => {
+        const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
+        return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
+      });
+      body.push(`    const s${pi}: string = ${[...arms, miss].join("\n      : ")};`);
       return;
     }
     // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:

@@ -9,6 +9,8 @@ import * as path from "node:path";
 import { makeDiagnostic, type Code } from "../core/codes.js";
 import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { LineMap } from "../core/line-map.js";
+import { walkFiles } from "../core/walk.js";
 import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
 import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
@@ -250,7 +252,7 @@ class SpecChecker {
     } catch {
       let available: string[] = [];
       try {
-        available = fs.readdirSync(this.ctx.templatesDir).filter((f) => f.endsWith(".jinja"));
+        available = walkFiles(this.ctx.templatesDir).files.filter((f) => f.endsWith(".jinja"));
       } catch {
         /* no templates folder: the message says so */
       }
@@ -271,7 +273,7 @@ class SpecChecker {
       return { path: real, reads: this.readsWithIncludes(real, text, realRoot) };
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
-        const span = templateSpan(text, err.line, err.column);
+        const span = new LineMap(text).spanAt(err.line, err.column);
         this.diags.push(makeDiagnostic("template_error", `template syntax error: ${err.message}`, { file: real, span }, { hint: "fix the template's Nunjucks syntax", notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
         return { path: real };
       }
@@ -506,20 +508,6 @@ class SpecChecker {
     }
     return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
   }
-}
-
-/** The one-character span at a 1-based line and column of `text`, or undefined when the position is unknown (0) or outside the text. */
-function templateSpan(text: string, line: number, column: number): { start: number; end: number } | undefined {
-  if (line < 1 || column < 1) return undefined;
-  let start = 0;
-  for (let l = 1; l < line; l++) {
-    const nl = text.indexOf("\n", start);
-    if (nl < 0) return undefined;
-    start = nl + 1;
-  }
-  const lineEnd = text.indexOf("\n", start) < 0 ? text.length : text.indexOf("\n", start);
-  const at = Math.min(start + column - 1, lineEnd);
-  return { start: at, end: Math.min(at + 1, Math.max(lineEnd, at)) };
 }
 
 /** Runs the check phase on one loaded spec. */

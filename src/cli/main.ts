@@ -3,11 +3,10 @@
  * and internal errors. Only internal errors (bugs) print a stack trace.
  */
 import { Command, CommanderError, Option } from "commander";
-import * as path from "node:path";
-import { hasErrors, UserError } from "../core/diagnostic.js";
-import { lintPaths, makeCheckContext } from "../api/lint.js";
+import { UserError } from "../core/diagnostic.js";
 import { runBuild } from "./build-command.js";
 import { runExplain } from "./explain-command.js";
+import { runLint, type LintOptions } from "./lint-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { runProfiles } from "./profiles-command.js";
 
@@ -25,16 +24,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 
   program
     .command("lint")
-    .description("check spec files (and folders of them); exit 0 when clean, 1 on errors")
-    .argument("[paths...]", "spec files or folders", ["specs"])
-    .option("--templates <dir>", "templates folder", "templates")
+    .description("check spec files (and folders of them), render their templates for the profiles and validate the WGSL with Tint; exit 0 when clean, 1 on errors")
+    .argument("[paths...]", "spec files or folders (default: the config's specs folder)")
+    .option("--templates <dir>", "templates folder (default: the config's)")
+    .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "render for these profiles only (default: the config's profiles)")
+    .option("--no-render", "check specs only: schema, expressions, types, references (no rendering or WGSL validation)")
     .addOption(formatOption())
-    .action((paths: string[], opts: { templates: string; format: Format }) => {
-      const ctx = makeCheckContext(path.resolve(io.cwd, opts.templates));
-      const result = lintPaths(paths.map((p) => path.resolve(io.cwd, p)), ctx);
-      printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
-      if (opts.format === "text" && result.diagnostics.length === 0) io.stderr(`${result.kernels.length} spec${result.kernels.length === 1 ? "" : "s"} checked, no problems\n`);
-      code = hasErrors(result.diagnostics) ? 1 : 0;
+    .action(async (paths: string[], opts: LintOptions) => {
+      code = await runLint(io, paths, opts);
     });
 
   program

@@ -196,9 +196,10 @@ export function enumerateKernel(
   const fixed = candidates.map((c) => (c.status === "emitted" && !chosenKeys.has(JSON.stringify([c.dtypes, c.tunables])) ? { ...c, status: "not-dispatched" as const, reason: "another tunable combination is dispatched on this profile" } : c));
   let noVariantReason: string | undefined;
   if (builds.length === 0) {
-    if (missingFeatures.size) noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which profile ${profile.name} lacks`;
+    // Worded without the profile's name, so that the same reason on several profiles is reported once.
+    if (missingFeatures.size) noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which the profile lacks`;
     else if (kernelReasons.length) noVariantReason = `the kernel's ${kernelReasons[0]}`;
-    else noVariantReason = `every variant's conditions are false on profile ${profile.name} (see \`kernelc explain ${spec.name} --profile ${profile.name}\`)`;
+    else noVariantReason = "every variant's conditions are false on the profile";
   }
   return { kernel, assignments: builds, candidates: fixed, problems, noVariantReason };
 }

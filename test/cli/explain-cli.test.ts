@@ -1,4 +1,6 @@
 /** `kernelc explain`: tunable combinations after the first with a surviving variant are reported as skipped, not built. */
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
@@ -39,5 +41,48 @@ describe("kernelc explain: the ordered fallback over tunable values", () => {
       ["vec4_f32", "not-dispatched", ["skipped"]],
       ["scalar_f32", "not-dispatched", ["skipped"]],
     ]);
+  });
+});
+
+describe("kernelc explain --call: the call file is read with the located JSON reader", () => {
+  const callFile = (text: string): string => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-call-")), "call.json");
+    fs.writeFileSync(file, text);
+    return file;
+  };
+
+  it("a malformed call file is reported at its line and column with a code frame (exit 1)", async () => {
+    const file = callFile('{\n  "inputs": {\n    "xT": { "shape": [4096] "dtype": "float32" }\n  }\n}\n');
+    const r = await run(["explain", "Axpby", "--profile", "compat", "--call", file], FIXTURE);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      [
+        "error[json_syntax]: expected `,` or `}` after an object member, found `\"`",
+        `  --> ${file}:3:29 (/inputs/xT)`,
+        "    |",
+        '  3 |     "xT": { "shape": [4096] "dtype": "float32" }',
+        "    |                             ^",
+        '  = hint: a call is JSON: {"inputs": {"queryT": {"shape": [4, 4096], "dtype": "float16"}, …}, "outputs": {…}, "attrs": {…}}',
+        "1 error, 0 warnings",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("a duplicate key is an error too; a missing file is file_unreadable", async () => {
+    const dup = await run(["explain", "Axpby", "--profile", "compat", "--call", callFile('{"inputs": {}, "inputs": {}}')], FIXTURE);
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/^error\[json_duplicate_key\]: .*\n {2}--> .*call\.json:1:16/m);
+    const missing = await run(["explain", "Axpby", "--profile", "compat", "--call", "no-such-call.json"], FIXTURE);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error\[file_unreadable\]: cannot read the call file/m);
+  });
+
+  it("a well-formed call picks a variant", async () => {
+    const file = callFile(JSON.stringify({ inputs: { xT: { shape: [4096], dtype: "float32" } }, outputs: { yT: { shape: [4096], dtype: "float32" } }, attrs: {} }));
+    const r = await run(["explain", "Axpby", "--profile", "desktop-64k", "--call", file], FIXTURE);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("call of Axpby on profile desktop-64k:\n  picked vec4_f32\n");
   });
 });

@@ -16,6 +16,7 @@ import { commentText, generateDispatcher } from "../emit/dispatcher.js";
 import { manifestFor, profilesIndex } from "../emit/manifest.js";
 import { TemplateRenderer } from "../emit/render.js";
 import { IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
+import { TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
 import { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
@@ -35,6 +36,10 @@ export interface CompileOptions {
   readonly specs?: readonly string[];
   /** Whether to generate the bundle's files after validation (default true); lint stops before. */
   readonly generate?: boolean;
+  /** Renders and Tint verdicts to reuse from earlier compilations and to keep for later ones (kernelc watch). */
+  readonly cache?: ShaderCache;
+  /** A validator to use (and leave open) instead of starting one for this compilation. */
+  readonly validator?: WgslValidator;
 }
 
 /** One kernel on one profile: what enumeration decided and the model the dispatcher is generated from. */
@@ -85,7 +90,9 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   if (!profiles || failed()) return fail();
 
   // enumerate + render
-  const ctx: RenderContext = { renderer: new TemplateRenderer(templatesDir), templatesDir, shaders: new Map(), reports: diagnostics };
+  const cache = options.cache ? { shaders: options.cache, digests: new TemplateDigests(templatesDir) } : undefined;
+  if (options.cache) Object.assign(options.cache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
+  const ctx: RenderContext = { renderer: new TemplateRenderer(templatesDir), templatesDir, shaders: new Map(), reports: diagnostics, cache };
   const locate = pointerLocator(sources);
   const results: ProfileResult[] = profiles.map((profile) => ({
     profile,
@@ -98,11 +105,11 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
 
   // validate
   progress(`validating ${ctx.shaders.size} shaders`);
-  const validator = await WgslValidator.create();
+  const validator = options.validator ?? (await WgslValidator.create());
   try {
-    await validateShaders(ctx.shaders, validator, templatesDir, diagnostics);
+    await validateShaders(ctx.shaders, validator, templatesDir, diagnostics, options.cache);
   } finally {
-    validator.dispose();
+    if (!options.validator) validator.dispose();
   }
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 

@@ -9,6 +9,7 @@ import { runExplain } from "./explain-command.js";
 import { runLint, type LintOptions } from "./lint-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { runProfiles } from "./profiles-command.js";
+import { runWatch, type WatchOptions } from "./watch-command.js";
 
 /** Runs the CLI with `argv` (without node and script). Returns the exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -46,6 +47,17 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .addOption(formatOption())
     .action(async (opts: { config?: string; profile?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
       code = await runBuild(io, opts);
+    });
+
+  program
+    .command("watch")
+    .description("build, then rebuild out/ on every change to specs, templates or the config (only what the change affects)")
+    .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "build only these profiles")
+    .option("--out <dir>", "output folder (overrides the config)")
+    .addOption(formatOption())
+    .action(async (opts: WatchOptions) => {
+      code = await runWatch(io, opts);
     });
 
   program

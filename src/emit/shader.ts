@@ -19,6 +19,7 @@ import type { ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
+import { renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { resourceDeclarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
@@ -60,6 +61,8 @@ export interface RenderContext {
   readonly templatesDir: string;
   readonly shaders: Map<string, ShaderRecord>;
   readonly reports: Report[];
+  /** Renders and verdicts kept from earlier compilations, with this compilation's template digests (kernelc watch). */
+  readonly cache?: { readonly shaders: ShaderCache; readonly digests: TemplateDigests };
 }
 
 /** One pass of one variant to render, with the facts of its assignment on a profile. */
@@ -154,11 +157,23 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     ctx.reports.push({ diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }), where });
     return undefined;
   }
-  let rendered: RenderedShader;
-  try {
-    rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
-  } catch (err) {
-    if (!(err instanceof RenderError)) throw err;
+  const key = ctx.cache ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), context, decls) : undefined;
+  let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
+  if (rendered) ctx.cache!.shaders.stats.renderReused++;
+  else {
+    try {
+      rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
+    } catch (err) {
+      if (!(err instanceof RenderError)) throw err;
+      rendered = err;
+    }
+    if (ctx.cache && key !== undefined) {
+      ctx.cache.shaders.stats.rendered++;
+      ctx.cache.shaders.renders.set(key, rendered);
+    }
+  }
+  if (rendered instanceof RenderError) {
+    const err = rendered;
     ctx.reports.push({ diagnostic: templateDiagnostic("template_error", `template ${err.file} failed to render: ${err.message}`, ctx.templatesDir, err), where });
     return undefined;
   }
@@ -184,26 +199,39 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
  * workgroup limits, and warns about spec bindings the shader never declares or never uses. Each
  * problem is reported once per request that rendered the shader, so the merge names them all.
  */
-export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>, validator: WgslValidator, templatesDir: string, reports: Report[]): Promise<void> {
-  for (const rec of shaders.values()) {
+export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>, validator: WgslValidator, templatesDir: string, reports: Report[], cache?: ShaderCache): Promise<void> {
+  for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;
     const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
       for (const where of rec.occurrences) if (!profiles || profiles.has(where.profile ?? "")) reports.push({ diagnostic, where });
     };
     const bodyLines = rec.body.split("\n");
     for (const [key, features] of rec.featureSets) {
-      const problems = await validator.validate(rec.body, features);
+      let problems = cache?.verdicts.get(`${id}|${key}`);
+      if (problems) cache!.stats.validationReused++;
+      else {
+        problems = await validator.validate(rec.body, features);
+        if (cache) {
+          cache.stats.validated++;
+          cache.verdicts.set(`${id}|${key}`, problems);
+        }
+      }
       const profiles = new Set([...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === key).map((p) => p.name));
       for (const pr of problems.filter((x) => x.severity === "error")) report(tintDiagnostic(pr, rec, bodyLines, templatesDir), profiles);
     }
-    const facts = workgroupFacts(rec.body);
+    let analysis = cache?.analyses.get(id);
+    if (!analysis) {
+      analysis = { facts: workgroupFacts(rec.body), identifiers: identifierCounts(rec.body) };
+      cache?.analyses.set(id, analysis);
+    }
+    const facts = analysis.facts;
     for (const profile of rec.profiles.values()) {
       // Problems about one WGSL line (the workgroup size's axes and its product) are one diagnostic.
       const byLine = new Map<number | undefined, LimitProblem[]>();
       for (const problem of checkWorkgroupLimits(facts, resolveProfile(profile))) byLine.set(problem.line, [...(byLine.get(problem.line) ?? []), problem]);
       for (const problems of byLine.values()) report(limitDiagnostic(problems, rec, templatesDir), new Set([profile.name]));
     }
-    for (const d of bindingDiagnostics(kernel, pass, rec.body)) report(d);
+    for (const d of bindingDiagnostics(kernel, pass, rec.body, analysis.identifiers)) report(d);
   }
 }
 
@@ -283,8 +311,7 @@ function identifierCounts(body: string): Map<string, number> {
 }
 
 /** Warnings for bindings of the pass that the rendered shader never declares, or declares and never uses. */
-function bindingDiagnostics(kernel: CheckedKernel, pass: CheckedPass, body: string): Diagnostic[] {
-  const counts = identifierCounts(body);
+function bindingDiagnostics(kernel: CheckedKernel, pass: CheckedPass, body: string, counts: ReadonlyMap<string, number>): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const b of pass.bindings) {
     const declared = new RegExp(`\\bvar\\s*(<[^>]*>)?\\s*${b.name}\\s*:`).test(body);

@@ -16,7 +16,7 @@ import { commentText, generateDispatcher } from "../emit/dispatcher.js";
 import { manifestFor, profilesIndex } from "../emit/manifest.js";
 import { TemplateRenderer } from "../emit/render.js";
 import { IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
-import { TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
+import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
 import { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
@@ -90,8 +90,11 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   if (!profiles || failed()) return fail();
 
   // enumerate + render
-  const cache = options.cache ? { shaders: options.cache, digests: new TemplateDigests(templatesDir) } : undefined;
-  if (options.cache) Object.assign(options.cache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
+  // Renders with the same template files, context and declarations are done once (profiles often
+  // share them); with options.cache also across compilations.
+  const shaderCache = options.cache ?? createShaderCache();
+  Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
+  const cache = { shaders: shaderCache, digests: new TemplateDigests(templatesDir) };
   const ctx: RenderContext = { renderer: new TemplateRenderer(templatesDir), templatesDir, shaders: new Map(), reports: diagnostics, cache };
   const locate = pointerLocator(sources);
   const results: ProfileResult[] = profiles.map((profile) => ({
@@ -107,7 +110,7 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   progress(`validating ${ctx.shaders.size} shaders`);
   const validator = options.validator ?? (await WgslValidator.create());
   try {
-    await validateShaders(ctx.shaders, validator, templatesDir, diagnostics, options.cache);
+    await validateShaders(ctx.shaders, validator, templatesDir, diagnostics, shaderCache);
   } finally {
     if (!options.validator) validator.dispose();
   }

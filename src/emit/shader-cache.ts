@@ -53,19 +53,19 @@ function includedNames(text: string): { names: string[]; dynamic: boolean } {
  */
 export class TemplateDigests {
   private readonly texts = new Map<string, string | undefined>();
-  private readonly digests = new Map<string, string>();
+  private readonly closures = new Map<string, { digest: string; device: DeviceReads }>();
   private folder?: string;
 
   constructor(private readonly templatesDir: string) {}
 
   /** The digest of `name` (relative to the templates folder) and everything it includes. */
   digest(name: string): string {
-    let d = this.digests.get(name);
-    if (d === undefined) {
-      d = this.computeDigest(name);
-      this.digests.set(name, d);
-    }
-    return d;
+    return this.closure(name).digest;
+  }
+
+  /** Which members of `device` the template and its includes can read. */
+  deviceReads(name: string): DeviceReads {
+    return this.closure(name).device;
   }
 
   private text(name: string): string | undefined {
@@ -81,8 +81,18 @@ export class TemplateDigests {
     return this.texts.get(name);
   }
 
-  private computeDigest(root: string): string {
+  private closure(root: string): { digest: string; device: DeviceReads } {
+    let c = this.closures.get(root);
+    if (!c) {
+      c = this.computeClosure(root);
+      this.closures.set(root, c);
+    }
+    return c;
+  }
+
+  private computeClosure(root: string): { digest: string; device: DeviceReads } {
     const parts: string[] = [];
+    const texts: string[] = [];
     const seen = new Set<string>();
     const stack = [root];
     while (stack.length > 0) {
@@ -92,17 +102,46 @@ export class TemplateDigests {
       const text = this.text(name);
       parts.push(`${name}\0${text === undefined ? "(missing)" : sha256Hex(text)}`);
       if (text === undefined) continue;
+      texts.push(text);
       const inc = includedNames(text);
-      if (inc.dynamic) return this.folderDigest();
+      if (inc.dynamic) return { digest: this.folderDigest(), device: "all" };
       stack.push(...inc.names);
     }
-    return sha256Hex(parts.sort().join("\0"));
+    return { digest: sha256Hex(parts.sort().join("\0")), device: deviceMembers(texts) };
   }
 
   private folderDigest(): string {
     this.folder ??= sha256Hex(walkFiles(this.templatesDir).files.map((f) => `${f}\0${sha256Hex(this.text(f) ?? "")}`).join("\0"));
     return this.folder;
   }
+}
+
+/** The `device` members a template can read: "all" unless every mention is `device.features.X` or `device.limits.X`. */
+export type DeviceReads = "all" | { readonly features: readonly string[]; readonly limits: readonly string[] };
+
+function deviceMembers(texts: readonly string[]): DeviceReads {
+  const features = new Set<string>();
+  const limits = new Set<string>();
+  for (const text of texts) {
+    for (const m of text.matchAll(/(?<![\w.])device\b(\s*\.\s*(features|limits)\s*\.\s*([A-Za-z_][\w-]*))?/g)) {
+      if (m[1] === undefined) return "all";
+      (m[2] === "features" ? features : limits).add(m[3]);
+    }
+  }
+  return { features: [...features].sort(), limits: [...limits].sort() };
+}
+
+/** What of a render context the output can depend on: everything but the `device` members the template cannot read. */
+export function keyContext(context: Readonly<Record<string, unknown>>, reads: DeviceReads): unknown {
+  if (reads === "all") return context;
+  const device = context.device as { features: Record<string, boolean>; limits: Record<string, number> } | undefined;
+  return {
+    ...context,
+    device: {
+      features: reads.features.map((f) => [f, device?.features[f]]),
+      limits: reads.limits.map((l) => [l, device?.limits[l]]),
+    },
+  };
 }
 
 /** The key of one render: the template closure's digest, the render context and the declarations. */

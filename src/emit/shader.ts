@@ -19,7 +19,7 @@ import type { ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
-import { renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
+import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { resourceDeclarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
@@ -157,7 +157,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     ctx.reports.push({ diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }), where });
     return undefined;
   }
-  const key = ctx.cache ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), context, decls) : undefined;
+  const key = ctx.cache ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), keyContext(context, ctx.cache.digests.deviceReads(pass.shader)), decls) : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
@@ -206,14 +206,19 @@ export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>
       for (const where of rec.occurrences) if (!profiles || profiles.has(where.profile ?? "")) reports.push({ diagnostic, where });
     };
     const bodyLines = rec.body.split("\n");
+    const enabled = enabledFeatures(rec.body);
     for (const [key, features] of rec.featureSets) {
-      let problems = cache?.verdicts.get(`${id}|${key}`);
+      // A device feature matters to Tint only through the module's `enable` directives: validate
+      // under the features the shader enables, so profiles that differ in others share the verdict.
+      const relevant = features.filter((f) => enabled.has(f));
+      const verdictKey = `${id}|${relevant.join(",")}`;
+      let problems = cache?.verdicts.get(verdictKey);
       if (problems) cache!.stats.validationReused++;
       else {
-        problems = await validator.validate(rec.body, features);
+        problems = await validator.validate(rec.body, relevant);
         if (cache) {
           cache.stats.validated++;
-          cache.verdicts.set(`${id}|${key}`, problems);
+          cache.verdicts.set(verdictKey, problems);
         }
       }
       const profiles = new Set([...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === key).map((p) => p.name));
@@ -233,6 +238,15 @@ export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>
     }
     for (const d of bindingDiagnostics(kernel, pass, rec.body, analysis.identifiers)) report(d);
   }
+}
+
+/** The device features a WGSL module's `enable` directives ask for (`enable f16;` → shader-f16, `enable subgroups;` → subgroups). */
+export function enabledFeatures(wgsl: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of wgsl.matchAll(/^\s*enable\s+([^;]+);/gm)) {
+    for (const ext of m[1].split(",").map((e) => e.trim()).filter(Boolean)) out.add(ext === "f16" ? "shader-f16" : ext.replace(/_/g, "-"));
+  }
+  return out;
 }
 
 /** Tint's message without the candidate list of an overload error: its first paragraph, plus how many candidates Tint listed. */

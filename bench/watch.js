@@ -25,15 +25,19 @@ export async function watchRows({ edits = 12 } = {}) {
   );
   await session.ready;
   const times = [];
+  const cpu = [];
   const rerendered = [];
   try {
     for (let i = 0; i < edits; i++) {
       const file = path.join(dir, "templates", TEMPLATES[i % TEMPLATES.length]);
       const done = new Promise((resolve) => (resolveNext = resolve));
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       fs.appendFileSync(file, `// bench edit ${i}\n`);
       const r = await done;
       times.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
       if (!r.wrote || r.errors) throw new Error(`rebuild after edit ${i} did not write out/`);
       rerendered.push(r.stats.rendered);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -41,7 +45,7 @@ export async function watchRows({ edits = 12 } = {}) {
   } finally {
     await session.close();
   }
-  return [[`watch: template save → out/ updated (${edits} edits of ${TEMPLATES.length} templates)`, `${median(times).toFixed(0)} ms`, `max ${Math.max(...times).toFixed(0)} ms; ${Math.min(...rerendered)}–${Math.max(...rerendered)} renders redone per edit`]];
+  return [[`watch: template save → out/ updated (${edits} edits of ${TEMPLATES.length} templates)`, `${median(times).toFixed(0)} ms`, `max ${Math.max(...times).toFixed(0)} ms; CPU ${median(cpu).toFixed(0)} ms (median); ${Math.min(...rerendered)}–${Math.max(...rerendered)} renders redone per edit`]];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

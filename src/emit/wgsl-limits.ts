@@ -4,6 +4,7 @@
  * device profile's limits. A small tokenizer and constant evaluator cover what generated shaders use;
  * anything beyond it is reported as unresolved, never guessed.
  */
+import { LineMap } from "../core/line-map.js";
 
 /** What workgroupFacts could establish; a missing field is listed in `unresolved` with the reason. */
 export interface WorkgroupFacts {
@@ -381,11 +382,8 @@ function layoutOf(tokens: readonly Token[], scope: ModuleScope, ev: Evaluator, d
 export function workgroupFacts(wgsl: string): WorkgroupFacts {
   const scope = scanModule(tokenize(wgsl));
   const ev = new Evaluator(scope);
-  const lineOf = (offset: number): number => {
-    let line = 1;
-    for (let i = wgsl.indexOf("\n"); i >= 0 && i < offset; i = wgsl.indexOf("\n", i + 1)) line++;
-    return line;
-  };
+  const lines = new LineMap(wgsl);
+  const lineOf = (offset: number): number => lines.position(offset).line;
   const unresolved: string[] = [];
   let workgroupSize: [number, number, number] | undefined;
   if (!scope.mainFound) {

@@ -85,7 +85,8 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   const plain: Diagnostic[] = [];
   const profiles = selectProfiles(loaded, options.profiles, plain);
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
-  const instances = configuredInstances(loaded, kernels, plain);
+  // Linting some spec files: the config's instances of other kernels are not an error.
+  const instances = configuredInstances(loaded, kernels, plain, options.specs === undefined);
   diagnostics.push(...plain.map((diagnostic) => ({ diagnostic })));
   if (!profiles || failed()) return fail();
 
@@ -131,10 +132,10 @@ function selectProfiles(loaded: LoadedConfig, names: readonly string[] | undefin
   return loaded.allProfiles.filter((p) => names.includes(p.name));
 }
 
-/** The config's instances per kernel, checked against the kernels' leaves. */
-function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[]): Map<string, ParsedInstance[]> {
+/** The config's instances per kernel, checked against the kernels' leaves; with `allSpecs`, instances of kernels no spec defines are errors. */
+function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[], allSpecs: boolean): Map<string, ParsedInstance[]> {
   const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, loaded.config.instances[k.spec.name] ?? [], loaded.file, diagnostics)]));
-  for (const name of Object.keys(loaded.config.instances)) {
+  for (const name of allSpecs ? Object.keys(loaded.config.instances) : []) {
     if (!kernels.some((k) => k.spec.name === name)) {
       diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined));
     }

@@ -181,6 +181,14 @@ describe("kernelc lint renders and validates the templates", () => {
     expect(rows2.map((d) => d.message)).toEqual(["binding `params` of pass `main` is never declared by the shader its template renders"]);
   });
 
+  it("linting one spec file: the config's instances of other kernels are not an error", async () => {
+    const root = path.resolve(__dirname, "../..");
+    const r = await run(["lint", "specs/PagedAttention.json", "--profile", "core", "--format", "json"], root);
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as { code: string; file: string }[];
+    expect(rows.map((d) => [d.code, d.file])).toEqual([["no_variant_for_profile", "specs/PagedAttention.json"]]);
+  });
+
   it("the seed specs lint clean with rendering: warnings only, each reported once", async () => {
     const root = path.resolve(__dirname, "../..");
     const r = await run(["lint", "--format", "json"], root);

@@ -30,6 +30,13 @@ import { lintPaths, makeCheckContext } from "./lint.js";
 export interface CompileOptions {
   /** Build only these profiles (by name); default: the config's profiles. */
   readonly profiles?: readonly string[];
+  /**
+   * Validate and write only these kernels' shaders (by name). The profiles' dispatchers and
+   * manifests still cover every kernel (they are one module per profile), so the other kernels are
+   * enumerated and rendered but their shaders are left out of `files`: the caller keeps them from
+   * a previous build. Default: every kernel.
+   */
+  readonly kernels?: readonly string[];
   /** Called with a short description of the current step (for a progress display). */
   readonly onProgress?: (step: string) => void;
   /** Spec files or folders to compile (absolute); default: the config's specs folder. */
@@ -87,6 +94,11 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
   // Linting some spec files: the config's instances of other kernels are not an error.
   const instances = configuredInstances(loaded, kernels, plain, options.specs === undefined);
+  const only = options.kernels?.length ? new Set(options.kernels) : undefined;
+  const unknownKernels = only ? [...only].filter((n) => !kernels.some((k) => k.spec.name === n)) : [];
+  if (unknownKernels.length) {
+    plain.push(makeDiagnostic("unknown_kernel", `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`, undefined, { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` }));
+  }
   diagnostics.push(...plain.map((diagnostic) => ({ diagnostic })));
   if (!profiles || failed()) return fail();
 
@@ -108,17 +120,18 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   }));
 
   // validate
-  progress(`validating ${ctx.shaders.size} shaders`);
+  const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => [...rec.kernels].some((k) => only.has(k)))) : ctx.shaders;
+  progress(`validating ${selected.size} shaders`);
   const validator = options.validator ?? (await WgslValidator.create());
   try {
-    await validateShaders(ctx.shaders, validator, templatesDir, diagnostics, shaderCache);
+    await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
   } finally {
     if (!options.validator) validator.dispose();
   }
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
-  return { files: generateFiles(loaded.root, ctx.shaders, results), diagnostics: merged(), profiles: results, sources, shaderCount: ctx.shaders.size };
+  return { files: generateFiles(loaded.root, selected, results), diagnostics: merged(), profiles: results, sources, shaderCount: ctx.shaders.size };
 }
 
 /** The profiles to build: the config's, or those named in the options (unknown names are an error). */

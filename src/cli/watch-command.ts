@@ -2,20 +2,20 @@
  * `kernelc watch`: builds once, then rebuilds out/ whenever a spec, a template or the config
  * changes. Rebuilds reuse what the edit did not affect: a render is redone only when its template
  * or a template it includes changed (or its spec or config did), and Tint validates only shader
- * texts it has not seen, through one validator kept for the whole session. out/ is written by the
- * same writer as `kernelc build`, with the same build-info.
+ * texts it has not seen, through one validator kept for the whole session. out/ is written by
+ * `kernelc build`'s own writer (runBuild with this session's compile): the same checks, lock,
+ * build-info and atomic swap.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { compile } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
-import { hasErrors, UserError } from "../core/diagnostic.js";
 import { createShaderCache, type ShaderCache } from "../emit/shader-cache.js";
 import { WgslValidator } from "../emit/validate-wgsl.js";
 import { CONFIG_FILE } from "../plan/config.js";
-import { inputsHash, withBuildInfo } from "./build-info.js";
-import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
-import { readTree, writeTreeAtomic } from "./out-dir.js";
+import { BUILD_INFO } from "./build-info.js";
+import { runBuild } from "./build-command.js";
+import type { Format, Io } from "./io.js";
 
 /** Options of `kernelc watch`. */
 export interface WatchOptions {
@@ -59,33 +59,18 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
   let again = false;
   let closed = false;
 
+  let builds = 0;
   const rebuild = async (): Promise<RebuildResult> => {
     const t0 = performance.now();
-    let result: RebuildResult;
-    try {
-      const loaded = loadProjectConfig(io.cwd, opts.config);
-      const built = await compile(loaded, { profiles: opts.profile, cache, validator: await validator });
-      printDiagnostics(io, built.diagnostics, opts.format, fileSources(io.cwd, built.sources));
-      const errors = hasErrors(built.diagnostics);
-      let wrote = false;
-      const outDir = path.resolve(loaded.root, opts.out ?? loaded.config.out);
-      if (!errors) {
-        const files = withBuildInfo(built.files, inputsHash(loaded, opts.profile));
-        const current = readTree(outDir);
-        wrote = current.size !== files.size || [...files].some(([rel, text]) => current.get(rel) !== text);
-        if (wrote) writeTreeAtomic(outDir, files);
-      }
-      result = { wrote, errors, ms: performance.now() - t0, stats: { ...cache.stats } };
-      if (opts.format === "text") {
-        const shown = path.relative(io.cwd, outDir) || outDir;
-        const s = result.stats;
-        const what = errors ? `build failed; ${shown}/ was left as it was` : wrote ? `wrote ${shown}/` : `${shown}/ unchanged`;
-        io.stderr(`${what} (${Math.round(result.ms)} ms; ${s.rendered} rendered, ${s.renderReused} reused; ${s.validated} validated, ${s.validationReused} reused)\n`);
-      }
-    } catch (err) {
-      if (!(err instanceof UserError)) throw err;
-      printDiagnostics(io, err.diagnostics, opts.format, fileSources(io.cwd));
-      result = { wrote: false, errors: true, ms: performance.now() - t0, stats: { ...cache.stats } };
+    const infoFile = path.join(path.resolve(first.root, opts.out ?? first.config.out), BUILD_INFO);
+    const before = readIfPresent(infoFile);
+    // The first build compiles even when out/ is current, to fill the cache for the edits to come.
+    const buildOptions = { config: opts.config, profile: opts.profile, out: opts.out, format: opts.format, force: builds++ === 0 };
+    const code = await runBuild(io, buildOptions, async (loaded) => compile(loaded, { profiles: opts.profile, cache, validator: await validator }));
+    const result: RebuildResult = { wrote: code === 0 && readIfPresent(infoFile) !== before, errors: code !== 0, ms: performance.now() - t0, stats: { ...cache.stats } };
+    if (opts.format === "text") {
+      const s = result.stats;
+      io.stderr(`rebuilt in ${Math.round(result.ms)} ms (${s.rendered} rendered, ${s.renderReused} reused; ${s.validated} validated, ${s.validationReused} reused)\n`);
     }
     opts.onRebuild?.(result);
     return result;
@@ -140,4 +125,13 @@ export async function runWatch(io: Io, opts: WatchOptions): Promise<number> {
   await new Promise<void>((resolve) => process.once("SIGINT", resolve));
   await session.close();
   return 0;
+}
+
+/** A file's text, or undefined when it cannot be read. */
+function readIfPresent(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
 }

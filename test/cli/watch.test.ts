@@ -96,7 +96,7 @@ describe("kernelc watch", () => {
     expect(third.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2 });
     expect(shaders(dir).every((s) => s.includes("y[i] = (x[i]) * params.alpha"))).toBe(true);
     expect(fs.readFileSync(path.join(dir, "out", "build-info.json"), "utf8")).toContain('"inputs"');
-    expect(stderr).toMatch(/^wrote out\/ \(\d+ ms; 1 rendered, 3 reused; 1 validated, 3 reused\)$/m);
+    expect(stderr).toMatch(/^wrote out\/: 2 profiles, 2 shaders\nrebuilt in \d+ ms \(1 rendered, 3 reused; 1 validated, 3 reused\)$/m);
   }, 60_000);
 
   it("an edit with an error leaves out/ as it was; the fix writes it", async () => {

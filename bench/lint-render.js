@@ -41,6 +41,6 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
   ];
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const r of await lintRenderRows()) console.log(r.join("  ").trimEnd());
 }

@@ -145,6 +145,13 @@ if (!process.argv.includes("--lint-only")) {
   rows.push(["plan, interpreter (per call)", `${interp.toFixed(1)} µs`, `dispatcher ${(interp / gen).toFixed(0)}x faster`]);
 }
 
+// 4. Authoring loop: lint with rendering and Tint (bench/lint-render.js), watch rebuilds (bench/watch.js).
+{
+  const { lintRenderRows } = await import("./lint-render.js");
+  const { watchRows } = await import("./watch.js");
+  rows.push(...(await lintRenderRows()), ...(await watchRows()));
+}
+
 console.log(`machine: ${machine}`);
 const w = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length)));
 for (const r of rows) console.log(r.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd());

@@ -9,6 +9,8 @@ import * as path from "node:path";
 import { makeDiagnostic, type Code } from "../core/codes.js";
 import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { LineMap } from "../core/line-map.js";
+import { walkFiles } from "../core/walk.js";
 import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
 import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
@@ -362,7 +364,7 @@ class SpecChecker {
     } catch {
       let available: string[] = [];
       try {
-        available = fs.readdirSync(this.ctx.templatesDir).filter((f) => f.endsWith(".jinja"));
+        available = walkFiles(this.ctx.templatesDir).files.filter((f) => f.endsWith(".jinja"));
       } catch {
         /* no templates folder: the message says so */
       }
@@ -384,7 +386,7 @@ class SpecChecker {
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
         const errFile = err.file ?? real;
-        const span = templateSpan(errFile === real ? text : fs.readFileSync(errFile, "utf8"), err.line, err.column);
+        const span = new LineMap(errFile === real ? text : fs.readFileSync(errFile, "utf8")).spanAt(err.line, err.column);
         const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
         const hint = err.refused ? "templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, \"The template sandbox\")" : "fix the template's Nunjucks syntax";
         this.diags.push(makeDiagnostic("template_error", what, { file: errFile, span }, { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
@@ -681,20 +683,6 @@ function tryEvaluate(e: TExpr, env: EvalEnv): PValue {
     if (err instanceof EvalError) return UNKNOWN;
     throw err;
   }
-}
-
-/** The one-character span at a 1-based line and column of `text`, or undefined when the position is unknown (0) or outside the text. */
-function templateSpan(text: string, line: number, column: number): { start: number; end: number } | undefined {
-  if (line < 1 || column < 1) return undefined;
-  let start = 0;
-  for (let l = 1; l < line; l++) {
-    const nl = text.indexOf("\n", start);
-    if (nl < 0) return undefined;
-    start = nl + 1;
-  }
-  const lineEnd = text.indexOf("\n", start) < 0 ? text.length : text.indexOf("\n", start);
-  const at = Math.min(start + column - 1, lineEnd);
-  return { start: at, end: Math.min(at + 1, Math.max(lineEnd, at)) };
 }
 
 /** Runs the check phase on one loaded spec. */

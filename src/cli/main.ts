@@ -5,14 +5,15 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/diagnostic.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import { lint } from "../api/index.js";
 import { runBuild } from "./build-command.js";
 import { runExplain } from "./explain-command.js";
 import { runInit } from "./init-command.js";
+import { runLint, type LintOptions } from "./lint-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { runProfiles } from "./profiles-command.js";
 import { runTune, type TuneCommandOptions } from "./tune-command.js";
+import { runWatch, type WatchOptions } from "./watch-command.js";
 
 export type { Format, Io } from "./io.js";
 
@@ -39,16 +40,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 
   program
     .command("lint")
-    .description("check spec files (and folders of them); exit 0 when clean, 1 on errors")
+    .description("check spec files (and folders of them), render their templates for the profiles and validate the WGSL with Tint; exit 0 when clean, 1 on errors")
     .argument("[paths...]", "spec files or folders (default: the config's specs folder)")
     .option("--templates <dir>", "templates folder (default: the config's)")
     .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "render for these profiles only (default: the config's profiles)")
+    .option("--no-render", "check specs only: schema, expressions, types, references (no rendering or WGSL validation)")
     .addOption(formatOption())
-    .action((paths: string[], opts: { templates?: string; config?: string; format: Format }) => {
-      const result = lint({ cwd: io.cwd, paths, ...(opts.templates !== undefined ? { templates: opts.templates } : {}), ...(opts.config !== undefined ? { config: opts.config } : {}) });
-      printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
-      if (opts.format === "text" && result.diagnostics.length === 0) io.stderr(`${result.kernels.length} spec${result.kernels.length === 1 ? "" : "s"} checked, no problems\n`);
-      code = result.ok ? 0 : 1;
+    .action(async (paths: string[], opts: LintOptions) => {
+      code = await runLint(io, paths, opts);
     });
 
   program
@@ -63,6 +63,17 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .addOption(formatOption())
     .action(async (opts: { config?: string; profile?: string[]; kernel?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
       code = await runBuild(io, opts);
+    });
+
+  program
+    .command("watch")
+    .description("build, then rebuild out/ on every change to specs, templates or the config (only what the change affects)")
+    .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "build only these profiles")
+    .option("--out <dir>", "output folder (overrides the config)")
+    .addOption(formatOption())
+    .action(async (opts: WatchOptions) => {
+      code = await runWatch(io, opts);
     });
 
   program

@@ -69,6 +69,7 @@ export const CODES = {
   template_limit_exceeded: { severity: "error", summary: "Rendering a template went past a render limit (loop steps, output size, nesting, time)." },
   wgsl_invalid: { severity: "error", summary: "Emitted WGSL fails validation by Tint." },
   wgsl_limit_exceeded: { severity: "error", summary: "A shader exceeds its profile's workgroup limits." },
+  binding_unused: { severity: "warning", summary: "A pass binding that the rendered shader never declares or never uses." },
   no_instances: { severity: "warning", summary: "A kernel whose templates read per-model values has no configured instance, so those shaders were not built." },
   instance_invalid: { severity: "error", summary: "A configured instance does not fit the kernel." },
   out_stale: { severity: "error", summary: "`build --check` found out/ differs from a fresh build." },

@@ -7,6 +7,7 @@
  * counts as one column, like rustc and unlike tsc. `utf16Column` gives the editor-protocol
  * column (UTF-16 code units, 1-based) for tools that need it.
  */
+import type { Span } from "./diagnostic.js";
 
 /** A 1-based line and column; see the module doc for how columns are counted. */
 export interface LinePosition {
@@ -90,6 +91,21 @@ export class LineMap {
     if (this.text.charCodeAt(end - 1) === 0x0a) end--;
     if (this.text.charCodeAt(end - 1) === 0x0d) end--;
     return end;
+  }
+
+  /**
+   * The span of 1-based `line` (without its line break) or, with a 1-based `column` (UTF-16 code
+   * units, as template engines and Tint count), of the one character there, clamped to the line's
+   * end. Undefined when the line or column is outside the text (0 means unknown).
+   */
+  spanAt(line: number, column?: number): Span | undefined {
+    if (!Number.isInteger(line) || line < 1 || line > this.starts.length) return undefined;
+    const start = this.lineStart(line);
+    const end = this.lineEnd(line);
+    if (column === undefined) return { start, end };
+    if (!Number.isInteger(column) || column < 1) return undefined;
+    const at = Math.min(start + column - 1, end);
+    return { start: at, end: Math.min(at + 1, end) };
   }
 
   /** The text of 1-based `line` without its line break. */

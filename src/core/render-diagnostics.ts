@@ -155,7 +155,7 @@ export function renderGithub(diags: readonly Diagnostic[], sources: SourceLookup
       }
     }
     props.push(`title=${escapeProperty(`kernelc ${d.code}`)}`);
-    const msg = d.message + (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") + (d.hint ? `\nhint: ${d.hint}` : "");
+    const msg = d.message + (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") + (d.hint ? `\nhint: ${d.hint}` : "") + d.notes.map((n) => `\nnote: ${n.message}`).join("");
     return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(msg)}`;
   });
   return lines.length ? lines.join("\n") + "\n" : "";

@@ -13,6 +13,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, SchemaObject, ValidateFunction } from "ajv";
 import type { Diagnostic, Span } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
+import { dedupeDiagnostics } from "../core/dedupe.js";
 import { closestMatch, didYouMean } from "../core/did-you-mean.js";
 import {
   FORBIDDEN_KEYS,
@@ -84,7 +85,7 @@ export function validateSpecTree(root: JsonNode, file: string): Diagnostic[] {
   const converted = convertErrors(ctx, v.validate.errors ?? [], "").filter(
     (d) => !forbiddenPointers.has(d.location?.pointer),
   );
-  return dedupe([...forbidden, ...converted]);
+  return dedupeDiagnostics([...forbidden, ...converted]).sort((a, b) => (a.location?.span?.start ?? -1) - (b.location?.span?.start ?? -1));
 }
 
 interface Ctx {
@@ -484,14 +485,3 @@ function firstSentence(text: unknown): string | undefined {
   return m === null ? text : m[0];
 }
 
-function dedupe(diags: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  const out: Diagnostic[] = [];
-  for (const d of diags) {
-    const k = `${d.code}\u0000${d.location?.pointer ?? ""}\u0000${d.message}`;
-    if (seen.has(k)) continue;
-    seen.add(k);
-    out.push(d);
-  }
-  return out.sort((a, b) => (a.location?.span?.start ?? -1) - (b.location?.span?.start ?? -1));
-}

@@ -20,8 +20,8 @@ describe("docs/runtime.md", () => {
   it("every function it calls exists", () => {
     const code = [...doc.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]).join("\n") + [...doc.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]).join("\n");
     const called = new Set([...code.matchAll(/(?<![\w$])(?:new\s+)?([A-Za-z_$][\w$]*)\s*\(/g)].map((m) => m[1]));
-    // PipelineCache / ScratchPool methods, callbacks the doc describes (a loader, an option), and test/support/gpu.ts.
-    const methods = new Set(["get", "acquire", "release", "trim", "destroy", "loadShader", "timestampWrites", "getGpuDevice", "runIf", ...kernels]);
+    // Spec-expression builtins the doc quotes (dim), PipelineCache / ScratchPool methods, callbacks the doc describes (a loader, an option), and test/support/gpu.ts.
+    const methods = new Set(["dim", "get", "acquire", "release", "trim", "destroy", "loadShader", "timestampWrites", "getGpuDevice", "runIf", ...kernels]);
     expect(fs.readFileSync(path.join(root, "test/support/gpu.ts"), "utf8")).toContain("export async function getGpuDevice");
     const unknown = [...called].filter((name) => !(name in runtime) && !PLATFORM.has(name) && !methods.has(name) && !/^(if|for|while|return|await|function)$/.test(name));
     expect(unknown).toEqual([]);

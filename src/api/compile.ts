@@ -19,6 +19,7 @@ import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
 import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
+import { buildTimeNonFinite } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import { lintPaths, makeCheckContext } from "./lint.js";
 
@@ -132,6 +133,7 @@ function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Pro
     diagnostics.push(...err.diagnostics);
     return { kernel: k, assignments: [], candidates: [], problems: [] };
   }
+  for (const a of build.assignments) diagnostics.push(...buildTimeNonFinite(k, a, profile.name));
   if (implicit && build.problems.length) {
     diagnostics.push(makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built for profile ${profile.name}`, { file: k.spec.file, pointer: "/variants" }, { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }));
   }

@@ -24,6 +24,7 @@ import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
 import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
+import { buildTimeNonFinite } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import { lintPaths, makeCheckContext } from "./lint.js";
 
@@ -173,6 +174,7 @@ function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Pro
     reports.push(...err.diagnostics.map((diagnostic) => ({ diagnostic, where })));
     return { kernel: k, assignments: [], candidates: [], problems: [] };
   }
+  for (const a of build.assignments) reports.push(...buildTimeNonFinite(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
   if (implicit && build.problems.length) {
     reports.push({ diagnostic: makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built`, locate(k.spec.file, "/variants"), { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }), where });
   }

@@ -230,22 +230,7 @@ class SpecChecker {
         return v;
       },
     };
-    const visit = (x: TExpr): boolean => {
-      if (x.k === "derive" || x.k === "leaf" || x.k === "hasAttr") return false;
-      const children = x.k === "call" ? x.args : x.k === "list" ? x.items : x.k === "neg" || x.k === "not" ? [x.operand] : x.k === "binary" ? [x.left, x.right] : x.k === "cond" ? [x.cond, x.then, x.otherwise] : [];
-      let bad = false;
-      for (const c of children) bad = visit(c) || bad;
-      if (bad) return true;
-      const v = tryEvaluate(x, env);
-      if (typeof v !== "number" || Number.isFinite(v)) return false;
-      this.diags.push(
-        makeDiagnostic("non_finite_value", `\`${src.text.slice(x.span.start, x.span.end)}\` evaluates to ${v}: kernelc works with finite numbers only`, exprLocation(this.file, src, x.span), {
-          hint: "use a finite value (the largest float kernelc emits is about 1.8e308); for a \"no limit\" sentinel, use a large finite number",
-        }),
-      );
-      return true;
-    };
-    visit(e);
+    for (const { node, value } of nonFiniteNodes(e, env)) this.diags.push(nonFiniteDiagnostic(this.file, src, node, value));
   }
 
   private noteUses(e: TExpr): void {
@@ -683,6 +668,35 @@ function tryEvaluate(e: TExpr, env: EvalEnv): PValue {
     if (err instanceof EvalError) return UNKNOWN;
     throw err;
   }
+}
+
+/**
+ * The innermost sub-expressions of `e` whose value in `env` (a partial evaluation: UNKNOWN leaves
+ * stay unknown) is an infinite or NaN number. A derive reference is not descended into: the entry
+ * is checked where it is written.
+ */
+export function nonFiniteNodes(e: TExpr, env: EvalEnv): { node: TExpr; value: number }[] {
+  const found: { node: TExpr; value: number }[] = [];
+  const visit = (x: TExpr): boolean => {
+    if (x.k === "derive" || x.k === "leaf" || x.k === "hasAttr") return false;
+    const children = x.k === "call" ? x.args : x.k === "list" ? x.items : x.k === "neg" || x.k === "not" ? [x.operand] : x.k === "binary" ? [x.left, x.right] : x.k === "cond" ? [x.cond, x.then, x.otherwise] : [];
+    let bad = false;
+    for (const c of children) bad = visit(c) || bad;
+    if (bad) return true;
+    const v = tryEvaluate(x, env);
+    if (typeof v !== "number" || Number.isFinite(v)) return false;
+    found.push({ node: x, value: v });
+    return true;
+  };
+  visit(e);
+  return found;
+}
+
+/** The non_finite_value diagnostic for a sub-expression of `src`; `context` says for which build values, when not a constant. */
+export function nonFiniteDiagnostic(file: string, src: ExprSource, node: TExpr, value: number, context = ""): Diagnostic {
+  return makeDiagnostic("non_finite_value", `\`${src.text.slice(node.span.start, node.span.end)}\` evaluates to ${value}${context}: kernelc works with finite numbers only`, exprLocation(file, src, node.span), {
+    hint: "use a finite value (the largest float kernelc emits is about 1.8e308); for a \"no limit\" sentinel, use a large finite number",
+  });
 }
 
 /** Runs the check phase on one loaded spec. */

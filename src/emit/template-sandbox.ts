@@ -315,6 +315,39 @@ function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | 
   return tmpl;
 }
 
+/** Filters whose attribute form reads members of the items (`join(", ", "x")`, `sort(attribute="x")`): the sandbox refuses that form. */
+const ATTRIBUTE_ARG: Readonly<Record<string, number>> = { join: 2, sum: 1, sort: 3 };
+
+/**
+ * Checks a filter call before it runs: no attribute form (it would read members around the
+ * sandbox), and no result larger than the limit (estimated from the arguments, so `center`,
+ * `indent`, `replace` and `join` never build a huge string first).
+ */
+function filterPreflight(name: string, args: readonly unknown[], maxChars: number): void {
+  const last = args[args.length - 1] as { __keywords?: boolean } | undefined;
+  const kwargs = last !== null && typeof last === "object" && last.__keywords === true ? (last as Record<string, unknown>) : undefined;
+  const positional = kwargs ? args.slice(0, -1) : args;
+  if (Object.hasOwn(ATTRIBUTE_ARG, name) && (positional[ATTRIBUTE_ARG[name]] !== undefined || (kwargs && (Object.hasOwn(kwargs, "attribute") || Object.hasOwn(kwargs, "attr"))))) {
+    throw new TemplateSandboxError(`the attribute form of the filter \`${name}\` is not available in kernelc templates: it reads members of the items`);
+  }
+  const str = (v: unknown): string => (v === undefined || v === null ? "" : String(v));
+  let estimate = 0;
+  if (name === "center" && typeof positional[1] === "number") estimate = positional[1];
+  if (name === "indent" && typeof positional[1] === "number") estimate = str(positional[0]).length + (str(positional[0]).split("\n").length + 1) * positional[1];
+  if (name === "replace") {
+    const [s, old, neu] = [str(positional[0]), str(positional[1]), str(positional[2])];
+    estimate = old === "" ? s.length + (s.length + 1) * neu.length : s.length + (Math.floor(s.length / old.length) + 1) * Math.max(0, neu.length - old.length);
+  }
+  if (name === "join" && Array.isArray(positional[0])) {
+    const sep = str(positional[1]).length;
+    for (const item of positional[0] as unknown[]) {
+      estimate += str(item).length + sep;
+      if (estimate > maxChars) break;
+    }
+  }
+  if (estimate > maxChars) throw new RenderLimitExceeded(`the filter \`${name}\` would make a string of about ${estimate} characters, more than the limit of ${maxChars}`);
+}
+
 /**
  * A Nunjucks environment whose templates run in the sandbox: no globals, the data-only filters
  * and tests, and every template it hands out rendered with the current render's runtime.
@@ -333,6 +366,7 @@ export class SandboxEnvironment extends nunjucks.Environment {
     for (const name of TEMPLATE_FILTERS) {
       const f = njFilters[name];
       self.filters[name] = function (this: unknown, ...args: unknown[]): unknown {
+        filterPreflight(name, args, maxChars);
         const r = f.apply(this, args);
         const text = typeof r === "string" ? r : r instanceof (njRuntime.SafeString as new () => object) ? String(r) : undefined;
         if (text !== undefined && text.length > maxChars) throw new RenderLimitExceeded(`the filter \`${name}\` made a string of ${text.length} characters, more than the limit of ${maxChars}`);

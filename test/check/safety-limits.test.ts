@@ -108,6 +108,16 @@ describe("non-finite constants", () => {
     ]);
   });
 
+  test("a value that becomes non-finite only with a profile's tunables is a located build error, not an internal error", async () => {
+    const root = axpbyProject({ spec: (s) => s.when.push("tunables.WG * 1e300 * 1e300 > 0") });
+    expect(lint(root).diagnostics).toEqual([]);
+    const built = await compile(loadConfig(root));
+    expect(codes(built.diagnostics)).toEqual(["non_finite_value"]);
+    const d = built.diagnostics[0];
+    expect(d.message).toBe("`tunables.WG * 1e300 * 1e300` evaluates to Infinity on profile core (T=float32, WG=256): kernelc works with finite numbers only");
+    expect(d.location?.pointer).toBe("/when/1");
+  });
+
   test("finite arithmetic on leaves is not a constant and not reported", () => {
     const root = axpbyProject({ spec: (s) => s.when.push("dim(shapes.xT, 0) * 1e300 >= 0") });
     expect(lint(root).diagnostics).toEqual([]);
@@ -221,6 +231,7 @@ describe("values printed into WGSL", () => {
     const root = axpbyProject({ spec: (s) => (s.derive.big = "tunables.WG * 1e300 * 1e300"), appendTemplate: "// {{ big }}\n" });
     expect(lint(root).diagnostics).toEqual([]);
     const built = await compile(loadConfig(root));
+    expect(built.diagnostics.find((x) => x.code === "non_finite_value")?.location?.pointer).toBe("/derive/big");
     const d = built.diagnostics.find((x) => x.code === "wgsl_value_invalid");
     expect(d?.message).toMatch(/reads `big`.* Infinity is not a finite number/);
     expect(d?.location?.pointer).toBe("/derive/big");

@@ -100,6 +100,9 @@ const CORPUS: readonly (readonly [string, string])[] = [
   ["from-import constructor", `{% from "lib.jinja" import constructor %}{{ constructor("${CALL}")() }}`],
   ["loop object constructor", `{% for i in [1] %}{% set k = "constr" ~ "uctor" %}{{ loop[k][k]("${CALL}")() }}{% endfor %}`],
   ["keyword argument named __proto__", `{% macro m(a) %}{{ a }}{% endmacro %}{{ m(__proto__=1) }}`],
+  ["join by attribute", `{{ [range] | join(",", "constructor") }}`],
+  ["sum by attribute", `{{ [range] | sum("constructor", "") }}`],
+  ["sort by attribute, keyword", `{{ [range] | sort(attribute="constructor") | first }}`],
 ];
 
 describe("the SSTI corpus renders nothing and executes nothing", () => {
@@ -119,7 +122,7 @@ describe("the SSTI corpus renders nothing and executes nothing", () => {
   });
 
   test("lint refuses the static escapes, before anything renders", () => {
-    const stat = CORPUS.filter(([name]) => !/run time|data value|dynamic|call on|calling|through|apply|global/.test(name));
+    const stat = CORPUS.filter(([name]) => !/run time|data value|dynamic|call on|calling|through|apply|global|by attribute/.test(name));
     expect(stat.length).toBeGreaterThan(20);
     const root = axpbyProject({ templates: Object.fromEntries(stat.map(([, src], i) => [`s${i}.jinja`, `// line 1\n${src}\n`])) });
     for (let i = 0; i < stat.length; i++) {
@@ -179,6 +182,10 @@ describe("render limits", () => {
     "printed-macro.jinja": "{% macro m() %}{% for i in range(900) %}{{ big }}{% endfor %}{% endmacro %}\n{% for j in range(10) %}{% set x = m() %}{% endfor %}\n",
     "text.jinja": "// a\n{% for i in range(90000) %}\n{% if i >= 0 %}\n01234567890123456789\n{% endif %}\n{% endfor %}\n",
     "filter.jinja": '{% set s = "x" %}\n{{ s | center(5000000) }}\n',
+    "filter-big.jinja": '{% set s = "x" %}\n{{ s | center(500000000) }}\n{{ s | indent(500000000) }}\n',
+    "indent.jinja": "// a\n{{ s | indent(500000000, true) }}\n",
+    "replace.jinja": "// a\n{{ s | replace(\"\", s) }}\n",
+    "join.jinja": "// a\n{{ range(1000) | join(s) }}\n",
     "small.jinja": "{% for i in range(width) %}{{ i }}{% endfor %}\n",
   });
 
@@ -194,6 +201,10 @@ describe("render limits", () => {
     ["printed.jinja", { big: "y".repeat(100) }, 1, /the output reaches \d+ characters/],
     ["printed-macro.jinja", { big: "y".repeat(1000) }, 1, /add up to more than 4194304/],
     ["filter.jinja", {}, 2, /center/],
+    ["filter-big.jinja", {}, 2, /the filter `center` would make a string of about 500000000 characters/],
+    ["indent.jinja", { s: "a\nb" }, 2, /the filter `indent` would make/],
+    ["replace.jinja", { s: "x".repeat(2000) }, 2, /the filter `replace` would make/],
+    ["join.jinja", { s: "x".repeat(2000) }, 2, /the filter `join` would make/],
   ] as const)("%s fails fast with a located limit error", (shader, context, line, message) => {
     const err = renderError(() => render(shader, context));
     expect(err.limit).toBe(true);

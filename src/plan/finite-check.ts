@@ -1,0 +1,52 @@
+/**
+ * Non-finite values that appear only once a profile's build-time facts are known: with
+ * `tunables.WG * 1e300 * 1e300` a condition is finite as written (lint cannot tell) but infinite
+ * for every tunable value. The dispatcher folds build-time values into constants and cannot emit
+ * infinity or NaN, so each built assignment is checked first and such a sub-expression is a
+ * located `non_finite_value`, not an internal error.
+ */
+import { deriveEnv, nonFiniteDiagnostic, nonFiniteNodes } from "../check/check-spec.js";
+import type { Diagnostic } from "../core/diagnostic.js";
+import type { CExpr, CheckedKernel } from "../model/checked.js";
+import type { AssignmentBuild } from "./enumerate.js";
+import { DeriveEnv, StaticLeaves } from "./env.js";
+
+/** The non_finite_value diagnostics of one built assignment of a kernel on a profile (each sub-expression once). */
+export function buildTimeNonFinite(kernel: CheckedKernel, assignment: AssignmentBuild, profile: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  const facts = assignment.facts;
+  const leaves = new StaticLeaves(facts);
+  const tunables = Object.entries(facts.tunables).map(([k, v]) => `${k}=${v}`);
+  const dtypes = Object.entries(facts.dtypes).map(([k, v]) => `${k}=${v}`);
+  const context = ` on profile ${profile}${tunables.length || dtypes.length ? ` (${[...dtypes, ...tunables].join(", ")})` : ""}`;
+  const check = (exprs: Iterable<CExpr>, env: DeriveEnv): void => {
+    for (const c of exprs) {
+      for (const { node, value } of nonFiniteNodes(c.texpr, env)) {
+        const key = `${c.source.where.pointer}:${node.span.start}:${node.span.end}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(nonFiniteDiagnostic(kernel.spec.file, c.source, node, value, context));
+      }
+    }
+  };
+  const top = new DeriveEnv(kernel.derive, leaves);
+  check([...kernel.derive.values()].map((d) => d.expr), top);
+  check(kernel.when, top);
+  check(kernel.outputShapes.values(), top);
+  for (const { variant: v } of assignment.variants) {
+    const venv = deriveEnv(kernel, v);
+    const ve = new DeriveEnv(venv, leaves);
+    check([...venv.values()].map((d) => d.expr), ve);
+    check(v.when, ve);
+    check(v.intermediates.map((i) => i.shape), ve);
+    for (const p of v.passes) {
+      const penv = deriveEnv(kernel, v, p);
+      const pe = new DeriveEnv(penv, leaves);
+      check([...penv.values()].map((d) => d.expr), pe);
+      check(p.dispatch, pe);
+      check(p.bindings.flatMap((b) => (b.fields ?? []).map((f) => f.value)), pe);
+    }
+  }
+  return out;
+}

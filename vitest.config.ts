@@ -1,4 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { assertGoldenPolicy } from "./test/support/golden.js";
+
+// UPDATE_GOLDEN=1 under CI=true fails the whole run here, before any test: CI never rewrites goldens.
+assertGoldenPolicy(process.env);
 
 // A test that hangs (a GPU driver that never answers, say) must fail the run, not stall CI.
 export default defineConfig({

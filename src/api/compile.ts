@@ -7,6 +7,7 @@
 import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
+import { didYouMean } from "../core/did-you-mean.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { commentText, generateDispatcher } from "../emit/dispatcher.js";
@@ -111,7 +112,7 @@ function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKern
   const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, loaded.config.instances[k.spec.name] ?? [], loaded.file, diagnostics)]));
   for (const name of Object.keys(loaded.config.instances)) {
     if (!kernels.some((k) => k.spec.name === name)) {
-      diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined));
+      diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined, { hint: didYouMean(name, kernels.map((k) => k.spec.name)) ?? `the kernels are ${kernels.map((k) => k.spec.name).join(", ")}` }));
     }
   }
   return byKernel;

@@ -47,7 +47,6 @@ export const CODES = {
   bad_derive_ref: { severity: "error", summary: "A `$name` reference to a derive entry that does not exist or is not a string." },
   duplicate_id: { severity: "error", summary: "Two variants, passes, intermediates or bindings share an id." },
   duplicate_binding_name: { severity: "error", summary: "Two bindings of one pass have the same WGSL name." },
-  override_unknown: { severity: "error", summary: "A variant or pass overrides a derive entry that does not exist." },
   condition_not_bool: { severity: "error", summary: "A `when` condition is not boolean." },
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },
   shader_unsafe_path: { severity: "error", summary: "A shader path escapes templates/ (.., absolute path, symlink out)." },

@@ -308,4 +308,14 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expect(r.stderr).toMatch(FRAME);
     expectGolden("not_callable", r);
   });
+  it("tune_unavailable: the measurement cache's folder is a file (refused before any GPU is opened)", async () => {
+    const dir = writeProject({});
+    fs.writeFileSync(path.join(dir, ".kernelc-cache"), "not a folder\n");
+    const r = await cli(["tune", "--profile", "core"], dir);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toEqual(["tune_unavailable"]);
+    expect(fs.readFileSync(path.join(dir, ".kernelc-cache"), "utf8")).toBe("not a folder\n");
+    expect(fs.existsSync(path.join(dir, "kernelc.tune.json"))).toBe(false);
+    expectGolden("tune_unavailable", r);
+  });
 });

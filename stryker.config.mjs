@@ -11,8 +11,9 @@ export default {
   coverageAnalysis: "perTest",
   ignorePatterns: ["out", "dist", "bench", ".lavapipe", ".device", "reports", "examples"],
   reporters: ["clear-text", "progress", "html", "json"],
-  htmlReporter: { fileName: "reports/mutation/mutation.html" },
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  // MUTATE_REPORT=<name> keeps two scoped runs' reports apart.
+  htmlReporter: { fileName: `reports/mutation/${process.env.MUTATE_REPORT ?? "mutation"}.html` },
+  jsonReporter: { fileName: `reports/mutation/${process.env.MUTATE_REPORT ?? "mutation"}.json` },
   concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
   timeoutMS: 30_000,
   tempDirName: ".stryker-tmp",

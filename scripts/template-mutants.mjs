@@ -10,6 +10,7 @@
 //   node scripts/template-mutants.mjs --only a,b      some of them
 //   node scripts/template-mutants.mjs --json f.json   also write the results as JSON
 //   node scripts/template-mutants.mjs --timeout 900   seconds per test run (default 1200)
+//   node scripts/template-mutants.mjs --full          whole GPU test files, not the few cases each mutant names
 //
 // The copy is made in a temporary folder (tracked and untracked-but-not-ignored files; node_modules
 // and .lavapipe linked), so the working tree is never touched. The tests run with CI=true, so a
@@ -25,10 +26,16 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PAGED = "test/gpu/paged-attention.test.ts";
 const SPARSE = "test/gpu/sparse-attention.test.ts";
+// A few cases per file (vitest -t patterns), chosen to take the mutated path: the whole GPU files
+// take tens of minutes on a shared lavapipe machine. --full runs the whole files instead.
+const PAGED_SINGLE = "separate_derived: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
+const PAGED_SPLIT = "separate_derived_splitk: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
+const SPARSE_FEW = "(single|splitk): (golden CSR, prompt, separate|decode S=3 at 61/125, G=1, H=128, sbs 64)$";
 
 /**
  * The mutants: `file` under templates/, the exact text `find` (it must occur `count` times, default
- * 1; every occurrence is replaced), its replacement, and the GPU test files that should kill it.
+ * 1; every occurrence is replaced), its replacement, the GPU test files that should kill it, and
+ * the test-name pattern of the cases run (unless --full).
  */
 const MUTANTS = [
   {
@@ -38,6 +45,7 @@ const MUTANTS = [
     find: "let v{{ k }}_{{ j }} = select(accum(0.0), accum(vn{{ k }}_{{ j }}), ok{{ k }});",
     replace: "let v{{ k }}_{{ j }} = accum(vn{{ k }}_{{ j }}) * f32(ok{{ k }});",
     tests: [PAGED],
+    filter: PAGED_SINGLE,
   },
   {
     id: "paged-unwritten-split-stats",
@@ -46,6 +54,7 @@ const MUTANTS = [
     find: "partial_stats[slot] = vec2<f32>(select(NEG_BIG, m_head[g], l > 0.0), l);",
     replace: "_ = vec2<f32>(select(NEG_BIG, m_head[g], l > 0.0), l);",
     tests: [PAGED],
+    filter: PAGED_SPLIT,
   },
   {
     id: "merge-skips-last-split",
@@ -55,6 +64,7 @@ const MUTANTS = [
     count: 2,
     replace: "for (var i = 0u; i + 1u < num_splits; i++) {",
     tests: [PAGED],
+    filter: PAGED_SPLIT,
   },
   {
     id: "sparse-causal-strict",
@@ -63,6 +73,7 @@ const MUTANTS = [
     find: "key <= qa && key < params.maxCacheSeq",
     replace: "key < qa && key < params.maxCacheSeq",
     tests: [SPARSE],
+    filter: SPARSE_FEW,
   },
   {
     id: "sparse-scale-0.8",
@@ -71,6 +82,7 @@ const MUTANTS = [
     find: "q_sh[i] = v * scale;",
     replace: "q_sh[i] = v * scale * 0.8;",
     tests: [SPARSE],
+    filter: SPARSE_FEW,
   },
   {
     id: "paged-output-guard-inclusive",
@@ -79,17 +91,19 @@ const MUTANTS = [
     find: "let inv = select(0.0, 1.0 / l, l > 0.0);",
     replace: "let inv = select(0.0, 1.0 / l, l >= 0.0);",
     tests: [PAGED],
+    filter: PAGED_SINGLE,
   },
 ];
 
 function parseArgs(argv) {
-  const opts = { only: undefined, list: false, json: undefined, timeout: 1200 };
+  const opts = { only: undefined, list: false, json: undefined, timeout: 1200, full: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--list") opts.list = true;
     else if (a === "--only") opts.only = argv[++i].split(",").map((s) => s.trim()).filter(Boolean);
     else if (a === "--json") opts.json = path.resolve(argv[++i]);
     else if (a === "--timeout") opts.timeout = Number(argv[++i]);
+    else if (a === "--full") opts.full = true;
     else throw new Error(`unknown argument ${a} (see the comment at the top of scripts/template-mutants.mjs)`);
   }
   if (opts.only) {
@@ -136,9 +150,9 @@ function copyRepo() {
 }
 
 /** Runs the test files in the copy; returns "passed", "failed" or "timeout", with the seconds taken and the output's tail. */
-function runTests(dir, tests, timeoutS) {
+function runTests(dir, tests, filter, timeoutS) {
   const started = Date.now();
-  const r = spawnSync(process.execPath, [path.join(dir, "node_modules/vitest/vitest.mjs"), "run", ...tests], {
+  const r = spawnSync(process.execPath, [path.join(dir, "node_modules/vitest/vitest.mjs"), "run", ...tests, ...(filter ? ["-t", filter] : [])], {
     cwd: dir,
     encoding: "utf8",
     timeout: timeoutS * 1000,
@@ -167,13 +181,21 @@ function main() {
   console.log(`copy of the repository: ${dir}`);
   const results = [];
   try {
-    const baselineTests = [...new Set(chosen.flatMap((m) => m.tests))];
-    console.log(`baseline (no mutant): ${baselineTests.join(" ")}`);
-    const base = runTests(dir, baselineTests, opts.timeout);
-    console.log(`  ${base.outcome} in ${base.seconds}s`);
-    if (base.outcome !== "passed") {
-      console.error(`the unmutated tests do not pass; no mutant can be judged:\n${base.tail}`);
-      return 2;
+    // The baseline: every distinct (files, cases) run of the chosen mutants, unmutated.
+    const runsOf = (m) => ({ tests: m.tests, filter: opts.full ? undefined : m.filter });
+    const baselines = [...new Map(chosen.map((m) => [JSON.stringify(runsOf(m)), runsOf(m)])).values()];
+    for (const b of baselines) {
+      console.log(`baseline (no mutant): ${b.tests.join(" ")}${b.filter ? ` -t "${b.filter}"` : ""}`);
+      const base = runTests(dir, b.tests, b.filter, opts.timeout);
+      console.log(`  ${base.outcome} in ${base.seconds}s`);
+      if (base.outcome !== "passed") {
+        console.error(`the unmutated tests do not pass; no mutant can be judged:\n${base.tail}`);
+        return 2;
+      }
+      if (!/Tests +[1-9]\d* passed/.test(base.tail)) {
+        console.error(`the baseline ran no test (a filter that matches nothing?):\n${base.tail}`);
+        return 2;
+      }
     }
     for (const m of chosen) {
       const stale = applies(m, templatesDir);
@@ -186,11 +208,12 @@ function main() {
       const original = fs.readFileSync(file, "utf8");
       fs.writeFileSync(file, original.split(m.find).join(m.replace));
       try {
-        console.log(`${m.id} (${m.kind}, templates/${m.file}): ${m.tests.join(" ")}`);
-        const r = runTests(dir, m.tests, opts.timeout);
+        const run = runsOf(m);
+        console.log(`${m.id} (${m.kind}, templates/${m.file}): ${run.tests.join(" ")}${run.filter ? ` -t "${run.filter}"` : ""}`);
+        const r = runTests(dir, run.tests, run.filter, opts.timeout);
         const status = r.outcome === "passed" ? "survived" : r.outcome === "timeout" ? "killed (timeout)" : "killed";
         console.log(`  ${status.toUpperCase()} in ${r.seconds}s${r.outcome === "failed" ? `\n${r.tail.replace(/^/gm, "    ")}` : ""}`);
-        results.push({ id: m.id, kind: m.kind, file: m.file, status, seconds: r.seconds });
+        results.push({ id: m.id, kind: m.kind, file: m.file, status, seconds: r.seconds, cases: run.filter ?? "all" });
       } finally {
         fs.writeFileSync(file, original);
       }

@@ -152,12 +152,12 @@ function copyRepo() {
 /** Runs the test files in the copy; returns "passed", "failed" or "timeout", with the seconds taken and the output's tail. */
 function runTests(dir, tests, filter, timeoutS) {
   const started = Date.now();
-  const r = spawnSync(process.execPath, [path.join(dir, "node_modules/vitest/vitest.mjs"), "run", ...tests, ...(filter ? ["-t", filter] : []), `--testTimeout=${timeoutS * 1000}`, `--hookTimeout=${timeoutS * 1000}`], {
+  const r = spawnSync(process.execPath, [path.join(dir, "node_modules/vitest/vitest.mjs"), "run", ...tests, ...(filter ? ["-t", filter] : [])], {
     cwd: dir,
     encoding: "utf8",
     timeout: timeoutS * 1000,
     maxBuffer: 256 << 20,
-    env: { ...process.env, CI: "true", UPDATE_GOLDEN: "", VK_DRIVER_FILES: path.join(dir, ".lavapipe/lvp_icd.json"), XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp", NO_COLOR: "1", FORCE_COLOR: "0" },
+    env: { ...process.env, CI: "true", UPDATE_GOLDEN: "", VK_DRIVER_FILES: path.join(dir, ".lavapipe/lvp_icd.json"), XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp", NO_COLOR: "1", FORCE_COLOR: "0", KERNELC_TEST_TIMEOUT_MS: String(timeoutS * 1000) },
   });
   const seconds = Math.round((Date.now() - started) / 1000);
   const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;

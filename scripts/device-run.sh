@@ -27,7 +27,8 @@ for what in "${steps[@]}"; do
     bench) node bench/gpu/attention.mjs --out "$OUT/bench.json" 2>&1 | grep -v Warning | tee "$OUT/bench.log" ;;
     tune)  VK_DRIVER_FILES=$KERNELC_VK_ICD node bin/kernelc.js tune --profile "${TUNE_PROFILE:-desktop-32k}" --dawn-flag enable-dawn-features=vulkan_enable_f16_on_nvidia > "$OUT/tune.log" 2>&1
            echo "tune exit $?"; grep -v "^Warning" "$OUT/tune.log" | tail -20; cp kernelc.tune.json "$OUT/" 2>/dev/null ;;
-    torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log" ;;
+    torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log"
+           python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log" ;;
     *) echo "unknown step $what (tests, bench, torch, tune)"; exit 2 ;;
   esac
 done

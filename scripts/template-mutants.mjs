@@ -13,7 +13,8 @@
 //   node scripts/template-mutants.mjs --full          whole GPU test files, not the few cases each mutant names
 //
 // The copy is made in a temporary folder (tracked and untracked-but-not-ignored files; node_modules
-// and .lavapipe linked), so the working tree is never touched. The tests run with CI=true, so a
+// and .lavapipe linked; LAVAPIPE_DIR names another lavapipe folder), so the working tree is never
+// touched. A run without a GPU is reported as an error, never as a kill. The tests run with CI=true, so a
 // missing GPU fails them instead of skipping (a skipped test would let every mutant "survive"), and
 // an unmutated baseline run must pass first. A mutant whose text no longer occurs exactly as
 // expected in its template (templates change) is reported "stale", never run.
@@ -142,10 +143,9 @@ function copyRepo() {
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.cpSync(from, to, { verbatimSymlinks: true });
   }
-  for (const link of ["node_modules", ".lavapipe"]) {
-    const target = fs.realpathSync(path.join(root, link));
-    fs.symlinkSync(target, path.join(dir, link));
-  }
+  // LAVAPIPE_DIR (as for scripts/setup-lavapipe.sh) names another lavapipe folder.
+  const links = { node_modules: path.join(root, "node_modules"), ".lavapipe": process.env.LAVAPIPE_DIR || path.join(root, ".lavapipe") };
+  for (const [link, from] of Object.entries(links)) fs.symlinkSync(fs.realpathSync(from), path.join(dir, link));
   return dir;
 }
 
@@ -162,6 +162,8 @@ function runTests(dir, tests, filter, timeoutS) {
   const seconds = Math.round((Date.now() - started) / 1000);
   const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;
   const tail = output.split("\n").filter((l) => /Test Files|Tests |FAIL|AssertionError|Error:/.test(l)).slice(0, 8).join("\n");
+  // No GPU (a missing or broken lavapipe) judges nothing: the run is an error, never a kill.
+  if (/no WebGPU device for GPU tests|Tests +no tests/.test(output)) return { outcome: "error", seconds, tail };
   // A run or a test past the limit (a shader that never finishes) is a timeout, not a failed check.
   if ((r.error && r.error.code === "ETIMEDOUT") || /(Test|Hook) timed out in/.test(output)) return { outcome: "timeout", seconds, tail };
   return { outcome: r.status === 0 ? "passed" : "failed", seconds, tail };
@@ -212,8 +214,8 @@ function main() {
         const run = runsOf(m);
         console.log(`${m.id} (${m.kind}, templates/${m.file}): ${run.tests.join(" ")}${run.filter ? ` -t "${run.filter}"` : ""}`);
         const r = runTests(dir, run.tests, run.filter, opts.timeout);
-        const status = r.outcome === "passed" ? "survived" : r.outcome === "timeout" ? "killed (timeout)" : "killed";
-        console.log(`  ${status.toUpperCase()} in ${r.seconds}s${r.outcome === "failed" ? `\n${r.tail.replace(/^/gm, "    ")}` : ""}`);
+        const status = r.outcome === "passed" ? "survived" : r.outcome === "timeout" ? "killed (timeout)" : r.outcome === "error" ? "error" : "killed";
+        console.log(`  ${status.toUpperCase()} in ${r.seconds}s${r.outcome === "failed" || r.outcome === "error" ? `\n${r.tail.replace(/^/gm, "    ")}` : ""}`);
         results.push({ id: m.id, kind: m.kind, file: m.file, status, seconds: r.seconds, cases: run.filter ?? "all" });
       } finally {
         fs.writeFileSync(file, original);
@@ -222,11 +224,12 @@ function main() {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const judged = results.filter((r) => r.status !== "stale");
+  const judged = results.filter((r) => r.status !== "stale" && r.status !== "error");
   const killed = judged.filter((r) => r.status.startsWith("killed")).length;
-  console.log(`\n${killed}/${judged.length} mutants killed${judged.length < results.length ? `, ${results.length - judged.length} stale` : ""}`);
+  console.log(`\n${killed}/${judged.length} mutants killed${judged.length < results.length ? `, ${results.length - judged.length} stale or not run (error)` : ""}`);
   for (const r of results) console.log(`  ${r.status.padEnd(17)} ${r.id}`);
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), results }, null, 2) + "\n");
+  if (judged.length < results.filter((r) => r.status !== "stale").length) return 2;
   return killed === judged.length ? 0 : 1;
 }
 

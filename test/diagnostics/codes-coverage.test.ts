@@ -36,8 +36,9 @@ function literalCodes(text: string, codes: ReadonlySet<string>): Set<string> {
 /** The codes whose rendered header (`error[code]:` / `warning[code]:`) `text` contains. */
 function renderedCodes(text: string, codes: ReadonlySet<string>): Set<string> {
   const found = new Set<string>();
-  // Also as a regular expression's source (`error\[code\]:`), as tests matching one line write it.
-  for (const m of text.matchAll(/\b(?:error|warning)\\?\[([a-z][a-z0-9_]*)\\?\]:/g)) if (codes.has(m[1])) found.add(m[1]);
+  // Also as a regular expression's source (`error\[code\]`, or `error\\[code\\]` in a string given
+  // to new RegExp), as tests matching one line write it.
+  for (const m of text.matchAll(/\b(?:error|warning)(?:\\{1,2})?\[([a-z][a-z0-9_]*)(?:\\{1,2})?\]/g)) if (codes.has(m[1])) found.add(m[1]);
   return found;
 }
 
@@ -75,6 +76,7 @@ describe("diagnostic codes", () => {
     expect(renderedCodes("exit: 1\nerror[json_syntax]: bad\nwarning[unused_derive]: x\nerror[not_a_code]: y", codes)).toEqual(new Set(["json_syntax", "unused_derive"]));
     expect(renderedCodes(`expect(d.code).toBe("json_syntax")`, codes)).toEqual(new Set());
     expect(renderedCodes(String.raw`expect(r.stderr).toMatch(/^error\[usage\]: no kernel/m)`, codes)).toEqual(new Set(["usage"]));
+    expect(renderedCodes(String.raw`new RegExp("error\\[usage\\]: no")`, codes)).toEqual(new Set(["usage"]));
     expect(filesUnder("src", (n) => n.endsWith(".ts"))).toContain("src/core/codes.ts");
     expect(filesUnder("test", (n) => n.endsWith(".txt")).some((f) => f.startsWith("test/lint/corpus/"))).toBe(true);
   });

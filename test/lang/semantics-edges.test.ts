@@ -82,6 +82,7 @@ describe("comparisons on both sides of equality", () => {
     ["1 == 2", false],
     ["1 != 1", false],
     ["1 != 2", true],
+    ["2 != 1", true],
     ["[1, 2] == [1, 2]", true],
     ["[1, 2] == [1, 3]", false],
     ["[1, 2] != [1, 3]", true],

@@ -4,16 +4,21 @@
  * CLI (src/cli) writes out/, shows progress and runs `--check` on top of it. Phases:
  * load → check → enumerate → render → validate → generate.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
-import { hasErrors, sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
+import { dedupeDiagnostics, type Report } from "../core/dedupe.js";
+import { sortDiagnostics, UserError, type Diagnostic, type Location } from "../core/diagnostic.js";
+import { parseJson, resolvePointer, type JsonNode } from "../core/json-source.js";
 import { didYouMean } from "../core/did-you-mean.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
+import { generateBundleIndex, indexProfileOf } from "../emit/bundle-index.js";
 import { commentText, generateDispatcher } from "../emit/dispatcher.js";
 import { manifestFor, profilesIndex } from "../emit/manifest.js";
 import { TemplateRenderer } from "../emit/render.js";
-import { renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
+import { IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
+import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
 import { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
@@ -36,6 +41,14 @@ export interface CompileOptions {
   readonly kernels?: readonly string[];
   /** Called with a short description of the current step (for a progress display). */
   readonly onProgress?: (step: string) => void;
+  /** Spec files or folders to compile (absolute); default: the config's specs folder. */
+  readonly specs?: readonly string[];
+  /** Whether to generate the bundle's files after validation (default true); lint stops before. */
+  readonly generate?: boolean;
+  /** Renders and Tint verdicts to reuse from earlier compilations and to keep for later ones (kernelc watch). */
+  readonly cache?: ShaderCache;
+  /** A validator to use (and leave open) instead of starting one for this compilation. */
+  readonly validator?: WgslValidator;
 }
 
 /** One kernel on one profile: what enumeration decided and the model the dispatcher is generated from. */
@@ -58,38 +71,52 @@ export interface CompileResult {
   readonly profiles: readonly ProfileResult[];
   /** The text of every spec read (for code frames). */
   readonly sources: ReadonlyMap<string, string>;
+  /** How many distinct shaders were rendered (and validated, unless rendering failed). */
+  readonly shaderCount: number;
 }
 
 /** Compiles the project of `loaded` (its root, specs and templates) into the files of a bundle. */
 export async function compile(loaded: LoadedConfig, options: CompileOptions = {}): Promise<CompileResult> {
   const progress = options.onProgress ?? (() => {});
   const templatesDir = path.resolve(loaded.root, loaded.config.templates);
-  const diagnostics: Diagnostic[] = [];
-  const fail = (profiles: readonly ProfileResult[] = []): CompileResult => ({ files: new Map(), diagnostics: sortDiagnostics(diagnostics), profiles, sources });
+  // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
+  const diagnostics: Report[] = [];
+  const merged = (): Diagnostic[] => sortDiagnostics(dedupeDiagnostics(diagnostics));
+  const fail = (profiles: readonly ProfileResult[] = [], shaderCount = 0): CompileResult => ({ files: new Map(), diagnostics: merged(), profiles, sources, shaderCount });
+  const failed = (): boolean => diagnostics.some((r) => r.diagnostic.severity === "error");
 
   // load + check
   progress("checking specs");
-  const lint = lintPaths([path.resolve(loaded.root, loaded.config.specs)], makeCheckContext(templatesDir));
+  const lint = lintPaths(options.specs ?? [path.resolve(loaded.root, loaded.config.specs)], makeCheckContext(templatesDir));
   const sources = lint.sources;
-  diagnostics.push(...lint.diagnostics);
-  if (hasErrors(diagnostics)) return fail();
-  const profiles = selectProfiles(loaded, options.profiles, diagnostics);
+  diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
+  if (failed()) return fail();
+  const plain: Diagnostic[] = [];
+  const profiles = selectProfiles(loaded, options.profiles, plain);
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
-  const instances = configuredInstances(loaded, kernels, diagnostics);
+  // Linting some spec files: the config's instances of other kernels are not an error.
+  const instances = configuredInstances(loaded, kernels, plain, options.specs === undefined);
   const only = options.kernels?.length ? new Set(options.kernels) : undefined;
   const unknownKernels = only ? [...only].filter((n) => !kernels.some((k) => k.spec.name === n)) : [];
   if (unknownKernels.length) {
-    diagnostics.push(makeDiagnostic("unknown_kernel", `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`, undefined, { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` }));
+    plain.push(makeDiagnostic("unknown_kernel", `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`, undefined, { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` }));
   }
-  if (!profiles || hasErrors(diagnostics)) return fail();
+  diagnostics.push(...plain.map((diagnostic) => ({ diagnostic })));
+  if (!profiles || failed()) return fail();
 
   // enumerate + render
-  const ctx: RenderContext = { renderer: new TemplateRenderer(templatesDir), templatesDir, shaders: new Map(), diagnostics };
+  // Renders with the same template files, context and declarations are done once (profiles often
+  // share them); with options.cache also across compilations.
+  const shaderCache = options.cache ?? createShaderCache();
+  Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
+  const cache = { shaders: shaderCache, digests: new TemplateDigests(templatesDir) };
+  const ctx: RenderContext = { renderer: new TemplateRenderer(templatesDir), templatesDir, shaders: new Map(), reports: diagnostics, cache };
+  const locate = pointerLocator(sources);
   const results: ProfileResult[] = profiles.map((profile) => ({
     profile,
     kernels: kernels.map((kernel) => {
       progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
-      const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics);
+      const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
       return { build, model: renderKernel(kernel, profile, build, ctx) };
     }),
   }));
@@ -97,16 +124,16 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => [...rec.kernels].some((k) => only.has(k)))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  const validator = await WgslValidator.create();
+  const validator = options.validator ?? (await WgslValidator.create());
   try {
-    await validateShaders(selected, validator, templatesDir, diagnostics);
+    await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
   } finally {
-    validator.dispose();
+    if (!options.validator) validator.dispose();
   }
-  if (hasErrors(diagnostics)) return fail(results);
+  if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
-  return { files: generateFiles(loaded.root, selected, results), diagnostics: sortDiagnostics(diagnostics), profiles: results, sources };
+  return { files: generateFiles(loaded.root, selected, results), diagnostics: merged(), profiles: results, sources, shaderCount: ctx.shaders.size };
 }
 
 /** The profiles to build: the config's, or those named in the options (unknown names are an error). */
@@ -120,10 +147,10 @@ function selectProfiles(loaded: LoadedConfig, names: readonly string[] | undefin
   return loaded.allProfiles.filter((p) => names.includes(p.name));
 }
 
-/** The config's instances per kernel, checked against the kernels' leaves. */
-function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[]): Map<string, ParsedInstance[]> {
-  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, loaded.config.instances[k.spec.name] ?? [], loaded.file, diagnostics)]));
-  for (const name of Object.keys(loaded.config.instances)) {
+/** The config's instances per kernel, checked against the kernels' leaves; with `allSpecs`, instances of kernels no spec defines are errors. */
+function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[], allSpecs: boolean): Map<string, ParsedInstance[]> {
+  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, Object.hasOwn(loaded.config.instances, k.spec.name) ? loaded.config.instances[k.spec.name] : [], loaded.file, diagnostics)]));
+  for (const name of allSpecs ? Object.keys(loaded.config.instances) : []) {
     if (!kernels.some((k) => k.spec.name === name)) {
       diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined, { hint: didYouMean(name, kernels.map((k) => k.spec.name)) ?? `the kernels are ${kernels.map((k) => k.spec.name).join(", ")}` }));
     }
@@ -132,22 +159,53 @@ function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKern
 }
 
 /** Enumerates and prunes one kernel's candidates on one profile, reporting missing instances and variants. */
-function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Profile, configured: readonly ParsedInstance[], diagnostics: Diagnostic[]): KernelProfileBuild {
+function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Profile, configured: readonly ParsedInstance[], reports: Report[], locate: PointerLocator): KernelProfileBuild {
+  const where = { profile: profile.name };
   // A kernel with no configured instance is built once with nothing pinned: enough when its
   // templates read only build-time values; otherwise it is a warning that nothing was built.
   const implicit = configured.length === 0;
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
-  const build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: "(no instance)", values: new Map() }] : configured);
+  let build: KernelProfileBuild;
+  try {
+    build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: IMPLICIT_INSTANCE, values: new Map() }] : configured, loaded.config.maxCandidates);
+  } catch (err) {
+    // Too many candidates: reported, and nothing of this kernel is built on this profile.
+    if (!(err instanceof UserError)) throw err;
+    reports.push(...err.diagnostics.map((diagnostic) => ({ diagnostic, where })));
+    return { kernel: k, assignments: [], candidates: [], problems: [] };
+  }
   if (implicit && build.problems.length) {
-    diagnostics.push(makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built for profile ${profile.name}`, { file: k.spec.file, pointer: "/variants" }, { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }));
+    reports.push({ diagnostic: makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built`, locate(k.spec.file, "/variants"), { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }), where });
   }
   for (const p of implicit ? [] : build.problems) {
-    diagnostics.push(makeDiagnostic("instance_invalid", p, loaded.file ? { file: loaded.file, pointer: `/instances/${k.spec.name}` } : { file: k.spec.file }, { hint: "add the missing values to the instance in kernelc.config.json" }));
+    reports.push({ diagnostic: makeDiagnostic("instance_invalid", p, loaded.file ? locate(loaded.file, `/instances/${k.spec.name}`) : { file: k.spec.file }, { hint: "add the missing values to the instance in kernelc.config.json" }), where });
   }
   if (build.noVariantReason) {
-    diagnostics.push(makeDiagnostic("no_variant_for_profile", `kernel ${k.spec.name} has no variant on profile ${profile.name}: ${build.noVariantReason}`, { file: k.spec.file, pointer: "/variants" }, { hint: `calls of ${k.spec.name} on ${profile.name} devices will fail; see \`kernelc explain ${k.spec.name} --profile ${profile.name}\`` }));
+    reports.push({ diagnostic: makeDiagnostic("no_variant_for_profile", `kernel ${k.spec.name} has no variant on a profile: ${build.noVariantReason}`, locate(k.spec.file, "/variants"), { hint: `calls of ${k.spec.name} on such devices will fail; see \`kernelc explain ${k.spec.name} --profile ${profile.name}\`` }), where });
   }
   return build;
+}
+
+/** A JSON file's location of a pointer, with the span of the member's key (or of the value) when the file parses. */
+type PointerLocator = (file: string, pointer: string) => Location;
+
+/** A PointerLocator over the specs already read (`sources`) and, for other files (the config), their text on disk. */
+function pointerLocator(sources: ReadonlyMap<string, string>): PointerLocator {
+  const trees = new Map<string, JsonNode | undefined>();
+  return (file, pointer) => {
+    if (!trees.has(file)) {
+      let text = sources.get(file);
+      try {
+        text ??= fs.readFileSync(file, "utf8");
+      } catch {
+        text = undefined;
+      }
+      trees.set(file, text === undefined ? undefined : parseJson(text, file).root);
+    }
+    const root = trees.get(file);
+    const target = root ? resolvePointer(root, pointer) : undefined;
+    return { file, pointer, ...(target ? { span: target.entry?.keySpan ?? target.node.span } : {}) };
+  };
 }
 
 /** Renders every shader request of one kernel's build and returns the model the dispatcher is generated from. */
@@ -176,7 +234,7 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
   };
 }
 
-/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, and profiles.json. */
+/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, profiles.json and the index.ts that loadBundle reads. */
 function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>, results: readonly ProfileResult[]): Map<string, string> {
   const files = new Map<string, string>();
   for (const [id, rec] of shaders) {
@@ -191,5 +249,7 @@ function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>,
     files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
+  const specFiles = [...new Set(results.flatMap((r) => r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/"))))];
+  files.set("index.ts", generateBundleIndex(results.map((r) => indexProfileOf(r.profile)), specFiles, [...shaders.keys()]));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { checkKernel, type CheckContext } from "../check/check-spec.js";
 import { type CheckedKernel } from "../model/checked.js";
+import { dedupeDiagnostics } from "../core/dedupe.js";
 import { sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
 import { discoverSpecFiles, loadSpecPath } from "../load/load-spec.js";
 import { FEATURE_NAMES, LIMIT_NAMES } from "../plan/profiles.js";
@@ -20,17 +21,6 @@ export interface LintResult {
   readonly kernels: readonly CheckedKernel[];
   /** The files read, with their text (for code frames). */
   readonly sources: ReadonlyMap<string, string>;
-}
-
-/** Removes exact duplicates (a shared binding checked in several passes reports once). */
-function dedupe(diags: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  return diags.filter((d) => {
-    const key = JSON.stringify([d.code, d.message, d.location?.file, d.location?.span?.start, d.location?.span?.end]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
 
 /** Lints the spec files and folders named by `paths`. */
@@ -60,5 +50,5 @@ export function lintPaths(paths: readonly string[], ctx: CheckContext): LintResu
       kernels.push(checked.kernel);
     }
   }
-  return { diagnostics: sortDiagnostics(dedupe(diagnostics)), kernels, sources };
+  return { diagnostics: sortDiagnostics(dedupeDiagnostics(diagnostics)), kernels, sources };
 }

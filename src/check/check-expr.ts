@@ -172,7 +172,7 @@ class ExprChecker {
       if (base.value.type.k === "error") return base;
       return { value: this.problem("unknown_member", `${/^[aeiou]/.test(showType(base.value.type)) ? "an" : "a"} ${showType(base.value.type)} value has no member \`${prop}\``, pspan, "only namespaces (shapes, attrs, device.limits, …) have members") };
     }
-    if (FORBIDDEN_MEMBERS.has(prop)) {
+    if (FORBIDDEN_MEMBERS.has(prop) && !this.declares(base.ns, prop)) {
       return { value: this.problem("forbidden_member", `\`${prop}\` is not a member of \`${base.ns}\``, pspan, `members of \`${base.ns}\` are only the names the spec declares`) };
     }
     const leaf = (ns: Leaf["ns"], type: Type): Resolved => ({ value: { k: "leaf", leaf: { ns, name: prop } as Leaf, type, span: e.span } });
@@ -219,6 +219,25 @@ class ExprChecker {
         return leaf("limits", INT);
       case "device.features":
         return { value: this.problem("type_mismatch", "`device.features` members are not identifiers; test a feature with `has(device.features, \"name\")`", e.span) };
+    }
+  }
+
+  /** Whether the spec declares `prop` in a namespace (tables, so `toString` is a plain name there). */
+  private declares(ns: NamespaceName, prop: string): boolean {
+    switch (ns) {
+      case "shapes":
+      case "ranks":
+      case "present":
+      case "tensorDtypes":
+        return this.scope.tensors.has(prop);
+      case "attrs":
+        return this.scope.attrs.has(prop);
+      case "tunables":
+        return this.scope.tunables.has(prop);
+      case "dtypes":
+        return this.scope.typeParams.has(prop);
+      default:
+        return false;
     }
   }
 

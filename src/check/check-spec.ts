@@ -9,6 +9,8 @@ import * as path from "node:path";
 import { makeDiagnostic, type Code } from "../core/codes.js";
 import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { LineMap } from "../core/line-map.js";
+import { walkFiles } from "../core/walk.js";
 import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
 import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
@@ -16,8 +18,13 @@ import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
+import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
+import { EvalError } from "../lang/ops.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
+import { isWgslWord, valueStringLiterals } from "./template-values.js";
+import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
+import { candidateFactors, candidateLimitError, DEFAULT_MAX_CANDIDATES } from "./candidate-limit.js";
 import type { BufferType, CExpr, CheckedBinding, CheckedDerive, CheckedField, CheckedIntermediate, CheckedKernel, CheckedPass, CheckedVariant, CheckResult, TemplateReads } from "../model/checked.js";
 import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "../model/types.js";
 
@@ -139,12 +146,41 @@ class SpecChecker {
         for (const p of r.problems) this.problemToDiag(d.expr, p);
         this.noteUses(r.texpr);
         checked = { name, expr: { source: d.expr, texpr: r.texpr }, type: r.texpr.type, reads: r.derives, keyWhere: d.keyWhere };
+        this.checkFinite(d.expr, r.texpr, (n) => (defs.has(n) ? out.get(n) : parent?.get(n)), out);
       }
       inProgress.pop();
       if (!out.has(name)) out.set(name, checked);
       return out.get(name)!.type;
     };
-    for (const e of entries) typeOf(e.name);
+    // Type every entry after the entries it reads, walking the references without recursion: when
+    // an entry is typed, what it reads is typed already or on the walk's path (`inProgress`, a
+    // cycle), so typeOf never descends a chain, however long.
+    const refsOf = (name: string): string[] => {
+      const ast = this.parse(defs.get(name)!.expr);
+      return ast ? exprNames(ast).filter((n) => defs.has(n)) : [];
+    };
+    for (const e of entries) {
+      if (out.has(e.name)) continue;
+      const walk: { name: string; refs: string[]; i: number }[] = [{ name: e.name, refs: refsOf(e.name), i: 0 }];
+      const onPath = new Set([e.name]);
+      while (walk.length > 0) {
+        const top = walk[walk.length - 1];
+        if (top.i < top.refs.length) {
+          const r = top.refs[top.i++];
+          if (!out.has(r) && !onPath.has(r)) {
+            walk.push({ name: r, refs: refsOf(r), i: 0 });
+            onPath.add(r);
+          }
+          continue;
+        }
+        walk.pop();
+        onPath.delete(top.name);
+        inProgress.length = 0;
+        for (const w of walk) inProgress.push(w.name);
+        typeOf(top.name);
+      }
+      inProgress.length = 0;
+    }
     const result = new Map<string, CheckedDerive>();
     for (const e of entries) result.set(e.name, out.get(e.name)!);
     return result;
@@ -160,7 +196,56 @@ class SpecChecker {
     const r = checkExpr(ast, scope);
     for (const p of r.problems) this.problemToDiag(src, p);
     this.noteUses(r.texpr);
+    this.checkFinite(src, r.texpr, (n) => env.get(n), env);
     return { source: src, texpr: r.texpr };
+  }
+
+  /** Values of derive entries known without any leaf (constants), per derive environment: for checkFinite. */
+  private readonly constants = new Map<object, Map<string, PValue>>();
+
+  /**
+   * Reports the innermost sub-expressions whose value is known without any leaf (constants and
+   * derive entries that are constants) and is infinite or NaN, such as `1e300 * 1e300`: kernelc
+   * cannot emit such a value, and no condition or size should rest on one.
+   */
+  private checkFinite(src: ExprSource, e: TExpr, lookup: (name: string) => CheckedDerive | undefined, envKey: object): void {
+    if (this.nestingReported.size > 0 || hasErrorType(e)) return;
+    let memo = this.constants.get(envKey);
+    if (!memo) {
+      memo = new Map();
+      this.constants.set(envKey, memo);
+    }
+    const known = memo;
+    const env: EvalEnv = {
+      leaf: () => UNKNOWN,
+      dim: () => UNKNOWN,
+      hasAttr: () => UNKNOWN,
+      derive: (name) => {
+        if (known.has(name)) return known.get(name)!;
+        const d = lookup(name);
+        known.set(name, UNKNOWN);
+        if (!d || hasErrorType(d.expr.texpr)) return UNKNOWN;
+        const v = tryEvaluate(d.expr.texpr, env);
+        known.set(name, v);
+        return v;
+      },
+    };
+    const visit = (x: TExpr): boolean => {
+      if (x.k === "derive" || x.k === "leaf" || x.k === "hasAttr") return false;
+      const children = x.k === "call" ? x.args : x.k === "list" ? x.items : x.k === "neg" || x.k === "not" ? [x.operand] : x.k === "binary" ? [x.left, x.right] : x.k === "cond" ? [x.cond, x.then, x.otherwise] : [];
+      let bad = false;
+      for (const c of children) bad = visit(c) || bad;
+      if (bad) return true;
+      const v = tryEvaluate(x, env);
+      if (typeof v !== "number" || Number.isFinite(v)) return false;
+      this.diags.push(
+        makeDiagnostic("non_finite_value", `\`${src.text.slice(x.span.start, x.span.end)}\` evaluates to ${v}: kernelc works with finite numbers only`, exprLocation(this.file, src, x.span), {
+          hint: "use a finite value (the largest float kernelc emits is about 1.8e308); for a \"no limit\" sentinel, use a large finite number",
+        }),
+      );
+      return true;
+    };
+    visit(e);
   }
 
   private noteUses(e: TExpr): void {
@@ -187,30 +272,59 @@ class SpecChecker {
     }
   }
 
-  /** Checks the merged environment for cycles created by overrides. */
+  /** Checks the merged environment for cycles created by overrides (an iterative depth-first walk). */
   private checkOverrideCycles(env: ReadonlyMap<string, CheckedDerive>, own: ReadonlyMap<string, CheckedDerive>): void {
     const state = new Map<string, 1 | 2>();
-    const visit = (n: string, stack: string[]): void => {
-      const s = state.get(n);
-      if (s === 2) return;
-      if (s === 1) {
-        const cycle = [...stack.slice(stack.indexOf(n)), n];
-        const key = cycle.slice(0, -1).sort().join(",");
-        if (!this.cyclesReported.has(key)) {
-          this.cyclesReported.add(key);
-          const culprit = cycle.find((c) => own.has(c)) ?? n;
-          this.report("derive_cycle", `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, env.get(culprit)!.expr.source.where, "an override must not read, directly or not, the entry it replaces");
+    for (const start of own.keys()) {
+      if (state.get(start) === 2) continue;
+      const walk: { name: string; reads: string[]; i: number }[] = [{ name: start, reads: [...(env.get(start)?.reads ?? [])], i: 0 }];
+      state.set(start, 1);
+      while (walk.length > 0) {
+        const top = walk[walk.length - 1];
+        if (top.i >= top.reads.length) {
+          walk.pop();
+          state.set(top.name, 2);
+          continue;
         }
-        return;
+        const n = top.reads[top.i++];
+        if (!env.has(n)) continue;
+        const s = state.get(n);
+        if (s === 2) continue;
+        if (s === 1) {
+          const path = walk.map((w) => w.name);
+          const cycle = [...path.slice(path.indexOf(n)), n];
+          const key = cycle.slice(0, -1).sort().join(",");
+          if (!this.cyclesReported.has(key)) {
+            this.cyclesReported.add(key);
+            const culprit = cycle.find((c) => own.has(c)) ?? n;
+            this.report("derive_cycle", `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, env.get(culprit)!.expr.source.where, "an override must not read, directly or not, the entry it replaces");
+          }
+          continue;
+        }
+        state.set(n, 1);
+        walk.push({ name: n, reads: [...(env.get(n)?.reads ?? [])], i: 0 });
       }
-      state.set(n, 1);
-      stack.push(n);
-      for (const r of env.get(n)?.reads ?? []) if (env.has(r)) visit(r, stack);
-      stack.pop();
-      state.set(n, 2);
-    };
-    for (const n of own.keys()) visit(n, []);
+    }
   }
+
+  /** Reports the entry of `env` that nests deepest when that is past MAX_DERIVE_NESTING (once per entry). */
+  private checkNesting(env: ReadonlyMap<string, CheckedDerive>): void {
+    const nesting = deriveNesting(env);
+    let worst: string | undefined;
+    for (const [name, n] of nesting) if (n.levels > MAX_DERIVE_NESTING && (worst === undefined || n.levels > nesting.get(worst)!.levels)) worst = name;
+    if (worst === undefined || this.nestingReported.has(worst)) return;
+    this.nestingReported.add(worst);
+    const chain = deepestChain(worst, nesting);
+    const shown = chain.length > 6 ? [...chain.slice(0, 3), "…", ...chain.slice(-2)] : chain;
+    this.report(
+      "derive_too_deep",
+      `evaluating \`${worst}\` nests ${nesting.get(worst)!.levels} levels deep through a chain of ${chain.length} derive entries (${shown.map((c) => (c === "…" ? c : `\`${c}\``)).join(" -> ")}); the limit is ${MAX_DERIVE_NESTING} levels`,
+      env.get(worst)!.expr.source.where,
+      "shorten the chain: compute the value in fewer entries, or with fewer nested sub-expressions (each sub-expression and each entry read counts one level)",
+    );
+  }
+
+  private readonly nestingReported = new Set<string>();
 
   private checkOverrides(table: ReadonlyMap<string, CheckedDerive>, parent: ReadonlyMap<string, CheckedDerive>): void {
     for (const [name, d] of table) {
@@ -250,7 +364,7 @@ class SpecChecker {
     } catch {
       let available: string[] = [];
       try {
-        available = fs.readdirSync(this.ctx.templatesDir).filter((f) => f.endsWith(".jinja"));
+        available = walkFiles(this.ctx.templatesDir).files.filter((f) => f.endsWith(".jinja"));
       } catch {
         /* no templates folder: the message says so */
       }
@@ -271,8 +385,11 @@ class SpecChecker {
       return { path: real, reads: this.readsWithIncludes(real, text, realRoot) };
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
-        const span = templateSpan(text, err.line, err.column);
-        this.diags.push(makeDiagnostic("template_error", `template syntax error: ${err.message}`, { file: real, span }, { hint: "fix the template's Nunjucks syntax", notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
+        const errFile = err.file ?? real;
+        const span = new LineMap(errFile === real ? text : fs.readFileSync(errFile, "utf8")).spanAt(err.line, err.column);
+        const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
+        const hint = err.refused ? "templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, \"The template sandbox\")" : "fix the template's Nunjucks syntax";
+        this.diags.push(makeDiagnostic("template_error", what, { file: errFile, span }, { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
         return { path: real };
       }
       throw err;
@@ -304,7 +421,13 @@ class SpecChecker {
     const visit = (file: string, body?: string): void => {
       if (seen.has(file)) return;
       seen.add(file);
-      const r = this.fileReads(file, body);
+      let r: TemplateReads;
+      try {
+        r = this.fileReads(file, body);
+      } catch (err) {
+        if (err instanceof TemplateSyntaxError && err.file === undefined && file !== real) throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file);
+        throw err;
+      }
       r.names.forEach((n) => names.add(n));
       r.tunables.forEach((n) => tunables.add(n));
       r.dtypes.forEach((n) => dtypes.add(n));
@@ -323,6 +446,24 @@ class SpecChecker {
     visit(real, text);
     return { names, tunables, dtypes, includes };
   }
+
+  /** String literals that can become a value the template reads must be WGSL identifiers or type names: the template may print them. */
+  private checkPrintedStrings(names: Iterable<string>, env: ReadonlyMap<string, CheckedDerive>, p: PassSpec): void {
+    for (const { derive, literal } of valueStringLiterals(names, env)) {
+      const text = String(literal.value);
+      if (isWgslWord(text)) continue;
+      const key = `${derive.expr.source.textStart}:${literal.span.start}`;
+      if (this.printedReported.has(key)) continue;
+      this.printedReported.add(key);
+      this.diags.push(
+        makeDiagnostic("wgsl_value_invalid", `${JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text)} can become the value of \`${derive.name}\`, which template \`${p.shader}\` reads, but it is not a WGSL identifier or type name`, exprLocation(this.file, derive.expr.source, literal.span), {
+          hint: "a template may print it into WGSL: use an identifier such as `f16` or a type such as `vec4<f32>`; keep WGSL code in the template",
+        }),
+      );
+    }
+  }
+
+  private readonly printedReported = new Set<string>();
 
   private checkBinding(b: BindingSpec, env: ReadonlyMap<string, CheckedDerive>, intermediates: ReadonlySet<string> | undefined): CheckedBinding {
     const spec = this.spec;
@@ -382,6 +523,7 @@ class SpecChecker {
     const spec = this.spec;
     // Top-level derive entries.
     const top = this.makeTable(spec.derive, undefined);
+    this.checkNesting(top);
     const when = spec.when.map((w) => {
       const c = this.checkIn(w, top);
       this.expectType(c, "bool", "a `when` condition");
@@ -433,7 +575,14 @@ class SpecChecker {
         this.diags.push(makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), { hint: `remove it, or read it as \`tunables.${t.name}\`` }));
       }
     }
-    return { spec, attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])), derive: top, when, outputShapes, variants };
+    const kernel: CheckedKernel = { spec, attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])), derive: top, when, outputShapes, variants };
+    // Lint cannot see the config's pins or cap: past the default cap, a warning says the build will need them.
+    const factors = candidateFactors(kernel, {});
+    if (factors.reduce((p, f) => p * f.count, 1) > DEFAULT_MAX_CANDIDATES) {
+      const d = candidateLimitError(kernel, "with no tunable pinned", DEFAULT_MAX_CANDIDATES, factors).diagnostics[0];
+      this.diags.push({ ...d, severity: "warning", message: `${d.message}; the build fails unless kernelc.config.json pins tunables or raises maxCandidates` });
+    }
+    return kernel;
   }
 
   private checkVariant(v: VariantSpec, order: number, top: Map<string, CheckedDerive>, topBindings: ReadonlyMap<string, BindingSpec>): CheckedVariant {
@@ -442,6 +591,7 @@ class SpecChecker {
     const vEnv = new Map(top);
     for (const [k, d] of vTable) vEnv.set(k, d);
     this.checkOverrideCycles(vEnv, vTable);
+    if (vTable.size > 0) this.checkNesting(vEnv);
     const when = v.when.map((w) => {
       const c = this.checkIn(w, vEnv);
       this.expectType(c, "bool", "a `when` condition");
@@ -475,6 +625,7 @@ class SpecChecker {
     const env = new Map(vEnv);
     for (const [k, d] of pTable) env.set(k, d);
     this.checkOverrideCycles(env, pTable);
+    if (pTable.size > 0) this.checkNesting(env);
     const bindings: CheckedBinding[] = [];
     const names = new Map<string, Where>();
     for (const ref of p.bindings) {
@@ -503,23 +654,35 @@ class SpecChecker {
     if (shader.reads) {
       for (const n of shader.reads.names) if (env.has(n)) this.usedDerives.add(n);
       for (const t of shader.reads.tunables) this.usedTunables.add(t);
+      this.checkPrintedStrings(shader.reads.names, env, p);
     }
     return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
   }
 }
 
-/** The one-character span at a 1-based line and column of `text`, or undefined when the position is unknown (0) or outside the text. */
-function templateSpan(text: string, line: number, column: number): { start: number; end: number } | undefined {
-  if (line < 1 || column < 1) return undefined;
-  let start = 0;
-  for (let l = 1; l < line; l++) {
-    const nl = text.indexOf("\n", start);
-    if (nl < 0) return undefined;
-    start = nl + 1;
+/** Whether an expression has a node whose type is an error (already reported): such trees are not evaluated. */
+function hasErrorType(e: TExpr): boolean {
+  const stack: TExpr[] = [e];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    if (x.type.k === "error") return true;
+    if (x.k === "call") stack.push(...x.args);
+    else if (x.k === "list") stack.push(...x.items);
+    else if (x.k === "neg" || x.k === "not") stack.push(x.operand);
+    else if (x.k === "binary") stack.push(x.left, x.right);
+    else if (x.k === "cond") stack.push(x.cond, x.then, x.otherwise);
   }
-  const lineEnd = text.indexOf("\n", start) < 0 ? text.length : text.indexOf("\n", start);
-  const at = Math.min(start + column - 1, lineEnd);
-  return { start: at, end: Math.min(at + 1, Math.max(lineEnd, at)) };
+  return false;
+}
+
+/** Partial evaluation of a constant part: its value, or UNKNOWN when it depends on a leaf or fails (division by zero is reported where it is evaluated). */
+function tryEvaluate(e: TExpr, env: EvalEnv): PValue {
+  try {
+    return evaluate(e, env);
+  } catch (err) {
+    if (err instanceof EvalError) return UNKNOWN;
+    throw err;
+  }
 }
 
 /** Runs the check phase on one loaded spec. */

@@ -7,15 +7,25 @@
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-// nunjucks ships its parser and node classes as CommonJS modules without type declarations.
-const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions?: unknown[], opts?: unknown): unknown };
+// nunjucks ships its node classes as CommonJS modules without type declarations.
 const njNodes = require("nunjucks/src/nodes") as Record<string, new (...args: unknown[]) => object>;
 
 import type { TemplateReads } from "../model/checked.js";
+import { parseTemplate, templateSafetyProblems } from "./template-safety.js";
 
-/** A template syntax error with a 1-based line and column (0 when nunjucks gives no position). */
+/**
+ * A template that cannot be used, with a 1-based line and column (0 when nunjucks gives no
+ * position): a syntax error, or (`refused`) a construct the template sandbox does not allow.
+ */
 export class TemplateSyntaxError extends Error {
-  constructor(message: string, readonly line: number, readonly column: number) {
+  constructor(
+    message: string,
+    readonly line: number,
+    readonly column: number,
+    readonly refused = false,
+    /** The template file the error is in, when it is not the one being checked (an include). */
+    readonly file?: string,
+  ) {
     super(message);
   }
 }
@@ -25,17 +35,19 @@ interface NjNode {
   readonly [k: string]: unknown;
 }
 
-/** Parses a template and lists what it reads. Throws TemplateSyntaxError. */
+/** Parses a template and lists what it reads. Throws TemplateSyntaxError (also for the first construct the sandbox refuses). */
 export function templateReads(src: string): TemplateReads {
   let ast: unknown;
   try {
-    ast = njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+    ast = parseTemplate(src);
   } catch (err) {
     const e = err as { message?: string; lineno?: number; colno?: number };
     const msg = String(e.message ?? err).replace(/^\(unknown path\)\s*/, "").replace(/\s*\[Line \d+, Column \d+\]\s*/, " ").trim();
     // nunjucks' parser errors carry 1-based positions; some lexer errors carry none (0 here).
     throw new TemplateSyntaxError(msg, e.lineno ?? 0, e.colno ?? 0);
   }
+  const refused = templateSafetyProblems(ast)[0];
+  if (refused) throw new TemplateSyntaxError(refused.message, refused.line, refused.column, true);
   const names = new Set<string>();
   const tunables = new Set<string>();
   const dtypes = new Set<string>();

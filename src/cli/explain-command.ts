@@ -5,6 +5,7 @@ import { compile } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
+import { parseJson, toPlain } from "../core/json-source.js";
 import { stableJson } from "../core/stable-json.js";
 import { pinnedTunables } from "../plan/config.js";
 import type { TuneRecord } from "../plan/tune-file.js";
@@ -28,6 +29,7 @@ export async function runExplain(io: Io, kernelName: string, opts: { profile: st
   if (!loaded.allProfiles.some((p) => p.name === opts.profile)) {
     throw new UserError([makeDiagnostic("unknown_profile", `unknown profile \`${opts.profile}\``, undefined, { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` })]);
   }
+  const call = opts.call !== undefined ? readCall(path.resolve(io.cwd, opts.call)) : undefined;
   const result = await compile(loaded, { profiles: [opts.profile] });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) {
@@ -38,14 +40,6 @@ export async function runExplain(io: Io, kernelName: string, opts: { profile: st
   if (!entry) {
     const names = result.profiles[0]?.kernels.map((k) => k.model.kernel.spec.name) ?? [];
     throw new UserError([makeDiagnostic("usage", `no kernel named \`${kernelName}\``, undefined, { hint: `kernels: ${names.join(", ")}` })]);
-  }
-  let call: unknown;
-  if (opts.call) {
-    try {
-      call = JSON.parse(fs.readFileSync(path.resolve(io.cwd, opts.call), "utf8"));
-    } catch (err) {
-      throw new UserError([makeDiagnostic("file_unreadable", `cannot read the call file: ${(err as Error).message}`, { file: path.resolve(io.cwd, opts.call) }, { hint: 'a call is JSON: {"inputs": {"queryT": {"shape": [4, 4096], "dtype": "float16"}, …}, "outputs": {…}, "attrs": {…}}' })]);
-    }
   }
   const profile = result.profiles[0]!.profile;
   const tuned = loaded.tuneFile?.tune.profiles[opts.profile]?.[kernelName];
@@ -58,3 +52,22 @@ export async function runExplain(io: Io, kernelName: string, opts: { profile: st
   if (call) io.stdout("\n" + (explainCallReport(entry.model, call, "text") as string));
   return 0;
 }
+
+/**
+ * Reads a call file with the located JSON reader of specs, so that a malformed file is reported
+ * at its line and column with a code frame. The result is plain data with prototype-free objects.
+ */
+function readCall(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UserError([makeDiagnostic("file_unreadable", `cannot read the call file: ${(err as Error).message}`, { file }, { hint: CALL_SHAPE })]);
+  }
+  const parsed = parseJson(text, file);
+  const errors = parsed.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0 || !parsed.root) throw new UserError(errors.map((d) => ({ ...d, hint: d.hint ?? CALL_SHAPE })));
+  return toPlain(parsed.root);
+}
+
+const CALL_SHAPE = 'a call is JSON: {"inputs": {"queryT": {"shape": [4, 4096], "dtype": "float16"}, …}, "outputs": {…}, "attrs": {…}}';

@@ -3,15 +3,17 @@
  * and internal errors. Only internal errors (bugs) print a stack trace.
  */
 import { Command, CommanderError, Option } from "commander";
-import * as path from "node:path";
-import { hasErrors, UserError } from "../core/diagnostic.js";
-import { lintPaths, makeCheckContext } from "../api/lint.js";
+import { UserError } from "../core/diagnostic.js";
+import { KERNELC_VERSION } from "../core/version.js";
 import { runBuild } from "./build-command.js";
 import { runExplain } from "./explain-command.js";
+import { runInit } from "./init-command.js";
+import { runLint, type LintOptions } from "./lint-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { runProfiles } from "./profiles-command.js";
 import { runTune, type TuneCommandOptions } from "./tune-command.js";
+import { runWatch, type WatchOptions } from "./watch-command.js";
 
 export type { Format, Io } from "./io.js";
 
@@ -25,20 +27,28 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .description("Build-time compiler for WebGPU compute kernels: JSON specs + WGSL templates -> validated per-device bundles")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .showHelpAfterError("(run `kernelc --help` for usage)");
+    .showHelpAfterError("(run `kernelc --help` for usage)")
+    .version(KERNELC_VERSION, "-V, --version", "print kernelc's version");
+
+  program
+    .command("init")
+    .description("start a project: kernelc.config.json, an example spec, template and call (never overwrites a file)")
+    .argument("[dir]", "the project folder (created if missing; default: the current folder)")
+    .action((dir: string | undefined) => {
+      code = runInit(io, dir);
+    });
 
   program
     .command("lint")
-    .description("check spec files (and folders of them); exit 0 when clean, 1 on errors")
-    .argument("[paths...]", "spec files or folders", ["specs"])
-    .option("--templates <dir>", "templates folder", "templates")
+    .description("check spec files (and folders of them), render their templates for the profiles and validate the WGSL with Tint; exit 0 when clean, 1 on errors")
+    .argument("[paths...]", "spec files or folders (default: the config's specs folder)")
+    .option("--templates <dir>", "templates folder (default: the config's)")
+    .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "render for these profiles only (default: the config's profiles)")
+    .option("--no-render", "check specs only: schema, expressions, types, references (no rendering or WGSL validation)")
     .addOption(formatOption())
-    .action((paths: string[], opts: { templates: string; format: Format }) => {
-      const ctx = makeCheckContext(path.resolve(io.cwd, opts.templates));
-      const result = lintPaths(paths.map((p) => path.resolve(io.cwd, p)), ctx);
-      printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
-      if (opts.format === "text" && result.diagnostics.length === 0) io.stderr(`${result.kernels.length} spec${result.kernels.length === 1 ? "" : "s"} checked, no problems\n`);
-      code = hasErrors(result.diagnostics) ? 1 : 0;
+    .action(async (paths: string[], opts: LintOptions) => {
+      code = await runLint(io, paths, opts);
     });
 
   program
@@ -53,6 +63,17 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .addOption(formatOption())
     .action(async (opts: { config?: string; profile?: string[]; kernel?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
       code = await runBuild(io, opts);
+    });
+
+  program
+    .command("watch")
+    .description("build, then rebuild out/ on every change to specs, templates or the config (only what the change affects)")
+    .option("--config <file>", "config file (default: kernelc.config.json if present)")
+    .option("--profile <names...>", "build only these profiles")
+    .option("--out <dir>", "output folder (overrides the config)")
+    .addOption(formatOption())
+    .action(async (opts: WatchOptions) => {
+      code = await runWatch(io, opts);
     });
 
   program

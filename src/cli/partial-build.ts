@@ -7,11 +7,13 @@ import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
+import { bundleIndexFromManifests } from "../emit/bundle-index.js";
 import { profilesIndex } from "../emit/manifest.js";
 import { BUILD_INFO, type OnDiskTree } from "./build-info.js";
 import { MARKER, shaderBodyMatches } from "./out-dir.js";
 
 const PROFILES_JSON = "profiles.json";
+const INDEX_TS = "index.ts";
 const SHADER_REF = /^\.\.\/shaders\/([0-9a-f]{16})\.wgsl$/;
 
 /** What a partial build merges. */
@@ -102,5 +104,9 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
     }
   }
   files.set(PROFILES_JSON, stableJson(profilesIndex(names.map((name) => ({ name })))));
+  // The bundle index lists what out/ now holds, as profiles.json does.
+  const shaderIds = [...files.keys()].filter((rel) => rel.startsWith("shaders/")).map((rel) => path.basename(rel, ".wgsl"));
+  const index = bundleIndexFromManifests(names.map((name) => ({ name, text: files.get(`${name}/manifest.json`)! })), shaderIds);
+  if (index !== undefined) files.set(INDEX_TS, index);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -77,6 +77,15 @@ export type JsonNode = JsonObject | JsonArray | JsonString | JsonNumber | JsonBo
 /** Plain JSON data as produced by `toPlain` (objects have a null prototype). */
 export type PlainJson = null | boolean | number | string | PlainJson[] | { [key: string]: PlainJson };
 
+/** Where an object node built by the parser keeps its key → entry map (not enumerable: nodes compare and print as before). */
+const MEMBER_INDEX = Symbol("members");
+
+/** Freezes an object node with its member index attached, so getMember is a map lookup (linear lint on objects with many keys). */
+function indexed(node: JsonObject, index: ReadonlyMap<string, JsonEntry>): JsonObject {
+  Object.defineProperty(node, MEMBER_INDEX, { value: index, enumerable: false });
+  return Object.freeze(node);
+}
+
 /** Limits that stop hostile or accidental huge inputs. */
 export interface JsonLimits {
   /** Maximum nesting of arrays/objects (the document root value is depth 1). */
@@ -194,10 +203,11 @@ class Parser {
     this.pos++;
     const entries: JsonEntry[] = [];
     const seen = new Map<string, Span>();
+    const index = new Map<string, JsonEntry>();
     this.skipWhitespace();
     if (this.text[this.pos] === "}") {
       this.pos++;
-      return Object.freeze({ kind: "object", entries: Object.freeze(entries), span: Object.freeze({ start, end: this.pos }), pointer });
+      return indexed({ kind: "object", entries: Object.freeze(entries), span: Object.freeze({ start, end: this.pos }), pointer }, index);
     }
     for (;;) {
       if (this.text[this.pos] !== '"') this.failExpected("an object key (a double-quoted string)");
@@ -213,7 +223,9 @@ class Parser {
       const first = seen.get(key);
       if (first === undefined) {
         seen.set(key, keySpan);
-        entries.push(Object.freeze({ key, keySpan, value }));
+        const entry = Object.freeze({ key, keySpan, value });
+        entries.push(entry);
+        index.set(key, entry);
       } else {
         this.diagnostics.push(
           makeDiagnostic(
@@ -241,7 +253,7 @@ class Parser {
       }
       if (c === "}") {
         this.pos++;
-        return Object.freeze({ kind: "object", entries: Object.freeze(entries), span: Object.freeze({ start, end: this.pos }), pointer });
+        return indexed({ kind: "object", entries: Object.freeze(entries), span: Object.freeze({ start, end: this.pos }), pointer }, index);
       }
       this.failExpected("`,` or `}` after an object member");
     }
@@ -507,9 +519,39 @@ export function toPlain(node: JsonNode): PlainJson {
   return root;
 }
 
-/** The value of `key` in an object node, if present. */
+/** The value of `key` in an object node, if present (a map lookup for objects built by the parser). */
 export function getMember(obj: JsonObject, key: string): JsonEntry | undefined {
-  return obj.entries.find((e) => e.key === key);
+  const index = (obj as { readonly [MEMBER_INDEX]?: ReadonlyMap<string, JsonEntry> })[MEMBER_INDEX];
+  return index !== undefined ? index.get(key) : obj.entries.find((e) => e.key === key);
+}
+
+/** Object keys that name JavaScript object internals: a spec never needs them, and copied into a plain object `__proto__` would set a prototype. */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
+/** An object member whose key is forbidden, with the member's pointer. */
+export interface ForbiddenKey {
+  readonly entry: JsonEntry;
+  readonly pointer: string;
+}
+
+/**
+ * The one forbidden-key walker (spec validation and config parsing share it): every object
+ * member whose key is in `forbidden`, in document order. Iterative, so any depth the parser
+ * accepted is fine.
+ */
+export function findForbiddenKeys(root: JsonNode, forbidden: ReadonlySet<string> = FORBIDDEN_KEYS): ForbiddenKey[] {
+  const out: ForbiddenKey[] = [];
+  const stack: JsonNode[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.kind === "object") {
+      for (const e of n.entries) if (forbidden.has(e.key)) out.push({ entry: e, pointer: appendPointer(n.pointer, e.key) });
+      for (let i = n.entries.length - 1; i >= 0; i--) stack.push(n.entries[i].value);
+    } else if (n.kind === "array") {
+      for (let i = n.items.length - 1; i >= 0; i--) stack.push(n.items[i]);
+    }
+  }
+  return out.sort((a, b) => a.entry.keySpan.start - b.entry.keySpan.start);
 }
 
 /** What a JSON pointer resolves to: the node, and the object entry holding it when it is an object member. */

@@ -7,6 +7,7 @@
  * counts as one column, like rustc and unlike tsc. `utf16Column` gives the editor-protocol
  * column (UTF-16 code units, 1-based) for tools that need it.
  */
+import type { Span } from "./diagnostic.js";
 
 /** A 1-based line and column; see the module doc for how columns are counted. */
 export interface LinePosition {
@@ -21,11 +22,18 @@ export interface LinePosition {
 export class LineMap {
   /** Offset of the first character of each line (line 1 at index 0). */
   private readonly starts: readonly number[];
+  /** Offsets of the high halves of surrogate pairs (characters outside the BMP), ascending. */
+  private readonly pairs: readonly number[];
 
   constructor(private readonly text: string) {
     const starts = [0];
+    const pairs: number[] = [];
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff) {
+        const next = text.charCodeAt(i + 1);
+        if (next >= 0xdc00 && next <= 0xdfff) pairs.push(i);
+      }
       if (c === 0x0a) starts.push(i + 1);
       else if (c === 0x0d) {
         if (text.charCodeAt(i + 1) === 0x0a) i++;
@@ -33,6 +41,7 @@ export class LineMap {
       }
     }
     this.starts = starts;
+    this.pairs = pairs;
   }
 
   /** Number of lines (a text ending with a line break has an empty last line). */
@@ -51,10 +60,22 @@ export class LineMap {
       else hi = mid - 1;
     }
     const start = this.starts[lo];
-    const before = this.text.slice(start, o);
-    let codePoints = 0;
-    for (const _ of before) codePoints++;
+    // Code points before `o` on the line: code units, less one for each pair wholly before `o`
+    // (found by binary search, so a position on a very long line costs no more than a short one).
+    const codePoints = o - start - (this.pairsBefore(o - 1) - this.pairsBefore(start));
     return { line: lo + 1, column: codePoints + 1, utf16Column: o - start + 1 };
+  }
+
+  /** How many surrogate pairs start before `offset`. */
+  private pairsBefore(offset: number): number {
+    let lo = 0;
+    let hi = this.pairs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.pairs[mid] < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Offset of the first character of 1-based `line`. */
@@ -70,6 +91,21 @@ export class LineMap {
     if (this.text.charCodeAt(end - 1) === 0x0a) end--;
     if (this.text.charCodeAt(end - 1) === 0x0d) end--;
     return end;
+  }
+
+  /**
+   * The span of 1-based `line` (without its line break) or, with a 1-based `column` (UTF-16 code
+   * units, as template engines and Tint count), of the one character there, clamped to the line's
+   * end. Undefined when the line or column is outside the text (0 means unknown).
+   */
+  spanAt(line: number, column?: number): Span | undefined {
+    if (!Number.isInteger(line) || line < 1 || line > this.starts.length) return undefined;
+    const start = this.lineStart(line);
+    const end = this.lineEnd(line);
+    if (column === undefined) return { start, end };
+    if (!Number.isInteger(column) || column < 1) return undefined;
+    const at = Math.min(start + column - 1, end);
+    return { start: at, end: Math.min(at + 1, end) };
   }
 
   /** The text of 1-based `line` without its line break. */

@@ -47,23 +47,34 @@ function codeFrame(loc: Location, sources: SourceLookup, maps: Map<string, LineM
   const r = resolve(loc, sources, maps);
   if (!r || r.line === undefined || !loc.span) return [];
   const map = maps.get(loc.file)!;
-  const lineText = map.lineText(r.line);
   const gutter = String(r.line).length;
   const pad = " ".repeat(gutter);
-  let chars = [...lineText];
+  const lineStart = map.lineStart(r.line);
+  const lineEnd = map.lineEnd(r.line);
+  const length = map.position(lineEnd).column - 1;
   let startCol = (r.column ?? 1) - 1;
-  let endCol = r.endLine === r.line ? Math.max(startCol + 1, (r.endColumn ?? 1) - 1) : chars.length;
-  // A very long line (minified JSON, a huge expression) is shown as a window around the span.
+  let endCol = r.endLine === r.line ? Math.max(startCol + 1, (r.endColumn ?? 1) - 1) : length;
+  let chars: string[];
+  // A very long line (minified JSON, a huge expression) is shown as a window around the span;
+  // only the code units near the span are read, so a frame costs the same on any line.
   let before = "";
   let after = "";
-  if (chars.length > FRAME_WIDTH) {
-    const from = Math.max(0, Math.min(startCol - FRAME_CONTEXT, chars.length - FRAME_WIDTH));
-    const to = Math.min(chars.length, from + FRAME_WIDTH);
+  if (length > FRAME_WIDTH) {
+    const text = sources(loc.file) ?? "";
+    const from = Math.max(0, Math.min(startCol - FRAME_CONTEXT, length - FRAME_WIDTH));
+    const to = Math.min(length, from + FRAME_WIDTH);
+    const at = Math.min(Math.max(loc.span.start, lineStart), lineEnd);
+    let a = Math.max(lineStart, at - 4 * FRAME_WIDTH);
+    if (a > lineStart && /[\udc00-\udfff]/.test(text[a]) && /[\ud800-\udbff]/.test(text[a - 1])) a++;
+    const base = map.position(a).column - 1;
+    const piece = [...text.slice(a, Math.min(lineEnd, at + 4 * FRAME_WIDTH))];
     before = from > 0 ? "…" : "";
-    after = to < chars.length ? "…" : "";
-    chars = chars.slice(from, to);
+    after = to < length ? "…" : "";
+    chars = piece.slice(from - base, to - base);
     startCol -= from;
     endCol = Math.min(endCol - from, chars.length);
+  } else {
+    chars = [...map.lineText(r.line)];
   }
   const shownText = before + chars.join("");
   const prefix = (before ? " " : "") + chars.slice(0, startCol).map((c) => (c === "\t" ? "\t" : " ")).join("");
@@ -144,7 +155,7 @@ export function renderGithub(diags: readonly Diagnostic[], sources: SourceLookup
       }
     }
     props.push(`title=${escapeProperty(`kernelc ${d.code}`)}`);
-    const msg = d.message + (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") + (d.hint ? `\nhint: ${d.hint}` : "");
+    const msg = d.message + (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") + (d.hint ? `\nhint: ${d.hint}` : "") + d.notes.map((n) => `\nnote: ${n.message}`).join("");
     return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(msg)}`;
   });
   return lines.length ? lines.join("\n") + "\n" : "";

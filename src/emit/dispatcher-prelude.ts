@@ -1,27 +1,32 @@
 /**
- * The fixed part of every generated dispatcher module: types, the error class and the small
- * helpers generated code calls. These mirror eval/ops.ts and plan/interpret.ts exactly (same
- * results, same messages); the differential test checks it. No expression interpreter here:
- * only arithmetic helpers and error formatting.
+ * The fixed parts of every generated dispatcher module: the exported types, the error class, and
+ * the small helpers generated code calls. These mirror lang/ops.ts and plan/interpret.ts exactly
+ * (same results, same messages); the differential test checks it. No expression interpreter here:
+ * only call snapshots, arithmetic helpers and error formatting. A module carries only the helpers
+ * its code uses (`preludeFor`), so it compiles under `noUnusedLocals`.
  */
-export const DISPATCHER_PRELUDE = String.raw`/** A tensor as a call describes it: shape and ONNX element type. */
-export interface TensorDesc {
+
+/** The exported types and the error class: every dispatcher module starts with these. */
+export const PRELUDE_TYPES = String.raw`/** A tensor as a call describes it: shape and ONNX element type. */
+export interface TensorDesc<D extends string = string> {
   readonly shape: readonly number[];
-  readonly dtype: string;
+  readonly dtype: D;
 }
 
 /** One call of a kernel: tensors by spec id (absent: omitted or null) and attribute values. */
 export interface Call {
   readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
+  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>> | undefined;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
+/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's bytes. */
 export type BindingResource =
   | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
   | { readonly kind: "uniform"; readonly bytes: Uint8Array };
 
+/** One binding of a pass: its number, WGSL name, buffer type and resource. */
 export interface BindingPlan {
   readonly binding: number;
   readonly name: string;
@@ -29,6 +34,7 @@ export interface BindingPlan {
   readonly resource: BindingResource;
 }
 
+/** One compute pass: the shader, its bindings in order, and the workgroup counts. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
@@ -47,6 +53,7 @@ export interface Plan {
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }
 
+/** Why a call could not be planned. */
 export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
 
 /** Thrown for a call that cannot be planned: its kind, and a message naming the condition and values. */
@@ -58,14 +65,75 @@ export class KernelCallError extends Error {
     this.kind = kind;
   }
 }
+`;
 
-type V = number | boolean | string | readonly number[];
+/**
+ * The helpers, each a top-level declaration (with its doc comment). `preludeFor` splits this text
+ * at top-level declarations and keeps those a module's code reaches.
+ */
+const HELPERS = String.raw`type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
-
 class EvalFailure extends Error {}
-
+/** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
-
+/** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
+function $own(o: object, k: string): unknown {
+  return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;
+}
+/** The call itself: an object, else an invalid_call error. */
+function $call(c: unknown, kernel: string): object {
+  if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  return c;
+}
+/** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
+function $bag(c: object, k: string, kernel: string): Bag | undefined {
+  const v = $own(c, k);
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
+  return v as Bag;
+}
+/**
+ * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
+ * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
+ */
+function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
+  const s: unknown = Object.hasOwn(v, "shape") ? (v as Bag)["shape"] : undefined;
+  const dtype: unknown = Object.hasOwn(v, "dtype") ? (v as Bag)["dtype"] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
+  const n = s.length;
+  if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
+  const shape: number[] = [];
+  let ok = true;
+  for (let i = 0; i < n; i++) {
+    const d: unknown = Object.hasOwn(s, i) ? s[i] : undefined;
+    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    shape.push(d as number);
+  }
+  if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  return { shape, dtype };
+}
+/** Fails for a tensor description of the wrong form. */
+function $badTensor(kernel: string, what: string, id: string, detail: string): never {
+  return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
+}
+/** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
+function $av(v: unknown, kernel: string, name: string): unknown {
+  if (!Array.isArray(v)) return v;
+  const n = v.length;
+  if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
+  return out;
+}
+/** Whether an attribute value is a list of finite numbers. */
+function $numbers(v: unknown): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "number" && Number.isFinite(v[i]))) return false;
+  return true;
+}
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
@@ -77,6 +145,21 @@ function $chk(v: number): number {
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
+}
+/** a + b, failing on integer overflow when both are integers (number-typed operands). */
+function $addN(a: number, b: number): number {
+  const r = a + b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a - b, failing on integer overflow when both are integers (number-typed operands). */
+function $subN(a: number, b: number): number {
+  const r = a - b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a * b, failing on integer overflow when both are integers (number-typed operands). */
+function $mulN(a: number, b: number): number {
+  const r = a * b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
   if (b === 0) $err("integer division by zero (" + a + " / 0)");
@@ -115,7 +198,7 @@ function $neg(v: number): number {
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
   if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
-  return shape[axis < 0 ? axis + rank : axis];
+  return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
@@ -129,10 +212,16 @@ function $pow2ceil(n: number): number {
   return p;
 }
 function $same(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 function $eq(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => $eq(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!$eq(a[i], b[i])) return false;
+    return true;
+  }
   return a === b;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
@@ -147,9 +236,16 @@ function $wrap(e: unknown, name: string): unknown {
   if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
   return e;
 }
+/** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
 function $show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
-  if (Array.isArray(v)) return "[" + v.map((x) => $show(x)).join(", ") + "]";
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) s += (i ? ", " : "") + $show(v[i]);
+    return s + "]";
+  }
+  if (typeof v === "object" && v !== null) return "(object)";
+  if (typeof v === "function") return "(function)";
   return String(v);
 }
 function $try(f: () => unknown): unknown {
@@ -160,22 +256,24 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
+/** The index of the first test whose value is false or fails (tests.length when none is). */
+function $first(tests: readonly (() => unknown)[]): number {
+  for (let i = 0; i < tests.length; i++) {
+    const v = $try(tests[i]!);
+    if (v === false || v instanceof EvalFailure) return i;
+  }
+  return tests.length;
+}
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
 }
 function $where(path: readonly string[]): string {
-  return path.length ? "in " + path.map((p) => "\u0060" + p + "\u0060").join(" > ") + ": " : "";
+  let s = "";
+  for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";
+  return s ? s + ": " : "";
 }
 function $isFail(v: unknown): boolean {
   return v instanceof EvalFailure;
-}
-function $dimsOk(shape: unknown): boolean {
-  if (!Array.isArray(shape)) return false;
-  for (const d of shape) if (!Number.isSafeInteger(d) || d < 0) return false;
-  return true;
-}
-function $td(t: unknown): TensorDesc | null {
-  return t === undefined || t === null ? null : (t as TensorDesc);
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
@@ -197,7 +295,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   const shape = t.shape;
   const rank = shape.length;
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
-  return shape[ax < 0 ? ax + rank : ax];
+  return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
   let p = 1;
@@ -206,6 +304,40 @@ function $product(shape: readonly number[]): number {
 }
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
+}
+/** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
+function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
+  if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return size;
+}
+/** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
+function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
+  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
+  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  return v as readonly number[];
+}
+/** Fails for a given output whose shape is not the one the spec computes. */
+function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
+  return $fail("invalid_call", kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
+}
+/** The shader of the first built key (a row: key values, null for any, then the shader id) that vals match. */
+function $pick(table: readonly (readonly unknown[])[], vals: readonly unknown[]): string | undefined {
+  const n = vals.length;
+  next: for (const row of table) {
+    for (let i = 0; i < n; i++) {
+      const k = row[i];
+      if (k !== null && k !== vals[i]) continue next;
+    }
+    return row[n] as string;
+  }
+  return undefined;
+}
+/** Fails for a call whose shader key was not built: the key's leaves and their values. */
+function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
+  return $fail("missing_shader", head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -231,9 +363,73 @@ function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: s
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
 function $f32(bytes: Uint8Array, o: number, v: unknown): void {
   F32[0] = v as number;
-  $word(bytes, o, F32_BITS[0]);
+  $word(bytes, o, F32_BITS[0]!);
 }
-function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
-  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+/** A workgroup count, or an eval error when it is not an integer in 0..max. */
+function $wg(n: unknown, max: number, prefix: string, axis: string): number {
+  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+    $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+  }
+  return n;
+}
+/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
+function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
+  const size = $round4($product(t.shape) * bytes);
+  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return { kind, tensor: id, offset: 0, size };
 }
 `;
+
+/** One top-level declaration of the helpers: its name and text. */
+interface Helper {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The helpers split at top-level declarations (a doc comment belongs to the declaration after it). */
+function splitHelpers(text: string): Helper[] {
+  const out: Helper[] = [];
+  let pending: string[] = [];
+  let current: { name: string; lines: string[] } | undefined;
+  for (const line of text.split("\n")) {
+    const decl = /^(?:function|const|class|type) ([A-Za-z_$][\w$]*)/.exec(line);
+    if (decl || line.startsWith("/**")) {
+      if (current) out.push({ name: current.name, text: current.lines.join("\n") });
+      current = undefined;
+    }
+    if (decl) {
+      current = { name: decl[1]!, lines: [...pending, line] };
+      pending = [];
+    } else if (current) current.lines.push(line);
+    else if (line !== "") pending.push(line);
+  }
+  if (current) out.push({ name: current.name, text: current.lines.join("\n") });
+  return out;
+}
+
+const HELPER_LIST: readonly Helper[] = splitHelpers(HELPERS);
+
+/** The identifiers code refers to, outside string literals and comments. */
+function identifiersOf(code: string): Set<string> {
+  const bare = code.replace(/"(?:[^"\\\n]|\\.)*"|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, " ");
+  return new Set(bare.match(/[A-Za-z_$][\w$]*/g) ?? []);
+}
+
+/** The helpers `code` uses, with the helpers they use in turn, in declaration order. */
+export function preludeFor(code: string): string {
+  const byName = new Map(HELPER_LIST.map((h) => [h.name, h]));
+  const used = new Set<string>();
+  const visit = (text: string): void => {
+    for (const id of identifiersOf(text)) {
+      const h = byName.get(id);
+      if (h && !used.has(id)) {
+        used.add(id);
+        visit(h.text);
+      }
+    }
+  };
+  visit(code);
+  return HELPER_LIST.filter((h) => used.has(h.name))
+    .map((h) => h.text)
+    .join("\n");
+}

@@ -29,7 +29,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
   }
   const byId = new Map(k.variants.map((v) => [v.id, v]));
   for (const [combo, cands] of groups) {
-    lines.push("", `candidates for ${combo}:`);
+    const state = cands.some((c) => c.status === "emitted") ? "built" : cands.some((c) => c.status === "not-dispatched") ? "skipped: an earlier combination is built" : "no variant survives";
+    lines.push("", `candidates for ${combo} (${state}):`);
     for (const c of cands) {
       const v = byId.get(c.variant)!;
       lines.push(`  ${c.status === "emitted" ? "EMITTED" : c.status === "pruned" ? "PRUNED " : "SKIPPED"} ${c.variant} (priority ${v.priority})`);

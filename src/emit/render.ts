@@ -1,11 +1,15 @@
 /**
- * Rendering a pass's Nunjucks WGSL template: a loader confined to templates/, a prototype-free
- * context, the whitespace tidy of the template contract, errors turned into RenderError with the
- * template's file and line, and a lazily computed map from WGSL output lines back to template lines.
+ * Rendering a pass's Nunjucks WGSL template: a loader confined to templates/ that refuses
+ * templates the sandbox does not allow, the sandboxed environment (template-sandbox.ts), a
+ * prototype-free context, the whitespace tidy of the template contract, errors turned into
+ * RenderError with the template's file and line, and a lazily computed map from WGSL output lines
+ * back to template lines.
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import nunjucks from "nunjucks";
+import { templateSourceProblems } from "../check/template-safety.js";
+import { RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError } from "./template-sandbox.js";
 
 /** The x width at which a 1-D dispatch folds into y; templates read it as DISPATCH_FOLD_WIDTH. */
 export const DISPATCH_FOLD_WIDTH = 65535;
@@ -40,7 +44,10 @@ export interface Rendered {
   mapPosition(line: number, column?: number): TemplateLine;
 }
 
-/** A template failed to load or render; `file` is relative to templatesDir, line and column 1-based. */
+/**
+ * A template failed to load or render; `file` is relative to templatesDir, line and column
+ * 1-based. `limit` is true when the render went past one of the sandbox's render limits.
+ */
 export class RenderError extends Error {
   override readonly name = "RenderError";
 
@@ -49,6 +56,19 @@ export class RenderError extends Error {
     readonly file: string,
     readonly line?: number,
     readonly column?: number,
+    readonly limit = false,
+  ) {
+    super(message);
+  }
+}
+
+/** The loader refused a template the sandbox does not allow; carries the refused construct's position. */
+class TemplateRefused extends TemplateSandboxError {
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly lineno: number,
+    readonly colno: number,
   ) {
     super(message);
   }
@@ -116,6 +136,8 @@ class ConfinedLoader extends nunjucks.Loader implements nunjucks.ILoader {
     if (!statSync(real).isFile()) throw new Error(`template not found: ${name} is not a file`);
     const src = readFileSync(real, "utf8");
     this.sources.set(name, src);
+    const refused = templateSourceProblems(src)[0];
+    if (refused) throw new TemplateRefused(refused.message, name, refused.line, refused.column);
     if (!this.instrumentWith) return { src, path: name, noCache: false };
     const index = this.instrumentWith.files.length;
     this.instrumentWith.files.push(name);
@@ -140,14 +162,14 @@ const ENV_OPTIONS: nunjucks.ConfigureOptions = {
 export class TemplateRenderer {
   private readonly root: string;
   private readonly loader: ConfinedLoader;
-  private readonly env: nunjucks.Environment;
-  private instrumented?: { env: nunjucks.Environment; table: SourceTable };
+  private readonly env: SandboxEnvironment;
+  private instrumented?: { env: SandboxEnvironment; table: SourceTable };
 
   constructor(templatesDir: string) {
     if (!path.isAbsolute(templatesDir)) throw new Error(`templatesDir must be absolute: ${templatesDir}`);
     this.root = realpathSync(templatesDir);
     this.loader = new ConfinedLoader(this.root);
-    this.env = new nunjucks.Environment(this.loader, { ...ENV_OPTIONS });
+    this.env = new SandboxEnvironment(this.loader, { ...ENV_OPTIONS });
   }
 
   /** Renders one template and tidies its whitespace; throws RenderError on any template error. */
@@ -160,7 +182,7 @@ export class TemplateRenderer {
     const context = buildContext(req);
     let raw: string;
     try {
-      raw = this.env.render(req.shader, context);
+      raw = this.env.renderSandboxed(req.shader, context);
     } catch (err) {
       throw toRenderError(err, req.shader, this.loader.sources);
     }
@@ -171,27 +193,20 @@ export class TemplateRenderer {
   private renderInstrumented(shader: string, context: object): { raw: string; files: readonly string[] } {
     if (!this.instrumented) {
       const table: SourceTable = { files: [] };
-      this.instrumented = { env: new nunjucks.Environment(new ConfinedLoader(this.root, table), { ...ENV_OPTIONS }), table };
+      this.instrumented = { env: new SandboxEnvironment(new ConfinedLoader(this.root, table), { ...ENV_OPTIONS }), table };
     }
-    const raw = this.instrumented.env.render(shader, context);
+    const raw = this.instrumented.env.renderSandboxed(shader, context);
     return { raw, files: this.instrumented.table.files };
   }
 }
 
-/** Names every plain object has through Object.prototype; shadowed so a template lookup finds nothing. */
-const OBJECT_PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype).filter((n) => n !== "__proto__");
-
 /**
  * The render context: a prototype-free deep copy of the request's context plus DISPATCH_FOLD_WIDTH
- * and env.wgsl.resourceDeclarations.
- *
- * Why the shadowing: nunjucks copies the top-level context into a plain `{}`, so `{{ constructor }}`
- * would find Object's constructor; an own `undefined` for each Object.prototype name makes such a
- * lookup find nothing (and `{{ constructor }}` fail as undefined). Nested objects are prototype-free.
+ * and env.wgsl.resourceDeclarations. (The sandbox reads only own properties anyway: a name such
+ * as `toString` is a plain name, found only when the context has it.)
  */
 function buildContext(req: RenderRequest): Record<string, unknown> {
   const ctx = Object.create(null) as Record<string, unknown>;
-  for (const name of OBJECT_PROTO_NAMES) ctx[name] = undefined;
   for (const [k, v] of Object.entries(req.context)) ctx[k] = copyValue(v);
   ctx.DISPATCH_FOLD_WIDTH = DISPATCH_FOLD_WIDTH;
   ctx.env = copyValue({ wgsl: { resourceDeclarations: req.declarations } });
@@ -379,6 +394,11 @@ interface NunjucksErrorShape {
  * the file where the error happened and is the only one with a line.
  */
 function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string, string>): RenderError {
+  let limit = false;
+  for (let c: unknown = err; c instanceof Error; c = (c as { cause?: unknown }).cause) {
+    if (c instanceof TemplateRefused) return new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
+    if (c instanceof RenderLimitExceeded) limit = true;
+  }
   const e = (err ?? {}) as NunjucksErrorShape;
   let message = typeof e.message === "string" ? e.message : String(err);
   let file = shader;
@@ -393,7 +413,7 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
     }
     message = message.slice(m[0].length);
   }
-  message = message.trim().replace(/^(Error|TypeError|RangeError|UnsafeTemplatePath): /, "");
+  message = message.trim().replace(/^(Error|TypeError|RangeError|UnsafeTemplatePath|TemplateSandboxError|RenderLimitExceeded): /, "");
   if (line === undefined && typeof e.lineno === "number" && e.lineno > 0) {
     line = e.lineno;
     column = typeof e.colno === "number" && e.colno > 0 ? e.colno : undefined;
@@ -415,7 +435,7 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
     }
     message = `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`;
   }
-  return new RenderError(message, file, line, column);
+  return new RenderError(message, file, line, column, limit);
 }
 
 /** The `{{ … }}` expression that starts at a 1-based line and column of a template source, if one does. */

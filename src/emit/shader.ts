@@ -7,8 +7,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { deriveEnv } from "../check/check-spec.js";
-import { makeDiagnostic } from "../core/codes.js";
-import type { Diagnostic } from "../core/diagnostic.js";
+import { whereLocation } from "../check/locate.js";
+import { wgslValueProblem } from "../check/template-values.js";
+import { makeDiagnostic, type Code } from "../core/codes.js";
+import type { Occurrence, Report } from "../core/dedupe.js";
+import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
 import { LineMap } from "../core/line-map.js";
 import { UNKNOWN } from "../lang/evaluate.js";
@@ -18,9 +21,13 @@ import type { ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
-import type { WgslValidator } from "./validate-wgsl.js";
+import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
+import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { resourceDeclarations, type DeclBinding } from "./wgsl-declarations.js";
-import { checkWorkgroupLimits, workgroupFacts } from "./wgsl-limits.js";
+import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
+
+/** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
+export const IMPLICIT_INSTANCE = "(no instance)";
 
 /** A distinct shader body and what it was rendered from. */
 export interface ShaderRecord {
@@ -29,27 +36,35 @@ export interface ShaderRecord {
   readonly kernels: Set<string>;
   /** How to map a line of the body back to a template line. */
   readonly rendered: RenderedShader;
-  /** Where the first request that rendered it came from (for diagnostics). */
+  /** The kernel and pass of the first request that rendered it (for diagnostics). */
   readonly origin: ShaderOrigin;
+  /** Every request that rendered it: profile, variant, pass and instances (for diagnostics). */
+  readonly occurrences: Occurrence[];
+  /** The tunable values of the first request (for hints). */
+  readonly tunables: Readonly<Record<string, number>>;
   /** The feature sets it must validate under. */
   readonly featureSets: Map<string, readonly string[]>;
   /** The profiles it was rendered for, with their limits. */
   readonly profiles: Map<string, Profile>;
 }
 
-/** Where a rendered shader came from: the kernel, variant, pass and instances. */
+/** Where a rendered shader came from: the kernel and pass. */
 export interface ShaderOrigin {
   readonly kernel: CheckedKernel;
   readonly pass: CheckedPass;
-  readonly where: string;
 }
 
-/** What rendering needs beyond the request: the renderer, the templates folder, the shared table and the diagnostics sink. */
+/**
+ * What rendering needs beyond the request: the renderer, the templates folder, the shared table
+ * and the sink of reports (each with where it arose; core/dedupe.ts merges repeats).
+ */
 export interface RenderContext {
   readonly renderer: TemplateRenderer;
   readonly templatesDir: string;
   readonly shaders: Map<string, ShaderRecord>;
-  readonly diagnostics: Diagnostic[];
+  readonly reports: Report[];
+  /** Renders and verdicts kept from earlier compilations, with this compilation's template digests (kernelc watch). */
+  readonly cache?: { readonly shaders: ShaderCache; readonly digests: TemplateDigests };
 }
 
 /** One pass of one variant to render, with the facts of its assignment on a profile. */
@@ -87,20 +102,29 @@ function deviceContext(profile: Profile): { features: Record<string, boolean>; l
   return { features, limits: { ...resolveProfile(profile) } };
 }
 
+/** A template position: `file` relative to the templates folder, 1-based line and column (0 or absent: unknown). */
+export interface TemplateAt {
+  readonly file: string;
+  readonly line?: number;
+  readonly column?: number;
+  /** Characters from the column to underline (default 1), cut at the line's end. */
+  readonly length?: number;
+}
+
 /** A diagnostic located at a template line (and column) when known. */
-export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {
-  const full = path.join(templatesDir, file);
+export function templateDiagnostic(code: Code, message: string, templatesDir: string, at: TemplateAt, extra: { hint?: string; notes?: readonly DiagnosticNote[] } = {}): Diagnostic {
+  const full = path.join(templatesDir, at.file);
   let span: { start: number; end: number } | undefined;
-  if (line) {
+  if (at.line) {
     try {
       const map = new LineMap(fs.readFileSync(full, "utf8"));
-      const start = map.lineStart(line) + Math.max(0, (column ?? 1) - 1);
-      span = { start, end: column ? start + 1 : map.lineEnd(line) };
+      span = map.spanAt(at.line, at.column || undefined);
+      if (span && at.column && at.length && at.length > 1) span = { start: span.start, end: Math.min(span.start + at.length, map.lineEnd(at.line)) };
     } catch {
       span = undefined;
     }
   }
-  return makeDiagnostic(code, message, { file: full, span }, { notes });
+  return makeDiagnostic(code, message, { file: full, span }, extra);
 }
 
 /** Renders one pass for one key; returns the shader's id (its content hash) or undefined after reporting why not. */
@@ -109,7 +133,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   const v = k.variants.find((x) => x.id === req.variantId)!;
   const pass = v.passes.find((p) => p.id === req.passId)!;
   const r = req.request;
-  const where = `variant \`${req.variantId}\`, pass \`${req.passId}\`, instance${r.instances.length > 1 ? "s" : ""} ${r.instances.join(", ")}, profile ${req.profile.name}`;
+  const where: Occurrence = { profile: req.profile.name, variant: req.variantId, pass: req.passId, instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE) };
   const names = deriveEnv(k, v, pass);
   const env = new DeriveEnv(names, new StaticLeaves(req.facts, r.pinned));
   const context: Record<string, unknown> = Object.create(null);
@@ -118,11 +142,17 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
       if (!names.has(name)) continue;
       const value = env.derive(name);
       if (value === UNKNOWN) throw new EvalError(`\`${name}\` is not known at build time for this instance`);
+      const problem = wgslValueProblem(value);
+      if (problem) {
+        const d = names.get(name)!;
+        ctx.reports.push({ diagnostic: makeDiagnostic("wgsl_value_invalid", `template ${pass.shader} reads \`${name}\`, but its value cannot be printed into WGSL: ${problem}`, whereLocation(k.spec.file, d.expr.source.where), { hint: "a value a template reads must be a finite number, a boolean, or a WGSL identifier or type name" }), where });
+        return undefined;
+      }
       context[name] = value;
     }
   } catch (err) {
     if (!(err instanceof EvalError)) throw err;
-    ctx.diagnostics.push(makeDiagnostic("eval_error", `template ${pass.shader} reads a value that cannot be computed (${where}): ${err.message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }));
+    ctx.reports.push({ diagnostic: makeDiagnostic("eval_error", `template ${pass.shader} reads a value that cannot be computed: ${err.message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }), where });
     return undefined;
   }
   context.tunables = { ...req.facts.tunables };
@@ -132,20 +162,33 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   try {
     decls = resourceDeclarations(declBindings(pass.bindings, env), v.features.includes("shader-f16"));
   } catch (err) {
-    ctx.diagnostics.push(makeDiagnostic("eval_error", `cannot declare the bindings of ${where}: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }));
+    ctx.reports.push({ diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }), where });
     return undefined;
   }
-  let rendered: RenderedShader;
-  try {
-    rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
-  } catch (err) {
-    if (!(err instanceof RenderError)) throw err;
-    ctx.diagnostics.push(templateDiagnostic("template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));
+  const key = ctx.cache ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), keyContext(context, ctx.cache.digests.deviceReads(pass.shader)), decls) : undefined;
+  let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
+  if (rendered) ctx.cache!.shaders.stats.renderReused++;
+  else {
+    try {
+      rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
+    } catch (err) {
+      if (!(err instanceof RenderError)) throw err;
+      rendered = err;
+    }
+    if (ctx.cache && key !== undefined) {
+      ctx.cache.shaders.stats.rendered++;
+      ctx.cache.shaders.renders.set(key, rendered);
+    }
+  }
+  if (rendered instanceof RenderError) {
+    const err = rendered;
+    ctx.reports.push({ diagnostic: templateDiagnostic(err.limit ? "template_limit_exceeded" : "template_error", `template ${err.file} failed to render: ${err.message}`, ctx.templatesDir, err), where });
     return undefined;
   }
   const body = rendered.wgsl;
   const id = sha256Hex(body).slice(0, 16);
-  const rec = ctx.shaders.get(id) ?? { body, templates: new Set<string>(), kernels: new Set<string>(), rendered, origin: { kernel: k, pass, where }, featureSets: new Map(), profiles: new Map() };
+  const rec = ctx.shaders.get(id) ?? { body, templates: new Set<string>(), kernels: new Set<string>(), rendered, origin: { kernel: k, pass }, occurrences: [] as Occurrence[], tunables: req.facts.tunables, featureSets: new Map(), profiles: new Map() };
+  rec.occurrences.push(where);
   rec.templates.add(pass.shader);
   // Templates it includes are sources too (all are named, also one a branch of the template did not use).
   for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
@@ -159,26 +202,147 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   return id;
 }
 
-/** Validates every shader of the table with Tint (once per feature set) and against each profile's workgroup limits. */
-export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>, validator: WgslValidator, templatesDir: string, diagnostics: Diagnostic[]): Promise<void> {
-  for (const rec of shaders.values()) {
-    const { pass, where } = rec.origin;
-    for (const features of rec.featureSets.values()) {
-      const problems = await validator.validate(rec.body, features);
-      for (const pr of problems.filter((x) => x.severity === "error")) {
-        const pos = pr.line > 0 ? rec.rendered.mapPosition(pr.line, pr.column) : { file: pass.shader, line: 0 };
-        const wgslLine = pr.line > 0 ? (rec.body.split("\n")[pr.line - 1] ?? "") : "";
-        diagnostics.push(
-          templateDiagnostic("wgsl_invalid", `Tint rejects the WGSL rendered for ${where}: ${pr.message}`, templatesDir, pos.file, pos.line || undefined, undefined, [
-            ...(pr.line > 0 ? [{ message: `generated WGSL line ${pr.line}: ${wgslLine.trim()}` }] : []),
-          ]),
-        );
+/**
+ * Validates every shader of the table with Tint (once per feature set) and against each profile's
+ * workgroup limits, and warns about spec bindings the shader never declares or never uses. Each
+ * problem is reported once per request that rendered the shader, so the merge names them all.
+ */
+export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>, validator: WgslValidator, templatesDir: string, reports: Report[], cache?: ShaderCache): Promise<void> {
+  for (const [id, rec] of shaders) {
+    const { kernel, pass } = rec.origin;
+    const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
+      for (const where of rec.occurrences) if (!profiles || profiles.has(where.profile ?? "")) reports.push({ diagnostic, where });
+    };
+    const bodyLines = rec.body.split("\n");
+    const enabled = enabledFeatures(rec.body);
+    for (const [key, features] of rec.featureSets) {
+      // A device feature matters to Tint only through the module's `enable` directives: validate
+      // under the features the shader enables, so profiles that differ in others share the verdict.
+      const relevant = features.filter((f) => enabled.has(f));
+      const verdictKey = `${id}|${relevant.join(",")}`;
+      let problems = cache?.verdicts.get(verdictKey);
+      if (problems) cache!.stats.validationReused++;
+      else {
+        problems = await validator.validate(rec.body, relevant);
+        if (cache) {
+          cache.stats.validated++;
+          cache.verdicts.set(verdictKey, problems);
+        }
       }
+      const profiles = new Set([...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === key).map((p) => p.name));
+      for (const pr of problems.filter((x) => x.severity === "error")) report(tintDiagnostic(pr, rec, bodyLines, templatesDir), profiles);
     }
+    let analysis = cache?.analyses.get(id);
+    if (!analysis) {
+      analysis = { facts: workgroupFacts(rec.body), identifiers: identifierCounts(rec.body) };
+      cache?.analyses.set(id, analysis);
+    }
+    const facts = analysis.facts;
     for (const profile of rec.profiles.values()) {
-      for (const problem of checkWorkgroupLimits(workgroupFacts(rec.body), resolveProfile(profile))) {
-        diagnostics.push(templateDiagnostic("wgsl_limit_exceeded", `the WGSL rendered for ${where} exceeds profile ${profile.name}: ${problem}`, templatesDir, pass.shader, undefined, undefined, []));
-      }
+      // Problems about one WGSL line (the workgroup size's axes and its product) are one diagnostic.
+      const byLine = new Map<number | undefined, LimitProblem[]>();
+      for (const problem of checkWorkgroupLimits(facts, resolveProfile(profile))) byLine.set(problem.line, [...(byLine.get(problem.line) ?? []), problem]);
+      for (const problems of byLine.values()) report(limitDiagnostic(problems, rec, templatesDir), new Set([profile.name]));
+    }
+    for (const d of bindingDiagnostics(kernel, pass, rec.body, analysis.identifiers)) report(d);
+  }
+}
+
+/** The device features a WGSL module's `enable` directives ask for (`enable f16;` → shader-f16, `enable subgroups;` → subgroups). */
+export function enabledFeatures(wgsl: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of wgsl.matchAll(/^\s*enable\s+([^;]+);/gm)) {
+    for (const ext of m[1].split(",").map((e) => e.trim()).filter(Boolean)) out.add(ext === "f16" ? "shader-f16" : ext.replace(/_/g, "-"));
+  }
+  return out;
+}
+
+/** Tint's message without the candidate list of an overload error: its first paragraph, plus how many candidates Tint listed. */
+export function trimTintMessage(message: string): string {
+  const paragraphs = message.trim().split(/\n\s*\n/);
+  const first = paragraphs[0].split("\n").map((l) => l.trim()).filter(Boolean).join(" ");
+  const candidates = /^(\d+) candidate (?:functions|conversions|operators)/m.exec(message);
+  return candidates ? `${first} (none of Tint's ${candidates[1]} candidates takes these argument types)` : first;
+}
+
+/**
+ * The template column of a 1-based WGSL column: the same when the template line wrote the WGSL
+ * line as it stands or up to that column, counted from the end when the text after it is the
+ * template's, and otherwise where the offending token appears once on the template line.
+ */
+function templateColumn(templateLine: string, wgslLine: string, column: number, length: number): number | undefined {
+  if (column < 1) return undefined;
+  const prefix = wgslLine.slice(0, column - 1);
+  if (templateLine.startsWith(prefix)) return column;
+  const tail = wgslLine.slice(column - 1);
+  if (tail !== "" && templateLine.endsWith(tail)) return templateLine.length - tail.length + 1;
+  const token = wgslLine.slice(column - 1, column - 1 + Math.max(1, length));
+  const at = token.trim() === "" ? -1 : templateLine.indexOf(token);
+  return at >= 0 && templateLine.indexOf(token, at + 1) < 0 ? at + 1 : undefined;
+}
+
+/** The text of a template line, or undefined when it cannot be read. */
+function readTemplateLine(templatesDir: string, file: string, line: number): string | undefined {
+  try {
+    const map = new LineMap(fs.readFileSync(path.join(templatesDir, file), "utf8"));
+    return line >= 1 && line <= map.lineCount ? map.lineText(line) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A Tint error as a diagnostic at the template line (and column) that wrote the offending WGSL. */
+function tintDiagnostic(pr: WgslProblem, rec: ShaderRecord, bodyLines: readonly string[], templatesDir: string): Diagnostic {
+  const message = `Tint rejects the rendered WGSL: ${trimTintMessage(pr.message)}`;
+  const hint = "fix the template so that the WGSL it renders is valid; the note shows the generated line";
+  if (pr.line <= 0) return templateDiagnostic("wgsl_invalid", message, templatesDir, { file: rec.origin.pass.shader }, { hint });
+  const pos = rec.rendered.mapPosition(pr.line, pr.column);
+  const wgslLine = bodyLines[pr.line - 1] ?? "";
+  const templateLine = pos.line ? readTemplateLine(templatesDir, pos.file, pos.line) : undefined;
+  const column = templateLine !== undefined ? templateColumn(templateLine, wgslLine, pr.column, pr.length) : undefined;
+  // Tint's whole range is underlined only where the template wrote that text as it stands.
+  const token = wgslLine.slice(pr.column - 1, pr.column - 1 + pr.length);
+  const length = column !== undefined && templateLine?.slice(column - 1, column - 1 + pr.length) === token ? pr.length : 1;
+  const notes = [{ message: `generated WGSL line ${pr.line}, column ${pr.column}: ${wgslLine.trim()}` }];
+  return templateDiagnostic("wgsl_invalid", message, templatesDir, { file: pos.file, line: pos.line, column, length }, { hint, notes });
+}
+
+/** Workgroup limit problems of one WGSL line, at the template line of `@workgroup_size` (or of the largest var<workgroup>), with what to do about them. */
+function limitDiagnostic(problems: readonly LimitProblem[], rec: ShaderRecord, templatesDir: string): Diagnostic {
+  const { kernel, pass } = rec.origin;
+  const line = problems[0].line;
+  const pos = line ? rec.rendered.mapPosition(line) : { file: pass.shader, line: 0 };
+  const variants = [...new Set(rec.occurrences.map((o) => o.variant ?? ""))].map((v) => `\`${v}\``).join(", ");
+  const read = [...(pass.reads?.tunables ?? [])].sort();
+  const limit = problems[problems.length - 1].limit;
+  const hint =
+    read.length > 0
+      ? `guard variant ${variants} with a \`when\` condition such as \`tunables.${read[0]} <= device.limits.${limit}\`, so that on such profiles the next of the tunable's \`values\` is tried (give it smaller \`values\`), or pin a smaller value for the profile in kernelc.config.json (\`tunables.<profile>.${kernel.spec.name}.${read[0]}\`); the template reads tunable${read.length > 1 ? "s" : ""} ${read.join(", ")}`
+      : `guard variant ${variants} with a \`when\` condition on \`device.limits.${limit}\`, so that it is pruned on such profiles, or size the workgroup from a tunable whose \`values\` offer a smaller fallback`;
+  const notes = line ? [{ message: `generated WGSL line ${line}: ${(rec.body.split("\n")[line - 1] ?? "").trim()}` }] : [];
+  return templateDiagnostic("wgsl_limit_exceeded", `the rendered WGSL exceeds the profile's limits: ${problems.map((p) => p.message).join("; ")}`, templatesDir, { file: pos.file, line: pos.line }, { hint, notes });
+}
+
+/** WGSL identifiers of a body (not members after `.`), comments removed, with how often each occurs. */
+function identifierCounts(body: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  const code = body.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " ");
+  // A member after `.` (gid.x) is not a use of a variable of that name.
+  for (const m of code.matchAll(/(?<![.\w]\s*)[A-Za-z_][A-Za-z0-9_]*/g)) counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
+  return counts;
+}
+
+/** Warnings for bindings of the pass that the rendered shader never declares, or declares and never uses. */
+function bindingDiagnostics(kernel: CheckedKernel, pass: CheckedPass, body: string, counts: ReadonlyMap<string, number>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const b of pass.bindings) {
+    const declared = new RegExp(`\\bvar\\s*(<[^>]*>)?\\s*${b.name}\\s*:`).test(body);
+    const loc = { file: kernel.spec.file, span: b.where.span, pointer: b.where.pointer };
+    if (!declared) {
+      out.push(makeDiagnostic("binding_unused", `binding \`${b.name}\` of pass \`${pass.id}\` is never declared by the shader its template renders`, loc, { hint: `output \`{{ env.wgsl.resourceDeclarations }}\` in ${pass.shader}, or remove the binding from the pass` }));
+    } else if ((counts.get(b.name) ?? 0) <= 1) {
+      out.push(makeDiagnostic("binding_unused", `binding \`${b.name}\` of pass \`${pass.id}\` is declared but never used by the shader its template renders (every call still binds a buffer to it)`, loc, { hint: `use \`${b.name}\` in ${pass.shader}, or remove the binding from the pass` }));
     }
   }
+  return out;
 }

@@ -4,15 +4,28 @@
  * device profile's limits. A small tokenizer and constant evaluator cover what generated shaders use;
  * anything beyond it is reported as unresolved, never guessed.
  */
+import { LineMap } from "../core/line-map.js";
 
 /** What workgroupFacts could establish; a missing field is listed in `unresolved` with the reason. */
 export interface WorkgroupFacts {
   readonly workgroupSize?: readonly [number, number, number];
+  /** The 1-based WGSL line of main's `@workgroup_size` attribute, when main has one. */
+  readonly workgroupSizeLine?: number;
   readonly workgroupStorageBytes?: number;
+  /** The 1-based WGSL line of the largest var<workgroup> declaration (the first of equals), when there is one. */
+  readonly largestWorkgroupVarLine?: number;
   readonly unresolved: readonly string[];
 }
 
-type Token = { readonly kind: "ident" | "number" | "punct"; readonly text: string };
+/** One way a shader exceeds a profile: the message, the limit, and the 1-based WGSL line it is about (when known). */
+export interface LimitProblem {
+  readonly message: string;
+  readonly limit: string;
+  readonly line?: number;
+}
+
+/** A token and its offset in the WGSL text. */
+type Token = { readonly kind: "ident" | "number" | "punct"; readonly text: string; readonly offset: number };
 
 /** Thrown inside this module for something the evaluator cannot resolve; caught and listed. */
 class Unresolved extends Error {}
@@ -44,15 +57,15 @@ function tokenize(src: string): Token[] {
       }
     } else if (/[A-Za-z_]/.test(c)) {
       const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i))![0];
-      tokens.push({ kind: "ident", text: m });
+      tokens.push({ kind: "ident", text: m, offset: i });
       i += m.length;
     } else if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(src[i + 1] ?? ""))) {
       const m = /^(0[xX][0-9a-fA-F]+[iu]?|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?[fhiu]?)/.exec(src.slice(i))?.[0] ?? c;
-      tokens.push({ kind: "number", text: m });
+      tokens.push({ kind: "number", text: m, offset: i });
       i += m.length;
     } else {
       const p = PUNCT.find((q) => src.startsWith(q, i)) ?? c;
-      tokens.push({ kind: "punct", text: p });
+      tokens.push({ kind: "punct", text: p, offset: i });
       i += p.length;
     }
   }
@@ -72,9 +85,11 @@ interface ModuleScope {
   readonly overrides: Set<string>;
   readonly aliases: Map<string, Token[]>;
   readonly structs: Map<string, StructMember[]>;
-  readonly workgroupVars: { name: string; type: Token[] }[];
+  readonly workgroupVars: { name: string; type: Token[]; offset: number }[];
   /** The arguments of main's @workgroup_size, split at top-level commas; undefined when main has none. */
   mainWorkgroupSize?: Token[][];
+  /** Offset of main's `@workgroup_size` in the text. */
+  mainWorkgroupSizeOffset?: number;
   mainFound: boolean;
 }
 
@@ -120,10 +135,11 @@ function splitArgs(tokens: readonly Token[]): Token[][] {
 }
 
 /** Reads attributes starting at `i`: name and argument tokens of each, and the index after them. */
-function readAttributes(tokens: readonly Token[], i: number): [{ name: string; args: Token[][] }[], number] {
-  const attrs: { name: string; args: Token[][] }[] = [];
+function readAttributes(tokens: readonly Token[], i: number): [{ name: string; args: Token[][]; offset: number }[], number] {
+  const attrs: { name: string; args: Token[][]; offset: number }[] = [];
   while (tokens[i]?.text === "@" && tokens[i + 1]) {
     const name = tokens[i + 1].text;
+    const offset = tokens[i].offset;
     i += 2;
     let args: Token[][] = [];
     if (tokens[i]?.text === "(") {
@@ -131,7 +147,7 @@ function readAttributes(tokens: readonly Token[], i: number): [{ name: string; a
       args = splitArgs(tokens.slice(i + 1, end - 1));
       i = end;
     }
-    attrs.push({ name, args });
+    attrs.push({ name, args, offset });
   }
   return [attrs, i];
 }
@@ -172,7 +188,7 @@ function scanModule(tokens: readonly Token[]): ModuleScope {
       const [decl, stop] = until(tokens, j + 1, [";"]);
       if (space === "workgroup") {
         const [type] = until(decl, 1, ["="], true);
-        scope.workgroupVars.push({ name, type });
+        scope.workgroupVars.push({ name, type, offset: t.offset });
       }
       i = stop + 1;
     } else if (t.text === "fn") {
@@ -181,7 +197,9 @@ function scanModule(tokens: readonly Token[]): ModuleScope {
       while (j < tokens.length && tokens[j].text !== "{") j = tokens[j].text === "(" ? skipBalanced(tokens, j) : j + 1;
       if (name === "main" && attrs.some((a) => a.name === "compute")) {
         scope.mainFound = true;
-        scope.mainWorkgroupSize = attrs.find((a) => a.name === "workgroup_size")?.args;
+        const size = attrs.find((a) => a.name === "workgroup_size");
+        scope.mainWorkgroupSize = size?.args;
+        scope.mainWorkgroupSizeOffset = size?.offset;
       }
       i = skipBalanced(tokens, j);
     } else {
@@ -364,6 +382,8 @@ function layoutOf(tokens: readonly Token[], scope: ModuleScope, ev: Evaluator, d
 export function workgroupFacts(wgsl: string): WorkgroupFacts {
   const scope = scanModule(tokenize(wgsl));
   const ev = new Evaluator(scope);
+  const lines = new LineMap(wgsl);
+  const lineOf = (offset: number): number => lines.position(offset).line;
   const unresolved: string[] = [];
   let workgroupSize: [number, number, number] | undefined;
   if (!scope.mainFound) {
@@ -380,41 +400,50 @@ export function workgroupFacts(wgsl: string): WorkgroupFacts {
     }
   }
   let workgroupStorageBytes: number | undefined = 0;
+  let largest: { bytes: number; offset: number } | undefined;
   for (const v of scope.workgroupVars) {
     try {
       const bytes = roundUp(16, layoutOf(v.type, scope, ev).size);
       if (workgroupStorageBytes !== undefined) workgroupStorageBytes += bytes;
+      if (!largest || bytes > largest.bytes) largest = { bytes, offset: v.offset };
     } catch (err) {
       if (!(err instanceof Unresolved)) throw err;
       unresolved.push(`var<workgroup> ${v.name}: ${err.message}`);
       workgroupStorageBytes = undefined;
     }
   }
-  return { workgroupSize, workgroupStorageBytes, unresolved };
+  return {
+    workgroupSize,
+    ...(scope.mainWorkgroupSizeOffset !== undefined ? { workgroupSizeLine: lineOf(scope.mainWorkgroupSizeOffset) } : {}),
+    workgroupStorageBytes,
+    ...(largest ? { largestWorkgroupVarLine: lineOf(largest.offset) } : {}),
+    unresolved,
+  };
 }
 
 const AXES = ["X", "Y", "Z"] as const;
 
 /** Problems against a profile's limits: X/Y/Z sizes vs maxComputeWorkgroupSizeX/Y/Z, product vs maxComputeInvocationsPerWorkgroup, storage bytes vs maxComputeWorkgroupStorageSize. Limits absent from `limits` are not checked. */
-export function checkWorkgroupLimits(facts: WorkgroupFacts, limits: Readonly<Record<string, number>>): string[] {
-  const problems: string[] = [];
+export function checkWorkgroupLimits(facts: WorkgroupFacts, limits: Readonly<Record<string, number>>): LimitProblem[] {
+  const problems: LimitProblem[] = [];
   const size = facts.workgroupSize;
+  const sizeLine = facts.workgroupSizeLine !== undefined ? { line: facts.workgroupSizeLine } : {};
   if (size) {
     size.forEach((n, i) => {
       const name = `maxComputeWorkgroupSize${AXES[i]}`;
       const max = limits[name];
-      if (max !== undefined && n > max) problems.push(`@workgroup_size ${AXES[i].toLowerCase()} is ${n}, more than ${name} = ${max}`);
+      if (max !== undefined && n > max) problems.push({ message: `@workgroup_size ${AXES[i].toLowerCase()} is ${n}, more than ${name} = ${max}`, limit: name, ...sizeLine });
     });
     const total = size[0] * size[1] * size[2];
     const maxInv = limits.maxComputeInvocationsPerWorkgroup;
     if (maxInv !== undefined && total > maxInv) {
-      problems.push(`@workgroup_size(${size.join(", ")}) is ${total} invocations, more than maxComputeInvocationsPerWorkgroup = ${maxInv}`);
+      problems.push({ message: `@workgroup_size(${size.join(", ")}) is ${total} invocations, more than maxComputeInvocationsPerWorkgroup = ${maxInv}`, limit: "maxComputeInvocationsPerWorkgroup", ...sizeLine });
     }
   }
   const bytes = facts.workgroupStorageBytes;
   const maxBytes = limits.maxComputeWorkgroupStorageSize;
   if (bytes !== undefined && maxBytes !== undefined && bytes > maxBytes) {
-    problems.push(`var<workgroup> declarations take ${bytes} bytes, more than maxComputeWorkgroupStorageSize = ${maxBytes}`);
+    problems.push({ message: `var<workgroup> declarations take ${bytes} bytes, more than maxComputeWorkgroupStorageSize = ${maxBytes}`, limit: "maxComputeWorkgroupStorageSize", ...(facts.largestWorkgroupVarLine !== undefined ? { line: facts.largestWorkgroupVarLine } : {}) });
   }
   return problems;
 }

@@ -2,10 +2,11 @@
  * Loading a spec file: strict JSON with locations → schema validation → the immutable
  * `KernelSpec` model of spec-model.ts, every field carrying where it sits in the file.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join, relative, isAbsolute, sep } from "node:path";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
+import { walkFiles } from "../core/walk.js";
 import {
   DEFAULT_JSON_LIMITS,
   parseJson,
@@ -102,13 +103,12 @@ export function discoverSpecFiles(paths: readonly string[]): DiscoveredFiles {
         continue;
       }
       const realDir = realpathSync(p);
-      const names = readdirSync(p)
-        .filter((n) => n.endsWith(".json"))
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      // Only the folder's own entries: every subfolder is skipped. Symlinks come back as `others`.
+      const listed = walkFiles(p, () => true);
+      const names = [...listed.files, ...listed.others].filter((n) => n.endsWith(".json")).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       for (const name of names) {
         const full = join(p, name);
-        const link = lstatSync(full);
-        if (link.isSymbolicLink()) {
+        if (lstatSync(full).isSymbolicLink()) {
           let real: string;
           try {
             real = realpathSync(full);
@@ -118,7 +118,7 @@ export function discoverSpecFiles(paths: readonly string[]): DiscoveredFiles {
           const rel = relative(realDir, real);
           if (rel === "" || rel.startsWith(`..${sep}`) || rel === ".." || isAbsolute(rel)) continue;
           if (!statSync(real).isFile()) continue;
-        } else if (!link.isFile()) {
+        } else if (!listed.files.includes(name)) {
           continue;
         }
         add(full);

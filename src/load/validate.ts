@@ -13,9 +13,13 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, SchemaObject, ValidateFunction } from "ajv";
 import type { Diagnostic, Span } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
+import { dedupeDiagnostics } from "../core/dedupe.js";
 import { closestMatch, didYouMean } from "../core/did-you-mean.js";
 import {
+  FORBIDDEN_KEYS,
   appendPointer,
+  findForbiddenKeys,
+  getMember,
   jsonTypeOf,
   resolvePointer,
   splitPointer,
@@ -27,7 +31,7 @@ import {
 const SCHEMA_URL = new URL("../../schema/kernel-spec.schema.json", import.meta.url);
 
 /** Keys that name JS object internals; a spec never needs them and later phases must never see them. */
-export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+export { FORBIDDEN_KEYS };
 
 /** Human descriptions of the schema's patterns, for messages. */
 const PATTERN_NAMES: Readonly<Record<string, string>> = {
@@ -72,7 +76,7 @@ export function specSchema(): SchemaObject {
  * schema violation, in document order.
  */
 export function validateSpecTree(root: JsonNode, file: string): Diagnostic[] {
-  const forbidden = findForbiddenKeys(root, file);
+  const forbidden = forbiddenKeyDiagnostics(root, file);
   const forbiddenPointers = new Set(forbidden.map((d) => d.location?.pointer));
   const v = specValidator();
   const ok = v.validate(toPlain(root));
@@ -81,7 +85,7 @@ export function validateSpecTree(root: JsonNode, file: string): Diagnostic[] {
   const converted = convertErrors(ctx, v.validate.errors ?? [], "").filter(
     (d) => !forbiddenPointers.has(d.location?.pointer),
   );
-  return dedupe([...forbidden, ...converted]);
+  return dedupeDiagnostics([...forbidden, ...converted]).sort((a, b) => (a.location?.span?.start ?? -1) - (b.location?.span?.start ?? -1));
 }
 
 interface Ctx {
@@ -90,28 +94,21 @@ interface Ctx {
   readonly file: string;
 }
 
-/** Reports every object key in FORBIDDEN_KEYS (iterative walk). */
-function findForbiddenKeys(root: JsonNode, file: string): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  const stack: JsonNode[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.kind === "object") {
-      for (const e of n.entries) {
-        if (FORBIDDEN_KEYS.has(e.key)) {
-          out.push(
-            makeDiagnostic(
-              "json_forbidden_key",
-              `the key \`${e.key}\` is not allowed: it names a JavaScript object internal`,
-              { file, span: e.keySpan, pointer: appendPointer(n.pointer, e.key) },
-              { hint: "rename it" },
-            ),
-          );
-        }
-        stack.push(e.value);
-      }
-    } else if (n.kind === "array") {
-      stack.push(...n.items);
+/** Fields whose string value becomes a key of generated objects (kernel name, ids, binding and field names). */
+const NAME_FIELDS: ReadonlySet<string> = new Set(["name", "id"]);
+
+/**
+ * Reports every object key in FORBIDDEN_KEYS (the shared walker of json-source.ts), and a name
+ * or id whose value is `__proto__`: generated code and manifests use names as keys, where that
+ * one would set a prototype. (`constructor` and `toString` are plain names there.)
+ */
+function forbiddenKeyDiagnostics(root: JsonNode, file: string): Diagnostic[] {
+  const out = findForbiddenKeys(root).map(({ entry, pointer }) =>
+    makeDiagnostic("json_forbidden_key", `the key \`${entry.key}\` is not allowed: it names a JavaScript object internal`, { file, span: entry.keySpan, pointer }, { hint: "rename it" }),
+  );
+  for (const { entry, pointer } of findForbiddenKeys(root, NAME_FIELDS)) {
+    if (entry.value.kind === "string" && entry.value.value === "__proto__") {
+      out.push(makeDiagnostic("json_forbidden_key", `\`__proto__\` is not allowed as a ${entry.key}: it names a JavaScript object internal`, { file, span: entry.value.span, pointer }, { hint: "rename it" }));
     }
   }
   return out.sort((a, b) => a.location!.span!.start - b.location!.span!.start);
@@ -278,7 +275,7 @@ function convertOne(ctx: Ctx, e: ErrorObject): Diagnostic | undefined {
       const allowed = Object.keys((parent?.properties as Record<string, unknown> | undefined) ?? {});
       const keyPointer = appendPointer(pointer, key);
       const obj = value?.kind === "object" ? value : undefined;
-      const entry = obj?.entries.find((x) => x.key === key);
+      const entry = obj === undefined ? undefined : getMember(obj, key);
       return makeDiagnostic(
         "schema_unknown_field",
         `unknown field ${code(key)} ${placeOf(pointer)}`,
@@ -383,7 +380,7 @@ function convertOne(ctx: Ctx, e: ErrorObject): Diagnostic | undefined {
 function propertyNameError(ctx: Ctx, e: ErrorObject, key: string): Diagnostic {
   const pointer = e.instancePath;
   const obj = resolvePointer(ctx.root, pointer)?.node;
-  const entry = obj?.kind === "object" ? obj.entries.find((x) => x.key === key) : undefined;
+  const entry = obj?.kind === "object" ? getMember(obj, key) : undefined;
   const params = e.params as Record<string, unknown>;
   const what =
     e.keyword === "pattern"
@@ -488,14 +485,3 @@ function firstSentence(text: unknown): string | undefined {
   return m === null ? text : m[0];
 }
 
-function dedupe(diags: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  const out: Diagnostic[] = [];
-  for (const d of diags) {
-    const k = `${d.code}\u0000${d.location?.pointer ?? ""}\u0000${d.message}`;
-    if (seen.has(k)) continue;
-    seen.add(k);
-    out.push(d);
-  }
-  return out.sort((a, b) => (a.location?.span?.start ?? -1) - (b.location?.span?.start ?? -1));
-}

@@ -74,7 +74,11 @@ export interface Call {
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
 }
 
-/** The per-profile manifest.json written next to the WGSL files of a bundle. */
+/**
+ * The per-profile manifest.json written next to the WGSL files of a bundle. Typed loosely enough
+ * that the JSON module itself satisfies it (`import m from "./out/core/manifest.json" with { type: "json" }`
+ * is a Manifest); the runtime checks the values it reads (binding types in warmUp).
+ */
 export interface Manifest {
   readonly generatedBy: string;
   readonly profile: string;
@@ -84,13 +88,23 @@ export interface Manifest {
   /** Shader id -> file name relative to the manifest, e.g. "shaders/1a2b3c4d5e6f.wgsl". */
   readonly shaders: Readonly<Record<string, string>>;
   /** Every pipeline a profile may create, for warm-up: shader id, entry point and binding types. */
-  readonly pipelines: readonly PipelineDesc[];
+  readonly pipelines: readonly ManifestPipeline[];
   readonly kernels: Readonly<Record<string, unknown>>;
 }
+
+/** The buffer binding type of one binding of an explicit bind group layout. */
+export type BindingType = "storage" | "read-only-storage" | "uniform";
 
 /** One compute pipeline: a shader's entry point with its explicit bind group layout. */
 export interface PipelineDesc {
   readonly shader: string;
   readonly entryPoint: string;
-  readonly bindings: readonly ("storage" | "read-only-storage" | "uniform")[];
+  readonly bindings: readonly BindingType[];
+}
+
+/** A pipeline as manifest.json lists it: a PipelineDesc whose binding types are plain strings (as JSON types them). */
+export interface ManifestPipeline {
+  readonly shader: string;
+  readonly entryPoint: string;
+  readonly bindings: readonly string[];
 }

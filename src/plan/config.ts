@@ -11,7 +11,7 @@ import type { Diagnostic, Location } from "../core/diagnostic.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { type Code, makeDiagnostic } from "../core/codes.js";
 import { didYouMean } from "../core/did-you-mean.js";
-import { type JsonNode, appendPointer, parseJson, resolvePointer, toPlain } from "../core/json-source.js";
+import { type JsonNode, appendPointer, findForbiddenKeys, parseJson, resolvePointer, toPlain } from "../core/json-source.js";
 import {
   DEFAULT_PROFILES,
   FEATURE_NAMES,
@@ -25,6 +25,7 @@ import {
   profileShadows,
 } from "./profiles.js";
 import { readTuneFile, tunedPins, type TuneFile } from "./tune-file.js";
+import { DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 
 /** The config file's name, looked up in the project root. */
 export const CONFIG_FILE = "kernelc.config.json";
@@ -62,6 +63,8 @@ export interface KernelcConfig {
   readonly tune: Readonly<Record<string, TuneKernelConfig>>;
   /** Profile name → kernel name → tunable pins measured by `kernelc tune` (read from kernelc.tune.json; config pins take precedence). */
   readonly tuned: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, number>>>>>>;
+  /** The most candidates (dtype assignments × tunable combinations × variants) one kernel may have on one profile. */
+  readonly maxCandidates: number;
 }
 
 /** How `kernelc tune` fills an input: explicit values, or a generator. */
@@ -111,6 +114,7 @@ export const DEFAULT_CONFIG: KernelcConfig = Object.freeze({
   instances: {},
   tune: {},
   tuned: {},
+  maxCandidates: DEFAULT_MAX_CANDIDATES,
 });
 
 const folderSchema = z.string({ error: "a folder must be a string" }).min(1, { error: "a folder must not be empty" });
@@ -169,6 +173,7 @@ const tuneKernelSchema = z.strictObject({
 
 const configSchema = z.strictObject({
   $schema: z.string({ error: "$schema must be a string" }).optional(),
+  $comment: z.union([z.string(), z.array(z.string())], { error: "$comment must be a string or an array of strings" }).optional(),
   specs: folderSchema.optional(),
   templates: folderSchema.optional(),
   out: folderSchema.optional(),
@@ -194,6 +199,12 @@ const configSchema = z.strictObject({
     })
     .optional(),
   tune: z.record(z.string(), tuneKernelSchema, { error: "tune must be an object mapping kernel names to {calls, tunables}" }).optional(),
+  maxCandidates: z
+    .number({ error: "maxCandidates must be a number" })
+    .int({ error: "maxCandidates must be a positive integer" })
+    .positive({ error: "maxCandidates must be a positive integer" })
+    .max(2 ** 31 - 1, { error: "maxCandidates must be at most 2^31 - 1" })
+    .optional(),
 });
 
 /** The top-level fields of kernelc.config.json. */
@@ -339,23 +350,13 @@ function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, 
   }
 }
 
-/** Rejects `__proto__` keys anywhere: records are copied into plain objects, where that key would set a prototype. */
+/** The config's forbidden keys: records are copied into plain objects, where `__proto__` would set a prototype (lookups use Object.hasOwn, so `constructor` is a plain name). */
+const CONFIG_FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__"]);
+
+/** Rejects `__proto__` keys anywhere (the walker spec validation uses too). */
 function reportForbiddenKeys(node: JsonNode, rep: Reporter): void {
-  const stack: JsonNode[] = [node];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.kind === "object") {
-      for (const e of n.entries) {
-        if (e.key === "__proto__") {
-          rep.report("json_forbidden_key", e.value.pointer, `the key "__proto__" is not allowed: it could change an object's prototype`, "rename or remove it", {
-            atKey: true,
-          });
-        }
-        stack.push(e.value);
-      }
-    } else if (n.kind === "array") {
-      stack.push(...n.items);
-    }
+  for (const { pointer, entry } of findForbiddenKeys(node, CONFIG_FORBIDDEN_KEYS)) {
+    rep.report("json_forbidden_key", pointer, `the key "${entry.key}" is not allowed: it could change an object's prototype`, "rename or remove it", { atKey: true });
   }
 }
 
@@ -499,6 +500,7 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
       instances,
       tune: parsed.tune ?? {},
       tuned: {},
+      maxCandidates: parsed.maxCandidates ?? DEFAULT_MAX_CANDIDATES,
     },
     all,
     selected,

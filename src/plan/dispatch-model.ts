@@ -4,7 +4,7 @@
  * dispatcher generator (emit/dispatcher.ts) compiles it to TypeScript. Same data, one meaning.
  */
 import { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../model/checked.js";
-import type { LeafInfo } from "../check/binding-time.js";
+import { leavesOf, type LeafInfo } from "../check/binding-time.js";
 import type { StaticFacts } from "./env.js";
 
 export interface PassModel {
@@ -38,3 +38,21 @@ export interface KernelModel {
 export const ELEMENT_BYTES: Readonly<Record<string, number>> = Object.freeze(
   Object.assign(Object.create(null), { float16: 2, float32: 4, float: 4, int32: 4, uint32: 4, bool: 1 }),
 );
+
+const TENSOR_NAMESPACES: ReadonlySet<string> = new Set(["shapes", "ranks", "present", "tensorDtypes"]);
+
+/**
+ * The outputs a call may leave out: required output-only ids with a declared shape, planned with
+ * that shape. Only when no output's shape expression reads an output-only tensor, so that filling
+ * one in can never change a value computed before it.
+ */
+export function outputsToFill(kernel: CheckedKernel): ReadonlySet<string> {
+  const inputIds = new Set(kernel.spec.inputs.map((i) => i.name));
+  const outputOnly = new Set(kernel.spec.outputs.map((o) => o.name).filter((id) => !inputIds.has(id)));
+  for (const se of kernel.outputShapes.values()) {
+    for (const l of leavesOf(se.texpr, kernel.derive).values()) {
+      if (TENSOR_NAMESPACES.has(l.leaf.ns) && outputOnly.has(l.leaf.name)) return new Set();
+    }
+  }
+  return new Set(kernel.spec.outputs.filter((o) => outputOnly.has(o.name) && !o.optional && kernel.outputShapes.has(o.name)).map((o) => o.name));
+}

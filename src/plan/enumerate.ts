@@ -14,6 +14,7 @@ import type { Value } from "../model/ir.js";
 import { UNKNOWN, evaluate, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
+import { candidateLimitError, checkCandidateCount, DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
 
 /** A configured instance after its leaf names were checked: canonical leaf key → value. */
@@ -31,8 +32,11 @@ export interface Candidate {
   readonly variant: string;
   readonly status: CandidateStatus;
   readonly reason?: string;
-  /** Per instance: whether this variant can serve it, and why not. */
-  readonly instances: readonly { readonly name: string; readonly status: "built" | "pruned"; readonly reason?: string }[];
+  /**
+   * Per instance: whether this variant was built for it, and why not: "pruned" when it cannot
+   * serve the instance, "skipped" when its tunable combination is not the one built.
+   */
+  readonly instances: readonly { readonly name: string; readonly status: "built" | "pruned" | "skipped"; readonly reason?: string }[];
 }
 
 /** One shader to build: a pass rendered for one specialization key. */
@@ -135,8 +139,10 @@ export function enumerateKernel(
   profile: ProfileFacts,
   pinnedTunables: Readonly<Record<string, number>>,
   instances: readonly ParsedInstance[],
+  maxCandidates = DEFAULT_MAX_CANDIDATES,
 ): KernelProfileBuild {
   const spec = kernel.spec;
+  checkCandidateCount(kernel, profile.name, pinnedTunables, maxCandidates);
   const assignments = cartesian(spec.typeConstraints.map((tc) => tc.types.map((t) => [tc.name, t] as const))).map((pairs) => Object.fromEntries(pairs) as Record<string, string>);
   const tunableChoices = spec.tunables.map((t) => {
     const pin = Object.prototype.hasOwnProperty.call(pinnedTunables, t.name) ? pinnedTunables[t.name] : undefined;
@@ -181,9 +187,15 @@ export function enumerateKernel(
           record("pruned", dead);
           continue;
         }
-        const expanded = expandInstances(kernel, v, facts, instances, problems);
+        if (chosen) {
+          // Tunable combinations are an ordered fallback: only the first one where a variant survives is built.
+          const skipped = instances.map((i) => ({ name: i.name, status: "skipped" as const }));
+          record("not-dispatched", `not built: ${describeTunables(chosen.facts.tunables)} comes earlier in the order of tunable values and a variant survives there`, skipped);
+          continue;
+        }
+        const expanded = expandInstances(kernel, v, facts, instances, problems, profile.name, maxCandidates);
         survivors.push(expanded.build);
-        record(chosen ? "not-dispatched" : "emitted", chosen ? "another tunable combination is dispatched on this profile" : undefined, expanded.report);
+        record("emitted", undefined, expanded.report);
       }
       if (!chosen && survivors.length > 0) {
         chosen = { facts, variants: survivors };
@@ -191,16 +203,14 @@ export function enumerateKernel(
       }
     }
   }
-  // Candidates of combinations that were not chosen were recorded as emitted before the choice; fix them up.
-  const chosenKeys = new Set(builds.map((b) => JSON.stringify([b.facts.dtypes, b.facts.tunables])));
-  const fixed = candidates.map((c) => (c.status === "emitted" && !chosenKeys.has(JSON.stringify([c.dtypes, c.tunables])) ? { ...c, status: "not-dispatched" as const, reason: "another tunable combination is dispatched on this profile" } : c));
   let noVariantReason: string | undefined;
   if (builds.length === 0) {
-    if (missingFeatures.size) noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which profile ${profile.name} lacks`;
+    // Worded without the profile's name, so that the same reason on several profiles is reported once.
+    if (missingFeatures.size) noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which the profile lacks`;
     else if (kernelReasons.length) noVariantReason = `the kernel's ${kernelReasons[0]}`;
-    else noVariantReason = `every variant's conditions are false on profile ${profile.name} (see \`kernelc explain ${spec.name} --profile ${profile.name}\`)`;
+    else noVariantReason = "every variant's conditions are false on the profile";
   }
-  return { kernel, assignments: builds, candidates: fixed, problems, noVariantReason };
+  return { kernel, assignments: builds, candidates, problems, noVariantReason };
 }
 
 /** Expands the instances for one surviving variant into shader requests per pass. */
@@ -210,6 +220,8 @@ function expandInstances(
   facts: StaticFacts,
   instances: readonly ParsedInstance[],
   problems: string[],
+  profileName: string,
+  maxCandidates: number,
 ): { build: VariantBuild; report: Candidate["instances"] } {
   const passKeys = v.passes.map((p) => passKeyLeaves(kernel, v, p));
   const union = new Map<LeafKey, LeafInfo>();
@@ -219,6 +231,7 @@ function expandInstances(
   const derives = deriveEnv(kernel, v);
   for (const inst of instances) {
     const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
+    if (2 ** free.length > maxCandidates) throw candidateLimitError(kernel, `on profile ${profileName}`, maxCandidates, free.map((l) => ({ what: `\`${l.key}\` (true or false, not fixed by instance \`${inst.name}\`)`, count: 2 })), `the combinations of run-time booleans the templates of variant \`${v.id}\` depend on`);
     let built = false;
     const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {
@@ -285,6 +298,12 @@ function expandInstances(
     },
     report,
   };
+}
+
+/** "WG=256, SPLITS=4" (or "the defaults" when there are no tunables). */
+function describeTunables(tunables: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(tunables).map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(", ") : "the defaults";
 }
 
 /** Describes a key as `leaf=value, …` for messages. */

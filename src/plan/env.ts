@@ -73,6 +73,20 @@ export class StaticLeaves implements LeafSource {
   }
 }
 
+/**
+ * WGSL scalar types of the ONNX element types, as a call's `dtypes.*` leaves read them: the
+ * interpreter's own small table, kept apart from lang/ops.ts's (which the generator folds with),
+ * so that a wrong entry on either side makes the differential test disagree.
+ */
+const CALL_WGSL_SCALAR: ReadonlyMap<string, string> = new Map([
+  ["float16", "f16"],
+  ["float32", "f32"],
+  ["float", "f32"],
+  ["int32", "i32"],
+  ["uint32", "u32"],
+  ["bool", "u32"],
+]);
+
 /** A call's leaves. Tensor ids that are inputs read the call's inputs; output-only ids read its outputs. */
 export class CallLeaves implements LeafSource {
   constructor(
@@ -109,6 +123,14 @@ export class CallLeaves implements LeafSource {
         const v = attrValue(this.kernel, this.call, leaf.name);
         if (v === undefined) throw new EvalError(`attrs.${leaf.name}: the call does not give attribute \`${leaf.name}\` and it has no default`);
         return v;
+      }
+      case "dtypes": {
+        // The interpreter's own table, apart from the one the generator folds with (see CALL_WGSL_SCALAR).
+        const t = own(this.facts.dtypes, leaf.name);
+        if (t === undefined) return UNKNOWN;
+        const w = CALL_WGSL_SCALAR.get(t);
+        if (w === undefined) throw new EvalError(`ONNX type ${t} has no WGSL scalar type`);
+        return w;
       }
       default:
         return staticLeaf(this.facts, leaf);

@@ -8,27 +8,35 @@ import { type CExpr, type CheckedBinding, type CheckedDerive } from "../model/ch
 import type { Value } from "../model/ir.js";
 import { evaluate } from "../lang/evaluate.js";
 import { EvalError, valuesEqual } from "../lang/ops.js";
-import type { BindingPlan, Call, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
+import type { BindingPlan, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
+import { KernelCallError } from "./call-error.js";
+import { showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
-import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "./dispatch-model.js";
+import { outputsToFill, type AssignmentModel, type KernelModel, type VariantModel } from "./dispatch-model.js";
 
-export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
+export { KernelCallError, type CallErrorKind } from "./call-error.js";
 
-/** The error a plan function throws for a call it cannot plan. Same kinds and messages as the generated code's. */
-export class KernelCallError extends Error {
-  constructor(readonly kind: CallErrorKind, message: string) {
-    super(message);
-    this.name = "KernelCallError";
-  }
-}
+/**
+ * Bytes per element of the ONNX element types a binding may hold. The interpreter's own table,
+ * kept apart from the generator's (dispatch-model.ts) so that a wrong size on either side shows up
+ * as a disagreement in the differential test instead of being shared by both.
+ */
+const BYTES_PER_ELEMENT: ReadonlyMap<string, number> = new Map([
+  ["float16", 2],
+  ["float32", 4],
+  ["float", 4],
+  ["int32", 4],
+  ["uint32", 4],
+  ["bool", 1],
+]);
 
-function own<T>(rec: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
-  return rec !== null && rec !== undefined && Object.prototype.propertyIsEnumerable.call(rec, key) ? rec[key] : undefined;
-}
+/** WebGPU's default binding limits, for a profile that names none. */
+const DEFAULT_MAX_STORAGE_BINDING = 134217728;
+const DEFAULT_MAX_UNIFORM_BINDING = 65536;
 
-/** Validates the call's tensors and attributes against the spec; returns the dtype assignment. */
-export function validateCall(model: KernelModel, call: Call): Record<string, string> {
+/** Validates a snapshot of the call against the spec; returns the dtype assignment. */
+export function validateCall(model: KernelModel, call: CallSnapshot): Record<string, string> {
   const k = model.kernel;
   const spec = k.spec;
   const name = spec.name;
@@ -36,43 +44,40 @@ export function validateCall(model: KernelModel, call: Call): Record<string, str
     throw new KernelCallError("invalid_call", `${name}: ${msg}`);
   };
   const inputIds = spec.inputs.map((i) => i.name);
-  const outputIds = spec.outputs.map((o) => o.name);
-  for (const key of Object.keys(call.inputs ?? {})) if (!inputIds.includes(key)) fail(`unknown input \`${key}\`; inputs are ${inputIds.join(", ")}`);
-  for (const key of Object.keys(call.outputs ?? {})) if (!outputIds.includes(key)) fail(`unknown output \`${key}\`; outputs are ${outputIds.join(", ")}`);
-  const attrNames = spec.attributes.map((a) => a.name);
-  for (const key of Object.keys(call.attrs ?? {})) if (!attrNames.includes(key)) fail(`unknown attribute \`${key}\`; attributes are ${attrNames.join(", ")}`);
+  const fill = outputsToFill(k);
   const params = new Map(spec.typeConstraints.map((t) => [t.name, t.types]));
-  const bound: Record<string, string> = {};
-  const boundBy: Record<string, string> = {};
+  const bound = new Map<string, string>();
+  const boundBy = new Map<string, string>();
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, t: TensorDesc | null | undefined, what: string): void => {
     if (t === null || t === undefined) {
       if (!optional) fail(`required ${what} \`${id}\` is missing`);
       return;
     }
-    if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) fail(`${what} \`${id}\` has shape ${showValue(t.shape as Value)}; dimensions must be non-negative integers`);
     if (params.has(dtype)) {
-      const prev = own(bound, dtype);
+      const prev = bound.get(dtype);
       if (prev === undefined) {
-        bound[dtype] = t.dtype;
-        boundBy[dtype] = id;
-      } else if (prev !== t.dtype) fail(`${what} \`${id}\` has dtype ${t.dtype}, but \`${boundBy[dtype]}\` makes ${dtype} = ${prev}`);
+        bound.set(dtype, t.dtype);
+        boundBy.set(dtype, id);
+      } else if (prev !== t.dtype) fail(`${what} \`${id}\` has dtype ${t.dtype}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${prev}`);
     } else if (t.dtype !== dtype) fail(`${what} \`${id}\` must have dtype ${dtype}, got ${t.dtype}`);
     if (rank !== undefined && t.shape.length !== rank) fail(`${what} \`${id}\` must have rank ${rank}, got ${t.shape.length}`);
   };
-  for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, own(call.inputs, i.name), "input");
-  for (const o of spec.outputs) visit(o.name, o.dtype, o.rank, o.optional || inputIds.includes(o.name), own(call.outputs, o.name), "output");
+  for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, call.inputs[i.name], "input");
+  for (const o of spec.outputs) visit(o.name, o.dtype, o.rank, o.optional || inputIds.includes(o.name) || fill.has(o.name), call.outputs[o.name], "output");
+  const dtypes: Record<string, string> = {};
   for (const [p, allowed] of params) {
-    const b = own(bound, p);
-    if (b === undefined) bound[p] = allowed[0];
+    const b = bound.get(p);
+    if (b === undefined) dtypes[p] = allowed[0]!;
     else if (!allowed.includes(b)) fail(`${p} = ${b} is not allowed; allowed: ${allowed.join(", ")}`);
+    else dtypes[p] = b;
   }
   for (const a of spec.attributes) {
-    const v = own(call.attrs as Record<string, Value | undefined> | undefined, a.name);
+    const v = call.attrs[a.name];
     if (v === undefined) continue;
     const t = k.attrTypes.get(a.name)!;
     const ok =
       t.k === "string" ? typeof v === "string" : t.k === "list" ? Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x)) : typeof v === "number" && Number.isFinite(v) && (t.k !== "int" || Number.isInteger(v));
-    if (!ok) fail(`attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showValue(v)}`);
+    if (!ok) fail(`attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showCallValue(v)}`);
   }
   for (const c of spec.attributeConstraints) {
     const v = attrValue(k, call, c.name);
@@ -80,9 +85,9 @@ export function validateCall(model: KernelModel, call: Call): Record<string, str
       if (c.required) fail(`attribute \`${c.name}\` is required`);
       continue;
     }
-    if (c.values && !c.values.some((x) => x === v)) fail(`attribute \`${c.name}\` is ${showValue(v)}; allowed values: ${c.values.map((x) => showValue(x)).join(", ")}`);
+    if (c.values && !c.values.some((x) => x === v)) fail(`attribute \`${c.name}\` is ${showCallValue(v)}; allowed values: ${c.values.map((x) => showValue(x)).join(", ")}`);
   }
-  return bound;
+  return dtypes;
 }
 
 function findAssignment(model: KernelModel, dtypes: Record<string, string>): AssignmentModel {
@@ -150,16 +155,61 @@ export interface Selection {
   readonly rejected: readonly { readonly variant: string; readonly reason: string }[];
   readonly topEnv: DeriveEnv;
   readonly leaves: CallLeaves;
+  /** The shapes of the outputs with a declared shape (absent optional outputs left out). */
+  readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }
 
-/** Validates the call, checks the kernel's conditions, and walks the variants in selection order. */
-export function selectVariant(model: KernelModel, call: Call): Selection {
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * Each output with a declared shape, in spec order: its shape is computed and checked (a list of
+ * non-negative integers of the declared rank); a given output must have it, an output the call
+ * left out (one outputsToFill allows) is planned with it.
+ */
+function checkOutputs(model: KernelModel, a: AssignmentModel, call: CallSnapshot, leaves: CallLeaves, topEnv: DeriveEnv): Record<string, readonly number[]> {
   const k = model.kernel;
   const name = k.spec.name;
-  const dtypes = validateCall(model, call);
+  const inputIds = new Set(k.spec.inputs.map((i) => i.name));
+  const fill = outputsToFill(k);
+  const shapes: Record<string, readonly number[]> = {};
+  for (const o of k.spec.outputs) {
+    const se = k.outputShapes.get(o.name);
+    if (!se) continue;
+    const given = inputIds.has(o.name) ? (call.outputs[o.name] ?? null) : leaves.tensor(o.name);
+    const present = inputIds.has(o.name) ? leaves.tensor(o.name) !== null : given !== null || fill.has(o.name);
+    if (!present) continue;
+    const v = evalOrThrow(se, topEnv, `the shape of output \`${o.name}\``, name);
+    const rank = o.rank ?? -1;
+    const ok = Array.isArray(v) && (rank < 0 || v.length === rank) && v.every((d) => Number.isSafeInteger(d) && (d as number) >= 0);
+    if (!ok) {
+      const declares = rank < 0 ? "" : `the spec declares rank ${rank} and `;
+      throw new KernelCallError("eval", `${name}: the shape of output \`${o.name}\` is ${showCallValue(v)}; ${declares}dimensions must be non-negative integers`);
+    }
+    const shape = v as readonly number[];
+    if (given !== null && !sameShape(given.shape, shape)) {
+      throw new KernelCallError("invalid_call", `${name}: output \`${o.name}\` has shape ${showCallValue(given.shape)}, expected ${showCallValue(shape)} (\`${se.source.text}\`)`);
+    }
+    if (given === null && !inputIds.has(o.name)) {
+      const param = k.spec.typeConstraints.some((tc) => tc.name === o.dtype);
+      call.outputs[o.name] = { shape, dtype: param ? a.facts.dtypes[o.dtype]! : o.dtype };
+    }
+    shapes[o.name] = shape;
+  }
+  return shapes;
+}
+
+/** Snapshots and validates the call, checks its outputs and the kernel's conditions, and walks the variants in selection order. */
+export function selectVariant(model: KernelModel, call: unknown): Selection {
+  const k = model.kernel;
+  const name = k.spec.name;
+  const snap = snapshotCall(model, call);
+  const dtypes = validateCall(model, snap);
   const a = findAssignment(model, dtypes);
-  const leaves = new CallLeaves(k, call, a.facts);
+  const leaves = new CallLeaves(k, snap, a.facts);
   const topEnv = new DeriveEnv(k.derive, leaves);
+  const outputShapes = checkOutputs(model, a, snap, leaves, topEnv);
   for (const c of k.when) {
     const r = conditionHolds(c, topEnv, k.derive);
     if (r !== true) throw new KernelCallError("contract", `${name}: condition \`${c.source.text}\` failed: ${r}`);
@@ -176,23 +226,29 @@ export function selectVariant(model: KernelModel, call: Call): Selection {
         break;
       }
     }
-    if (reason === undefined) return { chosen: { vm, env }, rejected, topEnv, leaves };
+    if (reason === undefined) return { chosen: { vm, env }, rejected, topEnv, leaves, outputShapes };
     rejected.push({ variant: vm.variant.id, reason });
   }
-  return { rejected, topEnv, leaves };
+  return { rejected, topEnv, leaves, outputShapes };
 }
 
 /** Plans one call: the reference semantics of a generated plan function. */
-export function interpretPlan(model: KernelModel, call: Call): Plan {
+export function interpretPlan(model: KernelModel, call: unknown): Plan {
   const sel = selectVariant(model, call);
   if (!sel.chosen) {
     const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
     throw new KernelCallError("no_variant", `${model.kernel.spec.name}: no variant fits this call on profile ${model.profile}: ${sel.rejected.map((r) => `${r.variant}: ${r.reason}`).join("; ")}${pruned}`);
   }
-  return buildPlan(model, sel.chosen.vm, sel.chosen.env, sel.topEnv, sel.leaves);
+  return buildPlan(model, sel.chosen.vm, sel.chosen.env, sel.leaves, sel.outputShapes);
 }
 
-function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, topEnv: DeriveEnv, leaves: CallLeaves): Plan {
+/** A byte size checked against a binding limit of the profile. */
+function fits(size: number, max: number, limit: string, prefix: string, what: string): number {
+  if (!(size <= max)) throw new KernelCallError("eval", `${prefix}: ${what} needs ${size} bytes, more than ${limit} (${max})`);
+  return size;
+}
+
+function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves: CallLeaves, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
   const k = model.kernel;
   const v = vm.variant;
   const prefix = `${k.spec.name}: variant \`${v.id}\``;
@@ -237,16 +293,20 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, topEnv
       .join(", ");
     throw new KernelCallError("missing_shader", `${prefix}: no shader was built for pass \`${pm.pass.id}\` with ${desc} on profile ${model.profile}; ${model.instancesHint}`);
   });
+  const limits = model.assignments[0]?.facts.limits ?? {};
+  const maxStorage = limits.maxStorageBufferBindingSize ?? DEFAULT_MAX_STORAGE_BINDING;
+  const maxUniform = limits.maxUniformBufferBindingSize ?? DEFAULT_MAX_UNIFORM_BINDING;
   const scratch: ScratchPlan[] = v.intermediates.map((im) => {
     const shape = evalOrThrow(im.shape, venv, `the shape of intermediate \`${im.id}\``, prefix) as number[];
-    return { id: im.id, size: roundUp4(product(shape) * ELEMENT_BYTES[im.dtype]) };
+    const size = roundUp4(product(shape) * BYTES_PER_ELEMENT.get(im.dtype)!);
+    return { id: im.id, size: fits(size, maxStorage, "maxStorageBufferBindingSize", prefix, `intermediate \`${im.id}\``) };
   });
   const scratchSize = new Map(scratch.map((s) => [s.id, s.size]));
   const maxWg = model.assignments[0]?.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   const passes: PassPlan[] = vm.passes.map((pm, pi) => {
     const { id, penv } = shaderIds[pi];
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer, resource: resourceFor(b, penv, leaves, scratchSize, pprefix) }));
+    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer, resource: resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform) }));
     const wg = pm.pass.dispatch.map((d, i) => {
       const n = evalOrThrow(d, penv, `dispatch ${"xyz"[i]}`, pprefix) as number;
       if (!Number.isInteger(n) || n < 0 || n > maxWg) throw new KernelCallError("eval", `${pprefix}: dispatch ${"xyz"[i]} is ${showValue(n)}, outside 0..${maxWg} (maxComputeWorkgroupsPerDimension)`);
@@ -254,25 +314,22 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, topEnv
     }) as unknown as [number, number, number];
     return { id: pm.pass.id, name: pm.pass.name, shader: id, entryPoint: "main", bindings, workgroups: wg };
   });
-  const outputShapes: Record<string, readonly number[]> = {};
-  for (const o of k.spec.outputs) {
-    const shapeExpr = k.outputShapes.get(o.name);
-    if (!shapeExpr) continue;
-    if (o.optional && !(topEnv.leaf({ ns: "present", name: o.name }) as boolean)) continue;
-    outputShapes[o.name] = evalOrThrow(shapeExpr, topEnv, `the shape of output \`${o.name}\``, `${k.spec.name}`) as number[];
-  }
   return { kernel: k.spec.name, variant: v.id, passes, scratch, outputShapes };
 }
 
-function resourceFor(b: CheckedBinding, env: DeriveEnv, leaves: CallLeaves, scratch: ReadonlyMap<string, number>, prefix: string): BindingPlan["resource"] {
+function resourceFor(b: CheckedBinding, env: DeriveEnv, leaves: CallLeaves, scratch: ReadonlyMap<string, number>, prefix: string, kernel: string, maxStorage: number, maxUniform: number): BindingPlan["resource"] {
   if (b.kind === "uniform") {
     const fields = (b.fields ?? []).map((f) => ({ name: f.name, type: f.type, value: evalOrThrow(f.value, env, `uniform field \`${b.name}.${f.name}\``, prefix) }));
+    const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
+    fits(size, maxUniform, "maxUniformBufferBindingSize", prefix, `uniform \`${b.name}\``);
     return { kind: "uniform", bytes: uniformBytes(fields, b.name, prefix) };
   }
   if (b.kind === "scratch") return { kind: "scratch", scratch: b.ref!, offset: 0, size: scratch.get(b.ref!) ?? 0 };
   const t = leaves.tensor(b.ref!);
   if (!t) throw new KernelCallError("eval", `${prefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`);
-  const bytes = ELEMENT_BYTES[t.dtype];
+  const bytes = BYTES_PER_ELEMENT.get(t.dtype);
   if (bytes === undefined) throw new KernelCallError("eval", `${prefix}: tensor \`${b.ref}\` has dtype ${t.dtype}, which cannot be bound`);
-  return { kind: b.refIsInput ? "input" : "output", tensor: b.ref!, offset: 0, size: roundUp4(product(t.shape) * bytes) };
+  const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
+  const size = fits(roundUp4(product(t.shape) * bytes), max, limit, kernel, `tensor \`${b.ref}\``);
+  return { kind: b.refIsInput ? "input" : "output", tensor: b.ref!, offset: 0, size };
 }

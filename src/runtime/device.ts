@@ -11,6 +11,9 @@ export interface AdapterCapabilities {
   readonly features: { has(feature: string): boolean };
 }
 
+/** What a profile requires of a device: a manifest, or a profile entry of a bundle index. */
+export type ProfileRequirements = Pick<Manifest, "requiredLimits" | "requiredFeatures">;
+
 /** One limit a profile asks for that the adapter does not offer. */
 export interface LimitShortfall {
   readonly name: string;
@@ -56,7 +59,7 @@ function adapterLimit(adapter: AdapterCapabilities, name: string): number | unde
 }
 
 /** Lists every limit and feature of a manifest that the adapter lacks. */
-export function compareWithAdapter(adapter: AdapterCapabilities, manifest: Manifest): ProfileMismatch {
+export function compareWithAdapter(adapter: AdapterCapabilities, manifest: ProfileRequirements): ProfileMismatch {
   const limits: LimitShortfall[] = [];
   for (const [name, asked] of Object.entries(manifest.requiredLimits)) {
     const has = adapterLimit(adapter, name);
@@ -68,7 +71,7 @@ export function compareWithAdapter(adapter: AdapterCapabilities, manifest: Manif
 }
 
 /** Whether the adapter offers every limit and feature the manifest requires. */
-export function adapterFits(adapter: AdapterCapabilities, manifest: Manifest): boolean {
+export function adapterFits(adapter: AdapterCapabilities, manifest: ProfileRequirements): boolean {
   const { limits, features } = compareWithAdapter(adapter, manifest);
   return limits.length === 0 && features.length === 0;
 }
@@ -77,7 +80,7 @@ export function adapterFits(adapter: AdapterCapabilities, manifest: Manifest): b
  * Returns the first manifest, in the given order, whose profile the adapter can run, or undefined.
  * List the profiles from most to least demanding so that the best fitting one wins.
  */
-export function chooseProfile<M extends Manifest>(adapter: AdapterCapabilities, manifests: readonly M[]): M | undefined {
+export function chooseProfile<M extends ProfileRequirements>(adapter: AdapterCapabilities, manifests: readonly M[]): M | undefined {
   return manifests.find((m) => adapterFits(adapter, m));
 }
 

@@ -57,6 +57,9 @@ export function pipelineDescOf(pass: PassPlan): PipelineDesc {
 
 const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a;
 
+/** A byte size or offset: a non-negative safe integer (not NaN, not fractional, not past 2^53). */
+const isByteCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
 /** Placement of one pass's uniform binding inside the call's single uniform buffer. */
 interface UniformSlot {
   readonly offset: number;
@@ -76,6 +79,7 @@ export async function executePlan(
   tensors: Readonly<Record<string, GPUBuffer>>,
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
+  checkByteRanges(plan);
   const maxWorkgroups = device.limits.maxComputeWorkgroupsPerDimension;
   const running: PassPlan[] = [];
   const skipped: string[] = [];
@@ -136,6 +140,29 @@ export async function executePlan(
     }
   }
   return { dispatched: running.map((p) => p.id), skipped };
+}
+
+/**
+ * Refuses a plan (a hand-built one may hold anything) whose scratch sizes or binding offsets and
+ * sizes are not non-negative safe integers: NaN, negative, fractional or past 2^53. Runs before
+ * anything touches the device.
+ */
+function checkByteRanges(plan: Plan): void {
+  for (const s of plan.scratch) {
+    if (!isByteCount(s.size)) throw new PlanExecutionError(plan.kernel, undefined, `scratch "${s.id}" has size ${String(s.size)}; a size must be a non-negative integer`);
+  }
+  for (const pass of plan.passes) {
+    for (const b of pass.bindings) {
+      const r = b.resource;
+      if (r.kind === "uniform") continue;
+      const what = r.kind === "scratch" ? `scratch "${r.scratch}"` : `tensor "${r.tensor}"`;
+      for (const [field, n] of [["offset", r.offset], ["size", r.size]] as const) {
+        if (!isByteCount(n)) {
+          throw new PlanExecutionError(plan.kernel, pass.id, `binding ${b.binding} "${b.name}": ${what} ${field} ${String(n)} is not a non-negative integer`);
+        }
+      }
+    }
+  }
 }
 
 /** Packs every uniform binding of the running passes into one buffer (one writeBuffer), each at an aligned offset. */

@@ -3,6 +3,7 @@
  * It depends on nothing but the WebGPU API (types only), so it runs in browsers and in Node.
  */
 export type * from "../model/plan.js";
+export * from "./bundle.js";
 export * from "./device.js";
 export * from "./execute.js";
 export * from "./f16.js";

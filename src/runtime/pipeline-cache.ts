@@ -6,7 +6,7 @@
  * statically uses, so a binding the shader declares but a specialization does not touch would vanish
  * from the layout and the runtime's bind group (built from the plan) would no longer match it.
  */
-import type { Manifest, PipelineDesc } from "../model/plan.js";
+import type { BindingType, Manifest, ManifestPipeline, PipelineDesc } from "../model/plan.js";
 import { ScratchPool } from "./scratch-pool.js";
 import { ShaderStage } from "./gpu-constants.js";
 
@@ -157,8 +157,17 @@ export class PipelineCache {
 
 /** Creates every pipeline a manifest lists, in parallel, so that the first calls do not wait for compilation. */
 export async function warmUp(cache: PipelineCache, manifest: Pick<Manifest, "pipelines">): Promise<number> {
-  await Promise.all(manifest.pipelines.map((p) => cache.get(p)));
+  await Promise.all(manifest.pipelines.map((p) => cache.get(pipelineDescOfManifest(p))));
   return manifest.pipelines.length;
+}
+
+const BINDING_TYPES: readonly string[] = ["storage", "read-only-storage", "uniform"] satisfies readonly BindingType[];
+
+/** A manifest's pipeline as a PipelineDesc; throws PipelineCreationError for a binding type WebGPU does not have. */
+export function pipelineDescOfManifest(p: ManifestPipeline): PipelineDesc {
+  const bad = p.bindings.findIndex((t) => !BINDING_TYPES.includes(t));
+  if (bad >= 0) throw new PipelineCreationError(p.shader, p.entryPoint, `binding ${bad} has the type "${p.bindings[bad]}"; a manifest's binding types are ${BINDING_TYPES.map((t) => `"${t}"`).join(", ")}`);
+  return { shader: p.shader, entryPoint: p.entryPoint, bindings: p.bindings as readonly BindingType[] };
 }
 
 /**

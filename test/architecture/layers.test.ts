@@ -18,6 +18,8 @@ const SIDE: Record<string, readonly string[]> = {
   reference: ["runtime"],
   // The tuner compiles (api and below) and runs what it compiled (runtime); only the CLI uses it.
   tune: [...COMPILER_LAYERS.slice(0, COMPILER_LAYERS.indexOf("api") + 1), "runtime"],
+  // The Vite plugin (kernelc/vite) sits above the API beside the CLI: it builds through api and writes out/ itself.
+  vite: COMPILER_LAYERS.slice(0, COMPILER_LAYERS.indexOf("api") + 1),
 };
 /** Side folders a compiler layer may use besides the layers below it. */
 const USES: Record<string, readonly string[]> = {
@@ -100,6 +102,9 @@ describe("src/ layers", () => {
     expect(allowed("lang").has("check")).toBe(false);
     expect(allowed("runtime").has("core")).toBe(false);
     expect(allowed("cli").has("core")).toBe(true);
+    expect(allowed("vite").has("api")).toBe(true);
+    expect(allowed("vite").has("cli")).toBe(false);
+    expect(allowed("cli").has("vite")).toBe(false);
     expect(all.some((e) => e.from === "cli" && e.to === "api")).toBe(true);
   });
 });

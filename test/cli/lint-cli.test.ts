@@ -106,11 +106,13 @@ describe("kernelc lint (in-process)", () => {
     clean.derive = { rows: "dim(shapes.x, 0)" };
     clean.variants[0].passes[0].dispatch.x = "rows";
     fs.writeFileSync(path.join(dir, "specs/broken.json"), JSON.stringify(clean));
-    fs.writeFileSync(path.join(dir, "templates/k.wgsl.jinja"), "{{ env.wgsl.resourceDeclarations }}\n");
+    fs.writeFileSync(path.join(dir, "templates/k.wgsl.jinja"), "{{ env.wgsl.resourceDeclarations }}\n@compute @workgroup_size(1)\nfn main() {}\n");
     const r = await run(["lint", "--format", "json"], dir);
     expect(r).toEqual({ code: 0, stdout: "[]\n", stderr: "" });
     const text = await run(["lint"], dir);
-    expect(text).toEqual({ code: 0, stdout: "", stderr: "1 spec checked, no problems\n" });
+    expect(text).toEqual({ code: 0, stdout: "", stderr: "1 spec checked, 1 shader rendered and validated for 9 profiles, no problems\n" });
+    const specOnly = await run(["lint", "--no-render"], dir);
+    expect(specOnly).toEqual({ code: 0, stdout: "", stderr: "1 spec checked, no problems\n" });
   });
 
   it("--format github prints workflow commands with escaped newlines", async () => {

@@ -26,21 +26,75 @@ describe("build output", () => {
     }
   }, 120_000);
 
-  it("dispatchers compile under tsc --strict with no runtime dependency", async () => {
+  it("dispatchers compile with zero errors under a strict consumer's flags (NodeNext, and ESNext with bundler resolution), with no runtime dependency", async () => {
     const a = await repoBuild();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-tsc-"));
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
     const files: string[] = [];
     for (const [rel, text] of a.files) {
-      if (!rel.endsWith(".ts")) continue;
+      // index.ts imports the manifests as JSON and names shaders by URL: test/package/tarball.test.ts compiles it with the DOM lib.
+      if (!rel.endsWith("/dispatcher.ts")) continue;
       expect(text, rel).not.toMatch(/^import /m);
       const f = path.join(dir, rel);
       fs.mkdirSync(path.dirname(f), { recursive: true });
       fs.writeFileSync(f, text);
       files.push(f);
     }
-    expect(files.length).toBeGreaterThan(0);
-    const program = ts.createProgram(files, { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, lib: ["lib.es2022.d.ts"], types: [] });
-    const diags = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-    expect(diags).toEqual([]);
+    expect(files.length).toBe(a.profiles.length);
+    // A consumer's use of the typed API: every tensor id, dtype and attribute is checked by the compiler.
+    const use = path.join(dir, "use.ts");
+    fs.writeFileSync(
+      use,
+      [
+        `import { planners, type Plan, type PagedAttentionCall } from "./desktop-64k/dispatcher.js";`,
+        `const f16 = (shape: number[]) => ({ shape, dtype: "float16" as const });`,
+        `const i32 = (shape: number[]) => ({ shape, dtype: "int32" as const });`,
+        `const call: PagedAttentionCall = {`,
+        `  inputs: { queryT: f16([1, 4096]), keyT: f16([1, 1024]), valueT: f16([1, 1024]), keyCacheT: f16([64, 16, 8, 128]), valueCacheT: f16([64, 16, 8, 128]),`,
+        `    cumulativeSequenceLengthT: i32([2]), pastSeqlensT: i32([1]), blockTableT: i32([1, 4]) },`,
+        `  attrs: { num_heads: 32, kv_num_heads: 8 },`,
+        `};`,
+        `export const plan: Plan = planners.PagedAttention(call);`,
+        "",
+      ].join("\n"),
+    );
+    const strict: ts.CompilerOptions = {
+      strict: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      noPropertyAccessFromIndexSignature: true,
+      verbatimModuleSyntax: true,
+      isolatedModules: true,
+      noImplicitOverride: true,
+      noImplicitReturns: true,
+      noFallthroughCasesInSwitch: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      lib: ["lib.es2022.d.ts"],
+      types: [],
+    };
+    const configs: [string, ts.CompilerOptions][] = [
+      ["NodeNext", { ...strict, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }],
+      ["ESNext + bundler", { ...strict, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }],
+    ];
+    const errorsOf = (roots: string[], options: ts.CompilerOptions): string[] =>
+      ts.getPreEmitDiagnostics(ts.createProgram(roots, options)).map((d) => `${d.file ? path.relative(dir, d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    for (const [what, options] of configs) expect(errorsOf([...files, use], options), what).toEqual([]);
+    // A misspelled tensor id, a dtype outside the type constraint and a misspelled attribute are compile errors.
+    const cases: [string, string, RegExp][] = [
+      ["queryT: f16", "querryT: f16", /querryT/],
+      ['dtype: "float16" as const', 'dtype: "float32" as const', /float32/],
+      ["kv_num_heads: 8", "kv_num_head: 8", /kv_num_head/],
+    ];
+    const text = fs.readFileSync(use, "utf8");
+    for (const [from, to, message] of cases) {
+      const bad = path.join(dir, "bad.ts");
+      fs.writeFileSync(bad, text.replace(from, to));
+      const errors = errorsOf([bad], configs[0]![1]);
+      expect(errors.length, to).toBeGreaterThan(0);
+      expect(errors.join("\n"), to).toMatch(message);
+    }
   }, 240_000);
 });

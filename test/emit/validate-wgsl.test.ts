@@ -98,7 +98,7 @@ describe("workgroupFacts", () => {
       "@compute @workgroup_size(WG, 2)",
       "fn main(@builtin(local_invocation_id) l: vec3<u32>) { a[0] = 1.0; }",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [64, 2, 1], workgroupStorageBytes: 704, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [64, 2, 1], workgroupSizeLine: 6, workgroupStorageBytes: 704, largestWorkgroupVarLine: 4, unresolved: [] });
   });
 
   test("vectors of f16, vec3 padding, atomics, matrices", () => {
@@ -111,7 +111,7 @@ describe("workgroupFacts", () => {
       "var<workgroup> m: mat3x3<f32>;", // 3 * 16 = 48
       "@compute @workgroup_size(8, 4, 2) fn main() {}",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [8, 4, 2], workgroupStorageBytes: 80 + 48 + 48 + 16 + 48, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [8, 4, 2], workgroupSizeLine: 7, workgroupStorageBytes: 80 + 48 + 48 + 16 + 48, largestWorkgroupVarLine: 2, unresolved: [] });
   });
 
   test("structs with WGSL's size and alignment rules, @align and @size, aliases", () => {
@@ -128,7 +128,7 @@ describe("workgroupFacts", () => {
       "var<workgroup> n: Nested;",
       "@compute @workgroup_size(32) fn main() {}",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [32, 1, 1], workgroupStorageBytes: 128 + 48 + 48, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [32, 1, 1], workgroupSizeLine: 11, workgroupStorageBytes: 128 + 48 + 48, largestWorkgroupVarLine: 7, unresolved: [] });
   });
 
   test("comments, other functions and private vars are ignored", () => {
@@ -140,7 +140,7 @@ describe("workgroupFacts", () => {
       "@compute @workgroup_size(4) fn main() {}",
       "const LATE: u32 = 1u < 2u;",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [4, 1, 1], workgroupStorageBytes: 0, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [4, 1, 1], workgroupSizeLine: 5, workgroupStorageBytes: 0, unresolved: [] });
   });
 
   test("what it cannot resolve is listed, not guessed", () => {
@@ -162,7 +162,7 @@ describe("workgroupFacts", () => {
 
   test("the seed template's shape: workgroup size from a const", () => {
     const facts = workgroupFacts("const WG: u32 = 64u;\n@compute @workgroup_size(WG, 1, 1)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n}\n");
-    expect(facts).toEqual({ workgroupSize: [64, 1, 1], workgroupStorageBytes: 0, unresolved: [] });
+    expect(facts).toEqual({ workgroupSize: [64, 1, 1], workgroupSizeLine: 2, workgroupStorageBytes: 0, unresolved: [] });
   });
 });
 
@@ -181,17 +181,27 @@ describe("checkWorkgroupLimits", () => {
 
   test("each limit reports its own problem", () => {
     const problems = checkWorkgroupLimits({ workgroupSize: [512, 1, 128], workgroupStorageBytes: 32768, unresolved: [] }, limits);
-    expect(problems).toEqual([
+    expect(problems.map((p) => p.message)).toEqual([
       "@workgroup_size x is 512, more than maxComputeWorkgroupSizeX = 256",
       "@workgroup_size z is 128, more than maxComputeWorkgroupSizeZ = 64",
       "@workgroup_size(512, 1, 128) is 65536 invocations, more than maxComputeInvocationsPerWorkgroup = 256",
       "var<workgroup> declarations take 32768 bytes, more than maxComputeWorkgroupStorageSize = 16384",
     ]);
+    expect(problems.map((p) => p.limit)).toEqual(["maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeZ", "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupStorageSize"]);
   });
 
   test("the product alone can exceed", () => {
     expect(checkWorkgroupLimits({ workgroupSize: [16, 32, 1], unresolved: [] }, limits)).toEqual([
-      "@workgroup_size(16, 32, 1) is 512 invocations, more than maxComputeInvocationsPerWorkgroup = 256",
+      { message: "@workgroup_size(16, 32, 1) is 512 invocations, more than maxComputeInvocationsPerWorkgroup = 256", limit: "maxComputeInvocationsPerWorkgroup" },
+    ]);
+  });
+
+  test("problems carry the WGSL line of @workgroup_size, or of the largest var<workgroup>", () => {
+    const facts = workgroupFacts("var<workgroup> small: array<f32, 4>;\nvar<workgroup> big: array<f32, 8192>;\n\n@compute\n@workgroup_size(512)\nfn main() {}\n");
+    expect(checkWorkgroupLimits(facts, limits).map((p) => [p.limit, p.line])).toEqual([
+      ["maxComputeWorkgroupSizeX", 5],
+      ["maxComputeInvocationsPerWorkgroup", 5],
+      ["maxComputeWorkgroupStorageSize", 2],
     ]);
   });
 

@@ -56,6 +56,7 @@ describe("loadConfig", () => {
       instances: {},
       tune: {},
       tuned: {},
+      maxCandidates: 4096,
     });
     expect(r.profiles).toEqual(DEFAULT_PROFILES);
   });

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `kernelc lint` of the seed specs with rendering and Tint validation (the default), for the
+// config's profiles. Two figures, medians of repeats: the command as a user runs it (a fresh
+// `node bin/kernelc.js lint` process: startup, module loading and Dawn included), and the lint's
+// compile() alone in a warm process. Target: at most 1.5 s for the command.
+// Run alone with `node bench/lint-render.js` (after `npm run compile`), or as part of bench/run.js.
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Rows [what, time, figure] for the lint-with-rendering case. */
+export async function lintRenderRows({ repeats = 7 } = {}) {
+  const command = [];
+  for (let r = 0; r < repeats; r++) {
+    const t0 = performance.now();
+    const p = spawnSync(process.execPath, [path.join(root, "bin/kernelc.js"), "lint"], { cwd: root, encoding: "utf8" });
+    command.push(performance.now() - t0);
+    if (p.status !== 0) throw new Error(`kernelc lint failed:\n${p.stderr}`);
+  }
+  const { compile } = await import(pathToFileURL(path.join(root, "dist/api/compile.js")).href);
+  const { loadConfig } = await import(pathToFileURL(path.join(root, "dist/plan/config.js")).href);
+  const loaded = loadConfig(root);
+  const inProcess = [];
+  const cpu = [];
+  let shaders = 0;
+  for (let r = 0; r < repeats + 1; r++) {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const res = await compile(loaded, { generate: false });
+    const c = process.cpuUsage(c0);
+    if (r > 0) inProcess.push(performance.now() - t0);
+    if (r > 0) cpu.push((c.user + c.system) / 1000);
+    shaders = res.shaderCount;
+  }
+  return [
+    [`kernelc lint, 2 seed specs, ${loaded.profiles.length} profiles, ${shaders} shaders rendered + Tint`, `${median(command).toFixed(0)} ms`, `${(median(command) / 1500).toFixed(2)} of the 1.5 s target`],
+    ["  the same lint's compile() in a warm process", `${median(inProcess).toFixed(0)} ms`, `CPU ${median(cpu).toFixed(0)} ms (median)`],
+  ];
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const r of await lintRenderRows()) console.log(r.join("  ").trimEnd());
+}

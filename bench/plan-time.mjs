@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Plan cost per call (section 3 of bench/run.js, on its own): the generated dispatcher of
+// desktop-64k against the interpreter on the same 64 mixed PagedAttention calls; medians of 9
+// repeats. Run `npm run compile` first. Prints the machine and the figures.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
+const { compile } = await import(dist("api/compile.js"));
+const { loadConfig } = await import(dist("plan/config.js"));
+const { interpretPlan } = await import(dist("plan/interpret.js"));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const machine = `${os.cpus()[0]?.model ?? "unknown CPU"} (${os.cpus().length} cores), Node ${process.version}, ${os.platform()} ${os.arch()}`;
+
+const res = await compile(loadConfig(root), { profiles: ["desktop-64k"] });
+const src = res.files.get("desktop-64k/dispatcher.ts");
+const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+const modFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-disp-")), "dispatcher.mjs");
+fs.writeFileSync(modFile, js);
+const mod = await import(pathToFileURL(modFile).href);
+const model = res.profiles[0].kernels.find((k) => k.model.kernel.spec.name === "PagedAttention").model;
+const calls = [];
+for (let i = 0; i < 64; i++) {
+  const batch = 1 + (i % 8);
+  const tokens = batch * (1 + (i % 3));
+  const packed = i % 2 === 0;
+  const inputs = {
+    queryT: { shape: [tokens, packed ? (32 + 16) * 128 : 32 * 128], dtype: "float16" },
+    keyCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
+    valueCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
+    cumulativeSequenceLengthT: { shape: [batch + 1], dtype: "int32" },
+    pastSeqlensT: { shape: [batch], dtype: "int32" },
+    blockTableT: { shape: [batch, 256], dtype: "int32" },
+  };
+  if (!packed) {
+    inputs.keyT = { shape: [tokens, 8 * 128], dtype: "float16" };
+    inputs.valueT = { shape: [tokens, 8 * 128], dtype: "float16" };
+  }
+  if (i % 4 === 1) inputs.slotMappingT = { shape: [tokens], dtype: "int32" };
+  calls.push({ inputs, outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } }, attrs: { num_heads: 32, kv_num_heads: 8 } });
+}
+for (const c of calls) if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant)) throw new Error("dispatcher and interpreter disagree");
+const load = async (text) => {
+  const out = ts.transpileModule(text, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-disp-")), "dispatcher.mjs");
+  fs.writeFileSync(file, out);
+  return import(pathToFileURL(file).href);
+};
+const other = process.argv[2] ? await load(fs.readFileSync(process.argv[2], "utf8")) : undefined;
+const time = (f, reps) => {
+  const samples = [];
+  for (let r = 0; r < 9; r++) {
+    const t0 = now();
+    for (let k = 0; k < reps; k++) for (const c of calls) f(c);
+    samples.push(((now() - t0) * 1000) / (reps * calls.length));
+  }
+  return median(samples);
+};
+time((c) => mod.planners.PagedAttention(c), 200);
+const gen = time((c) => mod.planners.PagedAttention(c), 400);
+const interp = time((c) => interpretPlan(model, c), 10);
+if (other) {
+  // This dispatcher and the other one in turn, 6 rounds each: medians of the rounds and of their ratios.
+  const a = [];
+  const b = [];
+  for (let round = 0; round < 6; round++) {
+    a.push(time((c) => mod.planners.PagedAttention(c), 200));
+    b.push(time((c) => other.planners.PagedAttention(c), 200));
+  }
+  const ratios = a.map((x, i) => x / b[i]);
+  console.log(`in turn: this ${median(a).toFixed(3)} µs, ${process.argv[2]} ${median(b).toFixed(3)} µs, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`);
+}
+console.log(`machine: ${machine}`);
+console.log(`plan, generated dispatcher (per call)  ${gen.toFixed(3)} µs`);
+console.log(`plan, interpreter (per call)           ${interp.toFixed(1)} µs  dispatcher ${(interp / gen).toFixed(0)}x faster`);

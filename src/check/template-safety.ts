@@ -1,0 +1,173 @@
+/**
+ * What a kernelc template may contain, checked on its Nunjucks parse tree before it is compiled
+ * (by the renderer) and when lint reads it. Templates are data, not code: they print values,
+ * branch, loop and call their own macros. They may not name JavaScript internals (`constructor`,
+ * `__proto__`, `prototype`, anything starting with `__`), call anything but a macro or `range`,
+ * use filters or tests outside a small data-only list, or use the tags that hand control to
+ * other machinery (`extends`, `block`, extensions) or regular-expression literals. The renderer's
+ * sandbox (src/emit/template-sandbox.ts) enforces the same rules at run time.
+ */
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+// nunjucks ships its parser as a CommonJS module without type declarations.
+const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions?: unknown[], opts?: unknown): unknown };
+
+/** Parses a template as kernelc renders it (trimBlocks, lstripBlocks). Throws nunjucks' TemplateError on a syntax error. */
+export function parseTemplate(src: string): unknown {
+  return njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+}
+
+/** Filters a template may use: each maps data to data. */
+export const TEMPLATE_FILTERS: readonly string[] = [
+  "abs", "batch", "capitalize", "center", "default", "d", "first", "float", "indent", "int", "join", "last", "length",
+  "list", "lower", "replace", "reverse", "round", "slice", "sort", "string", "sum", "title", "trim", "upper", "wordcount",
+];
+
+/** Tests (`x is NAME`) a template may use. */
+export const TEMPLATE_TESTS: readonly string[] = [
+  "defined", "undefined", "none", "null", "number", "string", "odd", "even", "divisibleby", "equalto", "eq", "sameas",
+  "ne", "ge", "gt", "greaterthan", "le", "lt", "lessthan", "truthy", "falsy", "iterable", "mapping", "lower", "upper",
+];
+
+/** The only global a template sees, besides the render context: a bounded `range`. */
+export const TEMPLATE_GLOBALS: readonly string[] = ["range"];
+
+/** Whether a name is a JavaScript internal no template may read, write or define. */
+export function isForbiddenTemplateName(name: string): boolean {
+  return name === "constructor" || name === "prototype" || name.startsWith("__");
+}
+
+/** A refused construct at a 1-based template line and column. */
+export interface TemplateProblem {
+  readonly message: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/** Node types of the Nunjucks parse tree a template may contain. */
+const ALLOWED_NODES = new Set([
+  "Root", "NodeList", "Output", "TemplateData", "Literal", "Symbol", "Group", "Array", "Dict", "Pair", "InlineIf",
+  "In", "Is", "Or", "And", "Not", "Add", "Concat", "Sub", "Mul", "Div", "FloorDiv", "Mod", "Pow", "Neg", "Pos",
+  "Compare", "CompareOperand", "LookupVal", "FunCall", "Filter", "KeywordArgs", "Set", "If", "For", "Macro", "Caller",
+  "Include", "Import", "FromImport", "Capture", "Switch", "Case",
+]);
+
+/** How a refused node type is written in a template, for messages. */
+const NODE_SYNTAX: Readonly<Record<string, string>> = {
+  Extends: "`{% extends %}`",
+  Block: "`{% block %}`",
+  Super: "`super()`",
+  CallExtension: "a custom tag",
+  CallExtensionAsync: "a custom tag",
+  IfAsync: "`{% ifAsync %}`",
+  AsyncEach: "`{% asyncEach %}`",
+  AsyncAll: "`{% asyncAll %}`",
+  FilterAsync: "an asynchronous filter",
+};
+
+interface NjNode {
+  readonly typename?: string;
+  readonly fields?: readonly string[];
+  readonly lineno?: number;
+  readonly colno?: number;
+  readonly value?: unknown;
+  readonly [k: string]: unknown;
+}
+
+const FILTERS = new Set(TEMPLATE_FILTERS);
+const TESTS = new Set(TEMPLATE_TESTS);
+
+function isNode(x: unknown): x is NjNode {
+  return x !== null && typeof x === "object" && typeof (x as NjNode).typename === "string";
+}
+
+/**
+ * The constructs of a parsed template (the tree nunjucks' parser returns) that kernelc refuses,
+ * in document order. Walks the tree iteratively: a deeply nested template cannot overflow.
+ */
+export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
+  const problems: TemplateProblem[] = [];
+  const at = (node: NjNode, fallback?: NjNode): { line: number; column: number } => {
+    const n = typeof node.lineno === "number" ? node : fallback ?? node;
+    return { line: (n.lineno ?? -1) + 1, column: (n.colno ?? -1) + 1 };
+  };
+  const refuse = (node: NjNode, message: string, fallback?: NjNode): void => {
+    problems.push({ message, ...at(node, fallback) });
+  };
+  const checkName = (node: NjNode, name: string, what: string, parent?: NjNode): void => {
+    if (isForbiddenTemplateName(name)) refuse(node, `${what} \`${name}\` is not allowed: it names a JavaScript internal, which templates cannot reach`, parent);
+  };
+  const stack: { node: unknown; parent?: NjNode }[] = [{ node: ast }];
+  while (stack.length > 0) {
+    const { node: x, parent } = stack.pop()!;
+    if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push({ node: x[i], parent });
+      continue;
+    }
+    if (!isNode(x)) continue;
+    const type = x.typename!;
+    if (!ALLOWED_NODES.has(type)) {
+      refuse(x, `${NODE_SYNTAX[type] ?? `\`${type}\``} is not allowed in kernelc templates`, parent);
+      continue;
+    }
+    switch (type) {
+      case "Symbol":
+        checkName(x, String(x.value), "the name", parent);
+        break;
+      case "Literal":
+        if (x.value instanceof RegExp) refuse(x, "regular-expression literals (`r/…/`) are not allowed in kernelc templates", parent);
+        break;
+      case "LookupVal": {
+        const val = x.val as NjNode | undefined;
+        if (isNode(val) && val.typename === "Literal" && typeof val.value === "string") checkName(val, val.value, "the member", x);
+        break;
+      }
+      case "Pair": {
+        const key = x.key as NjNode | undefined;
+        if (isNode(key) && key.typename === "Literal" && typeof key.value === "string") checkName(key, key.value, "the key", x);
+        break;
+      }
+      case "FunCall": {
+        const callee = x.name as NjNode | undefined;
+        const ok =
+          isNode(callee) &&
+          (callee.typename === "Symbol" ||
+            (callee.typename === "LookupVal" && isNode(callee.target) && callee.target.typename === "Symbol" && isNode(callee.val) && callee.val.typename === "Literal" && typeof callee.val.value === "string"));
+        if (!ok) refuse(x, "only macros (and `range`) can be called, by name (`m(…)`) or from an imported namespace (`lib.m(…)`)", parent);
+        break;
+      }
+      case "Filter": {
+        const name = x.name as NjNode | undefined;
+        const filter = isNode(name) ? String(name.value) : "";
+        if (!FILTERS.has(filter)) refuse(x, `the filter \`${filter}\` is not available in kernelc templates (available: ${TEMPLATE_FILTERS.join(", ")})`, parent);
+        // The filter's name is a Symbol in the tree but not a variable: do not check it as one.
+        stack.push({ node: x.args, parent: x });
+        continue;
+      }
+      case "Is": {
+        const right = x.right as NjNode | undefined;
+        const testNode = isNode(right) && right.typename === "FunCall" ? (right.name as NjNode | undefined) : right;
+        const test = isNode(testNode) ? String(testNode.value) : "";
+        if (!TESTS.has(test)) refuse(x, `the test \`is ${test}\` is not available in kernelc templates (available: ${TEMPLATE_TESTS.join(", ")})`, parent);
+        stack.push({ node: x.left, parent: x });
+        if (isNode(right) && right.typename === "FunCall") stack.push({ node: right.args, parent: x });
+        continue;
+      }
+    }
+    const fields = x.fields ?? [];
+    for (let i = fields.length - 1; i >= 0; i--) stack.push({ node: x[fields[i]], parent: x });
+  }
+  return problems.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/** The refused constructs of a template's source; a template that does not parse has none (its syntax error is reported where it is compiled). */
+export function templateSourceProblems(src: string): TemplateProblem[] {
+  let ast: unknown;
+  try {
+    ast = parseTemplate(src);
+  } catch {
+    return [];
+  }
+  return templateSafetyProblems(ast);
+}

@@ -1,0 +1,566 @@
+/**
+ * Expressions of a kernel as generated TypeScript: one class per dtype assignment whose fields are
+ * the call's tensors and attributes and one memo per derive entry (read as `this.mN ?? this.dN()`).
+ * Every build-time value, and every value the call's validation fixes, is folded to a constant;
+ * integer-checked arithmetic is written in place; conditions get a method telling whether they
+ * hold and one explaining why not (mirroring plan/explain-false.ts).
+ */
+import { type CExpr, type CheckedDerive, type CheckedKernel } from "../model/checked.js";
+import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
+import { leafText, type Leaf, type TExpr, type Value } from "../model/ir.js";
+import type { Type } from "../model/types.js";
+import { UNKNOWN, evaluate } from "../lang/evaluate.js";
+import { EvalError } from "../lang/ops.js";
+import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
+import { nodeText, operandsOf, showValue } from "../plan/explain-false.js";
+import { comment, str as q } from "./code-writer.js";
+
+/** Text safe inside a generated comment (see code-writer's `comment`). */
+export const commentText = comment;
+
+/** A literal of a language value. */
+export function lit(v: Value): string {
+  if (typeof v === "number") {
+    if (Number.isNaN(v) || !Number.isFinite(v)) throw new Error(`cannot emit non-finite number ${v}`);
+    if (Object.is(v, -0)) return "(-0)";
+    return v < 0 ? `(${String(v)})` : String(v);
+  }
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (typeof v === "string") return q(v);
+  return `[${v.map((x) => lit(x)).join(", ")}]`;
+}
+
+/** The TypeScript type of a language type. */
+export function tsType(t: Type): string {
+  switch (t.k) {
+    case "int":
+    case "float":
+    case "number":
+      return "number";
+    case "bool":
+      return "boolean";
+    case "string":
+    case "dtype":
+      return "string";
+    case "list":
+      return "readonly number[]";
+    default:
+      return "V";
+  }
+}
+
+/** A tensor id as the generated code holds it: its field, and what validation guarantees about it. */
+export interface TensorSlot {
+  readonly index: number;
+  /** Present in every valid call. */
+  readonly required: boolean;
+  /** A type parameter or an ONNX type: a present tensor has it. */
+  readonly dtype: string;
+  /** The declared rank: a present tensor has it. */
+  readonly rank?: number | undefined;
+  /** An output the call may leave out: plan() sets it to its computed shape then. */
+  readonly filled?: boolean;
+}
+
+/** A kernel's call as the generated code holds it after validation: tensor and attribute fields. */
+export interface ValidatedCall {
+  readonly tensors: ReadonlyMap<string, TensorSlot>;
+  readonly attrIndex: ReadonlyMap<string, number>;
+  /** In-place outputs (ids that are also inputs): the field index of the outputs bag's description. */
+  readonly aliasIndex: ReadonlyMap<string, number>;
+  /** Attributes with a value in every valid call: those with a default, and required ones. */
+  readonly definedAttrs: ReadonlySet<string>;
+}
+
+/**
+ * The run-time leaves whose values validation fixes, for calls of one dtype assignment: a required
+ * tensor is present and has its declared rank and the assignment's dtype, and an attribute with
+ * a value is given (`has`). None of these can fail to evaluate, so folding them changes no error.
+ */
+function validatedLeaves(k: CheckedKernel, facts: StaticFacts, call: ValidatedCall): Map<LeafKey, Value> {
+  const pins = new Map<LeafKey, Value>();
+  for (const [id, slot] of call.tensors) {
+    if (!slot.required) continue;
+    pins.set(`present.${id}`, true);
+    if (slot.rank !== undefined) pins.set(`ranks.${id}`, slot.rank);
+    const param = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype);
+    pins.set(`tensorDtypes.${id}`, param ? facts.dtypes[slot.dtype] : slot.dtype);
+  }
+  for (const name of call.definedAttrs) pins.set(`has(attrs, ${JSON.stringify(name)})`, true);
+  return pins;
+}
+
+/** Generated code for an expression: `value` when it folded to a constant, `read` when it is a plain read that cannot fail. */
+export interface Code {
+  readonly code: string;
+  readonly value?: Value;
+  readonly read?: boolean;
+}
+
+/** A derive environment of the generated code: top-level, a variant's, or a pass's. */
+export interface GenEnv {
+  readonly index: number;
+  readonly parent?: GenEnv;
+  readonly derives: ReadonlyMap<string, CheckedDerive>;
+  /** Names defined by this environment's own table. */
+  readonly own: ReadonlySet<string>;
+}
+
+/** Emits one assignment's context class and plan function. */
+export class AssignmentGen {
+  private readonly methods: string[] = [];
+  /** Memo fields: declared (no class-field initializers) and set in the constructor, which V8 runs as plain stores. */
+  private readonly fields: { name: string; type: string }[] = [];
+  /** (env index, derive name) -> its memo field and method, its constant (or error), or its inlined read. */
+  private readonly fnCache = new Map<string, { memo: string; method: string } | { value: Value } | { error: string } | { read: string }>();
+  private fnCount = 0;
+  private condCount = 0;
+  private readonly envs: GenEnv[] = [];
+  readonly top: GenEnv;
+
+  /** Build-time leaves, plus the run-time leaves that validation fixes for every call reaching this class. */
+  private readonly statics: StaticLeaves;
+  private readonly pinned: ReadonlyMap<LeafKey, Value>;
+
+  constructor(
+    private readonly k: CheckedKernel,
+    facts: StaticFacts,
+    readonly valid: ValidatedCall,
+  ) {
+    this.pinned = validatedLeaves(k, facts, valid);
+    this.statics = new StaticLeaves(facts, this.pinned);
+    this.top = this.env(undefined, k.derive, new Set(k.derive.keys()));
+  }
+
+  /** Temporaries of the method whose body is being generated: operands and results of checked arithmetic. */
+  private temps: string[] = [];
+
+  private temp(): string {
+    const t = `n${this.temps.length}`;
+    this.temps.push(t);
+    return t;
+  }
+
+  /**
+   * Generates a method body in its own scope of temporaries (generating it may generate other
+   * methods first); returns the body and the declaration line of its temporaries ("" if none).
+   */
+  scoped<T>(body: () => T): { body: T; temps: string } {
+    const outer = this.temps;
+    this.temps = [];
+    try {
+      const result = body();
+      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}: number`).join(", ")};\n` : "" };
+    } finally {
+      this.temps = outer;
+    }
+  }
+
+  /** Whether every leaf is known when the code is generated (so the expression folds exactly). */
+  private known(leaves: ReadonlyMap<LeafKey, LeafInfo>): boolean {
+    for (const l of leaves.values()) if (l.runTime && !this.pinned.has(l.key)) return false;
+    return true;
+  }
+
+  env(parent: GenEnv | undefined, derives: ReadonlyMap<string, CheckedDerive>, own: ReadonlySet<string>): GenEnv {
+    const e: GenEnv = { index: this.envs.length, parent, derives, own };
+    this.envs.push(e);
+    return e;
+  }
+
+  /** Whether `name` in env `e` means the same computation as in its parent. */
+  private sameAsParent(e: GenEnv, name: string, seen = new Set<string>()): boolean {
+    if (!e.parent || e.own.has(name)) return false;
+    if (seen.has(name)) return true;
+    seen.add(name);
+    const d = e.derives.get(name);
+    if (!d) return true;
+    for (const r of d.reads) if (!this.sameAsParent(e, r, seen)) return false;
+    return true;
+  }
+
+  /** The code that reads derive `name` in env `e`. */
+  private deriveRef(e: GenEnv, name: string): Code {
+    let owner = e;
+    while (owner.parent && this.sameAsParent(owner, name)) owner = owner.parent;
+    const key = `${owner.index}:${name}`;
+    let f = this.fnCache.get(key);
+    if (!f) {
+      const d = owner.derives.get(name)!;
+      const leaves = leavesOf(d.expr.texpr, owner.derives);
+      if (this.known(leaves)) {
+        try {
+          const v = new DeriveEnv(owner.derives, this.statics).derive(name);
+          f = v === UNKNOWN ? undefined : { value: v as Value };
+        } catch (err) {
+          if (!(err instanceof EvalError)) throw err;
+          f = { error: err.message };
+        }
+      }
+      if (!f) {
+        const { body, temps } = this.scoped(() => this.expr(d.expr.texpr, owner, d.expr));
+        if (body.read) {
+          // A plain read (a field, a dimension of a guaranteed tensor) is cheaper than a memo: inline it.
+          f = { read: body.code };
+        } else {
+          const id = this.fnCount++;
+          const t = tsType(d.type);
+          this.field(`m${id}`, t);
+          this.methods.push(
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}(): ${t} {\n${temps}    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+          );
+          f = { memo: `m${id}`, method: `d${id}` };
+        }
+      }
+      this.fnCache.set(key, f);
+    }
+    if ("value" in f) return { code: lit(f.value), value: f.value };
+    if ("error" in f) return { code: `$err(${q(f.error)})` };
+    if ("read" in f) return { code: f.read, read: true };
+    // The memo is checked where the value is read, so a derive already computed costs no call.
+    return { code: `(this.${f.memo} ?? this.${f.method}())` };
+  }
+
+  private tensor(id: string): string {
+    return `this.t${this.valid.tensors.get(id)!.index}`;
+  }
+
+  private attr(name: string): string {
+    return `this.a${this.valid.attrIndex.get(name)}`;
+  }
+
+  /**
+   * Code for a leaf read (run-time leaves) or its constant (build-time and validated leaves). A
+   * tensor validation guarantees is read without the absence check, an attribute that always has
+   * a value without the missing-value check.
+   */
+  private leaf(l: Leaf): Code {
+    const st = this.statics.leaf(l);
+    if (st !== UNKNOWN) return { code: lit(st as Value), value: st as Value };
+    if (l.ns === "attrs") {
+      const a = this.attr(l.name);
+      return this.valid.definedAttrs.has(l.name) ? { code: a, read: true } : { code: `$attr(${a}, ${q(l.name)})` };
+    }
+    const t = this.tensor(l.name);
+    if (l.ns === "present") return { code: `(${t} !== null)`, read: true };
+    const required = this.valid.tensors.get(l.name)!.required;
+    const desc = required ? `${t}!` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
+    switch (l.ns) {
+      case "shapes":
+        return { code: `${desc}.shape`, read: required };
+      case "ranks":
+        return { code: `${desc}.shape.length`, read: required };
+      case "tensorDtypes":
+        return { code: `${desc}.dtype`, read: required };
+      default:
+        throw new Error(`unfoldable build-time leaf ${leafText(l)}`);
+    }
+  }
+
+  /** Code for an expression in env `e`. */
+  expr(x: TExpr, e: GenEnv, src: CExpr): Code {
+    // Closed sub-expressions (no run-time leaf) fold to constants, or to the error they raise.
+    if (x.k !== "const" && x.k !== "derive") {
+      const leaves = leavesOf(x, e.derives);
+      if (this.known(leaves)) {
+        try {
+          const v = evaluate(x, new DeriveEnv(e.derives, this.statics));
+          if (v !== UNKNOWN) return { code: lit(v as Value), value: v as Value };
+        } catch (err) {
+          if (!(err instanceof EvalError)) throw err;
+          return { code: `$err(${q(err.message)})` };
+        }
+      }
+    }
+    const num = (y: TExpr): string => `(${this.expr(y, e, src).code} as number)`;
+    switch (x.k) {
+      case "const":
+        return { code: lit(x.value), value: x.value };
+      case "leaf":
+        return this.leaf(x.leaf);
+      case "hasAttr":
+        return { code: `(${this.attr(x.name)} !== undefined)` };
+      case "derive":
+        return this.deriveRef(e, x.name);
+      case "list":
+        return { code: `[${x.items.map((i) => `${num(i)}`).join(", ")}]` };
+      case "neg":
+        return { code: `$neg(${num(x.operand)})` };
+      case "not":
+        return { code: `!(${this.expr(x.operand, e, src).code})` };
+      case "cond": {
+        const c = this.expr(x.cond, e, src);
+        if (c.value === true) return this.expr(x.then, e, src);
+        if (c.value === false) return this.expr(x.otherwise, e, src);
+        return { code: `(${c.code} ? ${this.expr(x.then, e, src).code} : ${this.expr(x.otherwise, e, src).code})` };
+      }
+      case "call":
+        return this.call(x, e, src);
+      case "binary": {
+        if (x.op === "and" || x.op === "or") {
+          const l = this.expr(x.left, e, src);
+          const short = x.op === "or";
+          if (l.value === short) return { code: lit(short), value: short };
+          if (l.value === !short) return this.expr(x.right, e, src);
+          const r = this.expr(x.right, e, src);
+          // `b and true`, `b or false`: the left side decides (and raises any error) on its own.
+          if (r.value === !short && x.left.type.k === "bool") return { code: l.code };
+          return { code: `(${l.code} ${short ? "||" : "&&"} ${r.code})` };
+        }
+        const lt = x.left.type.k;
+        const rt = x.right.type.k;
+        const mode = lt === "float" || rt === "float" ? "F" : lt === "int" && rt === "int" ? "I" : "N";
+        if ((x.op === "+" || x.op === "-" || x.op === "*") && mode !== "F") return { code: this.checked(x.op, mode, x.left, x.right, e, src) };
+        const L = this.expr(x.left, e, src).code;
+        const right = this.expr(x.right, e, src);
+        const R = right.code;
+        switch (x.op) {
+          case "==":
+            return { code: lt === "list" || rt === "list" ? `$eq(${L}, ${R})` : `(${L} === ${R})` };
+          case "!=":
+            return { code: lt === "list" || rt === "list" ? `!$eq(${L}, ${R})` : `(${L} !== ${R})` };
+          case "<":
+          case "<=":
+          case ">":
+          case ">=":
+            return { code: `((${L} as number) ${x.op} (${R} as number))` };
+        }
+        const a = `(${L} as number)`;
+        const b = `(${R} as number)`;
+        const divisor = right.value;
+        if (mode === "I" && typeof divisor === "number" && divisor !== 0) {
+          // By a constant other than zero: no zero check, so the integer division or modulo is written in place.
+          if (x.op === "%") {
+            const r = this.temp();
+            return { code: `(${r} = ${a} % ${b}, ${r} ${divisor < 0 ? ">" : "<"} 0 ? ${r} + ${b} : ${r} === 0 ? 0 : ${r})` };
+          }
+          return { code: this.safe(`Math.floor(${a} / ${b})`) };
+        }
+        const table: Record<string, Record<string, string>> = {
+          "+": { F: `(${a} + ${b})` },
+          "-": { F: `(${a} - ${b})` },
+          "*": { F: `(${a} * ${b})` },
+          "/": { F: `$divF(${a}, ${b})`, I: `$fdivI(${a}, ${b})`, N: `$divN(${a}, ${b})` },
+          "//": { F: `$fdivF(${a}, ${b})`, I: `$fdivI(${a}, ${b})`, N: `$fdivN(${a}, ${b})` },
+          "%": { F: `$modF(${a}, ${b})`, I: `$modI(${a}, ${b})`, N: `$modN(${a}, ${b})` },
+        };
+        return { code: table[x.op][mode] };
+      }
+    }
+  }
+
+  /**
+   * Integer-checked `+`, `-`, `*`: the result must be a safe integer when both operands are
+   * integers (always, for int-typed ones: `$chk(a op b)`; "N" mode checks at run time through a
+   * helper, which evaluates each operand once).
+   */
+  private checked(op: "+" | "-" | "*", mode: "I" | "N", left: TExpr, right: TExpr, e: GenEnv, src: CExpr): string {
+    const a = `${this.expr(left, e, src).code} as number`;
+    const b = `${this.expr(right, e, src).code} as number`;
+    if (mode === "I") return `$chk((${a}) ${op} (${b}))`;
+    return `${{ "+": "$addN", "-": "$subN", "*": "$mulN" }[op]}(${a}, ${b})`;
+  }
+
+  /** `value`, failing with the integer-overflow error unless it is a safe integer. */
+  private safe(value: string): string {
+    return `$chk(${value})`;
+  }
+
+  private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): Code {
+    const dim = this.dimRead(x, e, src);
+    return dim === undefined ? { code: this.callCode(x, e, src) } : { code: dim, read: true };
+  }
+
+  /** `dim(shapes.X, k)` as a plain read, when it is one (see guaranteedDim). */
+  private dimRead(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string | undefined {
+    const target = x.args[0];
+    if (x.fn !== "dim" || target.k !== "leaf" || target.leaf.ns !== "shapes") return undefined;
+    return this.guaranteedDim(target.leaf.name, this.expr(x.args[1], e, src).value);
+  }
+
+  /** A dimension of a guaranteed tensor at a constant axis within its validated rank: read directly, it cannot fail. */
+  private guaranteedDim(tensor: string, axis: Value | undefined): string | undefined {
+    const slot = this.valid.tensors.get(tensor)!;
+    if (!slot.required || slot.rank === undefined || typeof axis !== "number" || !Number.isInteger(axis) || axis < -slot.rank || axis >= slot.rank) return undefined;
+    return `${this.tensor(tensor)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
+  }
+
+  private callCode(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
+    const arg = (i: number): string => this.expr(x.args[i], e, src).code;
+    const n = (i: number): string => `(${arg(i)} as number)`;
+    switch (x.fn) {
+      case "dim": {
+        const target = x.args[0];
+        if (target.k === "leaf" && target.leaf.ns === "shapes") {
+          // Same order as the interpreter: the axis first, then the tensor.
+          const name = target.leaf.name;
+          return `$dimT(${this.tensor(name)}, ${n(1)}, ${q(name)})`;
+        }
+        return `$dimS(${arg(0)} as readonly number[], ${n(1)}, "shape")`;
+      }
+      case "min":
+      case "max":
+        return `Math.${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
+      case "floor":
+        return `$chk(Math.floor(${n(0)}))`;
+      case "ceilDiv": {
+        const divisor = this.expr(x.args[1], e, src).value;
+        // By a constant other than zero, in place (as for the division operators).
+        if (typeof divisor === "number" && divisor !== 0) return this.safe(`-Math.floor(-${n(0)} / ${n(1)})`);
+        return `$ceilDiv(${n(0)}, ${n(1)})`;
+      }
+      case "pow2ceil":
+        return `$pow2ceil(${n(0)})`;
+      case "sameShape":
+        return `$same(${arg(0)} as readonly number[], ${arg(1)} as readonly number[])`;
+      case "f16Ok":
+        return `(${arg(0)} === "float16")`;
+    }
+  }
+
+  /** Code reading a pass's shader-key leaf: a plain read, or code that throws an EvalFailure when the leaf has no value. */
+  keyLeaf(l: LeafInfo): Code {
+    if (l.axis !== undefined) {
+      const read = this.guaranteedDim(l.leaf.name, l.axis);
+      if (read !== undefined) return { code: read, read: true };
+      return { code: `$dimS($need(${this.tensor(l.leaf.name)}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})` };
+    }
+    if (l.key.startsWith("has(")) return this.pinned.has(l.key) ? { code: "true", value: true } : { code: `(${this.attr(l.leaf.name)} !== undefined)`, read: true };
+    return this.leaf(l.leaf);
+  }
+
+  /** Code (a string expression) explaining why condition `src` is not true, mirroring explainFalse. */
+  explain(src: CExpr, e: GenEnv): string {
+    return this.explainNode(src.texpr, src, e, "[]", 0);
+  }
+
+  /** The env that owns derive `name` as seen from `e` (the outermost one computing the same thing). */
+  private ownerOf(e: GenEnv, name: string): GenEnv {
+    let owner = e;
+    while (owner.parent && this.sameAsParent(owner, name)) owner = owner.parent;
+    return owner;
+  }
+
+  private readonly explainers = new Map<string, string>();
+
+  /** Code explaining why `node` is not true; `pathCode` is the code of the derive path so far (a string[]). */
+  private explainNode(node: TExpr, cur: CExpr, e: GenEnv, pathCode: string, depth: number): string {
+    if (depth > 200) throw new Error("explanation too deep");
+    if (node.k === "binary" && node.op === "and") {
+      // `c0 and c1 and … and cn`: explanationFalse explains the first conjunct that is false or
+      // fails (the last when all before it hold), so the chain is explained as a flat list.
+      const conjuncts: TExpr[] = [];
+      let x: TExpr = node;
+      while (x.k === "binary" && x.op === "and") {
+        conjuncts.unshift(x.right);
+        x = x.left;
+      }
+      conjuncts.unshift(x);
+      // A conjunct folded to true is never the first false one: it is left out (the last stays).
+      const last = conjuncts.length - 1;
+      const live = conjuncts.flatMap((c, i) => {
+        if (i === last) return [{ c, code: "" }];
+        const code = this.expr(c, e, cur);
+        return code.value === true ? [] : [{ c, code: code.code }];
+      });
+      if (live.length === 1) return this.explainNode(live[0]!.c, cur, e, pathCode, depth + 1);
+      const tests = live.slice(0, -1).map((l) => `() => ${l.code}`);
+      const whys = live.map((l) => this.explainNode(l.c, cur, e, pathCode, depth + 1));
+      const pick = whys.slice(0, -1).reduceRight((rest, why, i) => `i === ${i} ? ${why} : ${rest}`, whys[whys.length - 1]!);
+      return `((i: number) => ${pick})($first([${tests.join(", ")}]))`;
+    }
+    if (node.k === "cond") {
+      const C = this.expr(node.cond, e, cur).code;
+      return `((c: unknown) => c === true ? ${this.explainNode(node.then, cur, e, pathCode, depth + 1)} : c === false ? ${this.explainNode(node.otherwise, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.cond, cur, e, pathCode, depth + 1)})($try(() => ${C}))`;
+    }
+    if (node.k === "derive") {
+      const d = e.derives.get(node.name);
+      if (d && d.type.k === "bool") {
+        // One explanation method per boolean derive entry and owning env, shared by every condition.
+        const owner = this.ownerOf(e, node.name);
+        const key = `${owner.index}:${node.name}`;
+        let method = this.explainers.get(key);
+        if (!method) {
+          method = `x${this.explainers.size}`;
+          this.explainers.set(key, method);
+          const od = owner.derives.get(node.name)!;
+          const { body, temps } = this.scoped(() => this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1));
+          this.methods.push(`  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n${temps}    return ${body};\n  }`);
+        }
+        return `this.${method}([...${pathCode}, ${q(node.name)}])`;
+      }
+    }
+    const operands = operandsOf(node).filter((o) => o.k !== "const");
+    const head = `\`${nodeText(cur, node)}\` is false`;
+    if (operands.length === 0) return `$where(${pathCode}) + ${q(head)}`;
+    const parts = operands.map((o) => {
+      const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
+      const c = this.expr(o, e, cur);
+      if (c.value !== undefined) return q(`${text} = ${showValue(c.value)}`);
+      return `${q(`${text} = `)} + $showT($try(() => ${c.code}))`;
+    });
+    return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
+  }
+
+  /**
+   * A method telling whether a condition holds, and one explaining why it does not. The
+   * explanation is only built when a message needs it: for a failed contract condition at once,
+   * for a rejected variant only when no variant fits (derives are pure, so it is the same then).
+   */
+  condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
+    const id = this.condCount++;
+    const holds = this.scoped(() => this.expr(c.texpr, e, c).code);
+    const why = this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) }));
+    this.methods.push(
+      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
+      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
+    );
+    return { holds: `this.c${id}()`, why: `this.w${id}()` };
+  }
+
+  /** Declares a memo field. */
+  field(name: string, type: string): void {
+    this.fields.push({ name, type });
+  }
+
+  private readonly sharedMethods = new Set<string>();
+
+  /** Emits method `name` (its signature and body from `text`) once per class; returns the name. */
+  shared(name: string, text: () => string): string {
+    if (!this.sharedMethods.has(name)) {
+      this.sharedMethods.add(name);
+      this.methods.push(`  ${name}${text()}`);
+    }
+    return name;
+  }
+
+  /** Emits a method and returns its name. */
+  method(name: string, body: string): string {
+    this.methods.push(`  ${name} {\n${body}\n  }`);
+    return name;
+  }
+
+  /**
+   * The class text: tensor fields (a filled output's is set by plan(), the others only by the
+   * constructor), the outputs bag's descriptions of in-place outputs, attributes, memo fields.
+   */
+  classText(className: string): string {
+    const call = this.valid;
+    const tensors = [...call.tensors.values()].sort((a, b) => a.index - b.index);
+    const aliases = [...call.aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`);
+    const attrs = [...call.attrIndex.values()].sort((a, b) => a - b).map((i) => `a${i}`);
+    const decls = [
+      ...tensors.map((t) => `  declare ${t.filled ? "" : "readonly "}t${t.index}: TensorDesc | null;`),
+      ...aliases.map((u) => `  declare readonly ${u}: TensorDesc | null;`),
+      ...attrs.map((a) => `  declare readonly ${a}: unknown;`),
+      ...this.fields.map((f) => `  private declare ${f.name}: ${f.type} | undefined;`),
+    ];
+    const names = [...tensors.map((t) => `t${t.index}`), ...aliases];
+    const params = [...names.map((t) => `${t}: TensorDesc | null`), ...attrs.map((a) => `${a}: unknown`)];
+    const body = [...names, ...attrs].map((x) => `    this.${x} = ${x};`).concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
+    return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
+  }
+
+}
+
+

@@ -1,0 +1,299 @@
+/**
+ * A kernel's plan methods as generated TypeScript, per dtype assignment: `plan()` checks the
+ * outputs against their computed shapes, the kernel's conditions, then each variant's in selection
+ * order, and runs the first fitting variant's plan method: shader ids, scratch sizes, bindings
+ * (uniform bytes written field by field, sizes checked against the profile's binding limits),
+ * workgroup counts — in interpret.ts's order, so the first error is the same.
+ */
+import { deriveEnv } from "../check/check-spec.js";
+import { leavesOf } from "../check/binding-time.js";
+import type { CheckedBinding, CheckedVariant } from "../model/checked.js";
+import type { Value } from "../model/ir.js";
+import type { StaticFacts } from "../plan/env.js";
+import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "../plan/dispatch-model.js";
+import { str as q } from "./code-writer.js";
+import { AssignmentGen, lit, type Code, type GenEnv, type ValidatedCall } from "./dispatcher-expr.js";
+
+/** What generating one assignment's class shares: the kernel model, the facts, the generator, message constants. */
+export interface AssignmentContext {
+  readonly model: KernelModel;
+  readonly facts: StaticFacts;
+  readonly g: AssignmentGen;
+  readonly valid: ValidatedCall;
+  /** The module constant holding a message prefix (strings repeated across error paths are pooled). */
+  readonly sc: (text: string) => string;
+  /** The module constant holding a value (code of a literal; equal ones are pooled), with its type. */
+  readonly konst: (code: string, type: string) => string;
+}
+
+/** The body of a variant's plan method: mirrors interpret.ts buildPlan (same order of evaluation, so the same first error). */
+function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: GenEnv): string[] {
+  const { g, sc, valid: { tensors } } = cx;
+  const k = cx.model.kernel;
+  const name = k.spec.name;
+  const v = vm.variant;
+  const prefix = `${name}: variant \`${v.id}\``;
+  const maxWg = cx.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+  const body: string[] = [];
+  const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
+  // Shader ids first. The entries are tried in order and key leaves read lazily, as the interpreter
+  // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
+  vm.passes.forEach((pm, pi) => {
+    const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+    const leaves = pm.keyLeaves.map((l) => g.keyLeaf(l));
+    const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
+    const head = `${prefix}: no shader was built for pass \`${pm.pass.id}\` with `;
+    const tail = ` on profile ${cx.model.profile}; ${cx.model.instancesHint}`;
+    if (leaves.every((x) => x.read || x.value !== undefined) && entries.every((e) => e.key.every((kv) => !Array.isArray(kv)))) {
+      // Every key leaf is a plain read: each into a local, then one conditional expression over the
+      // built keys in entry order (null matches anything); the locals name the key when none fits.
+      const locals = leaves.map((_, i) => `k${pi}_${i}`);
+      if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
+      const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
+      const miss = `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      const arms = entries.map((e) => {
+        const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
+        return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
+      });
+      body.push(`    const s${pi}: string = ${[...arms, miss].join("\n      : ")};`);
+      return;
+    }
+    // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
+    // each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
+    const used = new Set<number>();
+    for (const e of entries) e.key.forEach((kv, i) => kv !== null && used.add(i));
+    const reads = pm.keyLeaves.map((l, i) => {
+      const leaf = leaves[i]!;
+      if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
+      const read = `k${vi}_${pi}_${i}`;
+      g.method(`${read}(): unknown`, `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
+      g.method(`${read}s(): string`, `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+      if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
+      body.push(`    let k${pi}_${i}: unknown = undefined;`);
+      return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
+    });
+    body.push(`    let s${pi}: string | undefined = undefined;`);
+    entries.forEach((e, ei) => {
+      const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i]!.value}, ${lit(kv)})` : `${reads[i]!.value} === ${lit(kv)}`]));
+      body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
+    });
+    const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i]!.key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
+    body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${sc(head)} + ${keyDesc} + ${sc(tail)});`);
+  });
+  let tmpCount = 0;
+  /**
+   * Emits `let rN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError, and
+   * returns rN; a constant or a plain read cannot fail and is returned as it is.
+   */
+  const guarded = (x: Code, pfx: string, what: string): string => {
+    if (x.value !== undefined || x.read) return x.code;
+    const t = `r${tmpCount++}`;
+    body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${x.code};`, `    } catch (e) {`, `      $evalFail(e, ${sc(pfx)}, ${q(what)});`, `    }`);
+    return t;
+  };
+  // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
+  const maxStorage = limitOf(cx.facts, "maxStorageBufferBindingSize");
+  v.intermediates.forEach((im, ii) => {
+    const x = im.shape.texpr;
+    const bytes = ELEMENT_BYTES[im.dtype];
+    const what = `the shape of intermediate \`${im.id}\``;
+    let size: string;
+    if (x.k === "list") {
+      const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape), prefix, what));
+      size = `$round4(${[...items.map((t) => `(${t} as number)`), String(bytes)].join(" * ")})`;
+    } else {
+      const shape = guarded(g.expr(x, venv, im.shape), prefix, what);
+      size = `$round4($product(${shape} as readonly number[]) * ${bytes})`;
+    }
+    body.push(`    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`);
+  });
+  // Binding resources: a tensor's or a scratch buffer's is one object per call, made at its first binding.
+  const resources = new Map<string, string>();
+  const resourceOf = (b: CheckedBinding, pprefix: string): string => {
+    const key = `${b.kind}:${b.ref}`;
+    const known = resources.get(key);
+    if (known) return known;
+    const r = `q${resources.size}`;
+    resources.set(key, r);
+    if (b.kind === "scratch") {
+      const si = scratchIndex.get(b.ref!);
+      body.push(`    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`);
+      return r;
+    }
+    const slot = tensors.get(b.ref!)!;
+    const t = `this.t${slot.index}`;
+    if (!slot.required) body.push(`    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`);
+    // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
+    const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
+    const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
+    if (bytes === undefined) {
+      body.push(`    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`);
+    } else {
+      // One method per tensor and limit in the class builds the resource (shared by the variants).
+      const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
+      const kind = b.refIsInput ? "input" : "output";
+      const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => `(): BindingResource {\n    return $buf(${t}!, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`);
+      body.push(`    const ${r} = this.${method}();`);
+    }
+    return r;
+  };
+  const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
+  const maxUniform = limitOf(cx.facts, "maxUniformBufferBindingSize");
+  const passes = vm.passes.map((pm, pi) => {
+    const penv = passEnvs[pi];
+    const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
+    // One statement per binding, in order, so the first failing binding is the one reported.
+    const bindings = pm.bindings.map((b, bi) => {
+      let res: string;
+      if (b.kind === "uniform") {
+        // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
+        const fields = b.fields ?? [];
+        const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value), pprefix, `uniform field \`${b.name}.${f.name}\``));
+        const u = `b${pi}_${bi}`;
+        const ubytes = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
+        if (ubytes > maxUniform) body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", ${sc(pprefix)}, ${q(`uniform \`${b.name}\``)});`);
+        body.push(`    const ${u} = new Uint8Array(${ubytes});`);
+        fields.forEach((f, fi) => {
+          body.push(f.type === "f32" ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});` : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`);
+        });
+        res = `{ kind: "uniform", bytes: ${u} }`;
+      } else {
+        res = resourceOf(b, pprefix);
+      }
+      return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
+    });
+    const wg = pm.pass.dispatch.map((d, i) => {
+      const x = g.expr(d.texpr, penv, d);
+      if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
+      const w = `w${pi}${"xyz"[i]}`;
+      body.push(`    const ${w} = $wg(${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
+      return w;
+    });
+    return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
+  });
+  const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
+  body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`);
+  return body;
+}
+
+/** The largest binding of a kind the profile allows (WebGPU's defaults when the profile names none). */
+function limitOf(facts: StaticFacts, name: "maxStorageBufferBindingSize" | "maxUniformBufferBindingSize"): number {
+  const v = Object.hasOwn(facts.limits, name) ? facts.limits[name] : undefined;
+  return v ?? (name === "maxStorageBufferBindingSize" ? 134217728 : 65536);
+}
+
+/**
+ * The start of plan(): each output with a declared shape, in spec order, has its shape computed
+ * and checked (a list of non-negative integers of the declared rank); a given output must have
+ * it, an output left out is set to it. Returns the code of the plan's outputShapes record.
+ */
+function outputChecks(cx: AssignmentContext, lines: string[]): void {
+  const { g, model, valid } = cx;
+  const k = model.kernel;
+  const name = k.spec.name;
+  const inputIds = new Set(k.spec.inputs.map((i) => i.name));
+  const shaped = k.spec.outputs.filter((o) => k.outputShapes.has(o.name));
+  // With an output that may be absent, the record is filled as the outputs are checked.
+  const conditional = shaped.some((o) => !valid.tensors.get(o.name)!.required);
+  if (conditional) lines.push(`    const shapes: Record<string, readonly number[]> = {};`);
+  const entries: string[] = [];
+  shaped.forEach((o, j) => {
+    const se = k.outputShapes.get(o.name)!;
+    const slot = valid.tensors.get(o.name)!;
+    const t = `this.t${slot.index}`;
+    const ind = slot.required ? "    " : "      ";
+    if (!slot.required) lines.push(`    if (${t} !== null) {`);
+    const x: Code = g.expr(se.texpr, g.top, se);
+    let value = x.code;
+    if (x.value === undefined && !x.read) {
+      const what = `the shape of output \`${o.name}\``;
+      lines.push(`${ind}let o${j}: unknown = undefined;`, `${ind}try {`, `${ind}  o${j} = ${x.code};`);
+      lines.push(`${ind}} catch (e) {`, `${ind}  $evalFail(e, ${q(name)}, ${q(what)});`, `${ind}}`);
+      value = `o${j}`;
+    }
+    const h = `h${j}`;
+    lines.push(`${ind}const ${h} = $outShape(${value}, ${o.rank ?? -1}, ${q(name)}, ${q(o.name)});`);
+    const bad = (given: string): string => `$badOutput(${q(name)}, ${q(o.name)}, ${given}.shape, ${h}, ${q(se.source.text)})`;
+    if (inputIds.has(o.name)) {
+      const u = valid.aliasIndex.get(o.name);
+      if (u !== undefined) lines.push(`${ind}if (this.u${u} !== null && !$same(this.u${u}.shape, ${h})) ${bad(`this.u${u}`)};`);
+    } else if (slot.filled) {
+      const param = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype);
+      const dtype = param ? cx.facts.dtypes[slot.dtype]! : slot.dtype;
+      lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)} };`);
+      lines.push(`${ind}else if (!$same(${t}.shape, ${h})) ${bad(t)};`);
+    } else {
+      lines.push(`${ind}if (!$same(${t}!.shape, ${h})) ${bad(`${t}!`)};`);
+    }
+    if (conditional) lines.push(`${ind}shapes[${q(o.name)}] = ${h};`);
+    if (!slot.required) lines.push(`    }`);
+    entries.push(`${q(o.name)}: ${h}`);
+  });
+  if (!conditional) lines.push(`    const shapes = { ${entries.join(", ")} };`);
+}
+
+/** Generates one dtype assignment's class: its plan() method and everything it calls. */
+export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, call: ValidatedCall, consts: string[]): string {
+  const k = model.kernel;
+  const name = k.spec.name;
+  const g = new AssignmentGen(k, a.facts, call);
+  // Strings repeated across error paths (message prefixes) become module constants.
+  const pool = new Map<string, string>();
+  const sc = (text: string): string => {
+    let n = pool.get(text);
+    if (!n) {
+      n = `${cls}S${pool.size}`;
+      pool.set(text, n);
+      consts.push(`const ${n} = ${q(text)};`);
+    }
+    return n;
+  };
+  const values = new Map<string, string>();
+  const konst = (code: string, type: string): string => {
+    let n = values.get(code);
+    if (!n) {
+      n = `${cls}V${values.size}`;
+      values.set(code, n);
+      consts.push(`const ${n}: ${type} = ${code};`);
+    }
+    return n;
+  };
+  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc, konst };
+  const lines: string[] = [];
+  const checks = g.scoped(() => {
+    const out: string[] = [];
+    outputChecks(cx, out);
+    return out;
+  });
+  if (checks.temps) lines.push(checks.temps.replace(/\n$/, ""));
+  lines.push(...checks.body);
+  for (const c of k.when) {
+    const cond = g.condMethod(c, g.top);
+    lines.push(`    if (!${cond.holds}) $fail("contract", ${q(`${name}: condition \`${c.source.text}\` failed: `)} + ${cond.why});`);
+  }
+  // Variants in selection order; one without conditions always fits, and the ones after it never run.
+  const rejected: string[] = [];
+  const unconditional = a.variants.some((vm, vi) => {
+    const v: CheckedVariant = vm.variant;
+    const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
+    const conds = v.when.map((c) => g.condMethod(c, venv));
+    const plan = g.scoped(() => planBody(cx, vm, vi, venv));
+    g.method(`p${vi}(shapes: Readonly<Record<string, readonly number[]>>): Plan`, plan.temps + plan.body.join("\n"));
+    const planCall = `this.p${vi}(shapes)`;
+    if (conds.length === 0) {
+      lines.push(`    return ${planCall};`);
+      return true;
+    }
+    lines.push(`    if (${conds.map((c) => c.holds).join(" && ")}) return ${planCall};`);
+    // Why the variant was rejected (only asked when no variant fits): its first condition that does not hold.
+    g.method(`r${vi}(): string`, [...conds.slice(0, -1).map((c) => `    if (!${c.holds}) return ${c.why};`), `    return ${conds[conds.length - 1]!.why};`].join("\n"));
+    rejected.push(`${q(`${v.id}: `)} + this.r${vi}()`);
+    return false;
+  });
+  if (!unconditional) {
+    const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
+    lines.push(`    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`);
+  }
+  g.method("plan(): Plan", lines.join("\n"));
+  return g.classText(cls);
+}

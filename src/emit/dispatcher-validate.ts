@@ -1,0 +1,160 @@
+/**
+ * A kernel's plan function as generated TypeScript: it snapshots the call (each tensor's own shape
+ * and dtype and each attribute read exactly once, into fresh plain values), validates the snapshot
+ * with straight-line checks, and constructs the class of the call's dtype assignment. Same checks,
+ * order and messages as plan/call-snapshot.ts and plan/interpret.ts validateCall.
+ */
+import type { Value } from "../model/ir.js";
+import { outputsToFill, type KernelModel } from "../plan/dispatch-model.js";
+import { CodeWriter, comment, str } from "./code-writer.js";
+import { lit, type TensorSlot, type ValidatedCall } from "./dispatcher-expr.js";
+import { generateAssignment } from "./dispatcher-plan.js";
+
+/** The fields a kernel's call becomes: tensor slots, in-place output aliases, attribute indices. */
+export function validatedCall(model: KernelModel): ValidatedCall {
+  const spec = model.kernel.spec;
+  const fill = outputsToFill(model.kernel);
+  const tensorIds: string[] = spec.inputs.map((i) => i.name);
+  for (const o of spec.outputs) if (!tensorIds.includes(o.name)) tensorIds.push(o.name);
+  // An id that is an input reads the call's input; validation rejects a call without a required one.
+  const tensors = new Map<string, TensorSlot>(
+    tensorIds.map((id, index) => {
+      const io = spec.inputs.find((i) => i.name === id) ?? spec.outputs.find((o) => o.name === id)!;
+      const filled = fill.has(id);
+      return [id, { index, required: !io.optional, dtype: io.dtype, rank: io.rank, filled }];
+    }),
+  );
+  const inputIds = new Set(spec.inputs.map((i) => i.name));
+  const aliasIndex = new Map(spec.outputs.filter((o) => inputIds.has(o.name)).map((o) => [o.name, tensors.get(o.name)!.index]));
+  const attrIndex = new Map(spec.attributes.map((a, i) => [a.name, i]));
+  const required = new Set(spec.attributeConstraints.filter((c) => c.required).map((c) => c.name));
+  const definedAttrs = new Set(spec.attributes.filter((a) => a.default !== undefined || required.has(a.name)).map((a) => a.name));
+  return { tensors, aliasIndex, attrIndex, definedAttrs };
+}
+
+/** What a kernel's generated code is: its plan function's name, and the code. */
+export interface KernelCode {
+  readonly fn: string;
+  readonly code: string;
+}
+
+/** Generates the plan function of one kernel (its validation, assignment switch and classes). */
+export function generateKernel(model: KernelModel, kIndex: number, callType: string, consts: string[]): KernelCode {
+  const k = model.kernel;
+  const spec = k.spec;
+  const name = spec.name;
+  const call = validatedCall(model);
+  const { tensors, aliasIndex, attrIndex } = call;
+  const K = `K${kIndex}`;
+  consts.push(`const ${K} = ${str(name)};`);
+  const inputIds = spec.inputs.map((i) => i.name);
+  const outputIds = spec.outputs.map((o) => o.name);
+  const paramIndex = new Map(spec.typeConstraints.map((t, i) => [t.name, i]));
+  const params = new Set(spec.typeConstraints.map((t) => t.name));
+  const slot = (id: string): number => tensors.get(id)!.index;
+  const w = new CodeWriter();
+  const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
+  const fn = `plan${kIndex}`;
+
+  w.line(`/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`);
+  w.open(`export function ${fn}(call: ${callType}): Plan`);
+  // The call is snapshot first: its bags, each bag's own keys (for-in skipping inherited keys
+  // visits what Object.keys lists, in its order, without the array), each value read once.
+  w.line(`const c = $call(call, ${K});`);
+  w.line(`const ins = $bag(c, "inputs", ${K});`);
+  w.line(`const outs = $bag(c, "outputs", ${K});`);
+  w.line(`const attrs = $bag(c, "attrs", ${K});`);
+  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}: TensorDesc | null = null;`);
+  for (const i of aliasIndex.values()) w.line(`let u${i}: TensorDesc | null = null;`);
+  spec.attributes.forEach((_, i) => w.line(`let g${i}: unknown = undefined;`));
+  const keyLoop = (bag: string, ids: readonly string[], local: (id: string) => string, what: string, read: (id: string) => string): void => {
+    w.open(`if (${bag} !== undefined)`).open(`for (const key in ${bag})`);
+    w.line(`if (!$hasOwn.call(${bag}, key)) continue;`);
+    w.open(`switch (key)`);
+    for (const id of ids) w.line(`case ${str(id)}:`).line(`  ${local(id)} = ${read(id)};`).line(`  break;`);
+    w.line(`default:`).line(`  ${fail(`${K} + ${str(`: unknown ${what} \``)} + key + ${str(`\`; ${what}s are ${ids.join(", ")}`)}`)};`);
+    w.close().close().close();
+  };
+  keyLoop("ins", inputIds, (id) => `t${slot(id)}`, "input", (id) => `$td(ins[key], ${K}, "input", ${str(id)})`);
+  const outLocal = (id: string): string => (inputIds.includes(id) ? `u${slot(id)}` : `t${slot(id)}`);
+  keyLoop("outs", outputIds, outLocal, "output", (id) => `$td(outs[key], ${K}, "output", ${str(id)})`);
+  const attrNames = spec.attributes.map((x) => x.name);
+  keyLoop("attrs", attrNames, (id) => `g${attrIndex.get(id)}`, "attribute", (id) => `$av(attrs[key], ${K}, ${str(id)})`);
+
+  // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
+  spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}: string | undefined = undefined;`).line(`let by${i} = "";`));
+  const fill = outputsToFill(k);
+  const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
+    const p = `${K} + ${str(`: ${what} \``)}`;
+    w.open(`if (${local} === null)`);
+    if (!optional) w.line(`${fail(`${K} + ${str(`: required ${what} \`${id}\` is missing`)}`)};`);
+    w.close("} else {");
+    if (params.has(dtype)) {
+      const d = paramIndex.get(dtype)!;
+      w.line(`const prev = dt${d};`);
+      w.line(`if (prev === undefined) {`).line(`  dt${d} = ${local}.dtype;`).line(`  by${d} = ${str(id)};`);
+      const msg = `${p} + ${str(`${id}\` has dtype `)} + ${local}.dtype + ", but \\u0060" + by${d} + ${str(`\` makes ${dtype} = `)} + prev`;
+      w.line(`} else if (prev !== ${local}.dtype) {`).line(`  ${fail(msg)};`).line(`}`);
+    } else {
+      w.line(`if (${local}.dtype !== ${str(dtype)}) ${fail(`${p} + ${str(`${id}\` must have dtype ${dtype}, got `)} + ${local}.dtype`)};`);
+    }
+    if (rank !== undefined) {
+      w.line(`if (${local}.shape.length !== ${rank}) ${fail(`${p} + ${str(`${id}\` must have rank ${rank}, got `)} + ${local}.shape.length`)};`);
+    }
+    w.close();
+  };
+  for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, "input", `t${slot(i.name)}`);
+  for (const o of spec.outputs) {
+    const optional = o.optional || inputIds.includes(o.name) || fill.has(o.name);
+    visit(o.name, o.dtype, o.rank, optional, "output", outLocal(o.name));
+  }
+  for (const tc of spec.typeConstraints) {
+    const d = paramIndex.get(tc.name)!;
+    const msg = `${K} + ${str(`: ${tc.name} = `)} + dt${d} + ${str(` is not allowed; allowed: ${tc.types.join(", ")}`)}`;
+    w.line(`if (dt${d} === undefined) dt${d} = ${str(tc.types[0]!)};`);
+    w.line(`else if (${tc.types.map((t) => `dt${d} !== ${str(t)}`).join(" && ")}) ${fail(msg)};`);
+  }
+  spec.attributes.forEach((a, i) => {
+    const t = k.attrTypes.get(a.name)!;
+    const g = `g${i}`;
+    const check =
+      t.k === "string"
+        ? `typeof ${g} === "string"`
+        : t.k === "list"
+          ? `$numbers(${g})`
+          : `typeof ${g} === "number" && Number.${t.k === "int" ? "isInteger" : "isFinite"}(${g})`;
+    const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
+    w.line(`if (${g} !== undefined && !(${check})) ${fail(`${K} + ${str(`: attribute \`${a.name}\` must be ${want}, got `)} + $show(${g})`)};`);
+  });
+  // An attribute's value with its default (declared only where something reads it).
+  const constrained = new Set(spec.attributeConstraints.map((c) => c.name));
+  spec.attributes.forEach((a, i) => {
+    if (model.assignments.length === 0 && !constrained.has(a.name)) return;
+    w.line(`const a${i}: unknown = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`);
+  });
+  for (const c of spec.attributeConstraints) {
+    const i = attrIndex.get(c.name);
+    if (i === undefined) continue;
+    if (c.required) w.line(`if (a${i} === undefined) ${fail(`${K} + ${str(`: attribute \`${c.name}\` is required`)}`)};`);
+    if (c.values) {
+      const allowed = c.values.map((x) => (typeof x === "string" ? JSON.stringify(x) : String(x))).join(", ");
+      const test = c.values.length ? c.values.map((x) => `a${i} !== ${lit(x as Value)}`).join(" && ") : "true";
+      w.line(`if (a${i} !== undefined && ${test}) ${fail(`${K} + ${str(`: attribute \`${c.name}\` is `)} + $show(a${i}) + ${str(`; allowed values: ${allowed}`)}`)};`);
+    }
+  }
+  // The class of the call's dtype assignment plans it.
+  const classes: string[] = [];
+  const args = [...[...tensors.values()].map((s) => `t${s.index}`), ...[...aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`), ...spec.attributes.map((_, i) => `a${i}`)].join(", ");
+  model.assignments.forEach((a, ai) => {
+    const cls = `K${kIndex}A${ai}`;
+    classes.push(generateAssignment(model, a, cls, call, consts));
+    const test = Object.keys(a.facts.dtypes)
+      .map((p) => `dt${paramIndex.get(p)} === ${str(a.facts.dtypes[p]!)}`)
+      .join(" && ");
+    w.line(`if (${test || "true"}) return new ${cls}(${args}).plan();`);
+  });
+  const desc = spec.typeConstraints.map((tc) => `${str(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
+  w.line(`return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`);
+  w.close();
+  return { fn, code: [...classes, "", w.text()].join("\n") };
+}

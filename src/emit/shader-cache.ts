@@ -1,0 +1,150 @@
+/**
+ * What a compilation may reuse from an earlier one (`kernelc watch`): rendered shaders by what they
+ * were rendered from, and Tint's verdicts by shader content. A render is reused only when the
+ * template, every template it includes or imports, the render context and the declarations are
+ * all unchanged, so a template edit re-renders only the shaders whose templates include it.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { sha256Hex } from "../core/hash.js";
+import { walkFiles } from "../core/walk.js";
+import type { Rendered, RenderError } from "./render.js";
+import type { WgslProblem } from "./validate-wgsl.js";
+import type { WorkgroupFacts } from "./wgsl-limits.js";
+
+/** What the static checks read from one shader's text: its workgroup facts and how often each identifier occurs. */
+export interface ShaderAnalysis {
+  readonly facts: WorkgroupFacts;
+  readonly identifiers: ReadonlyMap<string, number>;
+}
+
+/** Results kept across compilations; create one with createShaderCache() and pass it to each compile. */
+export interface ShaderCache {
+  /** Render results (or the render's error) by renderKey(). */
+  readonly renders: Map<string, Rendered | RenderError>;
+  /** Tint's problems by shader id (its content hash) and feature set. */
+  readonly verdicts: Map<string, readonly WgslProblem[]>;
+  /** What the static checks read from a shader's text, by shader id. */
+  readonly analyses: Map<string, ShaderAnalysis>;
+  /** How many renders and validations the last compilation did and reused (for tests and benchmarks). */
+  readonly stats: { rendered: number; renderReused: number; validated: number; validationReused: number };
+}
+
+/** An empty cache. */
+export function createShaderCache(): ShaderCache {
+  return { renders: new Map(), verdicts: new Map(), analyses: new Map(), stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 } };
+}
+
+/** Literal template names of include/import/from/extends tags; `dynamic` when a tag names its template by an expression. */
+function includedNames(text: string): { names: string[]; dynamic: boolean } {
+  const names: string[] = [];
+  let dynamic = false;
+  for (const m of text.matchAll(/\{%-?\s*(?:include|import|from|extends)\s+(?:"([^"]*)"|'([^']*)'|(\S))/g)) {
+    if (m[3] !== undefined) dynamic = true;
+    else names.push(m[1] ?? m[2]);
+  }
+  return { names, dynamic };
+}
+
+/**
+ * Digests of template closures for one compilation (templates are read once per compilation):
+ * the hash of a template's text and of every template it includes, transitively. A template that
+ * includes one by an expression depends on the whole folder.
+ */
+export class TemplateDigests {
+  private readonly texts = new Map<string, string | undefined>();
+  private readonly closures = new Map<string, { digest: string; device: DeviceReads }>();
+  private folder?: string;
+
+  constructor(private readonly templatesDir: string) {}
+
+  /** The digest of `name` (relative to the templates folder) and everything it includes. */
+  digest(name: string): string {
+    return this.closure(name).digest;
+  }
+
+  /** Which members of `device` the template and its includes can read. */
+  deviceReads(name: string): DeviceReads {
+    return this.closure(name).device;
+  }
+
+  private text(name: string): string | undefined {
+    if (!this.texts.has(name)) {
+      let text: string | undefined;
+      try {
+        text = fs.readFileSync(path.join(this.templatesDir, ...name.split("/")), "utf8");
+      } catch {
+        text = undefined;
+      }
+      this.texts.set(name, text);
+    }
+    return this.texts.get(name);
+  }
+
+  private closure(root: string): { digest: string; device: DeviceReads } {
+    let c = this.closures.get(root);
+    if (!c) {
+      c = this.computeClosure(root);
+      this.closures.set(root, c);
+    }
+    return c;
+  }
+
+  private computeClosure(root: string): { digest: string; device: DeviceReads } {
+    const parts: string[] = [];
+    const texts: string[] = [];
+    const seen = new Set<string>();
+    const stack = [root];
+    while (stack.length > 0) {
+      const name = stack.pop()!;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const text = this.text(name);
+      parts.push(`${name}\0${text === undefined ? "(missing)" : sha256Hex(text)}`);
+      if (text === undefined) continue;
+      texts.push(text);
+      const inc = includedNames(text);
+      if (inc.dynamic) return { digest: this.folderDigest(), device: "all" };
+      stack.push(...inc.names);
+    }
+    return { digest: sha256Hex(parts.sort().join("\0")), device: deviceMembers(texts) };
+  }
+
+  private folderDigest(): string {
+    this.folder ??= sha256Hex(walkFiles(this.templatesDir).files.map((f) => `${f}\0${sha256Hex(this.text(f) ?? "")}`).join("\0"));
+    return this.folder;
+  }
+}
+
+/** The `device` members a template can read: "all" unless every mention is `device.features.X` or `device.limits.X`. */
+export type DeviceReads = "all" | { readonly features: readonly string[]; readonly limits: readonly string[] };
+
+function deviceMembers(texts: readonly string[]): DeviceReads {
+  const features = new Set<string>();
+  const limits = new Set<string>();
+  for (const text of texts) {
+    for (const m of text.matchAll(/(?<![\w.])device\b(\s*\.\s*(features|limits)\s*\.\s*([A-Za-z_][\w-]*))?/g)) {
+      if (m[1] === undefined) return "all";
+      (m[2] === "features" ? features : limits).add(m[3]);
+    }
+  }
+  return { features: [...features].sort(), limits: [...limits].sort() };
+}
+
+/** What of a render context the output can depend on: everything but the `device` members the template cannot read. */
+export function keyContext(context: Readonly<Record<string, unknown>>, reads: DeviceReads): unknown {
+  if (reads === "all") return context;
+  const device = context.device as { features: Record<string, boolean>; limits: Record<string, number> } | undefined;
+  return {
+    ...context,
+    device: {
+      features: reads.features.map((f) => [f, device?.features[f]]),
+      limits: reads.limits.map((l) => [l, device?.limits[l]]),
+    },
+  };
+}
+
+/** The key of one render: the template closure's digest, the render context and the declarations. */
+export function renderKey(shader: string, digest: string, context: unknown, declarations: string): string {
+  return sha256Hex(JSON.stringify([shader, digest, context, declarations]));
+}

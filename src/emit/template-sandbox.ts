@@ -1,0 +1,377 @@
+/**
+ * The template sandbox: a Nunjucks environment in which templates are data. Each render gets its
+ * own runtime (the object the compiled template code calls for every lookup, call and output), so
+ * that:
+ * - member access reads only own properties of plain data objects and arrays handed to the
+ *   template (never a prototype, never a member of a string, function or macro), and refuses
+ *   `constructor`, `prototype` and `__*` names;
+ * - names resolve to template variables, the render context and `range` only (no other globals);
+ * - only macros and `range` can be called;
+ * - filters and tests are a data-only list (src/check/template-safety.ts);
+ * - render limits hold: loop iterations, the size of each printed value and string variable, the
+ *   shader's total size, macro nesting, template nesting and render time; exceeding one throws a
+ *   RenderLimitExceeded that the renderer reports with the template line.
+ * The parse tree of every template is also checked before it is compiled (the loader does it).
+ */
+import { createRequire } from "node:module";
+import nunjucks from "nunjucks";
+import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName } from "../check/template-safety.js";
+
+const require = createRequire(import.meta.url);
+// nunjucks ships its runtime, filters and tests as CommonJS modules without type declarations.
+const njRuntime = require("nunjucks/src/runtime") as Record<string, unknown> & { Frame: FrameClass; makeMacro: (...a: unknown[]) => Callable; fromIterator: (x: unknown) => unknown; suppressValue: (v: unknown, esc: boolean) => unknown };
+const njFilters = require("nunjucks/src/filters") as Record<string, Callable>;
+const njTests = require("nunjucks/src/tests") as Record<string, Callable>;
+const njCompiler = require("nunjucks/src/compiler") as { Compiler: new (name: string, throwOnUndefined: boolean) => CompilerLike };
+const njTransformer = require("nunjucks/src/transformer") as { transform(ast: unknown, asyncFilters: unknown[], name: string): unknown };
+const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions: unknown[], opts: unknown): unknown };
+
+interface CompilerLike {
+  compile(node: unknown): void;
+  getCode(): string;
+  _emitLine(code: string): void;
+  _compileChildren(node: { children: { typename?: string; lineno?: number; colno?: number }[] }, frame: unknown): void;
+}
+
+/** Statement nodes: before each, the compiled code records its template line and column. */
+const STATEMENTS = new Set(["Output", "Set", "For", "If", "Macro", "Include", "Import", "FromImport", "Switch"]);
+
+/**
+ * Nunjucks' compiler, with the current template line and column (1-based) recorded before every
+ * statement, so that an error the sandbox raises inside an expression names its line (stock
+ * nunjucks records a position only at function calls, 0-based), and the size of the output being
+ * built checked there, so that literal text repeated by a loop is caught at its line.
+ */
+class LocatingCompiler extends njCompiler.Compiler {
+  override _compileChildren(node: { children: { typename?: string; lineno?: number; colno?: number }[] }, frame: unknown): void {
+    for (const child of node.children) {
+      if (child && STATEMENTS.has(child.typename ?? "") && typeof child.lineno === "number") {
+        const buffer = (this as unknown as { buffer: string }).buffer;
+        this._emitLine(`lineno = ${child.lineno + 1}; colno = ${(child.colno ?? 0) + 1}; runtime.outputSoFar(${buffer}.length);`);
+      }
+      (this as unknown as { compile(n: unknown, f: unknown): void }).compile(child, frame);
+    }
+  }
+
+  compileFunCall(node: { lineno: number; colno: number }, frame: unknown): void {
+    const located = Object.create(node, { lineno: { value: node.lineno + 1 }, colno: { value: node.colno + 1 } }) as object;
+    (njCompiler.Compiler.prototype as unknown as { compileFunCall(n: unknown, f: unknown): void }).compileFunCall.call(this, located, frame);
+  }
+}
+
+/** Compiles a template's source to the module text nunjucks evaluates, with positions recorded (see LocatingCompiler). */
+function compileTemplate(src: string, name: string, opts: { throwOnUndefined?: boolean }): string {
+  const c = new LocatingCompiler(name, opts.throwOnUndefined ?? false);
+  c.compile(njTransformer.transform(njParser.parse(src, [], opts), [], name));
+  return c.getCode();
+}
+
+type Callable = (...args: unknown[]) => unknown;
+
+/** The limits one render of one shader must stay within. */
+export interface RenderLimits {
+  /** Loop iterations plus `range` items plus macro calls, over the whole render. */
+  readonly maxSteps: number;
+  /** Characters of the rendered shader, and of any one printed value or string variable. */
+  readonly maxOutputChars: number;
+  /** Macro calls nested inside each other. */
+  readonly maxCallDepth: number;
+  /** Nested scopes: loops, includes and imports inside each other. */
+  readonly maxNesting: number;
+  /** Wall-clock time of one render, in milliseconds. */
+  readonly maxMillis: number;
+}
+
+/** The limits every render runs under (docs/templates.md lists them). */
+export const RENDER_LIMITS: RenderLimits = Object.freeze({
+  maxSteps: 200_000,
+  maxOutputChars: 1 << 20,
+  maxCallDepth: 64,
+  maxNesting: 256,
+  maxMillis: 20_000,
+});
+
+/** A template tried something the sandbox refuses (a reported template_error). */
+export class TemplateSandboxError extends Error {
+  override readonly name = "TemplateSandboxError";
+}
+
+/** A render went past one of its limits (a reported template_limit_exceeded). */
+export class RenderLimitExceeded extends Error {
+  override readonly name = "RenderLimitExceeded";
+}
+
+interface FrameLike {
+  variables: Record<string, unknown>;
+  parent?: FrameLike;
+  topLevel: boolean;
+  set(name: string, val: unknown, resolveUp?: boolean): void;
+  push(isolateWrites?: boolean): FrameLike;
+}
+type FrameClass = new (parent?: FrameLike, isolateWrites?: boolean) => FrameLike;
+
+/** Counters of one render. */
+class Budget {
+  steps = 0;
+  callDepth = 0;
+  /** Templates rendering inside each other (includes and imports). */
+  renders = 0;
+  printed = 0;
+  private ticks = 0;
+  private readonly deadline: number;
+  /** Functions a template may call: its macros (made by this render's runtime) and `range`. */
+  readonly callable = new WeakSet<object>();
+
+  constructor(readonly limits: RenderLimits) {
+    this.deadline = Date.now() + limits.maxMillis;
+  }
+
+  /** Counts `n` steps (loop iterations, range items, calls). */
+  step(n: number, what: string): void {
+    this.steps += n;
+    if (this.steps > this.limits.maxSteps) {
+      throw new RenderLimitExceeded(`${what} takes the render past ${this.limits.maxSteps} steps (loop iterations, range items and macro calls); a shader needs far fewer: bound the loop, or compute the value in the spec`);
+    }
+    this.tick();
+  }
+
+  /** Checks the clock now and then. */
+  tick(): void {
+    if ((++this.ticks & 255) === 0 && Date.now() > this.deadline) {
+      throw new RenderLimitExceeded(`rendering took more than ${this.limits.maxMillis / 1000} s`);
+    }
+  }
+
+  /** Checks the size of a string a template made. */
+  size(v: unknown, what: string): void {
+    if (typeof v === "string" && v.length > this.limits.maxOutputChars) {
+      throw new RenderLimitExceeded(`${what} is ${v.length} characters long, more than the limit of ${this.limits.maxOutputChars}`);
+    }
+  }
+}
+
+function isPlainData(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || proto === Object.prototype;
+}
+
+function refuseName(name: string): void {
+  if (isForbiddenTemplateName(name)) throw new TemplateSandboxError(`\`${name}\` is not accessible in templates: it names a JavaScript internal`);
+}
+
+/** A bounded `range(stop)` / `range(start, stop[, step])` that counts its items as steps. */
+function makeRange(budget: Budget): Callable {
+  return (...args: unknown[]): number[] => {
+    for (const a of args) {
+      if (typeof a !== "number" || !Number.isFinite(a)) throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
+    }
+    const [start, stop, step] = args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, (args[2] as number | undefined) || 1];
+    const count = Math.max(0, Math.ceil((stop - start) / step));
+    budget.step(count, `range(${args.join(", ")}) with ${count} items`);
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) out.push(start + i * step);
+    return out;
+  };
+}
+
+/** The runtime object the compiled code of one render calls; the base runtime is never handed out. */
+function makeRuntime(budget: Budget): Record<string, unknown> {
+  const limits = budget.limits;
+  const globals = new Map<string, unknown>([["range", makeRange(budget)]]);
+  for (const g of globals.values()) budget.callable.add(g as object);
+
+  class SandboxFrame extends (njRuntime.Frame as FrameClass) {
+    readonly depth: number;
+    constructor(parent?: FrameLike, isolateWrites?: boolean) {
+      super(parent, isolateWrites);
+      this.depth = parent instanceof SandboxFrame ? parent.depth + 1 : 0;
+      if (this.depth > limits.maxNesting) throw new RenderLimitExceeded(`templates nest more than ${limits.maxNesting} scopes deep (an include or import that includes itself?)`);
+    }
+    override set(name: string, val: unknown, resolveUp?: boolean): void {
+      refuseName(name.split(".")[0]);
+      budget.size(val, `the value of \`${name}\``);
+      budget.tick();
+      super.set(name, val, resolveUp);
+    }
+    override push(isolateWrites?: boolean): FrameLike {
+      return new SandboxFrame(this, isolateWrites);
+    }
+  }
+
+  const runtime: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, njRuntime, {
+    Frame: SandboxFrame,
+    budget,
+    makeMacro(...args: unknown[]): Callable {
+      const m = njRuntime.makeMacro(...args);
+      budget.callable.add(m);
+      return m;
+    },
+    memberLookup(obj: unknown, key: unknown): unknown {
+      if (obj === undefined || obj === null) return undefined;
+      if (typeof key !== "string" && typeof key !== "number") throw new TemplateSandboxError(`a member name must be a string or a number, not ${key === null ? "null" : typeof key}`);
+      if (typeof key === "string") refuseName(key);
+      budget.tick();
+      if (typeof obj !== "object" || !(Array.isArray(obj) || isPlainData(obj))) return undefined;
+      if (Array.isArray(obj) && key === "length") return obj.length;
+      return Object.hasOwn(obj, key) ? (obj as Record<string | number, unknown>)[key] : undefined;
+    },
+    contextOrFrameLookup(context: { ctx: Record<string, unknown> }, frame: FrameLike, name: string): unknown {
+      refuseName(name);
+      for (let f: FrameLike | undefined = frame; f; f = f.parent) {
+        if (Object.hasOwn(f.variables, name) && f.variables[name] !== undefined) return f.variables[name];
+      }
+      if (Object.hasOwn(context.ctx, name)) return context.ctx[name];
+      return globals.get(name);
+    },
+    callWrap(fn: unknown, name: string, context: unknown, args: unknown[]): unknown {
+      if (!fn) throw new TemplateSandboxError(`Unable to call \`${name}\`, which is undefined or falsey`);
+      if (typeof fn !== "function" || !budget.callable.has(fn)) throw new TemplateSandboxError(`\`${name}\` is not a macro: templates can call only their macros and range()`);
+      args.forEach((a, i) => budget.size(a, `argument ${i + 1} of \`${name}\``));
+      budget.step(1, `the call of \`${name}\``);
+      if (budget.callDepth >= limits.maxCallDepth) throw new RenderLimitExceeded(`macro calls nest more than ${limits.maxCallDepth} deep (does \`${name}\` call itself?)`);
+      budget.callDepth++;
+      try {
+        return (fn as Callable).apply(context, args);
+      } finally {
+        budget.callDepth--;
+      }
+    },
+    fromIterator(arr: unknown): unknown {
+      const items = njRuntime.fromIterator(arr);
+      const n = Array.isArray(items) || typeof items === "string" ? items.length : items !== null && typeof items === "object" ? Object.keys(items).length : 0;
+      budget.step(n, `a loop over ${n} items`);
+      return items;
+    },
+    outputSoFar(length: number): void {
+      if (length > limits.maxOutputChars) throw new RenderLimitExceeded(`the output reaches ${length} characters, more than the limit of ${limits.maxOutputChars}`);
+      budget.tick();
+    },
+    suppressValue(val: unknown, autoescape: boolean): unknown {
+      const out = njRuntime.suppressValue(val, autoescape);
+      const len = typeof out === "string" ? out.length : String(out).length;
+      budget.printed += len;
+      if (len > limits.maxOutputChars || budget.printed > limits.maxOutputChars * 4) {
+        throw new RenderLimitExceeded(`the values this template prints add up to more than ${budget.printed > limits.maxOutputChars * 4 ? limits.maxOutputChars * 4 : limits.maxOutputChars} characters`);
+      }
+      return out;
+    },
+  });
+  return runtime;
+}
+
+interface CompiledTemplate {
+  compiled?: boolean;
+  rootRenderFunc?: RootRender;
+  blocks?: Record<string, RootRender>;
+  _compile(): void;
+  render(ctx: object, parentFrame: FrameLike): string;
+}
+type RootRender = (env: unknown, context: unknown, frame: FrameLike, runtime: unknown, cb: (err: unknown, res?: string) => void) => void;
+
+const SECURED = Symbol("kernelc.sandboxed");
+
+/**
+ * Makes a template's compiled render functions run with the runtime of the render in progress
+ * (`active()`), in a sandbox frame, and counts how deep templates render inside each other (an
+ * import that imports itself).
+ */
+function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | undefined): CompiledTemplate {
+  const marked = tmpl as CompiledTemplate & { [SECURED]?: true };
+  if (marked[SECURED]) return tmpl;
+  marked[SECURED] = true;
+  const wrap = (fn: RootRender): RootRender => (env, context, frame, _runtime, cb) => {
+    const runtime = active();
+    if (runtime === undefined) return cb(new Error("internal error: a template ran outside the sandbox"));
+    const Frame = runtime.Frame as FrameClass;
+    let f = frame;
+    if (!((frame as object) instanceof Frame)) {
+      // An import without context starts from a fresh nunjucks frame: run it in a sandbox frame.
+      f = new Frame(undefined, (frame as { isolateWrites?: boolean }).isolateWrites);
+      f.topLevel = (frame as FrameLike).topLevel;
+    }
+    const budget = runtime.budget as Budget;
+    if (budget.renders >= budget.limits.maxNesting) return cb(new RenderLimitExceeded(`templates include or import each other more than ${budget.limits.maxNesting} deep (a template that includes itself?)`));
+    budget.renders++;
+    try {
+      return fn(env, context, f, runtime, cb);
+    } finally {
+      budget.renders--;
+    }
+  };
+  const wrapAll = (): void => {
+    tmpl.rootRenderFunc = wrap(tmpl.rootRenderFunc!);
+    for (const [name, block] of Object.entries(tmpl.blocks ?? {})) tmpl.blocks![name] = wrap(block);
+  };
+  // Compiled by LocatingCompiler; nunjucks itself evaluates the module text it compiles to.
+  tmpl._compile = () => {
+    const t = tmpl as CompiledTemplate & { tmplStr: string; path: string; env: { opts: { throwOnUndefined?: boolean } }; _getBlocks(props: object): Record<string, RootRender> };
+    const props = new Function(compileTemplate(t.tmplStr, t.path, t.env.opts))() as { root: RootRender }; // eslint-disable-line no-new-func
+    t.blocks = t._getBlocks(props);
+    t.rootRenderFunc = props.root;
+    t.compiled = true;
+    wrapAll();
+  };
+  if (tmpl.compiled) tmpl._compile();
+  return tmpl;
+}
+
+/**
+ * A Nunjucks environment whose templates run in the sandbox: no globals, the data-only filters
+ * and tests, and every template it hands out rendered with the current render's runtime.
+ */
+export class SandboxEnvironment extends nunjucks.Environment {
+  /** The runtime of the render in progress (renders are synchronous and never nest across one environment). */
+  private active?: Record<string, unknown>;
+
+  constructor(loader: nunjucks.ILoader, opts: nunjucks.ConfigureOptions, private readonly limits: RenderLimits = RENDER_LIMITS) {
+    super(loader, opts);
+    const self = this as unknown as { globals: object; filters: Record<string, Callable>; tests: Record<string, Callable> };
+    self.globals = Object.create(null);
+    self.filters = Object.create(null);
+    self.tests = Object.create(null);
+    const maxChars = limits.maxOutputChars;
+    for (const name of TEMPLATE_FILTERS) {
+      const f = njFilters[name];
+      self.filters[name] = function (this: unknown, ...args: unknown[]): unknown {
+        const r = f.apply(this, args);
+        const text = typeof r === "string" ? r : r instanceof (njRuntime.SafeString as new () => object) ? String(r) : undefined;
+        if (text !== undefined && text.length > maxChars) throw new RenderLimitExceeded(`the filter \`${name}\` made a string of ${text.length} characters, more than the limit of ${maxChars}`);
+        return r;
+      };
+    }
+    for (const name of TEMPLATE_TESTS) self.tests[name] = njTests[name];
+  }
+
+  /** Hands out templates whose render functions use the sandbox runtime (also to includes and imports). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override getTemplate(...args: any[]): any {
+    const i = args.findIndex((a) => typeof a === "function");
+    const base = nunjucks.Environment.prototype.getTemplate as (...a: unknown[]) => unknown;
+    if (i >= 0) {
+      const cb = args[i] as (err: unknown, t?: CompiledTemplate) => void;
+      args[i] = (err: unknown, t?: CompiledTemplate) => cb(err, t ? secure(t, () => this.active) : t);
+      return base.apply(this, args);
+    }
+    return secure(base.apply(this, args) as CompiledTemplate, () => this.active);
+  }
+
+  /** Renders one template in a fresh sandbox; throws what nunjucks throws (TemplateError with the cause). */
+  renderSandboxed(name: string, context: object): string {
+    const tmpl = this.getTemplate(name, false) as unknown as CompiledTemplate;
+    const budget = new Budget(this.limits);
+    const runtime = makeRuntime(budget);
+    const Frame = runtime.Frame as FrameClass;
+    if (this.active !== undefined) throw new Error("internal error: a sandboxed render started inside another");
+    this.active = runtime;
+    let out: string;
+    try {
+      out = tmpl.render(context, new Frame());
+    } finally {
+      this.active = undefined;
+    }
+    if (out.length > this.limits.maxOutputChars) {
+      throw new RenderLimitExceeded(`the rendered shader is ${out.length} characters long, more than the limit of ${this.limits.maxOutputChars}`);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,15 @@
+/** The error a plan function throws for a call it cannot plan (the generated code's has the same kinds and messages). */
+
+/** Why a call could not be planned. */
+export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
+
+/** The error a plan function throws for a call it cannot plan. Same kinds and messages as the generated code's. */
+export class KernelCallError extends Error {
+  constructor(
+    readonly kind: CallErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = "KernelCallError";
+  }
+}

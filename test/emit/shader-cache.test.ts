@@ -1,0 +1,71 @@
+/** What watch and compile may reuse: template closure digests, the device members a template reads, verdict keys. */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { keyContext, TemplateDigests } from "../../src/emit/shader-cache.js";
+import { enabledFeatures, trimTintMessage } from "../../src/emit/shader.js";
+
+function folder(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-digests-"));
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
+  return dir;
+}
+
+describe("TemplateDigests", () => {
+  const files = {
+    "a.jinja": '{% include "lib/b.jinja" %}{{ device.limits.maxComputeInvocationsPerWorkgroup }}',
+    "lib/b.jinja": "{% from 'lib/c.jinja' import m %}{% if device.features.subgroups %}x{% endif %}",
+    "lib/c.jinja": "{% macro m() %}c{% endmacro %}",
+    "other.jinja": "plain {{ device }}",
+    "dyn.jinja": "{% include name %}",
+  };
+
+  it("a template's digest changes with any file it includes, transitively, and not with others", () => {
+    const dir = folder(files);
+    const before = new TemplateDigests(dir);
+    fs.writeFileSync(path.join(dir, "other.jinja"), "changed");
+    expect(new TemplateDigests(dir).digest("a.jinja")).toBe(before.digest("a.jinja"));
+    fs.writeFileSync(path.join(dir, "lib/c.jinja"), "{% macro m() %}C{% endmacro %}");
+    const after = new TemplateDigests(dir);
+    expect(after.digest("a.jinja")).not.toBe(before.digest("a.jinja"));
+    expect(after.digest("lib/b.jinja")).not.toBe(before.digest("lib/b.jinja"));
+  });
+
+  it("a template that includes by an expression depends on the whole folder", () => {
+    const dir = folder(files);
+    const before = new TemplateDigests(dir).digest("dyn.jinja");
+    fs.writeFileSync(path.join(dir, "other.jinja"), "changed");
+    expect(new TemplateDigests(dir).digest("dyn.jinja")).not.toBe(before);
+    expect(new TemplateDigests(dir).deviceReads("dyn.jinja")).toBe("all");
+  });
+
+  it("reads of device members are collected over the closure; any other use of `device` means all of it", () => {
+    const d = new TemplateDigests(folder(files));
+    expect(d.deviceReads("a.jinja")).toEqual({ features: ["subgroups"], limits: ["maxComputeInvocationsPerWorkgroup"] });
+    expect(d.deviceReads("lib/c.jinja")).toEqual({ features: [], limits: [] });
+    expect(d.deviceReads("other.jinja")).toBe("all");
+  });
+
+  it("the key context keeps only the device members read", () => {
+    const context = { n: 4, device: { features: { subgroups: true, "shader-f16": false }, limits: { a: 1, b: 2 } } };
+    expect(keyContext(context, { features: ["subgroups"], limits: ["b"] })).toEqual({ n: 4, device: { features: [["subgroups", true]], limits: [["b", 2]] } });
+    expect(keyContext(context, "all")).toBe(context);
+  });
+});
+
+describe("verdict keys and Tint messages", () => {
+  it("enabledFeatures maps enable directives to device feature names", () => {
+    expect([...enabledFeatures("enable f16;\nenable subgroups, clip_distances;\nfn f() {}\n// enable nothing;\n")]).toEqual(["shader-f16", "subgroups", "clip-distances"]);
+    expect(enabledFeatures("fn main() {}").size).toBe(0);
+  });
+
+  it("trimTintMessage keeps the first paragraph and counts the candidates", () => {
+    const tint = "no matching call to 'max(f32, i32)'\n\n2 candidate functions:\n • 'max(T  ✓ , T  ✗ ) -> T' where:\n      ✓  'T' is 'f32'\n";
+    expect(trimTintMessage(tint)).toBe("no matching call to 'max(f32, i32)' (none of Tint's 2 candidates takes these argument types)");
+    expect(trimTintMessage("unresolved value 'params'\n")).toBe("unresolved value 'params'");
+  });
+});

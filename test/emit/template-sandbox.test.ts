@@ -1,0 +1,234 @@
+/**
+ * The template sandbox against a corpus of known Nunjucks server-side template injection escapes
+ * (constructor chains from range/cycler/joiner and from strings and arrays, `caller`, `__proto__`
+ * chains, `{% set %}` tricks, names built at run time, filters such as attr/dump/safe, member
+ * calls, regex literals, extends): each renders nothing, executes nothing (a global sentinel
+ * function is never called) and fails with a located error. Then the render limits: huge ranges,
+ * nested loops, recursive macros and includes, doubling strings and oversized output each fail
+ * fast with a template_limit_exceeded at the template line. Also through `compile()`: a spec value
+ * that drives `range()` and a hostile template in a project both end as diagnostics.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { compile } from "../../src/api/compile.js";
+import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
+import { templateReads, TemplateSyntaxError } from "../../src/check/template-reads.js";
+import { RenderError, TemplateRenderer } from "../../src/emit/render.js";
+import { loadConfig } from "../../src/plan/config.js";
+import { axpbyProject } from "../support/axpby-project.js";
+
+const SENTINEL = "kernelcSandboxSentinel";
+const CALL = `return globalThis.${SENTINEL}()`;
+
+let calls = 0;
+beforeEach(() => {
+  calls = 0;
+  (globalThis as Record<string, unknown>)[SENTINEL] = () => {
+    calls++;
+    return { pid: 1, mainModule: null };
+  };
+});
+afterEach(() => {
+  delete (globalThis as Record<string, unknown>)[SENTINEL];
+});
+
+function setup(files: Record<string, string>): (shader: string, context?: Record<string, unknown>) => string {
+  const root = mkdtempSync(path.join(tmpdir(), "kernelc-sandbox-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), text);
+  }
+  const renderer = new TemplateRenderer(root);
+  return (shader, context = {}) => renderer.render({ templatesDir: root, shader, context, declarations: "// decls" }).wgsl;
+}
+
+function renderError(fn: () => unknown): RenderError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof RenderError) return err;
+    throw new Error(`expected a RenderError, got ${String(err)}`);
+  }
+  throw new Error("expected a RenderError, nothing was thrown");
+}
+
+/** Known escapes: [name, template]. Every one must fail without calling the sentinel. */
+const CORPUS: readonly (readonly [string, string])[] = [
+  ["range.constructor", `{{ range.constructor("${CALL}")() }}`],
+  ["range.constructor, bracket", `{{ range["constructor"]("${CALL}")() }}`],
+  ["cycler.constructor", `{{ cycler.constructor("${CALL}")() }}`],
+  ["joiner.constructor", `{{ joiner.constructor("${CALL}")() }}`],
+  ["string constructor chain", `{{ "".constructor.constructor("${CALL}")() }}`],
+  ["string constructor, brackets", `{{ ""["constructor"]["constructor"]("${CALL}")() }}`],
+  ["array constructor chain", `{{ [].constructor.constructor("${CALL}")() }}`],
+  ["number constructor via a variable", `{% set n = 1 %}{{ n.constructor.constructor("${CALL}")() }}`],
+  ["name built at run time", `{% set k = "constr" ~ "uctor" %}{{ range[k][k]("${CALL}")() }}`],
+  ["name built at run time, via set", `{% set k = "constr" ~ "uctor" %}{% set f = range[k] %}{{ f("${CALL}")() }}`],
+  ["name from a data value", `{{ range[names.c][names.c]("${CALL}")() }}`],
+  ["__proto__ chain", `{{ dtypes.__proto__.constructor.constructor("${CALL}")() }}`],
+  ["__proto__ built at run time", `{% set p = "__pro" ~ "to__" %}{{ dtypes[p] }}`],
+  ["prototype", `{{ range.prototype }}`],
+  ["__defineGetter__", `{{ dtypes.__defineGetter__ }}`],
+  ["caller.constructor", `{% macro m() %}{{ caller.constructor("${CALL}")() }}{% endmacro %}{% call m() %}x{% endcall %}`],
+  ["caller built at run time", `{% set k = "constr" ~ "uctor" %}{% macro m() %}{{ caller[k][k]("${CALL}")() }}{% endmacro %}{% call m() %}x{% endcall %}`],
+  ["macro constructor, dynamic", `{% macro m() %}{% endmacro %}{% set k = "constr" ~ "uctor" %}{{ m[k]("${CALL}")() }}`],
+  ["set a function then reach its constructor", `{% set f = range %}{% set k = "constr" ~ "uctor" %}{{ f[k]("${CALL}")() }}`],
+  ["set __proto__", `{% set __proto__ = dtypes %}{{ x }}`],
+  ["dict with __proto__ key", `{% set o = {"__proto__": dtypes} %}{{ o.T }}`],
+  ["calling the result of a call", `{{ range(1)(2) }}`],
+  ["member call on an array", `{{ range(3).pop() }}`],
+  ["Function.call through a namespace-style call", `{% set f = range %}{{ f.call(null, 3) }}`],
+  ["apply on a macro", `{% macro m() %}x{% endmacro %}{{ m.apply(null, []) }}`],
+  ["calling a data value", `{{ dtypes.T() }}`],
+  ["calling a string", `{% set s = "x" %}{{ s() }}`],
+  ["attr filter", `{{ range | attr("constructor") }}`],
+  ["dump filter", `{{ range | dump }}`],
+  ["safe filter", `{{ "x" | safe }}`],
+  ["select with a test name", `{{ [range] | select("callable") | list }}`],
+  ["groupby constructor", `{{ [range] | groupby("constructor") }}`],
+  ["a test outside the list", `{% if range is callable %}x{% endif %}`],
+  ["regex literal", `{{ r/x/.constructor }}`],
+  ["regex in replace", `{{ "a" | replace(r/a/g, "b") }}`],
+  ["extends", `{% extends "other.jinja" %}`],
+  ["block", `{% block b %}x{% endblock %}`],
+  ["joiner global", `{{ joiner()() }}`],
+  ["cycler global", `{{ cycler(1, 2).next() }}`],
+  ["lipsum global", `{{ lipsum() }}`],
+  ["import namespace constructor", `{% import "lib.jinja" as lib %}{% set k = "constr" ~ "uctor" %}{{ lib[k][k]("${CALL}")() }}`],
+  ["from-import constructor", `{% from "lib.jinja" import constructor %}{{ constructor("${CALL}")() }}`],
+  ["loop object constructor", `{% for i in [1] %}{% set k = "constr" ~ "uctor" %}{{ loop[k][k]("${CALL}")() }}{% endfor %}`],
+  ["keyword argument named __proto__", `{% macro m(a) %}{{ a }}{% endmacro %}{{ m(__proto__=1) }}`],
+];
+
+describe("the SSTI corpus renders nothing and executes nothing", () => {
+  const render = setup({
+    "lib.jinja": "{% macro helper() %}h{% endmacro %}\n",
+    "other.jinja": "other\n",
+    ...Object.fromEntries(CORPUS.map(([, src], i) => [`c${i}.jinja`, `// line 1\n${src}\n`])),
+  });
+
+  test.each(CORPUS.map(([name], i) => [name, i] as const))("%s", (_name, i) => {
+    const err = renderError(() => render(`c${i}.jinja`, { dtypes: { T: "f16" }, names: { c: "constructor" }, x: 1 }));
+    expect(calls).toBe(0);
+    expect(err.file).toBe(`c${i}.jinja`);
+    expect(err.line).toBe(2);
+    expect(err.limit).toBe(false);
+    expect(err.message).not.toMatch(/\n\s+at /);
+  });
+
+  test("lint refuses the static escapes, before anything renders", () => {
+    const stat = CORPUS.filter(([name]) => !/run time|data value|dynamic|call on|calling|through|apply|global/.test(name));
+    expect(stat.length).toBeGreaterThan(20);
+    const root = axpbyProject({ templates: Object.fromEntries(stat.map(([, src], i) => [`s${i}.jinja`, `// line 1\n${src}\n`])) });
+    for (let i = 0; i < stat.length; i++) {
+      expect(() => templateReads(readFileSync(path.join(root, "templates", `s${i}.jinja`), "utf8")), stat[i][0]).toThrow(TemplateSyntaxError);
+    }
+    const res = lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
+    expect(res.diagnostics).toEqual([]);
+    const bad = axpbyProject({ appendTemplate: `{{ range.constructor("${CALL}")() }}\n` });
+    const lint = lintPaths([path.join(bad, "specs")], makeCheckContext(path.join(bad, "templates")));
+    expect(lint.diagnostics.map((d) => [d.code, d.message])).toEqual([["template_error", expect.stringMatching(/^template refused: the member `constructor` is not allowed/)]]);
+    expect(calls).toBe(0);
+  });
+
+  test("a build of a project with an escape reports template_error and calls nothing", async () => {
+    for (const src of [`{{ range.constructor("${CALL}")() }}`, `{% set k = "constr" ~ "uctor" %}{{ range[k][k]("${CALL}")() }}`]) {
+      const res = await compile(loadConfig(axpbyProject({ appendTemplate: `// ${src}\n` })));
+      expect(calls).toBe(0);
+      expect(res.files.size).toBe(0);
+      const d = res.diagnostics.find((x) => x.code === "template_error");
+      expect(d?.location?.file).toMatch(/axpby\.wgsl\.jinja$/);
+      expect(d?.location?.span).toBeDefined();
+    }
+  });
+});
+
+describe("what templates may still do", () => {
+  const render = setup({
+    "ok.jinja": [
+      '{% import "lib.jinja" as lib %}',
+      '{% from "lib.jinja" import twice %}',
+      "{% macro wrap() %}[{{ caller() }}]{% endmacro %}",
+      "{% for i in range(1, 7, 2) %}{{ i }}{% if not loop.last %},{% endif %}{% endfor %}",
+      "{{ lib.twice(3) }} {{ twice(4) }} {% call wrap() %}in{% endcall %}",
+      "{{ dims | join('x') }} {{ dims | length }} {{ dims[1] }} {{ (7 / 2) | int }} {{ 'abc' | upper }}",
+      "{% if T is defined and n is number and n is divisibleby(4) %}ok{% endif %} {{ toString }}",
+      "{% include \"inc.jinja\" %}",
+    ].join("\n"),
+    "lib.jinja": "{% macro twice(x) %}{{ x * 2 }}{% endmacro %}\n",
+    "inc.jinja": "inc {{ n }}\n",
+  });
+
+  test("macros, imports, call blocks, range, loop, filters, tests, includes, Object.prototype names as data", () => {
+    expect(render("ok.jinja", { dims: [2, 3], T: "f32", n: 8, toString: "plain" })).toBe("1,3,56 8 [in]2x3 2 3 3 ABC\nok plain\ninc 8\n");
+  });
+});
+
+describe("render limits", () => {
+  const render = setup({
+    "range.jinja": "// a\n{% for i in range(width) %}x{% endfor %}\n",
+    "nested.jinja": "// a\n{% for i in range(1000) %}\n{% for j in range(1000) %}{% endfor %}\n{% endfor %}\n",
+    "recurse.jinja": "{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}\n{{ r(0) }}\n",
+    "self.jinja": '// a\n{% include "self.jinja" %}\n',
+    "self-import.jinja": '{% import "self-import.jinja" as me %}\nx\n',
+    "double.jinja": '{% set s = "x" %}\n{% for i in range(40) %}\n{% set s = s ~ s %}\n{% endfor %}\n{{ s | length }}\n',
+    "double-arg.jinja": '{% macro d(s, n) %}{% if n > 0 %}{{ d(s ~ s, n - 1) }}{% endif %}{% endmacro %}\n{{ d("x", 60) }}\n',
+    "printed.jinja": "{% for i in range(50000) %}{{ big }}{% endfor %}\n",
+    "printed-macro.jinja": "{% macro m() %}{% for i in range(900) %}{{ big }}{% endfor %}{% endmacro %}\n{% for j in range(10) %}{% set x = m() %}{% endfor %}\n",
+    "text.jinja": "// a\n{% for i in range(90000) %}\n{% if i >= 0 %}\n01234567890123456789\n{% endif %}\n{% endfor %}\n",
+    "filter.jinja": '{% set s = "x" %}\n{{ s | center(5000000) }}\n',
+    "small.jinja": "{% for i in range(width) %}{{ i }}{% endfor %}\n",
+  });
+
+  test.each([
+    ["range.jinja", { width: 1e9 }, 2, /range\(1000000000\) with 1000000000 items/],
+    ["range.jinja", { width: 2 ** 53 }, 2, /steps/],
+    ["nested.jinja", {}, 3, /steps/],
+    ["recurse.jinja", {}, 1, /nest more than 64 deep/],
+    ["self.jinja", {}, 2, /nest|deep/],
+    ["self-import.jinja", {}, 1, /deep/],
+    ["double.jinja", {}, 3, /characters long/],
+    ["double-arg.jinja", {}, 1, /characters long/],
+    ["printed.jinja", { big: "y".repeat(100) }, 1, /the output reaches \d+ characters/],
+    ["printed-macro.jinja", { big: "y".repeat(1000) }, 1, /add up to more than 4194304/],
+    ["filter.jinja", {}, 2, /center/],
+  ] as const)("%s fails fast with a located limit error", (shader, context, line, message) => {
+    const err = renderError(() => render(shader, context));
+    expect(err.limit).toBe(true);
+    expect(err.file).toBe(shader);
+    expect(err.line).toBe(line);
+    expect(err.message).toMatch(message);
+  });
+
+  test("oversized output without a printed value is a limit error too, at the loop", () => {
+    const err = renderError(() => render("text.jinja"));
+    expect(err.limit).toBe(true);
+    expect(err.line).toBe(3);
+    expect(err.message).toMatch(/the output reaches \d+ characters, more than the limit of 1048576/);
+  });
+
+  test("range() refuses non-numbers", () => {
+    expect(renderError(() => render("range.jinja", { width: "9" })).message).toMatch(/range\(\) takes finite numbers/);
+  });
+
+  test("a render inside the limits is unaffected", () => {
+    expect(render("small.jinja", { width: 5 })).toBe("01234\n");
+  });
+
+  test("a spec value that drives range() fails the build fast with a diagnostic", async () => {
+    const root = axpbyProject({
+      spec: (s) => {
+        s.derive.width = "1000000000";
+      },
+      appendTemplate: "{% for i in range(width) %}\n// {{ i }}\n{% endfor %}\n",
+    });
+    const res = await compile(loadConfig(root));
+    expect(res.files.size).toBe(0);
+    const d = res.diagnostics.find((x) => x.code === "template_limit_exceeded");
+    expect(d?.message).toMatch(/range\(1000000000\)/);
+    expect(d?.location?.file).toMatch(/axpby\.wgsl\.jinja$/);
+    expect(d?.location?.span).toBeDefined();
+  });
+});

@@ -335,4 +335,17 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expect(fs.readFileSync(path.join(foreign, "out", "notes.txt"), "utf8")).toBe("mine\n");
     expectGolden("out_not_ours", n, fs.realpathSync(foreign));
   });
+  it("binding_unused and non_finite_value: a binding the shader never uses, a constant that overflows", async () => {
+    const unused = await cli(["build"], writeProject({ template: template({ body: "  y[i] = params.alpha;" }) }));
+    expect(codesIn(unused.stderr)).toContain("binding_unused");
+    expectGolden("binding_unused", unused);
+
+    const spec = baseSpec();
+    (spec.derive as { [key: string]: Json }).huge = "1e300 * 1e300";
+    const r = await cli(["lint"], writeProject({ spec }));
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toContain("non_finite_value");
+    expect(r.stderr).toMatch(FRAME);
+    expectGolden("non_finite_value", r);
+  });
 });

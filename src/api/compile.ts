@@ -10,6 +10,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { dedupeDiagnostics, type Report } from "../core/dedupe.js";
 import { sortDiagnostics, UserError, type Diagnostic, type Location } from "../core/diagnostic.js";
 import { parseJson, resolvePointer, type JsonNode } from "../core/json-source.js";
+import { didYouMean } from "../core/did-you-mean.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { generateBundleIndex, indexProfileOf } from "../emit/bundle-index.js";
@@ -152,7 +153,7 @@ function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKern
   const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, Object.hasOwn(loaded.config.instances, k.spec.name) ? loaded.config.instances[k.spec.name] : [], loaded.file, diagnostics)]));
   for (const name of allSpecs ? Object.keys(loaded.config.instances) : []) {
     if (!kernels.some((k) => k.spec.name === name)) {
-      diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined));
+      diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined, { hint: didYouMean(name, kernels.map((k) => k.spec.name)) ?? `the kernels are ${kernels.map((k) => k.spec.name).join(", ")}` }));
     }
   }
   return byKernel;

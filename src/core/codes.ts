@@ -48,7 +48,6 @@ export const CODES = {
   bad_derive_ref: { severity: "error", summary: "A `$name` reference to a derive entry that does not exist or is not a string." },
   duplicate_id: { severity: "error", summary: "Two variants, passes, intermediates or bindings share an id." },
   duplicate_binding_name: { severity: "error", summary: "Two bindings of one pass have the same WGSL name." },
-  override_unknown: { severity: "error", summary: "A variant or pass overrides a derive entry that does not exist." },
   non_finite_value: { severity: "error", summary: "A constant sub-expression evaluates to infinity or NaN (such as `1e300 * 1e300`)." },
   condition_not_bool: { severity: "error", summary: "A `when` condition is not boolean." },
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },

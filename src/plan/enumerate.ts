@@ -255,15 +255,19 @@ function expandInstances(
         for (const b of p.bindings) if (b.elementType && "derive" in b.elementType) names.push(b.elementType.derive);
         for (const n of names) {
           let val: PValue;
+          let failure: string | undefined;
           try {
             val = penv.derive(n);
           } catch (err) {
             if (!(err instanceof EvalError)) throw err;
+            // The template may not use the value in this combination; it is not built, and the reason says why.
             val = UNKNOWN;
+            failure = err.message;
           }
           if (val === UNKNOWN) {
             const needs = passKeys[v.passes.indexOf(p)].filter((l) => !pinned.has(l.key)).map((l) => `\`${l.key}\``);
-            unknownReads.push(`\`${n}\` (template of pass \`${p.id}\`${needs.length ? `; it depends on ${needs.join(", ")}` : ""})`);
+            const why = failure !== undefined ? `; evaluating it fails: ${failure}` : needs.length ? `; it depends on ${needs.join(", ")}` : "";
+            unknownReads.push(`\`${n}\` (template of pass \`${p.id}\`${why})`);
           }
         }
       });

@@ -13,14 +13,19 @@ import { parseExpression } from "../lang/parser.js";
 import type { InstanceConfig } from "./config.js";
 import type { ParsedInstance } from "./enumerate.js";
 
+/** How to write an instance's leaf names (the hint of every malformed one). */
+const LEAF_FORMS = 'write one of attrs.NAME, present.TENSOR, ranks.TENSOR, tensorDtypes.TENSOR, dim(shapes.TENSOR, AXIS), has(attrs, "NAME")';
+
 /** The canonical leaf key of a leaf expression, or a message saying why it is not one. */
 export function leafKeyOf(e: Expr, k: CheckedKernel): { key: string } | { error: string; hint?: string } {
   const tensors = [...new Set([...k.spec.inputs.map((i) => i.name), ...k.spec.outputs.map((o) => o.name)])];
   const attrs = k.spec.attributes.map((a) => a.name);
-  const checkTensor = (t: string): { error: string; hint?: string } | undefined => (tensors.includes(t) ? undefined : { error: `\`${t}\` is not an input or output of ${k.spec.name}`, hint: didYouMean(t, tensors) });
+  const checkTensor = (t: string): { error: string; hint?: string } | undefined =>
+    tensors.includes(t) ? undefined : { error: `\`${t}\` is not an input or output of ${k.spec.name}`, hint: didYouMean(t, tensors) ?? `the inputs and outputs of ${k.spec.name} are ${tensors.join(", ")}` };
+  const attrHint = (a: string): string => didYouMean(a, attrs) ?? (attrs.length ? `the attributes of ${k.spec.name} are ${attrs.join(", ")}` : `${k.spec.name} declares no attributes`);
   if (e.kind === "member" && e.object.kind === "name") {
     const ns = e.object.name;
-    if (ns === "attrs") return attrs.includes(e.property) ? { key: `attrs.${e.property}` } : { error: `\`${e.property}\` is not an attribute of ${k.spec.name}`, hint: didYouMean(e.property, attrs) };
+    if (ns === "attrs") return attrs.includes(e.property) ? { key: `attrs.${e.property}` } : { error: `\`${e.property}\` is not an attribute of ${k.spec.name}`, hint: attrHint(e.property) };
     if (ns === "present" || ns === "ranks" || ns === "tensorDtypes") return checkTensor(e.property) ?? { key: `${ns}.${e.property}` };
   }
   if (e.kind === "call" && e.callee.kind === "name") {
@@ -35,10 +40,10 @@ export function leafKeyOf(e: Expr, k: CheckedKernel): { key: string } | { error:
     }
     if (e.callee.name === "has" && e.args.length === 2 && e.args[0].kind === "name" && e.args[0].name === "attrs" && e.args[1].kind === "string") {
       const a = e.args[1].value;
-      return attrs.includes(a) ? { key: `has(attrs, ${JSON.stringify(a)})` } : { error: `\`${a}\` is not an attribute of ${k.spec.name}`, hint: didYouMean(a, attrs) };
+      return attrs.includes(a) ? { key: `has(attrs, ${JSON.stringify(a)})` } : { error: `\`${a}\` is not an attribute of ${k.spec.name}`, hint: attrHint(a) };
     }
   }
-  return { error: "not a run-time leaf", hint: 'write one of attrs.NAME, present.TENSOR, ranks.TENSOR, tensorDtypes.TENSOR, dim(shapes.TENSOR, AXIS), has(attrs, "NAME")' };
+  return { error: "not a run-time leaf", hint: LEAF_FORMS };
 }
 
 /** Parses a kernel's configured instances; problems become diagnostics pointing into the config. */
@@ -53,7 +58,7 @@ export function parseInstances(k: CheckedKernel, configured: readonly InstanceCo
       try {
         e = parseExpression(text);
       } catch (err) {
-        diagnostics.push(makeDiagnostic("instance_invalid", `instance ${name} of ${k.spec.name}: \`${text}\` is not a valid leaf: ${(err as Error).message}`, loc));
+        diagnostics.push(makeDiagnostic("instance_invalid", `instance ${name} of ${k.spec.name}: \`${text}\` is not a valid leaf: ${(err as Error).message}`, loc, { hint: LEAF_FORMS }));
         continue;
       }
       const r = leafKeyOf(e, k);

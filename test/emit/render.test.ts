@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { instrumentTemplate, RenderError, TemplateRenderer, tidyText } from "../../src/emit/render.js";
 import { WgslValidator } from "../../src/emit/validate-wgsl.js";
 import { type DeclBinding, resourceDeclarations, uniformSize } from "../../src/emit/wgsl-declarations.js";
+import { updatingGoldens } from "../support/golden.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const TEMPLATES = path.resolve(HERE, "../../templates");
@@ -113,7 +114,7 @@ describe("golden renders of templates/", () => {
   test.each(goldenCases())("$name", async ({ input, expectedPath }) => {
     const declarations = resourceDeclarations(input.bindings, input.features.includes("shader-f16"));
     const { wgsl, lineMap } = renderer.render({ templatesDir: TEMPLATES, shader: input.shader, context: input.context, declarations });
-    if (process.env.UPDATE_GOLDEN === "1") writeFileSync(expectedPath, wgsl);
+    if (updatingGoldens()) writeFileSync(expectedPath, wgsl);
     expect(wgsl).toBe(readFileSync(expectedPath, "utf8"));
     expect(await validator.validate(wgsl, input.features)).toEqual([]);
     // Every output line maps to a template line whose text, for plain text lines, is that line.

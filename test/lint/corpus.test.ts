@@ -12,9 +12,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { main } from "../../src/cli/main.js";
+import { updatingGoldens } from "../support/golden.js";
 
 const corpusDir = path.resolve(__dirname, "corpus");
-const update = process.env.UPDATE_GOLDEN === "1";
+const update = updatingGoldens();
 const cases = fs
   .readdirSync(corpusDir)
   .filter((n) => !n.startsWith("_") && fs.statSync(path.join(corpusDir, n)).isDirectory())

@@ -16,8 +16,16 @@ import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { loadSpecFile } from "../../src/load/load-spec.js";
 import { ExprSyntaxError } from "../../src/lang/errors.js";
 import { parseExpression } from "../../src/lang/parser.js";
+import { seedRounds } from "../support/seeds.js";
 
 const RUNS = 300;
+/** Every property runs once per seed: a fixed seed (the same cases every run) and a printed random one. */
+const SEEDS = seedRounds("property tests", "KERNELC_PROPERTY_SEED", [20261202]);
+
+/** fc.assert once per seed of SEEDS (fast-check reports the seed and path of a counterexample). */
+function assertEachSeed<T>(property: fc.IProperty<T>, numRuns: number): void {
+  for (const seed of SEEDS) fc.assert(property, { numRuns, seed });
+}
 const root = path.resolve(__dirname, "../..");
 const seedText = fs.readFileSync(path.join(root, "specs/PagedAttention.json"), "utf8");
 const emptyTemplates = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-prop-"));
@@ -77,7 +85,7 @@ const expressions = fc.oneof(grammarish, fc.string({ maxLength: 40 }), fc.string
 
 describe("random expressions", () => {
   it("parse + check + evaluate: only ExprSyntaxError and EvalError escape", () => {
-    fc.assert(
+    assertEachSeed(
       fc.property(expressions, (src) => {
         let ast;
         try {
@@ -103,7 +111,7 @@ describe("random expressions", () => {
           if (!(e instanceof EvalError)) throw e;
         }
       }),
-      { numRuns: RUNS },
+      RUNS,
     );
   });
 
@@ -111,7 +119,7 @@ describe("random expressions", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-prop-lint-"));
     const file = path.join(dir, "spec.json");
     const spec = JSON.parse(seedText);
-    fc.assert(
+    assertEachSeed(
       fc.property(expressions, (src) => {
         spec.derive.headVec = src;
         fs.writeFileSync(file, JSON.stringify(spec));
@@ -121,7 +129,7 @@ describe("random expressions", () => {
           expect(d.message.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: 100 },
+      100,
     );
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -141,15 +149,15 @@ function loadAndCheck(text: string): void {
 
 describe("random JSON", () => {
   it("fc.json(): load + check never throw", () => {
-    fc.assert(fc.property(fc.json(), loadAndCheck), { numRuns: RUNS });
+    assertEachSeed(fc.property(fc.json(), loadAndCheck), RUNS);
   });
 
   it("fc.anything() serialized: load + check never throw", () => {
-    fc.assert(
+    assertEachSeed(
       fc.property(fc.anything(), (v) => {
         loadAndCheck(JSON.stringify(v) ?? "null");
       }),
-      { numRuns: RUNS },
+      RUNS,
     );
   });
 
@@ -159,7 +167,7 @@ describe("random JSON", () => {
       del: fc.nat({ max: 8 }),
       ins: fc.oneof(fc.constantFrom("", "{", "}", "[", "]", ",", ":", '"', "\\", "\\u", "0", "-", "1e400", "null", "true", '"x"', "__proto__"), fc.string({ maxLength: 4 })),
     });
-    fc.assert(
+    assertEachSeed(
       fc.property(fc.array(edit, { minLength: 1, maxLength: 4 }), (edits) => {
         let text = seedText;
         for (const e of edits) {
@@ -168,7 +176,7 @@ describe("random JSON", () => {
         }
         loadAndCheck(text);
       }),
-      { numRuns: RUNS },
+      RUNS,
     );
   });
 

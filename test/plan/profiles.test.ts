@@ -17,6 +17,7 @@ import {
   requiredLimitsFor,
   resolveProfile,
 } from "../../src/plan/profiles.js";
+import { updatingGoldens } from "../support/golden.js";
 
 const GiB = 1073741824;
 const MiB = 1048576;
@@ -251,7 +252,7 @@ describe("formatProfilesTable", () => {
   it("matches the golden table of the nine defaults", () => {
     const golden = fileURLToPath(new URL("./golden/profiles-table.txt", import.meta.url));
     const actual = formatProfilesTable(DEFAULT_PROFILES);
-    if (process.env.UPDATE_GOLDEN === "1") writeFileSync(golden, actual);
+    if (updatingGoldens()) writeFileSync(golden, actual);
     expect(actual).toBe(readFileSync(golden, "utf8"));
   });
 });

@@ -348,4 +348,39 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expect(r.stderr).toMatch(FRAME);
     expectGolden("non_finite_value", r);
   });
+  it("too_many_candidates, wgsl_value_invalid, template_limit_exceeded: the safety caps, rendered", async () => {
+    const many = baseSpec();
+    const values = Array.from({ length: 64 }, (_, i) => i + 1);
+    for (const t of ["A", "B", "C", "D", "E"]) (many.tunables as { [key: string]: Json })[t] = { default: 1, values };
+    const caps = await cli(["build"], writeProject({ spec: many }));
+    expect(caps.code).toBe(1);
+    expect(codesIn(caps.stderr)).toContain("too_many_candidates");
+    expectGolden("too_many_candidates", caps);
+
+    const printed = baseSpec();
+    (printed.derive as { [key: string]: Json }).label = '"a b;\\nfn evil() {}"';
+    const value = await cli(["lint"], writeProject({ spec: printed, template: template({ header: "// {{ label }}" }) }));
+    expect(value.code).toBe(1);
+    expect(codesIn(value.stderr)).toContain("wgsl_value_invalid");
+    expect(value.stderr).toMatch(FRAME);
+    expectGolden("wgsl_value_invalid", value);
+
+    const wide = baseSpec();
+    (wide.derive as { [key: string]: Json }).width = "1000000000";
+    const loop = await cli(["build"], writeProject({ spec: wide, template: template({ header: "{% for i in range(width) %}// {{ i }}\n{% endfor %}" }) }));
+    expect(loop.code).toBe(1);
+    expect(codesIn(loop.stderr)).toContain("template_limit_exceeded");
+    expectGolden("template_limit_exceeded", loop);
+  });
+  it("derive_too_deep: a derive chain nested past the cap", async () => {
+    const deep = baseSpec();
+    const derive = deep.derive as { [key: string]: Json };
+    derive.d0 = "n";
+    for (let i = 1; i <= 700; i++) derive[`d${i}`] = `d${i - 1} + 1`;
+    derive.groups = "ceilDiv(d700, wg)";
+    const r = await cli(["lint", "--no-render"], writeProject({ spec: deep }));
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toContain("derive_too_deep");
+    expectGolden("derive_too_deep", r);
+  });
 });

@@ -13,7 +13,8 @@ import ts from "typescript";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
 const { lintPaths, makeCheckContext } = await import(dist("lint.js"));
-const { buildProject, writeTreeAtomic } = await import(dist("emit/build.js"));
+const { compile } = await import(dist("api/compile.js"));
+const { writeTreeAtomic } = await import(dist("cli/out-dir.js"));
 const { loadConfig } = await import(dist("plan/config.js"));
 const { interpretPlan } = await import(dist("plan/interpret.js"));
 
@@ -46,7 +47,7 @@ const rows = [];
   let files;
   for (let r = 0; r < 3; r++) {
     const t0 = now();
-    const res = await buildProject(root, loaded, undefined);
+    const res = await compile(loaded);
     files = res.files;
     cold.push(now() - t0);
   }
@@ -66,7 +67,7 @@ const rows = [];
   rows.push(["no-op build (out/ current, nothing written)", `${median(noop).toFixed(0)} ms`, `${(median(cold) / median(noop)).toFixed(2)}x faster than cold`]);
 
   // 3. Plan cost: generated dispatcher vs interpreter, same calls.
-  const res = await buildProject(root, loaded, ["desktop-64k"]);
+  const res = await compile(loaded, { profiles: ["desktop-64k"] });
   const src = res.files.get("desktop-64k/dispatcher.ts");
   const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
   const modFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-disp-")), "dispatcher.mjs");

@@ -6,8 +6,8 @@
  * Leaves are named by their spec text; `dim(shapes.X, k)` with a literal axis is its own leaf, so
  * a shader that reads the head size depends on one dimension, not on the whole shape.
  */
-import type { CheckedDerive } from "./check-spec.js";
-import { isRunTimeLeaf, leafText, type Leaf, type TExpr } from "./ir.js";
+import { CheckedDerive } from "../model/checked.js";
+import { isRunTimeLeaf, leafText, type Leaf, type TExpr } from "../model/ir.js";
 
 /** A leaf's canonical text, e.g. `attrs.num_heads`, `dim(shapes.keyCacheT, 3)`, `device.limits.maxBufferSize`. */
 export type LeafKey = string;

@@ -2,8 +2,8 @@
  * The builtin functions of the expression language: their names, arity and typing rules.
  * Their run-time meaning lives in eval/ops.ts, shared by the interpreter and generated code.
  */
-import type { BuiltinName } from "./ir.js";
-import { BOOL, INT, isNumeric, numericJoin, showType, type Type } from "./types.js";
+import type { BuiltinName } from "../model/ir.js";
+import { BOOL, INT, isNumeric, numericJoin, showType, type Type } from "../model/types.js";
 
 export interface BuiltinInfo {
   readonly minArgs: number;

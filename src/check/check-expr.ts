@@ -3,13 +3,13 @@
  * Names resolve only inside the language's namespaces: a member lookup is a lookup in a table
  * built from the spec, never a property access on a JavaScript object.
  */
-import type { Span } from "../diagnostics/diagnostic.js";
-import type { Code } from "../diagnostics/codes.js";
-import { didYouMean } from "../diagnostics/did-you-mean.js";
-import type { Expr } from "../parse/ast.js";
+import type { Span } from "../core/diagnostic.js";
+import type { Code } from "../core/codes.js";
+import { didYouMean } from "../core/did-you-mean.js";
+import type { Expr } from "../model/ast.js";
 import { BUILTINS, HAS_DOC } from "./builtins.js";
-import type { BuiltinName, Leaf, TExpr } from "./ir.js";
-import { BOOL, DTYPE, ERROR, FLOAT, INT, STRING, SHAPE, comparable, isNumeric, numericJoin, showType, unify, type Type } from "./types.js";
+import type { BuiltinName, Leaf, TExpr } from "../model/ir.js";
+import { BOOL, DTYPE, ERROR, FLOAT, INT, STRING, SHAPE, comparable, isNumeric, numericJoin, showType, unify, type Type } from "../model/types.js";
 
 /** A problem found in one expression; the caller places it in the spec file. */
 export interface ExprProblem {

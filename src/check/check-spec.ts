@@ -6,19 +6,20 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { makeDiagnostic, type Code } from "../diagnostics/codes.js";
-import type { Diagnostic, DiagnosticNote } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/did-you-mean.js";
-import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../load/spec-model.js";
-import { ExprSyntaxError } from "../parse/errors.js";
-import { parseExpression } from "../parse/parser.js";
-import type { Expr } from "../parse/ast.js";
-import { ONNX_TO_WGSL } from "../eval/ops.js";
+import { makeDiagnostic, type Code } from "../core/codes.js";
+import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
+import { didYouMean } from "../core/did-you-mean.js";
+import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
+import { ExprSyntaxError } from "../lang/errors.js";
+import { parseExpression } from "../lang/parser.js";
+import type { Expr } from "../model/ast.js";
+import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
-import type { TExpr } from "./ir.js";
+import type { TExpr } from "../model/ir.js";
 import { exprLocation, whereLocation } from "./locate.js";
-import { templateReads, TemplateSyntaxError, type TemplateReads } from "./template-reads.js";
-import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "./types.js";
+import { templateReads, TemplateSyntaxError } from "./template-reads.js";
+import type { BufferType, CExpr, CheckedBinding, CheckedDerive, CheckedField, CheckedIntermediate, CheckedKernel, CheckedPass, CheckedVariant, CheckResult, TemplateReads } from "../model/checked.js";
+import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "../model/types.js";
 
 /** What the checker needs from outside the spec. */
 export interface CheckContext {
@@ -28,91 +29,6 @@ export interface CheckContext {
   readonly featureNames: ReadonlySet<string>;
   /** Parsed template reads by real path, shared by every spec checked with this context. */
   readonly templateReadsCache?: Map<string, { readonly stamp: string; readonly reads: TemplateReads }>;
-}
-
-/** An expression after checking: its source (for locations) and typed IR. */
-export interface CExpr {
-  readonly source: ExprSource;
-  readonly texpr: TExpr;
-}
-
-export interface CheckedDerive {
-  readonly name: string;
-  readonly expr: CExpr;
-  readonly type: Type;
-  /** Derive names its expression reads directly. */
-  readonly reads: ReadonlySet<string>;
-  readonly keyWhere: Where;
-}
-
-export type BufferType = "storage" | "read-only-storage" | "uniform";
-
-export interface CheckedField {
-  readonly name: string;
-  readonly type: "u32" | "i32" | "f32";
-  readonly value: CExpr;
-}
-
-export interface CheckedBinding {
-  readonly id: string;
-  /** WGSL variable name. */
-  readonly name: string;
-  readonly kind: "arg" | "scratch" | "uniform";
-  /** Tensor id (arg) or intermediate id (scratch). */
-  readonly ref?: string;
-  /** For args: whether the tensor id is an input (an id that is both is an input: in place). */
-  readonly refIsInput?: boolean;
-  readonly buffer: BufferType;
-  /** WGSL element type: a literal, or the name of a string-valued derive entry (`$name`). */
-  readonly elementType?: { readonly literal: string } | { readonly derive: string };
-  readonly fields?: readonly CheckedField[];
-  readonly where: Where;
-}
-
-export interface CheckedPass {
-  readonly id: string;
-  readonly name: string;
-  readonly shader: string;
-  /** Absolute path of the template when it exists and is safe. */
-  readonly shaderPath?: string;
-  readonly reads?: TemplateReads;
-  readonly derive: ReadonlyMap<string, CheckedDerive>;
-  readonly bindings: readonly CheckedBinding[];
-  readonly dispatch: readonly [CExpr, CExpr, CExpr];
-  readonly where: Where;
-}
-
-export interface CheckedIntermediate {
-  readonly id: string;
-  readonly dtype: string;
-  readonly shape: CExpr;
-}
-
-export interface CheckedVariant {
-  readonly id: string;
-  readonly priority: number;
-  /** Position in the spec: ties of priority go to the earlier variant. */
-  readonly order: number;
-  readonly when: readonly CExpr[];
-  readonly features: readonly string[];
-  readonly derive: ReadonlyMap<string, CheckedDerive>;
-  readonly intermediates: readonly CheckedIntermediate[];
-  readonly passes: readonly CheckedPass[];
-  readonly where: Where;
-}
-
-export interface CheckedKernel {
-  readonly spec: KernelSpec;
-  readonly attrTypes: ReadonlyMap<string, Type>;
-  readonly derive: ReadonlyMap<string, CheckedDerive>;
-  readonly when: readonly CExpr[];
-  readonly outputShapes: ReadonlyMap<string, CExpr>;
-  readonly variants: readonly CheckedVariant[];
-}
-
-export interface CheckResult {
-  readonly kernel?: CheckedKernel;
-  readonly diagnostics: readonly Diagnostic[];
 }
 
 /** The merged derive environment of a pass: top-level, then the variant's, then the pass's entries. */

@@ -1,6 +1,6 @@
 /** Maps spans inside expression strings back to byte offsets in the spec file. */
-import type { Location, Span } from "../diagnostics/diagnostic.js";
-import type { ExprSource, Where } from "../load/spec-model.js";
+import type { Location, Span } from "../core/diagnostic.js";
+import type { ExprSource, Where } from "../model/spec.js";
 
 /** File offset of character `i` of an expression's text. */
 export function exprOffset(src: ExprSource, i: number): number {

@@ -11,16 +11,7 @@ const require = createRequire(import.meta.url);
 const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions?: unknown[], opts?: unknown): unknown };
 const njNodes = require("nunjucks/src/nodes") as Record<string, new (...args: unknown[]) => object>;
 
-export interface TemplateReads {
-  /** Bare names looked up (macro parameters and `set` targets included: a superset is safe). */
-  readonly names: ReadonlySet<string>;
-  /** Members read as `tunables.X`. */
-  readonly tunables: ReadonlySet<string>;
-  /** Members read as `dtypes.X`. */
-  readonly dtypes: ReadonlySet<string>;
-  /** Templates named by include/import/extends (literal names only). */
-  readonly includes: readonly string[];
-}
+import type { TemplateReads } from "../model/checked.js";
 
 /** A template syntax error with a 1-based line and column (0 when nunjucks gives no position). */
 export class TemplateSyntaxError extends Error {

@@ -4,55 +4,15 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import * as path from "node:path";
-import * as fs from "node:fs";
-import { hasErrors, UserError, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { renderGithub, renderJson, renderText, summaryLine, type SourceLookup } from "../diagnostics/render.js";
-import { lintPaths, makeCheckContext } from "../lint.js";
-import { runBuild, runExplain, runProfiles } from "./commands.js";
+import { hasErrors, UserError } from "../core/diagnostic.js";
+import { lintPaths, makeCheckContext } from "../api/lint.js";
+import { runBuild } from "./build-command.js";
+import { runExplain } from "./explain-command.js";
+import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 
-/** Streams the CLI writes to; tests pass their own. */
-export interface Io {
-  readonly stdout: (s: string) => void;
-  readonly stderr: (s: string) => void;
-  readonly cwd: string;
-  readonly isTTY: boolean;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
-
-export type Format = "text" | "json" | "github";
-
-/** Prints diagnostics in the chosen format. */
-export function printDiagnostics(io: Io, diags: readonly Diagnostic[], format: Format, sources: SourceLookup): void {
-  const rel = (d: Diagnostic): Diagnostic => (d.location ? { ...d, location: { ...d.location, file: relPath(io.cwd, d.location.file) }, notes: d.notes.map((n) => (n.location ? { ...n, location: { ...n.location, file: relPath(io.cwd, n.location.file) } } : n)) } : d);
-  const shown = diags.map(rel);
-  const lookup: SourceLookup = (f) => sources(path.resolve(io.cwd, f)) ?? sources(f);
-  if (format === "json") io.stdout(renderJson(shown, lookup));
-  else if (format === "github") io.stdout(renderGithub(shown, lookup));
-  else if (shown.length > 0) io.stderr(renderText(shown, lookup) + summaryLine(shown) + "\n");
-}
-
-function relPath(cwd: string, file: string): string {
-  const abs = path.resolve(cwd, file);
-  const r = path.relative(cwd, abs);
-  return r.startsWith("..") || path.isAbsolute(r) ? abs : r.split(path.sep).join("/");
-}
-
-function fileSources(cwd: string, known: ReadonlyMap<string, string> = new Map()): SourceLookup {
-  const cache = new Map<string, string | undefined>();
-  return (f) => {
-    const abs = path.resolve(cwd, f);
-    if (known.has(f)) return known.get(f);
-    if (known.has(abs)) return known.get(abs);
-    if (!cache.has(abs)) {
-      try {
-        cache.set(abs, fs.readFileSync(abs, "utf8"));
-      } catch {
-        cache.set(abs, undefined);
-      }
-    }
-    return cache.get(abs);
-  };
-}
+export type { Format, Io } from "./io.js";
+import { runProfiles } from "./profiles-command.js";
+import { runTune, type TuneCommandOptions } from "./tune-command.js";
 
 /** Runs the CLI with `argv` (without node and script). Returns the exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -103,6 +63,19 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .addOption(formatOption())
     .action(async (kernel: string, opts: { profile: string; call?: string; config?: string; format: Format }) => {
       code = await runExplain(io, kernel, opts);
+    });
+
+  program
+    .command("tune")
+    .description("time the candidate tunable settings of the config's `tune` section on this machine's GPU; write the fastest to kernelc.tune.json")
+    .requiredOption("--profile <name>", "the profile to tune (this GPU must meet its limits and features)")
+    .option("--kernel <names...>", "tune only these kernels")
+    .option("--repeats <n>", "rounds of interleaved timing (default 7)")
+    .option("--dawn-flag <toggles...>", "extra Dawn toggles, e.g. enable-dawn-features=vulkan_enable_f16_on_nvidia")
+    .option("--config <file>", "config file")
+    .addOption(formatOption())
+    .action(async (opts: TuneCommandOptions) => {
+      code = await runTune(io, opts);
     });
 
   program

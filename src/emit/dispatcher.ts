@@ -13,12 +13,13 @@
  * sizes, bindings (uniform bytes written field by field), workgroup counts, output shapes, in the
  * interpreter's order. Why a variant was rejected is only worked out when none fits.
  */
-import { deriveEnv, type CExpr, type CheckedBinding, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../check/check-spec.js";
+import { deriveEnv } from "../check/check-spec.js";
+import { type CExpr, type CheckedBinding, type CheckedDerive, type CheckedKernel, type CheckedVariant } from "../model/checked.js";
 import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
-import { leafText, type Leaf, type TExpr, type Value } from "../check/ir.js";
-import type { Type } from "../check/types.js";
-import { UNKNOWN, evaluate } from "../eval/evaluate.js";
-import { EvalError } from "../eval/ops.js";
+import { leafText, type Leaf, type TExpr, type Value } from "../model/ir.js";
+import type { Type } from "../model/types.js";
+import { UNKNOWN, evaluate } from "../lang/evaluate.js";
+import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
 import { nodeText, operandsOf } from "../plan/explain-false.js";
 import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "../plan/dispatch-model.js";

@@ -3,7 +3,7 @@ import type { KernelModel } from "../plan/dispatch-model.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
-import type { Call } from "../runtime/plan.js";
+import type { Call } from "../model/plan.js";
 
 const KEY_LIMITS = ["maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup", "maxStorageBufferBindingSize", "maxBufferSize"] as const;
 

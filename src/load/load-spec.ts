@@ -4,8 +4,8 @@
  */
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join, relative, isAbsolute, sep } from "node:path";
-import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { makeDiagnostic } from "../diagnostics/codes.js";
+import type { Diagnostic } from "../core/diagnostic.js";
+import { makeDiagnostic } from "../core/codes.js";
 import {
   DEFAULT_JSON_LIMITS,
   parseJson,
@@ -13,7 +13,7 @@ import {
   type JsonEntry,
   type JsonNode,
   type JsonObject,
-} from "./json-source.js";
+} from "../core/json-source.js";
 import { validateSpecTree } from "./validate.js";
 import type {
   AttributeConstraintSpec,
@@ -33,7 +33,7 @@ import type {
   UniformField,
   VariantSpec,
   Where,
-} from "./spec-model.js";
+} from "../model/spec.js";
 
 /** The result of loading one spec: the model when there were no errors, and all diagnostics. */
 export interface LoadResult {

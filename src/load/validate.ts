@@ -11,9 +11,9 @@
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, SchemaObject, ValidateFunction } from "ajv";
-import type { Diagnostic, Span } from "../diagnostics/diagnostic.js";
-import { makeDiagnostic } from "../diagnostics/codes.js";
-import { closestMatch, didYouMean } from "../diagnostics/did-you-mean.js";
+import type { Diagnostic, Span } from "../core/diagnostic.js";
+import { makeDiagnostic } from "../core/codes.js";
+import { closestMatch, didYouMean } from "../core/did-you-mean.js";
 import {
   appendPointer,
   jsonTypeOf,
@@ -21,7 +21,7 @@ import {
   splitPointer,
   toPlain,
   type JsonNode,
-} from "./json-source.js";
+} from "../core/json-source.js";
 
 /** Where the spec schema lives, relative to this module (works from src/load and dist/load). */
 const SCHEMA_URL = new URL("../../schema/kernel-spec.schema.json", import.meta.url);

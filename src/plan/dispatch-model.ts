@@ -3,7 +3,7 @@
  * enumeration and shader emission. The interpreter (interpret.ts) executes it directly; the
  * dispatcher generator (emit/dispatcher.ts) compiles it to TypeScript. Same data, one meaning.
  */
-import type { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../check/check-spec.js";
+import { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../model/checked.js";
 import type { LeafInfo } from "../check/binding-time.js";
 import type { StaticFacts } from "./env.js";
 

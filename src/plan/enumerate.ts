@@ -7,11 +7,12 @@
  * template's values depend on — is computed, and the configured instances are expanded into the
  * distinct keys to build.
  */
-import { deriveEnv, type CExpr, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../check/check-spec.js";
+import { deriveEnv } from "../check/check-spec.js";
+import { type CExpr, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../model/checked.js";
 import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
-import type { Value } from "../check/ir.js";
-import { UNKNOWN, evaluate, type PValue } from "../eval/evaluate.js";
-import { EvalError } from "../eval/ops.js";
+import type { Value } from "../model/ir.js";
+import { UNKNOWN, evaluate, type PValue } from "../lang/evaluate.js";
+import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
 

@@ -5,11 +5,11 @@
  * - `CallLeaves`: one call's view — every leaf known (or an error, e.g. an absent tensor's shape).
  * `DeriveEnv` evaluates derive entries on demand, memoized, on top of either.
  */
-import type { CheckedDerive, CheckedKernel } from "../check/check-spec.js";
-import type { Leaf, Value } from "../check/ir.js";
-import { EvalError, ONNX_TO_WGSL, dim as dimOf } from "../eval/ops.js";
-import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../eval/evaluate.js";
-import type { Call, TensorDesc } from "../runtime/plan.js";
+import { CheckedDerive, CheckedKernel } from "../model/checked.js";
+import type { Leaf, Value } from "../model/ir.js";
+import { EvalError, ONNX_TO_WGSL, dim as dimOf } from "../lang/ops.js";
+import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../lang/evaluate.js";
+import type { Call, TensorDesc } from "../model/plan.js";
 
 /** Supplies leaf values. */
 export interface LeafSource {

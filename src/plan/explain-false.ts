@@ -3,11 +3,11 @@
  * boolean derive entries) to the smallest sub-expression that is false, and lists the values of
  * its operands. The generated dispatcher produces the same explanation with generated code.
  */
-import type { CheckedDerive, CExpr } from "../check/check-spec.js";
-import type { TExpr, Value } from "../check/ir.js";
-import { leafText } from "../check/ir.js";
-import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../eval/evaluate.js";
-import { EvalError } from "../eval/ops.js";
+import { CheckedDerive, CExpr } from "../model/checked.js";
+import type { TExpr, Value } from "../model/ir.js";
+import { leafText } from "../model/ir.js";
+import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../lang/evaluate.js";
+import { EvalError } from "../lang/ops.js";
 
 /** One step of an explanation: the source text of a sub-expression. */
 export interface FalseReason {

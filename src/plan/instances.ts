@@ -3,13 +3,13 @@
  * Leaf names are parsed with the expression parser and accepted only in the leaf forms
  * (`attrs.x`, `present.t`, `ranks.t`, `tensorDtypes.t`, `dim(shapes.t, k)`, `has(attrs, "x")`).
  */
-import type { CheckedKernel } from "../check/check-spec.js";
-import type { Value } from "../check/ir.js";
-import { makeDiagnostic } from "../diagnostics/codes.js";
-import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/did-you-mean.js";
-import type { Expr } from "../parse/ast.js";
-import { parseExpression } from "../parse/parser.js";
+import { CheckedKernel } from "../model/checked.js";
+import type { Value } from "../model/ir.js";
+import { makeDiagnostic } from "../core/codes.js";
+import type { Diagnostic } from "../core/diagnostic.js";
+import { didYouMean } from "../core/did-you-mean.js";
+import type { Expr } from "../model/ast.js";
+import { parseExpression } from "../lang/parser.js";
 import type { InstanceConfig } from "./config.js";
 import type { ParsedInstance } from "./enumerate.js";
 

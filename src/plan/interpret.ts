@@ -3,11 +3,12 @@
  * The generated dispatcher must agree with it exactly (variant, workgroups, sizes, uniform bytes,
  * and error kinds and messages); test/dispatcher/differential.test.ts holds them to that.
  */
-import { deriveEnv, type CExpr, type CheckedBinding, type CheckedDerive } from "../check/check-spec.js";
-import type { Value } from "../check/ir.js";
-import { evaluate } from "../eval/evaluate.js";
-import { EvalError, valuesEqual } from "../eval/ops.js";
-import type { BindingPlan, Call, PassPlan, Plan, ScratchPlan, TensorDesc } from "../runtime/plan.js";
+import { deriveEnv } from "../check/check-spec.js";
+import { type CExpr, type CheckedBinding, type CheckedDerive } from "../model/checked.js";
+import type { Value } from "../model/ir.js";
+import { evaluate } from "../lang/evaluate.js";
+import { EvalError, valuesEqual } from "../lang/ops.js";
+import type { BindingPlan, Call, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
 import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "./dispatch-model.js";

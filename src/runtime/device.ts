@@ -2,7 +2,7 @@
 /**
  * Matching a bundle's device profiles against an adapter, and requesting a device for one profile.
  */
-import type { Manifest } from "./plan.js";
+import type { Manifest } from "../model/plan.js";
 
 /** What profile matching reads from an adapter; a GPUAdapter has it (and so can a test's fake). */
 export interface AdapterCapabilities {

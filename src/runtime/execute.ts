@@ -3,7 +3,7 @@
  * Runs a Plan (what a generated dispatcher returns for one call) on a device: one command encoder,
  * one compute pass per plan pass, one submit.
  */
-import type { BindingPlan, PassPlan, PipelineDesc, Plan } from "./plan.js";
+import type { BindingPlan, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
 import type { PipelineCache } from "./pipeline-cache.js";
 import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
 

@@ -6,7 +6,7 @@
  * statically uses, so a binding the shader declares but a specialization does not touch would vanish
  * from the layout and the runtime's bind group (built from the plan) would no longer match it.
  */
-import type { Manifest, PipelineDesc } from "./plan.js";
+import type { Manifest, PipelineDesc } from "../model/plan.js";
 import { ScratchPool } from "./scratch-pool.js";
 import { ShaderStage } from "./gpu-constants.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import * as path from "node:path";
 import { classifyDerives } from "../../src/check/binding-time.js";
 import { deriveEnv } from "../../src/check/check-spec.js";
-import { lintPaths, makeCheckContext } from "../../src/lint.js";
+import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { checkSpecObject } from "./probe-spec.js";
 
 const root = path.resolve(__dirname, "../..");

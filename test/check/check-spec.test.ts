@@ -187,7 +187,7 @@ describe("conditions and positions", () => {
 describe("overrides are late-bound", () => {
   it("a kernel-level entry that reads an overridden name sees the override in that variant", async () => {
     const { deriveEnv } = await import("../../src/check/check-spec.js");
-    const { evaluate } = await import("../../src/eval/evaluate.js");
+    const { evaluate } = await import("../../src/lang/evaluate.js");
     const s = base();
     s.derive = { wg: "64", bytes: "wg * 4" };
     s.variants.push({ id: "big", derive: { wg: "128" }, passes: [{ id: "p", name: "P", shader: "probe.wgsl.jinja", bindings: [], dispatch: { x: "bytes" } }] });

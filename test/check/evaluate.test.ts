@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { checkExpr, type Scope } from "../../src/check/check-expr.js";
-import type { Leaf, TExpr } from "../../src/check/ir.js";
-import { INT, type Type } from "../../src/check/types.js";
-import { evaluate, LocatedEvalError, UNKNOWN, type EvalEnv, type PValue } from "../../src/eval/evaluate.js";
-import * as ops from "../../src/eval/ops.js";
-import { parseExpression } from "../../src/parse/parser.js";
+import type { Leaf, TExpr } from "../../src/model/ir.js";
+import { INT, type Type } from "../../src/model/types.js";
+import { evaluate, LocatedEvalError, UNKNOWN, type EvalEnv, type PValue } from "../../src/lang/evaluate.js";
+import * as ops from "../../src/lang/ops.js";
+import { parseExpression } from "../../src/lang/parser.js";
 
 /** Attributes: `k` known ints, `u` unknown (a run-time value during the build). */
 const ATTRS: Record<string, PValue> = { two: 2, seven: 7, u: UNKNOWN, flagU: UNKNOWN };

@@ -2,10 +2,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { checkKernel, type CheckResult } from "../../src/check/check-spec.js";
-import { showType } from "../../src/check/types.js";
-import type { Diagnostic } from "../../src/diagnostics/diagnostic.js";
-import { makeCheckContext } from "../../src/lint.js";
+import { checkKernel } from "../../src/check/check-spec.js";
+import { type CheckResult } from "../../src/model/checked.js";
+import { showType } from "../../src/model/types.js";
+import type { Diagnostic } from "../../src/core/diagnostic.js";
+import { makeCheckContext } from "../../src/api/lint.js";
 import { loadSpecFile } from "../../src/load/load-spec.js";
 
 /** The spec: two inputs (one optional), typed and untyped attributes, a tunable, a few derive entries. */

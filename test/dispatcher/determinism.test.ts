@@ -4,14 +4,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { buildProject } from "../../src/emit/build.js";
+import { compile } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { repoBuild, repoRoot } from "../support/project-build.js";
 
 describe("build output", () => {
   it("is identical across two builds", async () => {
     const a = await repoBuild();
-    const b = await buildProject(repoRoot, loadConfig(repoRoot), undefined);
+    const b = await compile(loadConfig(repoRoot));
     expect([...b.files.keys()]).toEqual([...a.files.keys()]);
     for (const [k, v] of a.files) expect(b.files.get(k), k).toBe(v);
     expect(a.files.size).toBeGreaterThan(10);

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { interpretPlan, KernelCallError } from "../../src/plan/interpret.js";
 import type { KernelModel } from "../../src/plan/dispatch-model.js";
-import type { Call, TensorDesc } from "../../src/runtime/plan.js";
+import type { Call, TensorDesc } from "../../src/model/plan.js";
 import { importDispatcher, repoBuild } from "../support/project-build.js";
 import { rng } from "../support/rng.js";
 import { outcome } from "../support/plan-outcome.js";

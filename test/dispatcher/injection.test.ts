@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { buildProject } from "../../src/emit/build.js";
+import { compile } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { importDispatcher } from "../support/project-build.js";
 
@@ -22,7 +22,7 @@ describe("generated code and spec text", () => {
     const payload = '*/ globalThis.kernelcPwned = 1; /* \n globalThis.kernelcPwned = 2; //';
     spec.when = [...spec.when, `${JSON.stringify(payload)} != dtypes.T`];
     fs.writeFileSync(path.join(dir, "specs/Axpby.json"), JSON.stringify(spec, null, 2));
-    const result = await buildProject(dir, loadConfig(dir), ["desktop-64k"]);
+    const result = await compile(loadConfig(dir), { profiles: ["desktop-64k"] });
     expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
     const source = result.files.get("desktop-64k/dispatcher.ts")!;
     // The payload may appear in string literals and comments only: never as an identifier token,

@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CODES } from "../../src/diagnostics/codes.js";
+import { CODES } from "../../src/core/codes.js";
 
 const root = path.resolve(__dirname, "../..");
 

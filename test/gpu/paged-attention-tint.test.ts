@@ -5,7 +5,7 @@
  * lavapipe profile and the H200's; and no shader is specialized on a per-call value.
  */
 import { describe, expect, test } from "vitest";
-import type { Call } from "../../src/runtime/plan.js";
+import type { Call } from "../../src/model/plan.js";
 import { compileForCalls } from "../support/compiled-plan.js";
 
 const VARIANTS = [

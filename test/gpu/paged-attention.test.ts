@@ -10,7 +10,7 @@ import { executePlan } from "../../src/runtime/execute.js";
 import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16 } from "../../src/runtime/f16.js";
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { ScratchPool } from "../../src/runtime/scratch-pool.js";
-import type { Call, TensorDesc } from "../../src/runtime/plan.js";
+import type { Call, TensorDesc } from "../../src/model/plan.js";
 import {
   createBuffer,
   expectNoUncapturedErrors,
@@ -22,7 +22,7 @@ import {
   uploadBuffer,
 } from "../support/gpu.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
-import type { Plan } from "../../src/runtime/plan.js";
+import type { Plan } from "../../src/model/plan.js";
 import { rng } from "../support/rng.js";
 
 /**

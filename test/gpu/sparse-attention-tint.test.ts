@@ -5,7 +5,7 @@
  * single-pass variants (MAX_SPLITS 1) and the split-K ones (SPLIT_MIN_KEYS 16: every cell splits).
  */
 import { describe, expect, test } from "vitest";
-import type { Call } from "../../src/runtime/plan.js";
+import type { Call } from "../../src/model/plan.js";
 import { compileForCalls } from "../support/compiled-plan.js";
 
 /** Leaves that vary per call: no shader may be specialized on them. */

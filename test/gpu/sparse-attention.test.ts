@@ -14,7 +14,7 @@ import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { executePlan } from "../../src/runtime/execute.js";
 import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16, roundToF16 } from "../../src/runtime/f16.js";
 import { ScratchPool } from "../../src/runtime/scratch-pool.js";
-import type { Call } from "../../src/runtime/plan.js";
+import type { Call } from "../../src/model/plan.js";
 import {
   buildSparseLayout,
   pastLengths,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as path from "node:path";
-import { lintPaths, makeCheckContext } from "../../src/lint.js";
-import { renderText } from "../../src/diagnostics/render.js";
+import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
+import { renderText } from "../../src/core/render-diagnostics.js";
 
 const root = path.resolve(__dirname, "../..");
 

@@ -8,8 +8,8 @@ import {
   toPlain,
   type JsonNode,
   type JsonString,
-} from "../../src/load/json-source.js";
-import { createLineMap } from "../../src/load/line-map.js";
+} from "../../src/core/json-source.js";
+import { createLineMap } from "../../src/core/line-map.js";
 
 function parseOk(text: string): JsonNode {
   const r = parseJson(text, "t.json");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLineMap } from "../../src/load/line-map.js";
+import { createLineMap } from "../../src/core/line-map.js";
 
 describe("LineMap", () => {
   const text = "ab\ncd\r\nef\rgh\n";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { discoverSpecFiles, loadSpecFile, loadSpecPath } from "../../src/load/load-spec.js";
-import type { ExprSource, KernelSpec } from "../../src/load/spec-model.js";
+import type { ExprSource, KernelSpec } from "../../src/model/spec.js";
 
 const SEED_PATH = new URL("../../specs/PagedAttention.json", import.meta.url);
 const SEED = readFileSync(SEED_PATH, "utf8");

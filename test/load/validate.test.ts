@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseJson } from "../../src/load/json-source.js";
+import { parseJson } from "../../src/core/json-source.js";
 import { validateSpecTree } from "../../src/load/validate.js";
-import type { Diagnostic } from "../../src/diagnostics/diagnostic.js";
+import type { Diagnostic } from "../../src/core/diagnostic.js";
 
 const SEED = readFileSync(new URL("../../specs/PagedAttention.json", import.meta.url), "utf8");
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseExpression, MAX_EXPR_DEPTH, MAX_EXPR_LENGTH } from "../../src/parse/parser.js";
-import { ExprSyntaxError } from "../../src/parse/errors.js";
-import { printExpr } from "../../src/parse/print.js";
+import { parseExpression, MAX_EXPR_DEPTH, MAX_EXPR_LENGTH } from "../../src/lang/parser.js";
+import { ExprSyntaxError } from "../../src/lang/errors.js";
+import { printExpr } from "../../src/lang/print.js";
 
 const p = (src: string): string => printExpr(parseExpression(src));
 

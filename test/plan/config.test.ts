@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Diagnostic } from "../../src/diagnostics/diagnostic.js";
+import type { Diagnostic } from "../../src/core/diagnostic.js";
 import { DEFAULT_CONFIG, type LoadedConfig, loadConfig, parseConfig, pinnedTunables } from "../../src/plan/config.js";
 import { DEFAULT_PROFILES, resolveProfile } from "../../src/plan/profiles.js";
 
@@ -54,6 +54,8 @@ describe("loadConfig", () => {
       defineProfiles: [],
       tunables: {},
       instances: {},
+      tune: {},
+      tuned: {},
     });
     expect(r.profiles).toEqual(DEFAULT_PROFILES);
   });

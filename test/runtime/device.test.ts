@@ -9,7 +9,7 @@ import {
   requestBundleDevice,
   type AdapterCapabilities,
 } from "../../src/runtime/device.js";
-import type { Manifest } from "../../src/runtime/plan.js";
+import type { Manifest } from "../../src/model/plan.js";
 
 function manifest(profile: string, requiredLimits: Record<string, number>, requiredFeatures: string[] = []): Manifest {
   return { generatedBy: "test", profile, requiredLimits, requiredFeatures, shaders: {}, pipelines: [], kernels: {} };

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { executePlan, PlanExecutionError } from "../../src/runtime/execute.js";
 import { f16ArrayToF32, f32ArrayToF16, f32ToF16, roundToF16 } from "../../src/runtime/f16.js";
 import { PipelineCache, ShaderCompilationError, warmUp } from "../../src/runtime/pipeline-cache.js";
-import type { BindingPlan, Manifest, PassPlan, Plan } from "../../src/runtime/plan.js";
+import type { BindingPlan, Manifest, PassPlan, Plan } from "../../src/model/plan.js";
 import { BufferUsage } from "../../src/runtime/gpu-constants.js";
 import { getGpuDevice, poisonBuffer, POISON_U32, readBuffer, uploadBuffer, createBuffer } from "../support/gpu.js";
 import { rng } from "../support/rng.js";

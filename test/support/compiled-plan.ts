@@ -3,12 +3,12 @@
  * one profile, with instances taken from the calls themselves, and loads the generated dispatcher.
  * GPU tests use it so that what they run is exactly what `kernelc build` ships.
  */
-import { buildProject, type BuildResult } from "../../src/emit/build.js";
+import { compile, type CompileResult } from "../../src/api/compile.js";
 import { passKeyLeaves } from "../../src/plan/enumerate.js";
 import { CallLeaves } from "../../src/plan/env.js";
 import { loadConfig, type LoadedConfig } from "../../src/plan/config.js";
-import type { Call, Plan } from "../../src/runtime/plan.js";
-import { EvalError } from "../../src/eval/ops.js";
+import type { Call, Plan } from "../../src/model/plan.js";
+import { EvalError } from "../../src/lang/ops.js";
 import { importDispatcher, repoRoot } from "./project-build.js";
 
 export interface CompiledPlanner {
@@ -16,7 +16,7 @@ export interface CompiledPlanner {
   plan(call: Call): Plan;
   /** WGSL by shader id, as written to out/shaders. */
   readonly shaders: Readonly<Record<string, string>>;
-  readonly build: BuildResult;
+  readonly build: CompileResult;
 }
 
 function withConfig(loaded: LoadedConfig, instances: Record<string, { name: string; values: Record<string, number | boolean> }[]>, profile: string, kernel: string, tunables?: Record<string, number>): LoadedConfig {
@@ -28,7 +28,7 @@ function withConfig(loaded: LoadedConfig, instances: Record<string, { name: stri
 export async function compileForCalls(kernel: string, calls: readonly Call[], profile: string, tunables?: Record<string, number>): Promise<CompiledPlanner> {
   const loaded = loadConfig(repoRoot);
   // First build with no instances: it yields the key leaves of every pass.
-  const probe = await buildProject(repoRoot, withConfig(loaded, {}, profile, kernel, tunables), [profile]);
+  const probe = await compile(withConfig(loaded, {}, profile, kernel, tunables), { profiles: [profile] });
   if (probe.diagnostics.some((d) => d.severity === "error")) throw new Error(probe.diagnostics.map((d) => d.message).join("\n"));
   const model = probe.profiles[0].kernels.find((k) => k.model.kernel.spec.name === kernel)!.model;
   const k = model.kernel;
@@ -48,7 +48,7 @@ export async function compileForCalls(kernel: string, calls: readonly Call[], pr
     }
     return { name: `call-${i}`, values };
   });
-  const build = await buildProject(repoRoot, withConfig(loaded, { [kernel]: instances }, profile, kernel, tunables), [profile]);
+  const build = await compile(withConfig(loaded, { [kernel]: instances }, profile, kernel, tunables), { profiles: [profile] });
   const errors = build.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) throw new Error(errors.map((d) => `${d.code}: ${d.message}`).join("\n"));
   const mod = await importDispatcher(build.files.get(`${profile}/dispatcher.ts`)!);

@@ -4,19 +4,19 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import ts from "typescript";
-import { buildProject, type BuildResult } from "../../src/emit/build.js";
+import { compile, type CompileResult } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
 
 export const repoRoot = path.resolve(__dirname, "../..");
 
-let cached: Promise<BuildResult> | undefined;
+let cached: Promise<CompileResult> | undefined;
 
 /** The in-memory build of the repository (all configured profiles). */
-export function repoBuild(): Promise<BuildResult> {
+export function repoBuild(): Promise<CompileResult> {
   cached ??= (async () => {
     const loaded = loadConfig(repoRoot);
     if (loaded.diagnostics.some((d) => d.severity === "error")) throw new Error("config has errors");
-    return buildProject(repoRoot, loaded, undefined);
+    return compile(loaded);
   })();
   return cached;
 }

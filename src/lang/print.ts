@@ -1,4 +1,4 @@
-import type { Expr } from "./ast.js";
+import type { Expr } from "../model/ast.js";
 
 /** Prints an AST as an S-expression, e.g. `a + b * c` -> `(+ a (* b c))`. Used by golden tests and debugging. */
 export function printExpr(e: Expr): string {

@@ -1,7 +1,7 @@
 /**
  * Tokenizer for kernelc's expression language (Jinja's expression syntax, the subset specs use).
  */
-import type { Span } from "../diagnostics/diagnostic.js";
+import type { Span } from "../core/diagnostic.js";
 import { ExprSyntaxError } from "./errors.js";
 
 export type TokenKind = "number" | "string" | "ident" | "keyword" | "op" | "eof";

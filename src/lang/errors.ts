@@ -1,4 +1,4 @@
-import type { Span } from "../diagnostics/diagnostic.js";
+import type { Span } from "../core/diagnostic.js";
 
 /** The parser's one internal error: a message and a span in the expression text. Converted to a Diagnostic at the phase boundary. */
 export class ExprSyntaxError extends Error {

@@ -12,8 +12,8 @@
  * Nesting is depth-checked before each recursion, so deep input gives `json_too_deep`, never a
  * stack overflow.
  */
-import type { Diagnostic, Span } from "../diagnostics/diagnostic.js";
-import { makeDiagnostic } from "../diagnostics/codes.js";
+import type { Diagnostic, Span } from "./diagnostic.js";
+import { makeDiagnostic } from "./codes.js";
 
 /** Fields every JSON node has: its span in the source and its RFC 6901 pointer. */
 interface JsonNodeBase {

@@ -3,9 +3,9 @@
  * spec (the generated dispatcher must agree with it exactly). With some leaves UNKNOWN it is a
  * three-valued partial evaluator: the build uses it to prune combinations that can never run.
  */
-import type { Span } from "../diagnostics/diagnostic.js";
-import type { Leaf, TExpr, Value } from "../check/ir.js";
-import { leafText } from "../check/ir.js";
+import type { Span } from "../core/diagnostic.js";
+import type { Leaf, TExpr, Value } from "../model/ir.js";
+import { leafText } from "../model/ir.js";
 import * as ops from "./ops.js";
 import { EvalError } from "./ops.js";
 

@@ -4,10 +4,11 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { checkKernel, type CheckContext, type CheckedKernel } from "./check/check-spec.js";
-import { sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
-import { discoverSpecFiles, loadSpecPath } from "./load/load-spec.js";
-import { FEATURE_NAMES, LIMIT_NAMES } from "./plan/profiles.js";
+import { checkKernel, type CheckContext } from "../check/check-spec.js";
+import { type CheckedKernel } from "../model/checked.js";
+import { sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
+import { discoverSpecFiles, loadSpecPath } from "../load/load-spec.js";
+import { FEATURE_NAMES, LIMIT_NAMES } from "../plan/profiles.js";
 
 /** A check context for a project rooted at `templatesDir`'s parent. */
 export function makeCheckContext(templatesDir: string): CheckContext {

@@ -2,7 +2,7 @@
  * Renders diagnostics as text (with a code frame), JSON, or GitHub workflow annotations.
  * Offsets become line:column only here.
  */
-import { LineMap } from "../load/line-map.js";
+import { LineMap } from "./line-map.js";
 import type { Diagnostic, Location } from "./diagnostic.js";
 
 /** Returns a file's text for code frames, or undefined when it cannot be shown. */

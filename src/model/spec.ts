@@ -4,7 +4,7 @@
  * Expression strings are kept as `ExprSource` (text + where it sits); the parse phase turns
  * them into ASTs.
  */
-import type { Span } from "../diagnostics/diagnostic.js";
+import type { Span } from "../core/diagnostic.js";
 
 /** Where a spec value sits: JSON pointer and byte span of the value in the file. */
 export interface Where {

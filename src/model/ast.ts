@@ -2,7 +2,7 @@
  * The expression AST. Every node is immutable and carries the byte span of its source text
  * (offsets into the expression string; `ExprSource` maps them back into the spec file).
  */
-import type { Span } from "../diagnostics/diagnostic.js";
+import type { Span } from "../core/diagnostic.js";
 
 export type BinaryOp = "or" | "and" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "+" | "-" | "*" | "/" | "//" | "%";
 export type UnaryOp = "not" | "-" | "+";

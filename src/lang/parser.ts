@@ -14,8 +14,8 @@
  *
  * Each infix operator is one row of INFIX; adding an operator is adding a row.
  */
-import type { Span } from "../diagnostics/diagnostic.js";
-import type { BinaryOp, Expr } from "./ast.js";
+import type { Span } from "../core/diagnostic.js";
+import type { BinaryOp, Expr } from "../model/ast.js";
 import { ExprSyntaxError } from "./errors.js";
 import { tokenize, type Token } from "./lexer.js";
 

@@ -3,8 +3,8 @@
  * namespace, a derive entry or a builtin) and every node typed. Immutable; the interpreter
  * (eval/) and the dispatcher generator (emit/) both walk it, so they share one meaning.
  */
-import type { Span } from "../diagnostics/diagnostic.js";
-import type { BinaryOp } from "../parse/ast.js";
+import type { Span } from "../core/diagnostic.js";
+import type { BinaryOp } from "./ast.js";
 import type { Type } from "./types.js";
 
 /** A value of the language at evaluation time. Lists are shapes or literal lists. */

@@ -1,0 +1,60 @@
+/** `kernelc explain`: every candidate of a kernel on a profile, and for a call the variant it picks. */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { compile } from "../api/compile.js";
+import { loadProjectConfig } from "../api/config.js";
+import { makeDiagnostic } from "../core/codes.js";
+import { UserError } from "../core/diagnostic.js";
+import { stableJson } from "../core/stable-json.js";
+import { pinnedTunables } from "../plan/config.js";
+import type { TuneRecord } from "../plan/tune-file.js";
+import { explainCallReport, explainReport } from "../emit/explain.js";
+import { printDiagnostics, type Format, type Io } from "./io.js";
+
+/** What kernelc.tune.json says of this kernel on this profile, and which of its pins the config overrides. */
+function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>>): string {
+  const show = (pins: Readonly<Record<string, number>>): string => Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") || "(defaults)";
+  const m = rec.measured;
+  const lines = [`\ntuned (kernelc.tune.json): ${show(rec.pins)}, measured ${m.date} on ${m.adapter.description || m.adapter.vendor} with kernelc ${m.kernelc} (${m.timer}, ${m.repeats} rounds, ${m.candidates} candidates)`];
+  lines.push(`  winner: ${m.winner.score} ms geomean over ${m.calls.join(", ")} (${m.winner.ms.join(", ")} ms)`);
+  if (m.runnerUp) lines.push(`  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${(((m.margin ?? 1) - 1) * 100).toFixed(1)}% slower)`);
+  for (const [k, v] of Object.entries(rec.pins)) if (effective[k] !== v) lines.push(`  ${k}: the config pins ${effective[k]}, which takes precedence over the tuned ${v}`);
+  return lines.join("\n") + "\n";
+}
+
+/** `kernelc explain`. */
+export async function runExplain(io: Io, kernelName: string, opts: { profile: string; call?: string; config?: string; format: Format }): Promise<number> {
+  const loaded = loadProjectConfig(io.cwd, opts.config);
+  if (!loaded.allProfiles.some((p) => p.name === opts.profile)) {
+    throw new UserError([makeDiagnostic("unknown_profile", `unknown profile \`${opts.profile}\``, undefined, { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` })]);
+  }
+  const result = await compile(loaded, { profiles: [opts.profile] });
+  const errors = result.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length) {
+    printDiagnostics(io, errors, opts.format, (f) => result.sources.get(f));
+    return 1;
+  }
+  const entry = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernelName);
+  if (!entry) {
+    const names = result.profiles[0]?.kernels.map((k) => k.model.kernel.spec.name) ?? [];
+    throw new UserError([makeDiagnostic("usage", `no kernel named \`${kernelName}\``, undefined, { hint: `kernels: ${names.join(", ")}` })]);
+  }
+  let call: unknown;
+  if (opts.call) {
+    try {
+      call = JSON.parse(fs.readFileSync(path.resolve(io.cwd, opts.call), "utf8"));
+    } catch (err) {
+      throw new UserError([makeDiagnostic("file_unreadable", `cannot read the call file: ${(err as Error).message}`, { file: path.resolve(io.cwd, opts.call) }, { hint: 'a call is JSON: {"inputs": {"queryT": {"shape": [4, 4096], "dtype": "float16"}, …}, "outputs": {…}, "attrs": {…}}' })]);
+    }
+  }
+  const profile = result.profiles[0]!.profile;
+  const tuned = loaded.tuneFile?.tune.profiles[opts.profile]?.[kernelName];
+  if (opts.format === "json") {
+    io.stdout(stableJson({ candidates: entry.build.candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }));
+    return 0;
+  }
+  io.stdout(explainReport(entry.build, profile));
+  if (tuned) io.stdout(tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName)));
+  if (call) io.stdout("\n" + (explainCallReport(entry.model, call, "text") as string));
+  return 0;
+}

@@ -1,0 +1,13 @@
+/** Stable JSON: object keys sorted, two-space indent, trailing newline (byte-deterministic output). */
+export function stableJson(value: unknown): string {
+  const norm = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(norm);
+    if (v && typeof v === "object" && !(v instanceof Uint8Array)) {
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(v).sort()) out[k] = norm((v as Record<string, unknown>)[k]);
+      return out;
+    }
+    return v;
+  };
+  return JSON.stringify(norm(value), null, 2) + "\n";
+}

@@ -1,0 +1,55 @@
+/**
+ * The per-profile manifest (what the runtime reads to create pipelines and pick shaders) and the
+ * bundle's profiles.json.
+ */
+import { KERNELC_VERSION } from "../core/version.js";
+import type { PipelineDesc } from "../model/plan.js";
+import type { KernelModel } from "../plan/dispatch-model.js";
+import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
+
+/** The manifest of one profile: required limits and features, shaders, pipelines, and every kernel's variants. */
+export function manifestFor(profile: Profile, models: readonly KernelModel[], specFiles: readonly string[]): unknown {
+  const shaders: Record<string, string> = {};
+  const pipelines = new Map<string, PipelineDesc>();
+  const kernels: Record<string, unknown> = {};
+  for (const m of models) {
+    const variants: unknown[] = [];
+    for (const a of m.assignments) {
+      for (const vm of a.variants) {
+        variants.push({
+          id: vm.variant.id,
+          dtypes: a.facts.dtypes,
+          tunables: a.facts.tunables,
+          requiredFeatures: vm.variant.features,
+          passes: vm.passes.map((pm) => {
+            for (const id of pm.shaders.values()) {
+              shaders[id] = `../shaders/${id}.wgsl`;
+              const types = pm.bindings.map((b) => b.buffer);
+              pipelines.set(`${id}|main|${types.join(",")}`, { shader: id, entryPoint: "main", bindings: types });
+            }
+            return { id: pm.pass.id, name: pm.pass.name, template: pm.pass.shader, key: pm.keyLeaves.map((l) => l.key), shaders: Object.fromEntries([...pm.shaders.entries()].sort(([x], [y]) => (x < y ? -1 : 1))) };
+          }),
+        });
+      }
+    }
+    kernels[m.kernel.spec.name] = { domain: m.kernel.spec.domain, sinceVersion: m.kernel.spec.sinceVersion, variants, notBuilt: m.prunedVariants };
+  }
+  return {
+    generatedBy: `kernelc ${KERNELC_VERSION} from ${specFiles.join(", ")}; do not edit`,
+    profile: profile.name,
+    requiredLimits: requiredLimitsFor(profile),
+    requiredFeatures: [...profile.features].sort(),
+    shaders,
+    pipelines: [...pipelines.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, p]) => p),
+    kernels,
+  };
+}
+
+/** profiles.json: the built profiles in run-time selection order, with their manifests. */
+export function profilesIndex(profiles: readonly Profile[]): unknown {
+  return {
+    generatedBy: `kernelc ${KERNELC_VERSION}`,
+    note: "Profiles in run-time selection order: take the first whose limits and features the adapter has.",
+    profiles: profiles.map((p) => ({ name: p.name, manifest: `${p.name}/manifest.json` })),
+  };
+}

@@ -407,7 +407,8 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
           }
           expect(mismatches, `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`).toBe(0);
         }
-        expect(c.liveRows, "the case has visible keys").toBeGreaterThan(0);
+        // Hostile tables may unmap every block of a small batch; other cases must attend to something.
+        if (!shape.hostile) expect(c.liveRows, "the case has visible keys").toBeGreaterThan(0);
         if (!shape.hostile) expect(ref.written.some((w) => w === 1), "the case writes something").toBe(true);
       }, 300_000);
     }

@@ -58,6 +58,12 @@ export interface SparseAttentionResult {
   readonly presentValue: Float32Array;
   /** past_b per batch entry, as the kernels compute it. */
   readonly pastLengths: readonly number[];
+  /**
+   * presentKey before its rounding to f16: for the written rows the (rotated) key in f32, as the
+   * kernel computes it before storing; elsewhere equal to presentKey. WGSL lets an f32 → f16
+   * conversion round to either neighbour, so a test compares rotated keys against this.
+   */
+  readonly presentKeyF32: Float32Array;
 }
 
 /**
@@ -155,6 +161,7 @@ export function sparseAttentionReference(
   }
 
   const presentKey = Float32Array.from(inputs.pastKey);
+  const presentKeyF32 = Float32Array.from(inputs.pastKey);
   const presentValue = Float32Array.from(inputs.pastValue);
   const past = pastLengths(inputs.totalSequenceLength, inputs.keyTotalSequenceLengths, S);
 
@@ -176,7 +183,10 @@ export function sparseAttentionReference(
         const k = rotate(kSrc.subarray(kOff, kOff + H), pos);
         const dst = ((b * Nkv + kvh) * M + pos) * H;
         for (let d = 0; d < H; d++) {
-          presentKey[dst + d] = roundToF16(k[d]);
+          // The kernel rotates in f32 (the products of f16 values are exact there, the sum is
+          // rounded once), then stores f16.
+          presentKeyF32[dst + d] = k[d];
+          presentKey[dst + d] = roundToF16(presentKeyF32[dst + d]);
           presentValue[dst + d] = vSrc[vOff + d];
         }
       }
@@ -218,7 +228,7 @@ export function sparseAttentionReference(
       }
     }
   }
-  return { output, presentKey, presentValue, pastLengths: past };
+  return { output, presentKey, presentValue, pastLengths: past, presentKeyF32 };
 }
 
 /**

@@ -117,12 +117,13 @@ describe("golden renders of templates/", () => {
     if (updatingGoldens()) writeFileSync(expectedPath, wgsl);
     expect(wgsl).toBe(readFileSync(expectedPath, "utf8"));
     expect(await validator.validate(wgsl, input.features)).toEqual([]);
-    // Every output line maps to a template line whose text, for plain text lines, is that line.
-    const template = readFileSync(path.join(TEMPLATES, input.shader), "utf8").split("\n");
+    // Every output line maps to a template line (of the template or a file it imports) whose
+    // text, for plain text lines, is that line.
+    const templateLines = (file: string): string[] => readFileSync(path.join(TEMPLATES, file), "utf8").split("\n");
     const wgslLines = wgsl.split("\n").slice(0, -1);
     expect(lineMap).toHaveLength(wgslLines.length);
     wgslLines.forEach((line, i) => {
-      const src = template[lineMap[i].line - 1];
+      const src = templateLines(lineMap[i].file)[lineMap[i].line - 1];
       expect(src, `output line ${i + 1}`).toBeDefined();
       if (!src.includes("{{") && !src.includes("{%") && line !== "") expect(src.trimEnd()).toBe(line);
     });

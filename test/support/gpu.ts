@@ -84,10 +84,34 @@ export async function getGpuDevice(options: GpuDeviceOptions = {}): Promise<GPUD
     requiredFeatures: [...requiredFeatures] as GPUFeatureName[],
     requiredLimits: { ...options.requiredLimits },
   });
+  const errors: string[] = [];
+  uncaptured.set(device, errors);
   device.addEventListener("uncapturederror", (event) => {
-    console.error(`uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`);
+    const message = (event as GPUUncapturedErrorEvent).error.message;
+    console.error(`uncaptured WebGPU error: ${message}`);
+    errors.push(message);
   });
   return device;
+}
+
+/** Uncaptured errors of each device getGpuDevice made, in order, until taken by takeUncapturedErrors. */
+const uncaptured = new WeakMap<GPUDevice, string[]>();
+
+/** Returns (and forgets) the uncaptured errors the device has reported so far; waits for its queue first. */
+export async function takeUncapturedErrors(device: GPUDevice): Promise<string[]> {
+  await device.queue.onSubmittedWorkDone();
+  const errors = uncaptured.get(device) ?? [];
+  return errors.splice(0, errors.length);
+}
+
+/**
+ * Throws if the device reported any uncaptured WebGPU error (validation, out of memory, internal)
+ * since the last check: a test must fail on such an error, not merely log it. readBuffer calls it
+ * before every read; GPU test files also call it after each test.
+ */
+export async function expectNoUncapturedErrors(device: GPUDevice): Promise<void> {
+  const errors = await takeUncapturedErrors(device);
+  if (errors.length > 0) throw new Error(`uncaptured WebGPU error(s):\n${errors.join("\n")}`);
 }
 
 /** Usage of test buffers: storage, copyable both ways. */
@@ -130,8 +154,32 @@ export function poisonBuffer(device: GPUDevice, buffer: GPUBuffer, pattern: numb
   device.queue.writeBuffer(buffer, 0, words);
 }
 
+/**
+ * Poison for scratch and intermediate buffers: a repeating cycle of three 32-bit words, 1e30, 1e30
+ * and a NaN, so that consecutive pairs (a split's (max, sum) statistics, vec4 partials) take every
+ * combination of a huge finite value and a NaN. A statistic a kernel fails to write then either
+ * dominates the merge (max 1e30 with a positive sum) or turns it into NaN; neither is ignored.
+ */
+export const SCRATCH_POISON_WORDS: readonly number[] = [0x7149f2ca, 0x7149f2ca, 0x7fc00000];
+
+/** Fills a whole buffer with a repeating cycle of 32-bit words (default SCRATCH_POISON_WORDS). */
+export function poisonBufferCycle(device: GPUDevice, buffer: GPUBuffer, words: readonly number[] = SCRATCH_POISON_WORDS): void {
+  const data = new Uint32Array(buffer.size / 4);
+  for (let i = 0; i < data.length; i++) data[i] = words[i % words.length] >>> 0;
+  device.queue.writeBuffer(buffer, 0, data);
+}
+
+/**
+ * f16 bit patterns that no kernel may let reach a result: NaN, both infinities, the largest finite
+ * values of both signs and a large finite value. Tests fill every cache slot that no visible key
+ * reads with them (cycling by position), so masking by multiplication (0 * NaN = NaN, 0 * Inf =
+ * NaN) or a read of the wrong row shows in the output.
+ */
+export const F16_GARBAGE: readonly number[] = [0x7e00, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0x7a00, 0x7fff];
+
 /** Copies a byte range of a buffer to a mappable one and returns its bytes once the GPU is done. */
 export async function readBuffer(device: GPUDevice, buffer: GPUBuffer, offset = 0, size = buffer.size - offset): Promise<ArrayBuffer> {
+  await expectNoUncapturedErrors(device);
   const padded = Math.ceil(size / 4) * 4;
   const staging = device.createBuffer({ size: Math.max(4, padded), usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
   const encoder = device.createCommandEncoder();

@@ -339,6 +339,11 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     const unused = await cli(["build"], writeProject({ template: template({ body: "  y[i] = params.alpha;" }) }));
     expect(codesIn(unused.stderr)).toContain("binding_unused");
     expectGolden("binding_unused", unused);
+    // A binding read only after a keyword (`return x[i]`, in a helper function) is used.
+    const helper = template({ header: "fn read_x(i: u32) -> f32 {\n  return x[i];\n}", body: "  y[i] = read_x(i) * params.alpha;" });
+    const used = await cli(["build"], writeProject({ template: helper }));
+    expect(used.code).toBe(0);
+    expect(codesIn(used.stderr)).not.toContain("binding_unused");
 
     const spec = baseSpec();
     (spec.derive as { [key: string]: Json }).huge = "1e300 * 1e300";

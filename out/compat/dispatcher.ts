@@ -3,23 +3,25 @@
 /* eslint-disable */
 
 /** A tensor as a call describes it: shape and ONNX element type. */
-export interface TensorDesc {
+export interface TensorDesc<D extends string = string> {
   readonly shape: readonly number[];
-  readonly dtype: string;
+  readonly dtype: D;
 }
 
 /** One call of a kernel: tensors by spec id (absent: omitted or null) and attribute values. */
 export interface Call {
   readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
+  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>> | undefined;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
+/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's bytes. */
 export type BindingResource =
   | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
   | { readonly kind: "uniform"; readonly bytes: Uint8Array };
 
+/** One binding of a pass: its number, WGSL name, buffer type and resource. */
 export interface BindingPlan {
   readonly binding: number;
   readonly name: string;
@@ -27,6 +29,7 @@ export interface BindingPlan {
   readonly resource: BindingResource;
 }
 
+/** One compute pass: the shader, its bindings in order, and the workgroup counts. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
@@ -45,6 +48,7 @@ export interface Plan {
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }
 
+/** Why a call could not be planned. */
 export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
 
 /** Thrown for a call that cannot be planned: its kind, and a message naming the condition and values. */
@@ -57,194 +61,114 @@ export class KernelCallError extends Error {
   }
 }
 
-type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
-
-class EvalFailure extends Error {}
-
+/** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
-
-function $err(m: string): never {
-  throw new EvalFailure(m);
+/** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
+function $own(o: object, k: string): unknown {
+  return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;
 }
-function $overflow(v: number): never {
-  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+/** The call itself: an object, else an invalid_call error. */
+function $call(c: unknown, kernel: string): object {
+  if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  return c;
 }
-function $chk(v: number): number {
-  return Number.isSafeInteger(v) ? v : $overflow(v);
+/** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
+function $bag(c: object, k: string, kernel: string): Bag | undefined {
+  const v = $own(c, k);
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
+  return v as Bag;
 }
-function $isI(a: number, b: number): boolean {
-  return Number.isInteger(a) && Number.isInteger(b);
+/**
+ * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
+ * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
+ */
+function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
+  const s: unknown = Object.hasOwn(v, "shape") ? (v as Bag)["shape"] : undefined;
+  const dtype: unknown = Object.hasOwn(v, "dtype") ? (v as Bag)["dtype"] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
+  const n = s.length;
+  if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
+  const shape: number[] = [];
+  let ok = true;
+  for (let i = 0; i < n; i++) {
+    const d: unknown = Object.hasOwn(s, i) ? s[i] : undefined;
+    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    shape.push(d as number);
+  }
+  if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  return { shape, dtype };
 }
-function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + " / 0)");
-  return $chk(Math.floor(a / b));
+/** Fails for a tensor description of the wrong form. */
+function $badTensor(kernel: string, what: string, id: string, detail: string): never {
+  return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
 }
-function $modI(a: number, b: number): number {
-  if (b === 0) $err("modulo by zero (" + a + " % 0)");
-  const r = a % b;
-  return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
+/** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
+function $av(v: unknown, kernel: string, name: string): unknown {
+  if (!Array.isArray(v)) return v;
+  const n = v.length;
+  if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
+  return out;
 }
-function $modF(a: number, b: number): number {
-  if (b === 0) $err("modulo by zero (" + a + " % 0)");
-  const r = a % b;
-  return r !== 0 && r < 0 !== b < 0 ? r + b : r;
-}
-function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + " / 0)");
-  return a / b;
-}
-function $fdivF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + " // 0)");
-  return Math.floor(a / b);
-}
-function $divN(a: number, b: number): number {
-  return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
-}
-function $fdivN(a: number, b: number): number {
-  return $isI(a, b) ? $fdivI(a, b) : $fdivF(a, b);
-}
-function $modN(a: number, b: number): number {
-  return $isI(a, b) ? $modI(a, b) : $modF(a, b);
-}
-function $neg(v: number): number {
-  return v === 0 ? 0 : -v;
-}
-function $dimS(shape: readonly number[], axis: number, what: string): number {
-  const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
-  return shape[axis < 0 ? axis + rank : axis];
-}
-function $ceilDiv(a: number, b: number): number {
-  if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
-  return $chk(-Math.floor(-a / b));
-}
-function $pow2ceil(n: number): number {
-  if (n <= 1) return 1;
-  if (n > 2 ** 52) $err("pow2ceil(" + n + "): result exceeds 2^53");
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-function $same(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-function $eq(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => $eq(x, b[i]));
-  return a === b;
-}
-function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + ": tensor \u0060" + id + "\u0060 is absent in this call");
-  return t;
-}
-function $attr(v: unknown, name: string): V {
-  if (v === undefined) $err("attrs." + name + ": the call does not give attribute \u0060" + name + "\u0060 and it has no default");
-  return v as V;
-}
-function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
-  return e;
-}
+/** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
 function $show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
-  if (Array.isArray(v)) return "[" + v.map((x) => $show(x)).join(", ") + "]";
-  return String(v);
-}
-function $try(f: () => unknown): unknown {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof EvalFailure) return e;
-    throw e;
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) s += (i ? ", " : "") + $show(v[i]);
+    return s + "]";
   }
-}
-function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? "error: " + v.message : $show(v);
-}
-function $where(path: readonly string[]): string {
-  return path.length ? "in " + path.map((p) => "\u0060" + p + "\u0060").join(" > ") + ": " : "";
-}
-function $isFail(v: unknown): boolean {
-  return v instanceof EvalFailure;
-}
-function $dimsOk(shape: unknown): boolean {
-  if (!Array.isArray(shape)) return false;
-  for (const d of shape) if (!Number.isSafeInteger(d) || d < 0) return false;
-  return true;
-}
-function $td(t: unknown): TensorDesc | null {
-  return t === undefined || t === null ? null : (t as TensorDesc);
+  if (typeof v === "object" && v !== null) return "(object)";
+  if (typeof v === "function") return "(function)";
+  return String(v);
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
-}
-function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
-  throw e;
-}
-function $unheld(e: unknown): false {
-  if (e instanceof EvalFailure) return false;
-  throw e;
-}
-function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
-  throw e;
-}
-function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
-  const shape = t.shape;
-  const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
-  return shape[ax < 0 ? ax + rank : ax];
-}
-function $product(shape: readonly number[]): number {
-  let p = 1;
-  for (const d of shape) p *= d;
-  return p;
-}
-function $round4(n: number): number {
-  return Math.ceil(n / 4) * 4;
-}
-const F32 = new Float32Array(1);
-const F32_BITS = new Uint32Array(F32.buffer);
-/** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
-function $word(bytes: Uint8Array, o: number, w: number): void {
-  bytes[o] = w & 255;
-  bytes[o + 1] = (w >>> 8) & 255;
-  bytes[o + 2] = (w >>> 16) & 255;
-  bytes[o + 3] = (w >>> 24) & 255;
-}
-/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
-function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
-  const n = v as number;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
-  $word(bytes, o, n);
-}
-/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
-function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
-  const n = v as number;
-  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
-  $word(bytes, o, n);
-}
-/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
-function $f32(bytes: Uint8Array, o: number, v: unknown): void {
-  F32[0] = v as number;
-  $word(bytes, o, F32_BITS[0]);
-}
-function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
-  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
 }
 
 /** The profile this module was built for. */
 export const PROFILE = "compat";
 
+/** A call of PagedAttention: its tensors by spec id and its attributes. */
+export interface PagedAttentionCall {
+  readonly inputs: {
+    readonly "queryT": TensorDesc<"float16">;
+    readonly "keyT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "valueT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "keyCacheT": TensorDesc<"float16">;
+    readonly "valueCacheT": TensorDesc<"float16">;
+    readonly "cumulativeSequenceLengthT": TensorDesc<"int32">;
+    readonly "pastSeqlensT": TensorDesc<"int32">;
+    readonly "blockTableT": TensorDesc<"int32">;
+    readonly "slotMappingT"?: TensorDesc<"int32"> | null | undefined;
+  };
+  readonly outputs?: {
+    readonly "outputT"?: TensorDesc<"float16"> | null | undefined;
+  } | undefined;
+  readonly attrs: {
+    /** Default: 1. */
+    readonly "is_causal"?: 1 | undefined;
+    readonly "kv_num_heads": number;
+    readonly "num_heads": number;
+    readonly "scale"?: number | undefined;
+  };
+}
+
+const K0 = "PagedAttention";
 
 
 /** Plans a call of PagedAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
-export function plan0(call: Call): Plan {
-  const ins = call.inputs as Bag | undefined | null;
-  const outs = call.outputs as Bag | undefined | null;
-  const attrs = call.attrs as Bag | undefined | null;
+export function plan0(call: PagedAttentionCall): Plan {
+  const c = $call(call, K0);
+  const ins = $bag(c, "inputs", K0);
+  const outs = $bag(c, "outputs", K0);
+  const attrs = $bag(c, "attrs", K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -261,78 +185,78 @@ export function plan0(call: Call): Plan {
   let g1: unknown = undefined;
   let g2: unknown = undefined;
   let g3: unknown = undefined;
-  if (ins !== undefined && ins !== null) {
+  if (ins !== undefined) {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
-          t0 = $td(ins[key]);
+          t0 = $td(ins[key], K0, "input", "queryT");
           break;
         case "keyT":
-          t1 = $td(ins[key]);
+          t1 = $td(ins[key], K0, "input", "keyT");
           break;
         case "valueT":
-          t2 = $td(ins[key]);
+          t2 = $td(ins[key], K0, "input", "valueT");
           break;
         case "keyCacheT":
-          t3 = $td(ins[key]);
+          t3 = $td(ins[key], K0, "input", "keyCacheT");
           break;
         case "valueCacheT":
-          t4 = $td(ins[key]);
+          t4 = $td(ins[key], K0, "input", "valueCacheT");
           break;
         case "cumulativeSequenceLengthT":
-          t5 = $td(ins[key]);
+          t5 = $td(ins[key], K0, "input", "cumulativeSequenceLengthT");
           break;
         case "pastSeqlensT":
-          t6 = $td(ins[key]);
+          t6 = $td(ins[key], K0, "input", "pastSeqlensT");
           break;
         case "blockTableT":
-          t7 = $td(ins[key]);
+          t7 = $td(ins[key], K0, "input", "blockTableT");
           break;
         case "slotMappingT":
-          t8 = $td(ins[key]);
+          t8 = $td(ins[key], K0, "input", "slotMappingT");
           break;
         default:
-          $fail("invalid_call", "PagedAttention: unknown input `" + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail("invalid_call", K0 + ": unknown input `" + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
-  if (outs !== undefined && outs !== null) {
+  if (outs !== undefined) {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
-          t9 = $td(outs[key]);
+          t9 = $td(outs[key], K0, "output", "outputT");
           break;
         case "keyCacheT":
-          u3 = $td(outs[key]);
+          u3 = $td(outs[key], K0, "output", "keyCacheT");
           break;
         case "valueCacheT":
-          u4 = $td(outs[key]);
+          u4 = $td(outs[key], K0, "output", "valueCacheT");
           break;
         default:
-          $fail("invalid_call", "PagedAttention: unknown output `" + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail("invalid_call", K0 + ": unknown output `" + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
-  if (attrs !== undefined && attrs !== null) {
+  if (attrs !== undefined) {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "is_causal":
-          g0 = attrs[key];
+          g0 = $av(attrs[key], K0, "is_causal");
           break;
         case "kv_num_heads":
-          g1 = attrs[key];
+          g1 = $av(attrs[key], K0, "kv_num_heads");
           break;
         case "num_heads":
-          g2 = attrs[key];
+          g2 = $av(attrs[key], K0, "num_heads");
           break;
         case "scale":
-          g3 = attrs[key];
+          g3 = $av(attrs[key], K0, "scale");
           break;
         default:
-          $fail("invalid_call", "PagedAttention: unknown attribute `" + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail("invalid_call", K0 + ": unknown attribute `" + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -340,182 +264,201 @@ export function plan0(call: Call): Plan {
   let by0 = "";
   let dt1: string | undefined = undefined;
   let by1 = "";
-  {
-    const oi0 = t0;
-    if (oi0 === null) {
-      $fail("invalid_call", "PagedAttention: required input `queryT` is missing");
-    } else {
-      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 2 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
-      else if (prev !== oi0.dtype) $fail("invalid_call", "PagedAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi0.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `queryT` must have rank 2, got " + oi0.shape.length);
+  if (t0 === null) {
+    $fail("invalid_call", K0 + ": required input `queryT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t0.dtype;
+      by0 = "queryT";
+    } else if (prev !== t0.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "queryT` has dtype " + t0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t0.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "queryT` must have rank 2, got " + t0.shape.length);
   }
-  {
-    const oi1 = t1;
-    if (oi1 === null) {
-    } else {
-      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 2 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
-      else if (prev !== oi1.dtype) $fail("invalid_call", "PagedAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi1.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `keyT` must have rank 2, got " + oi1.shape.length);
+  if (t1 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t1.dtype;
+      by0 = "keyT";
+    } else if (prev !== t1.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "keyT` has dtype " + t1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t1.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "keyT` must have rank 2, got " + t1.shape.length);
   }
-  {
-    const oi2 = t2;
-    if (oi2 === null) {
-    } else {
-      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 2 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
-      else if (prev !== oi2.dtype) $fail("invalid_call", "PagedAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi2.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `valueT` must have rank 2, got " + oi2.shape.length);
+  if (t2 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t2.dtype;
+      by0 = "valueT";
+    } else if (prev !== t2.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "valueT` has dtype " + t2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t2.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "valueT` must have rank 2, got " + t2.shape.length);
   }
-  {
-    const oi3 = t3;
-    if (oi3 === null) {
-      $fail("invalid_call", "PagedAttention: required input `keyCacheT` is missing");
-    } else {
-      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi3.dtype; by0 = "keyCacheT"; }
-      else if (prev !== oi3.dtype) $fail("invalid_call", "PagedAttention: input `keyCacheT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi3.shape.length !== 4) $fail("invalid_call", "PagedAttention: input `keyCacheT` must have rank 4, got " + oi3.shape.length);
+  if (t3 === null) {
+    $fail("invalid_call", K0 + ": required input `keyCacheT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t3.dtype;
+      by0 = "keyCacheT";
+    } else if (prev !== t3.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "keyCacheT` has dtype " + t3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t3.shape.length !== 4) $fail("invalid_call", K0 + ": input `" + "keyCacheT` must have rank 4, got " + t3.shape.length);
   }
-  {
-    const oi4 = t4;
-    if (oi4 === null) {
-      $fail("invalid_call", "PagedAttention: required input `valueCacheT` is missing");
-    } else {
-      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi4.dtype; by0 = "valueCacheT"; }
-      else if (prev !== oi4.dtype) $fail("invalid_call", "PagedAttention: input `valueCacheT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi4.shape.length !== 4) $fail("invalid_call", "PagedAttention: input `valueCacheT` must have rank 4, got " + oi4.shape.length);
+  if (t4 === null) {
+    $fail("invalid_call", K0 + ": required input `valueCacheT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t4.dtype;
+      by0 = "valueCacheT";
+    } else if (prev !== t4.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "valueCacheT` has dtype " + t4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t4.shape.length !== 4) $fail("invalid_call", K0 + ": input `" + "valueCacheT` must have rank 4, got " + t4.shape.length);
   }
-  {
-    const oi5 = t5;
-    if (oi5 === null) {
-      $fail("invalid_call", "PagedAttention: required input `cumulativeSequenceLengthT` is missing");
-    } else {
-      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 1 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi5.dtype; by1 = "cumulativeSequenceLengthT"; }
-      else if (prev !== oi5.dtype) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi5.shape.length !== 1) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` must have rank 1, got " + oi5.shape.length);
+  if (t5 === null) {
+    $fail("invalid_call", K0 + ": required input `cumulativeSequenceLengthT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t5.dtype;
+      by1 = "cumulativeSequenceLengthT";
+    } else if (prev !== t5.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "cumulativeSequenceLengthT` has dtype " + t5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t5.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "cumulativeSequenceLengthT` must have rank 1, got " + t5.shape.length);
   }
-  {
-    const oi6 = t6;
-    if (oi6 === null) {
-      $fail("invalid_call", "PagedAttention: required input `pastSeqlensT` is missing");
-    } else {
-      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 1 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi6.dtype; by1 = "pastSeqlensT"; }
-      else if (prev !== oi6.dtype) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi6.shape.length !== 1) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` must have rank 1, got " + oi6.shape.length);
+  if (t6 === null) {
+    $fail("invalid_call", K0 + ": required input `pastSeqlensT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t6.dtype;
+      by1 = "pastSeqlensT";
+    } else if (prev !== t6.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "pastSeqlensT` has dtype " + t6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t6.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "pastSeqlensT` must have rank 1, got " + t6.shape.length);
   }
-  {
-    const oi7 = t7;
-    if (oi7 === null) {
-      $fail("invalid_call", "PagedAttention: required input `blockTableT` is missing");
-    } else {
-      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 2 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 && Number.isSafeInteger(oi7.shape[1]) && oi7.shape[1] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi7.dtype; by1 = "blockTableT"; }
-      else if (prev !== oi7.dtype) $fail("invalid_call", "PagedAttention: input `blockTableT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi7.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `blockTableT` must have rank 2, got " + oi7.shape.length);
+  if (t7 === null) {
+    $fail("invalid_call", K0 + ": required input `blockTableT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t7.dtype;
+      by1 = "blockTableT";
+    } else if (prev !== t7.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "blockTableT` has dtype " + t7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t7.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "blockTableT` must have rank 2, got " + t7.shape.length);
   }
-  {
-    const oi8 = t8;
-    if (oi8 === null) {
-    } else {
-      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi8.dtype; by1 = "slotMappingT"; }
-      else if (prev !== oi8.dtype) $fail("invalid_call", "PagedAttention: input `slotMappingT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi8.shape.length !== 1) $fail("invalid_call", "PagedAttention: input `slotMappingT` must have rank 1, got " + oi8.shape.length);
+  if (t8 === null) {
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t8.dtype;
+      by1 = "slotMappingT";
+    } else if (prev !== t8.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "slotMappingT` has dtype " + t8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t8.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "slotMappingT` must have rank 1, got " + t8.shape.length);
   }
-  {
-    const oo9 = t9;
-    if (oo9 === null) {
-      $fail("invalid_call", "PagedAttention: required output `outputT` is missing");
-    } else {
-      if (!(Array.isArray(oo9.shape) && (oo9.shape.length === 2 ? Number.isSafeInteger(oo9.shape[0]) && oo9.shape[0] >= 0 && Number.isSafeInteger(oo9.shape[1]) && oo9.shape[1] >= 0 : $dimsOk(oo9.shape)))) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo9.dtype; by0 = "outputT"; }
-      else if (prev !== oo9.dtype) $fail("invalid_call", "PagedAttention: output `outputT` has dtype " + oo9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo9.shape.length !== 2) $fail("invalid_call", "PagedAttention: output `outputT` must have rank 2, got " + oo9.shape.length);
+  if (t9 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t9.dtype;
+      by0 = "outputT";
+    } else if (prev !== t9.dtype) {
+      $fail("invalid_call", K0 + ": output `" + "outputT` has dtype " + t9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t9.shape.length !== 2) $fail("invalid_call", K0 + ": output `" + "outputT` must have rank 2, got " + t9.shape.length);
   }
-  {
-    const oo3 = u3;
-    if (oo3 === null) {
-    } else {
-      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo3.dtype; by0 = "keyCacheT"; }
-      else if (prev !== oo3.dtype) $fail("invalid_call", "PagedAttention: output `keyCacheT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo3.shape.length !== 4) $fail("invalid_call", "PagedAttention: output `keyCacheT` must have rank 4, got " + oo3.shape.length);
+  if (u3 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u3.dtype;
+      by0 = "keyCacheT";
+    } else if (prev !== u3.dtype) {
+      $fail("invalid_call", K0 + ": output `" + "keyCacheT` has dtype " + u3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u3.shape.length !== 4) $fail("invalid_call", K0 + ": output `" + "keyCacheT` must have rank 4, got " + u3.shape.length);
   }
-  {
-    const oo4 = u4;
-    if (oo4 === null) {
-    } else {
-      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo4.dtype; by0 = "valueCacheT"; }
-      else if (prev !== oo4.dtype) $fail("invalid_call", "PagedAttention: output `valueCacheT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo4.shape.length !== 4) $fail("invalid_call", "PagedAttention: output `valueCacheT` must have rank 4, got " + oo4.shape.length);
+  if (u4 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u4.dtype;
+      by0 = "valueCacheT";
+    } else if (prev !== u4.dtype) {
+      $fail("invalid_call", K0 + ": output `" + "valueCacheT` has dtype " + u4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u4.shape.length !== 4) $fail("invalid_call", K0 + ": output `" + "valueCacheT` must have rank 4, got " + u4.shape.length);
   }
-  {
-    const b = dt0;
-    if (b === undefined) dt0 = "float16";
-    else if (b !== "float16") $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
-  }
-  {
-    const b = dt1;
-    if (b === undefined) dt1 = "int32";
-    else if (b !== "int32") $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
-  }
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "PagedAttention: attribute `is_causal` must be a finite number, got " + $show(g0));
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", "PagedAttention: attribute `num_heads` must be a finite number, got " + $show(g2));
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", "PagedAttention: attribute `scale` must be a finite number, got " + $show(g3));
+  if (dt0 === undefined) dt0 = "float16";
+  else if (dt0 !== "float16") $fail("invalid_call", K0 + ": T = " + dt0 + " is not allowed; allowed: float16");
+  if (dt1 === undefined) dt1 = "int32";
+  else if (dt1 !== "int32") $fail("invalid_call", K0 + ": S = " + dt1 + " is not allowed; allowed: int32");
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", K0 + ": attribute `is_causal` must be a finite number, got " + $show(g0));
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", K0 + ": attribute `kv_num_heads` must be a finite number, got " + $show(g1));
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", K0 + ": attribute `num_heads` must be a finite number, got " + $show(g2));
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", K0 + ": attribute `scale` must be a finite number, got " + $show(g3));
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
-  const a3: unknown = g3 !== undefined ? g3 : undefined;
-  if (a0 === undefined) {
-  }
-  else if (a0 !== 1) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) {
-    $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` is required");
-  }
-  if (a2 === undefined) {
-    $fail("invalid_call", "PagedAttention: attribute `num_heads` is required");
-  }
-  return $fail("no_variant", "PagedAttention: nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile compat");
+  if (a0 !== undefined && a0 !== 1) $fail("invalid_call", K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  if (a1 === undefined) $fail("invalid_call", K0 + ": attribute `kv_num_heads` is required");
+  if (a2 === undefined) $fail("invalid_call", K0 + ": attribute `num_heads` is required");
+  return $fail("no_variant", K0 + ": nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile compat");
 }
 
+/** A call of SparseAttention: its tensors by spec id and its attributes. */
+export interface SparseAttentionCall {
+  readonly inputs: {
+    readonly "queryT": TensorDesc<"float16">;
+    readonly "keyT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "valueT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "pastKeyT": TensorDesc<"float16">;
+    readonly "pastValueT": TensorDesc<"float16">;
+    readonly "blockRowIndicesT": TensorDesc<"int32">;
+    readonly "blockColIndicesT": TensorDesc<"int32">;
+    readonly "totalSequenceLengthT": TensorDesc<"int32">;
+    readonly "keyTotalSequenceLengthsT": TensorDesc<"int32">;
+    readonly "cosCacheT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "sinCacheT"?: TensorDesc<"float16"> | null | undefined;
+  };
+  readonly outputs?: {
+    readonly "outputT"?: TensorDesc<"float16"> | null | undefined;
+  } | undefined;
+  readonly attrs: {
+    /** Default: 0. */
+    readonly "do_rotary"?: 0 | 1 | undefined;
+    readonly "kv_num_heads": number;
+    readonly "num_heads": number;
+    /** Default: 0. */
+    readonly "rotary_interleaved"?: 0 | 1 | undefined;
+    /** Default: 0. */
+    readonly "scale"?: number | undefined;
+    readonly "sparse_block_size": number;
+  };
+}
+
+const K1 = "SparseAttention";
 
 
 /** Plans a call of SparseAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
-export function plan1(call: Call): Plan {
-  const ins = call.inputs as Bag | undefined | null;
-  const outs = call.outputs as Bag | undefined | null;
-  const attrs = call.attrs as Bag | undefined | null;
+export function plan1(call: SparseAttentionCall): Plan {
+  const c = $call(call, K1);
+  const ins = $bag(c, "inputs", K1);
+  const outs = $bag(c, "outputs", K1);
+  const attrs = $bag(c, "attrs", K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -536,90 +479,90 @@ export function plan1(call: Call): Plan {
   let g3: unknown = undefined;
   let g4: unknown = undefined;
   let g5: unknown = undefined;
-  if (ins !== undefined && ins !== null) {
+  if (ins !== undefined) {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
-          t0 = $td(ins[key]);
+          t0 = $td(ins[key], K1, "input", "queryT");
           break;
         case "keyT":
-          t1 = $td(ins[key]);
+          t1 = $td(ins[key], K1, "input", "keyT");
           break;
         case "valueT":
-          t2 = $td(ins[key]);
+          t2 = $td(ins[key], K1, "input", "valueT");
           break;
         case "pastKeyT":
-          t3 = $td(ins[key]);
+          t3 = $td(ins[key], K1, "input", "pastKeyT");
           break;
         case "pastValueT":
-          t4 = $td(ins[key]);
+          t4 = $td(ins[key], K1, "input", "pastValueT");
           break;
         case "blockRowIndicesT":
-          t5 = $td(ins[key]);
+          t5 = $td(ins[key], K1, "input", "blockRowIndicesT");
           break;
         case "blockColIndicesT":
-          t6 = $td(ins[key]);
+          t6 = $td(ins[key], K1, "input", "blockColIndicesT");
           break;
         case "totalSequenceLengthT":
-          t7 = $td(ins[key]);
+          t7 = $td(ins[key], K1, "input", "totalSequenceLengthT");
           break;
         case "keyTotalSequenceLengthsT":
-          t8 = $td(ins[key]);
+          t8 = $td(ins[key], K1, "input", "keyTotalSequenceLengthsT");
           break;
         case "cosCacheT":
-          t9 = $td(ins[key]);
+          t9 = $td(ins[key], K1, "input", "cosCacheT");
           break;
         case "sinCacheT":
-          t10 = $td(ins[key]);
+          t10 = $td(ins[key], K1, "input", "sinCacheT");
           break;
         default:
-          $fail("invalid_call", "SparseAttention: unknown input `" + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail("invalid_call", K1 + ": unknown input `" + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
-  if (outs !== undefined && outs !== null) {
+  if (outs !== undefined) {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
-          t11 = $td(outs[key]);
+          t11 = $td(outs[key], K1, "output", "outputT");
           break;
         case "pastKeyT":
-          u3 = $td(outs[key]);
+          u3 = $td(outs[key], K1, "output", "pastKeyT");
           break;
         case "pastValueT":
-          u4 = $td(outs[key]);
+          u4 = $td(outs[key], K1, "output", "pastValueT");
           break;
         default:
-          $fail("invalid_call", "SparseAttention: unknown output `" + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail("invalid_call", K1 + ": unknown output `" + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
-  if (attrs !== undefined && attrs !== null) {
+  if (attrs !== undefined) {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "do_rotary":
-          g0 = attrs[key];
+          g0 = $av(attrs[key], K1, "do_rotary");
           break;
         case "kv_num_heads":
-          g1 = attrs[key];
+          g1 = $av(attrs[key], K1, "kv_num_heads");
           break;
         case "num_heads":
-          g2 = attrs[key];
+          g2 = $av(attrs[key], K1, "num_heads");
           break;
         case "rotary_interleaved":
-          g3 = attrs[key];
+          g3 = $av(attrs[key], K1, "rotary_interleaved");
           break;
         case "scale":
-          g4 = attrs[key];
+          g4 = $av(attrs[key], K1, "scale");
           break;
         case "sparse_block_size":
-          g5 = attrs[key];
+          g5 = $av(attrs[key], K1, "sparse_block_size");
           break;
         default:
-          $fail("invalid_call", "SparseAttention: unknown attribute `" + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail("invalid_call", K1 + ": unknown attribute `" + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -627,210 +570,195 @@ export function plan1(call: Call): Plan {
   let by0 = "";
   let dt1: string | undefined = undefined;
   let by1 = "";
-  {
-    const oi0 = t0;
-    if (oi0 === null) {
-      $fail("invalid_call", "SparseAttention: required input `queryT` is missing");
-    } else {
-      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 3 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 && Number.isSafeInteger(oi0.shape[2]) && oi0.shape[2] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
-      else if (prev !== oi0.dtype) $fail("invalid_call", "SparseAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi0.shape.length !== 3) $fail("invalid_call", "SparseAttention: input `queryT` must have rank 3, got " + oi0.shape.length);
+  if (t0 === null) {
+    $fail("invalid_call", K1 + ": required input `queryT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t0.dtype;
+      by0 = "queryT";
+    } else if (prev !== t0.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "queryT` has dtype " + t0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t0.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "queryT` must have rank 3, got " + t0.shape.length);
   }
-  {
-    const oi1 = t1;
-    if (oi1 === null) {
-    } else {
-      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 3 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 && Number.isSafeInteger(oi1.shape[2]) && oi1.shape[2] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
-      else if (prev !== oi1.dtype) $fail("invalid_call", "SparseAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi1.shape.length !== 3) $fail("invalid_call", "SparseAttention: input `keyT` must have rank 3, got " + oi1.shape.length);
+  if (t1 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t1.dtype;
+      by0 = "keyT";
+    } else if (prev !== t1.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "keyT` has dtype " + t1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t1.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "keyT` must have rank 3, got " + t1.shape.length);
   }
-  {
-    const oi2 = t2;
-    if (oi2 === null) {
-    } else {
-      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 3 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 && Number.isSafeInteger(oi2.shape[2]) && oi2.shape[2] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
-      else if (prev !== oi2.dtype) $fail("invalid_call", "SparseAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi2.shape.length !== 3) $fail("invalid_call", "SparseAttention: input `valueT` must have rank 3, got " + oi2.shape.length);
+  if (t2 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t2.dtype;
+      by0 = "valueT";
+    } else if (prev !== t2.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "valueT` has dtype " + t2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t2.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "valueT` must have rank 3, got " + t2.shape.length);
   }
-  {
-    const oi3 = t3;
-    if (oi3 === null) {
-      $fail("invalid_call", "SparseAttention: required input `pastKeyT` is missing");
-    } else {
-      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi3.dtype; by0 = "pastKeyT"; }
-      else if (prev !== oi3.dtype) $fail("invalid_call", "SparseAttention: input `pastKeyT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi3.shape.length !== 4) $fail("invalid_call", "SparseAttention: input `pastKeyT` must have rank 4, got " + oi3.shape.length);
+  if (t3 === null) {
+    $fail("invalid_call", K1 + ": required input `pastKeyT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t3.dtype;
+      by0 = "pastKeyT";
+    } else if (prev !== t3.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "pastKeyT` has dtype " + t3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t3.shape.length !== 4) $fail("invalid_call", K1 + ": input `" + "pastKeyT` must have rank 4, got " + t3.shape.length);
   }
-  {
-    const oi4 = t4;
-    if (oi4 === null) {
-      $fail("invalid_call", "SparseAttention: required input `pastValueT` is missing");
-    } else {
-      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi4.dtype; by0 = "pastValueT"; }
-      else if (prev !== oi4.dtype) $fail("invalid_call", "SparseAttention: input `pastValueT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi4.shape.length !== 4) $fail("invalid_call", "SparseAttention: input `pastValueT` must have rank 4, got " + oi4.shape.length);
+  if (t4 === null) {
+    $fail("invalid_call", K1 + ": required input `pastValueT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t4.dtype;
+      by0 = "pastValueT";
+    } else if (prev !== t4.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "pastValueT` has dtype " + t4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t4.shape.length !== 4) $fail("invalid_call", K1 + ": input `" + "pastValueT` must have rank 4, got " + t4.shape.length);
   }
-  {
-    const oi5 = t5;
-    if (oi5 === null) {
-      $fail("invalid_call", "SparseAttention: required input `blockRowIndicesT` is missing");
-    } else {
-      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 2 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 && Number.isSafeInteger(oi5.shape[1]) && oi5.shape[1] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi5.dtype; by1 = "blockRowIndicesT"; }
-      else if (prev !== oi5.dtype) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi5.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` must have rank 2, got " + oi5.shape.length);
+  if (t5 === null) {
+    $fail("invalid_call", K1 + ": required input `blockRowIndicesT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t5.dtype;
+      by1 = "blockRowIndicesT";
+    } else if (prev !== t5.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "blockRowIndicesT` has dtype " + t5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t5.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "blockRowIndicesT` must have rank 2, got " + t5.shape.length);
   }
-  {
-    const oi6 = t6;
-    if (oi6 === null) {
-      $fail("invalid_call", "SparseAttention: required input `blockColIndicesT` is missing");
-    } else {
-      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 2 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 && Number.isSafeInteger(oi6.shape[1]) && oi6.shape[1] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi6.dtype; by1 = "blockColIndicesT"; }
-      else if (prev !== oi6.dtype) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi6.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` must have rank 2, got " + oi6.shape.length);
+  if (t6 === null) {
+    $fail("invalid_call", K1 + ": required input `blockColIndicesT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t6.dtype;
+      by1 = "blockColIndicesT";
+    } else if (prev !== t6.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "blockColIndicesT` has dtype " + t6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t6.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "blockColIndicesT` must have rank 2, got " + t6.shape.length);
   }
-  {
-    const oi7 = t7;
-    if (oi7 === null) {
-      $fail("invalid_call", "SparseAttention: required input `totalSequenceLengthT` is missing");
-    } else {
-      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 1 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi7.dtype; by1 = "totalSequenceLengthT"; }
-      else if (prev !== oi7.dtype) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi7.shape.length !== 1) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` must have rank 1, got " + oi7.shape.length);
+  if (t7 === null) {
+    $fail("invalid_call", K1 + ": required input `totalSequenceLengthT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t7.dtype;
+      by1 = "totalSequenceLengthT";
+    } else if (prev !== t7.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "totalSequenceLengthT` has dtype " + t7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t7.shape.length !== 1) $fail("invalid_call", K1 + ": input `" + "totalSequenceLengthT` must have rank 1, got " + t7.shape.length);
   }
-  {
-    const oi8 = t8;
-    if (oi8 === null) {
-      $fail("invalid_call", "SparseAttention: required input `keyTotalSequenceLengthsT` is missing");
-    } else {
-      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi8.dtype; by1 = "keyTotalSequenceLengthsT"; }
-      else if (prev !== oi8.dtype) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi8.shape.length !== 1) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` must have rank 1, got " + oi8.shape.length);
+  if (t8 === null) {
+    $fail("invalid_call", K1 + ": required input `keyTotalSequenceLengthsT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t8.dtype;
+      by1 = "keyTotalSequenceLengthsT";
+    } else if (prev !== t8.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "keyTotalSequenceLengthsT` has dtype " + t8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t8.shape.length !== 1) $fail("invalid_call", K1 + ": input `" + "keyTotalSequenceLengthsT` must have rank 1, got " + t8.shape.length);
   }
-  {
-    const oi9 = t9;
-    if (oi9 === null) {
-    } else {
-      if (!(Array.isArray(oi9.shape) && (oi9.shape.length === 2 ? Number.isSafeInteger(oi9.shape[0]) && oi9.shape[0] >= 0 && Number.isSafeInteger(oi9.shape[1]) && oi9.shape[1] >= 0 : $dimsOk(oi9.shape)))) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi9.dtype; by0 = "cosCacheT"; }
-      else if (prev !== oi9.dtype) $fail("invalid_call", "SparseAttention: input `cosCacheT` has dtype " + oi9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi9.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `cosCacheT` must have rank 2, got " + oi9.shape.length);
+  if (t9 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t9.dtype;
+      by0 = "cosCacheT";
+    } else if (prev !== t9.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "cosCacheT` has dtype " + t9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t9.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "cosCacheT` must have rank 2, got " + t9.shape.length);
   }
-  {
-    const oi10 = t10;
-    if (oi10 === null) {
-    } else {
-      if (!(Array.isArray(oi10.shape) && (oi10.shape.length === 2 ? Number.isSafeInteger(oi10.shape[0]) && oi10.shape[0] >= 0 && Number.isSafeInteger(oi10.shape[1]) && oi10.shape[1] >= 0 : $dimsOk(oi10.shape)))) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi10.dtype; by0 = "sinCacheT"; }
-      else if (prev !== oi10.dtype) $fail("invalid_call", "SparseAttention: input `sinCacheT` has dtype " + oi10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi10.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `sinCacheT` must have rank 2, got " + oi10.shape.length);
+  if (t10 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t10.dtype;
+      by0 = "sinCacheT";
+    } else if (prev !== t10.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "sinCacheT` has dtype " + t10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t10.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "sinCacheT` must have rank 2, got " + t10.shape.length);
   }
-  {
-    const oo11 = t11;
-    if (oo11 === null) {
-      $fail("invalid_call", "SparseAttention: required output `outputT` is missing");
-    } else {
-      if (!(Array.isArray(oo11.shape) && (oo11.shape.length === 3 ? Number.isSafeInteger(oo11.shape[0]) && oo11.shape[0] >= 0 && Number.isSafeInteger(oo11.shape[1]) && oo11.shape[1] >= 0 && Number.isSafeInteger(oo11.shape[2]) && oo11.shape[2] >= 0 : $dimsOk(oo11.shape)))) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo11.dtype; by0 = "outputT"; }
-      else if (prev !== oo11.dtype) $fail("invalid_call", "SparseAttention: output `outputT` has dtype " + oo11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo11.shape.length !== 3) $fail("invalid_call", "SparseAttention: output `outputT` must have rank 3, got " + oo11.shape.length);
+  if (t11 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t11.dtype;
+      by0 = "outputT";
+    } else if (prev !== t11.dtype) {
+      $fail("invalid_call", K1 + ": output `" + "outputT` has dtype " + t11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t11.shape.length !== 3) $fail("invalid_call", K1 + ": output `" + "outputT` must have rank 3, got " + t11.shape.length);
   }
-  {
-    const oo3 = u3;
-    if (oo3 === null) {
-    } else {
-      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo3.dtype; by0 = "pastKeyT"; }
-      else if (prev !== oo3.dtype) $fail("invalid_call", "SparseAttention: output `pastKeyT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo3.shape.length !== 4) $fail("invalid_call", "SparseAttention: output `pastKeyT` must have rank 4, got " + oo3.shape.length);
+  if (u3 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u3.dtype;
+      by0 = "pastKeyT";
+    } else if (prev !== u3.dtype) {
+      $fail("invalid_call", K1 + ": output `" + "pastKeyT` has dtype " + u3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u3.shape.length !== 4) $fail("invalid_call", K1 + ": output `" + "pastKeyT` must have rank 4, got " + u3.shape.length);
   }
-  {
-    const oo4 = u4;
-    if (oo4 === null) {
-    } else {
-      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo4.dtype; by0 = "pastValueT"; }
-      else if (prev !== oo4.dtype) $fail("invalid_call", "SparseAttention: output `pastValueT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo4.shape.length !== 4) $fail("invalid_call", "SparseAttention: output `pastValueT` must have rank 4, got " + oo4.shape.length);
+  if (u4 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u4.dtype;
+      by0 = "pastValueT";
+    } else if (prev !== u4.dtype) {
+      $fail("invalid_call", K1 + ": output `" + "pastValueT` has dtype " + u4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u4.shape.length !== 4) $fail("invalid_call", K1 + ": output `" + "pastValueT` must have rank 4, got " + u4.shape.length);
   }
-  {
-    const b = dt0;
-    if (b === undefined) dt0 = "float16";
-    else if (b !== "float16") $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
-  }
-  {
-    const b = dt1;
-    if (b === undefined) dt1 = "int32";
-    else if (b !== "int32") $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
-  }
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "SparseAttention: attribute `do_rotary` must be a finite number, got " + $show(g0));
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", "SparseAttention: attribute `num_heads` must be a finite number, got " + $show(g2));
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` must be a finite number, got " + $show(g3));
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $fail("invalid_call", "SparseAttention: attribute `scale` must be a finite number, got " + $show(g4));
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` must be a finite number, got " + $show(g5));
+  if (dt0 === undefined) dt0 = "float16";
+  else if (dt0 !== "float16") $fail("invalid_call", K1 + ": T = " + dt0 + " is not allowed; allowed: float16");
+  if (dt1 === undefined) dt1 = "int32";
+  else if (dt1 !== "int32") $fail("invalid_call", K1 + ": M = " + dt1 + " is not allowed; allowed: int32");
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", K1 + ": attribute `do_rotary` must be a finite number, got " + $show(g0));
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", K1 + ": attribute `kv_num_heads` must be a finite number, got " + $show(g1));
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", K1 + ": attribute `num_heads` must be a finite number, got " + $show(g2));
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` must be a finite number, got " + $show(g3));
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $fail("invalid_call", K1 + ": attribute `scale` must be a finite number, got " + $show(g4));
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $fail("invalid_call", K1 + ": attribute `sparse_block_size` must be a finite number, got " + $show(g5));
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
-  const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 === undefined) {
-  }
-  else if (a0 !== 0 && a0 !== 1) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
-  if (a1 === undefined) {
-    $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` is required");
-  }
-  if (a2 === undefined) {
-    $fail("invalid_call", "SparseAttention: attribute `num_heads` is required");
-  }
-  if (a3 === undefined) {
-  }
-  else if (a3 !== 0 && a3 !== 1) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
-  if (a5 === undefined) {
-    $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` is required");
-  }
-  return $fail("no_variant", "SparseAttention: nothing was built for " + "T=" + dt0 + ", " + "M=" + dt1 + " on profile compat");
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail("invalid_call", K1 + ": attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
+  if (a1 === undefined) $fail("invalid_call", K1 + ": attribute `kv_num_heads` is required");
+  if (a2 === undefined) $fail("invalid_call", K1 + ": attribute `num_heads` is required");
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
+  if (a5 === undefined) $fail("invalid_call", K1 + ": attribute `sparse_block_size` is required");
+  return $fail("no_variant", K1 + ": nothing was built for " + "T=" + dt0 + ", " + "M=" + dt1 + " on profile compat");
 }
 
-/** Plan functions by kernel name. */
-export const planners: Readonly<Record<string, (call: Call) => Plan>> = {
+/** Plan functions by kernel name, each taking its kernel's call type. */
+export const planners: {
+  readonly "PagedAttention": (call: PagedAttentionCall) => Plan;
+  readonly "SparseAttention": (call: SparseAttentionCall) => Plan;
+} = {
   "PagedAttention": plan0,
   "SparseAttention": plan1,
 };

@@ -3,23 +3,25 @@
 /* eslint-disable */
 
 /** A tensor as a call describes it: shape and ONNX element type. */
-export interface TensorDesc {
+export interface TensorDesc<D extends string = string> {
   readonly shape: readonly number[];
-  readonly dtype: string;
+  readonly dtype: D;
 }
 
 /** One call of a kernel: tensors by spec id (absent: omitted or null) and attribute values. */
 export interface Call {
   readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
+  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>> | undefined;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
+/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's bytes. */
 export type BindingResource =
   | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
   | { readonly kind: "uniform"; readonly bytes: Uint8Array };
 
+/** One binding of a pass: its number, WGSL name, buffer type and resource. */
 export interface BindingPlan {
   readonly binding: number;
   readonly name: string;
@@ -27,6 +29,7 @@ export interface BindingPlan {
   readonly resource: BindingResource;
 }
 
+/** One compute pass: the shader, its bindings in order, and the workgroup counts. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
@@ -45,6 +48,7 @@ export interface Plan {
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }
 
+/** Why a call could not be planned. */
 export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
 
 /** Thrown for a call that cannot be planned: its kind, and a message naming the condition and values. */
@@ -59,11 +63,61 @@ export class KernelCallError extends Error {
 
 type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
-
 class EvalFailure extends Error {}
-
+/** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
-
+/** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
+function $own(o: object, k: string): unknown {
+  return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;
+}
+/** The call itself: an object, else an invalid_call error. */
+function $call(c: unknown, kernel: string): object {
+  if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  return c;
+}
+/** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
+function $bag(c: object, k: string, kernel: string): Bag | undefined {
+  const v = $own(c, k);
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
+  return v as Bag;
+}
+/**
+ * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
+ * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
+ */
+function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
+  const s: unknown = Object.hasOwn(v, "shape") ? (v as Bag)["shape"] : undefined;
+  const dtype: unknown = Object.hasOwn(v, "dtype") ? (v as Bag)["dtype"] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
+  const n = s.length;
+  if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
+  const shape: number[] = [];
+  let ok = true;
+  for (let i = 0; i < n; i++) {
+    const d: unknown = Object.hasOwn(s, i) ? s[i] : undefined;
+    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    shape.push(d as number);
+  }
+  if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  return { shape, dtype };
+}
+/** Fails for a tensor description of the wrong form. */
+function $badTensor(kernel: string, what: string, id: string, detail: string): never {
+  return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
+}
+/** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
+function $av(v: unknown, kernel: string, name: string): unknown {
+  if (!Array.isArray(v)) return v;
+  const n = v.length;
+  if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
+  return out;
+}
 function $err(m: string): never {
   throw new EvalFailure(m);
 }
@@ -75,6 +129,21 @@ function $chk(v: number): number {
 }
 function $isI(a: number, b: number): boolean {
   return Number.isInteger(a) && Number.isInteger(b);
+}
+/** a + b, failing on integer overflow when both are integers (number-typed operands). */
+function $addN(a: number, b: number): number {
+  const r = a + b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a - b, failing on integer overflow when both are integers (number-typed operands). */
+function $subN(a: number, b: number): number {
+  const r = a - b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a * b, failing on integer overflow when both are integers (number-typed operands). */
+function $mulN(a: number, b: number): number {
+  const r = a * b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
   if (b === 0) $err("integer division by zero (" + a + " / 0)");
@@ -94,26 +163,16 @@ function $divF(a: number, b: number): number {
   if (b === 0) $err("division by zero (" + a + " / 0)");
   return a / b;
 }
-function $fdivF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + " // 0)");
-  return Math.floor(a / b);
-}
 function $divN(a: number, b: number): number {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
-}
-function $fdivN(a: number, b: number): number {
-  return $isI(a, b) ? $fdivI(a, b) : $fdivF(a, b);
 }
 function $modN(a: number, b: number): number {
   return $isI(a, b) ? $modI(a, b) : $modF(a, b);
 }
-function $neg(v: number): number {
-  return v === 0 ? 0 : -v;
-}
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
   if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
-  return shape[axis < 0 ? axis + rank : axis];
+  return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
@@ -127,11 +186,9 @@ function $pow2ceil(n: number): number {
   return p;
 }
 function $same(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-function $eq(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => $eq(x, b[i]));
-  return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
   if (t === null) $err(what + ": tensor \u0060" + id + "\u0060 is absent in this call");
@@ -145,9 +202,16 @@ function $wrap(e: unknown, name: string): unknown {
   if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
   return e;
 }
+/** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
 function $show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
-  if (Array.isArray(v)) return "[" + v.map((x) => $show(x)).join(", ") + "]";
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) s += (i ? ", " : "") + $show(v[i]);
+    return s + "]";
+  }
+  if (typeof v === "object" && v !== null) return "(object)";
+  if (typeof v === "function") return "(function)";
   return String(v);
 }
 function $try(f: () => unknown): unknown {
@@ -158,22 +222,21 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
+/** The index of the first test whose value is false or fails (tests.length when none is). */
+function $first(tests: readonly (() => unknown)[]): number {
+  for (let i = 0; i < tests.length; i++) {
+    const v = $try(tests[i]!);
+    if (v === false || v instanceof EvalFailure) return i;
+  }
+  return tests.length;
+}
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
 }
 function $where(path: readonly string[]): string {
-  return path.length ? "in " + path.map((p) => "\u0060" + p + "\u0060").join(" > ") + ": " : "";
-}
-function $isFail(v: unknown): boolean {
-  return v instanceof EvalFailure;
-}
-function $dimsOk(shape: unknown): boolean {
-  if (!Array.isArray(shape)) return false;
-  for (const d of shape) if (!Number.isSafeInteger(d) || d < 0) return false;
-  return true;
-}
-function $td(t: unknown): TensorDesc | null {
-  return t === undefined || t === null ? null : (t as TensorDesc);
+  let s = "";
+  for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";
+  return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
@@ -195,7 +258,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   const shape = t.shape;
   const rank = shape.length;
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
-  return shape[ax < 0 ? ax + rank : ax];
+  return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
   let p = 1;
@@ -204,6 +267,28 @@ function $product(shape: readonly number[]): number {
 }
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
+}
+/** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
+function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
+  if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return size;
+}
+/** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
+function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
+  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
+  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  return v as readonly number[];
+}
+/** Fails for a given output whose shape is not the one the spec computes. */
+function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
+  return $fail("invalid_call", kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
+}
+/** Fails for a call whose shader key was not built: the key's leaves and their values. */
+function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
+  return $fail("missing_shader", head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -220,49 +305,104 @@ function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: s
   if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
-/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
-function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
-  const n = v as number;
-  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
-  $word(bytes, o, n);
-}
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
 function $f32(bytes: Uint8Array, o: number, v: unknown): void {
   F32[0] = v as number;
-  $word(bytes, o, F32_BITS[0]);
+  $word(bytes, o, F32_BITS[0]!);
 }
-function $badWorkgroups(n: unknown, max: number, prefix: string, axis: string): never {
-  return $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+/** A workgroup count, or an eval error when it is not an integer in 0..max. */
+function $wg(n: unknown, max: number, prefix: string, axis: string): number {
+  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+    $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+  }
+  return n;
 }
+/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
+function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
+  const size = $round4($product(t.shape) * bytes);
+  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return { kind, tensor: id, offset: 0, size };
+}
+
 
 /** The profile this module was built for. */
 export const PROFILE = "desktop-32k";
 
-const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
-const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
-const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
-const K0A0S4 = "PagedAttention";
-const K0A0S5 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
-const K0A0S7 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
-const K0A0S8 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
-const K0A0S9 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
-const K0A0S11 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
-const K0A0S12 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
-const K0A0S13 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
-const K0A0S15 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
-const K0A0S16 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
-const K0A0S17 = "PagedAttention: variant `separate_derived`: pass `scatter`";
-const K0A0S18 = "PagedAttention: variant `separate_derived`: pass `main`";
-const K0A0S19 = "PagedAttention: variant `separate_slot`: pass `scatter`";
-const K0A0S20 = "PagedAttention: variant `separate_slot`: pass `main`";
-const K0A0S21 = "PagedAttention: variant `packed_derived`: pass `scatter`";
-const K0A0S22 = "PagedAttention: variant `packed_derived`: pass `main`";
-const K0A0S23 = "PagedAttention: variant `packed_slot`: pass `scatter`";
-const K0A0S24 = "PagedAttention: variant `packed_slot`: pass `main`";
+/** A call of PagedAttention: its tensors by spec id and its attributes. */
+export interface PagedAttentionCall {
+  readonly inputs: {
+    readonly "queryT": TensorDesc<"float16">;
+    readonly "keyT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "valueT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "keyCacheT": TensorDesc<"float16">;
+    readonly "valueCacheT": TensorDesc<"float16">;
+    readonly "cumulativeSequenceLengthT": TensorDesc<"int32">;
+    readonly "pastSeqlensT": TensorDesc<"int32">;
+    readonly "blockTableT": TensorDesc<"int32">;
+    readonly "slotMappingT"?: TensorDesc<"int32"> | null | undefined;
+  };
+  readonly outputs?: {
+    readonly "outputT"?: TensorDesc<"float16"> | null | undefined;
+  } | undefined;
+  readonly attrs: {
+    /** Default: 1. */
+    readonly "is_causal"?: 1 | undefined;
+    readonly "kv_num_heads": number;
+    readonly "num_heads": number;
+    readonly "scale"?: number | undefined;
+  };
+}
+
+const K0 = "PagedAttention";
+const K0A0V0: readonly string[] = ["attrs.kv_num_heads", "attrs.num_heads", "dim(shapes.keyCacheT, 1)", "dim(shapes.keyCacheT, 3)", "present.keyT", "present.slotMappingT"];
+const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S1 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
+const K0A0V1: readonly string[] = ["attrs.kv_num_heads", "attrs.num_heads", "dim(shapes.keyCacheT, 1)", "dim(shapes.keyCacheT, 3)", "present.keyT"];
+const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0V2: readonly string[] = ["attrs.num_heads", "dim(shapes.keyCacheT, 3)"];
+const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with ";
+const K0A0S4 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0S5 = "PagedAttention";
+const K0A0S6 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
+const K0A0S7 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
+const K0A0S8 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
+const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S10 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0S11 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with ";
+const K0A0S12 = "PagedAttention: variant `separate_slot_splitk`";
+const K0A0S13 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
+const K0A0S14 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
+const K0A0S15 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
+const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S17 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0S18 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with ";
+const K0A0S19 = "PagedAttention: variant `packed_derived_splitk`";
+const K0A0S20 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
+const K0A0S21 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
+const K0A0S22 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
+const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S24 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0S25 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with ";
+const K0A0S26 = "PagedAttention: variant `packed_slot_splitk`";
+const K0A0S27 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
+const K0A0S28 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
+const K0A0S29 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
+const K0A0S30 = "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with ";
+const K0A0S31 = "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with ";
+const K0A0S32 = "PagedAttention: variant `separate_derived`: pass `scatter`";
+const K0A0S33 = "PagedAttention: variant `separate_derived`: pass `main`";
+const K0A0S34 = "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with ";
+const K0A0S35 = "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with ";
+const K0A0S36 = "PagedAttention: variant `separate_slot`: pass `scatter`";
+const K0A0S37 = "PagedAttention: variant `separate_slot`: pass `main`";
+const K0A0S38 = "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with ";
+const K0A0S39 = "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with ";
+const K0A0S40 = "PagedAttention: variant `packed_derived`: pass `scatter`";
+const K0A0S41 = "PagedAttention: variant `packed_derived`: pass `main`";
+const K0A0S42 = "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with ";
+const K0A0S43 = "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with ";
+const K0A0S44 = "PagedAttention: variant `packed_slot`: pass `scatter`";
+const K0A0S45 = "PagedAttention: variant `packed_slot`: pass `main`";
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -274,7 +414,9 @@ class K0A0 {
   declare readonly t6: TensorDesc | null;
   declare readonly t7: TensorDesc | null;
   declare readonly t8: TensorDesc | null;
-  declare readonly t9: TensorDesc | null;
+  declare t9: TensorDesc | null;
+  declare readonly u3: TensorDesc | null;
+  declare readonly u4: TensorDesc | null;
   declare readonly a0: unknown;
   declare readonly a1: unknown;
   declare readonly a2: unknown;
@@ -311,7 +453,7 @@ class K0A0 {
   private declare m29: number | undefined;
   private declare m30: number | undefined;
   private declare m31: boolean | undefined;
-  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
+  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
     this.t0 = t0;
     this.t1 = t1;
     this.t2 = t2;
@@ -322,6 +464,8 @@ class K0A0 {
     this.t7 = t7;
     this.t8 = t8;
     this.t9 = t9;
+    this.u3 = u3;
+    this.u4 = u4;
     this.a0 = a0;
     this.a1 = a1;
     this.a2 = a2;
@@ -377,9 +521,8 @@ class K0A0 {
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
   d2(): number {
-    let n0: number;
     try {
-      return (this.m2 = (n0 = (this.t5!.shape[0] as number) - (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
+      return (this.m2 = $chk((this.t5!.shape[0] as number) - (1 as number)));
     } catch (e) {
       throw $wrap(e, "batchSize");
     }
@@ -394,9 +537,8 @@ class K0A0 {
   }
   /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
   d4(): number {
-    let n0: number;
     try {
-      return (this.m4 = (n0 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
+      return (this.m4 = $mulN(this.a2 as number, this.t3!.shape[3] as number));
     } catch (e) {
       throw $wrap(e, "qHidden");
     }
@@ -427,27 +569,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.keyCacheT == 4` is false (" + "ranks.keyCacheT = " + $showT($try(() => 4)) + ")" : $where(path) + "`ranks.valueCacheT == 4` is false (" + "ranks.valueCacheT = " + $showT($try(() => 4)) + ")")($try(() => true)) : $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.keyCacheT = " + $showT($try(() => this.t3!.shape)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $showT($try(() => this.t3!.shape[2])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]))) : $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $showT($try(() => this.t3!.shape[1])) + ")")($try(() => ($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)))) : $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")")($try(() => (($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))))) : $where(path) + "`tensorDtypes.keyCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyCacheT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number))))) : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.keyCacheT = " + $showT($try(() => this.t3!.shape)) + ")" : i === 1 ? $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $showT($try(() => this.t3!.shape[2])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 2 ? $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $showT($try(() => this.t3!.shape[1])) + ")" : i === 3 ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = \"float16\"" + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]), () => (this.t3!.shape[2] === this.a1), () => ((this.t3!.shape[1] as number) > (0 as number)), () => ((this.t3!.shape[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => ((this.a2 as number) > (0 as number)))) : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($try(() => (((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.cumulativeSequenceLengthT == 1` is false (" + "ranks.cumulativeSequenceLengthT = " + $showT($try(() => 1)) + ")" : $where(path) + "`ranks.pastSeqlensT == 1` is false (" + "ranks.pastSeqlensT = " + $showT($try(() => 1)) + ")")($try(() => true)) : $where(path) + "`ranks.blockTableT == 2` is false (" + "ranks.blockTableT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`batchSize >= 1` is false (" + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")")($try(() => true)) : $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")")($try(() => (((this.m2 ?? this.d2()) as number) >= (1 as number)))) : $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")")($try(() => ((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))))) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.t7!.shape[1])) + ")")($try(() => (((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))) && (this.t7!.shape[0] === (this.m2 ?? this.d2())))));
+    return ((i: number) => i === 0 ? $where(path) + "`batchSize >= 1` is false (" + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : i === 2 ? $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.t7!.shape[1])) + ")")($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.t6!.shape[0] === (this.m2 ?? this.d2())), () => (this.t7!.shape[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.queryT == 2` is false (" + "ranks.queryT = " + $showT($try(() => 2)) + ")" : $where(path) + "`ranks.outputT == 2` is false (" + "ranks.outputT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t9!.shape[0])) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t9!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($try(() => (this.t9!.shape[0] === this.t0!.shape[0]))) : $where(path) + "`tensorDtypes.outputT == tensorDtypes.queryT` is false (" + "tensorDtypes.outputT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))))) : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4())))));
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t9!.shape[0])) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t9!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")" : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t9!.shape[0] === this.t0!.shape[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "slotMappingT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $showT($try(() => $need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length)) + ")")($try(() => ($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0]))) : c === false ? $where(path) + "`true` is false" : $where(path) + "`present.slotMappingT` is false")($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "slotMappingT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $showT($try(() => $need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length)) + ")")($first([() => ($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0])])) : c === false ? $where(path) + "`true` is false" : $where(path) + "`present.slotMappingT` is false")($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "cacheShapeOk"]) : this.x2([...path, "headLayoutOk"]))($try(() => (this.m0 ?? this.d0()))) : this.x3([...path, "scheduleShapeOk"]))($try(() => ((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())))) : this.x4([...path, "ioShapeOk"]))($try(() => (((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())))) : this.x5([...path, "slotShapeOk"]))($try(() => ((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5()))));
+    return ((i: number) => i === 0 ? this.x1([...path, "cacheShapeOk"]) : i === 1 ? this.x2([...path, "headLayoutOk"]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, "ioShapeOk"]) : this.x5([...path, "slotShapeOk"]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -476,7 +618,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.t0!.shape[0] as number) <= (65535 as number)))) : $where(path) + "`tunables.WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))))) : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 1 ? $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = 64" + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")")($first([() => ((this.t0!.shape[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -497,27 +639,24 @@ class K0A0 {
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
-    let n0: number;
     try {
-      return (this.m9 = (n0 = (this.t7!.shape[1] as number) * (this.t3!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
+      return (this.m9 = $chk((this.t7!.shape[1] as number) * (this.t3!.shape[1] as number)));
     } catch (e) {
       throw $wrap(e, "pagedKeyCeiling");
     }
   }
   /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
   d10(): number {
-    let n0: number;
     try {
-      return (this.m10 = Math.max((1 as number), (Math.min((64 as number), ((n0 = Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number)));
+      return (this.m10 = Math.max((1 as number), (Math.min((64 as number), ($chk(Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number))) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedSplitCap");
     }
   }
   /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): number {
-    let n0: number;
     try {
-      return (this.m11 = (n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)));
+      return (this.m11 = $mulN(this.t0!.shape[0] as number, this.a1 as number));
     } catch (e) {
       throw $wrap(e, "pagedBaseWorkgroups");
     }
@@ -541,27 +680,24 @@ class K0A0 {
   }
   /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
   d14(): number {
-    let n0: number;
     try {
-      return (this.m14 = (n0 = Math.floor((this.t3!.shape[3] as number) / (4 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
+      return (this.m14 = $chk(Math.floor((this.t3!.shape[3] as number) / (4 as number))));
     } catch (e) {
       throw $wrap(e, "headVec");
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
   d15(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m15 = (n6 = ((n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
+      return (this.m15 = $mulN($mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedSplitScratchBytes");
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m16 = (n6 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m12 ?? this.d12()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
+      return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedSplitStatsBytes");
     }
@@ -589,7 +725,7 @@ class K0A0 {
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : this.x8([...path, "cacheVec4Ok"]))($try(() => (((this.m12 ?? this.d12()) as number) >= (2 as number)))) : $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ")")($try(() => ((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))))) : $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxStorageBufferBindingSize = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))))) : $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxBufferSize = " + $showT($try(() => 1073741824)) + ")")($try(() => ((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))))) : $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))))) : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : i === 1 ? this.x8([...path, "cacheVec4Ok"]) : i === 2 ? $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ")" : i === 3 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxStorageBufferBindingSize = 1073741824" + ")" : i === 4 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxBufferSize = 1073741824" + ")" : i === 5 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxStorageBufferBindingSize = 1073741824" + ")" : i === 6 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxBufferSize = 1073741824" + ")" : i === 7 ? $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 8 ? $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : i === 9 ? $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")" : i === 10 ? $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -618,9 +754,8 @@ class K0A0 {
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number;
     try {
-      return (this.m20 = (n14 = ((n4 = ((n1 = ((n0 = (2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m19 ?? this.d19()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n12 = ((n9 = ((n7 = ((n5 = ((this.m19 ?? this.d19()) as number), n6 = (3 as number) * n5, Number.isSafeInteger(n6) || !$isI((3 as number), n5) ? n6 : $overflow(n6)) as number), n8 = n7 + (1 as number), Number.isSafeInteger(n8) || !$isI(n7, (1 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m17 ?? this.d17()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11)) as number), n13 = n4 + n12, Number.isSafeInteger(n13) || !$isI(n4, n12) ? n13 : $overflow(n13)) as number), n15 = n14 * (4 as number), Number.isSafeInteger(n15) || !$isI(n14, (4 as number)) ? n15 : $overflow(n15)));
+      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.t3!.shape[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedSplitStorageBytes");
     }
@@ -635,7 +770,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => (this.m20 ?? this.d20()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")";
+    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => (this.m20 ?? this.d20()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 32768" + ")";
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -656,9 +791,8 @@ class K0A0 {
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
-    let n0: number;
     try {
-      return (this.m22 = (n0 = (this.a1 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a1 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
+      return (this.m22 = $mulN(this.a1 as number, this.t3!.shape[3] as number));
     } catch (e) {
       throw $wrap(e, "kvHidden");
     }
@@ -673,7 +807,7 @@ class K0A0 {
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)))) : $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)))) : $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])))) : $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])))) : $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")))) : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16"))));
+    return ((i: number) => i === 0 ? $where(path) + "`present.keyT` is false" : i === 1 ? $where(path) + "`present.valueT` is false" : i === 2 ? $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")" : i === 4 ? $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 5 ? $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")" : i === 7 ? $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")" : i === 8 ? $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : i === 9 ? $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2), () => ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2), () => ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0]), () => ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0]), () => ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22())), () => ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16"), () => ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -709,125 +843,138 @@ class K0A0 {
     }
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  p0(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "1eb9b9956191c833";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "35eca96053cbe000";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "e5eecc9307e19d2b";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "0fe636488b9f697b";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "11aa97cb719d1d3c";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "c4446b5d135f14cc";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "98ed91a7b8916a2f";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "b669a4068d4ef55a";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "c27300d40666d047";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+  z1(): BindingResource {
+    return $buf(this.t1!, "input", "keyT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z2(): BindingResource {
+    return $buf(this.t2!, "input", "valueT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z3(): BindingResource {
+    return $buf(this.t3!, "input", "keyCacheT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z4(): BindingResource {
+    return $buf(this.t4!, "input", "valueCacheT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z5(): BindingResource {
+    return $buf(this.t5!, "input", "cumulativeSequenceLengthT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z6(): BindingResource {
+    return $buf(this.t6!, "input", "pastSeqlensT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z7(): BindingResource {
+    return $buf(this.t7!, "input", "blockTableT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z0(): BindingResource {
+    return $buf(this.t0!, "input", "queryT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z9(): BindingResource {
+    return $buf(this.t9!, "output", "outputT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "b8bb85e27b2eb109"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "62eeeb42d7a87c74"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "1eb9b9956191c833"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "35eca96053cbe000"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "e5eecc9307e19d2b"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "0fe636488b9f697b"
+      : $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "4193a1b38505f0b4"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "c4446b5d135f14cc"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "85ecde857e693d03"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "45d772e375a05d27"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "8d6c4a5ad1267ea0"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "fac0203bd2d335b4"
+      : $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
+      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
+      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+      : $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
-      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S0, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S4, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4((r0 as number) * 4);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S4, "intermediate `partialOut`");
     let r1: unknown = undefined;
     try {
-      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
     } catch (e) {
-      $evalFail(e, K0A0S0, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S4, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4((r1 as number) * 4);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S4, "intermediate `partialStats`");
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
     let r2: unknown = undefined;
     try {
       r2 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S1, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S6, "uniform field `params.batchSize`");
     }
     let r3: unknown = undefined;
     try {
-      r3 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
+      r3 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S1, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S6, "uniform field `params.scatterCount`");
     }
-    const u0_7 = new Uint8Array(16);
-    $u32(u0_7, 0, r2, K0A0S1, "params.batchSize");
-    $u32(u0_7, 4, r3, K0A0S1, "params.scatterCount");
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, r2, K0A0S6, "params.batchSize");
+    $u32(b0_7, 4, r3, K0A0S6, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
+      r4 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S1, "dispatch x");
+      $evalFail(e, K0A0S6, "dispatch x");
     }
-    const w0x: unknown = r4;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S1, "x");
+    const w0x = $wg(r4, 65535, K0A0S6, "x");
     let r5: unknown = undefined;
     try {
-      r5 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S1, "dispatch y");
+      $evalFail(e, K0A0S6, "dispatch y");
     }
-    const w0y: unknown = r5;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S1, "y");
-    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
+    const w0y = $wg(r5, 65535, K0A0S6, "y");
+    const q7 = this.z0();
     const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
       r6 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S2, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S7, "uniform field `params.batchSize`");
     }
     let r7: unknown = undefined;
     try {
       r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S2, "uniform field `params.scale`");
+      $evalFail(e, K0A0S7, "uniform field `params.scale`");
     }
-    const u1_8 = new Uint8Array(16);
-    $u32(u1_8, 0, r6, K0A0S2, "params.batchSize");
-    $f32(u1_8, 4, r7);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S2, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S2, "y");
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r6, K0A0S7, "params.batchSize");
+    $f32(b1_8, 4, r7);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S7, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S7, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m12 ?? this.d12());
     } catch (e) {
-      $evalFail(e, K0A0S2, "dispatch z");
+      $evalFail(e, K0A0S7, "dispatch z");
     }
-    const w1z: unknown = r8;
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S2, "z");
-    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y: unknown = this.a2;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S3, "y");
-    const w2z: unknown = this.t0!.shape[0];
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S3, "z");
-    let r9: unknown = undefined;
-    try {
-      r9 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r9 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const w1z = $wg(r8, 65535, K0A0S7, "z");
+    const q10 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S8, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S8, "z");
+    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r0(): string {
     if (!this.c2()) return this.w2();
@@ -903,120 +1050,109 @@ class K0A0 {
     }
     return $where([]) + "`present.slotMappingT` is false";
   }
-  p1(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "ed35844296e61bc4";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "3ee4bbb1e0749f12";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "33cb11be4ea0b178";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "2071d2eaf60658d2";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "11aa97cb719d1d3c";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "c4446b5d135f14cc";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "98ed91a7b8916a2f";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "b669a4068d4ef55a";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "c27300d40666d047";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+  z8(): BindingResource {
+    return $buf(this.t8!, "input", "slotMappingT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "23a018a390a33d6d"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "011c21165830d9da"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ed35844296e61bc4"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "3ee4bbb1e0749f12"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "33cb11be4ea0b178"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "2071d2eaf60658d2"
+      : $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "4193a1b38505f0b4"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "c4446b5d135f14cc"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "85ecde857e693d03"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "45d772e375a05d27"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "8d6c4a5ad1267ea0"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "fac0203bd2d335b4"
+      : $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
+      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
+      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+      : $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
-      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S5, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S12, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4((r0 as number) * 4);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S12, "intermediate `partialOut`");
     let r1: unknown = undefined;
     try {
-      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
     } catch (e) {
-      $evalFail(e, K0A0S5, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S12, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4((r1 as number) * 4);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S12, "intermediate `partialStats`");
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const q4 = this.z8();
     let r2: unknown = undefined;
     try {
-      r2 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
+      r2 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S6, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S13, "uniform field `params.scatterCount`");
     }
-    const u0_5 = new Uint8Array(16);
-    $u32(u0_5, 0, r2, K0A0S6, "params.scatterCount");
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, r2, K0A0S13, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
+      r3 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch x");
+      $evalFail(e, K0A0S13, "dispatch x");
     }
-    const w0x: unknown = r3;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S6, "x");
+    const w0x = $wg(r3, 65535, K0A0S13, "x");
     let r4: unknown = undefined;
     try {
-      r4 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch y");
+      $evalFail(e, K0A0S13, "dispatch y");
     }
-    const w0y: unknown = r4;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S6, "y");
-    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const w0y = $wg(r4, 65535, K0A0S13, "y");
+    const q5 = this.z0();
+    const q6 = this.z5();
+    const q7 = this.z6();
+    const q8 = this.z7();
     const q9: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q10: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
     try {
       r5 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S7, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S14, "uniform field `params.batchSize`");
     }
     let r6: unknown = undefined;
     try {
       r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S7, "uniform field `params.scale`");
+      $evalFail(e, K0A0S14, "uniform field `params.scale`");
     }
-    const u1_8 = new Uint8Array(16);
-    $u32(u1_8, 0, r5, K0A0S7, "params.batchSize");
-    $f32(u1_8, 4, r6);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S7, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S7, "y");
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r5, K0A0S14, "params.batchSize");
+    $f32(b1_8, 4, r6);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S14, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S14, "y");
     let r7: unknown = undefined;
     try {
       r7 = (this.m12 ?? this.d12());
     } catch (e) {
-      $evalFail(e, K0A0S7, "dispatch z");
+      $evalFail(e, K0A0S14, "dispatch z");
     }
-    const w1z: unknown = r7;
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S7, "z");
-    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y: unknown = this.a2;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S8, "y");
-    const w2z: unknown = this.t0!.shape[0];
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S8, "z");
-    let r8: unknown = undefined;
-    try {
-      r8 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const w1z = $wg(r7, 65535, K0A0S14, "z");
+    const q11 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S15, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S15, "z");
+    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r1(): string {
     if (!this.c6()) return this.w6();
@@ -1060,9 +1196,8 @@ class K0A0 {
   }
   /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m24 = (n0 = ((this.m4 ?? this.d4()) as number), n3 = ((n1 = ((this.m22 ?? this.d22()) as number), n2 = (2 as number) * n1, Number.isSafeInteger(n2) || !$isI((2 as number), n1) ? n2 : $overflow(n2)) as number), n4 = n0 + n3, Number.isSafeInteger(n4) || !$isI(n0, n3) ? n4 : $overflow(n4)));
+      return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
     } catch (e) {
       throw $wrap(e, "packedStride");
     }
@@ -1077,7 +1212,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "packedStride = " + $showT($try(() => (this.m24 ?? this.d24()))) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
+    return ((i: number) => i === 0 ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : i === 1 ? $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")" : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "packedStride = " + $showT($try(() => (this.m24 ?? this.d24()))) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c12(): boolean {
@@ -1113,121 +1248,107 @@ class K0A0 {
     }
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  p2(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "ef756c8244183ed4";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "1c8ded293f7a6ec3";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "bfa1d36c1be9a667";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "cb8d565c0418f394";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "11aa97cb719d1d3c";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "a2a95d2b28634a09";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "98ed91a7b8916a2f";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b669a4068d4ef55a";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "c27300d40666d047";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "123a18096b34c884"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "d280e72211c06482"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "ef756c8244183ed4"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "1c8ded293f7a6ec3"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bfa1d36c1be9a667"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cb8d565c0418f394"
+      : $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "4193a1b38505f0b4"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "a2a95d2b28634a09"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "85ecde857e693d03"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "45d772e375a05d27"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "8d6c4a5ad1267ea0"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "fac0203bd2d335b4"
+      : $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
+      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
+      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+      : $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
-      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S9, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S19, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4((r0 as number) * 4);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S19, "intermediate `partialOut`");
     let r1: unknown = undefined;
     try {
-      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
     } catch (e) {
-      $evalFail(e, K0A0S9, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S19, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4((r1 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S19, "intermediate `partialStats`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z5();
+    const q4 = this.z6();
+    const q5 = this.z7();
     let r2: unknown = undefined;
     try {
       r2 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S10, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S20, "uniform field `params.batchSize`");
     }
     let r3: unknown = undefined;
     try {
-      r3 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
+      r3 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S10, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S20, "uniform field `params.scatterCount`");
     }
-    const u0_6 = new Uint8Array(16);
-    $u32(u0_6, 0, r2, K0A0S10, "params.batchSize");
-    $u32(u0_6, 4, r3, K0A0S10, "params.scatterCount");
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, r2, K0A0S20, "params.batchSize");
+    $u32(b0_6, 4, r3, K0A0S20, "params.scatterCount");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
+      r4 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S10, "dispatch x");
+      $evalFail(e, K0A0S20, "dispatch x");
     }
-    const w0x: unknown = r4;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S10, "x");
+    const w0x = $wg(r4, 65535, K0A0S20, "x");
     let r5: unknown = undefined;
     try {
-      r5 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S10, "dispatch y");
+      $evalFail(e, K0A0S20, "dispatch y");
     }
-    const w0y: unknown = r5;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S10, "y");
+    const w0y = $wg(r5, 65535, K0A0S20, "y");
     const q6: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q7: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
       r6 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S11, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S21, "uniform field `params.batchSize`");
     }
     let r7: unknown = undefined;
     try {
       r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S11, "uniform field `params.scale`");
+      $evalFail(e, K0A0S21, "uniform field `params.scale`");
     }
-    const u1_8 = new Uint8Array(16);
-    $u32(u1_8, 0, r6, K0A0S11, "params.batchSize");
-    $f32(u1_8, 4, r7);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S11, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S11, "y");
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r6, K0A0S21, "params.batchSize");
+    $f32(b1_8, 4, r7);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S21, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S21, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m12 ?? this.d12());
     } catch (e) {
-      $evalFail(e, K0A0S11, "dispatch z");
+      $evalFail(e, K0A0S21, "dispatch z");
     }
-    const w1z: unknown = r8;
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S11, "z");
-    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y: unknown = this.a2;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S12, "y");
-    const w2z: unknown = this.t0!.shape[0];
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S12, "z");
-    let r9: unknown = undefined;
-    try {
-      r9 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r9 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const w1z = $wg(r8, 65535, K0A0S21, "z");
+    const q8 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S22, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S22, "z");
+    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r2(): string {
     if (!this.c10()) return this.w10();
@@ -1303,116 +1424,102 @@ class K0A0 {
     }
     return $where([]) + "`present.slotMappingT` is false";
   }
-  p3(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number, n24: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "8743ad0215bba3e8";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "a2536e325b0c19b0";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "e291d395098f11e5";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "9b400c1d578ee353";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "11aa97cb719d1d3c";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "a2a95d2b28634a09";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "98ed91a7b8916a2f";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b669a4068d4ef55a";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "c27300d40666d047";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "ff2734a9add62be3";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a2 === 28 && this.t3!.shape[3] === 128) s2 = "3ae14ffc053ed677";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "98d40b7368f3afbf";
-    else if (this.a2 === 32 && this.t3!.shape[3] === 96) s2 = "ab14bf6ea5fcc027";
-    if (s2 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "726b855c3b7c1645"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "ba749d2e68033984"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "8743ad0215bba3e8"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "a2536e325b0c19b0"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "e291d395098f11e5"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "9b400c1d578ee353"
+      : $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "4193a1b38505f0b4"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "a2a95d2b28634a09"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "85ecde857e693d03"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "45d772e375a05d27"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "8d6c4a5ad1267ea0"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "fac0203bd2d335b4"
+      : $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
+      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
+      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+      : $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
-      r0 = (n4 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a2 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a2 as number)) ? n0 : $overflow(n0)) as number), n2 = ((this.m12 ?? this.d12()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n4 * (this.t3!.shape[3] as number), Number.isSafeInteger(n5) || !$isI(n4, (this.t3!.shape[3] as number)) ? n5 : $overflow(n5));
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S13, "the shape of intermediate `partialOut`");
+      $evalFail(e, K0A0S26, "the shape of intermediate `partialOut`");
     }
-    const x0 = $round4((r0 as number) * 4);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S26, "intermediate `partialOut`");
     let r1: unknown = undefined;
     try {
-      r1 = (n9 = ((n7 = ((n6 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.a2 as number), Number.isSafeInteger(n8) || !$isI(n7, (this.a2 as number)) ? n8 : $overflow(n8)) as number), n10 = ((this.m12 ?? this.d12()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11));
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
     } catch (e) {
-      $evalFail(e, K0A0S13, "the shape of intermediate `partialStats`");
+      $evalFail(e, K0A0S26, "the shape of intermediate `partialStats`");
     }
-    const x1 = $round4((r1 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S26, "intermediate `partialStats`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const q3 = this.z8();
     let r2: unknown = undefined;
     try {
-      r2 = (n13 = ((n12 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n12) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n12 : $overflow(n12)) as number), n14 = n13 * (this.t3!.shape[3] as number), Number.isSafeInteger(n14) || !$isI(n13, (this.t3!.shape[3] as number)) ? n14 : $overflow(n14));
+      r2 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S14, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S27, "uniform field `params.scatterCount`");
     }
-    const u0_4 = new Uint8Array(16);
-    $u32(u0_4, 0, r2, K0A0S14, "params.scatterCount");
+    const b0_4 = new Uint8Array(16);
+    $u32(b0_4, 0, r2, K0A0S27, "params.scatterCount");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(((n15 = -Math.floor(-((n17 = ((n16 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n16) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n16 : $overflow(n16)) as number), n18 = n17 * (this.t3!.shape[3] as number), Number.isSafeInteger(n18) || !$isI(n17, (this.t3!.shape[3] as number)) ? n18 : $overflow(n18)) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), (65535 as number));
+      r3 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S14, "dispatch x");
+      $evalFail(e, K0A0S27, "dispatch x");
     }
-    const w0x: unknown = r3;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S14, "x");
+    const w0x = $wg(r3, 65535, K0A0S27, "x");
     let r4: unknown = undefined;
     try {
-      r4 = (n19 = -Math.floor(-((n20 = -Math.floor(-((n22 = ((n21 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n21) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n21 : $overflow(n21)) as number), n23 = n22 * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI(n22, (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number) / (64 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)) as number) / (65535 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19));
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S14, "dispatch y");
+      $evalFail(e, K0A0S27, "dispatch y");
     }
-    const w0y: unknown = r4;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S14, "y");
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const w0y = $wg(r4, 65535, K0A0S27, "y");
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
     const q7: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
     const q8: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
     let r5: unknown = undefined;
     try {
       r5 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S15, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S28, "uniform field `params.batchSize`");
     }
     let r6: unknown = undefined;
     try {
       r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S15, "uniform field `params.scale`");
+      $evalFail(e, K0A0S28, "uniform field `params.scale`");
     }
-    const u1_8 = new Uint8Array(16);
-    $u32(u1_8, 0, r5, K0A0S15, "params.batchSize");
-    $f32(u1_8, 4, r6);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S15, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S15, "y");
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r5, K0A0S28, "params.batchSize");
+    $f32(b1_8, 4, r6);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S28, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S28, "y");
     let r7: unknown = undefined;
     try {
       r7 = (this.m12 ?? this.d12());
     } catch (e) {
-      $evalFail(e, K0A0S15, "dispatch z");
+      $evalFail(e, K0A0S28, "dispatch z");
     }
-    const w1z: unknown = r7;
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K0A0S15, "z");
-    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
-    const w2y: unknown = this.a2;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K0A0S16, "y");
-    const w2z: unknown = this.t0!.shape[0];
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K0A0S16, "z");
-    let r8: unknown = undefined;
-    try {
-      r8 = [(this.t0!.shape[0] as number), ((n24 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n24) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n24 : $overflow(n24)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: { "outputT": r8 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const w1z = $wg(r7, 65535, K0A0S28, "z");
+    const q9 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S29, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S29, "z");
+    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r3(): string {
     if (!this.c14()) return this.w14();
@@ -1422,45 +1529,40 @@ class K0A0 {
   }
   /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
   d26(): number {
-    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m26 = (n1 = ((n0 = (2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m19 ?? this.d19()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)));
+      return (this.m26 = $mulN($chk((2 as number) * (this.t3!.shape[3] as number)) as number, (this.m19 ?? this.d19()) as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
   /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
   d27(): number {
-    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m27 = (n2 = ((n0 = ((this.m19 ?? this.d19()) as number), n1 = (3 as number) * n0, Number.isSafeInteger(n1) || !$isI((3 as number), n0) ? n1 : $overflow(n1)) as number), n3 = n2 + (1 as number), Number.isSafeInteger(n3) || !$isI(n2, (1 as number)) ? n3 : $overflow(n3)));
+      return (this.m27 = $addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
   /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
   d28(): number {
-    let n0: number, n1: number;
     try {
-      return (this.m28 = $divN(($chk(Math.floor(((n0 = ((this.m26 ?? this.d26()) as number), n1 = (8192 as number) - n0, Number.isSafeInteger(n1) || !$isI((8192 as number), n0) ? n1 : $overflow(n1)) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+      return (this.m28 = $divN(($chk(Math.floor(($subN(8192 as number, (this.m26 ?? this.d26()) as number) as number))) as number), ((this.m27 ?? this.d27()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
   /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
-    let n0: number, n1: number;
     try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ((n1 = Math.floor(($pow2ceil(((n0 = (Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number) / (2 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number)) as number)));
+      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWg");
     }
   }
   /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number;
     try {
-      return (this.m30 = (n6 = ((n0 = ((this.m26 ?? this.d26()) as number), n4 = ((n1 = ((this.m27 ?? this.d27()) as number), n2 = ((this.m29 ?? this.d29()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number), n5 = n0 + n4, Number.isSafeInteger(n5) || !$isI(n0, n4) ? n5 : $overflow(n5)) as number), n7 = n6 * (4 as number), Number.isSafeInteger(n7) || !$isI(n6, (4 as number)) ? n7 : $overflow(n7)));
+      return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnStorageBytes");
     }
@@ -1475,7 +1577,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => (this.m30 ?? this.d30()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)))) : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((this.m30 ?? this.d30()) as number) <= (32768 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => (this.m30 ?? this.d30()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 32768" + ")" : i === 1 ? $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c18(): boolean {
@@ -1528,92 +1630,81 @@ class K0A0 {
     }
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  p4(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "b8bb85e27b2eb109";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "62eeeb42d7a87c74";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "1eb9b9956191c833";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "35eca96053cbe000";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "e5eecc9307e19d2b";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === false) s0 = "0fe636488b9f697b";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "382a89a5989ae041";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "1279c57914df8d2a";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "e2d38945d3bc0440";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "f1f5b16150b07e86";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "9db4121f32f1b2fc";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "47198daa1790025a";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "b8bb85e27b2eb109"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "62eeeb42d7a87c74"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "1eb9b9956191c833"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "35eca96053cbe000"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "e5eecc9307e19d2b"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "0fe636488b9f697b"
+      : $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "382a89a5989ae041"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1279c57914df8d2a"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "e2d38945d3bc0440"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "9f200610aeff6e15"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "9db4121f32f1b2fc"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "e750757237522bb6"
+      : $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
     let r0: unknown = undefined;
     try {
       r0 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S17, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S32, "uniform field `params.batchSize`");
     }
     let r1: unknown = undefined;
     try {
-      r1 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
+      r1 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S17, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S32, "uniform field `params.scatterCount`");
     }
-    const u0_7 = new Uint8Array(16);
-    $u32(u0_7, 0, r0, K0A0S17, "params.batchSize");
-    $u32(u0_7, 4, r1, K0A0S17, "params.scatterCount");
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, r0, K0A0S32, "params.batchSize");
+    $u32(b0_7, 4, r1, K0A0S32, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
+      r2 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S17, "dispatch x");
+      $evalFail(e, K0A0S32, "dispatch x");
     }
-    const w0x: unknown = r2;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S17, "x");
+    const w0x = $wg(r2, 65535, K0A0S32, "x");
     let r3: unknown = undefined;
     try {
-      r3 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S17, "dispatch y");
+      $evalFail(e, K0A0S32, "dispatch y");
     }
-    const w0y: unknown = r3;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S17, "y");
-    const q7: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w0y = $wg(r3, 65535, K0A0S32, "y");
+    const q7 = this.z0();
+    const q8 = this.z9();
     let r4: unknown = undefined;
     try {
       r4 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S18, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S33, "uniform field `params.batchSize`");
     }
     let r5: unknown = undefined;
     try {
       r5 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S18, "uniform field `params.scale`");
+      $evalFail(e, K0A0S33, "uniform field `params.scale`");
     }
-    const u1_7 = new Uint8Array(16);
-    $u32(u1_7, 0, r4, K0A0S18, "params.batchSize");
-    $f32(u1_7, 4, r5);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S18, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S18, "y");
-    let r6: unknown = undefined;
-    try {
-      r6 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r6 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r4, K0A0S33, "params.batchSize");
+    $f32(b1_7, 4, r5);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S33, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S33, "y");
+    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r4(): string {
     if (!this.c18()) return this.w18();
@@ -1671,87 +1762,76 @@ class K0A0 {
     }
     return $where([]) + "`present.slotMappingT` is false";
   }
-  p5(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "23a018a390a33d6d";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "011c21165830d9da";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "ed35844296e61bc4";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "3ee4bbb1e0749f12";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "33cb11be4ea0b178";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true && (this.t8 !== null) === true) s0 = "2071d2eaf60658d2";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "382a89a5989ae041";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === true) s1 = "1279c57914df8d2a";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "e2d38945d3bc0440";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "f1f5b16150b07e86";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "9db4121f32f1b2fc";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "47198daa1790025a";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
+  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "23a018a390a33d6d"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "011c21165830d9da"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ed35844296e61bc4"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "3ee4bbb1e0749f12"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "33cb11be4ea0b178"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "2071d2eaf60658d2"
+      : $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "382a89a5989ae041"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1279c57914df8d2a"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "e2d38945d3bc0440"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "9f200610aeff6e15"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "9db4121f32f1b2fc"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "e750757237522bb6"
+      : $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q4: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const q4 = this.z8();
     let r0: unknown = undefined;
     try {
-      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
+      r0 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S19, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S36, "uniform field `params.scatterCount`");
     }
-    const u0_5 = new Uint8Array(16);
-    $u32(u0_5, 0, r0, K0A0S19, "params.scatterCount");
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, r0, K0A0S36, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
+      r1 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S19, "dispatch x");
+      $evalFail(e, K0A0S36, "dispatch x");
     }
-    const w0x: unknown = r1;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S19, "x");
+    const w0x = $wg(r1, 65535, K0A0S36, "x");
     let r2: unknown = undefined;
     try {
-      r2 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S19, "dispatch y");
+      $evalFail(e, K0A0S36, "dispatch y");
     }
-    const w0y: unknown = r2;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S19, "y");
-    const q5: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q6: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q7: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
-    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w0y = $wg(r2, 65535, K0A0S36, "y");
+    const q5 = this.z0();
+    const q6 = this.z5();
+    const q7 = this.z6();
+    const q8 = this.z7();
+    const q9 = this.z9();
     let r3: unknown = undefined;
     try {
       r3 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S20, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S37, "uniform field `params.batchSize`");
     }
     let r4: unknown = undefined;
     try {
       r4 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S20, "uniform field `params.scale`");
+      $evalFail(e, K0A0S37, "uniform field `params.scale`");
     }
-    const u1_7 = new Uint8Array(16);
-    $u32(u1_7, 0, r3, K0A0S20, "params.batchSize");
-    $f32(u1_7, 4, r4);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S20, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S20, "y");
-    let r5: unknown = undefined;
-    try {
-      r5 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r5 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r3, K0A0S37, "params.batchSize");
+    $f32(b1_7, 4, r4);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S37, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S37, "y");
+    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c21()) return this.w21();
@@ -1809,88 +1889,77 @@ class K0A0 {
     }
     return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
   }
-  p6(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "123a18096b34c884";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "d280e72211c06482";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "ef756c8244183ed4";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "1c8ded293f7a6ec3";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "bfa1d36c1be9a667";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === false) s0 = "cb8d565c0418f394";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e2fccaf69185250f";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "e9858ce47c36ff13";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b3f6a32878c6b6a4";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e5ccc24e33c62285";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "40e63cecbeb2a264";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "011b1cde15df1494";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
+  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "123a18096b34c884"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "d280e72211c06482"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "ef756c8244183ed4"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "1c8ded293f7a6ec3"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bfa1d36c1be9a667"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cb8d565c0418f394"
+      : $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "e2fccaf69185250f"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "e9858ce47c36ff13"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "b3f6a32878c6b6a4"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "2a5694d2e32b5264"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "40e63cecbeb2a264"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "f75073b503b42402"
+      : $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z5();
+    const q4 = this.z6();
+    const q5 = this.z7();
     let r0: unknown = undefined;
     try {
       r0 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S21, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S40, "uniform field `params.batchSize`");
     }
     let r1: unknown = undefined;
     try {
-      r1 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
+      r1 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S21, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S40, "uniform field `params.scatterCount`");
     }
-    const u0_6 = new Uint8Array(16);
-    $u32(u0_6, 0, r0, K0A0S21, "params.batchSize");
-    $u32(u0_6, 4, r1, K0A0S21, "params.scatterCount");
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, r0, K0A0S40, "params.batchSize");
+    $u32(b0_6, 4, r1, K0A0S40, "params.scatterCount");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
+      r2 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S21, "dispatch x");
+      $evalFail(e, K0A0S40, "dispatch x");
     }
-    const w0x: unknown = r2;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S21, "x");
+    const w0x = $wg(r2, 65535, K0A0S40, "x");
     let r3: unknown = undefined;
     try {
-      r3 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S21, "dispatch y");
+      $evalFail(e, K0A0S40, "dispatch y");
     }
-    const w0y: unknown = r3;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S21, "y");
-    const q6: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w0y = $wg(r3, 65535, K0A0S40, "y");
+    const q6 = this.z9();
     let r4: unknown = undefined;
     try {
       r4 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S22, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S41, "uniform field `params.batchSize`");
     }
     let r5: unknown = undefined;
     try {
       r5 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S22, "uniform field `params.scale`");
+      $evalFail(e, K0A0S41, "uniform field `params.scale`");
     }
-    const u1_7 = new Uint8Array(16);
-    $u32(u1_7, 0, r4, K0A0S22, "params.batchSize");
-    $f32(u1_7, 4, r5);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S22, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S22, "y");
-    let r6: unknown = undefined;
-    try {
-      r6 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r6 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r4, K0A0S41, "params.batchSize");
+    $f32(b1_7, 4, r5);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S41, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S41, "y");
+    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r6(): string {
     if (!this.c24()) return this.w24();
@@ -1948,83 +2017,72 @@ class K0A0 {
     }
     return $where([]) + "`present.slotMappingT` is false";
   }
-  p7(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
-    let s0: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "726b855c3b7c1645";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "ba749d2e68033984";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "8743ad0215bba3e8";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "a2536e325b0c19b0";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "e291d395098f11e5";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false && (this.t8 !== null) === true) s0 = "9b400c1d578ee353";
-    if (s0 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + ", " + "present.slotMappingT=" + $show((this.t8 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e2fccaf69185250f";
-    else if (this.a1 === 32 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 96 && (this.t1 !== null) === false) s1 = "e9858ce47c36ff13";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "b3f6a32878c6b6a4";
-    else if (this.a1 === 4 && this.a2 === 28 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "e5ccc24e33c62285";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 16 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "40e63cecbeb2a264";
-    else if (this.a1 === 8 && this.a2 === 32 && this.t3!.shape[1] === 32 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "011b1cde15df1494";
-    if (s1 === undefined) $fail("missing_shader", "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.keyCacheT, 1)=" + $show(this.t3!.shape[1]) + ", " + "dim(shapes.keyCacheT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild");
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "keyCacheT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "valueCacheT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
+  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "726b855c3b7c1645"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "ba749d2e68033984"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "8743ad0215bba3e8"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "a2536e325b0c19b0"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "e291d395098f11e5"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "9b400c1d578ee353"
+      : $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "e2fccaf69185250f"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "e9858ce47c36ff13"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "b3f6a32878c6b6a4"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "2a5694d2e32b5264"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "40e63cecbeb2a264"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "f75073b503b42402"
+      : $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
     if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q3: BindingResource = { kind: "input", tensor: "slotMappingT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const q3 = this.z8();
     let r0: unknown = undefined;
     try {
-      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t3!.shape[3] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t3!.shape[3] as number)) ? n2 : $overflow(n2));
+      r0 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
     } catch (e) {
-      $evalFail(e, K0A0S23, "uniform field `params.scatterCount`");
+      $evalFail(e, K0A0S44, "uniform field `params.scatterCount`");
     }
-    const u0_4 = new Uint8Array(16);
-    $u32(u0_4, 0, r0, K0A0S23, "params.scatterCount");
+    const b0_4 = new Uint8Array(16);
+    $u32(b0_4, 0, r0, K0A0S44, "params.scatterCount");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(((n3 = -Math.floor(-((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number), (65535 as number));
+      r1 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K0A0S23, "dispatch x");
+      $evalFail(e, K0A0S44, "dispatch x");
     }
-    const w0x: unknown = r1;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K0A0S23, "x");
+    const w0x = $wg(r1, 65535, K0A0S44, "x");
     let r2: unknown = undefined;
     try {
-      r2 = (n7 = -Math.floor(-((n8 = -Math.floor(-((n10 = ((n9 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n9) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number) / (64 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) / (65535 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7));
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K0A0S23, "dispatch y");
+      $evalFail(e, K0A0S44, "dispatch y");
     }
-    const w0y: unknown = r2;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K0A0S23, "y");
-    const q4: BindingResource = { kind: "input", tensor: "cumulativeSequenceLengthT", offset: 0, size: $round4(this.t5!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "pastSeqlensT", offset: 0, size: $round4(this.t6!.shape[0] * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockTableT", offset: 0, size: $round4(this.t7!.shape[0] * this.t7!.shape[1] * 4) };
-    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const w0y = $wg(r2, 65535, K0A0S44, "y");
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
+    const q7 = this.z9();
     let r3: unknown = undefined;
     try {
       r3 = (this.m2 ?? this.d2());
     } catch (e) {
-      $evalFail(e, K0A0S24, "uniform field `params.batchSize`");
+      $evalFail(e, K0A0S45, "uniform field `params.batchSize`");
     }
     let r4: unknown = undefined;
     try {
       r4 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
     } catch (e) {
-      $evalFail(e, K0A0S24, "uniform field `params.scale`");
+      $evalFail(e, K0A0S45, "uniform field `params.scale`");
     }
-    const u1_7 = new Uint8Array(16);
-    $u32(u1_7, 0, r3, K0A0S24, "params.batchSize");
-    $f32(u1_7, 4, r4);
-    const w1x: unknown = this.t0!.shape[0];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K0A0S24, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K0A0S24, "y");
-    let r5: unknown = undefined;
-    try {
-      r5 = [(this.t0!.shape[0] as number), ((n12 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)) as number)];
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of output `outputT`");
-    }
-    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: { "outputT": r5 as readonly number[], "keyCacheT": this.t3!.shape as readonly number[], "valueCacheT": this.t4!.shape as readonly number[] } };
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r3, K0A0S45, "params.batchSize");
+    $f32(b1_7, 4, r4);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S45, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S45, "y");
+    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c27()) return this.w27();
@@ -2032,25 +2090,40 @@ class K0A0 {
     return this.w29();
   }
   plan(): Plan {
+    let o0: unknown = undefined;
+    try {
+      o0 = [(this.t0!.shape[0] as number), ($mulN(this.a2 as number, this.t3!.shape[3] as number) as number)];
+    } catch (e) {
+      $evalFail(e, "PagedAttention", "the shape of output `outputT`");
+    }
+    const h0 = $outShape(o0, 2, "PagedAttention", "outputT");
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: "float16" };
+    else if (!$same(this.t9.shape, h0)) $badOutput("PagedAttention", "outputT", this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.t3!.shape, 4, "PagedAttention", "keyCacheT");
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput("PagedAttention", "keyCacheT", this.u3.shape, h1, "shapes.keyCacheT");
+    const h2 = $outShape(this.t4!.shape, 4, "PagedAttention", "valueCacheT");
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput("PagedAttention", "valueCacheT", this.u4.shape, h2, "shapes.valueCacheT");
+    const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
     if (!this.c0()) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
     if (!this.c1()) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + this.w1());
-    if (this.c2() && this.c3() && this.c4() && this.c5()) return this.p0();
-    if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1();
-    if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2();
-    if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3();
-    if (this.c18() && this.c19() && this.c20()) return this.p4();
-    if (this.c21() && this.c22() && this.c23()) return this.p5();
-    if (this.c24() && this.c25() && this.c26()) return this.p6();
-    if (this.c27() && this.c28() && this.c29()) return this.p7();
+    if (this.c2() && this.c3() && this.c4() && this.c5()) return this.p0(shapes);
+    if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1(shapes);
+    if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2(shapes);
+    if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3(shapes);
+    if (this.c18() && this.c19() && this.c20()) return this.p4(shapes);
+    if (this.c21() && this.c22() && this.c23()) return this.p5(shapes);
+    if (this.c24() && this.c25() && this.c26()) return this.p6(shapes);
+    if (this.c27() && this.c28() && this.c29()) return this.p7(shapes);
     return $fail("no_variant", "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
-export function plan0(call: Call): Plan {
-  const ins = call.inputs as Bag | undefined | null;
-  const outs = call.outputs as Bag | undefined | null;
-  const attrs = call.attrs as Bag | undefined | null;
+export function plan0(call: PagedAttentionCall): Plan {
+  const c = $call(call, K0);
+  const ins = $bag(c, "inputs", K0);
+  const outs = $bag(c, "outputs", K0);
+  const attrs = $bag(c, "attrs", K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -2067,78 +2140,78 @@ export function plan0(call: Call): Plan {
   let g1: unknown = undefined;
   let g2: unknown = undefined;
   let g3: unknown = undefined;
-  if (ins !== undefined && ins !== null) {
+  if (ins !== undefined) {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
-          t0 = $td(ins[key]);
+          t0 = $td(ins[key], K0, "input", "queryT");
           break;
         case "keyT":
-          t1 = $td(ins[key]);
+          t1 = $td(ins[key], K0, "input", "keyT");
           break;
         case "valueT":
-          t2 = $td(ins[key]);
+          t2 = $td(ins[key], K0, "input", "valueT");
           break;
         case "keyCacheT":
-          t3 = $td(ins[key]);
+          t3 = $td(ins[key], K0, "input", "keyCacheT");
           break;
         case "valueCacheT":
-          t4 = $td(ins[key]);
+          t4 = $td(ins[key], K0, "input", "valueCacheT");
           break;
         case "cumulativeSequenceLengthT":
-          t5 = $td(ins[key]);
+          t5 = $td(ins[key], K0, "input", "cumulativeSequenceLengthT");
           break;
         case "pastSeqlensT":
-          t6 = $td(ins[key]);
+          t6 = $td(ins[key], K0, "input", "pastSeqlensT");
           break;
         case "blockTableT":
-          t7 = $td(ins[key]);
+          t7 = $td(ins[key], K0, "input", "blockTableT");
           break;
         case "slotMappingT":
-          t8 = $td(ins[key]);
+          t8 = $td(ins[key], K0, "input", "slotMappingT");
           break;
         default:
-          $fail("invalid_call", "PagedAttention: unknown input `" + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail("invalid_call", K0 + ": unknown input `" + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
-  if (outs !== undefined && outs !== null) {
+  if (outs !== undefined) {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
-          t9 = $td(outs[key]);
+          t9 = $td(outs[key], K0, "output", "outputT");
           break;
         case "keyCacheT":
-          u3 = $td(outs[key]);
+          u3 = $td(outs[key], K0, "output", "keyCacheT");
           break;
         case "valueCacheT":
-          u4 = $td(outs[key]);
+          u4 = $td(outs[key], K0, "output", "valueCacheT");
           break;
         default:
-          $fail("invalid_call", "PagedAttention: unknown output `" + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail("invalid_call", K0 + ": unknown output `" + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
-  if (attrs !== undefined && attrs !== null) {
+  if (attrs !== undefined) {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "is_causal":
-          g0 = attrs[key];
+          g0 = $av(attrs[key], K0, "is_causal");
           break;
         case "kv_num_heads":
-          g1 = attrs[key];
+          g1 = $av(attrs[key], K0, "kv_num_heads");
           break;
         case "num_heads":
-          g2 = attrs[key];
+          g2 = $av(attrs[key], K0, "num_heads");
           break;
         case "scale":
-          g3 = attrs[key];
+          g3 = $av(attrs[key], K0, "scale");
           break;
         default:
-          $fail("invalid_call", "PagedAttention: unknown attribute `" + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail("invalid_call", K0 + ": unknown attribute `" + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -2146,207 +2219,253 @@ export function plan0(call: Call): Plan {
   let by0 = "";
   let dt1: string | undefined = undefined;
   let by1 = "";
-  {
-    const oi0 = t0;
-    if (oi0 === null) {
-      $fail("invalid_call", "PagedAttention: required input `queryT` is missing");
-    } else {
-      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 2 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "PagedAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
-      else if (prev !== oi0.dtype) $fail("invalid_call", "PagedAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi0.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `queryT` must have rank 2, got " + oi0.shape.length);
+  if (t0 === null) {
+    $fail("invalid_call", K0 + ": required input `queryT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t0.dtype;
+      by0 = "queryT";
+    } else if (prev !== t0.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "queryT` has dtype " + t0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t0.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "queryT` must have rank 2, got " + t0.shape.length);
   }
-  {
-    const oi1 = t1;
-    if (oi1 === null) {
-    } else {
-      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 2 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "PagedAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
-      else if (prev !== oi1.dtype) $fail("invalid_call", "PagedAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi1.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `keyT` must have rank 2, got " + oi1.shape.length);
+  if (t1 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t1.dtype;
+      by0 = "keyT";
+    } else if (prev !== t1.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "keyT` has dtype " + t1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t1.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "keyT` must have rank 2, got " + t1.shape.length);
   }
-  {
-    const oi2 = t2;
-    if (oi2 === null) {
-    } else {
-      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 2 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "PagedAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
-      else if (prev !== oi2.dtype) $fail("invalid_call", "PagedAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi2.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `valueT` must have rank 2, got " + oi2.shape.length);
+  if (t2 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t2.dtype;
+      by0 = "valueT";
+    } else if (prev !== t2.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "valueT` has dtype " + t2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t2.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "valueT` must have rank 2, got " + t2.shape.length);
   }
-  {
-    const oi3 = t3;
-    if (oi3 === null) {
-      $fail("invalid_call", "PagedAttention: required input `keyCacheT` is missing");
-    } else {
-      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "PagedAttention: input `keyCacheT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi3.dtype; by0 = "keyCacheT"; }
-      else if (prev !== oi3.dtype) $fail("invalid_call", "PagedAttention: input `keyCacheT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi3.shape.length !== 4) $fail("invalid_call", "PagedAttention: input `keyCacheT` must have rank 4, got " + oi3.shape.length);
+  if (t3 === null) {
+    $fail("invalid_call", K0 + ": required input `keyCacheT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t3.dtype;
+      by0 = "keyCacheT";
+    } else if (prev !== t3.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "keyCacheT` has dtype " + t3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t3.shape.length !== 4) $fail("invalid_call", K0 + ": input `" + "keyCacheT` must have rank 4, got " + t3.shape.length);
   }
-  {
-    const oi4 = t4;
-    if (oi4 === null) {
-      $fail("invalid_call", "PagedAttention: required input `valueCacheT` is missing");
-    } else {
-      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "PagedAttention: input `valueCacheT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi4.dtype; by0 = "valueCacheT"; }
-      else if (prev !== oi4.dtype) $fail("invalid_call", "PagedAttention: input `valueCacheT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi4.shape.length !== 4) $fail("invalid_call", "PagedAttention: input `valueCacheT` must have rank 4, got " + oi4.shape.length);
+  if (t4 === null) {
+    $fail("invalid_call", K0 + ": required input `valueCacheT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t4.dtype;
+      by0 = "valueCacheT";
+    } else if (prev !== t4.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "valueCacheT` has dtype " + t4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t4.shape.length !== 4) $fail("invalid_call", K0 + ": input `" + "valueCacheT` must have rank 4, got " + t4.shape.length);
   }
-  {
-    const oi5 = t5;
-    if (oi5 === null) {
-      $fail("invalid_call", "PagedAttention: required input `cumulativeSequenceLengthT` is missing");
-    } else {
-      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 1 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi5.dtype; by1 = "cumulativeSequenceLengthT"; }
-      else if (prev !== oi5.dtype) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi5.shape.length !== 1) $fail("invalid_call", "PagedAttention: input `cumulativeSequenceLengthT` must have rank 1, got " + oi5.shape.length);
+  if (t5 === null) {
+    $fail("invalid_call", K0 + ": required input `cumulativeSequenceLengthT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t5.dtype;
+      by1 = "cumulativeSequenceLengthT";
+    } else if (prev !== t5.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "cumulativeSequenceLengthT` has dtype " + t5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t5.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "cumulativeSequenceLengthT` must have rank 1, got " + t5.shape.length);
   }
-  {
-    const oi6 = t6;
-    if (oi6 === null) {
-      $fail("invalid_call", "PagedAttention: required input `pastSeqlensT` is missing");
-    } else {
-      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 1 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi6.dtype; by1 = "pastSeqlensT"; }
-      else if (prev !== oi6.dtype) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi6.shape.length !== 1) $fail("invalid_call", "PagedAttention: input `pastSeqlensT` must have rank 1, got " + oi6.shape.length);
+  if (t6 === null) {
+    $fail("invalid_call", K0 + ": required input `pastSeqlensT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t6.dtype;
+      by1 = "pastSeqlensT";
+    } else if (prev !== t6.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "pastSeqlensT` has dtype " + t6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t6.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "pastSeqlensT` must have rank 1, got " + t6.shape.length);
   }
-  {
-    const oi7 = t7;
-    if (oi7 === null) {
-      $fail("invalid_call", "PagedAttention: required input `blockTableT` is missing");
-    } else {
-      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 2 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 && Number.isSafeInteger(oi7.shape[1]) && oi7.shape[1] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "PagedAttention: input `blockTableT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi7.dtype; by1 = "blockTableT"; }
-      else if (prev !== oi7.dtype) $fail("invalid_call", "PagedAttention: input `blockTableT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi7.shape.length !== 2) $fail("invalid_call", "PagedAttention: input `blockTableT` must have rank 2, got " + oi7.shape.length);
+  if (t7 === null) {
+    $fail("invalid_call", K0 + ": required input `blockTableT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t7.dtype;
+      by1 = "blockTableT";
+    } else if (prev !== t7.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "blockTableT` has dtype " + t7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t7.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "blockTableT` must have rank 2, got " + t7.shape.length);
   }
-  {
-    const oi8 = t8;
-    if (oi8 === null) {
-    } else {
-      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "PagedAttention: input `slotMappingT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi8.dtype; by1 = "slotMappingT"; }
-      else if (prev !== oi8.dtype) $fail("invalid_call", "PagedAttention: input `slotMappingT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
-      if (oi8.shape.length !== 1) $fail("invalid_call", "PagedAttention: input `slotMappingT` must have rank 1, got " + oi8.shape.length);
+  if (t8 === null) {
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t8.dtype;
+      by1 = "slotMappingT";
+    } else if (prev !== t8.dtype) {
+      $fail("invalid_call", K0 + ": input `" + "slotMappingT` has dtype " + t8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
     }
+    if (t8.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "slotMappingT` must have rank 1, got " + t8.shape.length);
   }
-  {
-    const oo9 = t9;
-    if (oo9 === null) {
-      $fail("invalid_call", "PagedAttention: required output `outputT` is missing");
-    } else {
-      if (!(Array.isArray(oo9.shape) && (oo9.shape.length === 2 ? Number.isSafeInteger(oo9.shape[0]) && oo9.shape[0] >= 0 && Number.isSafeInteger(oo9.shape[1]) && oo9.shape[1] >= 0 : $dimsOk(oo9.shape)))) $fail("invalid_call", "PagedAttention: output `outputT` has shape " + $show(oo9.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo9.dtype; by0 = "outputT"; }
-      else if (prev !== oo9.dtype) $fail("invalid_call", "PagedAttention: output `outputT` has dtype " + oo9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo9.shape.length !== 2) $fail("invalid_call", "PagedAttention: output `outputT` must have rank 2, got " + oo9.shape.length);
+  if (t9 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t9.dtype;
+      by0 = "outputT";
+    } else if (prev !== t9.dtype) {
+      $fail("invalid_call", K0 + ": output `" + "outputT` has dtype " + t9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t9.shape.length !== 2) $fail("invalid_call", K0 + ": output `" + "outputT` must have rank 2, got " + t9.shape.length);
   }
-  {
-    const oo3 = u3;
-    if (oo3 === null) {
-    } else {
-      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "PagedAttention: output `keyCacheT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo3.dtype; by0 = "keyCacheT"; }
-      else if (prev !== oo3.dtype) $fail("invalid_call", "PagedAttention: output `keyCacheT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo3.shape.length !== 4) $fail("invalid_call", "PagedAttention: output `keyCacheT` must have rank 4, got " + oo3.shape.length);
+  if (u3 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u3.dtype;
+      by0 = "keyCacheT";
+    } else if (prev !== u3.dtype) {
+      $fail("invalid_call", K0 + ": output `" + "keyCacheT` has dtype " + u3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u3.shape.length !== 4) $fail("invalid_call", K0 + ": output `" + "keyCacheT` must have rank 4, got " + u3.shape.length);
   }
-  {
-    const oo4 = u4;
-    if (oo4 === null) {
-    } else {
-      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "PagedAttention: output `valueCacheT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo4.dtype; by0 = "valueCacheT"; }
-      else if (prev !== oo4.dtype) $fail("invalid_call", "PagedAttention: output `valueCacheT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo4.shape.length !== 4) $fail("invalid_call", "PagedAttention: output `valueCacheT` must have rank 4, got " + oo4.shape.length);
+  if (u4 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u4.dtype;
+      by0 = "valueCacheT";
+    } else if (prev !== u4.dtype) {
+      $fail("invalid_call", K0 + ": output `" + "valueCacheT` has dtype " + u4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u4.shape.length !== 4) $fail("invalid_call", K0 + ": output `" + "valueCacheT` must have rank 4, got " + u4.shape.length);
   }
-  {
-    const b = dt0;
-    if (b === undefined) dt0 = "float16";
-    else if (b !== "float16") $fail("invalid_call", "PagedAttention: T = " + b + " is not allowed; allowed: float16");
-  }
-  {
-    const b = dt1;
-    if (b === undefined) dt1 = "int32";
-    else if (b !== "int32") $fail("invalid_call", "PagedAttention: S = " + b + " is not allowed; allowed: int32");
-  }
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "PagedAttention: attribute `is_causal` must be a finite number, got " + $show(g0));
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", "PagedAttention: attribute `num_heads` must be a finite number, got " + $show(g2));
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", "PagedAttention: attribute `scale` must be a finite number, got " + $show(g3));
+  if (dt0 === undefined) dt0 = "float16";
+  else if (dt0 !== "float16") $fail("invalid_call", K0 + ": T = " + dt0 + " is not allowed; allowed: float16");
+  if (dt1 === undefined) dt1 = "int32";
+  else if (dt1 !== "int32") $fail("invalid_call", K0 + ": S = " + dt1 + " is not allowed; allowed: int32");
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", K0 + ": attribute `is_causal` must be a finite number, got " + $show(g0));
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", K0 + ": attribute `kv_num_heads` must be a finite number, got " + $show(g1));
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", K0 + ": attribute `num_heads` must be a finite number, got " + $show(g2));
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", K0 + ": attribute `scale` must be a finite number, got " + $show(g3));
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
-  if (a0 === undefined) {
-  }
-  else if (a0 !== 1) $fail("invalid_call", "PagedAttention: attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) {
-    $fail("invalid_call", "PagedAttention: attribute `kv_num_heads` is required");
-  }
-  if (a2 === undefined) {
-    $fail("invalid_call", "PagedAttention: attribute `num_heads` is required");
-  }
-  if (dt0 === "float16" && dt1 === "int32") return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, a0, a1, a2, a3).plan();
-  return $fail("no_variant", "PagedAttention: nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile desktop-32k");
+  if (a0 !== undefined && a0 !== 1) $fail("invalid_call", K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  if (a1 === undefined) $fail("invalid_call", K0 + ": attribute `kv_num_heads` is required");
+  if (a2 === undefined) $fail("invalid_call", K0 + ": attribute `num_heads` is required");
+  if (dt0 === "float16" && dt1 === "int32") return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail("no_variant", K0 + ": nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile desktop-32k");
 }
 
+/** A call of SparseAttention: its tensors by spec id and its attributes. */
+export interface SparseAttentionCall {
+  readonly inputs: {
+    readonly "queryT": TensorDesc<"float16">;
+    readonly "keyT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "valueT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "pastKeyT": TensorDesc<"float16">;
+    readonly "pastValueT": TensorDesc<"float16">;
+    readonly "blockRowIndicesT": TensorDesc<"int32">;
+    readonly "blockColIndicesT": TensorDesc<"int32">;
+    readonly "totalSequenceLengthT": TensorDesc<"int32">;
+    readonly "keyTotalSequenceLengthsT": TensorDesc<"int32">;
+    readonly "cosCacheT"?: TensorDesc<"float16"> | null | undefined;
+    readonly "sinCacheT"?: TensorDesc<"float16"> | null | undefined;
+  };
+  readonly outputs?: {
+    readonly "outputT"?: TensorDesc<"float16"> | null | undefined;
+  } | undefined;
+  readonly attrs: {
+    /** Default: 0. */
+    readonly "do_rotary"?: 0 | 1 | undefined;
+    readonly "kv_num_heads": number;
+    readonly "num_heads": number;
+    /** Default: 0. */
+    readonly "rotary_interleaved"?: 0 | 1 | undefined;
+    /** Default: 0. */
+    readonly "scale"?: number | undefined;
+    readonly "sparse_block_size": number;
+  };
+}
+
+const K1 = "SparseAttention";
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
-const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
-const K1A0S2 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
-const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
-const K1A0S5 = "SparseAttention";
-const K1A0S6 = "SparseAttention: variant `packed_splitk`: pass `append`";
-const K1A0S7 = "SparseAttention: variant `packed_splitk`";
-const K1A0S8 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
-const K1A0S9 = "SparseAttention: variant `packed_splitk`: pass `merge`";
-const K1A0S10 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
-const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
-const K1A0S12 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S13 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
-const K1A0S14 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
-const K1A0S15 = "SparseAttention: variant `separate_splitk`: pass `append`";
-const K1A0S16 = "SparseAttention: variant `separate_splitk`";
-const K1A0S17 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
-const K1A0S18 = "SparseAttention: variant `separate_splitk`: pass `merge`";
-const K1A0S19 = "SparseAttention: variant `packed_rotary`: pass `append`";
-const K1A0S20 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
-const K1A0S21 = "SparseAttention: variant `packed_rotary`";
-const K1A0S22 = "SparseAttention: variant `packed_rotary`: pass `attend`";
-const K1A0S23 = "SparseAttention: variant `packed`: pass `append`";
-const K1A0S24 = "SparseAttention: variant `packed`: pass `attend`";
-const K1A0S25 = "SparseAttention: variant `separate_rotary`: pass `append`";
-const K1A0S26 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
-const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = "SparseAttention: variant `separate_rotary`: pass `attend`";
-const K1A0S29 = "SparseAttention: variant `separate`: pass `append`";
-const K1A0S30 = "SparseAttention: variant `separate`: pass `attend`";
+const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with ";
+const K1A0S2 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
+const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
+const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with ";
+const K1A0V0: readonly string[] = ["attrs.do_rotary", "attrs.kv_num_heads", "attrs.num_heads", "attrs.sparse_block_size", "dim(shapes.pastKeyT, 3)", "present.keyT"];
+const K1A0S5 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0V1: readonly string[] = ["attrs.num_heads", "dim(shapes.pastKeyT, 3)"];
+const K1A0S6 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with ";
+const K1A0S7 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S8 = "SparseAttention";
+const K1A0S9 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
+const K1A0S10 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
+const K1A0S11 = "SparseAttention: variant `packed_splitk`: pass `append`";
+const K1A0S12 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with ";
+const K1A0S13 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0S14 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with ";
+const K1A0S15 = "SparseAttention: variant `packed_splitk`";
+const K1A0S16 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
+const K1A0S17 = "SparseAttention: variant `packed_splitk`: pass `merge`";
+const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
+const K1A0S19 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with ";
+const K1A0S20 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
+const K1A0S21 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with ";
+const K1A0S22 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0S23 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with ";
+const K1A0S24 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S25 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
+const K1A0S26 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
+const K1A0S27 = "SparseAttention: variant `separate_splitk`: pass `append`";
+const K1A0S28 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with ";
+const K1A0S29 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0S30 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with ";
+const K1A0S31 = "SparseAttention: variant `separate_splitk`";
+const K1A0S32 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
+const K1A0S33 = "SparseAttention: variant `separate_splitk`: pass `merge`";
+const K1A0S34 = "SparseAttention: variant `packed_rotary`: pass `append`";
+const K1A0S35 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with ";
+const K1A0S36 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
+const K1A0S37 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with ";
+const K1A0S38 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with ";
+const K1A0S39 = "SparseAttention: variant `packed_rotary`";
+const K1A0S40 = "SparseAttention: variant `packed_rotary`: pass `attend`";
+const K1A0S41 = "SparseAttention: variant `packed`: pass `append`";
+const K1A0S42 = "SparseAttention: variant `packed`: no shader was built for pass `append` with ";
+const K1A0S43 = "SparseAttention: variant `packed`: no shader was built for pass `attend` with ";
+const K1A0S44 = "SparseAttention: variant `packed`: pass `attend`";
+const K1A0S45 = "SparseAttention: variant `separate_rotary`: pass `append`";
+const K1A0S46 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with ";
+const K1A0S47 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
+const K1A0S48 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with ";
+const K1A0S49 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with ";
+const K1A0S50 = "SparseAttention: variant `separate_rotary`";
+const K1A0S51 = "SparseAttention: variant `separate_rotary`: pass `attend`";
+const K1A0S52 = "SparseAttention: variant `separate`: pass `append`";
+const K1A0S53 = "SparseAttention: variant `separate`: no shader was built for pass `append` with ";
+const K1A0S54 = "SparseAttention: variant `separate`: no shader was built for pass `attend` with ";
+const K1A0S55 = "SparseAttention: variant `separate`: pass `attend`";
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2360,7 +2479,9 @@ class K1A0 {
   declare readonly t8: TensorDesc | null;
   declare readonly t9: TensorDesc | null;
   declare readonly t10: TensorDesc | null;
-  declare readonly t11: TensorDesc | null;
+  declare t11: TensorDesc | null;
+  declare readonly u3: TensorDesc | null;
+  declare readonly u4: TensorDesc | null;
   declare readonly a0: unknown;
   declare readonly a1: unknown;
   declare readonly a2: unknown;
@@ -2399,7 +2520,7 @@ class K1A0 {
   private declare m29: number | undefined;
   private declare m30: boolean | undefined;
   private declare m31: boolean | undefined;
-  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
+  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
     this.t0 = t0;
     this.t1 = t1;
     this.t2 = t2;
@@ -2412,6 +2533,8 @@ class K1A0 {
     this.t9 = t9;
     this.t10 = t10;
     this.t11 = t11;
+    this.u3 = u3;
+    this.u4 = u4;
     this.a0 = a0;
     this.a1 = a1;
     this.a2 = a2;
@@ -2478,9 +2601,8 @@ class K1A0 {
   }
   /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
   d3(): number {
-    let n0: number;
     try {
-      return (this.m3 = (n0 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
+      return (this.m3 = $mulN(this.a2 as number, this.t3!.shape[3] as number));
     } catch (e) {
       throw $wrap(e, "qHidden");
     }
@@ -2503,18 +2625,16 @@ class K1A0 {
   }
   /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): number {
-    let n0: number;
     try {
-      return (this.m6 = (n0 = (this.t5!.shape[1] as number) - (1 as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
+      return (this.m6 = $chk((this.t5!.shape[1] as number) - (1 as number)));
     } catch (e) {
       throw $wrap(e, "maxBlocks");
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
   d7(): boolean {
-    let n0: number;
     try {
-      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ((n0 = ((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number))));
+      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
       throw $wrap(e, "layoutShapeOk");
     }
@@ -2537,9 +2657,8 @@ class K1A0 {
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
   d10(): number {
-    let n0: number;
     try {
-      return (this.m10 = (n0 = (2 as number) * ((this.m9 ?? this.d9()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)));
+      return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
       throw $wrap(e, "rotaryDim");
     }
@@ -2555,27 +2674,24 @@ class K1A0 {
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
   d12(): number {
-    let n0: number;
     try {
-      return (this.m12 = (n0 = (this.a1 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n0) || !$isI((this.a1 as number), (this.t3!.shape[3] as number)) ? n0 : $overflow(n0)));
+      return (this.m12 = $mulN(this.a1 as number, this.t3!.shape[3] as number));
     } catch (e) {
       throw $wrap(e, "kvHidden");
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
   d13(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m13 = (n0 = ((this.m3 ?? this.d3()) as number), n3 = ((n1 = ((this.m12 ?? this.d12()) as number), n2 = (2 as number) * n1, Number.isSafeInteger(n2) || !$isI((2 as number), n1) ? n2 : $overflow(n2)) as number), n4 = n0 + n3, Number.isSafeInteger(n4) || !$isI(n0, n3) ? n4 : $overflow(n4)));
+      return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
       throw $wrap(e, "packedStride");
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
   d14(): boolean {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number;
     try {
-      return (this.m14 = ((((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m13 ?? this.d13()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number) <= (2147483647 as number)) && (((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n4) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[2] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[2] as number)) ? n6 : $overflow(n6)) as number), n8 = n7 * (this.t3!.shape[3] as number), Number.isSafeInteger(n8) || !$isI(n7, (this.t3!.shape[3] as number)) ? n8 : $overflow(n8)) as number) <= (2147483647 as number))));
+      return (this.m14 = ((($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
       throw $wrap(e, "indexFits");
     }
@@ -2590,7 +2706,7 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => ((this.a2 as number) > (0 as number)))) : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($try(() => (((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))))) : $where(path) + "`numLayout > 0` is false (" + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")")($try(() => ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)))) : $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $showT($try(() => $modN((this.a2 as number), (this.t5!.shape[0] as number)))) + ")")($try(() => (((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))))) : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $showT($try(() => this.a5)) + ")")($try(() => ((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0))));
+    return ((i: number) => i === 0 ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 2 ? $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")" : i === 3 ? $where(path) + "`numLayout > 0` is false (" + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")" : i === 4 ? $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $showT($try(() => $modN((this.a2 as number), (this.t5!.shape[0] as number)))) + ")" : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $showT($try(() => this.a5)) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.t5!.shape[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
@@ -2599,38 +2715,36 @@ class K1A0 {
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => (n1 = (this.t3!.shape[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")")($try(() => ((this.t3!.shape[3] as number) > (0 as number)))) : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => (n2 = (this.t3!.shape[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($try(() => (((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0))));
+    return ((i: number) => i === 0 ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : i === 1 ? $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => (n1 = (this.t3!.shape[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")" : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => (n2 = (this.t3!.shape[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.t3!.shape[3] as number) > (0 as number)), () => ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.queryT == 3` is false (" + "ranks.queryT = " + $showT($try(() => 3)) + ")" : $where(path) + "`ranks.outputT == 3` is false (" + "ranks.outputT = " + $showT($try(() => 3)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t11!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => true)) : $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t11!.shape[1])) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")")($try(() => (this.t11!.shape[0] === this.t0!.shape[0]))) : $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $showT($try(() => this.t11!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($try(() => ((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])))) : $where(path) + "`tensorDtypes.outputT == tensorDtypes.queryT` is false (" + "tensorDtypes.outputT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))))) : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3())))));
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t11!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t11!.shape[1])) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")" : i === 2 ? $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $showT($try(() => this.t11!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")" : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t11!.shape[0] === this.t0!.shape[0]), () => (this.t11!.shape[1] === this.t0!.shape[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.pastKeyT == 4` is false (" + "ranks.pastKeyT = " + $showT($try(() => 4)) + ")" : $where(path) + "`ranks.pastValueT == 4` is false (" + "ranks.pastValueT = " + $showT($try(() => 4)) + ")")($try(() => true)) : $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.pastKeyT = " + $showT($try(() => this.t3!.shape)) + ")")($try(() => true)) : $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $showT($try(() => this.t3!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]))) : $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $showT($try(() => this.t3!.shape[1])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")")($try(() => ($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])))) : $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $showT($try(() => this.t3!.shape[2])) + ")")($try(() => (($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)))) : $where(path) + "`tensorDtypes.pastKeyT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastKeyT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number))))) : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = " + $showT($try(() => "float16")) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.pastKeyT = " + $showT($try(() => this.t3!.shape)) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $showT($try(() => this.t3!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 2 ? $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $showT($try(() => this.t3!.shape[1])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 3 ? $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $showT($try(() => this.t3!.shape[2])) + ")" : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = \"float16\"" + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]), () => (this.t3!.shape[0] === this.t0!.shape[0]), () => (this.t3!.shape[1] === this.a1), () => ((this.t3!.shape[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    let n0: number;
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.blockRowIndicesT == 2` is false (" + "ranks.blockRowIndicesT = " + $showT($try(() => 2)) + ")" : $where(path) + "`ranks.blockColIndicesT == 2` is false (" + "ranks.blockColIndicesT = " + $showT($try(() => 2)) + ")")($try(() => true)) : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")")($try(() => true)) : $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")")($try(() => (((this.m6 ?? this.d6()) as number) >= (1 as number)))) : $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")")($try(() => ((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])))) : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => (n0 = ((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)))) + ")")($try(() => (((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")" : i === 1 ? $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")" : i === 2 ? $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")" : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)))) + ")")($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.t6!.shape[0] === this.t5!.shape[0]), () => ((this.t6!.shape[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`ranks.totalSequenceLengthT == 1` is false (" + "ranks.totalSequenceLengthT = " + $showT($try(() => 1)) + ")" : $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ")")($try(() => true)) : $where(path) + "`ranks.keyTotalSequenceLengthsT == 1` is false (" + "ranks.keyTotalSequenceLengthsT = " + $showT($try(() => 1)) + ")")($try(() => (this.t7!.shape[0] === 1))) : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $showT($try(() => this.t8!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => (this.t7!.shape[0] === 1)));
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ")" : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $showT($try(() => this.t8!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($first([() => (this.t7!.shape[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number, n3: number;
-    return ((c: unknown) => c === true ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.cosCacheT` is false" : $where(path) + "`present.sinCacheT` is false")($try(() => (this.t9 !== null))) : $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")")($try(() => ((this.t9 !== null) && (this.t10 !== null)))) : $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")")($try(() => (((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)))) : $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")")($try(() => ((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)))) : $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")")($try(() => (((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])))) : $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => (n3 = ((this.m9 ?? this.d9()) as number) % (8 as number), n3 < 0 ? n3 + (8 as number) : n3 === 0 ? 0 : n3))) + ")")($try(() => ((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))))) : $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")")($try(() => (((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n2 = ((this.m9 ?? this.d9()) as number) % (8 as number), n2 < 0 ? n2 + (8 as number) : n2 === 0 ? 0 : n2) === 0)))) : $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))))) : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")))) : c === false ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($try(() => !((this.t9 !== null)))) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
+    let n0: number, n1: number;
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")" : i === 5 ? $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")" : i === 6 ? $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")" : i === 7 ? $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : i === 8 ? $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2), () => ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2), () => $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number)), () => ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")])) : c === false ? ((i: number) => i === 0 ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($first([() => !((this.t9 !== null))])) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number;
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => (n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = ((this.m13 ?? this.d13()) as number), n7 = n5 * n6, Number.isSafeInteger(n7) || !$isI(n5, n6) ? n7 : $overflow(n7)))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => (n11 = ((n9 = ((n8 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n8) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n8 : $overflow(n8)) as number), n10 = n9 * (this.t3!.shape[2] as number), Number.isSafeInteger(n10) || !$isI(n9, (this.t3!.shape[2] as number)) ? n10 : $overflow(n10)) as number), n12 = n11 * (this.t3!.shape[3] as number), Number.isSafeInteger(n12) || !$isI(n11, (this.t3!.shape[3] as number)) ? n12 : $overflow(n12)))) + ")")($try(() => (((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m13 ?? this.d13()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)) as number) <= (2147483647 as number))));
+    return ((i: number) => i === 0 ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number))) + ")")($first([() => (($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? this.x1([...path, "headLayoutOk"]) : this.x2([...path, "headSizeOk"]))($try(() => (this.m0 ?? this.d0()))) : this.x4([...path, "ioShapeOk"]))($try(() => ((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())))) : this.x5([...path, "cacheShapeOk"]))($try(() => (((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())))) : this.x6([...path, "layoutShapeOk"]))($try(() => ((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())))) : this.x7([...path, "lengthsShapeOk"]))($try(() => (((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())))) : this.x8([...path, "rotaryOk"]))($try(() => ((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())))) : this.x9([...path, "indexFits"]))($try(() => (((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11()))));
+    return ((i: number) => i === 0 ? this.x1([...path, "headLayoutOk"]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, "ioShapeOk"]) : i === 3 ? this.x5([...path, "cacheShapeOk"]) : i === 4 ? this.x6([...path, "layoutShapeOk"]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, "rotaryOk"]) : this.x9([...path, "indexFits"]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2651,35 +2765,31 @@ class K1A0 {
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number;
     try {
-      return (this.m16 = (n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.a1 as number), Number.isSafeInteger(n0) || !$isI((this.t0!.shape[0] as number), (this.a1 as number)) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.t0!.shape[1] as number), Number.isSafeInteger(n2) || !$isI(n1, (this.t0!.shape[1] as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)));
+      return (this.m16 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t0!.shape[1] as number) as number, this.t3!.shape[3] as number));
     } catch (e) {
       throw $wrap(e, "appendCount");
     }
   }
   /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
   d17(): number {
-    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m17 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3)));
+      return (this.m17 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number));
     } catch (e) {
       throw $wrap(e, "rotaryCount");
     }
   }
   /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
   d18(): boolean {
-    let n0: number, n1: number, n2: number, n3: number;
     try {
-      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n0 = -Math.floor(-((n1 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) / (65535 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((n2 = -Math.floor(-((n3 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) / (65535 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number))));
+      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
       throw $wrap(e, "dispatchFits");
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number;
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")" : $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((this.t0!.shape[1] as number) <= (65535 as number)))) : $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))))) : $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => (n20 = -Math.floor(-((n21 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n21) ? n21 : $overflow(n21)) as number) / (65535 as number)), Number.isSafeInteger(n20) ? n20 : $overflow(n20)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n16 = -Math.floor(-((n17 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number) / (65535 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n12 = -Math.floor(-((n13 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n13) ? n13 : $overflow(n13)) as number) / (65535 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) <= (65535 as number))) && (((n14 = -Math.floor(-((n15 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number) / (65535 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number) <= (65535 as number))))) : $where(path) + "`attnWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "attnWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n8 = -Math.floor(-((n9 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number) <= (65535 as number))) && (((n10 = -Math.floor(-((n11 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number) / (65535 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n4 = -Math.floor(-((n5 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5)) as number) / (65535 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number) <= (65535 as number))) && (((n6 = -Math.floor(-((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number) / (65535 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) <= (65535 as number))))) : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = " + $showT($try(() => 64)) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (((n0 = -Math.floor(-((n1 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) / (65535 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((n2 = -Math.floor(-((n3 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) / (65535 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 2 ? $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 3 ? $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 4 ? $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = 64" + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => ((this.t0!.shape[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.t0!.shape[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2700,17 +2810,15 @@ class K1A0 {
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     try {
-      return (this.m19 = ((((n5 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[2] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[2] as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) <= (1073741824 as number)) && (((n9 = ((n8 = ((n7 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n8) ? n8 : $overflow(n8)) as number), n10 = ((this.m13 ?? this.d13()) as number), n11 = n9 * n10, Number.isSafeInteger(n11) || !$isI(n9, n10) ? n11 : $overflow(n11)) as number) <= (1073741824 as number))));
+      return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
       throw $wrap(e, "bindingsFit");
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number;
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => (n12 = ((n10 = ((n8 = ((n7 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n8 * (this.a1 as number), Number.isSafeInteger(n9) || !$isI(n8, (this.a1 as number)) ? n9 : $overflow(n9)) as number), n11 = n10 * (this.t3!.shape[2] as number), Number.isSafeInteger(n11) || !$isI(n10, (this.t3!.shape[2] as number)) ? n11 : $overflow(n11)) as number), n13 = n12 * (this.t3!.shape[3] as number), Number.isSafeInteger(n13) || !$isI(n12, (this.t3!.shape[3] as number)) ? n13 : $overflow(n13)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => (n16 = ((n15 = ((n14 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15)) as number), n17 = ((this.m13 ?? this.d13()) as number), n18 = n16 * n17, Number.isSafeInteger(n18) || !$isI(n16, n17) ? n18 : $overflow(n18)))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((n5 = ((n3 = ((n1 = ((n0 = (2 as number) * (this.t0!.shape[0] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)) as number), n4 = n3 * (this.t3!.shape[2] as number), Number.isSafeInteger(n4) || !$isI(n3, (this.t3!.shape[2] as number)) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.t3!.shape[3] as number), Number.isSafeInteger(n6) || !$isI(n5, (this.t3!.shape[3] as number)) ? n6 : $overflow(n6)) as number) <= (1073741824 as number))));
+    return ((i: number) => i === 0 ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824" + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => $mulN($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824" + ")")($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2739,7 +2847,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")")($try(() => !((this.t1 !== null)))) : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "packedStride = " + $showT($try(() => (this.m13 ?? this.d13()))) + ")")($try(() => (!((this.t1 !== null)) && !((this.t2 !== null)))));
+    return ((i: number) => i === 0 ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : i === 1 ? $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")" : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "packedStride = " + $showT($try(() => (this.m13 ?? this.d13()))) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2785,9 +2893,8 @@ class K1A0 {
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number;
     try {
-      return (this.m22 = (n18 = ((n16 = ((n11 = ((n9 = ((n7 = ((n2 = ((n0 = ((this.m21 ?? this.d21()) as number), n1 = n0 * (this.t3!.shape[3] as number), Number.isSafeInteger(n1) || !$isI(n0, (this.t3!.shape[3] as number)) ? n1 : $overflow(n1)) as number), n5 = ((n3 = ((this.m21 ?? this.d21()) as number), n4 = n3 * (64 as number), Number.isSafeInteger(n4) || !$isI(n3, (64 as number)) ? n4 : $overflow(n4)) as number), n6 = n2 + n5, Number.isSafeInteger(n6) || !$isI(n2, n5) ? n6 : $overflow(n6)) as number), n8 = n7 + (128 as number), Number.isSafeInteger(n8) || !$isI(n7, (128 as number)) ? n8 : $overflow(n8)) as number), n10 = n9 + (384 as number), Number.isSafeInteger(n10) || !$isI(n9, (384 as number)) ? n10 : $overflow(n10)) as number), n14 = ((n12 = ((this.m21 ?? this.d21()) as number), n13 = (2 as number) * n12, Number.isSafeInteger(n13) || !$isI((2 as number), n12) ? n13 : $overflow(n13)) as number), n15 = n11 + n14, Number.isSafeInteger(n15) || !$isI(n11, n14) ? n15 : $overflow(n15)) as number), n17 = n16 + (4 as number), Number.isSafeInteger(n17) || !$isI(n16, (4 as number)) ? n17 : $overflow(n17)) as number), n19 = (4 as number) * n18, Number.isSafeInteger(n19) || !$isI((4 as number), n18) ? n19 : $overflow(n19)));
+      return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.t3!.shape[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
       throw $wrap(e, "attnStorageBytes");
     }
@@ -2802,7 +2909,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => (this.m21 ?? this.d21()))) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => (this.m22 ?? this.d22()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = " + $showT($try(() => 32768)) + ")")($try(() => (((this.m21 ?? this.d21()) as number) <= (32 as number))));
+    return ((i: number) => i === 0 ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => (this.m21 ?? this.d21()))) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => (this.m22 ?? this.d22()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 32768" + ")")($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2823,9 +2930,8 @@ class K1A0 {
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
-    let n0: number, n1: number;
     try {
-      return (this.m24 = Math.min((this.t3!.shape[2] as number), ((n0 = ((this.m6 ?? this.d6()) as number), n1 = n0 * (this.a5 as number), Number.isSafeInteger(n1) || !$isI(n0, (this.a5 as number)) ? n1 : $overflow(n1)) as number)));
+      return (this.m24 = Math.min((this.t3!.shape[2] as number), ($mulN((this.m6 ?? this.d6()) as number, this.a5 as number) as number)));
     } catch (e) {
       throw $wrap(e, "sparseKeyCeiling");
     }
@@ -2840,9 +2946,8 @@ class K1A0 {
   }
   /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
   d26(): number {
-    let n0: number, n1: number, n2: number;
     try {
-      return (this.m26 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a1 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a1 as number)) ? n2 : $overflow(n2)));
+      return (this.m26 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a1 as number));
     } catch (e) {
       throw $wrap(e, "sparseBaseWorkgroups");
     }
@@ -2857,35 +2962,31 @@ class K1A0 {
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
   d28(): number {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
     try {
-      return (this.m28 = (n10 = ((n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9)) as number), n11 = n10 * (4 as number), Number.isSafeInteger(n11) || !$isI(n10, (4 as number)) ? n11 : $overflow(n11)));
+      return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "sparsePartialBytes");
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
-    let n0: number;
     try {
-      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((n0 = Math.floor((this.t3!.shape[3] as number) / (4 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number)) as number)) as number)));
+      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.t3!.shape[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseMergeWg");
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): boolean {
-    let n0: number;
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
       throw $wrap(e, "sparseSplitFits");
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number, n3: number, n4: number;
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => (n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => (((this.m27 ?? this.d27()) as number) >= (2 as number)))) : $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = " + $showT($try(() => 65535)) + ")")($try(() => ((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n3 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3)) as number) <= (65535 as number))))) : $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = " + $showT($try(() => 1073741824)) + ")")($try(() => (((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n2 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = " + $showT($try(() => 1024)) + ")")($try(() => ((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n1 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n1) ? n1 : $overflow(n1)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))))) : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = " + $showT($try(() => 1024)) + ")")($try(() => (((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number)))));
+    return ((i: number) => i === 0 ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : i === 1 ? $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 2 ? $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 3 ? $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824" + ")" : i === 4 ? $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2923,7 +3024,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S1, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S3, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k0_1_3s(): string {
@@ -2934,137 +3035,151 @@ class K1A0 {
       throw e;
     }
   }
-  p0(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number;
+  z0(): BindingResource {
+    return $buf(this.t0!, "input", "queryT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z3(): BindingResource {
+    return $buf(this.t3!, "input", "pastKeyT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z4(): BindingResource {
+    return $buf(this.t4!, "input", "pastValueT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z7(): BindingResource {
+    return $buf(this.t7!, "input", "totalSequenceLengthT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z8(): BindingResource {
+    return $buf(this.t8!, "input", "keyTotalSequenceLengthsT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z9(): BindingResource {
+    return $buf(this.t9!, "input", "cosCacheT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z10(): BindingResource {
+    return $buf(this.t10!, "input", "sinCacheT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z5(): BindingResource {
+    return $buf(this.t5!, "input", "blockRowIndicesT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z6(): BindingResource {
+    return $buf(this.t6!, "input", "blockColIndicesT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z11(): BindingResource {
+    return $buf(this.t11!, "output", "outputT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S1 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "3e2dc2c9cc067950";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s2 = "143da6dd0d963982";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s3: string | undefined = undefined;
-    if (this.a2 === 32 && this.t3!.shape[3] === 128) s3 = "f57331364e577ffd";
-    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "52436d9ba9123f62";
+    if (s1 === undefined) $fail("missing_shader", K1A0S4 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "696b86c63508c438"
+      : $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+    const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
+    const s3: string = k3_0 === 32 && k3_1 === 128 ? "97ae58d517404c6d"
+      : $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
     let r0: unknown = undefined;
     try {
-      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
     } catch (e) {
-      $evalFail(e, K1A0S2, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S7, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4((r0 as number) * 2);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S7, "intermediate `rotatedQuery`");
     let r1: unknown = undefined;
     try {
-      r1 = (n10 = ((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.a2 as number), Number.isSafeInteger(n6) || !$isI(n5, (this.a2 as number)) ? n6 : $overflow(n6)) as number), n8 = ((this.m27 ?? this.d27()) as number), n9 = n7 * n8, Number.isSafeInteger(n9) || !$isI(n7, n8) ? n9 : $overflow(n9)) as number), n12 = ((n11 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number), n13 = n10 * n12, Number.isSafeInteger(n13) || !$isI(n10, n12) ? n13 : $overflow(n13));
+      r1 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
     } catch (e) {
-      $evalFail(e, K1A0S2, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S7, "the shape of intermediate `partial`");
     }
-    const x1 = $round4((r1 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S7, "intermediate `partial`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const q5 = this.z9();
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
-    const u0_7 = new Uint8Array(16);
-    $u32(u0_7, 0, this.t0!.shape[1], K1A0S0, "params.seqLen");
-    $u32(u0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
+    const q6 = this.z10();
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, this.t0!.shape[1], K1A0S0, "params.seqLen");
+    $u32(b0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(((n14 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number), (65535 as number));
+      r2 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch x");
     }
-    const w0x: unknown = r2;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S0, "x");
+    const w0x = $wg(r2, 65535, K1A0S0, "x");
     let r3: unknown = undefined;
     try {
-      r3 = (n15 = -Math.floor(-((n16 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) / (65535 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
       $evalFail(e, K1A0S0, "dispatch y");
     }
-    const w0y: unknown = r3;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S0, "y");
+    const w0y = $wg(r3, 65535, K1A0S0, "y");
     const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, this.t0!.shape[1], K1A0S1, "params.seqLen");
-    $u32(u1_6, 4, this.t0!.shape[0], K1A0S1, "params.batchSize");
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S3, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S3, "params.batchSize");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(((n17 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S1, "dispatch x");
-    }
-    const w1x: unknown = r4;
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S1, "x");
-    let r5: unknown = undefined;
-    try {
-      r5 = (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18));
-    } catch (e) {
-      $evalFail(e, K1A0S1, "dispatch y");
-    }
-    const w1y: unknown = r5;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S1, "y");
-    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
-    const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
-    let r6: unknown = undefined;
-    try {
-      r6 = (n20 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n20) ? n20 : $overflow(n20));
-    } catch (e) {
-      $evalFail(e, K1A0S3, "uniform field `params.rowStride`");
-    }
-    const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, this.t0!.shape[1], K1A0S3, "params.seqLen");
-    $u32(u2_8, 4, this.t0!.shape[0], K1A0S3, "params.batchSize");
-    $u32(u2_8, 8, this.t5!.shape[0], K1A0S3, "params.numLayout");
-    $u32(u2_8, 12, r6, K1A0S3, "params.rowStride");
-    $u32(u2_8, 16, this.t6!.shape[1], K1A0S3, "params.colStride");
-    $u32(u2_8, 20, this.t3!.shape[2], K1A0S3, "params.maxCacheSeq");
-    $f32(u2_8, 24, this.a4);
-    let r7: unknown = undefined;
-    try {
-      r7 = (n21 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n21) ? n21 : $overflow(n21));
+      r4 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
       $evalFail(e, K1A0S3, "dispatch x");
     }
-    const w2x: unknown = r7;
-    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S3, "x");
-    const w2y: unknown = this.a1;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S3, "y");
+    const w1x = $wg(r4, 65535, K1A0S3, "x");
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S3, "dispatch y");
+    }
+    const w1y = $wg(r5, 65535, K1A0S3, "y");
+    const q8 = this.z5();
+    const q9 = this.z6();
+    const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
+    let r6: unknown = undefined;
+    try {
+      r6 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S9, "uniform field `params.rowStride`");
+    }
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S9, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S9, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S9, "params.numLayout");
+    $u32(b2_8, 12, r6, K1A0S9, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S9, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S9, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    let r7: unknown = undefined;
+    try {
+      r7 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S9, "dispatch x");
+    }
+    const w2x = $wg(r7, 65535, K1A0S9, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S9, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m27 ?? this.d27());
     } catch (e) {
-      $evalFail(e, K1A0S3, "dispatch z");
+      $evalFail(e, K1A0S9, "dispatch z");
     }
-    const w2z: unknown = r8;
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S3, "z");
-    const q11: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w3y: unknown = this.a2;
-    if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S4, "y");
+    const w2z = $wg(r8, 65535, K1A0S9, "z");
+    const q11 = this.z11();
+    const w3y = $wg(this.a2, 65535, K1A0S10, "y");
     let r9: unknown = undefined;
     try {
-      r9 = (n22 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n22) ? n22 : $overflow(n22));
+      r9 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S4, "dispatch z");
+      $evalFail(e, K1A0S10, "dispatch z");
     }
-    const w3z: unknown = r9;
-    if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S4, "z");
-    let r10: unknown = undefined;
-    try {
-      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n23 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r10 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const w3z = $wg(r9, 65535, K1A0S10, "z");
+    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
   r0(): string {
     if (!this.c3()) return this.w3();
@@ -3144,7 +3259,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S6, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k1_0_4s(): string {
@@ -3155,102 +3270,87 @@ class K1A0 {
       throw e;
     }
   }
-  p1(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number;
-    let k0_4: unknown = undefined;
+  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "95f14ba639a5b1ec";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "f57331364e577ffd";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S12 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "39f5e07d7052a21f"
+      : $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 32 && k2_1 === 128 ? "97ae58d517404c6d"
+      : $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
     let r0: unknown = undefined;
     try {
-      r0 = (n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9));
+      r0 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
     } catch (e) {
-      $evalFail(e, K1A0S7, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S15, "the shape of intermediate `partial`");
     }
-    const x0 = $round4((r0 as number) * 4);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
-    const u0_5 = new Uint8Array(16);
-    $u32(u0_5, 0, this.t0!.shape[1], K1A0S6, "params.seqLen");
-    $u32(u0_5, 4, this.t0!.shape[0], K1A0S6, "params.batchSize");
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S15, "intermediate `partial`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, this.t0!.shape[1], K1A0S11, "params.seqLen");
+    $u32(b0_5, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(((n10 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number), (65535 as number));
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S6, "dispatch x");
+      $evalFail(e, K1A0S11, "dispatch x");
     }
-    const w0x: unknown = r1;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S6, "x");
+    const w0x = $wg(r1, 65535, K1A0S11, "x");
     let r2: unknown = undefined;
     try {
-      r2 = (n11 = -Math.floor(-((n12 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) / (65535 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S6, "dispatch y");
+      $evalFail(e, K1A0S11, "dispatch y");
     }
-    const w0y: unknown = r2;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S6, "y");
-    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const w0y = $wg(r2, 65535, K1A0S11, "y");
+    const q5 = this.z5();
+    const q6 = this.z6();
     const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
     let r3: unknown = undefined;
     try {
-      r3 = (n13 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n13) ? n13 : $overflow(n13));
+      r3 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S8, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S16, "uniform field `params.rowStride`");
     }
-    const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, this.t0!.shape[1], K1A0S8, "params.seqLen");
-    $u32(u1_8, 4, this.t0!.shape[0], K1A0S8, "params.batchSize");
-    $u32(u1_8, 8, this.t5!.shape[0], K1A0S8, "params.numLayout");
-    $u32(u1_8, 12, r3, K1A0S8, "params.rowStride");
-    $u32(u1_8, 16, this.t6!.shape[1], K1A0S8, "params.colStride");
-    $u32(u1_8, 20, this.t3!.shape[2], K1A0S8, "params.maxCacheSeq");
-    $f32(u1_8, 24, this.a4);
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S16, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S16, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S16, "params.numLayout");
+    $u32(b1_8, 12, r3, K1A0S16, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S16, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S16, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
     let r4: unknown = undefined;
     try {
-      r4 = (n14 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
+      r4 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S8, "dispatch x");
+      $evalFail(e, K1A0S16, "dispatch x");
     }
-    const w1x: unknown = r4;
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S8, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S8, "y");
+    const w1x = $wg(r4, 65535, K1A0S16, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S16, "y");
     let r5: unknown = undefined;
     try {
       r5 = (this.m27 ?? this.d27());
     } catch (e) {
-      $evalFail(e, K1A0S8, "dispatch z");
+      $evalFail(e, K1A0S16, "dispatch z");
     }
-    const w1z: unknown = r5;
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S8, "z");
-    const q8: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w2y: unknown = this.a2;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S9, "y");
+    const w1z = $wg(r5, 65535, K1A0S16, "z");
+    const q8 = this.z11();
+    const w2y = $wg(this.a2, 65535, K1A0S17, "y");
     let r6: unknown = undefined;
     try {
-      r6 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+      r6 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch z");
+      $evalFail(e, K1A0S17, "dispatch z");
     }
-    const w2z: unknown = r6;
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S9, "z");
-    let r7: unknown = undefined;
-    try {
-      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n16 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n16) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n16 : $overflow(n16)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r7 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const w2z = $wg(r6, 65535, K1A0S17, "z");
+    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
   r1(): string {
     if (!this.c7()) return this.w7();
@@ -3268,7 +3368,7 @@ class K1A0 {
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? ((l: unknown) => l === false || $isFail(l) ? $where(path) + "`present.keyT` is false" : $where(path) + "`present.valueT` is false")($try(() => (this.t1 !== null))) : $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")")($try(() => ((this.t1 !== null) && (this.t2 !== null)))) : $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")")($try(() => (((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)))) : $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")")($try(() => ((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)))) : $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($try(() => (((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])))) : $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")")($try(() => ((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])))) : $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")")($try(() => (((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])))) : $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => ((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))))) : $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = " + $showT($try(() => "float16")) + ")")($try(() => (((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")))) : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($try(() => ((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16"))));
+    return ((i: number) => i === 0 ? $where(path) + "`present.keyT` is false" : i === 1 ? $where(path) + "`present.valueT` is false" : i === 2 ? $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")" : i === 5 ? $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")" : i === 7 ? $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : i === 8 ? $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : i === 9 ? $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3), () => ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3), () => $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[]), () => ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0]), () => ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1]), () => ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12())), () => ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16"), () => ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")]));
   }
   /** when "separateKv" */
   c11(): boolean {
@@ -3342,7 +3442,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S10, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S18, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k2_0_4s(): string {
@@ -3357,7 +3457,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k2_1_3s(): string {
@@ -3368,141 +3468,131 @@ class K1A0 {
       throw e;
     }
   }
-  p2(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number, n17: number, n18: number, n19: number, n20: number, n21: number, n22: number, n23: number;
+  z1(): BindingResource {
+    return $buf(this.t1!, "input", "keyT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z2(): BindingResource {
+    return $buf(this.t2!, "input", "valueT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S19 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "56ad6ce60c1c667f";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s2 = "143da6dd0d963982";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s3: string | undefined = undefined;
-    if (this.a2 === 32 && this.t3!.shape[3] === 128) s3 = "f57331364e577ffd";
-    if (s3 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "fa1a949dae1088a8";
+    if (s1 === undefined) $fail("missing_shader", K1A0S21 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "696b86c63508c438"
+      : $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+    const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
+    const s3: string = k3_0 === 32 && k3_1 === 128 ? "97ae58d517404c6d"
+      : $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
     let r0: unknown = undefined;
     try {
-      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
     } catch (e) {
-      $evalFail(e, K1A0S12, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S24, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4((r0 as number) * 2);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S24, "intermediate `rotatedQuery`");
     let r1: unknown = undefined;
     try {
-      r1 = (n10 = ((n7 = ((n5 = ((n4 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), n6 = n5 * (this.a2 as number), Number.isSafeInteger(n6) || !$isI(n5, (this.a2 as number)) ? n6 : $overflow(n6)) as number), n8 = ((this.m27 ?? this.d27()) as number), n9 = n7 * n8, Number.isSafeInteger(n9) || !$isI(n7, n8) ? n9 : $overflow(n9)) as number), n12 = ((n11 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n11) ? n11 : $overflow(n11)) as number), n13 = n10 * n12, Number.isSafeInteger(n13) || !$isI(n10, n12) ? n13 : $overflow(n13));
+      r1 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
     } catch (e) {
-      $evalFail(e, K1A0S12, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S24, "the shape of intermediate `partial`");
     }
-    const x1 = $round4((r1 as number) * 4);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S24, "intermediate `partial`");
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const q6 = this.z9();
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
-    const u0_8 = new Uint8Array(16);
-    $u32(u0_8, 0, this.t0!.shape[1], K1A0S10, "params.seqLen");
-    $u32(u0_8, 4, this.t0!.shape[0], K1A0S10, "params.batchSize");
+    const q7 = this.z10();
+    const b0_8 = new Uint8Array(16);
+    $u32(b0_8, 0, this.t0!.shape[1], K1A0S18, "params.seqLen");
+    $u32(b0_8, 4, this.t0!.shape[0], K1A0S18, "params.batchSize");
     let r2: unknown = undefined;
     try {
-      r2 = Math.min(((n14 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n14) ? n14 : $overflow(n14)) as number), (65535 as number));
+      r2 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S10, "dispatch x");
+      $evalFail(e, K1A0S18, "dispatch x");
     }
-    const w0x: unknown = r2;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S10, "x");
+    const w0x = $wg(r2, 65535, K1A0S18, "x");
     let r3: unknown = undefined;
     try {
-      r3 = (n15 = -Math.floor(-((n16 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n16) ? n16 : $overflow(n16)) as number) / (65535 as number)), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S10, "dispatch y");
+      $evalFail(e, K1A0S18, "dispatch y");
     }
-    const w0y: unknown = r3;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S10, "y");
-    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const w0y = $wg(r3, 65535, K1A0S18, "y");
+    const q8 = this.z0();
     const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, this.t0!.shape[1], K1A0S11, "params.seqLen");
-    $u32(u1_6, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
     let r4: unknown = undefined;
     try {
-      r4 = Math.min(((n17 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n17) ? n17 : $overflow(n17)) as number), (65535 as number));
+      r4 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S11, "dispatch x");
+      $evalFail(e, K1A0S20, "dispatch x");
     }
-    const w1x: unknown = r4;
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S11, "x");
+    const w1x = $wg(r4, 65535, K1A0S20, "x");
     let r5: unknown = undefined;
     try {
-      r5 = (n18 = -Math.floor(-((n19 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n19) ? n19 : $overflow(n19)) as number) / (65535 as number)), Number.isSafeInteger(n18) ? n18 : $overflow(n18));
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S11, "dispatch y");
+      $evalFail(e, K1A0S20, "dispatch y");
     }
-    const w1y: unknown = r5;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S11, "y");
-    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const w1y = $wg(r5, 65535, K1A0S20, "y");
+    const q10 = this.z5();
+    const q11 = this.z6();
     const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
     let r6: unknown = undefined;
     try {
-      r6 = (n20 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n20) ? n20 : $overflow(n20));
+      r6 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S13, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S25, "uniform field `params.rowStride`");
     }
-    const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, this.t0!.shape[1], K1A0S13, "params.seqLen");
-    $u32(u2_8, 4, this.t0!.shape[0], K1A0S13, "params.batchSize");
-    $u32(u2_8, 8, this.t5!.shape[0], K1A0S13, "params.numLayout");
-    $u32(u2_8, 12, r6, K1A0S13, "params.rowStride");
-    $u32(u2_8, 16, this.t6!.shape[1], K1A0S13, "params.colStride");
-    $u32(u2_8, 20, this.t3!.shape[2], K1A0S13, "params.maxCacheSeq");
-    $f32(u2_8, 24, this.a4);
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S25, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S25, "params.numLayout");
+    $u32(b2_8, 12, r6, K1A0S25, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S25, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S25, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
     let r7: unknown = undefined;
     try {
-      r7 = (n21 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n21) ? n21 : $overflow(n21));
+      r7 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S13, "dispatch x");
+      $evalFail(e, K1A0S25, "dispatch x");
     }
-    const w2x: unknown = r7;
-    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S13, "x");
-    const w2y: unknown = this.a1;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S13, "y");
+    const w2x = $wg(r7, 65535, K1A0S25, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S25, "y");
     let r8: unknown = undefined;
     try {
       r8 = (this.m27 ?? this.d27());
     } catch (e) {
-      $evalFail(e, K1A0S13, "dispatch z");
+      $evalFail(e, K1A0S25, "dispatch z");
     }
-    const w2z: unknown = r8;
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S13, "z");
-    const q13: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w3y: unknown = this.a2;
-    if (!(typeof w3y === "number" && Number.isInteger(w3y) && w3y >= 0 && w3y <= 65535)) $badWorkgroups(w3y, 65535, K1A0S14, "y");
+    const w2z = $wg(r8, 65535, K1A0S25, "z");
+    const q13 = this.z11();
+    const w3y = $wg(this.a2, 65535, K1A0S26, "y");
     let r9: unknown = undefined;
     try {
-      r9 = (n22 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n22) ? n22 : $overflow(n22));
+      r9 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S14, "dispatch z");
+      $evalFail(e, K1A0S26, "dispatch z");
     }
-    const w3z: unknown = r9;
-    if (!(typeof w3z === "number" && Number.isInteger(w3z) && w3z >= 0 && w3z <= 65535)) $badWorkgroups(w3z, 65535, K1A0S14, "z");
-    let r10: unknown = undefined;
-    try {
-      r10 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n23 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n23) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n23 : $overflow(n23)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: { "outputT": r10 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const w3z = $wg(r9, 65535, K1A0S26, "z");
+    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
   r2(): string {
     if (!this.c11()) return this.w11();
@@ -3582,7 +3672,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S15, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S27, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k3_0_4s(): string {
@@ -3593,106 +3683,91 @@ class K1A0 {
       throw e;
     }
   }
-  p3(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number, n12: number, n13: number, n14: number, n15: number, n16: number;
-    let k0_4: unknown = undefined;
+  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "143da6dd0d963982";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a2 === 32 && this.t3!.shape[3] === 128) s2 = "f57331364e577ffd";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with " + "attrs.num_heads=" + $show(this.a2) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S28 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "696b86c63508c438"
+      : $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 32 && k2_1 === 128 ? "97ae58d517404c6d"
+      : $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
     let r0: unknown = undefined;
     try {
-      r0 = (n6 = ((n3 = ((n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = n1 * (this.a2 as number), Number.isSafeInteger(n2) || !$isI(n1, (this.a2 as number)) ? n2 : $overflow(n2)) as number), n4 = ((this.m27 ?? this.d27()) as number), n5 = n3 * n4, Number.isSafeInteger(n5) || !$isI(n3, n4) ? n5 : $overflow(n5)) as number), n8 = ((n7 = (this.t3!.shape[3] as number) + (4 as number), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), n9 = n6 * n8, Number.isSafeInteger(n9) || !$isI(n6, n8) ? n9 : $overflow(n9));
+      r0 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
     } catch (e) {
-      $evalFail(e, K1A0S16, "the shape of intermediate `partial`");
+      $evalFail(e, K1A0S31, "the shape of intermediate `partial`");
     }
-    const x0 = $round4((r0 as number) * 4);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S31, "intermediate `partial`");
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
-    const u0_6 = new Uint8Array(16);
-    $u32(u0_6, 0, this.t0!.shape[1], K1A0S15, "params.seqLen");
-    $u32(u0_6, 4, this.t0!.shape[0], K1A0S15, "params.batchSize");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, this.t0!.shape[1], K1A0S27, "params.seqLen");
+    $u32(b0_6, 4, this.t0!.shape[0], K1A0S27, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(((n10 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n10) ? n10 : $overflow(n10)) as number), (65535 as number));
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S15, "dispatch x");
+      $evalFail(e, K1A0S27, "dispatch x");
     }
-    const w0x: unknown = r1;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S15, "x");
+    const w0x = $wg(r1, 65535, K1A0S27, "x");
     let r2: unknown = undefined;
     try {
-      r2 = (n11 = -Math.floor(-((n12 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n12) ? n12 : $overflow(n12)) as number) / (65535 as number)), Number.isSafeInteger(n11) ? n11 : $overflow(n11));
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S15, "dispatch y");
+      $evalFail(e, K1A0S27, "dispatch y");
     }
-    const w0y: unknown = r2;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S15, "y");
-    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
-    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
+    const w0y = $wg(r2, 65535, K1A0S27, "y");
+    const q6 = this.z0();
+    const q7 = this.z5();
+    const q8 = this.z6();
     const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
     let r3: unknown = undefined;
     try {
-      r3 = (n13 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n13) ? n13 : $overflow(n13));
+      r3 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S17, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S32, "uniform field `params.rowStride`");
     }
-    const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, this.t0!.shape[1], K1A0S17, "params.seqLen");
-    $u32(u1_8, 4, this.t0!.shape[0], K1A0S17, "params.batchSize");
-    $u32(u1_8, 8, this.t5!.shape[0], K1A0S17, "params.numLayout");
-    $u32(u1_8, 12, r3, K1A0S17, "params.rowStride");
-    $u32(u1_8, 16, this.t6!.shape[1], K1A0S17, "params.colStride");
-    $u32(u1_8, 20, this.t3!.shape[2], K1A0S17, "params.maxCacheSeq");
-    $f32(u1_8, 24, this.a4);
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S32, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S32, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S32, "params.numLayout");
+    $u32(b1_8, 12, r3, K1A0S32, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S32, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S32, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
     let r4: unknown = undefined;
     try {
-      r4 = (n14 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n14) ? n14 : $overflow(n14));
+      r4 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S17, "dispatch x");
+      $evalFail(e, K1A0S32, "dispatch x");
     }
-    const w1x: unknown = r4;
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S17, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S17, "y");
+    const w1x = $wg(r4, 65535, K1A0S32, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S32, "y");
     let r5: unknown = undefined;
     try {
       r5 = (this.m27 ?? this.d27());
     } catch (e) {
-      $evalFail(e, K1A0S17, "dispatch z");
+      $evalFail(e, K1A0S32, "dispatch z");
     }
-    const w1z: unknown = r5;
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S17, "z");
-    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
-    const w2y: unknown = this.a2;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S18, "y");
+    const w1z = $wg(r5, 65535, K1A0S32, "z");
+    const q10 = this.z11();
+    const w2y = $wg(this.a2, 65535, K1A0S33, "y");
     let r6: unknown = undefined;
     try {
-      r6 = (n15 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n15) ? n15 : $overflow(n15));
+      r6 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
     } catch (e) {
-      $evalFail(e, K1A0S18, "dispatch z");
+      $evalFail(e, K1A0S33, "dispatch z");
     }
-    const w2z: unknown = r6;
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S18, "z");
-    let r7: unknown = undefined;
-    try {
-      r7 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n16 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n16) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n16 : $overflow(n16)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: { "outputT": r7 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const w2z = $wg(r6, 65535, K1A0S33, "z");
+    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
   r3(): string {
     if (!this.c15()) return this.w15();
@@ -3755,7 +3830,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S19, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S34, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k4_0_4s(): string {
@@ -3770,7 +3845,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S36, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k4_1_3s(): string {
@@ -3781,104 +3856,90 @@ class K1A0 {
       throw e;
     }
   }
-  p4(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
+  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S35 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "3e2dc2c9cc067950";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s2 = "806f251476be2b23";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "52436d9ba9123f62";
+    if (s1 === undefined) $fail("missing_shader", K1A0S37 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "ab1e14d360c1807c"
+      : $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
     let r0: unknown = undefined;
     try {
-      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
     } catch (e) {
-      $evalFail(e, K1A0S21, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S39, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4((r0 as number) * 2);
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S39, "intermediate `rotatedQuery`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q5: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const q5 = this.z9();
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
-    const u0_7 = new Uint8Array(16);
-    $u32(u0_7, 0, this.t0!.shape[1], K1A0S19, "params.seqLen");
-    $u32(u0_7, 4, this.t0!.shape[0], K1A0S19, "params.batchSize");
+    const q6 = this.z10();
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, this.t0!.shape[1], K1A0S34, "params.seqLen");
+    $u32(b0_7, 4, this.t0!.shape[0], K1A0S34, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(((n4 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), (65535 as number));
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S19, "dispatch x");
+      $evalFail(e, K1A0S34, "dispatch x");
     }
-    const w0x: unknown = r1;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S19, "x");
+    const w0x = $wg(r1, 65535, K1A0S34, "x");
     let r2: unknown = undefined;
     try {
-      r2 = (n5 = -Math.floor(-((n6 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) / (65535 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5));
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S19, "dispatch y");
+      $evalFail(e, K1A0S34, "dispatch y");
     }
-    const w0y: unknown = r2;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S19, "y");
+    const w0y = $wg(r2, 65535, K1A0S34, "y");
     const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
-    $u32(u1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S36, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S36, "params.batchSize");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), (65535 as number));
+      r3 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S20, "dispatch x");
+      $evalFail(e, K1A0S36, "dispatch x");
     }
-    const w1x: unknown = r3;
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S20, "x");
+    const w1x = $wg(r3, 65535, K1A0S36, "x");
     let r4: unknown = undefined;
     try {
-      r4 = (n8 = -Math.floor(-((n9 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8));
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S20, "dispatch y");
+      $evalFail(e, K1A0S36, "dispatch y");
     }
-    const w1y: unknown = r4;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S20, "y");
-    const q8: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q9: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
-    const q10: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w1y = $wg(r4, 65535, K1A0S36, "y");
+    const q8 = this.z5();
+    const q9 = this.z6();
+    const q10 = this.z11();
     let r5: unknown = undefined;
     try {
-      r5 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
+      r5 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S22, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S40, "uniform field `params.rowStride`");
     }
-    const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, this.t0!.shape[1], K1A0S22, "params.seqLen");
-    $u32(u2_8, 4, this.t0!.shape[0], K1A0S22, "params.batchSize");
-    $u32(u2_8, 8, this.t5!.shape[0], K1A0S22, "params.numLayout");
-    $u32(u2_8, 12, r5, K1A0S22, "params.rowStride");
-    $u32(u2_8, 16, this.t6!.shape[1], K1A0S22, "params.colStride");
-    $u32(u2_8, 20, this.t3!.shape[2], K1A0S22, "params.maxCacheSeq");
-    $f32(u2_8, 24, this.a4);
-    const w2x: unknown = this.t0!.shape[1];
-    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S22, "x");
-    const w2y: unknown = this.a1;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S22, "y");
-    const w2z: unknown = this.t0!.shape[0];
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S22, "z");
-    let r6: unknown = undefined;
-    try {
-      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n11 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r6 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S40, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S40, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S40, "params.numLayout");
+    $u32(b2_8, 12, r5, K1A0S40, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S40, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S40, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S40, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S40, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S40, "z");
+    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
   }
   r4(): string {
     if (!this.c19()) return this.w19();
@@ -3940,7 +4001,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S23, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S41, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k5_0_4s(): string {
@@ -3951,69 +4012,56 @@ class K1A0 {
       throw e;
     }
   }
-  p5(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number;
-    let k0_4: unknown = undefined;
+  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === false) s1 = "9d3a790dd4412b12";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `packed`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    const q0: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
-    const q1: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q4: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
-    const u0_5 = new Uint8Array(16);
-    $u32(u0_5, 0, this.t0!.shape[1], K1A0S23, "params.seqLen");
-    $u32(u0_5, 4, this.t0!.shape[0], K1A0S23, "params.batchSize");
+    if (s0 === undefined) $fail("missing_shader", K1A0S42 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "fb1f5dead70d73c0"
+      : $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, this.t0!.shape[1], K1A0S41, "params.seqLen");
+    $u32(b0_5, 4, this.t0!.shape[0], K1A0S41, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = Math.min(((n0 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), (65535 as number));
+      r0 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S23, "dispatch x");
+      $evalFail(e, K1A0S41, "dispatch x");
     }
-    const w0x: unknown = r0;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S23, "x");
+    const w0x = $wg(r0, 65535, K1A0S41, "x");
     let r1: unknown = undefined;
     try {
-      r1 = (n1 = -Math.floor(-((n2 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) / (65535 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1));
+      r1 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S23, "dispatch y");
+      $evalFail(e, K1A0S41, "dispatch y");
     }
-    const w0y: unknown = r1;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S23, "y");
-    const q5: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q6: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
-    const q7: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w0y = $wg(r1, 65535, K1A0S41, "y");
+    const q5 = this.z5();
+    const q6 = this.z6();
+    const q7 = this.z11();
     let r2: unknown = undefined;
     try {
-      r2 = (n3 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3));
+      r2 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S24, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S44, "uniform field `params.rowStride`");
     }
-    const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, this.t0!.shape[1], K1A0S24, "params.seqLen");
-    $u32(u1_8, 4, this.t0!.shape[0], K1A0S24, "params.batchSize");
-    $u32(u1_8, 8, this.t5!.shape[0], K1A0S24, "params.numLayout");
-    $u32(u1_8, 12, r2, K1A0S24, "params.rowStride");
-    $u32(u1_8, 16, this.t6!.shape[1], K1A0S24, "params.colStride");
-    $u32(u1_8, 20, this.t3!.shape[2], K1A0S24, "params.maxCacheSeq");
-    $f32(u1_8, 24, this.a4);
-    const w1x: unknown = this.t0!.shape[1];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S24, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S24, "y");
-    const w1z: unknown = this.t0!.shape[0];
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S24, "z");
-    let r3: unknown = undefined;
-    try {
-      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n4 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r3 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S44, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S44, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S44, "params.numLayout");
+    $u32(b1_8, 12, r2, K1A0S44, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S44, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S44, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
+    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S44, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S44, "y");
+    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S44, "z");
+    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c22()) return this.w22();
@@ -4075,7 +4123,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S25, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S45, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k6_0_4s(): string {
@@ -4090,7 +4138,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S26, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S47, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k6_1_3s(): string {
@@ -4101,108 +4149,94 @@ class K1A0 {
       throw e;
     }
   }
-  p6(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number, n5: number, n6: number, n7: number, n8: number, n9: number, n10: number, n11: number;
+  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S46 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "56ad6ce60c1c667f";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s2: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s2 = "806f251476be2b23";
-    if (s2 === undefined) $fail("missing_shader", "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "fa1a949dae1088a8";
+    if (s1 === undefined) $fail("missing_shader", K1A0S48 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "ab1e14d360c1807c"
+      : $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
     let r0: unknown = undefined;
     try {
-      r0 = (n1 = ((n0 = (this.t0!.shape[0] as number) * (this.t0!.shape[1] as number), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), n2 = ((this.m3 ?? this.d3()) as number), n3 = n1 * n2, Number.isSafeInteger(n3) || !$isI(n1, n2) ? n3 : $overflow(n3));
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
     } catch (e) {
-      $evalFail(e, K1A0S27, "the shape of intermediate `rotatedQuery`");
+      $evalFail(e, K1A0S50, "the shape of intermediate `rotatedQuery`");
     }
-    const x0 = $round4((r0 as number) * 2);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S50, "intermediate `rotatedQuery`");
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
     if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q6: BindingResource = { kind: "input", tensor: "cosCacheT", offset: 0, size: $round4(this.t9!.shape[0] * this.t9!.shape[1] * 2) };
+    const q6 = this.z9();
     if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q7: BindingResource = { kind: "input", tensor: "sinCacheT", offset: 0, size: $round4(this.t10!.shape[0] * this.t10!.shape[1] * 2) };
-    const u0_8 = new Uint8Array(16);
-    $u32(u0_8, 0, this.t0!.shape[1], K1A0S25, "params.seqLen");
-    $u32(u0_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
+    const q7 = this.z10();
+    const b0_8 = new Uint8Array(16);
+    $u32(b0_8, 0, this.t0!.shape[1], K1A0S45, "params.seqLen");
+    $u32(b0_8, 4, this.t0!.shape[0], K1A0S45, "params.batchSize");
     let r1: unknown = undefined;
     try {
-      r1 = Math.min(((n4 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n4) ? n4 : $overflow(n4)) as number), (65535 as number));
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S25, "dispatch x");
+      $evalFail(e, K1A0S45, "dispatch x");
     }
-    const w0x: unknown = r1;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S25, "x");
+    const w0x = $wg(r1, 65535, K1A0S45, "x");
     let r2: unknown = undefined;
     try {
-      r2 = (n5 = -Math.floor(-((n6 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n6) ? n6 : $overflow(n6)) as number) / (65535 as number)), Number.isSafeInteger(n5) ? n5 : $overflow(n5));
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S25, "dispatch y");
+      $evalFail(e, K1A0S45, "dispatch y");
     }
-    const w0y: unknown = r2;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S25, "y");
-    const q8: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
+    const w0y = $wg(r2, 65535, K1A0S45, "y");
+    const q8 = this.z0();
     const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const u1_6 = new Uint8Array(16);
-    $u32(u1_6, 0, this.t0!.shape[1], K1A0S26, "params.seqLen");
-    $u32(u1_6, 4, this.t0!.shape[0], K1A0S26, "params.batchSize");
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S47, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S47, "params.batchSize");
     let r3: unknown = undefined;
     try {
-      r3 = Math.min(((n7 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n7) ? n7 : $overflow(n7)) as number), (65535 as number));
+      r3 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S26, "dispatch x");
+      $evalFail(e, K1A0S47, "dispatch x");
     }
-    const w1x: unknown = r3;
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S26, "x");
+    const w1x = $wg(r3, 65535, K1A0S47, "x");
     let r4: unknown = undefined;
     try {
-      r4 = (n8 = -Math.floor(-((n9 = -Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number)), Number.isSafeInteger(n9) ? n9 : $overflow(n9)) as number) / (65535 as number)), Number.isSafeInteger(n8) ? n8 : $overflow(n8));
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S26, "dispatch y");
+      $evalFail(e, K1A0S47, "dispatch y");
     }
-    const w1y: unknown = r4;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S26, "y");
-    const q10: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q11: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
-    const q12: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w1y = $wg(r4, 65535, K1A0S47, "y");
+    const q10 = this.z5();
+    const q11 = this.z6();
+    const q12 = this.z11();
     let r5: unknown = undefined;
     try {
-      r5 = (n10 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n10) ? n10 : $overflow(n10));
+      r5 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S28, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S51, "uniform field `params.rowStride`");
     }
-    const u2_8 = new Uint8Array(32);
-    $u32(u2_8, 0, this.t0!.shape[1], K1A0S28, "params.seqLen");
-    $u32(u2_8, 4, this.t0!.shape[0], K1A0S28, "params.batchSize");
-    $u32(u2_8, 8, this.t5!.shape[0], K1A0S28, "params.numLayout");
-    $u32(u2_8, 12, r5, K1A0S28, "params.rowStride");
-    $u32(u2_8, 16, this.t6!.shape[1], K1A0S28, "params.colStride");
-    $u32(u2_8, 20, this.t3!.shape[2], K1A0S28, "params.maxCacheSeq");
-    $f32(u2_8, 24, this.a4);
-    const w2x: unknown = this.t0!.shape[1];
-    if (!(typeof w2x === "number" && Number.isInteger(w2x) && w2x >= 0 && w2x <= 65535)) $badWorkgroups(w2x, 65535, K1A0S28, "x");
-    const w2y: unknown = this.a1;
-    if (!(typeof w2y === "number" && Number.isInteger(w2y) && w2y >= 0 && w2y <= 65535)) $badWorkgroups(w2y, 65535, K1A0S28, "y");
-    const w2z: unknown = this.t0!.shape[0];
-    if (!(typeof w2z === "number" && Number.isInteger(w2z) && w2z >= 0 && w2z <= 65535)) $badWorkgroups(w2z, 65535, K1A0S28, "z");
-    let r6: unknown = undefined;
-    try {
-      r6 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n11 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n11) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n11 : $overflow(n11)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: { "outputT": r6 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S51, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S51, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S51, "params.numLayout");
+    $u32(b2_8, 12, r5, K1A0S51, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S51, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S51, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S51, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S51, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S51, "z");
+    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
   }
   r6(): string {
     if (!this.c25()) return this.w25();
@@ -4264,7 +4298,7 @@ class K1A0 {
     try {
       return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
     } catch (e) {
-      return $evalFail(e, K1A0S29, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S52, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k7_0_4s(): string {
@@ -4275,73 +4309,60 @@ class K1A0 {
       throw e;
     }
   }
-  p7(): Plan {
-    let n0: number, n1: number, n2: number, n3: number, n4: number;
-    let k0_4: unknown = undefined;
+  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
     if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
-    if (s0 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `append` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
-    let s1: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a5 === 64 && this.t3!.shape[3] === 128 && (this.t1 !== null) === true) s1 = "806f251476be2b23";
-    if (s1 === undefined) $fail("missing_shader", "SparseAttention: variant `separate`: no shader was built for pass `attend` with " + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.sparse_block_size=" + $show(this.a5) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.keyT=" + $show((this.t1 !== null)) + " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild");
+    if (s0 === undefined) $fail("missing_shader", K1A0S53 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "ab1e14d360c1807c"
+      : $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0: BindingResource = { kind: "input", tensor: "keyT", offset: 0, size: $round4(this.t1!.shape[0] * this.t1!.shape[1] * this.t1!.shape[2] * 2) };
+    const q0 = this.z1();
     if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1: BindingResource = { kind: "input", tensor: "valueT", offset: 0, size: $round4(this.t2!.shape[0] * this.t2!.shape[1] * this.t2!.shape[2] * 2) };
-    const q2: BindingResource = { kind: "input", tensor: "pastKeyT", offset: 0, size: $round4(this.t3!.shape[0] * this.t3!.shape[1] * this.t3!.shape[2] * this.t3!.shape[3] * 2) };
-    const q3: BindingResource = { kind: "input", tensor: "pastValueT", offset: 0, size: $round4(this.t4!.shape[0] * this.t4!.shape[1] * this.t4!.shape[2] * this.t4!.shape[3] * 2) };
-    const q4: BindingResource = { kind: "input", tensor: "totalSequenceLengthT", offset: 0, size: $round4(this.t7!.shape[0] * 4) };
-    const q5: BindingResource = { kind: "input", tensor: "keyTotalSequenceLengthsT", offset: 0, size: $round4(this.t8!.shape[0] * 4) };
-    const u0_6 = new Uint8Array(16);
-    $u32(u0_6, 0, this.t0!.shape[1], K1A0S29, "params.seqLen");
-    $u32(u0_6, 4, this.t0!.shape[0], K1A0S29, "params.batchSize");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, this.t0!.shape[1], K1A0S52, "params.seqLen");
+    $u32(b0_6, 4, this.t0!.shape[0], K1A0S52, "params.batchSize");
     let r0: unknown = undefined;
     try {
-      r0 = Math.min(((n0 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n0) ? n0 : $overflow(n0)) as number), (65535 as number));
+      r0 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
     } catch (e) {
-      $evalFail(e, K1A0S29, "dispatch x");
+      $evalFail(e, K1A0S52, "dispatch x");
     }
-    const w0x: unknown = r0;
-    if (!(typeof w0x === "number" && Number.isInteger(w0x) && w0x >= 0 && w0x <= 65535)) $badWorkgroups(w0x, 65535, K1A0S29, "x");
+    const w0x = $wg(r0, 65535, K1A0S52, "x");
     let r1: unknown = undefined;
     try {
-      r1 = (n1 = -Math.floor(-((n2 = -Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number)), Number.isSafeInteger(n2) ? n2 : $overflow(n2)) as number) / (65535 as number)), Number.isSafeInteger(n1) ? n1 : $overflow(n1));
+      r1 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
     } catch (e) {
-      $evalFail(e, K1A0S29, "dispatch y");
+      $evalFail(e, K1A0S52, "dispatch y");
     }
-    const w0y: unknown = r1;
-    if (!(typeof w0y === "number" && Number.isInteger(w0y) && w0y >= 0 && w0y <= 65535)) $badWorkgroups(w0y, 65535, K1A0S29, "y");
-    const q6: BindingResource = { kind: "input", tensor: "queryT", offset: 0, size: $round4(this.t0!.shape[0] * this.t0!.shape[1] * this.t0!.shape[2] * 2) };
-    const q7: BindingResource = { kind: "input", tensor: "blockRowIndicesT", offset: 0, size: $round4(this.t5!.shape[0] * this.t5!.shape[1] * 4) };
-    const q8: BindingResource = { kind: "input", tensor: "blockColIndicesT", offset: 0, size: $round4(this.t6!.shape[0] * this.t6!.shape[1] * 4) };
-    const q9: BindingResource = { kind: "output", tensor: "outputT", offset: 0, size: $round4(this.t11!.shape[0] * this.t11!.shape[1] * this.t11!.shape[2] * 2) };
+    const w0y = $wg(r1, 65535, K1A0S52, "y");
+    const q6 = this.z0();
+    const q7 = this.z5();
+    const q8 = this.z6();
+    const q9 = this.z11();
     let r2: unknown = undefined;
     try {
-      r2 = (n3 = ((this.m6 ?? this.d6()) as number) + (1 as number), Number.isSafeInteger(n3) ? n3 : $overflow(n3));
+      r2 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
     } catch (e) {
-      $evalFail(e, K1A0S30, "uniform field `params.rowStride`");
+      $evalFail(e, K1A0S55, "uniform field `params.rowStride`");
     }
-    const u1_8 = new Uint8Array(32);
-    $u32(u1_8, 0, this.t0!.shape[1], K1A0S30, "params.seqLen");
-    $u32(u1_8, 4, this.t0!.shape[0], K1A0S30, "params.batchSize");
-    $u32(u1_8, 8, this.t5!.shape[0], K1A0S30, "params.numLayout");
-    $u32(u1_8, 12, r2, K1A0S30, "params.rowStride");
-    $u32(u1_8, 16, this.t6!.shape[1], K1A0S30, "params.colStride");
-    $u32(u1_8, 20, this.t3!.shape[2], K1A0S30, "params.maxCacheSeq");
-    $f32(u1_8, 24, this.a4);
-    const w1x: unknown = this.t0!.shape[1];
-    if (!(typeof w1x === "number" && Number.isInteger(w1x) && w1x >= 0 && w1x <= 65535)) $badWorkgroups(w1x, 65535, K1A0S30, "x");
-    const w1y: unknown = this.a1;
-    if (!(typeof w1y === "number" && Number.isInteger(w1y) && w1y >= 0 && w1y <= 65535)) $badWorkgroups(w1y, 65535, K1A0S30, "y");
-    const w1z: unknown = this.t0!.shape[0];
-    if (!(typeof w1z === "number" && Number.isInteger(w1z) && w1z >= 0 && w1z <= 65535)) $badWorkgroups(w1z, 65535, K1A0S30, "z");
-    let r3: unknown = undefined;
-    try {
-      r3 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ((n4 = (this.a2 as number) * (this.t3!.shape[3] as number), Number.isSafeInteger(n4) || !$isI((this.a2 as number), (this.t3!.shape[3] as number)) ? n4 : $overflow(n4)) as number)];
-    } catch (e) {
-      $evalFail(e, K1A0S5, "the shape of output `outputT`");
-    }
-    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: u1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: { "outputT": r3 as readonly number[], "pastKeyT": this.t3!.shape as readonly number[], "pastValueT": this.t4!.shape as readonly number[] } };
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S55, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S55, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S55, "params.numLayout");
+    $u32(b1_8, 12, r2, K1A0S55, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S55, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S55, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
+    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S55, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S55, "y");
+    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S55, "z");
+    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c28()) return this.w28();
@@ -4349,26 +4370,41 @@ class K1A0 {
     return this.w30();
   }
   plan(): Plan {
+    let o0: unknown = undefined;
+    try {
+      o0 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN(this.a2 as number, this.t3!.shape[3] as number) as number)];
+    } catch (e) {
+      $evalFail(e, "SparseAttention", "the shape of output `outputT`");
+    }
+    const h0 = $outShape(o0, 3, "SparseAttention", "outputT");
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: "float16" };
+    else if (!$same(this.t11.shape, h0)) $badOutput("SparseAttention", "outputT", this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.t3!.shape, 4, "SparseAttention", "pastKeyT");
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput("SparseAttention", "pastKeyT", this.u3.shape, h1, "shapes.pastKeyT");
+    const h2 = $outShape(this.t4!.shape, 4, "SparseAttention", "pastValueT");
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput("SparseAttention", "pastValueT", this.u4.shape, h2, "shapes.pastValueT");
+    const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
     if (!this.c0()) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
     if (!this.c1()) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + this.w1());
     if (!this.c2()) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + this.w2());
-    if (this.c3() && this.c4() && this.c5() && this.c6()) return this.p0();
-    if (this.c7() && this.c8() && this.c9() && this.c10()) return this.p1();
-    if (this.c11() && this.c12() && this.c13() && this.c14()) return this.p2();
-    if (this.c15() && this.c16() && this.c17() && this.c18()) return this.p3();
-    if (this.c19() && this.c20() && this.c21()) return this.p4();
-    if (this.c22() && this.c23() && this.c24()) return this.p5();
-    if (this.c25() && this.c26() && this.c27()) return this.p6();
-    if (this.c28() && this.c29() && this.c30()) return this.p7();
+    if (this.c3() && this.c4() && this.c5() && this.c6()) return this.p0(shapes);
+    if (this.c7() && this.c8() && this.c9() && this.c10()) return this.p1(shapes);
+    if (this.c11() && this.c12() && this.c13() && this.c14()) return this.p2(shapes);
+    if (this.c15() && this.c16() && this.c17() && this.c18()) return this.p3(shapes);
+    if (this.c19() && this.c20() && this.c21()) return this.p4(shapes);
+    if (this.c22() && this.c23() && this.c24()) return this.p5(shapes);
+    if (this.c25() && this.c26() && this.c27()) return this.p6(shapes);
+    if (this.c28() && this.c29() && this.c30()) return this.p7(shapes);
     return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
-export function plan1(call: Call): Plan {
-  const ins = call.inputs as Bag | undefined | null;
-  const outs = call.outputs as Bag | undefined | null;
-  const attrs = call.attrs as Bag | undefined | null;
+export function plan1(call: SparseAttentionCall): Plan {
+  const c = $call(call, K1);
+  const ins = $bag(c, "inputs", K1);
+  const outs = $bag(c, "outputs", K1);
+  const attrs = $bag(c, "attrs", K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -4389,90 +4425,90 @@ export function plan1(call: Call): Plan {
   let g3: unknown = undefined;
   let g4: unknown = undefined;
   let g5: unknown = undefined;
-  if (ins !== undefined && ins !== null) {
+  if (ins !== undefined) {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
         case "queryT":
-          t0 = $td(ins[key]);
+          t0 = $td(ins[key], K1, "input", "queryT");
           break;
         case "keyT":
-          t1 = $td(ins[key]);
+          t1 = $td(ins[key], K1, "input", "keyT");
           break;
         case "valueT":
-          t2 = $td(ins[key]);
+          t2 = $td(ins[key], K1, "input", "valueT");
           break;
         case "pastKeyT":
-          t3 = $td(ins[key]);
+          t3 = $td(ins[key], K1, "input", "pastKeyT");
           break;
         case "pastValueT":
-          t4 = $td(ins[key]);
+          t4 = $td(ins[key], K1, "input", "pastValueT");
           break;
         case "blockRowIndicesT":
-          t5 = $td(ins[key]);
+          t5 = $td(ins[key], K1, "input", "blockRowIndicesT");
           break;
         case "blockColIndicesT":
-          t6 = $td(ins[key]);
+          t6 = $td(ins[key], K1, "input", "blockColIndicesT");
           break;
         case "totalSequenceLengthT":
-          t7 = $td(ins[key]);
+          t7 = $td(ins[key], K1, "input", "totalSequenceLengthT");
           break;
         case "keyTotalSequenceLengthsT":
-          t8 = $td(ins[key]);
+          t8 = $td(ins[key], K1, "input", "keyTotalSequenceLengthsT");
           break;
         case "cosCacheT":
-          t9 = $td(ins[key]);
+          t9 = $td(ins[key], K1, "input", "cosCacheT");
           break;
         case "sinCacheT":
-          t10 = $td(ins[key]);
+          t10 = $td(ins[key], K1, "input", "sinCacheT");
           break;
         default:
-          $fail("invalid_call", "SparseAttention: unknown input `" + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail("invalid_call", K1 + ": unknown input `" + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
-  if (outs !== undefined && outs !== null) {
+  if (outs !== undefined) {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
         case "outputT":
-          t11 = $td(outs[key]);
+          t11 = $td(outs[key], K1, "output", "outputT");
           break;
         case "pastKeyT":
-          u3 = $td(outs[key]);
+          u3 = $td(outs[key], K1, "output", "pastKeyT");
           break;
         case "pastValueT":
-          u4 = $td(outs[key]);
+          u4 = $td(outs[key], K1, "output", "pastValueT");
           break;
         default:
-          $fail("invalid_call", "SparseAttention: unknown output `" + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail("invalid_call", K1 + ": unknown output `" + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
-  if (attrs !== undefined && attrs !== null) {
+  if (attrs !== undefined) {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
         case "do_rotary":
-          g0 = attrs[key];
+          g0 = $av(attrs[key], K1, "do_rotary");
           break;
         case "kv_num_heads":
-          g1 = attrs[key];
+          g1 = $av(attrs[key], K1, "kv_num_heads");
           break;
         case "num_heads":
-          g2 = attrs[key];
+          g2 = $av(attrs[key], K1, "num_heads");
           break;
         case "rotary_interleaved":
-          g3 = attrs[key];
+          g3 = $av(attrs[key], K1, "rotary_interleaved");
           break;
         case "scale":
-          g4 = attrs[key];
+          g4 = $av(attrs[key], K1, "scale");
           break;
         case "sparse_block_size":
-          g5 = attrs[key];
+          g5 = $av(attrs[key], K1, "sparse_block_size");
           break;
         default:
-          $fail("invalid_call", "SparseAttention: unknown attribute `" + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail("invalid_call", K1 + ": unknown attribute `" + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -4480,211 +4516,197 @@ export function plan1(call: Call): Plan {
   let by0 = "";
   let dt1: string | undefined = undefined;
   let by1 = "";
-  {
-    const oi0 = t0;
-    if (oi0 === null) {
-      $fail("invalid_call", "SparseAttention: required input `queryT` is missing");
-    } else {
-      if (!(Array.isArray(oi0.shape) && (oi0.shape.length === 3 ? Number.isSafeInteger(oi0.shape[0]) && oi0.shape[0] >= 0 && Number.isSafeInteger(oi0.shape[1]) && oi0.shape[1] >= 0 && Number.isSafeInteger(oi0.shape[2]) && oi0.shape[2] >= 0 : $dimsOk(oi0.shape)))) $fail("invalid_call", "SparseAttention: input `queryT` has shape " + $show(oi0.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi0.dtype; by0 = "queryT"; }
-      else if (prev !== oi0.dtype) $fail("invalid_call", "SparseAttention: input `queryT` has dtype " + oi0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi0.shape.length !== 3) $fail("invalid_call", "SparseAttention: input `queryT` must have rank 3, got " + oi0.shape.length);
+  if (t0 === null) {
+    $fail("invalid_call", K1 + ": required input `queryT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t0.dtype;
+      by0 = "queryT";
+    } else if (prev !== t0.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "queryT` has dtype " + t0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t0.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "queryT` must have rank 3, got " + t0.shape.length);
   }
-  {
-    const oi1 = t1;
-    if (oi1 === null) {
-    } else {
-      if (!(Array.isArray(oi1.shape) && (oi1.shape.length === 3 ? Number.isSafeInteger(oi1.shape[0]) && oi1.shape[0] >= 0 && Number.isSafeInteger(oi1.shape[1]) && oi1.shape[1] >= 0 && Number.isSafeInteger(oi1.shape[2]) && oi1.shape[2] >= 0 : $dimsOk(oi1.shape)))) $fail("invalid_call", "SparseAttention: input `keyT` has shape " + $show(oi1.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi1.dtype; by0 = "keyT"; }
-      else if (prev !== oi1.dtype) $fail("invalid_call", "SparseAttention: input `keyT` has dtype " + oi1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi1.shape.length !== 3) $fail("invalid_call", "SparseAttention: input `keyT` must have rank 3, got " + oi1.shape.length);
+  if (t1 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t1.dtype;
+      by0 = "keyT";
+    } else if (prev !== t1.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "keyT` has dtype " + t1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t1.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "keyT` must have rank 3, got " + t1.shape.length);
   }
-  {
-    const oi2 = t2;
-    if (oi2 === null) {
-    } else {
-      if (!(Array.isArray(oi2.shape) && (oi2.shape.length === 3 ? Number.isSafeInteger(oi2.shape[0]) && oi2.shape[0] >= 0 && Number.isSafeInteger(oi2.shape[1]) && oi2.shape[1] >= 0 && Number.isSafeInteger(oi2.shape[2]) && oi2.shape[2] >= 0 : $dimsOk(oi2.shape)))) $fail("invalid_call", "SparseAttention: input `valueT` has shape " + $show(oi2.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi2.dtype; by0 = "valueT"; }
-      else if (prev !== oi2.dtype) $fail("invalid_call", "SparseAttention: input `valueT` has dtype " + oi2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi2.shape.length !== 3) $fail("invalid_call", "SparseAttention: input `valueT` must have rank 3, got " + oi2.shape.length);
+  if (t2 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t2.dtype;
+      by0 = "valueT";
+    } else if (prev !== t2.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "valueT` has dtype " + t2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t2.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "valueT` must have rank 3, got " + t2.shape.length);
   }
-  {
-    const oi3 = t3;
-    if (oi3 === null) {
-      $fail("invalid_call", "SparseAttention: required input `pastKeyT` is missing");
-    } else {
-      if (!(Array.isArray(oi3.shape) && (oi3.shape.length === 4 ? Number.isSafeInteger(oi3.shape[0]) && oi3.shape[0] >= 0 && Number.isSafeInteger(oi3.shape[1]) && oi3.shape[1] >= 0 && Number.isSafeInteger(oi3.shape[2]) && oi3.shape[2] >= 0 && Number.isSafeInteger(oi3.shape[3]) && oi3.shape[3] >= 0 : $dimsOk(oi3.shape)))) $fail("invalid_call", "SparseAttention: input `pastKeyT` has shape " + $show(oi3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi3.dtype; by0 = "pastKeyT"; }
-      else if (prev !== oi3.dtype) $fail("invalid_call", "SparseAttention: input `pastKeyT` has dtype " + oi3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi3.shape.length !== 4) $fail("invalid_call", "SparseAttention: input `pastKeyT` must have rank 4, got " + oi3.shape.length);
+  if (t3 === null) {
+    $fail("invalid_call", K1 + ": required input `pastKeyT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t3.dtype;
+      by0 = "pastKeyT";
+    } else if (prev !== t3.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "pastKeyT` has dtype " + t3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t3.shape.length !== 4) $fail("invalid_call", K1 + ": input `" + "pastKeyT` must have rank 4, got " + t3.shape.length);
   }
-  {
-    const oi4 = t4;
-    if (oi4 === null) {
-      $fail("invalid_call", "SparseAttention: required input `pastValueT` is missing");
-    } else {
-      if (!(Array.isArray(oi4.shape) && (oi4.shape.length === 4 ? Number.isSafeInteger(oi4.shape[0]) && oi4.shape[0] >= 0 && Number.isSafeInteger(oi4.shape[1]) && oi4.shape[1] >= 0 && Number.isSafeInteger(oi4.shape[2]) && oi4.shape[2] >= 0 && Number.isSafeInteger(oi4.shape[3]) && oi4.shape[3] >= 0 : $dimsOk(oi4.shape)))) $fail("invalid_call", "SparseAttention: input `pastValueT` has shape " + $show(oi4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi4.dtype; by0 = "pastValueT"; }
-      else if (prev !== oi4.dtype) $fail("invalid_call", "SparseAttention: input `pastValueT` has dtype " + oi4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi4.shape.length !== 4) $fail("invalid_call", "SparseAttention: input `pastValueT` must have rank 4, got " + oi4.shape.length);
+  if (t4 === null) {
+    $fail("invalid_call", K1 + ": required input `pastValueT` is missing");
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t4.dtype;
+      by0 = "pastValueT";
+    } else if (prev !== t4.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "pastValueT` has dtype " + t4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t4.shape.length !== 4) $fail("invalid_call", K1 + ": input `" + "pastValueT` must have rank 4, got " + t4.shape.length);
   }
-  {
-    const oi5 = t5;
-    if (oi5 === null) {
-      $fail("invalid_call", "SparseAttention: required input `blockRowIndicesT` is missing");
-    } else {
-      if (!(Array.isArray(oi5.shape) && (oi5.shape.length === 2 ? Number.isSafeInteger(oi5.shape[0]) && oi5.shape[0] >= 0 && Number.isSafeInteger(oi5.shape[1]) && oi5.shape[1] >= 0 : $dimsOk(oi5.shape)))) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has shape " + $show(oi5.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi5.dtype; by1 = "blockRowIndicesT"; }
-      else if (prev !== oi5.dtype) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` has dtype " + oi5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi5.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `blockRowIndicesT` must have rank 2, got " + oi5.shape.length);
+  if (t5 === null) {
+    $fail("invalid_call", K1 + ": required input `blockRowIndicesT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t5.dtype;
+      by1 = "blockRowIndicesT";
+    } else if (prev !== t5.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "blockRowIndicesT` has dtype " + t5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t5.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "blockRowIndicesT` must have rank 2, got " + t5.shape.length);
   }
-  {
-    const oi6 = t6;
-    if (oi6 === null) {
-      $fail("invalid_call", "SparseAttention: required input `blockColIndicesT` is missing");
-    } else {
-      if (!(Array.isArray(oi6.shape) && (oi6.shape.length === 2 ? Number.isSafeInteger(oi6.shape[0]) && oi6.shape[0] >= 0 && Number.isSafeInteger(oi6.shape[1]) && oi6.shape[1] >= 0 : $dimsOk(oi6.shape)))) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has shape " + $show(oi6.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi6.dtype; by1 = "blockColIndicesT"; }
-      else if (prev !== oi6.dtype) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` has dtype " + oi6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi6.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `blockColIndicesT` must have rank 2, got " + oi6.shape.length);
+  if (t6 === null) {
+    $fail("invalid_call", K1 + ": required input `blockColIndicesT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t6.dtype;
+      by1 = "blockColIndicesT";
+    } else if (prev !== t6.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "blockColIndicesT` has dtype " + t6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t6.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "blockColIndicesT` must have rank 2, got " + t6.shape.length);
   }
-  {
-    const oi7 = t7;
-    if (oi7 === null) {
-      $fail("invalid_call", "SparseAttention: required input `totalSequenceLengthT` is missing");
-    } else {
-      if (!(Array.isArray(oi7.shape) && (oi7.shape.length === 1 ? Number.isSafeInteger(oi7.shape[0]) && oi7.shape[0] >= 0 : $dimsOk(oi7.shape)))) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has shape " + $show(oi7.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi7.dtype; by1 = "totalSequenceLengthT"; }
-      else if (prev !== oi7.dtype) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` has dtype " + oi7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi7.shape.length !== 1) $fail("invalid_call", "SparseAttention: input `totalSequenceLengthT` must have rank 1, got " + oi7.shape.length);
+  if (t7 === null) {
+    $fail("invalid_call", K1 + ": required input `totalSequenceLengthT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t7.dtype;
+      by1 = "totalSequenceLengthT";
+    } else if (prev !== t7.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "totalSequenceLengthT` has dtype " + t7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t7.shape.length !== 1) $fail("invalid_call", K1 + ": input `" + "totalSequenceLengthT` must have rank 1, got " + t7.shape.length);
   }
-  {
-    const oi8 = t8;
-    if (oi8 === null) {
-      $fail("invalid_call", "SparseAttention: required input `keyTotalSequenceLengthsT` is missing");
-    } else {
-      if (!(Array.isArray(oi8.shape) && (oi8.shape.length === 1 ? Number.isSafeInteger(oi8.shape[0]) && oi8.shape[0] >= 0 : $dimsOk(oi8.shape)))) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has shape " + $show(oi8.shape) + "; dimensions must be non-negative integers");
-      const prev = dt1;
-      if (prev === undefined) { dt1 = oi8.dtype; by1 = "keyTotalSequenceLengthsT"; }
-      else if (prev !== oi8.dtype) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` has dtype " + oi8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
-      if (oi8.shape.length !== 1) $fail("invalid_call", "SparseAttention: input `keyTotalSequenceLengthsT` must have rank 1, got " + oi8.shape.length);
+  if (t8 === null) {
+    $fail("invalid_call", K1 + ": required input `keyTotalSequenceLengthsT` is missing");
+  } else {
+    const prev = dt1;
+    if (prev === undefined) {
+      dt1 = t8.dtype;
+      by1 = "keyTotalSequenceLengthsT";
+    } else if (prev !== t8.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "keyTotalSequenceLengthsT` has dtype " + t8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
     }
+    if (t8.shape.length !== 1) $fail("invalid_call", K1 + ": input `" + "keyTotalSequenceLengthsT` must have rank 1, got " + t8.shape.length);
   }
-  {
-    const oi9 = t9;
-    if (oi9 === null) {
-    } else {
-      if (!(Array.isArray(oi9.shape) && (oi9.shape.length === 2 ? Number.isSafeInteger(oi9.shape[0]) && oi9.shape[0] >= 0 && Number.isSafeInteger(oi9.shape[1]) && oi9.shape[1] >= 0 : $dimsOk(oi9.shape)))) $fail("invalid_call", "SparseAttention: input `cosCacheT` has shape " + $show(oi9.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi9.dtype; by0 = "cosCacheT"; }
-      else if (prev !== oi9.dtype) $fail("invalid_call", "SparseAttention: input `cosCacheT` has dtype " + oi9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi9.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `cosCacheT` must have rank 2, got " + oi9.shape.length);
+  if (t9 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t9.dtype;
+      by0 = "cosCacheT";
+    } else if (prev !== t9.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "cosCacheT` has dtype " + t9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t9.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "cosCacheT` must have rank 2, got " + t9.shape.length);
   }
-  {
-    const oi10 = t10;
-    if (oi10 === null) {
-    } else {
-      if (!(Array.isArray(oi10.shape) && (oi10.shape.length === 2 ? Number.isSafeInteger(oi10.shape[0]) && oi10.shape[0] >= 0 && Number.isSafeInteger(oi10.shape[1]) && oi10.shape[1] >= 0 : $dimsOk(oi10.shape)))) $fail("invalid_call", "SparseAttention: input `sinCacheT` has shape " + $show(oi10.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oi10.dtype; by0 = "sinCacheT"; }
-      else if (prev !== oi10.dtype) $fail("invalid_call", "SparseAttention: input `sinCacheT` has dtype " + oi10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oi10.shape.length !== 2) $fail("invalid_call", "SparseAttention: input `sinCacheT` must have rank 2, got " + oi10.shape.length);
+  if (t10 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t10.dtype;
+      by0 = "sinCacheT";
+    } else if (prev !== t10.dtype) {
+      $fail("invalid_call", K1 + ": input `" + "sinCacheT` has dtype " + t10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t10.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "sinCacheT` must have rank 2, got " + t10.shape.length);
   }
-  {
-    const oo11 = t11;
-    if (oo11 === null) {
-      $fail("invalid_call", "SparseAttention: required output `outputT` is missing");
-    } else {
-      if (!(Array.isArray(oo11.shape) && (oo11.shape.length === 3 ? Number.isSafeInteger(oo11.shape[0]) && oo11.shape[0] >= 0 && Number.isSafeInteger(oo11.shape[1]) && oo11.shape[1] >= 0 && Number.isSafeInteger(oo11.shape[2]) && oo11.shape[2] >= 0 : $dimsOk(oo11.shape)))) $fail("invalid_call", "SparseAttention: output `outputT` has shape " + $show(oo11.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo11.dtype; by0 = "outputT"; }
-      else if (prev !== oo11.dtype) $fail("invalid_call", "SparseAttention: output `outputT` has dtype " + oo11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo11.shape.length !== 3) $fail("invalid_call", "SparseAttention: output `outputT` must have rank 3, got " + oo11.shape.length);
+  if (t11 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = t11.dtype;
+      by0 = "outputT";
+    } else if (prev !== t11.dtype) {
+      $fail("invalid_call", K1 + ": output `" + "outputT` has dtype " + t11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (t11.shape.length !== 3) $fail("invalid_call", K1 + ": output `" + "outputT` must have rank 3, got " + t11.shape.length);
   }
-  {
-    const oo3 = u3;
-    if (oo3 === null) {
-    } else {
-      if (!(Array.isArray(oo3.shape) && (oo3.shape.length === 4 ? Number.isSafeInteger(oo3.shape[0]) && oo3.shape[0] >= 0 && Number.isSafeInteger(oo3.shape[1]) && oo3.shape[1] >= 0 && Number.isSafeInteger(oo3.shape[2]) && oo3.shape[2] >= 0 && Number.isSafeInteger(oo3.shape[3]) && oo3.shape[3] >= 0 : $dimsOk(oo3.shape)))) $fail("invalid_call", "SparseAttention: output `pastKeyT` has shape " + $show(oo3.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo3.dtype; by0 = "pastKeyT"; }
-      else if (prev !== oo3.dtype) $fail("invalid_call", "SparseAttention: output `pastKeyT` has dtype " + oo3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo3.shape.length !== 4) $fail("invalid_call", "SparseAttention: output `pastKeyT` must have rank 4, got " + oo3.shape.length);
+  if (u3 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u3.dtype;
+      by0 = "pastKeyT";
+    } else if (prev !== u3.dtype) {
+      $fail("invalid_call", K1 + ": output `" + "pastKeyT` has dtype " + u3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u3.shape.length !== 4) $fail("invalid_call", K1 + ": output `" + "pastKeyT` must have rank 4, got " + u3.shape.length);
   }
-  {
-    const oo4 = u4;
-    if (oo4 === null) {
-    } else {
-      if (!(Array.isArray(oo4.shape) && (oo4.shape.length === 4 ? Number.isSafeInteger(oo4.shape[0]) && oo4.shape[0] >= 0 && Number.isSafeInteger(oo4.shape[1]) && oo4.shape[1] >= 0 && Number.isSafeInteger(oo4.shape[2]) && oo4.shape[2] >= 0 && Number.isSafeInteger(oo4.shape[3]) && oo4.shape[3] >= 0 : $dimsOk(oo4.shape)))) $fail("invalid_call", "SparseAttention: output `pastValueT` has shape " + $show(oo4.shape) + "; dimensions must be non-negative integers");
-      const prev = dt0;
-      if (prev === undefined) { dt0 = oo4.dtype; by0 = "pastValueT"; }
-      else if (prev !== oo4.dtype) $fail("invalid_call", "SparseAttention: output `pastValueT` has dtype " + oo4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
-      if (oo4.shape.length !== 4) $fail("invalid_call", "SparseAttention: output `pastValueT` must have rank 4, got " + oo4.shape.length);
+  if (u4 === null) {
+  } else {
+    const prev = dt0;
+    if (prev === undefined) {
+      dt0 = u4.dtype;
+      by0 = "pastValueT";
+    } else if (prev !== u4.dtype) {
+      $fail("invalid_call", K1 + ": output `" + "pastValueT` has dtype " + u4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
     }
+    if (u4.shape.length !== 4) $fail("invalid_call", K1 + ": output `" + "pastValueT` must have rank 4, got " + u4.shape.length);
   }
-  {
-    const b = dt0;
-    if (b === undefined) dt0 = "float16";
-    else if (b !== "float16") $fail("invalid_call", "SparseAttention: T = " + b + " is not allowed; allowed: float16");
-  }
-  {
-    const b = dt1;
-    if (b === undefined) dt1 = "int32";
-    else if (b !== "int32") $fail("invalid_call", "SparseAttention: M = " + b + " is not allowed; allowed: int32");
-  }
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", "SparseAttention: attribute `do_rotary` must be a finite number, got " + $show(g0));
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` must be a finite number, got " + $show(g1));
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", "SparseAttention: attribute `num_heads` must be a finite number, got " + $show(g2));
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` must be a finite number, got " + $show(g3));
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $fail("invalid_call", "SparseAttention: attribute `scale` must be a finite number, got " + $show(g4));
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` must be a finite number, got " + $show(g5));
+  if (dt0 === undefined) dt0 = "float16";
+  else if (dt0 !== "float16") $fail("invalid_call", K1 + ": T = " + dt0 + " is not allowed; allowed: float16");
+  if (dt1 === undefined) dt1 = "int32";
+  else if (dt1 !== "int32") $fail("invalid_call", K1 + ": M = " + dt1 + " is not allowed; allowed: int32");
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", K1 + ": attribute `do_rotary` must be a finite number, got " + $show(g0));
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", K1 + ": attribute `kv_num_heads` must be a finite number, got " + $show(g1));
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", K1 + ": attribute `num_heads` must be a finite number, got " + $show(g2));
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` must be a finite number, got " + $show(g3));
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $fail("invalid_call", K1 + ": attribute `scale` must be a finite number, got " + $show(g4));
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $fail("invalid_call", K1 + ": attribute `sparse_block_size` must be a finite number, got " + $show(g5));
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 === undefined) {
-  }
-  else if (a0 !== 0 && a0 !== 1) $fail("invalid_call", "SparseAttention: attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
-  if (a1 === undefined) {
-    $fail("invalid_call", "SparseAttention: attribute `kv_num_heads` is required");
-  }
-  if (a2 === undefined) {
-    $fail("invalid_call", "SparseAttention: attribute `num_heads` is required");
-  }
-  if (a3 === undefined) {
-  }
-  else if (a3 !== 0 && a3 !== 1) $fail("invalid_call", "SparseAttention: attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
-  if (a5 === undefined) {
-    $fail("invalid_call", "SparseAttention: attribute `sparse_block_size` is required");
-  }
-  if (dt0 === "float16" && dt1 === "int32") return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, a0, a1, a2, a3, a4, a5).plan();
-  return $fail("no_variant", "SparseAttention: nothing was built for " + "T=" + dt0 + ", " + "M=" + dt1 + " on profile desktop-32k");
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail("invalid_call", K1 + ": attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
+  if (a1 === undefined) $fail("invalid_call", K1 + ": attribute `kv_num_heads` is required");
+  if (a2 === undefined) $fail("invalid_call", K1 + ": attribute `num_heads` is required");
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
+  if (a5 === undefined) $fail("invalid_call", K1 + ": attribute `sparse_block_size` is required");
+  if (dt0 === "float16" && dt1 === "int32") return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail("no_variant", K1 + ": nothing was built for " + "T=" + dt0 + ", " + "M=" + dt1 + " on profile desktop-32k");
 }
 
-/** Plan functions by kernel name. */
-export const planners: Readonly<Record<string, (call: Call) => Plan>> = {
+/** Plan functions by kernel name, each taking its kernel's call type. */
+export const planners: {
+  readonly "PagedAttention": (call: PagedAttentionCall) => Plan;
+  readonly "SparseAttention": (call: SparseAttentionCall) => Plan;
+} = {
   "PagedAttention": plan0,
   "SparseAttention": plan1,
 };

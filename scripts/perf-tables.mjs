@@ -24,7 +24,7 @@ if (opt("--from-device")) {
       const m = /^(flash|cudnn|efficient) (\d+) (\d+) (\d+) (\d+) (\d+) ([\d.]+) (\d+)$/.exec(line.trim());
       if (m) torch.push({ backend: m[1], B: +m[2], ctx: +m[3], Hq: +m[4], Hkv: +m[5], D: +m[6], ms: +m[7], GBps: +m[8] });
       const p = /^prefill (flash|cudnn) (\d+) ([\d.]+) ([\d.]+)$/.exec(line.trim());
-      if (p) torch.push({ backend: p[1], prefill: true, S: +p[2], ms: +p[3], TFLOPs: +p[4] / 1000 });
+      if (p) torch.push({ backend: p[1], prefill: true, S: +p[2], ms: +p[3], TFLOPs: +p[4] });
     }
   }
   const out = { machine: opt("--machine") ?? "unnamed", date: opt("--date") ?? new Date().toISOString().slice(0, 10), adapter: bench.adapter, profile: bench.profile, rows: bench.rows, torch };

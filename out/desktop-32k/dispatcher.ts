@@ -2939,7 +2939,7 @@ class K1A0 {
   /** derive "sparseSplitCap": computes m25 (read as this.m25 ?? this.d25()) */
   d25(): number {
     try {
-      return (this.m25 = Math.max((1 as number), (Math.min((16 as number), ($divN(((this.m24 ?? this.d24()) as number), (256 as number)) as number)) as number)));
+      return (this.m25 = Math.max((1 as number), (Math.min((32 as number), ($divN(((this.m24 ?? this.d24()) as number), (256 as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseSplitCap");
     }
@@ -2955,7 +2955,7 @@ class K1A0 {
   /** derive "numSplits": computes m27 (read as this.m27 ?? this.d27()) */
   d27(): number {
     try {
-      return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
+      return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "numSplits");
     }

@@ -20,6 +20,8 @@ export interface RenderRequest {
   readonly context: Readonly<Record<string, unknown>>;
   /** The output of resourceDeclarations(), served as env.wgsl.resourceDeclarations. */
   readonly declarations: string;
+  /** More members of env.wgsl (the f16 storage form of each binding: `storage`, `scalar`, `f16Storage`). */
+  readonly wgsl?: Readonly<Record<string, unknown>>;
 }
 
 /** A template position: `file` is the template path relative to templatesDir; line 0 means unknown. */
@@ -194,7 +196,7 @@ function buildContext(req: RenderRequest): Record<string, unknown> {
   for (const name of OBJECT_PROTO_NAMES) ctx[name] = undefined;
   for (const [k, v] of Object.entries(req.context)) ctx[k] = copyValue(v);
   ctx.DISPATCH_FOLD_WIDTH = DISPATCH_FOLD_WIDTH;
-  ctx.env = copyValue({ wgsl: { resourceDeclarations: req.declarations } });
+  ctx.env = copyValue({ wgsl: { ...req.wgsl, resourceDeclarations: req.declarations } });
   return ctx;
 }
 

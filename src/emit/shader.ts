@@ -16,10 +16,11 @@ import { EvalError } from "../lang/ops.js";
 import type { CheckedBinding, CheckedKernel, CheckedPass } from "../model/checked.js";
 import type { ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
+import { f16StorageFor } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
 import type { WgslValidator } from "./validate-wgsl.js";
-import { resourceDeclarations, type DeclBinding } from "./wgsl-declarations.js";
+import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts } from "./wgsl-limits.js";
 
 /** A distinct shader body and what it was rendered from. */
@@ -103,6 +104,13 @@ export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wg
   return makeDiagnostic(code, message, { file: full, span }, { notes });
 }
 
+/** The helpers a rendered body calls (a name followed by `(`), by name. */
+function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<string> {
+  const used = new Set<string>();
+  for (const m of body.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) if (helpers.has(m[1])) used.add(m[1]);
+  return used;
+}
+
 /** Renders one pass for one key; returns the shader's id (its content hash) or undefined after reporting why not. */
 export function renderShader(req: PassRequest, ctx: RenderContext): string | undefined {
   const k = req.kernel;
@@ -128,16 +136,26 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   context.tunables = { ...req.facts.tunables };
   context.dtypes = Object.fromEntries(Object.entries(req.facts.dtypes).map(([p, t]) => [p, wgslScalar(t)]));
   context.device = deviceContext(req.profile);
-  let decls: string;
+  const form = f16StorageFor(req.profile.features);
+  let decls: Declarations;
   try {
-    decls = resourceDeclarations(declBindings(pass.bindings, env), v.features.includes("shader-f16"));
+    decls = declareResources(declBindings(pass.bindings, env), form, { enableF16: v.features.includes("shader-f16") });
   } catch (err) {
     ctx.diagnostics.push(makeDiagnostic("eval_error", `cannot declare the bindings of ${where}: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }));
     return undefined;
   }
+  const wgsl = {
+    f16Storage: form,
+    storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
+    scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
+  };
   let rendered: RenderedShader;
   try {
-    rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
+    // Rendered without the accessor helpers first; the helpers the body calls are then declared
+    // and the template rendered again, so a shader carries only the helpers it uses.
+    rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls.text, wgsl });
+    const used = helpersCalled(rendered.wgsl, decls.helpers);
+    if (used.size > 0) rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls.withHelpers(used), wgsl });
   } catch (err) {
     if (!(err instanceof RenderError)) throw err;
     ctx.diagnostics.push(templateDiagnostic("template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));

@@ -64,6 +64,7 @@ export const CODES = {
   template_error: { severity: "error", summary: "A template failed to render." },
   wgsl_invalid: { severity: "error", summary: "Emitted WGSL fails validation by Tint." },
   wgsl_limit_exceeded: { severity: "error", summary: "A shader exceeds its profile's workgroup limits." },
+  f16_unavailable: { severity: "error", summary: "A shader uses f16 where it cannot have it: the profile lacks shader-f16 (f16 data is packed in u32 there), or no f16 binding or requirement enables it." },
   no_instances: { severity: "warning", summary: "A kernel whose templates read per-model values has no configured instance, so those shaders were not built." },
   instance_invalid: { severity: "error", summary: "A configured instance does not fit the kernel." },
   out_stale: { severity: "error", summary: "`build --check` found out/ differs from a fresh build." },

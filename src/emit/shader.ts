@@ -89,7 +89,7 @@ function deviceContext(profile: Profile): { features: Record<string, boolean>; l
 }
 
 /** A diagnostic located at a template line (and column) when known. */
-export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wgsl_limit_exceeded", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = []): Diagnostic {
+export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wgsl_limit_exceeded" | "f16_unavailable", message: string, templatesDir: string, file: string, line?: number, column?: number, notes: { message: string }[] = [], hint?: string): Diagnostic {
   const full = path.join(templatesDir, file);
   let span: { start: number; end: number } | undefined;
   if (line) {
@@ -101,7 +101,7 @@ export function templateDiagnostic(code: "template_error" | "wgsl_invalid" | "wg
       span = undefined;
     }
   }
-  return makeDiagnostic(code, message, { file: full, span }, { notes });
+  return makeDiagnostic(code, message, { file: full, span }, { notes, hint });
 }
 
 /** The helpers a rendered body calls (a name followed by `(`), by name. */
@@ -177,6 +177,16 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   return id;
 }
 
+/** Tint's messages for f16 used where the shader cannot have it. */
+const F16_PROBLEM = /'f16' type used without 'f16' extension enabled|extension 'f16' is not allowed/;
+
+/** How to fix f16 used without the extension, on a profile with or without shader-f16. */
+function f16Hint(profileHasF16: boolean): string {
+  return profileHasF16
+    ? "`enable f16;` is generated only when a binding of the pass is f16 or the variant requires shader-f16: add `\"requires\": { \"features\": [\"shader-f16\"] }` to the variant if its template computes in f16 without f16 bindings, or compute in f32"
+    : "without shader-f16, f16 bindings are stored as u32 pairs and computed in f32: read and write them through the generated helpers (load_NAME, store_NAME, …), compute in `env.wgsl.scalar.NAME` instead of naming f16, and do not write `enable f16;` (docs/f16.md); a variant that must compute in f16 can say so with `has(device.features, \"shader-f16\")` in its `when`";
+}
+
 /** Validates every shader of the table with Tint (once per feature set) and against each profile's workgroup limits. */
 export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>, validator: WgslValidator, templatesDir: string, diagnostics: Diagnostic[]): Promise<void> {
   for (const rec of shaders.values()) {
@@ -186,10 +196,13 @@ export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>
       for (const pr of problems.filter((x) => x.severity === "error")) {
         const pos = pr.line > 0 ? rec.rendered.mapPosition(pr.line, pr.column) : { file: pass.shader, line: 0 };
         const wgslLine = pr.line > 0 ? (rec.body.split("\n")[pr.line - 1] ?? "") : "";
+        const notes = pr.line > 0 ? [{ message: `generated WGSL line ${pr.line}: ${wgslLine.trim()}` }] : [];
+        const f16 = F16_PROBLEM.test(pr.message);
+        const profiles = [...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === features.join(",")).map((p) => p.name);
         diagnostics.push(
-          templateDiagnostic("wgsl_invalid", `Tint rejects the WGSL rendered for ${where}: ${pr.message}`, templatesDir, pos.file, pos.line || undefined, undefined, [
-            ...(pr.line > 0 ? [{ message: `generated WGSL line ${pr.line}: ${wgslLine.trim()}` }] : []),
-          ]),
+          f16
+            ? templateDiagnostic("f16_unavailable", `the WGSL rendered for ${where} uses f16, which it cannot have on profile${profiles.length > 1 ? "s" : ""} ${profiles.join(", ")}: ${pr.message}`, templatesDir, pos.file, pos.line || undefined, undefined, notes, f16Hint(features.includes("shader-f16")))
+            : templateDiagnostic("wgsl_invalid", `Tint rejects the WGSL rendered for ${where}: ${pr.message}`, templatesDir, pos.file, pos.line || undefined, undefined, notes),
         );
       }
     }

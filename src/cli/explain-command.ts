@@ -6,8 +6,21 @@ import { loadProjectConfig } from "../api/config.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
+import { pinnedTunables } from "../plan/config.js";
+import type { TuneRecord } from "../plan/tune-file.js";
 import { explainCallReport, explainReport } from "../emit/explain.js";
 import { printDiagnostics, type Format, type Io } from "./io.js";
+
+/** What kernelc.tune.json says of this kernel on this profile, and which of its pins the config overrides. */
+function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>>): string {
+  const show = (pins: Readonly<Record<string, number>>): string => Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") || "(defaults)";
+  const m = rec.measured;
+  const lines = [`\ntuned (kernelc.tune.json): ${show(rec.pins)}, measured ${m.date} on ${m.adapter.description || m.adapter.vendor} with kernelc ${m.kernelc} (${m.timer}, ${m.repeats} rounds, ${m.candidates} candidates)`];
+  lines.push(`  winner: ${m.winner.score} ms geomean over ${m.calls.join(", ")} (${m.winner.ms.join(", ")} ms)`);
+  if (m.runnerUp) lines.push(`  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${(((m.margin ?? 1) - 1) * 100).toFixed(1)}% slower)`);
+  for (const [k, v] of Object.entries(rec.pins)) if (effective[k] !== v) lines.push(`  ${k}: the config pins ${effective[k]}, which takes precedence over the tuned ${v}`);
+  return lines.join("\n") + "\n";
+}
 
 /** `kernelc explain`. */
 export async function runExplain(io: Io, kernelName: string, opts: { profile: string; call?: string; config?: string; format: Format }): Promise<number> {
@@ -35,11 +48,13 @@ export async function runExplain(io: Io, kernelName: string, opts: { profile: st
     }
   }
   const profile = result.profiles[0]!.profile;
+  const tuned = loaded.tuneFile?.tune.profiles[opts.profile]?.[kernelName];
   if (opts.format === "json") {
-    io.stdout(stableJson({ candidates: entry.build.candidates, call: call ? explainCallReport(entry.model, call, "json") : undefined }));
+    io.stdout(stableJson({ candidates: entry.build.candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }));
     return 0;
   }
   io.stdout(explainReport(entry.build, profile));
+  if (tuned) io.stdout(tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName)));
   if (call) io.stdout("\n" + (explainCallReport(entry.model, call, "text") as string));
   return 0;
 }

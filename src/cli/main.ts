@@ -9,7 +9,10 @@ import { lintPaths, makeCheckContext } from "../api/lint.js";
 import { runBuild } from "./build-command.js";
 import { runExplain } from "./explain-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
+
+export type { Format, Io } from "./io.js";
 import { runProfiles } from "./profiles-command.js";
+import { runTune, type TuneCommandOptions } from "./tune-command.js";
 
 /** Runs the CLI with `argv` (without node and script). Returns the exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -60,6 +63,19 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .addOption(formatOption())
     .action(async (kernel: string, opts: { profile: string; call?: string; config?: string; format: Format }) => {
       code = await runExplain(io, kernel, opts);
+    });
+
+  program
+    .command("tune")
+    .description("time the candidate tunable settings of the config's `tune` section on this machine's GPU; write the fastest to kernelc.tune.json")
+    .requiredOption("--profile <name>", "the profile to tune (this GPU must meet its limits and features)")
+    .option("--kernel <names...>", "tune only these kernels")
+    .option("--repeats <n>", "rounds of interleaved timing (default 7)")
+    .option("--dawn-flag <toggles...>", "extra Dawn toggles, e.g. enable-dawn-features=vulkan_enable_f16_on_nvidia")
+    .option("--config <file>", "config file")
+    .addOption(formatOption())
+    .action(async (opts: TuneCommandOptions) => {
+      code = await runTune(io, opts);
     });
 
   program

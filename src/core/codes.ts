@@ -68,6 +68,10 @@ export const CODES = {
   no_instances: { severity: "warning", summary: "A kernel whose templates read per-model values has no configured instance, so those shaders were not built." },
   instance_invalid: { severity: "error", summary: "A configured instance does not fit the kernel." },
   out_stale: { severity: "error", summary: "`build --check` found out/ differs from a fresh build." },
+  // tune
+  tune_file_invalid: { severity: "error", summary: "kernelc.tune.json is not a tune file kernelc wrote." },
+  tune_unavailable: { severity: "error", summary: "`kernelc tune` has nothing to measure or no adapter to measure on." },
+  tune_call_invalid: { severity: "error", summary: "A call shape of the config's `tune` section is not a valid call of its kernel." },
   usage: { severity: "error", summary: "The command line is wrong." },
 } as const satisfies Record<string, CodeInfo>;
 

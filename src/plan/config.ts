@@ -24,6 +24,7 @@ import {
   profileSchema,
   profileShadows,
 } from "./profiles.js";
+import { readTuneFile, tunedPins, type TuneFile } from "./tune-file.js";
 
 /** The config file's name, looked up in the project root. */
 export const CONFIG_FILE = "kernelc.config.json";
@@ -57,6 +58,30 @@ export interface KernelcConfig {
   readonly tunables: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, number>>>>>>;
   /** Kernel name → its instances. */
   readonly instances: Readonly<Record<string, readonly InstanceConfig[]>>;
+  /** Kernel name → what `kernelc tune` measures (call shapes, candidate values). */
+  readonly tune: Readonly<Record<string, TuneKernelConfig>>;
+  /** Profile name → kernel name → tunable pins measured by `kernelc tune` (read from kernelc.tune.json; config pins take precedence). */
+  readonly tuned: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, number>>>>>>;
+}
+
+/** How `kernelc tune` fills an input: explicit values, or a generator. */
+export type TuneFill = readonly number[] | { readonly fill: "random" | "iota" | "constant"; readonly value?: number };
+
+/** One call shape `kernelc tune` times: a call (as for `kernelc explain --call`) plus the contents of its inputs. */
+export interface TuneCallConfig {
+  readonly name: string;
+  readonly inputs: Readonly<Record<string, { readonly shape: readonly number[]; readonly dtype: string }>>;
+  readonly outputs?: Readonly<Record<string, { readonly shape: readonly number[]; readonly dtype: string }>>;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[]>>;
+  /** Input id → contents; unnamed inputs get random values in [-1, 1] (floats) or zeros (integers). */
+  readonly data?: Readonly<Record<string, TuneFill>>;
+}
+
+/** What `kernelc tune` measures for one kernel. */
+export interface TuneKernelConfig {
+  readonly calls: readonly TuneCallConfig[];
+  /** Tunable name → the candidate values (default: the spec's `values`, else its default). */
+  readonly tunables?: Readonly<Record<string, readonly number[]>>;
 }
 
 /** What loadConfig returns. `config` and `profiles` are the defaults when `diagnostics` has errors. */
@@ -70,6 +95,8 @@ export interface LoadedConfig {
   readonly root: string;
   /** The config file's path when one was read. */
   readonly file?: string;
+  /** kernelc.tune.json when the project has one (its pins are in config.tuned). */
+  readonly tuneFile?: { readonly file: string; readonly tune: TuneFile };
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -82,6 +109,8 @@ export const DEFAULT_CONFIG: KernelcConfig = Object.freeze({
   defineProfiles: [],
   tunables: {},
   instances: {},
+  tune: {},
+  tuned: {},
 });
 
 const folderSchema = z.string({ error: "a folder must be a string" }).min(1, { error: "a folder must not be empty" });
@@ -105,6 +134,31 @@ const tunableValueSchema = z
   .int({ error: "a pinned tunable value must be a positive integer" })
   .positive({ error: "a pinned tunable value must be a positive integer" })
   .max(2 ** 31 - 1, { error: "a pinned tunable value must be at most 2^31 - 1" });
+
+const tensorDescSchema = z.strictObject({
+  shape: z.array(z.number().int().min(0), { error: "a shape must be an array of whole numbers" }),
+  dtype: z.string({ error: "a dtype must be a string such as \"float16\"" }),
+});
+
+const tuneCallSchema = z.strictObject({
+  name: z.string({ error: "a tune call needs a name" }).regex(INSTANCE_NAME_PATTERN, { error: "a tune call name must be 1-64 characters of letters, digits, '.', '-' and '_'" }),
+  inputs: z.record(z.string(), tensorDescSchema, { error: "inputs must map input ids to {shape, dtype}" }),
+  outputs: z.record(z.string(), tensorDescSchema, { error: "outputs must map output ids to {shape, dtype}" }).optional(),
+  attrs: z.record(z.string(), z.union([z.number(), z.string(), z.array(z.number())]), { error: "attrs must map attribute names to values" }).optional(),
+  data: z
+    .record(
+      z.string(),
+      z.union([z.array(z.number()), z.strictObject({ fill: z.enum(["random", "iota", "constant"]), value: z.number().optional() })], {
+        error: 'an input\'s data is an array of numbers or {"fill": "random" | "iota" | "constant", "value": n}',
+      }),
+    )
+    .optional(),
+});
+
+const tuneKernelSchema = z.strictObject({
+  calls: z.array(tuneCallSchema, { error: "calls must be an array of call shapes" }).min(1, { error: "calls must list at least one call shape" }),
+  tunables: z.record(z.string(), z.array(tunableValueSchema).min(1, { error: "list at least one candidate value" })).optional(),
+});
 
 const configSchema = z.strictObject({
   $schema: z.string({ error: "$schema must be a string" }).optional(),
@@ -132,6 +186,7 @@ const configSchema = z.strictObject({
       error: "instances must be an object mapping kernel names to arrays of instances",
     })
     .optional(),
+  tune: z.record(z.string(), tuneKernelSchema, { error: "tune must be an object mapping kernel names to {calls, tunables}" }).optional(),
 });
 
 /** The top-level fields of kernelc.config.json. */
@@ -435,6 +490,8 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
       defineProfiles,
       tunables,
       instances,
+      tune: parsed.tune ?? {},
+      tuned: {},
     },
     all,
     selected,
@@ -489,7 +546,15 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
   }
   const { config, all, selected } = checkSemantics(result.data, root, rep);
   if (hasErrors(rep.diagnostics)) return fallback(rep.diagnostics);
-  return { config, profiles: selected, allProfiles: all, root, file, diagnostics: rep.diagnostics };
+  return withTuneFile({ config, profiles: selected, allProfiles: all, root, file, diagnostics: rep.diagnostics });
+}
+
+/** Adds the project's kernelc.tune.json (if any) to a valid loaded config: its pins become config.tuned. */
+function withTuneFile(loaded: LoadedConfig): LoadedConfig {
+  const read = readTuneFile(loaded.root);
+  if (read.diagnostics.length > 0) return { ...loaded, diagnostics: [...loaded.diagnostics, ...read.diagnostics] };
+  if (!read.exists) return loaded;
+  return { ...loaded, config: { ...loaded.config, tuned: tunedPins(read.tune) }, tuneFile: { file: read.file, tune: read.tune } };
 }
 
 /** Reads and validates `<root>/kernelc.config.json`; without the file, returns the defaults and no diagnostics. */
@@ -501,7 +566,7 @@ export function loadConfig(root: string): LoadedConfig {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === "ENOENT") {
-      return { config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, diagnostics: [] };
+      return withTuneFile({ config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, diagnostics: [] });
     }
     return {
       config: DEFAULT_CONFIG,
@@ -517,11 +582,12 @@ export function loadConfig(root: string): LoadedConfig {
   return parseConfig(text, file, root);
 }
 
-/** The pinned tunable values of one kernel on one profile: the "*" pins, overridden by the profile's own. */
+/** The pinned tunable values of one kernel on one profile: tuned values (kernelc.tune.json), overridden by the config's "*" pins, overridden by the profile's own. */
 export function pinnedTunables(config: KernelcConfig, profile: string, kernel: string): Record<string, number> {
   const pick = (key: string): Readonly<Record<string, number>> => {
     const byKernel = Object.hasOwn(config.tunables, key) ? config.tunables[key] : undefined;
     return byKernel !== undefined && Object.hasOwn(byKernel, kernel) ? byKernel[kernel] : {};
   };
-  return { ...pick(ALL_PROFILES_KEY), ...pick(profile) };
+  const tuned = Object.hasOwn(config.tuned, profile) && Object.hasOwn(config.tuned[profile]!, kernel) ? config.tuned[profile]![kernel] : {};
+  return { ...tuned, ...pick(ALL_PROFILES_KEY), ...pick(profile) };
 }

@@ -16,12 +16,18 @@ const COMPILER_LAYERS = ["core", "model", "lang", "load", "check", "plan", "emit
 const SIDE: Record<string, readonly string[]> = {
   runtime: ["model"],
   reference: ["runtime"],
+  // The tuner compiles (api and below) and runs what it compiled (runtime); only the CLI uses it.
+  tune: [...COMPILER_LAYERS.slice(0, COMPILER_LAYERS.indexOf("api") + 1), "runtime"],
+};
+/** Side folders a compiler layer may use besides the layers below it. */
+const USES: Record<string, readonly string[]> = {
+  cli: ["tune"],
 };
 
 function allowed(from: string): ReadonlySet<string> {
   if (from in SIDE) return new Set([from, ...SIDE[from]!]);
   const i = COMPILER_LAYERS.indexOf(from);
-  return new Set(COMPILER_LAYERS.slice(0, i + 1));
+  return new Set([...COMPILER_LAYERS.slice(0, i + 1), ...(USES[from] ?? [])]);
 }
 
 interface Edge {

@@ -54,6 +54,8 @@ describe("loadConfig", () => {
       defineProfiles: [],
       tunables: {},
       instances: {},
+      tune: {},
+      tuned: {},
     });
     expect(r.profiles).toEqual(DEFAULT_PROFILES);
   });

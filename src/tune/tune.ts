@@ -1,0 +1,391 @@
+/// <reference types="@webgpu/types" preserve="true" />
+/**
+ * `kernelc tune`: for one profile, times every candidate tunable setting of each kernel on the
+ * config's call shapes on a real adapter, through the compiler (compile()) and the runtime
+ * (executePlan), and returns the tune file with the winners and their provenance.
+ *
+ * Method: each call shape's tensors are filled once and shared by every candidate; each candidate
+ * is compiled with its pins, planned (the interpreter), its pipelines created, and run until its
+ * clocks are warm; then rounds interleave the candidates (the order rotates every round) and each
+ * round times a batch of executions with timestamp queries (or the wall clock, with a warning, on
+ * an adapter without them). A candidate's time on a call is the median over rounds; its score is
+ * the geometric mean over the calls. Measurements are cached by what determines them (adapter,
+ * shader text, plan, call), so a re-run measures only what changed and an interrupted run loses
+ * nothing already measured.
+ */
+import { compile } from "../api/compile.js";
+import { makeDiagnostic } from "../core/codes.js";
+import type { Diagnostic } from "../core/diagnostic.js";
+import { sha256Hex } from "../core/hash.js";
+import { KERNELC_VERSION } from "../core/version.js";
+import type { Call, Plan } from "../model/plan.js";
+import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
+import { interpretPlan, KernelCallError } from "../plan/interpret.js";
+import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
+import type { Manifest } from "../model/plan.js";
+import { compareWithAdapter } from "../runtime/device.js";
+import type { TunableSpec } from "../model/spec.js";
+import { emptyTuneFile, type TuneFile, type TuneRecord } from "../plan/tune-file.js";
+import { executePlan } from "../runtime/execute.js";
+import { f32ToF16 } from "../runtime/f16.js";
+import { BufferUsage, MapMode } from "../runtime/gpu-constants.js";
+import { PipelineCache } from "../runtime/pipeline-cache.js";
+
+/** The most candidate settings one kernel may have (the product of its tunables' value lists). */
+export const MAX_TUNE_CANDIDATES = 256;
+
+/** Measured milliseconds, by measurement key (see measurementKey). */
+export type MeasurementCache = Map<string, number>;
+
+/** What tuning needs beyond the config. */
+export interface TuneOptions {
+  readonly profile: string;
+  /** Kernels to tune (default: every kernel the config's `tune` section names). */
+  readonly kernels?: readonly string[];
+  readonly adapter: GPUAdapter;
+  /** Rounds of interleaved timing (default 7). */
+  readonly repeats?: number;
+  /** Previous measurements; new ones are added to it (and `onMeasured` is called) as they are made. */
+  readonly cache?: MeasurementCache;
+  readonly onMeasured?: (cache: MeasurementCache) => void;
+  readonly onProgress?: (step: string) => void;
+  /** The tune file to update (default: the project's, or an empty one). */
+  readonly previous?: TuneFile;
+  /** Today's date as YYYY-MM-DD (recorded as provenance). */
+  readonly date: string;
+}
+
+/** What tuning produced. */
+export interface TuneResult {
+  readonly tune: TuneFile;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly warnings: readonly string[];
+}
+
+/** Every candidate pin set of a kernel: the cartesian product of each tunable's candidate values, in a fixed order. */
+export function candidatePins(tunables: readonly TunableSpec[], override: Readonly<Record<string, readonly number[]>> | undefined, pinned: ReadonlySet<string>): Record<string, number>[] {
+  let sets: Record<string, number>[] = [{}];
+  for (const t of [...tunables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const name = t.name;
+    if (pinned.has(name)) continue;
+    const values = [...new Set(override && Object.hasOwn(override, name) ? override[name]! : (t.values ?? [t.default]))];
+    if (values.length <= 1 && !(override && Object.hasOwn(override, name))) continue;
+    sets = sets.flatMap((s) => values.map((v) => ({ ...s, [name]: v })));
+  }
+  return sets;
+}
+
+const ELEMENT_BYTES: Readonly<Record<string, number>> = { float16: 2, float32: 4, int32: 4, uint32: 4, int64: 8, bool: 4 };
+
+/** The bytes of one input or output, filled as the call's `data` says (seeded random values by default). */
+function tensorBytes(call: TuneCallConfig, id: string, desc: { readonly shape: readonly number[]; readonly dtype: string }, seed: number): Uint8Array<ArrayBuffer> {
+  const count = desc.shape.reduce((a, b) => a * b, 1);
+  const size = ELEMENT_BYTES[desc.dtype] ?? 4;
+  const fill: TuneFill | undefined = call.data && Object.hasOwn(call.data, id) ? call.data[id] : undefined;
+  let state = seed >>> 0 || 1;
+  const random = (): number => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return ((state >>> 0) / 2 ** 32) * 2 - 1;
+  };
+  const value = (i: number): number => {
+    if (Array.isArray(fill)) return fill[i % fill.length]!;
+    const f = fill as Exclude<TuneFill, readonly number[]> | undefined;
+    if (f?.fill === "iota") return i;
+    if (f?.fill === "constant") return f.value ?? 0;
+    if (f?.fill === "random" || desc.dtype === "float16" || desc.dtype === "float32") return random();
+    return 0;
+  };
+  const buf: ArrayBuffer = new ArrayBuffer(Math.max(4, Math.ceil((count * size) / 4) * 4));
+  const view = new DataView(buf);
+  for (let i = 0; i < count; i++) {
+    const v = value(i);
+    if (desc.dtype === "float16") view.setUint16(i * 2, f32ToF16(v), true);
+    else if (desc.dtype === "float32") view.setFloat32(i * 4, v, true);
+    else if (desc.dtype === "int64") view.setBigInt64(i * 8, BigInt(Math.trunc(v)), true);
+    else if (desc.dtype === "uint32") view.setUint32(i * 4, Math.trunc(v) >>> 0, true);
+    else view.setInt32(i * 4, Math.trunc(v), true);
+  }
+  return new Uint8Array(buf);
+}
+
+/** What a measurement depends on: the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
+function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
+  const planText = JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v));
+  const shaderText = plan.passes.map((p) => shaders.get(p.shader) ?? "").join("\0");
+  return sha256Hex([adapter, planText, shaderText, JSON.stringify(call)].join("\0"));
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function geomean(xs: readonly number[]): number {
+  return Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-9)), 0) / xs.length);
+}
+
+/** One candidate ready to run on one call. */
+interface Runnable {
+  readonly plan: Plan;
+  readonly cache: PipelineCache;
+  readonly key: string;
+  samples: number[];
+}
+
+/** Times `batch` executions of a plan; returns milliseconds per execution. */
+async function timeBatch(device: GPUDevice, r: Runnable, tensors: Record<string, GPUBuffer>, batch: number, querySet: GPUQuerySet | undefined): Promise<number> {
+  if (!querySet) {
+    await device.queue.onSubmittedWorkDone();
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) await executePlan(device, r.cache, r.plan, tensors);
+    await device.queue.onSubmittedWorkDone();
+    return (performance.now() - t0) / batch;
+  }
+  const last = r.plan.passes.filter((p) => p.workgroups.every((n) => n > 0)).length - 1;
+  for (let i = 0; i < batch; i++) {
+    await executePlan(device, r.cache, r.plan, tensors, {
+      timestampWrites: (_pass, index) => {
+        const w: GPUComputePassTimestampWrites = { querySet };
+        if (index === 0) w.beginningOfPassWriteIndex = 2 * i;
+        if (index === last) w.endOfPassWriteIndex = 2 * i + 1;
+        return index === 0 || index === last ? w : undefined;
+      },
+    });
+  }
+  const resolve = device.createBuffer({ size: 16 * batch, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 16 * batch, usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
+  const enc = device.createCommandEncoder();
+  enc.resolveQuerySet(querySet, 0, 2 * batch, resolve, 0);
+  enc.copyBufferToBuffer(resolve, 0, read, 0, 16 * batch);
+  device.queue.submit([enc.finish()]);
+  await read.mapAsync(MapMode.READ);
+  const stamps = new BigInt64Array(read.getMappedRange().slice(0));
+  read.unmap();
+  resolve.destroy();
+  read.destroy();
+  const per: number[] = [];
+  for (let i = 0; i < batch; i++) per.push(Number(stamps[2 * i + 1]! - stamps[2 * i]!) / 1e6);
+  return median(per);
+}
+
+/** Tunes the kernels of the config's `tune` section on one profile. */
+export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): Promise<TuneResult> {
+  const diagnostics: Diagnostic[] = [];
+  const warnings: string[] = [];
+  const progress = options.onProgress ?? (() => {});
+  const cache = options.cache ?? new Map<string, number>();
+  const repeats = options.repeats ?? 7;
+  const tune: TuneFile = structuredClone(options.previous ?? loaded.tuneFile?.tune ?? emptyTuneFile(KERNELC_VERSION));
+  const profile = loaded.allProfiles.find((p) => p.name === options.profile);
+  const configFile = loaded.file ? { file: loaded.file } : undefined;
+  if (!profile) {
+    diagnostics.push(makeDiagnostic("unknown_profile", `unknown profile \`${options.profile}\``, undefined, { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` }));
+    return { tune, diagnostics, warnings };
+  }
+  const kernels = options.kernels ?? Object.keys(loaded.config.tune).sort();
+  if (kernels.length === 0) {
+    diagnostics.push(makeDiagnostic("tune_unavailable", "the config has no `tune` section: nothing to measure", configFile, { hint: 'add e.g. "tune": {"MyKernel": {"calls": [{"name": "small", "inputs": {"xT": {"shape": [4096], "dtype": "float32"}}}]}} to kernelc.config.json' }));
+    return { tune, diagnostics, warnings };
+  }
+  const requiredLimits = requiredLimitsFor(profile) as Record<string, number>;
+  const mismatch = compareWithAdapter(options.adapter, { requiredLimits, requiredFeatures: profile.features } as unknown as Manifest);
+  if (mismatch.limits.length > 0 || mismatch.features.length > 0) {
+    const lacks = [...mismatch.limits.map((l) => `${l.name} (needs ${l.asked}, has ${l.has ?? "none"})`), ...mismatch.features.map((f) => `feature ${f}`)];
+    diagnostics.push(makeDiagnostic("tune_unavailable", `this adapter (${options.adapter.info.description || options.adapter.info.vendor}) cannot run profile ${profile.name}: it lacks ${lacks.join(", ")}`, undefined, { hint: "tune a profile this adapter can run (see `kernelc profiles`), on the device class the profile is for" }));
+    return { tune, diagnostics, warnings };
+  }
+  const features = [...profile.features, ...(options.adapter.features.has("timestamp-query") ? ["timestamp-query"] : [])];
+  const device = await options.adapter.requestDevice({ label: `kernelc tune ${profile.name}`, requiredFeatures: features as GPUFeatureName[], requiredLimits });
+  const querySet = features.includes("timestamp-query") ? device.createQuerySet({ type: "timestamp", count: 2 * 64 }) : undefined;
+  if (!querySet) warnings.push("the adapter has no timestamp-query feature: timing with the wall clock (less precise for short kernels)");
+  const info = options.adapter.info;
+  const adapterText = `${info.vendor}|${info.architecture}|${info.device}|${info.description}`;
+  try {
+    for (const kernel of kernels) {
+      const section = Object.hasOwn(loaded.config.tune, kernel) ? loaded.config.tune[kernel]! : undefined;
+      if (!section) {
+        diagnostics.push(makeDiagnostic("tune_unavailable", `the config's \`tune\` section has no entry for kernel \`${kernel}\``, configFile, { hint: `add "tune": {"${kernel}": {"calls": [...]}}` }));
+        continue;
+      }
+      const record = await tuneKernel(loaded, profile, kernel, section.calls, section.tunables, { device, querySet, repeats, cache, adapterText, progress, onMeasured: options.onMeasured, diagnostics, warnings });
+      if (!record) continue;
+      tune.profiles[profile.name] ??= {};
+      tune.profiles[profile.name]![kernel] = {
+        pins: record.winner.pins,
+        measured: {
+          adapter: { vendor: info.vendor, architecture: info.architecture, device: info.device, description: info.description },
+          driver: info.description,
+          kernelc: KERNELC_VERSION,
+          date: options.date,
+          timer: querySet ? "timestamp-query" : "wall-clock",
+          repeats,
+          calls: record.calls,
+          candidates: record.candidates,
+          winner: record.winner,
+          ...(record.runnerUp ? { runnerUp: record.runnerUp, margin: Number((record.runnerUp.score / Math.max(record.winner.score, 1e-12)).toFixed(4)) } : {}),
+        },
+      };
+    }
+  } finally {
+    querySet?.destroy();
+    device.destroy();
+  }
+  tune.generatedBy = `kernelc ${KERNELC_VERSION}`;
+  return { tune, diagnostics, warnings };
+}
+
+interface KernelTuneContext {
+  readonly device: GPUDevice;
+  readonly querySet: GPUQuerySet | undefined;
+  readonly repeats: number;
+  readonly cache: MeasurementCache;
+  readonly adapterText: string;
+  readonly progress: (step: string) => void;
+  readonly onMeasured: ((cache: MeasurementCache) => void) | undefined;
+  readonly diagnostics: Diagnostic[];
+  readonly warnings: string[];
+}
+
+type Score = TuneRecord["measured"]["winner"];
+
+async function tuneKernel(
+  loaded: LoadedConfig,
+  profile: Profile,
+  kernel: string,
+  calls: readonly TuneCallConfig[],
+  override: Readonly<Record<string, readonly number[]>> | undefined,
+  ctx: KernelTuneContext,
+): Promise<{ winner: Score; runnerUp?: Score; candidates: number; calls: string[] } | undefined> {
+  const configFile = loaded.file ? { file: loaded.file, pointer: `/tune/${kernel}` } : undefined;
+  // The spec's tunables: compile once without pins to find the kernel.
+  const base = await compile(loaded, { profiles: [profile.name] });
+  const baseKernel = base.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel);
+  if (base.diagnostics.some((d) => d.severity === "error") || !baseKernel) {
+    ctx.diagnostics.push(...base.diagnostics.filter((d) => d.severity === "error"));
+    if (!baseKernel) ctx.diagnostics.push(makeDiagnostic("tune_unavailable", `no kernel named \`${kernel}\` was built for profile ${profile.name}`, configFile));
+    return undefined;
+  }
+  const spec = baseKernel.model.kernel.spec;
+  const configPins = new Set([...Object.keys(pick(loaded.config.tunables, "*", kernel)), ...Object.keys(pick(loaded.config.tunables, profile.name, kernel))]);
+  for (const name of Object.keys(override ?? {})) {
+    if (!spec.tunables.some((t) => t.name === name)) ctx.diagnostics.push(makeDiagnostic("tune_call_invalid", `tune.${kernel}.tunables names \`${name}\`, which is not a tunable of ${kernel}`, configFile, { hint: `tunables of ${kernel}: ${spec.tunables.map((t) => t.name).join(", ") || "none"}` }));
+  }
+  const candidates = candidatePins(spec.tunables, override, configPins);
+  if (candidates.length > MAX_TUNE_CANDIDATES) {
+    ctx.diagnostics.push(makeDiagnostic("tune_unavailable", `${kernel} has ${candidates.length} candidate settings on ${profile.name}, more than ${MAX_TUNE_CANDIDATES}`, configFile, { hint: "list fewer values per tunable under tune.<kernel>.tunables" }));
+    return undefined;
+  }
+  if (ctx.diagnostics.some((d) => d.severity === "error")) return undefined;
+  // Compile and plan every candidate. A call no candidate can serve on this profile (no variant,
+  // e.g. f16 data on a profile without f16 kernels) is left out with a warning; an invalid call is
+  // an error; a candidate that cannot serve a usable call is left out.
+  const built: { pins: Record<string, number>; plans: (Plan | KernelCallError)[]; shaders: Map<string, string> }[] = [];
+  for (const [i, pins] of candidates.entries()) {
+    ctx.progress(`${profile.name} ${kernel}: compiling candidate ${i + 1}/${candidates.length}`);
+    const byProfile = Object.hasOwn(loaded.config.tunables, profile.name) ? loaded.config.tunables[profile.name]! : {};
+    const withPins: LoadedConfig = { ...loaded, config: { ...loaded.config, tunables: { ...loaded.config.tunables, [profile.name]: { ...byProfile, [kernel]: { ...pick(loaded.config.tunables, profile.name, kernel), ...pins } } } } };
+    const result = await compile(withPins, { profiles: [profile.name] });
+    const model = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel)?.model;
+    if (!model || result.diagnostics.some((d) => d.severity === "error")) continue;
+    const shaders = new Map<string, string>();
+    for (const [file, text] of result.files) if (file.startsWith("shaders/")) shaders.set(file.slice(8, -5), text);
+    const plans = calls.map((call) => {
+      try {
+        return interpretPlan(model, callOf(call));
+      } catch (err) {
+        if (err instanceof KernelCallError) return err;
+        throw err;
+      }
+    });
+    built.push({ pins, plans, shaders });
+  }
+  const usable: number[] = [];
+  for (const [c, call] of calls.entries()) {
+    const errors = built.map((b) => b.plans[c]).filter((p): p is KernelCallError => p instanceof KernelCallError);
+    if (errors.length < built.length) usable.push(c);
+    else if (errors.length > 0 && errors.every((e) => e.kind === "no_variant" || e.kind === "missing_shader")) ctx.warnings.push(`${profile.name} ${kernel}: call \`${call.name}\` left out: ${errors[0]!.message}`);
+    else if (errors.length > 0) ctx.diagnostics.push(makeDiagnostic("tune_call_invalid", `tune call \`${call.name}\` of ${kernel} cannot be planned on ${profile.name}: ${errors[0]!.message}`, configFile, { hint: "fix the call's shapes, dtypes or attributes (the same form as `kernelc explain --call`)" }));
+  }
+  if (ctx.diagnostics.some((d) => d.severity === "error")) return undefined;
+  const prepared = built
+    .filter((b) => usable.every((c) => !(b.plans[c] instanceof KernelCallError)))
+    .map((b) => ({ pins: b.pins, plans: usable.map((c) => b.plans[c] as Plan), shaders: b.shaders }));
+  const usedCalls = usable.map((c) => calls[c]!);
+  if (prepared.length === 0 || usedCalls.length === 0) {
+    ctx.diagnostics.push(makeDiagnostic("tune_unavailable", `no candidate setting of ${kernel} builds and plans the tune calls on ${profile.name}`, configFile, { hint: "add call shapes this profile's variants serve (see `kernelc explain`)" }));
+    return undefined;
+  }
+  const perCall: number[][] = prepared.map(() => []);
+  for (const [c, call] of usedCalls.entries()) {
+    const tensors = allocateTensors(ctx.device, call, c);
+    try {
+      const runnables: Runnable[] = prepared.map((p) => ({
+        plan: p.plans[c]!,
+        cache: new PipelineCache(ctx.device, (id) => p.shaders.get(id) ?? ""),
+        key: measurementKey(ctx.adapterText, p.plans[c]!, p.shaders, call),
+        samples: [],
+      }));
+      const todo = runnables.filter((r) => !ctx.cache.has(r.key));
+      if (todo.length > 0) await measure(ctx, todo, tensors, `${profile.name} ${kernel} ${call.name}`);
+      runnables.forEach((r, i) => perCall[i]!.push(ctx.cache.get(r.key)!));
+    } finally {
+      for (const b of Object.values(tensors)) b.destroy();
+    }
+  }
+  const scored: Score[] = prepared.map((p, i) => ({ pins: p.pins, ms: perCall[i]!.map((x) => Number(x.toPrecision(4))), score: Number(geomean(perCall[i]!).toPrecision(4)) }));
+  const order = scored.map((s, i) => [s, i] as const).sort((a, b) => a[0].score - b[0].score || a[1] - b[1]);
+  return { winner: order[0]![0], ...(order[1] ? { runnerUp: order[1][0] } : {}), candidates: prepared.length, calls: usedCalls.map((c) => c.name) };
+}
+
+function pick(t: LoadedConfig["config"]["tunables"], profile: string, kernel: string): Record<string, number> {
+  const byProfile = Object.hasOwn(t, profile) ? t[profile]! : {};
+  return Object.hasOwn(byProfile, kernel) ? { ...byProfile[kernel] } : {};
+}
+
+function callOf(call: TuneCallConfig): Call {
+  return { inputs: call.inputs, ...(call.outputs ? { outputs: call.outputs } : {}), ...(call.attrs ? { attrs: call.attrs } : {}) };
+}
+
+function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number): Record<string, GPUBuffer> {
+  const out: Record<string, GPUBuffer> = {};
+  const all = [...Object.entries(call.inputs), ...Object.entries(call.outputs ?? {})];
+  for (const [i, [id, desc]] of all.entries()) {
+    if (Object.hasOwn(out, id)) continue;
+    const bytes = tensorBytes(call, id, desc, 0x9e3779b9 ^ (seed * 131 + i));
+    const buffer = device.createBuffer({ size: bytes.byteLength, usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | BufferUsage.COPY_SRC });
+    device.queue.writeBuffer(buffer, 0, bytes);
+    out[id] = buffer;
+  }
+  return out;
+}
+
+/** Warms every candidate up, then times interleaved rounds; stores each median in the cache. */
+async function measure(ctx: KernelTuneContext, runnables: readonly Runnable[], tensors: Record<string, GPUBuffer>, what: string): Promise<void> {
+  const { device, querySet } = ctx;
+  // Warm-up: create pipelines, then run each until 200 ms of work or 50 executions; size the batch to ~5 ms.
+  const batches: number[] = [];
+  for (const [i, r] of runnables.entries()) {
+    ctx.progress(`${what}: warming candidate ${i + 1}/${runnables.length}`);
+    const t0 = performance.now();
+    let n = 0;
+    while (n < 50 && performance.now() - t0 < 200) {
+      await executePlan(device, r.cache, r.plan, tensors, { checkErrors: n === 0 });
+      await device.queue.onSubmittedWorkDone();
+      n++;
+    }
+    const perRun = (performance.now() - t0) / n;
+    batches.push(Math.max(1, Math.min(64, Math.round(5 / Math.max(perRun, 1e-3)))));
+  }
+  for (let round = 0; round < ctx.repeats; round++) {
+    ctx.progress(`${what}: round ${round + 1}/${ctx.repeats} of ${runnables.length} candidates`);
+    for (let k = 0; k < runnables.length; k++) {
+      const i = (k + round) % runnables.length;
+      runnables[i]!.samples.push(await timeBatch(device, runnables[i]!, tensors, batches[i]!, querySet));
+    }
+  }
+  for (const r of runnables) ctx.cache.set(r.key, median(r.samples));
+  ctx.onMeasured?.(ctx.cache);
+}

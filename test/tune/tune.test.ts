@@ -1,0 +1,159 @@
+/**
+ * `kernelc tune` on the software GPU (lavapipe): a tiny candidate set of the Axpby fixture (WG 64
+ * or 256) timed on two call shapes, the tune file it writes, `build` reading it as pins (the
+ * config's pins taking precedence), `explain` showing the choice, the measurement cache, and the
+ * errors for a bad tune file and a bad call.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main, type Io } from "../../src/cli/main.js";
+import { getGpuDevice } from "../support/gpu.js";
+
+const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/axpby");
+const PROFILE = "mobile-1024-f16";
+
+// Points the Vulkan loader at lavapipe (or fails under CI=true when there is no adapter).
+const device = await getGpuDevice({ requiredFeatures: ["shader-f16", "timestamp-query"] });
+device?.destroy();
+
+function tuneConfig(extra: Record<string, unknown> = {}): string {
+  return JSON.stringify(
+    {
+      profiles: [PROFILE, "core"],
+      tune: {
+        Axpby: {
+          calls: [
+            { name: "n64k-f32", inputs: { xT: { shape: [65536], dtype: "float32" } }, outputs: { yT: { shape: [65536], dtype: "float32" } }, attrs: { alpha: 2, beta: 0.5 } },
+            { name: "n4k-f16", inputs: { xT: { shape: [4096], dtype: "float16" } }, outputs: { yT: { shape: [4096], dtype: "float16" } } },
+          ],
+          tunables: { WG: [64, 256] },
+        },
+      },
+      ...extra,
+    },
+    null,
+    2,
+  );
+}
+
+async function run(cwd: string, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io: Io = { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), cwd, isTTY: false, env: {} };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+describe.runIf(device)("kernelc tune (lavapipe)", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-tune-"));
+    fs.cpSync(path.join(FIXTURE, "specs"), path.join(dir, "specs"), { recursive: true });
+    fs.cpSync(path.join(FIXTURE, "templates"), path.join(dir, "templates"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("times every candidate on every call and writes the winner with its provenance", async () => {
+    const r = await run(dir, "tune", "--profile", PROFILE, "--repeats", "3");
+    expect(r.stderr).not.toMatch(/error/);
+    expect(r.code).toBe(0);
+    const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+    const rec = tune.profiles[PROFILE].Axpby;
+    expect([64, 256]).toContain(rec.pins.WG);
+    expect(rec.measured.candidates).toBe(2);
+    expect(rec.measured.calls).toEqual(["n64k-f32", "n4k-f16"]);
+    expect(rec.measured.adapter.vendor).toBe("mesa");
+    expect(rec.measured.timer).toBe("timestamp-query");
+    expect(rec.measured.winner.pins).toEqual(rec.pins);
+    expect(rec.measured.runnerUp.pins.WG).not.toBe(rec.pins.WG);
+    expect(rec.measured.winner.ms).toHaveLength(2);
+    for (const ms of [...rec.measured.winner.ms, ...rec.measured.runnerUp.ms]) expect(ms).toBeGreaterThan(0);
+    expect(rec.measured.runnerUp.score).toBeGreaterThanOrEqual(rec.measured.winner.score);
+    expect(rec.measured.margin).toBeGreaterThanOrEqual(1);
+    expect(r.stdout).toContain(`${PROFILE} Axpby: WG=${rec.pins.WG}`);
+  });
+
+  it("leaves out a call the profile cannot serve, with a warning, and keeps other profiles' records", async () => {
+    const r = await run(dir, "tune", "--profile", "core", "--repeats", "2");
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/warning: core Axpby: call `n4k-f16` left out/);
+    const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+    expect(tune.profiles.core.Axpby.measured.calls).toEqual(["n64k-f32"]);
+    expect(tune.profiles[PROFILE].Axpby.measured.calls).toEqual(["n64k-f32", "n4k-f16"]);
+  });
+
+  it("measures nothing again when nothing changed (the cache answers)", async () => {
+    const cache = path.join(dir, ".kernelc-cache/tune.json");
+    const before = fs.readFileSync(cache, "utf8");
+    const tuneBefore = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+    fs.utimesSync(cache, new Date(0), new Date(0));
+    const r = await run(dir, "tune", "--profile", PROFILE, "--repeats", "3");
+    expect(r.code).toBe(0);
+    expect(fs.statSync(cache).mtimeMs).toBe(0);
+    expect(fs.readFileSync(cache, "utf8")).toBe(before);
+    const tuneAfter = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+    expect(tuneAfter.profiles[PROFILE].Axpby.measured.winner).toEqual(tuneBefore.profiles[PROFILE].Axpby.measured.winner);
+  });
+
+  it("builds with the tuned pins, deterministically, and explain shows the choice", async () => {
+    const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+    const wg = tune.profiles[PROFILE].Axpby.pins.WG;
+    expect((await run(dir, "build")).code).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, "out", PROFILE, "manifest.json"), "utf8"));
+    const tunables = manifest.kernels.Axpby.variants.map((v: { tunables: { WG: number } }) => v.tunables.WG);
+    expect(new Set(tunables)).toEqual(new Set([wg]));
+    const first = fs.readFileSync(path.join(dir, "out", PROFILE, "dispatcher.ts"), "utf8");
+    expect((await run(dir, "build", "--force")).code).toBe(0);
+    expect(fs.readFileSync(path.join(dir, "out", PROFILE, "dispatcher.ts"), "utf8")).toBe(first);
+    const explain = await run(dir, "explain", "Axpby", "--profile", PROFILE);
+    expect(explain.code).toBe(0);
+    expect(explain.stdout).toMatch(new RegExp(`tuned \\(kernelc.tune.json\\): WG=${wg}, measured \\d{4}-\\d\\d-\\d\\d on llvmpipe`));
+    expect(explain.stdout).toMatch(/runner-up: WG=\d+ at [\d.]+ ms \([\d.]+% slower\)/);
+  });
+
+  it("lets the config's pins take precedence over the tuned ones, and says so", async () => {
+    const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+    const other = tune.profiles[PROFILE].Axpby.pins.WG === 64 ? 256 : 64;
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig({ tunables: { [PROFILE]: { Axpby: { WG: other } } } }));
+    try {
+      expect((await run(dir, "build")).code).toBe(0);
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, "out", PROFILE, "manifest.json"), "utf8"));
+      expect(new Set(manifest.kernels.Axpby.variants.map((v: { tunables: { WG: number } }) => v.tunables.WG))).toEqual(new Set([other]));
+      const explain = await run(dir, "explain", "Axpby", "--profile", PROFILE);
+      expect(explain.stdout).toContain(`WG: the config pins ${other}, which takes precedence over the tuned`);
+    } finally {
+      fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+    }
+  });
+
+  it("rejects a call its kernel cannot take", async () => {
+    const bad = JSON.parse(tuneConfig());
+    bad.tune.Axpby.calls = [{ name: "wrong", inputs: { xT: { shape: [16, 16], dtype: "float32" } } }];
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(bad));
+    try {
+      const r = await run(dir, "tune", "--profile", PROFILE, "--repeats", "1");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error\[tune_call_invalid\]: tune call `wrong` of Axpby cannot be planned on mobile-1024-f16/);
+    } finally {
+      fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+    }
+  });
+
+  it("refuses to build from a tune file it did not write", async () => {
+    const file = path.join(dir, "kernelc.tune.json");
+    const good = fs.readFileSync(file, "utf8");
+    fs.writeFileSync(file, JSON.stringify({ profiles: { [PROFILE]: { Axpby: { pins: { WG: "fast" } } } } }));
+    try {
+      const r = await run(dir, "build");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error\[tune_file_invalid\]: kernelc.tune.json at \//);
+      expect(r.stderr).toContain("re-run it, or restore the file from version control");
+    } finally {
+      fs.writeFileSync(file, good);
+    }
+  });
+});

@@ -16,7 +16,7 @@ import { EvalError } from "../lang/ops.js";
 import type { CheckedBinding, CheckedKernel, CheckedPass } from "../model/checked.js";
 import type { ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
-import { f16StorageFor } from "../plan/f16-storage.js";
+import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
 import type { WgslValidator } from "./validate-wgsl.js";
@@ -111,6 +111,23 @@ function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<
   return used;
 }
 
+/**
+ * Renders a template with its pass's declarations: `env.wgsl.resourceDeclarations` and the f16
+ * storage of each binding (`env.wgsl.f16Storage`, `.storage`, `.scalar`). Rendered without the
+ * accessor helpers first; the helpers the body calls are then declared and the template rendered
+ * again, so a shader carries only the helpers it uses. Throws RenderError.
+ */
+export function renderWithDeclarations(renderer: TemplateRenderer, templatesDir: string, shader: string, context: Readonly<Record<string, unknown>>, decls: Declarations, form: F16Storage): RenderedShader {
+  const wgsl = {
+    f16Storage: form,
+    storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
+    scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
+  };
+  const rendered = renderer.render({ templatesDir, shader, context, declarations: decls.text, wgsl });
+  const used = helpersCalled(rendered.wgsl, decls.helpers);
+  return used.size === 0 ? rendered : renderer.render({ templatesDir, shader, context, declarations: decls.withHelpers(used), wgsl });
+}
+
 /** Renders one pass for one key; returns the shader's id (its content hash) or undefined after reporting why not. */
 export function renderShader(req: PassRequest, ctx: RenderContext): string | undefined {
   const k = req.kernel;
@@ -144,18 +161,9 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     ctx.diagnostics.push(makeDiagnostic("eval_error", `cannot declare the bindings of ${where}: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }));
     return undefined;
   }
-  const wgsl = {
-    f16Storage: form,
-    storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
-    scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
-  };
   let rendered: RenderedShader;
   try {
-    // Rendered without the accessor helpers first; the helpers the body calls are then declared
-    // and the template rendered again, so a shader carries only the helpers it uses.
-    rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls.text, wgsl });
-    const used = helpersCalled(rendered.wgsl, decls.helpers);
-    if (used.size > 0) rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls.withHelpers(used), wgsl });
+    rendered = renderWithDeclarations(ctx.renderer, ctx.templatesDir, pass.shader, context, decls, form);
   } catch (err) {
     if (!(err instanceof RenderError)) throw err;
     ctx.diagnostics.push(templateDiagnostic("template_error", `template ${err.file} failed to render (${where}): ${err.message}`, ctx.templatesDir, err.file, err.line, err.column));

@@ -14,7 +14,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
 const { lintPaths, makeCheckContext } = await import(dist("lint.js"));
 const { compile } = await import(dist("api/compile.js"));
-const { writeTreeAtomic } = await import(dist("cli/out-dir.js"));
 const { loadConfig } = await import(dist("plan/config.js"));
 const { interpretPlan } = await import(dist("plan/interpret.js"));
 
@@ -51,14 +50,16 @@ const rows = [];
     files = res.files;
     cold.push(now() - t0);
   }
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-out-"));
-  writeTreeAtomic(path.join(out, "out"), files);
+  // The no-op build runs on a copy of the project: kernelc only writes an out/ inside its project.
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-out-"));
+  for (const f of ["specs", "templates", "kernelc.config.json"]) fs.cpSync(path.join(root, f), path.join(project, f), { recursive: true });
   const { main } = await import(dist("cli/main.js"));
-  const io = { stdout: () => {}, stderr: () => {}, cwd: root, isTTY: false, env: {} };
+  const io = { stdout: () => {}, stderr: () => {}, cwd: project, isTTY: false, env: {} };
+  if ((await main(["build"], io)) !== 0) throw new Error("build of the project copy failed");
   const noop = [];
   for (let r = 0; r < 3; r++) {
     const t0 = now();
-    const code = await main(["build", "--out", path.join(out, "out")], io);
+    const code = await main(["build"], io);
     noop.push(now() - t0);
     if (code !== 0) throw new Error("no-op build failed");
   }

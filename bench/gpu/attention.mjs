@@ -271,6 +271,63 @@ async function pagedBench(copy) {
   }
 }
 
+// 2b. PagedAttention prefill (first measurement): B = 1 with 2048 and 8192 new tokens on an empty
+// cache, and a mixed chunked-prefill batch (two decode rows, a 512-token chunk on 2048 cached, a
+// 1024-token first chunk). TFLOP/s counts 4 * head size FLOPs per (query, visible key, head): QK^T
+// and PV, causal.
+async function prefillBench() {
+  const N = 32, Nkv = 8, H = 128, bs = 32;
+  const cases = [
+    { name: "B=1 S=2048", seqs: [[2048, 0]] },
+    { name: "B=1 S=8192", seqs: [[8192, 0]] },
+    { name: "mixed", seqs: [[1, 4095], [1, 4095], [512, 2048], [1024, 0]] },
+  ];
+  const { plan: planner, shaders } = await compile("PagedAttention", {});
+  const cache = new PipelineCache(device, (id) => shaders[id]);
+  for (const c of cases) {
+    const B = c.seqs.length;
+    const tokens = c.seqs.reduce((a, [n]) => a + n, 0);
+    const blocksPer = Math.max(...c.seqs.map(([n, p]) => Math.ceil((n + p) / bs)));
+    const numBlocks = B * blocksPer;
+    const cum = [0];
+    for (const [n] of c.seqs) cum.push(cum[cum.length - 1] + n);
+    let flops = 0;
+    for (const [n, p] of c.seqs) flops += 4 * H * N * (n * p + (n * (n + 1)) / 2);
+    const t = {
+      queryT: randomF16Buffer(tokens * N * H * 2),
+      keyT: randomF16Buffer(tokens * Nkv * H * 2),
+      valueT: randomF16Buffer(tokens * Nkv * H * 2),
+      keyCacheT: randomF16Buffer(numBlocks * bs * Nkv * H * 2),
+      valueCacheT: randomF16Buffer(numBlocks * bs * Nkv * H * 2),
+      cumulativeSequenceLengthT: i32Buffer(cum),
+      pastSeqlensT: i32Buffer(c.seqs.map(([, p]) => p)),
+      blockTableT: i32Buffer(shuffled(numBlocks)),
+      outputT: device.createBuffer({ size: tokens * N * H * 2, usage: U.STORAGE }),
+    };
+    const f16 = (shape) => ({ shape, dtype: "float16" });
+    const i32 = (shape) => ({ shape, dtype: "int32" });
+    const call = {
+      inputs: { queryT: f16([tokens, N * H]), keyT: f16([tokens, Nkv * H]), valueT: f16([tokens, Nkv * H]), keyCacheT: f16([numBlocks, bs, Nkv, H]), valueCacheT: f16([numBlocks, bs, Nkv, H]), cumulativeSequenceLengthT: i32([B + 1]), pastSeqlensT: i32([B]), blockTableT: i32([B, blocksPer]) },
+      outputs: { outputT: f16([tokens, N * H]) },
+      attrs: { num_heads: N, kv_num_heads: Nkv },
+    };
+    let plan;
+    try {
+      plan = planner(call);
+    } catch (err) {
+      log(`prefill ${c.name}: ${err.message}`);
+      for (const b of Object.values(t)) b.destroy();
+      continue;
+    }
+    const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
+    const r = await timePlan(plan, shaders, t, attn, 20, cache);
+    const row = { kernel: "PagedAttention prefill", case: c.name, seqs: c.seqs, blockSize: bs, variant: plan.variant, allPassesMs: r.total, attentionMs: r.focused, tflops: flops / (r.focused / 1e3) / 1e12 };
+    rows.push(row);
+    log(`prefill ${c.name} | ${plan.variant} | all passes ${r.total.toFixed(3)} ms | attention ${r.focused.toFixed(3)} ms | ${row.tflops.toFixed(2)} TFLOP/s`);
+    for (const b of Object.values(t)) b.destroy();
+  }
+}
+
 // 3. SparseAttention at 8192 keys: a sparse layout next to the dense (lower-triangular) one, same kernel;
 // single-pass (MAX_SPLITS=1) next to split-K. "attention" times every pass after append/rotate_q.
 function layoutCsr(numLayout, blocks, keep) {
@@ -359,6 +416,7 @@ rows.push({ kernel: "copy", ms: copy.ms, TBps: copy.tbps });
 const which = process.argv.slice(2).filter((a) => !a.startsWith("--") && a !== outFile);
 if (which.length === 0 || which.includes("paged")) await pagedBench(copy);
 if (which.length === 0 || which.includes("sparse")) await sparseBench(copy);
+if (which.length === 0 || which.includes("prefill")) await prefillBench();
 if (outFile) fs.writeFileSync(outFile, JSON.stringify({ adapter: adapterName, profile, rows }, null, 2));
 device.destroy();
 process.exit(0);

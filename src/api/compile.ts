@@ -26,6 +26,13 @@ import { lintPaths, makeCheckContext } from "./lint.js";
 export interface CompileOptions {
   /** Build only these profiles (by name); default: the config's profiles. */
   readonly profiles?: readonly string[];
+  /**
+   * Validate and write only these kernels' shaders (by name). The profiles' dispatchers and
+   * manifests still cover every kernel (they are one module per profile), so the other kernels are
+   * enumerated and rendered but their shaders are left out of `files`: the caller keeps them from
+   * a previous build. Default: every kernel.
+   */
+  readonly kernels?: readonly string[];
   /** Called with a short description of the current step (for a progress display). */
   readonly onProgress?: (step: string) => void;
 }
@@ -68,6 +75,11 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   const profiles = selectProfiles(loaded, options.profiles, diagnostics);
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
   const instances = configuredInstances(loaded, kernels, diagnostics);
+  const only = options.kernels?.length ? new Set(options.kernels) : undefined;
+  const unknownKernels = only ? [...only].filter((n) => !kernels.some((k) => k.spec.name === n)) : [];
+  if (unknownKernels.length) {
+    diagnostics.push(makeDiagnostic("unknown_kernel", `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`, undefined, { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` }));
+  }
   if (!profiles || hasErrors(diagnostics)) return fail();
 
   // enumerate + render
@@ -82,17 +94,18 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   }));
 
   // validate
-  progress(`validating ${ctx.shaders.size} shaders`);
+  const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => [...rec.kernels].some((k) => only.has(k)))) : ctx.shaders;
+  progress(`validating ${selected.size} shaders`);
   const validator = await WgslValidator.create();
   try {
-    await validateShaders(ctx.shaders, validator, templatesDir, diagnostics);
+    await validateShaders(selected, validator, templatesDir, diagnostics);
   } finally {
     validator.dispose();
   }
   if (hasErrors(diagnostics)) return fail(results);
 
   // generate
-  return { files: generateFiles(loaded.root, ctx.shaders, results), diagnostics: sortDiagnostics(diagnostics), profiles: results, sources };
+  return { files: generateFiles(loaded.root, selected, results), diagnostics: sortDiagnostics(diagnostics), profiles: results, sources };
 }
 
 /** The profiles to build: the config's, or those named in the options (unknown names are an error). */

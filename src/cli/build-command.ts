@@ -1,13 +1,21 @@
-/** `kernelc build`: compile, then write out/ (or, with --check, compare it with a fresh build). */
+/**
+ * `kernelc build`: compile, then replace out/ (or, with --check, compare it with a fresh build).
+ * Writing is guarded: the output folder must be a safe place (out-dir.ts), kernelc's own (marker),
+ * locked against concurrent builds (out-lock.ts), and is swapped in whole so a failure or a crash
+ * leaves the previous out/ in place.
+ */
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { compile } from "../api/compile.js";
+import { compile, type CompileResult } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
 import { makeDiagnostic } from "../core/codes.js";
-import { hasErrors } from "../core/diagnostic.js";
-import { inputsHash, upToDate, withBuildInfo } from "./build-info.js";
-import { printDiagnostics, type Format, type Io } from "./io.js";
-import { readTree, writeTreeAtomic } from "./out-dir.js";
+import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
+import type { LoadedConfig } from "../plan/config.js";
+import { BUILD_INFO, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
+import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
+import { isOsError, osErrorDiagnostic } from "./os-errors.js";
+import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
+import { checkOwnership, MARKER, MARKER_TEXT, readTreeStrict, recoverOutDir, removeOwnedTree, resolveOutDir, stageTree, swapIn, testPause, treeEquals, type OutTarget } from "./out-dir.js";
+import { mergePartial } from "./partial-build.js";
 
 /** A progress line on a TTY for builds longer than a second; silent in CI or when piped. */
 class Progress {
@@ -31,51 +39,179 @@ class Progress {
 export interface BuildOptions {
   readonly config?: string;
   readonly profile?: string[];
+  readonly kernel?: string[];
   readonly out?: string;
   readonly check?: boolean;
   readonly force?: boolean;
   readonly format: Format;
 }
 
-/** `kernelc build`. */
+/** What a build run shares between its steps. */
+interface BuildRun {
+  readonly io: Io;
+  readonly opts: BuildOptions;
+  readonly loaded: LoadedConfig;
+  readonly target: OutTarget;
+  readonly hash: string;
+  readonly partial: boolean;
+}
+
+/** `kernelc build`: user errors and errors of the system are printed in the chosen format (exit 1). */
 export async function runBuild(io: Io, opts: BuildOptions): Promise<number> {
-  const loaded = loadProjectConfig(io.cwd, opts.config);
-  const outDir = path.resolve(loaded.root, opts.out ?? loaded.config.out);
-  const shownOut = path.relative(io.cwd, outDir) || outDir;
-  const hash = inputsHash(loaded, opts.profile);
-  if (!opts.check && !opts.force && upToDate(outDir, hash)) {
-    if (opts.format === "text") io.stderr(`${shownOut}/ is up to date (inputs unchanged; --force rebuilds)\n`);
-    return 0;
-  }
-  const progress = new Progress(io);
-  let built;
   try {
-    built = await compile(loaded, { profiles: opts.profile, onProgress: (step) => progress.update(`kernelc build: ${step}`) });
+    return await build(io, opts);
+  } catch (err) {
+    const diags = err instanceof UserError ? err.diagnostics : isOsError(err) ? [osErrorDiagnostic(err)] : undefined;
+    if (!diags) throw err;
+    printDiagnostics(io, diags, opts.format, fileSources(io.cwd));
+    return 1;
+  }
+}
+
+async function build(io: Io, opts: BuildOptions): Promise<number> {
+  const loaded = loadProjectConfig(io.cwd, opts.config);
+  const target = resolveOutDir(loaded, io.cwd, opts.out);
+  const run: BuildRun = { io, opts, loaded, target, hash: inputsHash(loaded, { profiles: opts.profile, kernels: opts.kernel }), partial: Boolean(opts.profile?.length || opts.kernel?.length) };
+  if (opts.check) return runCheck(run);
+  const waitMs = Number(io.env.KERNELC_LOCK_WAIT_MS ?? DEFAULT_LOCK_WAIT_MS);
+  const release = await acquireOutLock(target.dir, target.shown, {
+    waitMs: Number.isFinite(waitMs) && waitMs >= 0 ? waitMs : DEFAULT_LOCK_WAIT_MS,
+    onWait: (holder) => {
+      if (opts.format === "text") io.stderr(`waiting for another kernelc build (${holder}) to finish writing ${target.shown}/…\n`);
+    },
+  });
+  try {
+    testPause(io.env, "locked");
+    return await writeBuild(run);
+  } catch (err) {
+    if (isOsError(err)) throw new UserError([osErrorDiagnostic(err, `the build stopped; ${target.shown}/ was left as it was`)]);
+    throw err;
+  } finally {
+    release();
+  }
+}
+
+/** Compiles the project (the whole of it, or the profiles and kernels asked for), with a progress line. */
+async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
+  const progress = new Progress(run.io);
+  try {
+    return await compile(run.loaded, { profiles: run.opts.profile, kernels: run.opts.kernel, onProgress: (step) => progress.update(`kernelc build: ${step}`) });
   } finally {
     progress.done();
   }
-  const result = hasErrors(built.diagnostics) ? built : { ...built, files: withBuildInfo(built.files, hash) };
-  const sources = (f: string): string | undefined => result.sources.get(f) ?? (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : undefined);
-  printDiagnostics(io, result.diagnostics, opts.format, sources);
-  if (hasErrors(result.diagnostics)) {
-    if (opts.format === "text") io.stderr(`build failed; ${path.relative(io.cwd, outDir) || "."}/ was left as it was\n`);
-    return 1;
+}
+
+/** Prints the compile's diagnostics; true when it failed. */
+function reportCompile(run: BuildRun, result: CompileResult): boolean {
+  const sources = (f: string): string | undefined => result.sources.get(f) ?? (fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, "utf8") : undefined);
+  printDiagnostics(run.io, result.diagnostics, run.opts.format, sources);
+  if (!hasErrors(result.diagnostics)) return false;
+  if (run.opts.format === "text") run.io.stderr(`build failed; ${run.target.shown}/ was left as it was\n`);
+  return true;
+}
+
+/** The final files: the compile's (or, for a partial build, merged into out/'s) plus the marker and build-info.json. */
+function finalFiles(run: BuildRun, result: CompileResult, current: ReturnType<typeof readTreeStrict>): Map<string, string> {
+  let files: ReadonlyMap<string, string> = result.files;
+  if (run.partial && current.files.size > 0) {
+    files = mergePartial({
+      current,
+      built: result.files,
+      profiles: result.profiles.map((p) => p.profile.name),
+      order: [...run.loaded.config.profiles, ...run.loaded.allProfiles.map((p) => p.name)],
+      shown: run.target.shown,
+      kernels: run.opts.kernel,
+    });
   }
-  const shaderCount = [...result.files.keys()].filter((f) => f.startsWith("shaders/")).length;
-  const current = readTree(outDir);
-  if (opts.check) {
-    const stale: string[] = [];
-    for (const [rel, text] of result.files) if (current.get(rel) !== text) stale.push(rel);
-    for (const rel of current.keys()) if (!result.files.has(rel)) stale.push(rel);
-    if (stale.length) {
-      printDiagnostics(io, [makeDiagnostic("out_stale", `${shownOut}/ is out of date: ${stale.length} file${stale.length > 1 ? "s differ" : " differs"} from a fresh build (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", …" : ""})`, { file: outDir }, { hint: "run `npx kernelc build` and commit the result" })], opts.format, sources);
-      return 1;
-    }
-    if (opts.format === "text") io.stderr(`${shownOut}/ is up to date (${result.profiles.length} profiles, ${shaderCount} shaders)\n`);
+  return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash);
+}
+
+/** Under the lock: repairs leftovers, checks ownership, skips a no-op, compiles and swaps out/ in. */
+async function writeBuild(run: BuildRun): Promise<number> {
+  const { io, opts, target } = run;
+  const text = opts.format === "text";
+  const recovery = recoverOutDir(target.dir);
+  const notices: Diagnostic[] = [...recovery.diagnostics];
+  if (recovery.restored && text) io.stderr(`restored ${target.shown}/ from ${recovery.restored} (an earlier build was interrupted while replacing it)\n`);
+  checkOwnership(target);
+  let current = readTreeStrict(target.dir);
+  const info = readBuildInfo(target.dir);
+  if (!run.partial && !opts.force && upToDate(current, info, run.hash)) {
+    printDiagnostics(io, notices, opts.format, () => undefined);
+    if (text) io.stderr(`${target.shown}/ is up to date (inputs unchanged; --force rebuilds)\n`);
     return 0;
   }
-  const same = current.size === result.files.size && [...result.files].every(([rel, text]) => current.get(rel) === text);
-  if (!same) writeTreeAtomic(outDir, result.files);
-  if (opts.format === "text") io.stderr(`${same ? "unchanged" : "wrote"} ${shownOut}/: ${result.profiles.length} profiles, ${shaderCount} shaders\n`);
+  if (run.partial && current.files.size > 0) {
+    const problems = info ? verifyAgainstBuildInfo(current, info) : [`${BUILD_INFO} is missing`];
+    if (problems.length > 0) {
+      throw new UserError([
+        makeDiagnostic("out_modified", `${target.shown}/ was changed after kernelc wrote it (${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; …" : ""}), and a build of some profiles or kernels would keep the rest of it`, { file: target.dir }, {
+          hint: "run `kernelc build` without --profile/--kernel to rebuild all of it",
+        }),
+      ]);
+    }
+  }
+  const result = await compileWithProgress(run);
+  if (reportCompile(run, result)) return 1;
+  // The compile took a while; read out/ again, which the lock kept ours.
+  current = readTreeStrict(target.dir);
+  const files = finalFiles(run, result, current);
+  const foreign = [...current.unexpected, ...[...current.files.keys()].filter((rel) => !files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel))];
+  const shownForeign = foreign.length > 10 ? [...foreign.slice(0, 9), `… and ${foreign.length - 9} more entries`] : foreign;
+  for (const entry of shownForeign) {
+    notices.push(makeDiagnostic("out_unexpected", entry.startsWith("…") ? `${entry} were not written by kernelc; the build removed them` : `${target.shown}/${entry} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc (see its ${MARKER} file): keep your own files elsewhere` }));
+  }
+  printDiagnostics(io, notices, opts.format, () => undefined);
+  // A partial build that changes nothing keeps build-info.json as it is (it may record a full build).
+  const same = treeEquals(current, files) || (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
+  if (!same) {
+    const staging = stageTree(target.dir, files);
+    try {
+      testPause(io.env, "staged");
+      swapIn(target.dir, staging, io.env);
+    } catch (err) {
+      if (fs.existsSync(staging)) removeOwnedTree(staging);
+      throw err;
+    }
+  }
+  const shaderCount = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
+  const profileCount = [...files.keys()].filter((f) => f.endsWith("/manifest.json")).length;
+  if (text) io.stderr(`${same ? "unchanged" : "wrote"} ${target.shown}/: ${profileCount} profile${profileCount === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"}\n`);
+  return 0;
+}
+
+/** The entries of a file map other than build-info.json. */
+function dropInfo<V>(m: ReadonlyMap<string, V>): Map<string, V> {
+  return new Map([...m].filter(([rel]) => rel !== BUILD_INFO));
+}
+
+/** `build --check`: compiles and compares with what is on disk, byte for byte; writes nothing. */
+async function runCheck(run: BuildRun): Promise<number> {
+  const { io, opts, target } = run;
+  const result = await compileWithProgress(run);
+  if (reportCompile(run, result)) return 1;
+  const current = readTreeStrict(target.dir);
+  const expected = run.partial ? new Map([...result.files].filter(([rel]) => rel !== "profiles.json")) : withBuildInfo(new Map([...result.files, [MARKER, MARKER_TEXT]]), run.hash);
+  const inScope = (rel: string): boolean => !run.partial || result.profiles.some((p) => rel.startsWith(`${p.profile.name}/`));
+  const diags: Diagnostic[] = [];
+  const unexpected = current.unexpected.filter(inScope);
+  const extra = [...current.files.keys()].filter((rel) => !expected.has(rel) && inScope(rel));
+  for (const entry of [...unexpected, ...extra]) {
+    diags.push(makeDiagnostic("out_unexpected", `${target.shown}/${entry} is not part of the build${entry.endsWith(")") ? "" : " (kernelc did not write it)"}`, { file: target.dir }, { hint: "run `npx kernelc build` (it removes what kernelc did not write) and commit the result" }));
+  }
+  const stale: string[] = [];
+  for (const [rel, text] of expected) {
+    const have = current.files.get(rel);
+    if (!have || !have.equals(Buffer.from(text, "utf8"))) stale.push(rel);
+  }
+  if (stale.length) {
+    diags.push(makeDiagnostic("out_stale", `${target.shown}/ is out of date: ${stale.length} file${stale.length > 1 ? "s differ" : " differs"} from a fresh build (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", …" : ""})`, { file: target.dir }, { hint: "run `npx kernelc build` and commit the result" }));
+  }
+  if (diags.length) {
+    printDiagnostics(io, diags, opts.format, () => undefined);
+    return 1;
+  }
+  const shaderCount = [...expected.keys()].filter((f) => f.startsWith("shaders/")).length;
+  if (opts.format === "text") io.stderr(`${target.shown}/ is up to date (${result.profiles.length} profile${result.profiles.length === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"})\n`);
   return 0;
 }

@@ -1,8 +1,10 @@
 /**
- * build-info.json: the hash of everything a build reads and of every file it wrote, so that a
- * later build with the same inputs can tell that out/ is current and skip the work.
+ * build-info.json: the hash of everything a build reads and of every file it wrote, bound together
+ * by a digest, so that a later build with the same inputs can tell that out/ is current and skip
+ * the work, and so that a file changed after the build (even with its hash updated) is noticed.
  */
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../core/hash.js";
@@ -11,57 +13,146 @@ import { KERNELC_VERSION } from "../core/version.js";
 import { walkFiles } from "../core/walk.js";
 import type { LoadedConfig } from "../plan/config.js";
 
+/** What is on disk in an output folder: regular files by "/"-separated path, and every entry a build never writes. */
+export interface OnDiskTree {
+  readonly files: ReadonlyMap<string, Buffer>;
+  /** Symbolic links, special files and empty folders, as "path (what)". */
+  readonly unexpected: readonly string[];
+}
+
 /** The name of the build-info file inside out/. */
 export const BUILD_INFO = "build-info.json";
 
-let compilerHash: string | undefined;
-
-/** A hash of kernelc's own compiled code, so a changed compiler never counts as a no-op build. */
-function compilerCodeHash(): string {
-  if (compilerHash === undefined) {
-    const parts: string[] = [];
-    const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-    for (const rel of walkFiles(dir).files) if (/\.(js|ts|json)$/.test(rel) && !rel.endsWith(".map")) parts.push(`${rel}\0${sha256Hex(fs.readFileSync(path.join(dir, rel)))}`);
-    compilerHash = sha256Hex(parts.join("\0"));
-  }
-  return compilerHash;
+/** What build-info.json holds. */
+export interface BuildInfo {
+  readonly generatedBy: string;
+  /** The hash of the inputs (inputsHash) of the build that wrote the folder. */
+  readonly inputs: string;
+  /** Every other file of the folder → the SHA-256 of its content. */
+  readonly files: Readonly<Record<string, string>>;
+  /** Binds `inputs` and `files` together (folders written before it have none). */
+  readonly digest?: string;
 }
 
-/** A hash of everything a build reads: kernelc's code and version, the config, the specs, the templates and the profiles asked for. */
-export function inputsHash(loaded: LoadedConfig, profiles: readonly string[] | undefined): string {
-  const parts = [`kernelc ${KERNELC_VERSION} ${compilerCodeHash()}`, JSON.stringify(loaded.config), JSON.stringify(loaded.allProfiles), JSON.stringify(profiles ?? null)];
-  for (const dir of [loaded.config.specs, loaded.config.templates]) {
-    const abs = path.resolve(loaded.root, dir);
-    for (const rel of walkFiles(abs).files) parts.push(`${dir}/${rel}\0${sha256Hex(fs.readFileSync(path.join(abs, rel)))}`);
+/** kernelc's own folder (dist/ when installed, src/ under the tests). */
+const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** A hash of kernelc's own code and schema/, so that a changed compiler never counts as a no-op build. */
+function compilerCodeHash(): string {
+  const parts: string[] = [];
+  for (const [label, dir] of [["code", CODE_DIR], ["schema", path.resolve(CODE_DIR, "../schema")]] as const) {
+    for (const rel of walkFiles(dir).files) if (/\.(js|ts|json)$/.test(rel) && !rel.endsWith(".map")) parts.push(`${label}/${rel}\0${sha256Hex(fs.readFileSync(path.join(dir, rel)))}`);
   }
   return sha256Hex(parts.join("\0"));
 }
 
-/** Whether out/ holds exactly the build of these inputs (its build-info matches and no file was changed). */
-export function upToDate(outDir: string, hash: string): boolean {
-  let info: { inputs?: string; files?: Record<string, string> };
+/** The installed version of a dependency (its package.json next to its entry point), or "unknown". */
+function dependencyVersion(name: string): string {
   try {
-    info = JSON.parse(fs.readFileSync(path.join(outDir, BUILD_INFO), "utf8"));
+    let dir = path.dirname(createRequire(import.meta.url).resolve(name));
+    for (;;) {
+      const file = path.join(dir, "package.json");
+      if (fs.existsSync(file)) {
+        const pkg = JSON.parse(fs.readFileSync(file, "utf8")) as { name?: unknown; version?: unknown };
+        if (pkg.name === name && typeof pkg.version === "string") return pkg.version;
+      }
+      const up = path.dirname(dir);
+      if (up === dir) return "unknown";
+      dir = up;
+    }
   } catch {
-    return false;
+    return "unknown";
   }
-  if (info.inputs !== hash || !info.files) return false;
-  const tree = walkFiles(outDir);
-  if (tree.others.length > 0) return false;
-  const present = tree.files.filter((f) => f !== BUILD_INFO);
-  if (present.length !== Object.keys(info.files).length) return false;
-  for (const rel of present) {
-    const want = Object.prototype.hasOwnProperty.call(info.files, rel) ? info.files[rel] : undefined;
-    if (want === undefined || sha256Hex(fs.readFileSync(path.join(outDir, rel), "utf8")) !== want) return false;
-  }
-  return true;
 }
 
-/** Adds build-info.json: the inputs' hash and every file's hash, so a later build can tell nothing changed. */
+/** The versions the inputs hash records: kernelc's, nunjucks' and the WGSL validator's (the webgpu package). */
+export function hashedVersions(): { readonly kernelc: string; readonly nunjucks: string; readonly webgpu: string } {
+  return { kernelc: KERNELC_VERSION, nunjucks: dependencyVersion("nunjucks"), webgpu: dependencyVersion("webgpu") };
+}
+
+/** What a build covers besides the config: all profiles and kernels, or the subsets named on the command line. */
+export interface BuildScope {
+  readonly profiles?: readonly string[];
+  readonly kernels?: readonly string[];
+}
+
+/**
+ * A hash of everything a build reads: kernelc's version, code and schema/, the versions of
+ * nunjucks and of the WGSL validator (the webgpu package), the config, the specs, the templates,
+ * and the profiles and kernels asked for.
+ */
+export function inputsHash(loaded: LoadedConfig, scope: BuildScope = {}): string {
+  const parts = [
+    `kernelc ${compilerCodeHash()}`,
+    JSON.stringify(hashedVersions()),
+    JSON.stringify(loaded.config),
+    JSON.stringify(loaded.allProfiles),
+    JSON.stringify(scope.profiles?.length ? scope.profiles : null),
+    JSON.stringify(scope.kernels?.length ? scope.kernels : null),
+  ];
+  for (const dir of [loaded.config.specs, loaded.config.templates]) {
+    const abs = path.resolve(loaded.root, dir);
+    const tree = walkFiles(abs);
+    for (const rel of tree.files) parts.push(`${dir}/${rel}\0${sha256Hex(fs.readFileSync(path.join(abs, rel)))}`);
+    // A symlink is never read by the build (specs and templates refuse them), but it changes the diagnostics.
+    for (const rel of tree.others) parts.push(`${dir}/${rel}\0other`);
+  }
+  return sha256Hex(parts.join("\0"));
+}
+
+function digestOf(inputs: string, files: Readonly<Record<string, string>>): string {
+  return sha256Hex(`kernelc build-info v1\0${inputs}\0${Object.keys(files).sort().map((f) => `${f}\0${files[f]}`).join("\0")}`);
+}
+
+/** Reads `dir`'s build-info.json when it is a regular file of kernelc's shape; otherwise undefined. */
+export function readBuildInfo(dir: string): BuildInfo | undefined {
+  const file = path.join(dir, BUILD_INFO);
+  try {
+    if (!fs.lstatSync(file).isFile()) return undefined;
+    const info = JSON.parse(fs.readFileSync(file, "utf8")) as unknown;
+    if (info === null || typeof info !== "object" || Array.isArray(info)) return undefined;
+    const { generatedBy, inputs, files, digest } = info as Record<string, unknown>;
+    if (typeof generatedBy !== "string" || !generatedBy.startsWith("kernelc ") || typeof inputs !== "string") return undefined;
+    if (files === null || typeof files !== "object" || Array.isArray(files)) return undefined;
+    const hashes: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const [rel, h] of Object.entries(files as Record<string, unknown>)) {
+      if (typeof h !== "string") return undefined;
+      hashes[rel] = h;
+    }
+    if (digest !== undefined && typeof digest !== "string") return undefined;
+    return { generatedBy, inputs, files: hashes, digest: digest as string | undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What differs between a folder as it is on disk and its build-info.json: files missing, extra,
+ * changed, symbolic links and other entries, and a digest that does not bind the recorded hashes.
+ * Empty when the folder is exactly the build the file describes.
+ */
+export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): string[] {
+  const problems: string[] = [...tree.unexpected];
+  if (info.digest !== undefined && info.digest !== digestOf(info.inputs, info.files)) problems.push(`${BUILD_INFO} was edited (its digest does not match)`);
+  for (const [rel, want] of Object.entries(info.files)) {
+    const have = tree.files.get(rel);
+    if (!have) problems.push(`${rel} is missing`);
+    else if (sha256Hex(have) !== want) problems.push(`${rel} was changed`);
+  }
+  for (const rel of tree.files.keys()) if (rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info.files, rel)) problems.push(`${rel} is not part of the build`);
+  return problems;
+}
+
+/** Whether the tree on disk is exactly the build of these inputs: its build-info matches, with a valid digest, and every file is as written. */
+export function upToDate(tree: OnDiskTree, info: BuildInfo | undefined, hash: string): boolean {
+  return info !== undefined && info.inputs === hash && info.digest !== undefined && verifyAgainstBuildInfo(tree, info).length === 0;
+}
+
+/** Adds build-info.json: the inputs' hash, every file's hash and the digest binding them, so a later build can tell nothing changed. */
 export function withBuildInfo(files: ReadonlyMap<string, string>, hash: string): Map<string, string> {
   const hashes: Record<string, string> = {};
-  for (const [rel, text] of files) hashes[rel] = sha256Hex(text);
+  for (const [rel, text] of files) if (rel !== BUILD_INFO) hashes[rel] = sha256Hex(text);
   const out = new Map(files);
-  out.set(BUILD_INFO, stableJson({ generatedBy: `kernelc ${KERNELC_VERSION}; do not edit`, inputs: hash, files: hashes }));
+  out.set(BUILD_INFO, stableJson({ generatedBy: `kernelc ${KERNELC_VERSION}; do not edit`, inputs: hash, files: hashes, digest: digestOf(hash, hashes) }));
   return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -9,10 +9,11 @@ import { lintPaths, makeCheckContext } from "../api/lint.js";
 import { runBuild } from "./build-command.js";
 import { runExplain } from "./explain-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
-
-export type { Format, Io } from "./io.js";
+import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { runProfiles } from "./profiles-command.js";
 import { runTune, type TuneCommandOptions } from "./tune-command.js";
+
+export type { Format, Io } from "./io.js";
 
 /** Runs the CLI with `argv` (without node and script). Returns the exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -44,12 +45,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .command("build")
     .description("compile specs and templates into per-profile bundles under out/")
     .option("--config <file>", "config file (default: kernelc.config.json if present)")
-    .option("--profile <names...>", "build only these profiles")
+    .option("--profile <names...>", "build only these profiles (the rest of out/ is kept)")
+    .option("--kernel <names...>", "validate and write only these kernels' shaders (the rest of out/ is kept)")
     .option("--out <dir>", "output folder (overrides the config)")
     .option("--check", "do not write: fail if out/ differs from a fresh build")
     .option("--force", "rebuild even when the inputs are unchanged")
     .addOption(formatOption())
-    .action(async (opts: { config?: string; profile?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
+    .action(async (opts: { config?: string; profile?: string[]; kernel?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
       code = await runBuild(io, opts);
     });
 
@@ -97,6 +99,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (err instanceof UserError) {
       printDiagnostics(io, err.diagnostics, "text", fileSources(io.cwd));
+      return 1;
+    }
+    if (isOsError(err)) {
+      printDiagnostics(io, [osErrorDiagnostic(err)], "text", () => undefined);
       return 1;
     }
     io.stderr(`kernelc: internal error (this is a bug; please report it with the input that caused it)\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);

@@ -46,7 +46,7 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
 }
 
 /** profiles.json: the built profiles in run-time selection order, with their manifests. */
-export function profilesIndex(profiles: readonly Profile[]): unknown {
+export function profilesIndex(profiles: readonly Pick<Profile, "name">[]): unknown {
   return {
     generatedBy: `kernelc ${KERNELC_VERSION}`,
     note: "Profiles in run-time selection order: take the first whose limits and features the adapter has.",

@@ -77,11 +77,24 @@ export function candidatePins(tunables: readonly TunableSpec[], override: Readon
 
 const ELEMENT_BYTES: Readonly<Record<string, number>> = { float16: 2, float32: 4, int32: 4, uint32: 4, int64: 8, bool: 4 };
 
-/** The bytes of one input or output, filled as the call's `data` says (seeded random values by default). */
-function tensorBytes(call: TuneCallConfig, id: string, desc: { readonly shape: readonly number[]; readonly dtype: string }, seed: number): Uint8Array<ArrayBuffer> {
-  const count = desc.shape.reduce((a, b) => a * b, 1);
+/** Random contents are written as one repeated chunk of this many bytes (timing does not need fresh values everywhere). */
+const RANDOM_CHUNK_BYTES = 8 << 20;
+
+/** How an input is filled: its `data` entry, if the call has one. */
+function fillOf(call: TuneCallConfig, id: string): TuneFill | undefined {
+  return call.data && Object.hasOwn(call.data, id) ? call.data[id] : undefined;
+}
+
+/** Whether a tensor gets random contents (then a repeated chunk is enough). */
+function isRandom(fill: TuneFill | undefined, dtype: string): boolean {
+  if (fill === undefined) return dtype === "float16" || dtype === "float32";
+  return !Array.isArray(fill) && (fill as { fill: string }).fill === "random";
+}
+
+/** The first `count` elements of one input or output, filled as the call's `data` says (seeded random values by default). */
+function tensorBytes(call: TuneCallConfig, id: string, desc: { readonly shape: readonly number[]; readonly dtype: string }, seed: number, count: number): Uint8Array<ArrayBuffer> {
   const size = ELEMENT_BYTES[desc.dtype] ?? 4;
-  const fill: TuneFill | undefined = call.data && Object.hasOwn(call.data, id) ? call.data[id] : undefined;
+  const fill = fillOf(call, id);
   let state = seed >>> 0 || 1;
   const random = (): number => {
     state ^= state << 13;
@@ -354,9 +367,13 @@ function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number):
   const all = [...Object.entries(call.inputs), ...Object.entries(call.outputs ?? {})];
   for (const [i, [id, desc]] of all.entries()) {
     if (Object.hasOwn(out, id)) continue;
-    const bytes = tensorBytes(call, id, desc, 0x9e3779b9 ^ (seed * 131 + i));
-    const buffer = device.createBuffer({ size: bytes.byteLength, usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | BufferUsage.COPY_SRC });
-    device.queue.writeBuffer(buffer, 0, bytes);
+    const count = desc.shape.reduce((a, b) => a * b, 1);
+    const size = ELEMENT_BYTES[desc.dtype] ?? 4;
+    const total = Math.max(4, Math.ceil((count * size) / 4) * 4);
+    const chunkCount = isRandom(fillOf(call, id), desc.dtype) ? Math.min(count, Math.floor(RANDOM_CHUNK_BYTES / size)) : count;
+    const bytes = tensorBytes(call, id, desc, 0x9e3779b9 ^ (seed * 131 + i), chunkCount);
+    const buffer = device.createBuffer({ size: total, usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | BufferUsage.COPY_SRC });
+    for (let o = 0; o < total; o += bytes.byteLength) device.queue.writeBuffer(buffer, o, bytes, 0, Math.min(bytes.byteLength, total - o));
     out[id] = buffer;
   }
   return out;

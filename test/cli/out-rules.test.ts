@@ -1,0 +1,183 @@
+/**
+ * Where a build may write (issue 9.1): every reproduction of the issue (`--out .`, `..`, `/`,
+ * `specs`, config `"out": "../victim"`, a symlink `up -> ..`) exits 1 with `out_unsafe` and leaves
+ * every file in place; an existing folder kernelc did not write is refused (`out_not_ours`); an
+ * out/ written before the marker existed is accepted when its build-info.json matches every file.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { kernelc, makeProject, removeProjects, snapshot } from "./out-project.js";
+
+afterAll(removeProjects);
+
+/** Runs a build that must be refused, and checks that nothing changed in the project's parent folder. */
+async function expectRefused(root: string, argv: string[], code: string, message: RegExp): Promise<void> {
+  const parent = path.dirname(root);
+  const before = snapshot(parent);
+  const r = await kernelc(["build", ...argv], root);
+  expect(r.stderr).toMatch(new RegExp(`error\\[${code}\\]`));
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).toMatch(/hint: /);
+  expect(r.stderr).not.toMatch(/internal error/);
+  expect(r.code).toBe(1);
+  expect(snapshot(parent)).toEqual(before);
+  expect(fs.readFileSync(path.join(root, "sentinel.txt"), "utf8")).toBe("project sentinel\n");
+  expect(fs.readFileSync(path.join(parent, "sentinel.txt"), "utf8")).toBe("parent sentinel\n");
+}
+
+describe("build --out: unsafe folders are refused and nothing is touched", () => {
+  const cases: [string, RegExp][] = [
+    [".", /\(--out \.\): it is the project root/],
+    ["..", /it contains the project root/],
+    ["/", /refusing to write the output folder \/ .*it contains the project root/],
+    ["specs", /it is the specs folder "specs"/],
+    ["specs/generated", /it is inside the specs folder/],
+    ["templates", /it is the templates folder/],
+    ["../victim", /it is outside the project/],
+    [".git", /it is the \.git folder/],
+    ["node_modules/kernels", /it is inside the node_modules folder/],
+    ["pkg/node_modules/x", /it is inside a node_modules folder/],
+    ["out/../..", /it contains the project root/],
+  ];
+  for (const [out, message] of cases) {
+    it(`--out ${out}`, async () => {
+      const root = makeProject();
+      fs.mkdirSync(path.join(root, ".git"));
+      fs.writeFileSync(path.join(root, ".git/HEAD"), "ref: refs/heads/main\n");
+      fs.mkdirSync(path.join(path.dirname(root), "victim"));
+      fs.writeFileSync(path.join(path.dirname(root), "victim/keep.txt"), "victim sentinel\n");
+      await expectRefused(root, ["--out", out], "out_unsafe", message);
+    });
+  }
+
+  it("--out an absolute path outside the project", async () => {
+    const root = makeProject();
+    await expectRefused(root, ["--out", path.join(path.dirname(root), "elsewhere")], "out_unsafe", /it is outside the project/);
+  });
+
+  it("--out a folder that contains specs/ (specs moved under it by the config)", async () => {
+    const root = makeProject({ specs: "src/specs" });
+    fs.mkdirSync(path.join(root, "src"));
+    fs.renameSync(path.join(root, "specs"), path.join(root, "src/specs"));
+    await expectRefused(root, ["--out", "src"], "out_unsafe", /it contains the specs folder "src\/specs"/);
+  });
+
+  it("--format json prints the refusal as data", async () => {
+    const root = makeProject();
+    const r = await kernelc(["build", "--out", "..", "--format", "json"], root);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as unknown;
+    expect(JSON.stringify(out)).toMatch(/"code":"out_unsafe"/);
+  });
+
+  it("--check refuses an unsafe folder too (it never reads / into memory)", async () => {
+    const root = makeProject();
+    const r = await kernelc(["build", "--check", "--out", "/"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unsafe\]/);
+  });
+});
+
+describe("config out: unsafe folders are refused, also through symlinks", () => {
+  it('"out": "../victim" empties nothing', async () => {
+    const root = makeProject({ out: "../victim" });
+    fs.mkdirSync(path.join(path.dirname(root), "victim"));
+    fs.writeFileSync(path.join(path.dirname(root), "victim/keep.txt"), "victim sentinel\n");
+    await expectRefused(root, [], "out_unsafe", /the config's out "\.\.\/victim".*outside the project/);
+    const r = await kernelc(["build"], root);
+    expect(r.stderr).toMatch(/kernelc\.config\.json/);
+  });
+
+  it('"out": "up/victim" with up -> .. is outside the project', async () => {
+    const root = makeProject({ out: "up/victim" });
+    fs.symlinkSync("..", path.join(root, "up"));
+    fs.mkdirSync(path.join(path.dirname(root), "victim"));
+    fs.writeFileSync(path.join(path.dirname(root), "victim/keep.txt"), "victim sentinel\n");
+    await expectRefused(root, [], "out_unsafe", /victim.*it is outside the project/);
+  });
+
+  it('"out": "up/proj" with up -> .. is the project root itself', async () => {
+    const root = makeProject({ out: "up/proj" });
+    fs.symlinkSync("..", path.join(root, "up"));
+    await expectRefused(root, [], "out_unsafe", /it is the project root/);
+  });
+
+  it('"out": "link/out" with link -> specs is inside specs/', async () => {
+    const root = makeProject({ out: "link/out" });
+    fs.symlinkSync("specs", path.join(root, "link"));
+    await expectRefused(root, [], "out_unsafe", /it is inside the specs folder/);
+  });
+
+  it("--out up/../x resolves .. after following the symlink, as the OS does", async () => {
+    const root = makeProject();
+    fs.mkdirSync(path.join(root, "deep/er"), { recursive: true });
+    fs.symlinkSync("deep/er", path.join(root, "up"));
+    // up/.. is deep/, so this is deep/x inside the project: allowed.
+    const r = await kernelc(["build", "--profile", "core", "--out", "up/../x"], root);
+    expect(r.stderr).toMatch(/wrote deep\/x\//);
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(path.join(root, "deep/x/.kernelc-out"))).toBe(true);
+    expect(fs.existsSync(path.join(root, "x"))).toBe(false);
+  });
+});
+
+describe("an existing folder kernelc did not write is never replaced", () => {
+  it("a non-empty folder without the marker is refused", async () => {
+    const root = makeProject();
+    fs.mkdirSync(path.join(root, "out"));
+    fs.writeFileSync(path.join(root, "out/notes.md"), "mine\n");
+    await expectRefused(root, [], "out_not_ours", /out\/ exists and was not written by kernelc/);
+  });
+
+  it("a file where out/ should be is refused", async () => {
+    const root = makeProject();
+    fs.writeFileSync(path.join(root, "out"), "a file\n");
+    await expectRefused(root, [], "out_not_ours", /it is not a folder/);
+  });
+
+  it("an empty folder is used, and the build marks it", async () => {
+    const root = makeProject();
+    fs.mkdirSync(path.join(root, "out"));
+    const r = await kernelc(["build", "--profile", "core"], root);
+    expect(r.code).toBe(0);
+    expect(fs.readFileSync(path.join(root, "out/.kernelc-out"), "utf8")).toMatch(/written by kernelc/);
+  });
+
+  it("a legacy out/ (no marker) whose build-info.json matches every file is accepted and gets the marker", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build", "--profile", "core"], root)).code).toBe(0);
+    // What builds before the marker wrote: no marker, no digest.
+    fs.rmSync(path.join(root, "out/.kernelc-out"));
+    const infoFile = path.join(root, "out/build-info.json");
+    const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { files: Record<string, string>; digest?: string };
+    delete info.files[".kernelc-out"];
+    delete info.digest;
+    fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+    const r = await kernelc(["build", "--profile", "core"], root);
+    expect(r.stderr).toMatch(/wrote out\//);
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(path.join(root, "out/.kernelc-out"))).toBe(true);
+  });
+
+  it("a legacy out/ with a file that differs from its build-info.json is refused", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build", "--profile", "core"], root)).code).toBe(0);
+    fs.rmSync(path.join(root, "out/.kernelc-out"));
+    fs.appendFileSync(path.join(root, "out/core/dispatcher.ts"), "// my change\n");
+    await expectRefused(root, ["--force"], "out_not_ours", /not exactly the build its build-info\.json describes \(.*core\/dispatcher\.ts was changed/);
+  });
+
+  it("a folder whose build-info.json is not kernelc's is refused", async () => {
+    const root = makeProject();
+    fs.mkdirSync(path.join(root, "out"));
+    fs.writeFileSync(path.join(root, "out/build-info.json"), JSON.stringify({ generatedBy: "someone else", inputs: "x", files: {} }));
+    await expectRefused(root, [], "out_not_ours", /no \.kernelc-out marker and no build-info\.json of kernelc/);
+  });
+
+  it("the repository's committed out/ counts as kernelc's (legacy or marked)", async () => {
+    const { checkOwnership } = await import("../../src/cli/out-dir.js");
+    const out = path.resolve(__dirname, "../../out");
+    expect(["legacy", "marked"]).toContain(checkOwnership({ dir: out, shown: "out" }));
+  });
+});

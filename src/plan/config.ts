@@ -65,7 +65,7 @@ export interface KernelcConfig {
 }
 
 /** How `kernelc tune` fills an input: explicit values, or a generator. */
-export type TuneFill = readonly number[] | { readonly fill: "random" | "iota" | "constant"; readonly value?: number };
+export type TuneFill = readonly number[] | { readonly fill: "random" | "iota" | "constant"; readonly value?: number } | { readonly file: string };
 
 /** One call shape `kernelc tune` times: a call (as for `kernelc explain --call`) plus the contents of its inputs. */
 export interface TuneCallConfig {
@@ -148,9 +148,16 @@ const tuneCallSchema = z.strictObject({
   data: z
     .record(
       z.string(),
-      z.union([z.array(z.number()), z.strictObject({ fill: z.enum(["random", "iota", "constant"]), value: z.number().optional() })], {
-        error: 'an input\'s data is an array of numbers or {"fill": "random" | "iota" | "constant", "value": n}',
-      }),
+      z.union(
+        [
+          z.array(z.number()),
+          z.strictObject({ fill: z.enum(["random", "iota", "constant"]), value: z.number().optional() }),
+          z.strictObject({ file: z.string().regex(/^(?![/\\])(?!.*(?:^|[/\\])\.\.(?:[/\\]|$))[^\0]+\.json$/, { error: "a data file is a .json path inside the project, without .." }) }),
+        ],
+        {
+          error: 'an input\'s data is an array of numbers, {"fill": "random" | "iota" | "constant", "value": n} or {"file": "path/inside/project.json"}',
+        },
+      ),
     )
     .optional(),
 });

@@ -13,6 +13,8 @@
  * shader text, plan, call), so a re-run measures only what changed and an interrupted run loses
  * nothing already measured.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { compile } from "../api/compile.js";
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
@@ -88,7 +90,39 @@ function fillOf(call: TuneCallConfig, id: string): TuneFill | undefined {
 /** Whether a tensor gets random contents (then a repeated chunk is enough). */
 function isRandom(fill: TuneFill | undefined, dtype: string): boolean {
   if (fill === undefined) return dtype === "float16" || dtype === "float32";
-  return !Array.isArray(fill) && (fill as { fill: string }).fill === "random";
+  return !Array.isArray(fill) && "fill" in fill && fill.fill === "random";
+}
+
+/**
+ * Replaces `{"file": …}` fills by the numbers of that JSON file. The file must be inside the
+ * project (symbolic links resolved) and hold an array of finite numbers.
+ */
+export function resolveDataFiles(root: string, call: TuneCallConfig): TuneCallConfig | string {
+  if (!call.data) return call;
+  const data: Record<string, TuneFill> = {};
+  const realRoot = fs.realpathSync(root);
+  for (const [id, fill] of Object.entries(call.data)) {
+    if (Array.isArray(fill) || !("file" in fill)) {
+      data[id] = fill;
+      continue;
+    }
+    let real: string;
+    try {
+      real = fs.realpathSync(path.resolve(root, fill.file));
+    } catch (err) {
+      return `data file ${fill.file} of input ${id}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+    }
+    if (real !== realRoot && !real.startsWith(realRoot + path.sep)) return `data file ${fill.file} of input ${id} is outside the project`;
+    let values: unknown;
+    try {
+      values = JSON.parse(fs.readFileSync(real, "utf8"));
+    } catch (err) {
+      return `data file ${fill.file} of input ${id} is not JSON: ${(err as Error).message}`;
+    }
+    if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === "number" && Number.isFinite(v))) return `data file ${fill.file} of input ${id} must hold a non-empty array of finite numbers`;
+    data[id] = values as number[];
+  }
+  return { ...call, data };
 }
 
 /** The first `count` elements of one input or output, filled as the call's `data` says (seeded random values by default). */
@@ -104,7 +138,7 @@ function tensorBytes(call: TuneCallConfig, id: string, desc: { readonly shape: r
   };
   const value = (i: number): number => {
     if (Array.isArray(fill)) return fill[i % fill.length]!;
-    const f = fill as Exclude<TuneFill, readonly number[]> | undefined;
+    const f = fill !== undefined && "fill" in fill ? fill : undefined;
     if (f?.fill === "iota") return i;
     if (f?.fill === "constant") return f.value ?? 0;
     if (f?.fill === "random" || desc.dtype === "float16" || desc.dtype === "float32") return random();
@@ -268,11 +302,21 @@ async function tuneKernel(
   loaded: LoadedConfig,
   profile: Profile,
   kernel: string,
-  calls: readonly TuneCallConfig[],
+  rawCalls: readonly TuneCallConfig[],
   override: Readonly<Record<string, readonly number[]>> | undefined,
   ctx: KernelTuneContext,
 ): Promise<{ winner: Score; runnerUp?: Score; candidates: number; calls: string[] } | undefined> {
   const configFile = loaded.file ? { file: loaded.file, pointer: `/tune/${kernel}` } : undefined;
+  const resolved: TuneCallConfig[] = [];
+  for (const call of rawCalls) {
+    const r = resolveDataFiles(loaded.root, call);
+    if (typeof r === "string") {
+      ctx.diagnostics.push(makeDiagnostic("tune_call_invalid", `tune call \`${call.name}\` of ${kernel}: ${r}`, configFile, { hint: 'name a JSON file inside the project holding an array of numbers, e.g. {"file": "tune-data/layout.json"}' }));
+      return undefined;
+    }
+    resolved.push(r);
+  }
+  const calls: readonly TuneCallConfig[] = resolved;
   // The spec's tunables: compile once without pins to find the kernel.
   const base = await compile(loaded, { profiles: [profile.name] });
   const baseKernel = base.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel);

@@ -22,7 +22,10 @@ const require = createRequire(import.meta.url);
 const njRuntime = require("nunjucks/src/runtime") as Record<string, unknown> & { Frame: FrameClass; makeMacro: (...a: unknown[]) => Callable; fromIterator: (x: unknown) => unknown; suppressValue: (v: unknown, esc: boolean) => unknown };
 const njFilters = require("nunjucks/src/filters") as Record<string, Callable>;
 const njTests = require("nunjucks/src/tests") as Record<string, Callable>;
-const njCompiler = require("nunjucks/src/compiler") as { Compiler: new (name: string, throwOnUndefined: boolean) => CompilerLike };
+const njCompiler = require("nunjucks/src/compiler") as {
+  Compiler: new (name: string, throwOnUndefined: boolean) => CompilerLike;
+  compile: (src: string, asyncFilters: unknown, extensions: unknown, name: string, opts: { throwOnUndefined?: boolean }) => string;
+};
 const njTransformer = require("nunjucks/src/transformer") as { transform(ast: unknown, asyncFilters: unknown[], name: string): unknown };
 const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions: unknown[], opts: unknown): unknown };
 
@@ -302,13 +305,18 @@ function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | 
     tmpl.rootRenderFunc = wrap(tmpl.rootRenderFunc!);
     for (const [name, block] of Object.entries(tmpl.blocks ?? {})) tmpl.blocks![name] = wrap(block);
   };
-  // Compiled by LocatingCompiler; nunjucks itself evaluates the module text it compiles to.
+  // Compiled by LocatingCompiler; nunjucks' own _compile turns the code it generates into the
+  // template's functions (kernelc evaluates nothing itself): the compiler module's compile() is
+  // swapped for ours for the duration of that synchronous call.
+  const nunjucksCompile = (Object.getPrototypeOf(tmpl) as { _compile: () => void })._compile;
   tmpl._compile = () => {
-    const t = tmpl as CompiledTemplate & { tmplStr: string; path: string; env: { opts: { throwOnUndefined?: boolean } }; _getBlocks(props: object): Record<string, RootRender> };
-    const props = new Function(compileTemplate(t.tmplStr, t.path, t.env.opts))() as { root: RootRender }; // eslint-disable-line no-new-func
-    t.blocks = t._getBlocks(props);
-    t.rootRenderFunc = props.root;
-    t.compiled = true;
+    const saved = njCompiler.compile;
+    njCompiler.compile = (src, _asyncFilters, _extensions, name, opts) => compileTemplate(src, name, opts);
+    try {
+      nunjucksCompile.call(tmpl);
+    } finally {
+      njCompiler.compile = saved;
+    }
     wrapAll();
   };
   if (tmpl.compiled) tmpl._compile();

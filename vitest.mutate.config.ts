@@ -18,7 +18,11 @@ const DEFAULT_TESTS = [
 
 export default defineConfig({
   test: {
-    include: process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",").map((s) => s.trim()).filter(Boolean) : DEFAULT_TESTS,
+    include: process.env.MUTATE_TESTS
+      ? process.env.MUTATE_TESTS.split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : DEFAULT_TESTS,
     pool: "forks",
     testTimeout: 120_000,
     hookTimeout: 300_000,

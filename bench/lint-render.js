@@ -36,7 +36,11 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
     shaders = res.shaderCount;
   }
   return [
-    [`kernelc lint, 2 seed specs, ${loaded.profiles.length} profiles, ${shaders} shaders rendered + Tint`, `${median(command).toFixed(0)} ms`, `${(median(command) / 1500).toFixed(2)} of the 1.5 s target`],
+    [
+      `kernelc lint, 2 seed specs, ${loaded.profiles.length} profiles, ${shaders} shaders rendered + Tint`,
+      `${median(command).toFixed(0)} ms`,
+      `${(median(command) / 1500).toFixed(2)} of the 1.5 s target`,
+    ],
     ["  the same lint's compile() in a warm process", `${median(inProcess).toFixed(0)} ms`, `CPU ${median(cpu).toFixed(0)} ms (median)`],
   ];
 }

@@ -45,7 +45,9 @@ for (let i = 0; i < 64; i++) {
   if (i % 4 === 1) inputs.slotMappingT = { shape: [tokens], dtype: "int32" };
   calls.push({ inputs, outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } }, attrs: { num_heads: 32, kv_num_heads: 8 } });
 }
-for (const c of calls) if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant)) throw new Error("dispatcher and interpreter disagree");
+for (const c of calls)
+  if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant))
+    throw new Error("dispatcher and interpreter disagree");
 const load = async (text) => {
   const out = ts.transpileModule(text, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-disp-")), "dispatcher.mjs");
@@ -74,7 +76,9 @@ if (other) {
     b.push(time((c) => other.planners.PagedAttention(c), 200));
   }
   const ratios = a.map((x, i) => x / b[i]);
-  console.log(`in turn: this ${median(a).toFixed(3)} µs, ${process.argv[2]} ${median(b).toFixed(3)} µs, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`);
+  console.log(
+    `in turn: this ${median(a).toFixed(3)} µs, ${process.argv[2]} ${median(b).toFixed(3)} µs, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  );
 }
 console.log(`machine: ${machine}`);
 console.log(`plan, generated dispatcher (per call)  ${gen.toFixed(3)} µs`);

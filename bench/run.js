@@ -33,7 +33,11 @@ const rows = [];
 {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-lint-"));
   const seed = fs.readFileSync(path.join(root, "specs/PagedAttention.json"), "utf8");
-  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(dir, `s${String(i).padStart(3, "0")}.json`), seed.replace('"name": "PagedAttention"', `"name": "PagedAttention${i}"`));
+  for (let i = 0; i < 200; i++)
+    fs.writeFileSync(
+      path.join(dir, `s${String(i).padStart(3, "0")}.json`),
+      seed.replace('"name": "PagedAttention"', `"name": "PagedAttention${i}"`),
+    );
   const ctx = makeCheckContext(path.join(root, "templates"));
   const times = [];
   const cpus = [];
@@ -69,7 +73,11 @@ const rows = [];
     if (res.diagnostics.length < 40000) throw new Error(`expected 40000 diagnostics, got ${res.diagnostics.length}`);
   }
   const ms = median(times);
-  rows.push(["lint 1 spec with 40,000 unknown keys (text output)", `${ms.toFixed(0)} ms`, `${((40000 / ms) * 1000).toFixed(0)} diagnostics/s; CPU ${median(cpus).toFixed(0)} ms`]);
+  rows.push([
+    "lint 1 spec with 40,000 unknown keys (text output)",
+    `${ms.toFixed(0)} ms`,
+    `${((40000 / ms) * 1000).toFixed(0)} diagnostics/s; CPU ${median(cpus).toFixed(0)} ms`,
+  ]);
 }
 
 // 2. Cold and no-op build of the default profiles.
@@ -98,7 +106,11 @@ if (!process.argv.includes("--lint-only")) {
   }
   const shaders = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
   rows.push([`cold build, ${loaded.profiles.length} profiles, ${shaders} shaders`, `${median(cold).toFixed(0)} ms`, ""]);
-  rows.push(["no-op build (out/ current, nothing written)", `${median(noop).toFixed(0)} ms`, `${(median(cold) / median(noop)).toFixed(2)}x faster than cold`]);
+  rows.push([
+    "no-op build (out/ current, nothing written)",
+    `${median(noop).toFixed(0)} ms`,
+    `${(median(cold) / median(noop)).toFixed(2)}x faster than cold`,
+  ]);
 
   // 3. Plan cost: generated dispatcher vs interpreter, same calls.
   const res = await compile(loaded, { profiles: ["desktop-64k"] });
@@ -126,9 +138,15 @@ if (!process.argv.includes("--lint-only")) {
       inputs.valueT = { shape: [tokens, 8 * 128], dtype: "float16" };
     }
     if (i % 4 === 1) inputs.slotMappingT = { shape: [tokens], dtype: "int32" };
-    calls.push({ inputs, outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } }, attrs: { num_heads: 32, kv_num_heads: 8 } });
+    calls.push({
+      inputs,
+      outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } },
+      attrs: { num_heads: 32, kv_num_heads: 8 },
+    });
   }
-  for (const c of calls) if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant)) throw new Error("dispatcher and interpreter disagree");
+  for (const c of calls)
+    if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant))
+      throw new Error("dispatcher and interpreter disagree");
   const time = (f, reps) => {
     const samples = [];
     for (let r = 0; r < 9; r++) {
@@ -154,4 +172,10 @@ if (!process.argv.includes("--lint-only")) {
 
 console.log(`machine: ${machine}`);
 const w = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length)));
-for (const r of rows) console.log(r.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd());
+for (const r of rows)
+  console.log(
+    r
+      .map((x, i) => x.padEnd(w[i]))
+      .join("  ")
+      .trimEnd(),
+  );

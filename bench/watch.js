@@ -45,7 +45,13 @@ export async function watchRows({ edits = 12 } = {}) {
   } finally {
     await session.close();
   }
-  return [[`watch: template save → out/ updated (${edits} edits of ${TEMPLATES.length} templates)`, `${median(times).toFixed(0)} ms`, `max ${Math.max(...times).toFixed(0)} ms; CPU ${median(cpu).toFixed(0)} ms (median); ${Math.min(...rerendered)}–${Math.max(...rerendered)} renders redone per edit`]];
+  return [
+    [
+      `watch: template save → out/ updated (${edits} edits of ${TEMPLATES.length} templates)`,
+      `${median(times).toFixed(0)} ms`,
+      `max ${Math.max(...times).toFixed(0)} ms; CPU ${median(cpu).toFixed(0)} ms (median); ${Math.min(...rerendered)}–${Math.max(...rerendered)} renders redone per edit`,
+    ],
+  ];
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -27,7 +27,14 @@ if (opt("--from-device")) {
       if (p) torch.push({ backend: p[1], prefill: true, S: +p[2], ms: +p[3], TFLOPs: +p[4] });
     }
   }
-  const out = { machine: opt("--machine") ?? "unnamed", date: opt("--date") ?? new Date().toISOString().slice(0, 10), adapter: bench.adapter, profile: bench.profile, rows: bench.rows, torch };
+  const out = {
+    machine: opt("--machine") ?? "unnamed",
+    date: opt("--date") ?? new Date().toISOString().slice(0, 10),
+    adapter: bench.adapter,
+    profile: bench.profile,
+    rows: bench.rows,
+    torch,
+  };
   fs.writeFileSync(opt("--out"), JSON.stringify(out, null, 2) + "\n");
   console.log(`wrote ${opt("--out")}: ${bench.rows.length} rows, ${torch.length} PyTorch rows`);
   process.exit(0);
@@ -53,7 +60,9 @@ function pagedTable() {
   for (const r of rows) {
     const cudnn = torchMs("cudnn", r.B, r.ctx);
     const fa2 = torchMs("flash", r.B, r.ctx);
-    lines.push(`| ${r.B} × ${r.ctx}, bs ${r.blockSize} | ${r.splits} | ${fmt(r.attentionMs)} | ${fmt(r.kvTBps, 2)} | ${Math.round((100 * r.kvTBps) / copy.TBps)}% | ${fmt(cudnn)} | ${cudnn ? fmt(r.attentionMs / cudnn, 2) : "—"} | ${fmt(fa2)} |`);
+    lines.push(
+      `| ${r.B} × ${r.ctx}, bs ${r.blockSize} | ${r.splits} | ${fmt(r.attentionMs)} | ${fmt(r.kvTBps, 2)} | ${Math.round((100 * r.kvTBps) / copy.TBps)}% | ${fmt(cudnn)} | ${cudnn ? fmt(r.attentionMs / cudnn, 2) : "—"} | ${fmt(fa2)} |`,
+    );
   }
   return lines;
 }
@@ -81,14 +90,20 @@ function prefillTable() {
     const S = r.seqs.length === 1 && r.seqs[0][1] === 0 ? r.seqs[0][0] : undefined;
     const t = (b) => res.torch.find((x) => x.prefill && x.backend === b && x.S === S);
     const cell = (b) => (t(b) ? `${fmt(t(b).ms)} (${fmt(t(b).TFLOPs, 1)})` : "—");
-    lines.push(`| ${r.case} (${r.seqs.map(([n, p]) => `${n}+${p}`).join(", ")}) | ${r.variant} | ${fmt(r.attentionMs)} | ${fmt(r.tflops, 2)} | ${cell("flash")} | ${cell("cudnn")} |`);
+    lines.push(
+      `| ${r.case} (${r.seqs.map(([n, p]) => `${n}+${p}`).join(", ")}) | ${r.variant} | ${fmt(r.attentionMs)} | ${fmt(r.tflops, 2)} | ${cell("flash")} | ${cell("cudnn")} |`,
+    );
   }
   return lines;
 }
 
 const docs = path.join(root, "docs/performance.md");
 let text = fs.readFileSync(docs, "utf8");
-const sections = [["paged-decode", pagedTable], ["sparse-decode", sparseTable], ["prefill", prefillTable]].filter(([name]) => name !== "prefill" || res.rows.some((r) => r.kernel === "PagedAttention prefill"));
+const sections = [
+  ["paged-decode", pagedTable],
+  ["sparse-decode", sparseTable],
+  ["prefill", prefillTable],
+].filter(([name]) => name !== "prefill" || res.rows.some((r) => r.kernel === "PagedAttention prefill"));
 for (const [name, make] of sections) {
   const open = `<!-- perf:${name} -->`;
   const close = `<!-- /perf:${name} -->`;

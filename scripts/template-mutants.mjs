@@ -101,7 +101,11 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--list") opts.list = true;
-    else if (a === "--only") opts.only = argv[++i].split(",").map((s) => s.trim()).filter(Boolean);
+    else if (a === "--only")
+      opts.only = argv[++i]
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (a === "--json") opts.json = path.resolve(argv[++i]);
     else if (a === "--timeout") opts.timeout = Number(argv[++i]);
     else if (a === "--full") opts.full = true;
@@ -133,7 +137,11 @@ function applies(m, templatesDir) {
 /** Copies the repository's files (tracked, and untracked but not ignored) to a temp folder. */
 function copyRepo() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-mutants-"));
-  const ls = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8", maxBuffer: 64 << 20 });
+  const ls = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   if (ls.status !== 0) throw new Error(`git ls-files failed: ${ls.stderr}`);
   for (const rel of ls.stdout.split("\0").filter(Boolean)) {
     if (rel === "node_modules" || rel === ".lavapipe") continue;
@@ -152,16 +160,33 @@ function copyRepo() {
 /** Runs the test files in the copy; returns "passed", "failed" or "timeout", with the seconds taken and the output's tail. */
 function runTests(dir, tests, filter, timeoutS) {
   const started = Date.now();
-  const r = spawnSync(process.execPath, [path.join(dir, "node_modules/vitest/vitest.mjs"), "run", ...tests, ...(filter ? ["-t", filter] : [])], {
-    cwd: dir,
-    encoding: "utf8",
-    timeout: timeoutS * 1000,
-    maxBuffer: 256 << 20,
-    env: { ...process.env, CI: "true", UPDATE_GOLDEN: "", VK_DRIVER_FILES: path.join(dir, ".lavapipe/lvp_icd.json"), XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp", NO_COLOR: "1", FORCE_COLOR: "0", KERNELC_TEST_TIMEOUT_MS: String(timeoutS * 1000) },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [path.join(dir, "node_modules/vitest/vitest.mjs"), "run", ...tests, ...(filter ? ["-t", filter] : [])],
+    {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: timeoutS * 1000,
+      maxBuffer: 256 << 20,
+      env: {
+        ...process.env,
+        CI: "true",
+        UPDATE_GOLDEN: "",
+        VK_DRIVER_FILES: path.join(dir, ".lavapipe/lvp_icd.json"),
+        XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp",
+        NO_COLOR: "1",
+        FORCE_COLOR: "0",
+        KERNELC_TEST_TIMEOUT_MS: String(timeoutS * 1000),
+      },
+    },
+  );
   const seconds = Math.round((Date.now() - started) / 1000);
   const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;
-  const tail = output.split("\n").filter((l) => /Test Files|Tests |FAIL|AssertionError|Error:/.test(l)).slice(0, 8).join("\n");
+  const tail = output
+    .split("\n")
+    .filter((l) => /Test Files|Tests |FAIL|AssertionError|Error:/.test(l))
+    .slice(0, 8)
+    .join("\n");
   // No GPU (a missing or broken lavapipe) judges nothing: the run is an error, never a kill.
   if (/no WebGPU device for GPU tests|Tests +no tests/.test(output)) return { outcome: "error", seconds, tail };
   // A run or a test past the limit (a shader that never finishes) is a timeout, not a failed check.
@@ -214,8 +239,11 @@ function main() {
         const run = runsOf(m);
         console.log(`${m.id} (${m.kind}, templates/${m.file}): ${run.tests.join(" ")}${run.filter ? ` -t "${run.filter}"` : ""}`);
         const r = runTests(dir, run.tests, run.filter, opts.timeout);
-        const status = r.outcome === "passed" ? "survived" : r.outcome === "timeout" ? "killed (timeout)" : r.outcome === "error" ? "error" : "killed";
-        console.log(`  ${status.toUpperCase()} in ${r.seconds}s${r.outcome === "failed" || r.outcome === "error" ? `\n${r.tail.replace(/^/gm, "    ")}` : ""}`);
+        const status =
+          r.outcome === "passed" ? "survived" : r.outcome === "timeout" ? "killed (timeout)" : r.outcome === "error" ? "error" : "killed";
+        console.log(
+          `  ${status.toUpperCase()} in ${r.seconds}s${r.outcome === "failed" || r.outcome === "error" ? `\n${r.tail.replace(/^/gm, "    ")}` : ""}`,
+        );
         results.push({ id: m.id, kind: m.kind, file: m.file, status, seconds: r.seconds, cases: run.filter ?? "all" });
       } finally {
         fs.writeFileSync(file, original);
@@ -226,7 +254,9 @@ function main() {
   }
   const judged = results.filter((r) => r.status !== "stale" && r.status !== "error");
   const killed = judged.filter((r) => r.status.startsWith("killed")).length;
-  console.log(`\n${killed}/${judged.length} mutants killed${judged.length < results.length ? `, ${results.length - judged.length} stale or not run (error)` : ""}`);
+  console.log(
+    `\n${killed}/${judged.length} mutants killed${judged.length < results.length ? `, ${results.length - judged.length} stale or not run (error)` : ""}`,
+  );
   for (const r of results) console.log(`  ${r.status.padEnd(17)} ${r.id}`);
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), results }, null, 2) + "\n");
   if (judged.length < results.filter((r) => r.status !== "stale").length) return 2;

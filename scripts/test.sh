@@ -3,6 +3,7 @@
 # freshness check of the committed out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+npx prettier --check . # formatting (Prettier, .prettierrc.json; generated out/ and data are ignored)
 bash scripts/setup-lavapipe.sh
 npx vitest run "$@"
 node bin/kernelc.js build --check

@@ -42,7 +42,11 @@ const profile = manifest.profile;
 const L = adapter.limits;
 const device = await adapter.requestDevice({
   requiredFeatures: [...manifest.requiredFeatures, ...(adapter.features.has("timestamp-query") ? ["timestamp-query"] : [])],
-  requiredLimits: { ...manifest.requiredLimits, maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize },
+  requiredLimits: {
+    ...manifest.requiredLimits,
+    maxStorageBufferBindingSize: L.maxStorageBufferBindingSize,
+    maxBufferSize: L.maxBufferSize,
+  },
 });
 device.addEventListener("uncapturederror", (e) => console.log("GPU error:", e.error.message));
 const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, QUERY_RESOLVE: 0x200, STORAGE: 0x80 };
@@ -96,7 +100,13 @@ async function copyBandwidth() {
 }`,
   });
   const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
-  const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+  const bg = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [
+      { binding: 0, resource: { buffer: src } },
+      { binding: 1, resource: { buffer: dst } },
+    ],
+  });
   const dispatch = (tw) => {
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
@@ -138,7 +148,11 @@ async function compile(kernel, pins, templates) {
   const loaded = loadConfig(root);
   // The pins override the configured tunables of this profile (pins {} = as configured).
   const configured = loaded.config.tunables[profile] ?? {};
-  const config = { ...loaded.config, ...(templates ? { templates } : {}), tunables: { ...loaded.config.tunables, [profile]: { ...configured, [kernel]: { ...configured[kernel], ...pins } } } };
+  const config = {
+    ...loaded.config,
+    ...(templates ? { templates } : {}),
+    tunables: { ...loaded.config.tunables, [profile]: { ...configured, [kernel]: { ...configured[kernel], ...pins } } },
+  };
   const res = await compileProject({ ...loaded, config }, { profiles: [profile] });
   const errors = res.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) throw new Error(errors.map((d) => d.message).join("\n"));
@@ -155,17 +169,19 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
   // submitted back to back; timestamps read once at the end.
   for (let r = 0; r < 3; r++) await executePlan(device, cache, plan, tensors);
   await device.queue.onSubmittedWorkDone();
-  for (const warmUntil = performance.now() + 300; performance.now() < warmUntil; ) {
+  for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
     for (let r = 0; r < 20; r++) await executePlan(device, cache, plan, tensors);
     await device.queue.onSubmittedWorkDone();
   }
   const perBatch = Math.floor(QUERIES / (2 * n));
   const total = [];
   const focused = [];
-  for (let done = 0; done < reps; ) {
+  for (let done = 0; done < reps;) {
     const count = Math.min(perBatch, reps - done);
     for (let r = 0; r < count; r++) {
-      await executePlan(device, cache, plan, tensors, { timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: 2 * (r * n + i), endOfPassWriteIndex: 2 * (r * n + i) + 1 }) });
+      await executePlan(device, cache, plan, tensors, {
+        timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: 2 * (r * n + i), endOfPassWriteIndex: 2 * (r * n + i) + 1 }),
+      });
     }
     const t = await readTimestamps(2 * n * count);
     for (let r = 0; r < count; r++) {
@@ -193,21 +209,39 @@ function shuffled(n) {
 
 // 2. PagedAttention decode: one new token per sequence on top of ctx - 1 cached keys.
 async function pagedBench(copy) {
-  const N = 32, Nkv = 8, H = 128;
+  const N = 32,
+    Nkv = 8,
+    H = 128;
   // BENCH_PINS (a JSON array of tunable pins, [] = the profile's configured tunables) and
   // BENCH_SHAPES ("BxCTXxBS,...") narrow a run; the defaults are below. BENCH_TEMPLATES
   // ("dir,dir") compares template folders (relative to the repository) in the same run.
   const pinConfigs = process.env.BENCH_PINS
-    ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({ name: Object.keys(pins).length ? Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") : "configured tunables", pins }))
+    ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({
+        name: Object.keys(pins).length
+          ? Object.entries(pins)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(" ")
+          : "configured tunables",
+        pins,
+      }))
     : [
         { name: "configured tunables", pins: {} },
         { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
       ];
   const shapes = process.env.BENCH_SHAPES
     ? process.env.BENCH_SHAPES.split(",").map((s) => s.split("x").map(Number))
-    : [[1, 32768, 16], [8, 4096, 16], [64, 4096, 16], [32, 16384, 16], [64, 4096, 32], [32, 16384, 32]];
+    : [
+        [1, 32768, 16],
+        [8, 4096, 16],
+        [64, 4096, 16],
+        [32, 16384, 16],
+        [64, 4096, 32],
+        [32, 16384, 32],
+      ];
   const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
-  const configs = templateDirs.flatMap((dir) => pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })));
+  const configs = templateDirs.flatMap((dir) =>
+    pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })),
+  );
   for (const cfg of configs) {
     const { plan, shaders } = await compile("PagedAttention", cfg.pins, cfg.templates);
     Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
@@ -235,7 +269,16 @@ async function pagedBench(copy) {
     const f16 = (shape) => ({ shape, dtype: "float16" });
     const i32 = (shape) => ({ shape, dtype: "int32" });
     const call = {
-      inputs: { queryT: f16([B, N * H]), keyT: f16([B, Nkv * H]), valueT: f16([B, Nkv * H]), keyCacheT: f16([numBlocks, bs, Nkv, H]), valueCacheT: f16([numBlocks, bs, Nkv, H]), cumulativeSequenceLengthT: i32([B + 1]), pastSeqlensT: i32([B]), blockTableT: i32([B, blocksPer]) },
+      inputs: {
+        queryT: f16([B, N * H]),
+        keyT: f16([B, Nkv * H]),
+        valueT: f16([B, Nkv * H]),
+        keyCacheT: f16([numBlocks, bs, Nkv, H]),
+        valueCacheT: f16([numBlocks, bs, Nkv, H]),
+        cumulativeSequenceLengthT: i32([B + 1]),
+        pastSeqlensT: i32([B]),
+        blockTableT: i32([B, blocksPer]),
+      },
       outputs: { outputT: f16([B, N * H]) },
       attrs: { num_heads: N, kv_num_heads: Nkv },
     };
@@ -262,10 +305,24 @@ async function pagedBench(copy) {
       const { plan } = got;
       const focused = median(got.focused);
       const splits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
-      const row = { kernel: "PagedAttention", config: cfg.name, B, ctx, blockSize: bs, variant: plan.variant, splits, allPassesMs: median(got.total), attentionMs: focused, attentionMsRounds: got.focused, kvTBps: kvBytes / (focused / 1e3) / 1e12 };
+      const row = {
+        kernel: "PagedAttention",
+        config: cfg.name,
+        B,
+        ctx,
+        blockSize: bs,
+        variant: plan.variant,
+        splits,
+        allPassesMs: median(got.total),
+        attentionMs: focused,
+        attentionMsRounds: got.focused,
+        kvTBps: kvBytes / (focused / 1e3) / 1e12,
+      };
       row.ofCopy = row.kvTBps / copy.tbps;
       rows.push(row);
-      log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy`);
+      log(
+        `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy`,
+      );
     }
     for (const b of Object.values(t)) b.destroy();
   }
@@ -276,11 +333,22 @@ async function pagedBench(copy) {
 // 1024-token first chunk). TFLOP/s counts 4 * head size FLOPs per (query, visible key, head): QK^T
 // and PV, causal.
 async function prefillBench() {
-  const N = 32, Nkv = 8, H = 128, bs = 32;
+  const N = 32,
+    Nkv = 8,
+    H = 128,
+    bs = 32;
   const cases = [
     { name: "B=1 S=2048", seqs: [[2048, 0]] },
     { name: "B=1 S=8192", seqs: [[8192, 0]] },
-    { name: "mixed", seqs: [[1, 4095], [1, 4095], [512, 2048], [1024, 0]] },
+    {
+      name: "mixed",
+      seqs: [
+        [1, 4095],
+        [1, 4095],
+        [512, 2048],
+        [1024, 0],
+      ],
+    },
   ];
   const { plan: planner, shaders } = await compile("PagedAttention", {});
   const cache = new PipelineCache(device, (id) => shaders[id]);
@@ -307,7 +375,16 @@ async function prefillBench() {
     const f16 = (shape) => ({ shape, dtype: "float16" });
     const i32 = (shape) => ({ shape, dtype: "int32" });
     const call = {
-      inputs: { queryT: f16([tokens, N * H]), keyT: f16([tokens, Nkv * H]), valueT: f16([tokens, Nkv * H]), keyCacheT: f16([numBlocks, bs, Nkv, H]), valueCacheT: f16([numBlocks, bs, Nkv, H]), cumulativeSequenceLengthT: i32([B + 1]), pastSeqlensT: i32([B]), blockTableT: i32([B, blocksPer]) },
+      inputs: {
+        queryT: f16([tokens, N * H]),
+        keyT: f16([tokens, Nkv * H]),
+        valueT: f16([tokens, Nkv * H]),
+        keyCacheT: f16([numBlocks, bs, Nkv, H]),
+        valueCacheT: f16([numBlocks, bs, Nkv, H]),
+        cumulativeSequenceLengthT: i32([B + 1]),
+        pastSeqlensT: i32([B]),
+        blockTableT: i32([B, blocksPer]),
+      },
       outputs: { outputT: f16([tokens, N * H]) },
       attrs: { num_heads: N, kv_num_heads: Nkv },
     };
@@ -321,9 +398,20 @@ async function prefillBench() {
     }
     const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
     const r = await timePlan(plan, shaders, t, attn, 20, cache);
-    const row = { kernel: "PagedAttention prefill", case: c.name, seqs: c.seqs, blockSize: bs, variant: plan.variant, allPassesMs: r.total, attentionMs: r.focused, tflops: flops / (r.focused / 1e3) / 1e12 };
+    const row = {
+      kernel: "PagedAttention prefill",
+      case: c.name,
+      seqs: c.seqs,
+      blockSize: bs,
+      variant: plan.variant,
+      allPassesMs: r.total,
+      attentionMs: r.focused,
+      tflops: flops / (r.focused / 1e3) / 1e12,
+    };
     rows.push(row);
-    log(`prefill ${c.name} | ${plan.variant} | all passes ${r.total.toFixed(3)} ms | attention ${r.focused.toFixed(3)} ms | ${row.tflops.toFixed(2)} TFLOP/s`);
+    log(
+      `prefill ${c.name} | ${plan.variant} | all passes ${r.total.toFixed(3)} ms | attention ${r.focused.toFixed(3)} ms | ${row.tflops.toFixed(2)} TFLOP/s`,
+    );
     for (const b of Object.values(t)) b.destroy();
   }
 }
@@ -348,9 +436,16 @@ function layoutCsr(numLayout, blocks, keep) {
   return { rows: rowsOut.flat(), cols: colsOut.flatMap((c) => [...c, ...Array(maxNnz - c.length).fill(-1)]), maxNnz, blocks };
 }
 async function sparseBench(copy) {
-  const N = 32, Nkv = 8, H = 128, sbs = 64, maxSeq = 8192, numLayout = 4;
+  const N = 32,
+    Nkv = 8,
+    H = 128,
+    sbs = 64,
+    maxSeq = 8192,
+    numLayout = 4;
   const blocks = maxSeq / sbs;
-  const localBlocks = 4, vertStride = 8, strideStep = Math.max(1, vertStride / numLayout);
+  const localBlocks = 4,
+    vertStride = 8,
+    strideStep = Math.max(1, vertStride / numLayout);
   const layouts = {
     sparse: layoutCsr(numLayout, blocks, (l, q, k) => q - k < localBlocks || (k + l * strideStep + 1) % vertStride === 0),
     dense: layoutCsr(numLayout, blocks, () => true),
@@ -381,10 +476,15 @@ async function sparseBench(copy) {
         const i32 = (shape) => ({ shape, dtype: "int32" });
         const call = {
           inputs: {
-            queryT: f16([B, S, N * H]), keyT: f16([B, S, Nkv * H]), valueT: f16([B, S, Nkv * H]),
-            pastKeyT: f16([B, Nkv, maxSeq, H]), pastValueT: f16([B, Nkv, maxSeq, H]),
-            blockRowIndicesT: i32([numLayout, blocks + 1]), blockColIndicesT: i32([numLayout, lay.maxNnz]),
-            totalSequenceLengthT: i32([1]), keyTotalSequenceLengthsT: i32([B]),
+            queryT: f16([B, S, N * H]),
+            keyT: f16([B, S, Nkv * H]),
+            valueT: f16([B, S, Nkv * H]),
+            pastKeyT: f16([B, Nkv, maxSeq, H]),
+            pastValueT: f16([B, Nkv, maxSeq, H]),
+            blockRowIndicesT: i32([numLayout, blocks + 1]),
+            blockColIndicesT: i32([numLayout, lay.maxNnz]),
+            totalSequenceLengthT: i32([1]),
+            keyTotalSequenceLengthsT: i32([B]),
           },
           outputs: { outputT: f16([B, S, N * H]) },
           attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
@@ -401,9 +501,22 @@ async function sparseBench(copy) {
         const r = await timePlan(plan, shaders, t, attn);
         const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
         const splits = plan.passes.find((p) => p.id === "split_attend")?.workgroups[2] ?? 1;
-        const row = { kernel: "SparseAttention", config: cfg.name, layout: name, B, keys: maxSeq, variant: plan.variant, splits, allPassesMs: r.total, attentionMs: r.focused, denseEquivalentTBps: denseBytes / (r.focused / 1e3) / 1e12 };
+        const row = {
+          kernel: "SparseAttention",
+          config: cfg.name,
+          layout: name,
+          B,
+          keys: maxSeq,
+          variant: plan.variant,
+          splits,
+          allPassesMs: r.total,
+          attentionMs: r.focused,
+          denseEquivalentTBps: denseBytes / (r.focused / 1e3) / 1e12,
+        };
         rows.push(row);
-        log(`sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${r.total.toFixed(4)} ms | attend ${r.focused.toFixed(4)} ms | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`);
+        log(
+          `sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${r.total.toFixed(4)} ms | attend ${r.focused.toFixed(4)} ms | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`,
+        );
         for (const b of Object.values(t)) b.destroy();
       }
     }

@@ -83,7 +83,13 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
   const diagnostics: Report[] = [];
   const merged = (): Diagnostic[] => sortDiagnostics(dedupeDiagnostics(diagnostics));
-  const fail = (profiles: readonly ProfileResult[] = [], shaderCount = 0): CompileResult => ({ files: new Map(), diagnostics: merged(), profiles, sources, shaderCount });
+  const fail = (profiles: readonly ProfileResult[] = [], shaderCount = 0): CompileResult => ({
+    files: new Map(),
+    diagnostics: merged(),
+    profiles,
+    sources,
+    shaderCount,
+  });
   const failed = (): boolean => diagnostics.some((r) => r.diagnostic.severity === "error");
 
   // load + check
@@ -100,7 +106,14 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   const only = options.kernels?.length ? new Set(options.kernels) : undefined;
   const unknownKernels = only ? [...only].filter((n) => !kernels.some((k) => k.spec.name === n)) : [];
   if (unknownKernels.length) {
-    plain.push(makeDiagnostic("unknown_kernel", `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`, undefined, { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` }));
+    plain.push(
+      makeDiagnostic(
+        "unknown_kernel",
+        `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`,
+        undefined,
+        { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` },
+      ),
+    );
   }
   diagnostics.push(...plain.map((diagnostic) => ({ diagnostic })));
   if (!profiles || failed()) return fail();
@@ -111,7 +124,13 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   const shaderCache = options.cache ?? createShaderCache();
   Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
   const cache = { shaders: shaderCache, digests: new TemplateDigests(templatesDir) };
-  const ctx: RenderContext = { renderer: new TemplateRenderer(templatesDir), templatesDir, shaders: new Map(), reports: diagnostics, cache };
+  const ctx: RenderContext = {
+    renderer: new TemplateRenderer(templatesDir),
+    templatesDir,
+    shaders: new Map(),
+    reports: diagnostics,
+    cache,
+  };
   const locate = pointerLocator(sources);
   const results: ProfileResult[] = profiles.map((profile) => ({
     profile,
@@ -134,33 +153,85 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
-  return { files: generateFiles(loaded.root, selected, results), diagnostics: merged(), profiles: results, sources, shaderCount: ctx.shaders.size };
+  return {
+    files: generateFiles(loaded.root, selected, results),
+    diagnostics: merged(),
+    profiles: results,
+    sources,
+    shaderCount: ctx.shaders.size,
+  };
 }
 
 /** The profiles to build: the config's, or those named in the options (unknown names are an error). */
-function selectProfiles(loaded: LoadedConfig, names: readonly string[] | undefined, diagnostics: Diagnostic[]): readonly Profile[] | undefined {
+function selectProfiles(
+  loaded: LoadedConfig,
+  names: readonly string[] | undefined,
+  diagnostics: Diagnostic[],
+): readonly Profile[] | undefined {
   if (!names || names.length === 0) return loaded.profiles;
   const unknown = names.filter((n) => !loaded.allProfiles.some((p) => p.name === n));
   if (unknown.length) {
-    diagnostics.push(makeDiagnostic("unknown_profile", `unknown profile${unknown.length > 1 ? "s" : ""} ${unknown.map((u) => `\`${u}\``).join(", ")}`, undefined, { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` }));
+    diagnostics.push(
+      makeDiagnostic(
+        "unknown_profile",
+        `unknown profile${unknown.length > 1 ? "s" : ""} ${unknown.map((u) => `\`${u}\``).join(", ")}`,
+        undefined,
+        { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` },
+      ),
+    );
     return undefined;
   }
   return loaded.allProfiles.filter((p) => names.includes(p.name));
 }
 
 /** The config's instances per kernel, checked against the kernels' leaves; with `allSpecs`, instances of kernels no spec defines are errors. */
-function configuredInstances(loaded: LoadedConfig, kernels: readonly CheckedKernel[], diagnostics: Diagnostic[], allSpecs: boolean): Map<string, ParsedInstance[]> {
-  const byKernel = new Map(kernels.map((k) => [k.spec.name, parseInstances(k, Object.hasOwn(loaded.config.instances, k.spec.name) ? loaded.config.instances[k.spec.name] : [], loaded.file, diagnostics)]));
+function configuredInstances(
+  loaded: LoadedConfig,
+  kernels: readonly CheckedKernel[],
+  diagnostics: Diagnostic[],
+  allSpecs: boolean,
+): Map<string, ParsedInstance[]> {
+  const byKernel = new Map(
+    kernels.map((k) => [
+      k.spec.name,
+      parseInstances(
+        k,
+        Object.hasOwn(loaded.config.instances, k.spec.name) ? loaded.config.instances[k.spec.name] : [],
+        loaded.file,
+        diagnostics,
+      ),
+    ]),
+  );
   for (const name of allSpecs ? Object.keys(loaded.config.instances) : []) {
     if (!kernels.some((k) => k.spec.name === name)) {
-      diagnostics.push(makeDiagnostic("instance_invalid", `the config lists instances for kernel \`${name}\`, which no spec defines`, loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined, { hint: didYouMean(name, kernels.map((k) => k.spec.name)) ?? `the kernels are ${kernels.map((k) => k.spec.name).join(", ")}` }));
+      diagnostics.push(
+        makeDiagnostic(
+          "instance_invalid",
+          `the config lists instances for kernel \`${name}\`, which no spec defines`,
+          loaded.file ? { file: loaded.file, pointer: `/instances/${name}` } : undefined,
+          {
+            hint:
+              didYouMean(
+                name,
+                kernels.map((k) => k.spec.name),
+              ) ?? `the kernels are ${kernels.map((k) => k.spec.name).join(", ")}`,
+          },
+        ),
+      );
     }
   }
   return byKernel;
 }
 
 /** Enumerates and prunes one kernel's candidates on one profile, reporting missing instances and variants. */
-function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Profile, configured: readonly ParsedInstance[], reports: Report[], locate: PointerLocator): KernelProfileBuild {
+function enumerateOnProfile(
+  loaded: LoadedConfig,
+  k: CheckedKernel,
+  profile: Profile,
+  configured: readonly ParsedInstance[],
+  reports: Report[],
+  locate: PointerLocator,
+): KernelProfileBuild {
   const where = { profile: profile.name };
   // A kernel with no configured instance is built once with nothing pinned: enough when its
   // templates read only build-time values; otherwise it is a warning that nothing was built.
@@ -168,7 +239,13 @@ function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Pro
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
   let build: KernelProfileBuild;
   try {
-    build = enumerateKernel(k, facts, pinnedTunables(loaded.config, profile.name, k.spec.name), implicit ? [{ name: IMPLICIT_INSTANCE, values: new Map() }] : configured, loaded.config.maxCandidates);
+    build = enumerateKernel(
+      k,
+      facts,
+      pinnedTunables(loaded.config, profile.name, k.spec.name),
+      implicit ? [{ name: IMPLICIT_INSTANCE, values: new Map() }] : configured,
+      loaded.config.maxCandidates,
+    );
   } catch (err) {
     // Too many candidates: reported, and nothing of this kernel is built on this profile.
     if (!(err instanceof UserError)) throw err;
@@ -177,13 +254,37 @@ function enumerateOnProfile(loaded: LoadedConfig, k: CheckedKernel, profile: Pro
   }
   for (const a of build.assignments) reports.push(...buildTimeNonFinite(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
   if (implicit && build.problems.length) {
-    reports.push({ diagnostic: makeDiagnostic("no_instances", `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built`, locate(k.spec.file, "/variants"), { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` }), where });
+    reports.push({
+      diagnostic: makeDiagnostic(
+        "no_instances",
+        `kernel ${k.spec.name} has templates that read per-model values, but kernelc.config.json lists no instances for it: no shader of those passes was built`,
+        locate(k.spec.file, "/variants"),
+        { hint: `add instances under instances.${k.spec.name}; ${build.problems[0]}` },
+      ),
+      where,
+    });
   }
   for (const p of implicit ? [] : build.problems) {
-    reports.push({ diagnostic: makeDiagnostic("instance_invalid", p, loaded.file ? locate(loaded.file, `/instances/${k.spec.name}`) : { file: k.spec.file }, { hint: "add the missing values to the instance in kernelc.config.json" }), where });
+    reports.push({
+      diagnostic: makeDiagnostic(
+        "instance_invalid",
+        p,
+        loaded.file ? locate(loaded.file, `/instances/${k.spec.name}`) : { file: k.spec.file },
+        { hint: "add the missing values to the instance in kernelc.config.json" },
+      ),
+      where,
+    });
   }
   if (build.noVariantReason) {
-    reports.push({ diagnostic: makeDiagnostic("no_variant_for_profile", `kernel ${k.spec.name} has no variant on a profile: ${build.noVariantReason}`, locate(k.spec.file, "/variants"), { hint: `calls of ${k.spec.name} on such devices will fail; see \`kernelc explain ${k.spec.name} --profile ${profile.name}\`` }), where });
+    reports.push({
+      diagnostic: makeDiagnostic(
+        "no_variant_for_profile",
+        `kernel ${k.spec.name} has no variant on a profile: ${build.noVariantReason}`,
+        locate(k.spec.file, "/variants"),
+        { hint: `calls of ${k.spec.name} on such devices will fail; see \`kernelc explain ${k.spec.name} --profile ${profile.name}\`` },
+      ),
+      where,
+    });
   }
   return build;
 }
@@ -240,7 +341,12 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
 function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>, results: readonly ProfileResult[]): Map<string, string> {
   const files = new Map<string, string>();
   for (const [id, rec] of shaders) {
-    const header = `// Generated by kernelc ${KERNELC_VERSION} from ${commentText([...rec.templates].sort().map((t) => `templates/${t}`).join(", "))} for ${commentText([...rec.kernels].sort().join(", "))}. Do not edit.\n`;
+    const header = `// Generated by kernelc ${KERNELC_VERSION} from ${commentText(
+      [...rec.templates]
+        .sort()
+        .map((t) => `templates/${t}`)
+        .join(", "),
+    )} for ${commentText([...rec.kernels].sort().join(", "))}. Do not edit.\n`;
     files.set(`shaders/${id}.wgsl`, header + rec.body);
   }
   for (const r of results) {
@@ -251,7 +357,16 @@ function generateFiles(root: string, shaders: ReadonlyMap<string, ShaderRecord>,
     files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
-  const specFiles = [...new Set(results.flatMap((r) => r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/"))))];
-  files.set("index.ts", generateBundleIndex(results.map((r) => indexProfileOf(r.profile)), specFiles, [...shaders.keys()]));
+  const specFiles = [
+    ...new Set(results.flatMap((r) => r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/")))),
+  ];
+  files.set(
+    "index.ts",
+    generateBundleIndex(
+      results.map((r) => indexProfileOf(r.profile)),
+      specFiles,
+      [...shaders.keys()],
+    ),
+  );
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -18,7 +18,14 @@ export function loadProjectConfig(cwd: string, configPath?: string): LoadedConfi
     try {
       text = fs.readFileSync(file, "utf8");
     } catch (err) {
-      throw new UserError([makeDiagnostic("file_unreadable", `cannot read the config file: ${(err as Error).message}`, { file }, { hint: "check the --config path" })]);
+      throw new UserError([
+        makeDiagnostic(
+          "file_unreadable",
+          `cannot read the config file: ${(err as Error).message}`,
+          { file },
+          { hint: "check the --config path" },
+        ),
+      ]);
     }
     loaded = parseConfig(text, file, path.dirname(file));
   } else {

@@ -78,9 +78,15 @@ export function lint(options: LintOptions = {}): LintResult {
   if (!loaded.config) return { ok: false, diagnostics: loaded.diagnostics, kernels: [], sources: new Map() };
   const { root, config } = loaded.config;
   const templates = options.templates !== undefined ? path.resolve(cwd, options.templates) : path.resolve(root, config.templates);
-  const paths = options.paths && options.paths.length > 0 ? options.paths.map((p) => path.resolve(cwd, p)) : [path.resolve(root, config.specs)];
+  const paths =
+    options.paths && options.paths.length > 0 ? options.paths.map((p) => path.resolve(cwd, p)) : [path.resolve(root, config.specs)];
   const result = lintPaths(paths, makeCheckContext(templates));
-  return { ok: !hasErrors(result.diagnostics), diagnostics: result.diagnostics, kernels: result.kernels.map((k) => k.spec.name), sources: result.sources };
+  return {
+    ok: !hasErrors(result.diagnostics),
+    diagnostics: result.diagnostics,
+    kernels: result.kernels.map((k) => k.spec.name),
+    sources: result.sources,
+  };
 }
 
 /** Options of build(). */
@@ -109,9 +115,13 @@ export interface BuildResult {
 /** Compiles a project into the files of its bundle (shaders, per-profile dispatchers and manifests, index). Writes nothing. */
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const loaded = loadConfig(options);
-  if (!loaded.config) return { ok: false, diagnostics: loaded.diagnostics, files: new Map(), profiles: [], outDir: undefined, sources: new Map() };
+  if (!loaded.config)
+    return { ok: false, diagnostics: loaded.diagnostics, files: new Map(), profiles: [], outDir: undefined, sources: new Map() };
   const config = loaded.config;
-  const result = await compile(config, { ...(options.profiles ? { profiles: options.profiles } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const result = await compile(config, {
+    ...(options.profiles ? { profiles: options.profiles } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
   const ok = !hasErrors(result.diagnostics);
   return {
     ok,
@@ -146,12 +156,22 @@ export interface ExplainResult {
 
 /** Why each candidate of a kernel is emitted or pruned on a profile; with a call, which variant it picks and why. */
 export async function explain(kernel: string, options: ExplainOptions): Promise<ExplainResult> {
-  const failed = (diagnostics: readonly Diagnostic[]): ExplainResult => ({ ok: false, diagnostics, candidates: [], text: "", call: undefined });
+  const failed = (diagnostics: readonly Diagnostic[]): ExplainResult => ({
+    ok: false,
+    diagnostics,
+    candidates: [],
+    text: "",
+    call: undefined,
+  });
   const loaded = loadConfig(options);
   if (!loaded.config) return failed(loaded.diagnostics);
   const config = loaded.config;
   if (!config.allProfiles.some((p) => p.name === options.profile)) {
-    return failed([makeDiagnostic("unknown_profile", `unknown profile \`${options.profile}\``, undefined, { hint: `known profiles: ${config.allProfiles.map((p) => p.name).join(", ")}` })]);
+    return failed([
+      makeDiagnostic("unknown_profile", `unknown profile \`${options.profile}\``, undefined, {
+        hint: `known profiles: ${config.allProfiles.map((p) => p.name).join(", ")}`,
+      }),
+    ]);
   }
   const result = await compile(config, { profiles: [options.profile], ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   if (hasErrors(result.diagnostics)) return failed(result.diagnostics);
@@ -159,7 +179,10 @@ export async function explain(kernel: string, options: ExplainOptions): Promise<
   const entry = built?.kernels.find((k) => k.model.kernel.spec.name === kernel);
   if (!built || !entry) {
     const names = built?.kernels.map((k) => k.model.kernel.spec.name) ?? [];
-    return failed([...result.diagnostics, makeDiagnostic("usage", `no kernel named \`${kernel}\``, undefined, { hint: `kernels: ${names.join(", ")}` })]);
+    return failed([
+      ...result.diagnostics,
+      makeDiagnostic("usage", `no kernel named \`${kernel}\``, undefined, { hint: `kernels: ${names.join(", ")}` }),
+    ]);
   }
   let text = explainReport(entry.build, built.profile);
   let call: unknown;

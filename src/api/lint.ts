@@ -13,7 +13,12 @@ import { FEATURE_NAMES, LIMIT_NAMES } from "../plan/profiles.js";
 
 /** A check context for a project rooted at `templatesDir`'s parent. */
 export function makeCheckContext(templatesDir: string): CheckContext {
-  return { templatesDir: path.resolve(templatesDir), limitNames: new Set(LIMIT_NAMES), featureNames: new Set(FEATURE_NAMES), templateReadsCache: new Map() };
+  return {
+    templatesDir: path.resolve(templatesDir),
+    limitNames: new Set(LIMIT_NAMES),
+    featureNames: new Set(FEATURE_NAMES),
+    templateReadsCache: new Map(),
+  };
 }
 
 export interface LintResult {
@@ -44,7 +49,14 @@ export function lintPaths(paths: readonly string[], ctx: CheckContext): LintResu
     if (checked.kernel) {
       const prev = names.get(loaded.spec.name);
       if (prev) {
-        diagnostics.push({ code: "duplicate_id", severity: "error", message: `two specs define the kernel \`${loaded.spec.name}\``, location: { file, pointer: "/name" }, hint: "kernel names must be unique across the specs folder", notes: [{ message: "the other is here", location: { file: prev, pointer: "/name" } }] });
+        diagnostics.push({
+          code: "duplicate_id",
+          severity: "error",
+          message: `two specs define the kernel \`${loaded.spec.name}\``,
+          location: { file, pointer: "/name" },
+          hint: "kernel names must be unique across the specs folder",
+          notes: [{ message: "the other is here", location: { file: prev, pointer: "/name" } }],
+        });
       }
       names.set(loaded.spec.name, file);
       kernels.push(checked.kernel);

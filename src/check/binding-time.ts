@@ -23,7 +23,11 @@ export interface LeafInfo {
 }
 
 /** Collects the leaves an expression depends on, following derive entries through `env`. */
-export function leavesOf(e: TExpr, env: ReadonlyMap<string, CheckedDerive>, memo = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>()): Map<LeafKey, LeafInfo> {
+export function leavesOf(
+  e: TExpr,
+  env: ReadonlyMap<string, CheckedDerive>,
+  memo = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>(),
+): Map<LeafKey, LeafInfo> {
   const out = new Map<LeafKey, LeafInfo>();
   const visiting = new Set<string>();
   const walk = (x: TExpr): void => {
@@ -56,7 +60,13 @@ export function leavesOf(e: TExpr, env: ReadonlyMap<string, CheckedDerive>, memo
         return;
       }
       case "call":
-        if (x.fn === "dim" && x.args[0].k === "leaf" && x.args[0].leaf.ns === "shapes" && x.args[1].k === "const" && typeof x.args[1].value === "number") {
+        if (
+          x.fn === "dim" &&
+          x.args[0].k === "leaf" &&
+          x.args[0].leaf.ns === "shapes" &&
+          x.args[1].k === "const" &&
+          typeof x.args[1].value === "number"
+        ) {
           const axis = x.args[1].value;
           const key = `dim(shapes.${x.args[0].leaf.name}, ${axis})`;
           out.set(key, { key, runTime: true, leaf: x.args[0].leaf, axis });
@@ -97,7 +107,9 @@ export function bindingTime(leaves: ReadonlyMap<LeafKey, LeafInfo>): BindingTime
 }
 
 /** Binding time of every derive entry of an environment. */
-export function classifyDerives(env: ReadonlyMap<string, CheckedDerive>): Map<string, { time: BindingTime; leaves: ReadonlyMap<LeafKey, LeafInfo> }> {
+export function classifyDerives(
+  env: ReadonlyMap<string, CheckedDerive>,
+): Map<string, { time: BindingTime; leaves: ReadonlyMap<LeafKey, LeafInfo> }> {
   const memo = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>();
   const out = new Map<string, { time: BindingTime; leaves: ReadonlyMap<LeafKey, LeafInfo> }>();
   for (const [name, d] of env) {

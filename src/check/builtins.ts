@@ -24,7 +24,8 @@ function expectNumeric(args: readonly Type[], fn: string): { error: string; arg:
 function expectInt(args: readonly Type[], fn: string): { error: string; arg: number } | undefined {
   for (let i = 0; i < args.length; i++) {
     const t = args[i];
-    if (t.k !== "int" && t.k !== "number" && t.k !== "error") return { error: `argument ${i + 1} of \`${fn}\` must be an int, found ${showType(t)}`, arg: i };
+    if (t.k !== "int" && t.k !== "number" && t.k !== "error")
+      return { error: `argument ${i + 1} of \`${fn}\` must be an int, found ${showType(t)}`, arg: i };
   }
   return undefined;
 }
@@ -36,8 +37,10 @@ export const BUILTINS: Readonly<Record<BuiltinName, BuiltinInfo>> = {
     signature: "dim(shape, axis: int) -> int",
     doc: "The size of one axis of a shape; a negative axis counts from the end. An axis outside the rank is an error.",
     typeOf: (a) => {
-      if (a[0].k !== "list" && a[0].k !== "error") return { error: `argument 1 of \`dim\` must be a shape, found ${showType(a[0])}`, arg: 0 };
-      if (a[1].k !== "int" && a[1].k !== "number" && a[1].k !== "error") return { error: `argument 2 of \`dim\` must be an int, found ${showType(a[1])}`, arg: 1 };
+      if (a[0].k !== "list" && a[0].k !== "error")
+        return { error: `argument 1 of \`dim\` must be a shape, found ${showType(a[0])}`, arg: 0 };
+      if (a[1].k !== "int" && a[1].k !== "number" && a[1].k !== "error")
+        return { error: `argument 2 of \`dim\` must be an int, found ${showType(a[1])}`, arg: 1 };
       return INT;
     },
   },
@@ -83,7 +86,8 @@ export const BUILTINS: Readonly<Record<BuiltinName, BuiltinInfo>> = {
     doc: "Whether two shapes have the same rank and dimensions.",
     typeOf: (a) => {
       for (let i = 0; i < 2; i++) {
-        if (a[i].k !== "list" && a[i].k !== "error") return { error: `argument ${i + 1} of \`sameShape\` must be a shape, found ${showType(a[i])}`, arg: i };
+        if (a[i].k !== "list" && a[i].k !== "error")
+          return { error: `argument ${i + 1} of \`sameShape\` must be a shape, found ${showType(a[i])}`, arg: i };
       }
       return BOOL;
     },
@@ -93,12 +97,15 @@ export const BUILTINS: Readonly<Record<BuiltinName, BuiltinInfo>> = {
     maxArgs: 1,
     signature: "f16Ok(t: dtype) -> bool",
     doc: "Whether a tensor's ONNX element type is float16, the storage type of kernelc's f16 kernels.",
-    typeOf: (a) => (a[0].k === "dtype" || a[0].k === "error" ? BOOL : { error: `argument 1 of \`f16Ok\` must be a dtype (tensorDtypes.X), found ${showType(a[0])}`, arg: 0 }),
+    typeOf: (a) =>
+      a[0].k === "dtype" || a[0].k === "error"
+        ? BOOL
+        : { error: `argument 1 of \`f16Ok\` must be a dtype (tensorDtypes.X), found ${showType(a[0])}`, arg: 0 },
   },
 };
 
 /** `has` is special: its first argument is a namespace, its second a string literal naming a member. */
-export const HAS_DOC = 'has(attrs, "name") -> bool: whether the call gives the attribute (or it has a default); has(present, "tensor"), has(device.features, "feature").';
+export const HAS_DOC =
+  'has(attrs, "name") -> bool: whether the call gives the attribute (or it has a default); has(present, "tensor"), has(device.features, "feature").';
 
 export const BUILTIN_NAMES: readonly string[] = [...Object.keys(BUILTINS), "has"];
-

@@ -26,7 +26,12 @@ export interface CandidateFactor {
 export function candidateFactors(kernel: CheckedKernel, pinnedTunables: Readonly<Record<string, number>>): CandidateFactor[] {
   const spec = kernel.spec;
   const factors: CandidateFactor[] = [];
-  for (const tc of spec.typeConstraints) factors.push({ what: `type constraint \`${tc.name}\` (${tc.types.length} type${tc.types.length === 1 ? "" : "s"})`, count: tc.types.length, where: tc.keyWhere });
+  for (const tc of spec.typeConstraints)
+    factors.push({
+      what: `type constraint \`${tc.name}\` (${tc.types.length} type${tc.types.length === 1 ? "" : "s"})`,
+      count: tc.types.length,
+      where: tc.keyWhere,
+    });
   for (const t of spec.tunables) {
     if (Object.hasOwn(pinnedTunables, t.name)) continue;
     const count = new Set([t.default, ...(t.values ?? [])]).size;
@@ -37,7 +42,13 @@ export function candidateFactors(kernel: CheckedKernel, pinnedTunables: Readonly
 }
 
 /** The error for a count past the cap (`scope`: "on profile core", …): a UserError whose one diagnostic names each factor and the product. */
-export function candidateLimitError(kernel: CheckedKernel, scope: string, max: number, factors: readonly CandidateFactor[], what = "its candidates"): UserError {
+export function candidateLimitError(
+  kernel: CheckedKernel,
+  scope: string,
+  max: number,
+  factors: readonly CandidateFactor[],
+  what = "its candidates",
+): UserError {
   const product = factors.reduce((p, f) => p * f.count, 1);
   const shown = factors.filter((f) => f.count > 1);
   const formula = `${shown.map((f) => String(f.count)).join(" × ")} = ${product.toLocaleString("en-US")}`;
@@ -46,14 +57,23 @@ export function candidateLimitError(kernel: CheckedKernel, scope: string, max: n
     makeDiagnostic(
       "too_many_candidates",
       `kernel ${kernel.spec.name} has too many candidates ${scope}: ${what} number ${formula}, more than the limit of ${max.toLocaleString("en-US")} (${shown.map((f) => f.what).join(", ")})`,
-      largest?.where ? { file: kernel.spec.file, span: largest.where.span, pointer: largest.where.pointer } : { file: kernel.spec.file, pointer: "/variants" },
-      { hint: "pin tunables per profile in kernelc.config.json (tunables), give them fewer values, or raise maxCandidates in kernelc.config.json" },
+      largest?.where
+        ? { file: kernel.spec.file, span: largest.where.span, pointer: largest.where.pointer }
+        : { file: kernel.spec.file, pointer: "/variants" },
+      {
+        hint: "pin tunables per profile in kernelc.config.json (tunables), give them fewer values, or raise maxCandidates in kernelc.config.json",
+      },
     ),
   ]);
 }
 
 /** Throws candidateLimitError when a kernel's candidates on a profile number more than `max`. */
-export function checkCandidateCount(kernel: CheckedKernel, profile: string, pinnedTunables: Readonly<Record<string, number>>, max: number): void {
+export function checkCandidateCount(
+  kernel: CheckedKernel,
+  profile: string,
+  pinnedTunables: Readonly<Record<string, number>>,
+  max: number,
+): void {
   const factors = candidateFactors(kernel, pinnedTunables);
   if (factors.reduce((p, f) => p * f.count, 1) > max) throw candidateLimitError(kernel, `on profile ${profile}`, max, factors);
 }

@@ -9,7 +9,21 @@ import { didYouMean } from "../core/did-you-mean.js";
 import type { Expr } from "../model/ast.js";
 import { BUILTINS, HAS_DOC } from "./builtins.js";
 import type { BuiltinName, Leaf, TExpr } from "../model/ir.js";
-import { BOOL, DTYPE, ERROR, FLOAT, INT, STRING, SHAPE, comparable, isNumeric, numericJoin, showType, unify, type Type } from "../model/types.js";
+import {
+  BOOL,
+  DTYPE,
+  ERROR,
+  FLOAT,
+  INT,
+  STRING,
+  SHAPE,
+  comparable,
+  isNumeric,
+  numericJoin,
+  showType,
+  unify,
+  type Type,
+} from "../model/types.js";
 
 /** A problem found in one expression; the caller places it in the spec file. */
 export interface ExprProblem {
@@ -41,8 +55,19 @@ export interface Scope {
 
 /** Names that would reach JavaScript's object machinery if looked up naively. */
 const FORBIDDEN_MEMBERS = new Set([
-  "constructor", "__proto__", "prototype", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
-  "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toString", "toLocaleString", "valueOf",
+  "constructor",
+  "__proto__",
+  "prototype",
+  "__defineGetter__",
+  "__defineSetter__",
+  "__lookupGetter__",
+  "__lookupSetter__",
+  "hasOwnProperty",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+  "toString",
+  "toLocaleString",
+  "valueOf",
 ]);
 
 const NAMESPACES = ["shapes", "ranks", "present", "tensorDtypes", "attrs", "tunables", "dtypes", "device"] as const;
@@ -51,7 +76,15 @@ type NamespaceName = (typeof NAMESPACES)[number] | "device.limits" | "device.fea
 /** A partially resolved name: a namespace (only valid before `.` or as has()'s first argument) or a value. */
 type Resolved = { readonly ns: NamespaceName; readonly span: Span } | { readonly value: TExpr };
 
-const LEAF_TYPES: Record<string, Type> = { shapes: SHAPE, ranks: INT, present: BOOL, tensorDtypes: DTYPE, tunables: INT, dtypes: STRING, limits: INT };
+const LEAF_TYPES: Record<string, Type> = {
+  shapes: SHAPE,
+  ranks: INT,
+  present: BOOL,
+  tensorDtypes: DTYPE,
+  tunables: INT,
+  dtypes: STRING,
+  limits: INT,
+};
 
 class ExprChecker {
   readonly problems: ExprProblem[] = [];
@@ -77,7 +110,12 @@ class ExprChecker {
       case "member": {
         const r = this.resolve(e);
         if ("value" in r) return r.value;
-        return this.problem("type_mismatch", `\`${r.ns}\` is a namespace, not a value`, r.span, `name one of its members, e.g. \`${r.ns}.${this.exampleMember(r.ns)}\``);
+        return this.problem(
+          "type_mismatch",
+          `\`${r.ns}\` is a namespace, not a value`,
+          r.span,
+          `name one of its members, e.g. \`${r.ns}.${this.exampleMember(r.ns)}\``,
+        );
       }
       case "call":
         return this.checkCall(e);
@@ -85,11 +123,17 @@ class ExprChecker {
         const operand = this.check(e.operand);
         if (e.op === "not") {
           if (operand.type.k !== "bool" && operand.type.k !== "error") {
-            return this.problem("type_mismatch", `\`not\` needs a bool, found ${showType(operand.type)}`, e.operand.span, "compare explicitly, e.g. `x == 0`");
+            return this.problem(
+              "type_mismatch",
+              `\`not\` needs a bool, found ${showType(operand.type)}`,
+              e.operand.span,
+              "compare explicitly, e.g. `x == 0`",
+            );
           }
           return { k: "not", operand, type: BOOL, span: e.span };
         }
-        if (!isNumeric(operand.type)) return this.problem("type_mismatch", `unary \`${e.op}\` needs a number, found ${showType(operand.type)}`, e.operand.span);
+        if (!isNumeric(operand.type))
+          return this.problem("type_mismatch", `unary \`${e.op}\` needs a number, found ${showType(operand.type)}`, e.operand.span);
         return e.op === "-" ? { k: "neg", operand, type: operand.type, span: e.span } : operand;
       }
       case "binary":
@@ -103,7 +147,12 @@ class ExprChecker {
         }
         const t = unify(then.type, otherwise.type);
         if (!t) {
-          return this.problem("type_mismatch", `the branches of the conditional have different types: ${showType(then.type)} and ${showType(otherwise.type)}`, e.span, "make both branches the same type");
+          return this.problem(
+            "type_mismatch",
+            `the branches of the conditional have different types: ${showType(then.type)} and ${showType(otherwise.type)}`,
+            e.span,
+            "make both branches the same type",
+          );
         }
         return { k: "cond", cond, then, otherwise, type: t, span: e.span };
       }
@@ -112,7 +161,12 @@ class ExprChecker {
         let elem: Type = items.length === 0 ? INT : items[0].type;
         for (let i = 1; i < items.length; i++) {
           const u = unify(elem, items[i].type);
-          if (!u) return this.problem("type_mismatch", `list items have different types: ${showType(elem)} and ${showType(items[i].type)}`, e.items[i].span);
+          if (!u)
+            return this.problem(
+              "type_mismatch",
+              `list items have different types: ${showType(elem)} and ${showType(items[i].type)}`,
+              e.items[i].span,
+            );
           elem = u;
         }
         return { k: "list", items, type: { k: "list", elem }, span: e.span };
@@ -161,7 +215,12 @@ class ExprChecker {
       }
       const hint = didYouMean(e.name, [...this.scope.deriveNames(), ...NAMESPACES]);
       return {
-        value: this.problem("unknown_name", `unknown name \`${e.name}\`: it is not a derive entry or a namespace`, e.span, hint ?? `declare it under \`derive\`, or use a namespace: ${NAMESPACES.join(", ")}`),
+        value: this.problem(
+          "unknown_name",
+          `unknown name \`${e.name}\`: it is not a derive entry or a namespace`,
+          e.span,
+          hint ?? `declare it under \`derive\`, or use a namespace: ${NAMESPACES.join(", ")}`,
+        ),
       };
     }
     if (e.kind !== "member") return { value: this.check(e) };
@@ -170,10 +229,24 @@ class ExprChecker {
     const pspan = e.propertySpan;
     if ("value" in base) {
       if (base.value.type.k === "error") return base;
-      return { value: this.problem("unknown_member", `${/^[aeiou]/.test(showType(base.value.type)) ? "an" : "a"} ${showType(base.value.type)} value has no member \`${prop}\``, pspan, "only namespaces (shapes, attrs, device.limits, …) have members") };
+      return {
+        value: this.problem(
+          "unknown_member",
+          `${/^[aeiou]/.test(showType(base.value.type)) ? "an" : "a"} ${showType(base.value.type)} value has no member \`${prop}\``,
+          pspan,
+          "only namespaces (shapes, attrs, device.limits, …) have members",
+        ),
+      };
     }
     if (FORBIDDEN_MEMBERS.has(prop) && !this.declares(base.ns, prop)) {
-      return { value: this.problem("forbidden_member", `\`${prop}\` is not a member of \`${base.ns}\``, pspan, `members of \`${base.ns}\` are only the names the spec declares`) };
+      return {
+        value: this.problem(
+          "forbidden_member",
+          `\`${prop}\` is not a member of \`${base.ns}\``,
+          pspan,
+          `members of \`${base.ns}\` are only the names the spec declares`,
+        ),
+      };
     }
     const leaf = (ns: Leaf["ns"], type: Type): Resolved => ({ value: { k: "leaf", leaf: { ns, name: prop } as Leaf, type, span: e.span } });
     switch (base.ns) {
@@ -183,7 +256,14 @@ class ExprChecker {
       case "tensorDtypes": {
         if (!this.scope.tensors.has(prop)) {
           const hint = didYouMean(prop, this.scope.tensors.keys());
-          return { value: this.problem("unknown_tensor", `\`${prop}\` is not an input or output of this kernel`, pspan, hint ?? `declared tensors: ${[...this.scope.tensors.keys()].join(", ")}`) };
+          return {
+            value: this.problem(
+              "unknown_tensor",
+              `\`${prop}\` is not an input or output of this kernel`,
+              pspan,
+              hint ?? `declared tensors: ${[...this.scope.tensors.keys()].join(", ")}`,
+            ),
+          };
         }
         return leaf(base.ns, LEAF_TYPES[base.ns]);
       }
@@ -191,34 +271,70 @@ class ExprChecker {
         const a = this.scope.attrs.get(prop);
         if (!a) {
           const hint = didYouMean(prop, this.scope.attrs.keys());
-          return { value: this.problem("unknown_attribute", `\`${prop}\` is not a declared attribute`, pspan, hint ?? "declare it under `attributes`") };
+          return {
+            value: this.problem(
+              "unknown_attribute",
+              `\`${prop}\` is not a declared attribute`,
+              pspan,
+              hint ?? "declare it under `attributes`",
+            ),
+          };
         }
         return leaf("attrs", a.type);
       }
       case "tunables":
         if (!this.scope.tunables.has(prop)) {
           const hint = didYouMean(prop, this.scope.tunables);
-          return { value: this.problem("unknown_tunable", `\`${prop}\` is not a declared tunable`, pspan, hint ?? "declare it under `tunables`") };
+          return {
+            value: this.problem("unknown_tunable", `\`${prop}\` is not a declared tunable`, pspan, hint ?? "declare it under `tunables`"),
+          };
         }
         return leaf("tunables", INT);
       case "dtypes":
         if (!this.scope.typeParams.has(prop)) {
           const hint = didYouMean(prop, this.scope.typeParams);
-          return { value: this.problem("unknown_type_param", `\`${prop}\` is not a type constraint of this kernel`, pspan, hint ?? "declare it under `typeConstraints`") };
+          return {
+            value: this.problem(
+              "unknown_type_param",
+              `\`${prop}\` is not a type constraint of this kernel`,
+              pspan,
+              hint ?? "declare it under `typeConstraints`",
+            ),
+          };
         }
         return leaf("dtypes", STRING);
       case "device":
         if (prop === "limits") return { ns: "device.limits", span: e.span };
         if (prop === "features") return { ns: "device.features", span: e.span };
-        return { value: this.problem("unknown_member", `\`device\` has no member \`${prop}\``, pspan, didYouMean(prop, ["limits", "features"]) ?? "use `device.limits.NAME` or `has(device.features, \"NAME\")`") };
+        return {
+          value: this.problem(
+            "unknown_member",
+            `\`device\` has no member \`${prop}\``,
+            pspan,
+            didYouMean(prop, ["limits", "features"]) ?? 'use `device.limits.NAME` or `has(device.features, "NAME")`',
+          ),
+        };
       case "device.limits":
         if (!this.scope.limits.has(prop)) {
           const hint = didYouMean(prop, this.scope.limits);
-          return { value: this.problem("unknown_limit", `\`${prop}\` is not a WebGPU limit`, pspan, hint ?? "see GPUSupportedLimits in the WebGPU spec") };
+          return {
+            value: this.problem(
+              "unknown_limit",
+              `\`${prop}\` is not a WebGPU limit`,
+              pspan,
+              hint ?? "see GPUSupportedLimits in the WebGPU spec",
+            ),
+          };
         }
         return leaf("limits", INT);
       case "device.features":
-        return { value: this.problem("type_mismatch", "`device.features` members are not identifiers; test a feature with `has(device.features, \"name\")`", e.span) };
+        return {
+          value: this.problem(
+            "type_mismatch",
+            '`device.features` members are not identifiers; test a feature with `has(device.features, "name")`',
+            e.span,
+          ),
+        };
     }
   }
 
@@ -248,15 +364,31 @@ class ExprChecker {
     const name = e.callee.name;
     if (name === "has") return this.checkHas(e);
     if (!Object.prototype.hasOwnProperty.call(BUILTINS, name)) {
-      if (this.scope.deriveType(name) !== undefined) return this.problem("not_callable", `\`${name}\` is a derive entry, not a function`, e.callee.span);
+      if (this.scope.deriveType(name) !== undefined)
+        return this.problem("not_callable", `\`${name}\` is a derive entry, not a function`, e.callee.span);
       const hint = didYouMean(name, [...Object.keys(BUILTINS), "has"]);
-      return this.problem("unknown_function", `unknown function \`${name}\``, e.callee.span, hint ?? `builtins: ${[...Object.keys(BUILTINS), "has"].join(", ")}`);
+      return this.problem(
+        "unknown_function",
+        `unknown function \`${name}\``,
+        e.callee.span,
+        hint ?? `builtins: ${[...Object.keys(BUILTINS), "has"].join(", ")}`,
+      );
     }
     const info = BUILTINS[name as BuiltinName];
     const args = e.args.map((a) => this.check(a));
     if (args.length < info.minArgs || args.length > info.maxArgs) {
-      const want = info.minArgs === info.maxArgs ? `${info.minArgs}` : info.maxArgs > 8 ? `at least ${info.minArgs}` : `${info.minArgs} to ${info.maxArgs}`;
-      return this.problem("wrong_arity", `\`${name}\` takes ${want} argument${want === "1" ? "" : "s"}, got ${args.length}`, e.span, info.signature);
+      const want =
+        info.minArgs === info.maxArgs
+          ? `${info.minArgs}`
+          : info.maxArgs > 8
+            ? `at least ${info.minArgs}`
+            : `${info.minArgs} to ${info.maxArgs}`;
+      return this.problem(
+        "wrong_arity",
+        `\`${name}\` takes ${want} argument${want === "1" ? "" : "s"}, got ${args.length}`,
+        e.span,
+        info.signature,
+      );
     }
     const t = info.typeOf(args.map((a) => a.type));
     if ("error" in t) return this.problem("type_mismatch", t.error, e.args[t.arg].span, info.signature);
@@ -266,20 +398,37 @@ class ExprChecker {
   private checkHas(e: Extract<Expr, { kind: "call" }>): TExpr {
     if (e.args.length !== 2) return this.problem("wrong_arity", `\`has\` takes 2 arguments, got ${e.args.length}`, e.span, HAS_DOC);
     const [nsArg, keyArg] = e.args;
-    if (keyArg.kind !== "string") return this.problem("type_mismatch", "the second argument of `has` must be a string literal", keyArg.span, HAS_DOC);
+    if (keyArg.kind !== "string")
+      return this.problem("type_mismatch", "the second argument of `has` must be a string literal", keyArg.span, HAS_DOC);
     const ns = this.resolve(nsArg);
     const key = keyArg.value;
-    if ("value" in ns) return ns.value.type.k === "error" ? ns.value : this.problem("type_mismatch", "the first argument of `has` must be `attrs`, `present` or `device.features`", nsArg.span, HAS_DOC);
+    if ("value" in ns)
+      return ns.value.type.k === "error"
+        ? ns.value
+        : this.problem("type_mismatch", "the first argument of `has` must be `attrs`, `present` or `device.features`", nsArg.span, HAS_DOC);
     if (ns.ns === "attrs") {
-      if (!this.scope.attrs.has(key)) return this.problem("unknown_attribute", `\`${key}\` is not a declared attribute`, keyArg.span, didYouMean(key, this.scope.attrs.keys()));
+      if (!this.scope.attrs.has(key))
+        return this.problem(
+          "unknown_attribute",
+          `\`${key}\` is not a declared attribute`,
+          keyArg.span,
+          didYouMean(key, this.scope.attrs.keys()),
+        );
       return { k: "hasAttr", name: key, type: BOOL, span: e.span };
     }
     if (ns.ns === "present") {
-      if (!this.scope.tensors.has(key)) return this.problem("unknown_tensor", `\`${key}\` is not an input or output of this kernel`, keyArg.span, didYouMean(key, this.scope.tensors.keys()));
+      if (!this.scope.tensors.has(key))
+        return this.problem(
+          "unknown_tensor",
+          `\`${key}\` is not an input or output of this kernel`,
+          keyArg.span,
+          didYouMean(key, this.scope.tensors.keys()),
+        );
       return { k: "leaf", leaf: { ns: "present", name: key }, type: BOOL, span: e.span };
     }
     if (ns.ns === "device.features") {
-      if (!this.scope.features.has(key)) return this.problem("unknown_member", `\`${key}\` is not a WebGPU feature`, keyArg.span, didYouMean(key, this.scope.features));
+      if (!this.scope.features.has(key))
+        return this.problem("unknown_member", `\`${key}\` is not a WebGPU feature`, keyArg.span, didYouMean(key, this.scope.features));
       return { k: "leaf", leaf: { ns: "features", name: key }, type: BOOL, span: e.span };
     }
     return this.problem("type_mismatch", `\`has\` does not apply to \`${ns.ns}\``, nsArg.span, HAS_DOC);
@@ -291,12 +440,26 @@ class ExprChecker {
     const lt = left.type;
     const rt = right.type;
     const node = (type: Type): TExpr => ({ k: "binary", op: e.op, left, right, type, span: e.span });
-    if (lt.k === "error" || rt.k === "error") return node(e.op === "and" || e.op === "or" || e.op === "==" || e.op === "!=" || e.op === "<" || e.op === "<=" || e.op === ">" || e.op === ">=" ? BOOL : ERROR);
+    if (lt.k === "error" || rt.k === "error")
+      return node(
+        e.op === "and" || e.op === "or" || e.op === "==" || e.op === "!=" || e.op === "<" || e.op === "<=" || e.op === ">" || e.op === ">="
+          ? BOOL
+          : ERROR,
+      );
     switch (e.op) {
       case "and":
       case "or":
-        for (const [t, sp] of [[lt, e.left.span], [rt, e.right.span]] as const) {
-          if (t.k !== "bool") return this.problem("type_mismatch", `\`${e.op}\` needs bool operands, found ${showType(t)}`, sp, "compare explicitly, e.g. `x > 0`");
+        for (const [t, sp] of [
+          [lt, e.left.span],
+          [rt, e.right.span],
+        ] as const) {
+          if (t.k !== "bool")
+            return this.problem(
+              "type_mismatch",
+              `\`${e.op}\` needs bool operands, found ${showType(t)}`,
+              sp,
+              "compare explicitly, e.g. `x > 0`",
+            );
         }
         return node(BOOL);
       case "==":
@@ -307,7 +470,8 @@ class ExprChecker {
       case "<=":
       case ">":
       case ">=":
-        if (!isNumeric(lt) || !isNumeric(rt)) return this.problem("type_mismatch", `\`${e.op}\` needs numbers, found ${showType(lt)} and ${showType(rt)}`, e.span);
+        if (!isNumeric(lt) || !isNumeric(rt))
+          return this.problem("type_mismatch", `\`${e.op}\` needs numbers, found ${showType(lt)} and ${showType(rt)}`, e.span);
         return node(BOOL);
       default:
         if (!isNumeric(lt)) return this.problem("type_mismatch", `\`${e.op}\` needs numbers, found ${showType(lt)}`, e.left.span);

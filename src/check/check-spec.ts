@@ -25,7 +25,19 @@ import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
 import { candidateFactors, candidateLimitError, DEFAULT_MAX_CANDIDATES } from "./candidate-limit.js";
-import type { BufferType, CExpr, CheckedBinding, CheckedDerive, CheckedField, CheckedIntermediate, CheckedKernel, CheckedPass, CheckedVariant, CheckResult, TemplateReads } from "../model/checked.js";
+import type {
+  BufferType,
+  CExpr,
+  CheckedBinding,
+  CheckedDerive,
+  CheckedField,
+  CheckedIntermediate,
+  CheckedKernel,
+  CheckedPass,
+  CheckedVariant,
+  CheckResult,
+  TemplateReads,
+} from "../model/checked.js";
 import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "../model/types.js";
 
 /** What the checker needs from outside the spec. */
@@ -51,10 +63,11 @@ const WGSL_ELEMENT = new Set([...WGSL_SCALARS, ...["vec2", "vec3", "vec4"].flatM
 
 /** Infers an attribute's type from its default or its allowed values. */
 function attrType(def: unknown, values: readonly unknown[] | undefined): Type {
-  const sample = def !== undefined ? [def] : values ?? [];
+  const sample = def !== undefined ? [def] : (values ?? []);
   if (sample.length === 0) return NUMBER;
   if (sample.every((v) => typeof v === "string")) return STRING;
-  if (sample.every((v) => Array.isArray(v))) return { k: "list", elem: (sample as number[][]).flat().every(Number.isInteger) ? INT : FLOAT };
+  if (sample.every((v) => Array.isArray(v)))
+    return { k: "list", elem: (sample as number[][]).flat().every(Number.isInteger) ? INT : FLOAT };
   if (sample.every((v) => typeof v === "number")) return NUMBER;
   return NUMBER;
 }
@@ -70,14 +83,18 @@ class SpecChecker {
   private readonly templateCache = new Map<string, { path?: string; reads?: TemplateReads }>();
   private readonly baseScope: Omit<Scope, "deriveType" | "deriveNames">;
 
-  constructor(private readonly spec: KernelSpec, private readonly ctx: CheckContext) {
+  constructor(
+    private readonly spec: KernelSpec,
+    private readonly ctx: CheckContext,
+  ) {
     this.file = spec.file;
     const tensors = new Map<string, TensorInfo>();
     for (const i of spec.inputs) tensors.set(i.name, { pointer: i.where.pointer, optional: i.optional });
     for (const o of spec.outputs) if (!tensors.has(o.name)) tensors.set(o.name, { pointer: o.where.pointer, optional: o.optional });
     const constraints = new Map(spec.attributeConstraints.map((c) => [c.name, c]));
     const attrs = new Map<string, { type: Type; pointer: string }>();
-    for (const a of spec.attributes) attrs.set(a.name, { type: attrType(a.default, constraints.get(a.name)?.values), pointer: a.where.pointer });
+    for (const a of spec.attributes)
+      attrs.set(a.name, { type: attrType(a.default, constraints.get(a.name)?.values), pointer: a.where.pointer });
     this.baseScope = {
       tensors,
       attrs,
@@ -131,7 +148,16 @@ class SpecChecker {
         const d = defs.get(name)!;
         if (!this.cyclesReported.has(cycle.slice(0, -1).sort().join(","))) {
           this.cyclesReported.add(cycle.slice(0, -1).sort().join(","));
-          this.report("derive_cycle", `derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, d.expr.where, "break the cycle: one of these entries must not read the others", cycle.slice(0, -1).filter((n) => n !== name).map((n) => ({ message: `\`${n}\` is part of the cycle`, location: whereLocation(this.file, defs.get(n)!.keyWhere) })));
+          this.report(
+            "derive_cycle",
+            `derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`,
+            d.expr.where,
+            "break the cycle: one of these entries must not read the others",
+            cycle
+              .slice(0, -1)
+              .filter((n) => n !== name)
+              .map((n) => ({ message: `\`${n}\` is part of the cycle`, location: whereLocation(this.file, defs.get(n)!.keyWhere) })),
+          );
         }
         return "cycle";
       }
@@ -140,7 +166,13 @@ class SpecChecker {
       const ast = this.parse(d.expr);
       let checked: CheckedDerive;
       if (!ast) {
-        checked = { name, expr: { source: d.expr, texpr: { k: "const", value: 0, type: ERROR, span: { start: 0, end: 0 } } }, type: ERROR, reads: new Set(), keyWhere: d.keyWhere };
+        checked = {
+          name,
+          expr: { source: d.expr, texpr: { k: "const", value: 0, type: ERROR, span: { start: 0, end: 0 } } },
+          type: ERROR,
+          reads: new Set(),
+          keyWhere: d.keyWhere,
+        };
       } else {
         const r = checkExpr(ast, scope());
         for (const p of r.problems) this.problemToDiag(d.expr, p);
@@ -250,10 +282,23 @@ class SpecChecker {
   private expectType(c: CExpr, want: "bool" | "int" | "shape" | "number", what: string): void {
     const t = c.texpr.type;
     if (t.k === "error") return;
-    const ok = want === "bool" ? t.k === "bool" : want === "int" ? t.k === "int" || t.k === "number" : want === "number" ? isNumeric(t) : t.k === "list" && (t.elem.k === "int" || t.elem.k === "number");
+    const ok =
+      want === "bool"
+        ? t.k === "bool"
+        : want === "int"
+          ? t.k === "int" || t.k === "number"
+          : want === "number"
+            ? isNumeric(t)
+            : t.k === "list" && (t.elem.k === "int" || t.elem.k === "number");
     if (!ok) {
       const code: Code = want === "bool" ? "condition_not_bool" : "type_mismatch";
-      this.diags.push(makeDiagnostic(code, `${what} must be ${want === "shape" ? "a shape (list<int>)" : `a${want === "int" ? "n" : ""} ${want}`}, found ${showType(t)}`, exprLocation(this.file, c.source, c.texpr.span)));
+      this.diags.push(
+        makeDiagnostic(
+          code,
+          `${what} must be ${want === "shape" ? "a shape (list<int>)" : `a${want === "int" ? "n" : ""} ${want}`}, found ${showType(t)}`,
+          exprLocation(this.file, c.source, c.texpr.span),
+        ),
+      );
     }
   }
 
@@ -282,7 +327,12 @@ class SpecChecker {
           if (!this.cyclesReported.has(key)) {
             this.cyclesReported.add(key);
             const culprit = cycle.find((c) => own.has(c)) ?? n;
-            this.report("derive_cycle", `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`, env.get(culprit)!.expr.source.where, "an override must not read, directly or not, the entry it replaces");
+            this.report(
+              "derive_cycle",
+              `with this override, derive entries depend on each other in a cycle: ${cycle.join(" -> ")}`,
+              env.get(culprit)!.expr.source.where,
+              "an override must not read, directly or not, the entry it replaces",
+            );
           }
           continue;
         }
@@ -296,7 +346,8 @@ class SpecChecker {
   private checkNesting(env: ReadonlyMap<string, CheckedDerive>): void {
     const nesting = deriveNesting(env);
     let worst: string | undefined;
-    for (const [name, n] of nesting) if (n.levels > MAX_DERIVE_NESTING && (worst === undefined || n.levels > nesting.get(worst)!.levels)) worst = name;
+    for (const [name, n] of nesting)
+      if (n.levels > MAX_DERIVE_NESTING && (worst === undefined || n.levels > nesting.get(worst)!.levels)) worst = name;
     if (worst === undefined || this.nestingReported.has(worst)) return;
     this.nestingReported.add(worst);
     const chain = deepestChain(worst, nesting);
@@ -314,8 +365,20 @@ class SpecChecker {
   private checkOverrides(table: ReadonlyMap<string, CheckedDerive>, parent: ReadonlyMap<string, CheckedDerive>): void {
     for (const [name, d] of table) {
       const orig = parent.get(name);
-      if (orig && orig.type.k !== "error" && d.type.k !== "error" && !sameType(orig.type, d.type) && !(isNumeric(orig.type) && isNumeric(d.type) && orig.type.k !== "float" && d.type.k !== "float")) {
-        this.report("type_mismatch", `override of \`${name}\` has type ${showType(d.type)}, but the entry it replaces has type ${showType(orig.type)}`, d.expr.source.where, "an override must keep the type", [{ message: `\`${name}\` is declared here`, location: whereLocation(this.file, orig.keyWhere) }]);
+      if (
+        orig &&
+        orig.type.k !== "error" &&
+        d.type.k !== "error" &&
+        !sameType(orig.type, d.type) &&
+        !(isNumeric(orig.type) && isNumeric(d.type) && orig.type.k !== "float" && d.type.k !== "float")
+      ) {
+        this.report(
+          "type_mismatch",
+          `override of \`${name}\` has type ${showType(d.type)}, but the entry it replaces has type ${showType(orig.type)}`,
+          d.expr.source.where,
+          "an override must keep the type",
+          [{ message: `\`${name}\` is declared here`, location: whereLocation(this.file, orig.keyWhere) }],
+        );
       }
     }
   }
@@ -335,13 +398,18 @@ class SpecChecker {
   private resolveShaderUncached(p: PassSpec): { path?: string; reads?: TemplateReads } {
     const rel = p.shader;
     const unsafe = (why: string): { path?: string } => {
-      this.report("shader_unsafe_path", `shader path \`${rel}\` ${why}`, p.shaderWhere, "name a file inside the templates folder with a relative path, e.g. `my-kernel.wgsl.jinja`");
+      this.report(
+        "shader_unsafe_path",
+        `shader path \`${rel}\` ${why}`,
+        p.shaderWhere,
+        "name a file inside the templates folder with a relative path, e.g. `my-kernel.wgsl.jinja`",
+      );
       return {};
     };
     if (rel.includes("\0")) return unsafe("contains a NUL character");
     if (path.isAbsolute(rel) || /^[A-Za-z]:/.test(rel) || rel.startsWith("\\")) return unsafe("is absolute");
     if (rel.includes("\\")) return unsafe("contains a backslash");
-    if (rel.split("/").some((seg) => seg === ".." )) return unsafe("leaves the templates folder through `..`");
+    if (rel.split("/").some((seg) => seg === "..")) return unsafe("leaves the templates folder through `..`");
     const full = path.resolve(this.ctx.templatesDir, rel);
     let real: string;
     try {
@@ -354,7 +422,12 @@ class SpecChecker {
         /* no templates folder: the message says so */
       }
       const hint = didYouMean(rel, available);
-      this.report("shader_missing", `shader template \`${rel}\` of pass \`${p.id}\` does not exist in ${path.basename(this.ctx.templatesDir)}/`, p.shaderWhere, hint ?? `create ${path.join(path.basename(this.ctx.templatesDir), rel)} or fix the name`);
+      this.report(
+        "shader_missing",
+        `shader template \`${rel}\` of pass \`${p.id}\` does not exist in ${path.basename(this.ctx.templatesDir)}/`,
+        p.shaderWhere,
+        hint ?? `create ${path.join(path.basename(this.ctx.templatesDir), rel)} or fix the name`,
+      );
       return {};
     }
     let realRoot: string;
@@ -373,8 +446,17 @@ class SpecChecker {
         const errFile = err.file ?? real;
         const span = new LineMap(errFile === real ? text : fs.readFileSync(errFile, "utf8")).spanAt(err.line, err.column);
         const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
-        const hint = err.refused ? "templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, \"The template sandbox\")" : "fix the template's Nunjucks syntax";
-        this.diags.push(makeDiagnostic("template_error", what, { file: errFile, span }, { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] }));
+        const hint = err.refused
+          ? 'templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, "The template sandbox")'
+          : "fix the template's Nunjucks syntax";
+        this.diags.push(
+          makeDiagnostic(
+            "template_error",
+            what,
+            { file: errFile, span },
+            { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] },
+          ),
+        );
         return { path: real };
       }
       throw err;
@@ -410,7 +492,8 @@ class SpecChecker {
       try {
         r = this.fileReads(file, body);
       } catch (err) {
-        if (err instanceof TemplateSyntaxError && err.file === undefined && file !== real) throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file);
+        if (err instanceof TemplateSyntaxError && err.file === undefined && file !== real)
+          throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file);
         throw err;
       }
       r.names.forEach((n) => names.add(n));
@@ -441,16 +524,25 @@ class SpecChecker {
       if (this.printedReported.has(key)) continue;
       this.printedReported.add(key);
       this.diags.push(
-        makeDiagnostic("wgsl_value_invalid", `${JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text)} can become the value of \`${derive.name}\`, which template \`${p.shader}\` reads, but it is not a WGSL identifier or type name`, exprLocation(this.file, derive.expr.source, literal.span), {
-          hint: "a template may print it into WGSL: use an identifier such as `f16` or a type such as `vec4<f32>`; keep WGSL code in the template",
-        }),
+        makeDiagnostic(
+          "wgsl_value_invalid",
+          `${JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text)} can become the value of \`${derive.name}\`, which template \`${p.shader}\` reads, but it is not a WGSL identifier or type name`,
+          exprLocation(this.file, derive.expr.source, literal.span),
+          {
+            hint: "a template may print it into WGSL: use an identifier such as `f16` or a type such as `vec4<f32>`; keep WGSL code in the template",
+          },
+        ),
       );
     }
   }
 
   private readonly printedReported = new Set<string>();
 
-  private checkBinding(b: BindingSpec, env: ReadonlyMap<string, CheckedDerive>, intermediates: ReadonlySet<string> | undefined): CheckedBinding {
+  private checkBinding(
+    b: BindingSpec,
+    env: ReadonlyMap<string, CheckedDerive>,
+    intermediates: ReadonlySet<string> | undefined,
+  ): CheckedBinding {
     const spec = this.spec;
     let refIsInput: boolean | undefined;
     let buffer: BufferType;
@@ -458,18 +550,34 @@ class SpecChecker {
       const isIn = spec.inputs.some((i) => i.name === b.ref);
       const isOut = spec.outputs.some((o) => o.name === b.ref);
       if (!isIn && !isOut) {
-        this.report("unknown_tensor", `binding \`${b.id}\` names \`${b.ref}\`, which is not an input or output`, b.refWhere ?? b.where, didYouMean(b.ref ?? "", [...spec.inputs.map((i) => i.name), ...spec.outputs.map((o) => o.name)]));
+        this.report(
+          "unknown_tensor",
+          `binding \`${b.id}\` names \`${b.ref}\`, which is not an input or output`,
+          b.refWhere ?? b.where,
+          didYouMean(b.ref ?? "", [...spec.inputs.map((i) => i.name), ...spec.outputs.map((o) => o.name)]),
+        );
       }
       refIsInput = isIn;
       buffer = b.buffer ?? (isOut ? "storage" : "read-only-storage");
     } else if (b.kind === "scratch") {
       if (intermediates && !intermediates.has(b.ref ?? "")) {
-        this.report("unknown_intermediate", `binding \`${b.id}\` names intermediate \`${b.ref}\`, which this variant does not declare`, b.refWhere ?? b.where, didYouMean(b.ref ?? "", intermediates) ?? "declare it under the variant's `intermediates`");
+        this.report(
+          "unknown_intermediate",
+          `binding \`${b.id}\` names intermediate \`${b.ref}\`, which this variant does not declare`,
+          b.refWhere ?? b.where,
+          didYouMean(b.ref ?? "", intermediates) ?? "declare it under the variant's `intermediates`",
+        );
       }
       buffer = b.buffer ?? "storage";
     } else {
       buffer = b.buffer ?? "uniform";
-      if (buffer !== "uniform") this.report("schema_value", `binding \`${b.id}\` is a uniform struct but has buffer \`${buffer}\``, b.where, "remove `buffer` or set it to `uniform`");
+      if (buffer !== "uniform")
+        this.report(
+          "schema_value",
+          `binding \`${b.id}\` is a uniform struct but has buffer \`${buffer}\``,
+          b.where,
+          "remove `buffer` or set it to `uniform`",
+        );
     }
     let elementType: CheckedBinding["elementType"];
     if (b.elementType !== undefined) {
@@ -477,17 +585,40 @@ class SpecChecker {
         const name = b.elementType.slice(1);
         this.usedDerives.add(name);
         const d = env.get(name);
-        if (!d) this.report("bad_derive_ref", `\`${b.elementType}\` names no derive entry`, b.elementTypeWhere ?? b.where, didYouMean(name, env.keys()) ?? "a `$name` element type must name a derive entry whose value is a WGSL type");
-        else if (d.type.k !== "string" && d.type.k !== "error") this.report("bad_derive_ref", `\`${b.elementType}\` names a derive entry of type ${showType(d.type)}; an element type must be a string`, b.elementTypeWhere ?? b.where, undefined, [{ message: `\`${name}\` is declared here`, location: whereLocation(this.file, d.keyWhere) }]);
+        if (!d)
+          this.report(
+            "bad_derive_ref",
+            `\`${b.elementType}\` names no derive entry`,
+            b.elementTypeWhere ?? b.where,
+            didYouMean(name, env.keys()) ?? "a `$name` element type must name a derive entry whose value is a WGSL type",
+          );
+        else if (d.type.k !== "string" && d.type.k !== "error")
+          this.report(
+            "bad_derive_ref",
+            `\`${b.elementType}\` names a derive entry of type ${showType(d.type)}; an element type must be a string`,
+            b.elementTypeWhere ?? b.where,
+            undefined,
+            [{ message: `\`${name}\` is declared here`, location: whereLocation(this.file, d.keyWhere) }],
+          );
         elementType = { derive: name };
       } else {
         if (!WGSL_ELEMENT.has(b.elementType.replace(/\s+/g, ""))) {
-          this.report("bad_wgsl_type", `\`${b.elementType}\` is not a WGSL element type kernelc can bind`, b.elementTypeWhere ?? b.where, didYouMean(b.elementType, WGSL_ELEMENT) ?? `use one of ${[...WGSL_ELEMENT].join(", ")}, or \`$name\` of a derive entry`);
+          this.report(
+            "bad_wgsl_type",
+            `\`${b.elementType}\` is not a WGSL element type kernelc can bind`,
+            b.elementTypeWhere ?? b.where,
+            didYouMean(b.elementType, WGSL_ELEMENT) ?? `use one of ${[...WGSL_ELEMENT].join(", ")}, or \`$name\` of a derive entry`,
+          );
         }
         elementType = { literal: b.elementType.replace(/\s+/g, "") };
       }
     } else if (b.kind !== "uniform") {
-      this.report("schema_missing_field", `binding \`${b.id}\` has no \`elementType\``, b.where, "add `\"elementType\"`, e.g. `\"f32\"` or `\"$scalar\"`");
+      this.report(
+        "schema_missing_field",
+        `binding \`${b.id}\` has no \`elementType\``,
+        b.where,
+        'add `"elementType"`, e.g. `"f32"` or `"$scalar"`',
+      );
     }
     const fields = b.fields?.map((f): CheckedField => {
       const value = this.checkIn(f.value, env);
@@ -524,16 +655,39 @@ class SpecChecker {
     // Type constraints name ONNX types kernelc knows.
     for (const tc of spec.typeConstraints) {
       for (const t of tc.types) {
-        if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, t)) this.report("bad_type_constraint", `type constraint \`${tc.name}\` names \`${t}\`, which is not an ONNX element type kernelc supports`, tc.where, didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`);
+        if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, t))
+          this.report(
+            "bad_type_constraint",
+            `type constraint \`${tc.name}\` names \`${t}\`, which is not an ONNX element type kernelc supports`,
+            tc.where,
+            didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+          );
       }
     }
     for (const i of [...spec.inputs, ...spec.outputs]) {
       if (!spec.typeConstraints.some((t) => t.name === i.dtype) && !Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) {
-        this.report("unknown_type_param", `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX type`, i.where, didYouMean(i.dtype, spec.typeConstraints.map((t) => t.name)));
+        this.report(
+          "unknown_type_param",
+          `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX type`,
+          i.where,
+          didYouMean(
+            i.dtype,
+            spec.typeConstraints.map((t) => t.name),
+          ),
+        );
       }
     }
     for (const c of spec.attributeConstraints) {
-      if (!spec.attributes.some((a) => a.name === c.name)) this.report("unknown_attribute", `attribute constraint names \`${c.name}\`, which is not a declared attribute`, c.keyWhere, didYouMean(c.name, spec.attributes.map((a) => a.name)) ?? "declare it under `attributes`");
+      if (!spec.attributes.some((a) => a.name === c.name))
+        this.report(
+          "unknown_attribute",
+          `attribute constraint names \`${c.name}\`, which is not a declared attribute`,
+          c.keyWhere,
+          didYouMean(
+            c.name,
+            spec.attributes.map((a) => a.name),
+          ) ?? "declare it under `attributes`",
+        );
     }
     // Top-level bindings, checked once in the top-level environment for their field values.
     const topBindings = new Map(spec.bindings.map((b) => [b.id, b]));
@@ -542,7 +696,10 @@ class SpecChecker {
     const variants: CheckedVariant[] = [];
     spec.variants.forEach((v, order) => {
       const prev = seenVariants.get(v.id);
-      if (prev) this.report("duplicate_id", `two variants have the id \`${v.id}\``, v.where, "give each variant a unique id", [{ message: "the first is here", location: whereLocation(this.file, prev) }]);
+      if (prev)
+        this.report("duplicate_id", `two variants have the id \`${v.id}\``, v.where, "give each variant a unique id", [
+          { message: "the first is here", location: whereLocation(this.file, prev) },
+        ]);
       seenVariants.set(v.id, v.where);
       variants.push(this.checkVariant(v, order, top, topBindings));
     });
@@ -552,25 +709,53 @@ class SpecChecker {
     const reportUnused = this.templatesKnown && !this.diags.some((d) => d.severity === "error");
     if (reportUnused) {
       for (const d of spec.derive) {
-        if (!this.usedDerives.has(d.name)) this.diags.push(makeDiagnostic("unused_derive", `derive entry \`${d.name}\` is never read by an expression, a binding or a template`, whereLocation(this.file, d.keyWhere), { hint: "remove it, or use it" }));
+        if (!this.usedDerives.has(d.name))
+          this.diags.push(
+            makeDiagnostic(
+              "unused_derive",
+              `derive entry \`${d.name}\` is never read by an expression, a binding or a template`,
+              whereLocation(this.file, d.keyWhere),
+              { hint: "remove it, or use it" },
+            ),
+          );
       }
     }
     for (const t of spec.tunables) {
       if (reportUnused && !this.usedTunables.has(t.name)) {
-        this.diags.push(makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), { hint: `remove it, or read it as \`tunables.${t.name}\`` }));
+        this.diags.push(
+          makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), {
+            hint: `remove it, or read it as \`tunables.${t.name}\``,
+          }),
+        );
       }
     }
-    const kernel: CheckedKernel = { spec, attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])), derive: top, when, outputShapes, variants };
+    const kernel: CheckedKernel = {
+      spec,
+      attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])),
+      derive: top,
+      when,
+      outputShapes,
+      variants,
+    };
     // Lint cannot see the config's pins or cap: past the default cap, a warning says the build will need them.
     const factors = candidateFactors(kernel, {});
     if (factors.reduce((p, f) => p * f.count, 1) > DEFAULT_MAX_CANDIDATES) {
       const d = candidateLimitError(kernel, "with no tunable pinned", DEFAULT_MAX_CANDIDATES, factors).diagnostics[0];
-      this.diags.push({ ...d, severity: "warning", message: `${d.message}; the build fails unless kernelc.config.json pins tunables or raises maxCandidates` });
+      this.diags.push({
+        ...d,
+        severity: "warning",
+        message: `${d.message}; the build fails unless kernelc.config.json pins tunables or raises maxCandidates`,
+      });
     }
     return kernel;
   }
 
-  private checkVariant(v: VariantSpec, order: number, top: Map<string, CheckedDerive>, topBindings: ReadonlyMap<string, BindingSpec>): CheckedVariant {
+  private checkVariant(
+    v: VariantSpec,
+    order: number,
+    top: Map<string, CheckedDerive>,
+    topBindings: ReadonlyMap<string, BindingSpec>,
+  ): CheckedVariant {
     const vTable = this.makeTable(v.derive, top);
     this.checkOverrides(vTable, top);
     const vEnv = new Map(top);
@@ -583,13 +768,25 @@ class SpecChecker {
       return c;
     });
     for (const f of v.features) {
-      if (!this.ctx.featureNames.has(f)) this.report("schema_value", `variant \`${v.id}\` requires \`${f}\`, which is not a WebGPU feature`, v.where, didYouMean(f, this.ctx.featureNames));
+      if (!this.ctx.featureNames.has(f))
+        this.report(
+          "schema_value",
+          `variant \`${v.id}\` requires \`${f}\`, which is not a WebGPU feature`,
+          v.where,
+          didYouMean(f, this.ctx.featureNames),
+        );
     }
     const interIds = new Set<string>();
     const intermediates = v.intermediates.map((i): CheckedIntermediate => {
       if (interIds.has(i.id)) this.report("duplicate_id", `variant \`${v.id}\` declares intermediate \`${i.id}\` twice`, i.where);
       interIds.add(i.id);
-      if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) this.report("bad_type_constraint", `intermediate \`${i.id}\` has dtype \`${i.dtype}\`, which kernelc does not support`, i.where, didYouMean(i.dtype, Object.keys(ONNX_TO_WGSL)));
+      if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype))
+        this.report(
+          "bad_type_constraint",
+          `intermediate \`${i.id}\` has dtype \`${i.dtype}\`, which kernelc does not support`,
+          i.where,
+          didYouMean(i.dtype, Object.keys(ONNX_TO_WGSL)),
+        );
       const shape = this.checkIn(i.shape, vEnv);
       this.expectType(shape, "shape", `the shape of intermediate \`${i.id}\``);
       return { id: i.id, dtype: i.dtype, shape };
@@ -597,14 +794,22 @@ class SpecChecker {
     const passIds = new Map<string, Where>();
     const passes = v.passes.map((p) => {
       const prev = passIds.get(p.id);
-      if (prev) this.report("duplicate_id", `variant \`${v.id}\` has two passes with the id \`${p.id}\``, p.where, undefined, [{ message: "the first is here", location: whereLocation(this.file, prev) }]);
+      if (prev)
+        this.report("duplicate_id", `variant \`${v.id}\` has two passes with the id \`${p.id}\``, p.where, undefined, [
+          { message: "the first is here", location: whereLocation(this.file, prev) },
+        ]);
       passIds.set(p.id, p.where);
       return this.checkPass(p, vEnv, topBindings, interIds);
     });
     return { id: v.id, priority: v.priority, order, when, features: v.features, derive: vTable, intermediates, passes, where: v.where };
   }
 
-  private checkPass(p: PassSpec, vEnv: Map<string, CheckedDerive>, topBindings: ReadonlyMap<string, BindingSpec>, interIds: ReadonlySet<string>): CheckedPass {
+  private checkPass(
+    p: PassSpec,
+    vEnv: Map<string, CheckedDerive>,
+    topBindings: ReadonlyMap<string, BindingSpec>,
+    interIds: ReadonlySet<string>,
+  ): CheckedPass {
     const pTable = this.makeTable(p.derive, vEnv);
     this.checkOverrides(pTable, vEnv);
     const env = new Map(vEnv);
@@ -618,7 +823,12 @@ class SpecChecker {
       if (ref.kind === "ref") {
         b = topBindings.get(ref.id);
         if (!b) {
-          this.report("unknown_binding", `pass \`${p.id}\` names binding \`${ref.id}\`, which is not declared under \`bindings\``, ref.where, didYouMean(ref.id, topBindings.keys()) ?? "declare it under the top-level `bindings`, or write the binding inline");
+          this.report(
+            "unknown_binding",
+            `pass \`${p.id}\` names binding \`${ref.id}\`, which is not declared under \`bindings\``,
+            ref.where,
+            didYouMean(ref.id, topBindings.keys()) ?? "declare it under the top-level `bindings`, or write the binding inline",
+          );
           continue;
         }
       } else {
@@ -626,7 +836,14 @@ class SpecChecker {
       }
       const where = ref.kind === "ref" ? ref.where : ref.binding.where;
       const prev = names.get(b.name);
-      if (prev) this.report("duplicate_binding_name", `pass \`${p.id}\` binds two resources named \`${b.name}\``, where, "each binding of a pass needs its own WGSL name (`name`)", [{ message: "the first is here", location: whereLocation(this.file, prev) }]);
+      if (prev)
+        this.report(
+          "duplicate_binding_name",
+          `pass \`${p.id}\` binds two resources named \`${b.name}\``,
+          where,
+          "each binding of a pass needs its own WGSL name (`name`)",
+          [{ message: "the first is here", location: whereLocation(this.file, prev) }],
+        );
       names.set(b.name, where);
       bindings.push(this.checkBinding(b, env, interIds));
     }
@@ -641,7 +858,17 @@ class SpecChecker {
       for (const t of shader.reads.tunables) this.usedTunables.add(t);
       this.checkPrintedStrings(shader.reads.names, env, p);
     }
-    return { id: p.id, name: p.name, shader: p.shader, shaderPath: shader.path, reads: shader.reads, derive: pTable, bindings, dispatch, where: p.where };
+    return {
+      id: p.id,
+      name: p.name,
+      shader: p.shader,
+      shaderPath: shader.path,
+      reads: shader.reads,
+      derive: pTable,
+      bindings,
+      dispatch,
+      where: p.where,
+    };
   }
 }
 
@@ -679,7 +906,18 @@ export function nonFiniteNodes(e: TExpr, env: EvalEnv): { node: TExpr; value: nu
   const found: { node: TExpr; value: number }[] = [];
   const visit = (x: TExpr): boolean => {
     if (x.k === "derive" || x.k === "leaf" || x.k === "hasAttr") return false;
-    const children = x.k === "call" ? x.args : x.k === "list" ? x.items : x.k === "neg" || x.k === "not" ? [x.operand] : x.k === "binary" ? [x.left, x.right] : x.k === "cond" ? [x.cond, x.then, x.otherwise] : [];
+    const children =
+      x.k === "call"
+        ? x.args
+        : x.k === "list"
+          ? x.items
+          : x.k === "neg" || x.k === "not"
+            ? [x.operand]
+            : x.k === "binary"
+              ? [x.left, x.right]
+              : x.k === "cond"
+                ? [x.cond, x.then, x.otherwise]
+                : [];
     let bad = false;
     for (const c of children) bad = visit(c) || bad;
     if (bad) return true;
@@ -694,9 +932,14 @@ export function nonFiniteNodes(e: TExpr, env: EvalEnv): { node: TExpr; value: nu
 
 /** The non_finite_value diagnostic for a sub-expression of `src`; `context` says for which build values, when not a constant. */
 export function nonFiniteDiagnostic(file: string, src: ExprSource, node: TExpr, value: number, context = ""): Diagnostic {
-  return makeDiagnostic("non_finite_value", `\`${src.text.slice(node.span.start, node.span.end)}\` evaluates to ${value}${context}: kernelc works with finite numbers only`, exprLocation(file, src, node.span), {
-    hint: "use a finite value (the largest float kernelc emits is about 1.8e308); for a \"no limit\" sentinel, use a large finite number",
-  });
+  return makeDiagnostic(
+    "non_finite_value",
+    `\`${src.text.slice(node.span.start, node.span.end)}\` evaluates to ${value}${context}: kernelc works with finite numbers only`,
+    exprLocation(file, src, node.span),
+    {
+      hint: 'use a finite value (the largest float kernelc emits is about 1.8e308); for a "no limit" sentinel, use a large finite number',
+    },
+  );
 }
 
 /** Runs the check phase on one loaded spec. */
@@ -705,4 +948,3 @@ export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
   const kernel = c.run();
   return { kernel, diagnostics: c.diags };
 }
-

@@ -42,7 +42,10 @@ export function templateReads(src: string): TemplateReads {
     ast = parseTemplate(src);
   } catch (err) {
     const e = err as { message?: string; lineno?: number; colno?: number };
-    const msg = String(e.message ?? err).replace(/^\(unknown path\)\s*/, "").replace(/\s*\[Line \d+, Column \d+\]\s*/, " ").trim();
+    const msg = String(e.message ?? err)
+      .replace(/^\(unknown path\)\s*/, "")
+      .replace(/\s*\[Line \d+, Column \d+\]\s*/, " ")
+      .trim();
     // nunjucks' parser errors carry 1-based positions; some lexer errors carry none (0 here).
     throw new TemplateSyntaxError(msg, e.lineno ?? 0, e.colno ?? 0);
   }

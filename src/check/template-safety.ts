@@ -20,14 +20,61 @@ export function parseTemplate(src: string): unknown {
 
 /** Filters a template may use: each maps data to data. */
 export const TEMPLATE_FILTERS: readonly string[] = [
-  "abs", "batch", "capitalize", "center", "default", "d", "first", "float", "indent", "int", "join", "last", "length",
-  "list", "lower", "replace", "reverse", "round", "slice", "sort", "string", "sum", "title", "trim", "upper", "wordcount",
+  "abs",
+  "batch",
+  "capitalize",
+  "center",
+  "default",
+  "d",
+  "first",
+  "float",
+  "indent",
+  "int",
+  "join",
+  "last",
+  "length",
+  "list",
+  "lower",
+  "replace",
+  "reverse",
+  "round",
+  "slice",
+  "sort",
+  "string",
+  "sum",
+  "title",
+  "trim",
+  "upper",
+  "wordcount",
 ];
 
 /** Tests (`x is NAME`) a template may use. */
 export const TEMPLATE_TESTS: readonly string[] = [
-  "defined", "undefined", "none", "null", "number", "string", "odd", "even", "divisibleby", "equalto", "eq", "sameas",
-  "ne", "ge", "gt", "greaterthan", "le", "lt", "lessthan", "truthy", "falsy", "iterable", "mapping", "lower", "upper",
+  "defined",
+  "undefined",
+  "none",
+  "null",
+  "number",
+  "string",
+  "odd",
+  "even",
+  "divisibleby",
+  "equalto",
+  "eq",
+  "sameas",
+  "ne",
+  "ge",
+  "gt",
+  "greaterthan",
+  "le",
+  "lt",
+  "lessthan",
+  "truthy",
+  "falsy",
+  "iterable",
+  "mapping",
+  "lower",
+  "upper",
 ];
 
 /** The only global a template sees, besides the render context: a bounded `range`. */
@@ -47,10 +94,49 @@ export interface TemplateProblem {
 
 /** Node types of the Nunjucks parse tree a template may contain. */
 const ALLOWED_NODES = new Set([
-  "Root", "NodeList", "Output", "TemplateData", "Literal", "Symbol", "Group", "Array", "Dict", "Pair", "InlineIf",
-  "In", "Is", "Or", "And", "Not", "Add", "Concat", "Sub", "Mul", "Div", "FloorDiv", "Mod", "Pow", "Neg", "Pos",
-  "Compare", "CompareOperand", "LookupVal", "FunCall", "Filter", "KeywordArgs", "Set", "If", "For", "Macro", "Caller",
-  "Include", "Import", "FromImport", "Capture", "Switch", "Case",
+  "Root",
+  "NodeList",
+  "Output",
+  "TemplateData",
+  "Literal",
+  "Symbol",
+  "Group",
+  "Array",
+  "Dict",
+  "Pair",
+  "InlineIf",
+  "In",
+  "Is",
+  "Or",
+  "And",
+  "Not",
+  "Add",
+  "Concat",
+  "Sub",
+  "Mul",
+  "Div",
+  "FloorDiv",
+  "Mod",
+  "Pow",
+  "Neg",
+  "Pos",
+  "Compare",
+  "CompareOperand",
+  "LookupVal",
+  "FunCall",
+  "Filter",
+  "KeywordArgs",
+  "Set",
+  "If",
+  "For",
+  "Macro",
+  "Caller",
+  "Include",
+  "Import",
+  "FromImport",
+  "Capture",
+  "Switch",
+  "Case",
 ]);
 
 /** How a refused node type is written in a template, for messages. */
@@ -89,14 +175,15 @@ function isNode(x: unknown): x is NjNode {
 export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
   const problems: TemplateProblem[] = [];
   const at = (node: NjNode, fallback?: NjNode): { line: number; column: number } => {
-    const n = typeof node.lineno === "number" ? node : fallback ?? node;
+    const n = typeof node.lineno === "number" ? node : (fallback ?? node);
     return { line: (n.lineno ?? -1) + 1, column: (n.colno ?? -1) + 1 };
   };
   const refuse = (node: NjNode, message: string, fallback?: NjNode): void => {
     problems.push({ message, ...at(node, fallback) });
   };
   const checkName = (node: NjNode, name: string, what: string, parent?: NjNode): void => {
-    if (isForbiddenTemplateName(name)) refuse(node, `${what} \`${name}\` is not allowed: it names a JavaScript internal, which templates cannot reach`, parent);
+    if (isForbiddenTemplateName(name))
+      refuse(node, `${what} \`${name}\` is not allowed: it names a JavaScript internal, which templates cannot reach`, parent);
   };
   const stack: { node: unknown; parent?: NjNode }[] = [{ node: ast }];
   while (stack.length > 0) {
@@ -133,14 +220,20 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
         const ok =
           isNode(callee) &&
           (callee.typename === "Symbol" ||
-            (callee.typename === "LookupVal" && isNode(callee.target) && callee.target.typename === "Symbol" && isNode(callee.val) && callee.val.typename === "Literal" && typeof callee.val.value === "string"));
+            (callee.typename === "LookupVal" &&
+              isNode(callee.target) &&
+              callee.target.typename === "Symbol" &&
+              isNode(callee.val) &&
+              callee.val.typename === "Literal" &&
+              typeof callee.val.value === "string"));
         if (!ok) refuse(x, "only macros (and `range`) can be called, by name (`m(…)`) or from an imported namespace (`lib.m(…)`)", parent);
         break;
       }
       case "Filter": {
         const name = x.name as NjNode | undefined;
         const filter = isNode(name) ? String(name.value) : "";
-        if (!FILTERS.has(filter)) refuse(x, `the filter \`${filter}\` is not available in kernelc templates (available: ${TEMPLATE_FILTERS.join(", ")})`, parent);
+        if (!FILTERS.has(filter))
+          refuse(x, `the filter \`${filter}\` is not available in kernelc templates (available: ${TEMPLATE_FILTERS.join(", ")})`, parent);
         // The filter's name is a Symbol in the tree but not a variable: do not check it as one.
         stack.push({ node: x.args, parent: x });
         continue;
@@ -149,7 +242,8 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
         const right = x.right as NjNode | undefined;
         const testNode = isNode(right) && right.typename === "FunCall" ? (right.name as NjNode | undefined) : right;
         const test = isNode(testNode) ? String(testNode.value) : "";
-        if (!TESTS.has(test)) refuse(x, `the test \`is ${test}\` is not available in kernelc templates (available: ${TEMPLATE_TESTS.join(", ")})`, parent);
+        if (!TESTS.has(test))
+          refuse(x, `the test \`is ${test}\` is not available in kernelc templates (available: ${TEMPLATE_TESTS.join(", ")})`, parent);
         stack.push({ node: x.left, parent: x });
         if (isNode(right) && right.typename === "FunCall") stack.push({ node: right.args, parent: x });
         continue;

@@ -50,7 +50,10 @@ export function isWgslWord(s: string): boolean {
 export function wgslValueProblem(v: unknown): string | undefined {
   if (typeof v === "boolean") return undefined;
   if (typeof v === "number") return Number.isFinite(v) ? undefined : `${v} is not a finite number`;
-  if (typeof v === "string") return isWgslWord(v) ? undefined : `the string ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v)} is not a WGSL identifier or type name`;
+  if (typeof v === "string")
+    return isWgslWord(v)
+      ? undefined
+      : `the string ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v)} is not a WGSL identifier or type name`;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const p = wgslValueProblem(v[i]);
@@ -66,7 +69,10 @@ export function wgslValueProblem(v: unknown): string | undefined {
  * branches, lists and other derive entries), each with the entry whose expression writes it.
  * Literals compared or passed to functions are not values and are not listed.
  */
-export function valueStringLiterals(names: Iterable<string>, env: ReadonlyMap<string, CheckedDerive>): { readonly derive: CheckedDerive; readonly literal: Extract<TExpr, { k: "const" }> }[] {
+export function valueStringLiterals(
+  names: Iterable<string>,
+  env: ReadonlyMap<string, CheckedDerive>,
+): { readonly derive: CheckedDerive; readonly literal: Extract<TExpr, { k: "const" }> }[] {
   const out: { derive: CheckedDerive; literal: Extract<TExpr, { k: "const" }> }[] = [];
   const seen = new Set<string>();
   const pending = [...names];

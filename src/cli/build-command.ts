@@ -14,7 +14,20 @@ import { BUILD_INFO, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
-import { checkOwnership, MARKER, MARKER_TEXT, readTreeStrict, recoverOutDir, removeOwnedTree, resolveOutDir, stageTree, swapIn, testPause, treeEquals, type OutTarget } from "./out-dir.js";
+import {
+  checkOwnership,
+  MARKER,
+  MARKER_TEXT,
+  readTreeStrict,
+  recoverOutDir,
+  removeOwnedTree,
+  resolveOutDir,
+  stageTree,
+  swapIn,
+  testPause,
+  treeEquals,
+  type OutTarget,
+} from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
 
 /** A progress line on a TTY for builds longer than a second; silent in CI or when piped. */
@@ -79,7 +92,15 @@ export async function runBuild(io: Io, opts: BuildOptions, compileWith?: Compile
 async function build(io: Io, opts: BuildOptions, compileWith?: CompileWith): Promise<number> {
   const loaded = loadProjectConfig(io.cwd, opts.config);
   const target = resolveOutDir(loaded, io.cwd, opts.out);
-  const run: BuildRun = { io, opts, loaded, target, hash: inputsHash(loaded, { profiles: opts.profile, kernels: opts.kernel }), partial: Boolean(opts.profile?.length || opts.kernel?.length), compileWith };
+  const run: BuildRun = {
+    io,
+    opts,
+    loaded,
+    target,
+    hash: inputsHash(loaded, { profiles: opts.profile, kernels: opts.kernel }),
+    partial: Boolean(opts.profile?.length || opts.kernel?.length),
+    compileWith,
+  };
   if (opts.check) return runCheck(run);
   const waitMs = Number(io.env.KERNELC_LOCK_WAIT_MS ?? DEFAULT_LOCK_WAIT_MS);
   const release = await acquireOutLock(target.dir, target.shown, {
@@ -104,7 +125,11 @@ async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
   const progress = new Progress(run.io);
   try {
     if (run.compileWith) return await run.compileWith(run.loaded);
-    return await compile(run.loaded, { profiles: run.opts.profile, kernels: run.opts.kernel, onProgress: (step) => progress.update(`kernelc build: ${step}`) });
+    return await compile(run.loaded, {
+      profiles: run.opts.profile,
+      kernels: run.opts.kernel,
+      onProgress: (step) => progress.update(`kernelc build: ${step}`),
+    });
   } finally {
     progress.done();
   }
@@ -112,7 +137,8 @@ async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
 
 /** Prints the compile's diagnostics; true when it failed. */
 function reportCompile(run: BuildRun, result: CompileResult): boolean {
-  const sources = (f: string): string | undefined => result.sources.get(f) ?? (fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, "utf8") : undefined);
+  const sources = (f: string): string | undefined =>
+    result.sources.get(f) ?? (fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, "utf8") : undefined);
   printDiagnostics(run.io, result.diagnostics, run.opts.format, sources);
   if (!hasErrors(result.diagnostics)) return false;
   if (run.opts.format === "text") run.io.stderr(`build failed; ${run.target.shown}/ was left as it was\n`);
@@ -141,7 +167,8 @@ async function writeBuild(run: BuildRun): Promise<number> {
   const text = opts.format === "text";
   const recovery = recoverOutDir(target.dir);
   const notices: Diagnostic[] = [...recovery.diagnostics];
-  if (recovery.restored && text) io.stderr(`restored ${target.shown}/ from ${recovery.restored} (an earlier build was interrupted while replacing it)\n`);
+  if (recovery.restored && text)
+    io.stderr(`restored ${target.shown}/ from ${recovery.restored} (an earlier build was interrupted while replacing it)\n`);
   checkOwnership(target);
   let current = readTreeStrict(target.dir);
   const info = readBuildInfo(target.dir);
@@ -154,9 +181,14 @@ async function writeBuild(run: BuildRun): Promise<number> {
     const problems = info ? verifyAgainstBuildInfo(current, info) : [`${BUILD_INFO} is missing`];
     if (problems.length > 0) {
       throw new UserError([
-        makeDiagnostic("out_modified", `${target.shown}/ was changed after kernelc wrote it (${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; …" : ""}), and a build of some profiles or kernels would keep the rest of it`, { file: target.dir }, {
-          hint: "run `kernelc build` without --profile/--kernel to rebuild all of it",
-        }),
+        makeDiagnostic(
+          "out_modified",
+          `${target.shown}/ was changed after kernelc wrote it (${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; …" : ""}), and a build of some profiles or kernels would keep the rest of it`,
+          { file: target.dir },
+          {
+            hint: "run `kernelc build` without --profile/--kernel to rebuild all of it",
+          },
+        ),
       ]);
     }
   }
@@ -165,14 +197,30 @@ async function writeBuild(run: BuildRun): Promise<number> {
   // The compile took a while; read out/ again, which the lock kept ours.
   current = readTreeStrict(target.dir);
   const files = finalFiles(run, result, current);
-  const foreign = [...current.unexpected, ...[...current.files.keys()].filter((rel) => !files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel))];
+  const foreign = [
+    ...current.unexpected,
+    ...[...current.files.keys()].filter(
+      (rel) => !files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel),
+    ),
+  ];
   const shownForeign = foreign.length > 10 ? [...foreign.slice(0, 9), `… and ${foreign.length - 9} more entries`] : foreign;
   for (const entry of shownForeign) {
-    notices.push(makeDiagnostic("out_unexpected", entry.startsWith("…") ? `${entry} were not written by kernelc; the build removed them` : `${target.shown}/${entry} was not written by kernelc; the build removed it`, { file: target.dir }, { severity: "warning", hint: `${target.shown}/ belongs to kernelc (see its ${MARKER} file): keep your own files elsewhere` }));
+    notices.push(
+      makeDiagnostic(
+        "out_unexpected",
+        entry.startsWith("…")
+          ? `${entry} were not written by kernelc; the build removed them`
+          : `${target.shown}/${entry} was not written by kernelc; the build removed it`,
+        { file: target.dir },
+        { severity: "warning", hint: `${target.shown}/ belongs to kernelc (see its ${MARKER} file): keep your own files elsewhere` },
+      ),
+    );
   }
   printDiagnostics(io, notices, opts.format, () => undefined);
   // A partial build that changes nothing keeps build-info.json as it is (it may record a full build).
-  const same = treeEquals(current, files) || (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
+  const same =
+    treeEquals(current, files) ||
+    (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
   if (!same) {
     const staging = stageTree(target.dir, files);
     try {
@@ -185,7 +233,10 @@ async function writeBuild(run: BuildRun): Promise<number> {
   }
   const shaderCount = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
   const profileCount = [...files.keys()].filter((f) => f.endsWith("/manifest.json")).length;
-  if (text) io.stderr(`${same ? "unchanged" : "wrote"} ${target.shown}/: ${profileCount} profile${profileCount === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"}\n`);
+  if (text)
+    io.stderr(
+      `${same ? "unchanged" : "wrote"} ${target.shown}/: ${profileCount} profile${profileCount === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"}\n`,
+    );
   return 0;
 }
 
@@ -201,13 +252,22 @@ async function runCheck(run: BuildRun): Promise<number> {
   if (reportCompile(run, result)) return 1;
   const current = readTreeStrict(target.dir);
   // A partial check leaves out the two whole-bundle lists (profiles.json, the index.ts bundle index), which name every profile.
-  const expected = run.partial ? new Map([...result.files].filter(([rel]) => rel !== "profiles.json" && rel !== "index.ts")) : withBuildInfo(new Map([...result.files, [MARKER, MARKER_TEXT]]), run.hash);
+  const expected = run.partial
+    ? new Map([...result.files].filter(([rel]) => rel !== "profiles.json" && rel !== "index.ts"))
+    : withBuildInfo(new Map([...result.files, [MARKER, MARKER_TEXT]]), run.hash);
   const inScope = (rel: string): boolean => !run.partial || result.profiles.some((p) => rel.startsWith(`${p.profile.name}/`));
   const diags: Diagnostic[] = [];
   const unexpected = current.unexpected.filter(inScope);
   const extra = [...current.files.keys()].filter((rel) => !expected.has(rel) && inScope(rel));
   for (const entry of [...unexpected, ...extra]) {
-    diags.push(makeDiagnostic("out_unexpected", `${target.shown}/${entry} is not part of the build${entry.endsWith(")") ? "" : " (kernelc did not write it)"}`, { file: target.dir }, { hint: "run `npx kernelc build` (it removes what kernelc did not write) and commit the result" }));
+    diags.push(
+      makeDiagnostic(
+        "out_unexpected",
+        `${target.shown}/${entry} is not part of the build${entry.endsWith(")") ? "" : " (kernelc did not write it)"}`,
+        { file: target.dir },
+        { hint: "run `npx kernelc build` (it removes what kernelc did not write) and commit the result" },
+      ),
+    );
   }
   const stale: string[] = [];
   for (const [rel, text] of expected) {
@@ -219,13 +279,23 @@ async function runCheck(run: BuildRun): Promise<number> {
     if (!have || !have.equals(Buffer.from(text, "utf8"))) stale.push(rel);
   }
   if (stale.length) {
-    diags.push(makeDiagnostic("out_stale", `${target.shown}/ is out of date: ${stale.length} file${stale.length > 1 ? "s differ" : " differs"} from a fresh build (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", …" : ""})`, { file: target.dir }, { hint: "run `npx kernelc build` and commit the result" }));
+    diags.push(
+      makeDiagnostic(
+        "out_stale",
+        `${target.shown}/ is out of date: ${stale.length} file${stale.length > 1 ? "s differ" : " differs"} from a fresh build (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", …" : ""})`,
+        { file: target.dir },
+        { hint: "run `npx kernelc build` and commit the result" },
+      ),
+    );
   }
   if (diags.length) {
     printDiagnostics(io, diags, opts.format, () => undefined);
     return 1;
   }
   const shaderCount = [...expected.keys()].filter((f) => f.startsWith("shaders/")).length;
-  if (opts.format === "text") io.stderr(`${target.shown}/ is up to date (${result.profiles.length} profile${result.profiles.length === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"})\n`);
+  if (opts.format === "text")
+    io.stderr(
+      `${target.shown}/ is up to date (${result.profiles.length} profile${result.profiles.length === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"})\n`,
+    );
   return 0;
 }

@@ -40,8 +40,13 @@ const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 /** A hash of kernelc's own code and schema/, so that a changed compiler never counts as a no-op build. */
 function compilerCodeHash(): string {
   const parts: string[] = [];
-  for (const [label, dir] of [["code", CODE_DIR], ["schema", path.resolve(CODE_DIR, "../schema")]] as const) {
-    for (const rel of walkFiles(dir).files) if (/\.(js|ts|json)$/.test(rel) && !rel.endsWith(".map")) parts.push(`${label}/${rel}\0${sha256Hex(fs.readFileSync(path.join(dir, rel)))}`);
+  for (const [label, dir] of [
+    ["code", CODE_DIR],
+    ["schema", path.resolve(CODE_DIR, "../schema")],
+  ] as const) {
+    for (const rel of walkFiles(dir).files)
+      if (/\.(js|ts|json)$/.test(rel) && !rel.endsWith(".map"))
+        parts.push(`${label}/${rel}\0${sha256Hex(fs.readFileSync(path.join(dir, rel)))}`);
   }
   return sha256Hex(parts.join("\0"));
 }
@@ -101,7 +106,12 @@ export function inputsHash(loaded: LoadedConfig, scope: BuildScope = {}): string
 }
 
 function digestOf(inputs: string, files: Readonly<Record<string, string>>): string {
-  return sha256Hex(`kernelc build-info v1\0${inputs}\0${Object.keys(files).sort().map((f) => `${f}\0${files[f]}`).join("\0")}`);
+  return sha256Hex(
+    `kernelc build-info v1\0${inputs}\0${Object.keys(files)
+      .sort()
+      .map((f) => `${f}\0${files[f]}`)
+      .join("\0")}`,
+  );
 }
 
 /** Reads `dir`'s build-info.json when it is a regular file of kernelc's shape; otherwise undefined. */
@@ -133,13 +143,15 @@ export function readBuildInfo(dir: string): BuildInfo | undefined {
  */
 export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): string[] {
   const problems: string[] = [...tree.unexpected];
-  if (info.digest !== undefined && info.digest !== digestOf(info.inputs, info.files)) problems.push(`${BUILD_INFO} was edited (its digest does not match)`);
+  if (info.digest !== undefined && info.digest !== digestOf(info.inputs, info.files))
+    problems.push(`${BUILD_INFO} was edited (its digest does not match)`);
   for (const [rel, want] of Object.entries(info.files)) {
     const have = tree.files.get(rel);
     if (!have) problems.push(`${rel} is missing`);
     else if (sha256Hex(have) !== want) problems.push(`${rel} was changed`);
   }
-  for (const rel of tree.files.keys()) if (rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info.files, rel)) problems.push(`${rel} is not part of the build`);
+  for (const rel of tree.files.keys())
+    if (rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info.files, rel)) problems.push(`${rel} is not part of the build`);
   return problems;
 }
 
@@ -153,6 +165,9 @@ export function withBuildInfo(files: ReadonlyMap<string, string>, hash: string):
   const hashes: Record<string, string> = {};
   for (const [rel, text] of files) if (rel !== BUILD_INFO) hashes[rel] = sha256Hex(text);
   const out = new Map(files);
-  out.set(BUILD_INFO, stableJson({ generatedBy: `kernelc ${KERNELC_VERSION}; do not edit`, inputs: hash, files: hashes, digest: digestOf(hash, hashes) }));
+  out.set(
+    BUILD_INFO,
+    stableJson({ generatedBy: `kernelc ${KERNELC_VERSION}; do not edit`, inputs: hash, files: hashes, digest: digestOf(hash, hashes) }),
+  );
   return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

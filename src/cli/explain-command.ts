@@ -14,20 +14,35 @@ import { printDiagnostics, type Format, type Io } from "./io.js";
 
 /** What kernelc.tune.json says of this kernel on this profile, and which of its pins the config overrides. */
 function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>>): string {
-  const show = (pins: Readonly<Record<string, number>>): string => Object.entries(pins).map(([k, v]) => `${k}=${v}`).join(" ") || "(defaults)";
+  const show = (pins: Readonly<Record<string, number>>): string =>
+    Object.entries(pins)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ") || "(defaults)";
   const m = rec.measured;
-  const lines = [`\ntuned (kernelc.tune.json): ${show(rec.pins)}, measured ${m.date} on ${m.adapter.description || m.adapter.vendor} with kernelc ${m.kernelc} (${m.timer}, ${m.repeats} rounds, ${m.candidates} candidates)`];
+  const lines = [
+    `\ntuned (kernelc.tune.json): ${show(rec.pins)}, measured ${m.date} on ${m.adapter.description || m.adapter.vendor} with kernelc ${m.kernelc} (${m.timer}, ${m.repeats} rounds, ${m.candidates} candidates)`,
+  ];
   lines.push(`  winner: ${m.winner.score} ms geomean over ${m.calls.join(", ")} (${m.winner.ms.join(", ")} ms)`);
-  if (m.runnerUp) lines.push(`  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${(((m.margin ?? 1) - 1) * 100).toFixed(1)}% slower)`);
-  for (const [k, v] of Object.entries(rec.pins)) if (effective[k] !== v) lines.push(`  ${k}: the config pins ${effective[k]}, which takes precedence over the tuned ${v}`);
+  if (m.runnerUp)
+    lines.push(`  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${(((m.margin ?? 1) - 1) * 100).toFixed(1)}% slower)`);
+  for (const [k, v] of Object.entries(rec.pins))
+    if (effective[k] !== v) lines.push(`  ${k}: the config pins ${effective[k]}, which takes precedence over the tuned ${v}`);
   return lines.join("\n") + "\n";
 }
 
 /** `kernelc explain`. */
-export async function runExplain(io: Io, kernelName: string, opts: { profile: string; call?: string; config?: string; format: Format }): Promise<number> {
+export async function runExplain(
+  io: Io,
+  kernelName: string,
+  opts: { profile: string; call?: string; config?: string; format: Format },
+): Promise<number> {
   const loaded = loadProjectConfig(io.cwd, opts.config);
   if (!loaded.allProfiles.some((p) => p.name === opts.profile)) {
-    throw new UserError([makeDiagnostic("unknown_profile", `unknown profile \`${opts.profile}\``, undefined, { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` })]);
+    throw new UserError([
+      makeDiagnostic("unknown_profile", `unknown profile \`${opts.profile}\``, undefined, {
+        hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}`,
+      }),
+    ]);
   }
   const call = opts.call !== undefined ? readCall(path.resolve(io.cwd, opts.call)) : undefined;
   const result = await compile(loaded, { profiles: [opts.profile] });
@@ -39,12 +54,16 @@ export async function runExplain(io: Io, kernelName: string, opts: { profile: st
   const entry = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernelName);
   if (!entry) {
     const names = result.profiles[0]?.kernels.map((k) => k.model.kernel.spec.name) ?? [];
-    throw new UserError([makeDiagnostic("usage", `no kernel named \`${kernelName}\``, undefined, { hint: `kernels: ${names.join(", ")}` })]);
+    throw new UserError([
+      makeDiagnostic("usage", `no kernel named \`${kernelName}\``, undefined, { hint: `kernels: ${names.join(", ")}` }),
+    ]);
   }
   const profile = result.profiles[0]!.profile;
   const tuned = loaded.tuneFile?.tune.profiles[opts.profile]?.[kernelName];
   if (opts.format === "json") {
-    io.stdout(stableJson({ candidates: entry.build.candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }));
+    io.stdout(
+      stableJson({ candidates: entry.build.candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }),
+    );
     return 0;
   }
   io.stdout(explainReport(entry.build, profile));
@@ -62,7 +81,9 @@ function readCall(file: string): unknown {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
-    throw new UserError([makeDiagnostic("file_unreadable", `cannot read the call file: ${(err as Error).message}`, { file }, { hint: CALL_SHAPE })]);
+    throw new UserError([
+      makeDiagnostic("file_unreadable", `cannot read the call file: ${(err as Error).message}`, { file }, { hint: CALL_SHAPE }),
+    ]);
   }
   const parsed = parseJson(text, file);
   const errors = parsed.diagnostics.filter((d) => d.severity === "error");

@@ -134,14 +134,34 @@ export function runInit(io: Io, dir: string | undefined): number {
   const root = path.resolve(io.cwd, dir ?? ".");
   const shown = (rel: string): string => path.relative(io.cwd, path.join(root, rel)).split(path.sep).join("/") || rel;
   const parents = new Set([...INIT_FILES.keys()].map((rel) => path.dirname(rel)).filter((d) => d !== "."));
-  const blocked = [...parents].filter((d) => isSymlink(path.join(root, d)) || (fs.existsSync(path.join(root, d)) && !fs.statSync(path.join(root, d)).isDirectory()));
+  const blocked = [...parents].filter(
+    (d) => isSymlink(path.join(root, d)) || (fs.existsSync(path.join(root, d)) && !fs.statSync(path.join(root, d)).isDirectory()),
+  );
   if (isSymlink(root) || (fs.existsSync(root) && !fs.statSync(root).isDirectory())) blocked.unshift(".");
   if (blocked.length > 0) {
-    throw new UserError(blocked.map((rel) => makeDiagnostic("init_file_exists", `\`${shown(rel)}\` exists and is not a folder kernelc init can write into`, { file: path.join(root, rel) }, { hint: "run kernelc init in an empty or new folder (`kernelc init my-kernels`)" })));
+    throw new UserError(
+      blocked.map((rel) =>
+        makeDiagnostic(
+          "init_file_exists",
+          `\`${shown(rel)}\` exists and is not a folder kernelc init can write into`,
+          { file: path.join(root, rel) },
+          { hint: "run kernelc init in an empty or new folder (`kernelc init my-kernels`)" },
+        ),
+      ),
+    );
   }
   const existing = [...INIT_FILES.keys()].filter((rel) => fs.existsSync(path.join(root, rel)) || isSymlink(path.join(root, rel)));
   if (existing.length > 0) {
-    throw new UserError(existing.map((rel) => makeDiagnostic("init_file_exists", `\`${shown(rel)}\` already exists; kernelc init never overwrites a file`, { file: path.join(root, rel) }, { hint: "run kernelc init in an empty or new folder (`kernelc init my-kernels`), or move the file away" })));
+    throw new UserError(
+      existing.map((rel) =>
+        makeDiagnostic(
+          "init_file_exists",
+          `\`${shown(rel)}\` already exists; kernelc init never overwrites a file`,
+          { file: path.join(root, rel) },
+          { hint: "run kernelc init in an empty or new folder (`kernelc init my-kernels`), or move the file away" },
+        ),
+      ),
+    );
   }
   for (const [rel, text] of INIT_FILES) {
     const file = path.join(root, rel);

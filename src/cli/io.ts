@@ -17,7 +17,14 @@ export type Format = "text" | "json" | "github";
 
 /** Prints diagnostics in the chosen format. */
 export function printDiagnostics(io: Io, diags: readonly Diagnostic[], format: Format, sources: SourceLookup): void {
-  const rel = (d: Diagnostic): Diagnostic => (d.location ? { ...d, location: { ...d.location, file: relPath(io.cwd, d.location.file) }, notes: d.notes.map((n) => (n.location ? { ...n, location: { ...n.location, file: relPath(io.cwd, n.location.file) } } : n)) } : d);
+  const rel = (d: Diagnostic): Diagnostic =>
+    d.location
+      ? {
+          ...d,
+          location: { ...d.location, file: relPath(io.cwd, d.location.file) },
+          notes: d.notes.map((n) => (n.location ? { ...n, location: { ...n.location, file: relPath(io.cwd, n.location.file) } } : n)),
+        }
+      : d;
   const shown = diags.map(rel);
   const lookup: SourceLookup = (f) => sources(path.resolve(io.cwd, f)) ?? sources(f);
   if (format === "json") io.stdout(renderJson(shown, lookup));
@@ -47,4 +54,3 @@ export function fileSources(cwd: string, known: ReadonlyMap<string, string> = ne
     return cache.get(abs);
   };
 }
-

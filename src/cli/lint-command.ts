@@ -25,12 +25,14 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
 /** `kernelc lint [paths…]`: exit 0 when there are no errors, 1 otherwise. */
 export async function runLint(io: Io, paths: readonly string[] | undefined, opts: LintOptions): Promise<number> {
   const loaded = loadProjectConfig(io.cwd, opts.config);
-  const templatesDir = opts.templates !== undefined ? path.resolve(io.cwd, opts.templates) : path.resolve(loaded.root, loaded.config.templates);
+  const templatesDir =
+    opts.templates !== undefined ? path.resolve(io.cwd, opts.templates) : path.resolve(loaded.root, loaded.config.templates);
   const specs = paths && paths.length > 0 ? paths.map((p) => path.resolve(io.cwd, p)) : [path.resolve(loaded.root, loaded.config.specs)];
   if (!opts.render) {
     const result = lintPaths(specs, makeCheckContext(templatesDir));
     printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
-    if (opts.format === "text" && result.diagnostics.length === 0) io.stderr(`${plural(result.kernels.length, "spec")} checked, no problems\n`);
+    if (opts.format === "text" && result.diagnostics.length === 0)
+      io.stderr(`${plural(result.kernels.length, "spec")} checked, no problems\n`);
     return hasErrors(result.diagnostics) ? 1 : 0;
   }
   const project = { ...loaded, config: { ...loaded.config, templates: path.relative(loaded.root, templatesDir) || "." } };
@@ -38,7 +40,9 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
   if (opts.format === "text" && result.diagnostics.length === 0) {
     const kernels = result.profiles[0]?.kernels.length ?? 0;
-    io.stderr(`${plural(kernels, "spec")} checked, ${plural(result.shaderCount, "shader")} rendered and validated for ${plural(result.profiles.length, "profile")}, no problems\n`);
+    io.stderr(
+      `${plural(kernels, "spec")} checked, ${plural(result.shaderCount, "shader")} rendered and validated for ${plural(result.profiles.length, "profile")}, no problems\n`,
+    );
   }
   return hasErrors(result.diagnostics) ? 1 : 0;
 }

@@ -21,7 +21,8 @@ export type { Format, Io } from "./io.js";
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let code = 0;
   const program = new Command();
-  const formatOption = () => new Option("--format <format>", "diagnostic output format").choices(["text", "json", "github"]).default("text");
+  const formatOption = () =>
+    new Option("--format <format>", "diagnostic output format").choices(["text", "json", "github"]).default("text");
   program
     .name("kernelc")
     .description("Build-time compiler for WebGPU compute kernels: JSON specs + WGSL templates -> validated per-device bundles")
@@ -40,7 +41,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 
   program
     .command("lint")
-    .description("check spec files (and folders of them), render their templates for the profiles and validate the WGSL with Tint; exit 0 when clean, 1 on errors")
+    .description(
+      "check spec files (and folders of them), render their templates for the profiles and validate the WGSL with Tint; exit 0 when clean, 1 on errors",
+    )
     .argument("[paths...]", "spec files or folders (default: the config's specs folder)")
     .option("--templates <dir>", "templates folder (default: the config's)")
     .option("--config <file>", "config file (default: kernelc.config.json if present)")
@@ -61,9 +64,19 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--check", "do not write: fail if out/ differs from a fresh build")
     .option("--force", "rebuild even when the inputs are unchanged")
     .addOption(formatOption())
-    .action(async (opts: { config?: string; profile?: string[]; kernel?: string[]; out?: string; check?: boolean; force?: boolean; format: Format }) => {
-      code = await runBuild(io, opts);
-    });
+    .action(
+      async (opts: {
+        config?: string;
+        profile?: string[];
+        kernel?: string[];
+        out?: string;
+        check?: boolean;
+        force?: boolean;
+        format: Format;
+      }) => {
+        code = await runBuild(io, opts);
+      },
+    );
 
   program
     .command("watch")
@@ -90,7 +103,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 
   program
     .command("tune")
-    .description("time the candidate tunable settings of the config's `tune` section on this machine's GPU; write the fastest to kernelc.tune.json")
+    .description(
+      "time the candidate tunable settings of the config's `tune` section on this machine's GPU; write the fastest to kernelc.tune.json",
+    )
     .requiredOption("--profile <name>", "the profile to tune (this GPU must meet its limits and features)")
     .option("--kernel <names...>", "tune only these kernels")
     .option("--repeats <n>", "rounds of interleaved timing (default 7)")
@@ -126,7 +141,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       printDiagnostics(io, [osErrorDiagnostic(err)], "text", () => undefined);
       return 1;
     }
-    io.stderr(`kernelc: internal error (this is a bug; please report it with the input that caused it)\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    io.stderr(
+      `kernelc: internal error (this is a bug; please report it with the input that caused it)\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     return 2;
   }
 }

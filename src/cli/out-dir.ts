@@ -87,9 +87,14 @@ export function resolveOutDir(loaded: LoadedConfig, cwd: string, outOption: stri
   const origin = fromConfig ? `the config's out "${written}"` : `--out ${written}`;
   const refuse = (why: string): never => {
     throw new UserError([
-      makeDiagnostic("out_unsafe", `refusing to write the output folder ${dir} (${origin}): ${why}; a build replaces the whole output folder`, fromConfig && loaded.file ? { file: loaded.file, pointer: "/out" } : undefined, {
-        hint: `use a folder of its own inside the project, such as "out"${fromConfig ? ' (the "out" field of kernelc.config.json)' : " (--out out)"}`,
-      }),
+      makeDiagnostic(
+        "out_unsafe",
+        `refusing to write the output folder ${dir} (${origin}): ${why}; a build replaces the whole output folder`,
+        fromConfig && loaded.file ? { file: loaded.file, pointer: "/out" } : undefined,
+        {
+          hint: `use a folder of its own inside the project, such as "out"${fromConfig ? ' (the "out" field of kernelc.config.json)' : " (--out out)"}`,
+        },
+      ),
     ]);
   };
   if (dir === root) refuse("it is the project root");
@@ -158,9 +163,14 @@ export function checkOwnership(target: OutTarget): Ownership {
   if (!st) return "missing";
   const refuse = (why: string): never => {
     throw new UserError([
-      makeDiagnostic("out_not_ours", `${target.shown}/ exists and was not written by kernelc: ${why}`, { file: target.dir }, {
-        hint: `kernelc replaces its output folder as a whole, so it only replaces a folder it wrote (one holding a ${MARKER} file). Move your files out of ${target.shown}/ or choose another output folder`,
-      }),
+      makeDiagnostic(
+        "out_not_ours",
+        `${target.shown}/ exists and was not written by kernelc: ${why}`,
+        { file: target.dir },
+        {
+          hint: `kernelc replaces its output folder as a whole, so it only replaces a folder it wrote (one holding a ${MARKER} file). Move your files out of ${target.shown}/ or choose another output folder`,
+        },
+      ),
     ]);
   };
   if (!st.isDirectory()) refuse("it is not a folder");
@@ -169,7 +179,10 @@ export function checkOwnership(target: OutTarget): Ownership {
   const info = readBuildInfo(target.dir);
   if (!info) return refuse(`it has no ${MARKER} marker and no ${BUILD_INFO} of kernelc`);
   const problems = verifyAgainstBuildInfo(readTreeStrict(target.dir), info);
-  if (problems.length > 0) refuse(`it has no ${MARKER} marker, and it is not exactly the build its ${BUILD_INFO} describes (${problems.slice(0, 3).join("; ")}${problems.length > 3 ? "; …" : ""})`);
+  if (problems.length > 0)
+    refuse(
+      `it has no ${MARKER} marker, and it is not exactly the build its ${BUILD_INFO} describes (${problems.slice(0, 3).join("; ")}${problems.length > 3 ? "; …" : ""})`,
+    );
   return "legacy";
 }
 
@@ -333,7 +346,14 @@ export function recoverOutDir(outDir: string): Recovery {
       removeOwnedTree(p);
       removed.push(p);
     } else if (lstatOrUndefined(p)) {
-      diagnostics.push(makeDiagnostic("out_leftover", `${p} looks like a leftover of an interrupted build, but kernelc cannot tell that it wrote it, so it is left in place`, { file: p }, { hint: "remove it if it is not yours" }));
+      diagnostics.push(
+        makeDiagnostic(
+          "out_leftover",
+          `${p} looks like a leftover of an interrupted build, but kernelc cannot tell that it wrote it, so it is left in place`,
+          { file: p },
+          { hint: "remove it if it is not yours" },
+        ),
+      );
     }
   }
   return { restored, removed, diagnostics };

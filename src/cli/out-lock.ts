@@ -32,7 +32,8 @@ export function lockPathFor(outDir: string): string {
 function parseOwner(text: string): LockOwner | undefined {
   try {
     const v = JSON.parse(text) as Record<string, unknown>;
-    if (typeof v.pid === "number" && Number.isInteger(v.pid) && v.pid > 0 && typeof v.host === "string" && typeof v.started === "string") return { pid: v.pid, host: v.host, started: v.started };
+    if (typeof v.pid === "number" && Number.isInteger(v.pid) && v.pid > 0 && typeof v.host === "string" && typeof v.started === "string")
+      return { pid: v.pid, host: v.host, started: v.started };
   } catch {
     // not a lock kernelc finished writing
   }
@@ -136,9 +137,14 @@ export async function acquireOutLock(outDir: string, shown: string, opts: LockOp
     const holder = describe(parseOwner(held.text));
     if (Date.now() - start >= opts.waitMs) {
       throw new UserError([
-        makeDiagnostic("out_locked", `another kernelc build (${holder}) is writing ${shown}/; waited ${Math.round((Date.now() - start) / 1000)} s for it`, { file: lock }, {
-          hint: `run the build again when the other one has finished (set KERNELC_LOCK_WAIT_MS to wait longer); if no build is running, remove ${lock}`,
-        }),
+        makeDiagnostic(
+          "out_locked",
+          `another kernelc build (${holder}) is writing ${shown}/; waited ${Math.round((Date.now() - start) / 1000)} s for it`,
+          { file: lock },
+          {
+            hint: `run the build again when the other one has finished (set KERNELC_LOCK_WAIT_MS to wait longer); if no build is running, remove ${lock}`,
+          },
+        ),
       ]);
     }
     if (!waiting) {

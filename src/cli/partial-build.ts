@@ -45,14 +45,23 @@ function parseJson(text: string | undefined): unknown {
 function listedProfiles(text: string | undefined): string[] {
   const index = parseJson(text) as { profiles?: unknown } | undefined;
   if (!index || !Array.isArray(index.profiles)) return [];
-  return index.profiles.map((p: unknown) => (p && typeof p === "object" ? (p as { name?: unknown }).name : undefined)).filter((n): n is string => typeof n === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
+  return index.profiles
+    .map((p: unknown) => (p && typeof p === "object" ? (p as { name?: unknown }).name : undefined))
+    .filter((n): n is string => typeof n === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(n));
 }
 
 /** The shader files a profile's manifest references ("shaders/<id>.wgsl"). */
 function referencedShaders(manifestText: string, file: string, shown: string): string[] {
   const manifest = parseJson(manifestText) as { shaders?: unknown } | undefined;
   const bad = (): never => {
-    throw new UserError([makeDiagnostic("out_modified", `${shown}/${file} is not a manifest kernelc wrote, so a partial build cannot tell which shaders to keep`, undefined, { hint: "run `kernelc build` without --profile/--kernel to rebuild every profile" })]);
+    throw new UserError([
+      makeDiagnostic(
+        "out_modified",
+        `${shown}/${file} is not a manifest kernelc wrote, so a partial build cannot tell which shaders to keep`,
+        undefined,
+        { hint: "run `kernelc build` without --profile/--kernel to rebuild every profile" },
+      ),
+    ]);
   };
   if (!manifest || typeof manifest.shaders !== "object" || manifest.shaders === null || Array.isArray(manifest.shaders)) return bad();
   const out: string[] = [];
@@ -77,12 +86,17 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
   }
   for (const [rel, text] of m.built) if (rel !== PROFILES_JSON && !rel.startsWith("shaders/")) files.set(rel, text);
 
-  const listed = [...new Set([...listedProfiles(current.get(PROFILES_JSON)), ...m.profiles])].filter((n) => files.has(`${n}/manifest.json`));
+  const listed = [...new Set([...listedProfiles(current.get(PROFILES_JSON)), ...m.profiles])].filter((n) =>
+    files.has(`${n}/manifest.json`),
+  );
   const rank = (n: string): number => {
     const i = m.order.indexOf(n);
     return i < 0 ? m.order.length : i;
   };
-  const names = listed.map((n, i) => ({ n, i })).sort((a, b) => rank(a.n) - rank(b.n) || a.i - b.i).map((x) => x.n);
+  const names = listed
+    .map((n, i) => ({ n, i }))
+    .sort((a, b) => rank(a.n) - rank(b.n) || a.i - b.i)
+    .map((x) => x.n);
   // Folders of profiles that are no longer listed would be unreachable: drop them.
   const keepTop = new Set(names);
   for (const rel of [...files.keys()]) if (!keepTop.has(rel.split("/")[0]!)) files.delete(rel);
@@ -95,9 +109,14 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
       if (text === undefined || !shaderBodyMatches(id, text)) {
         const why = text === undefined ? "is not in" : "does not match its name in";
         throw new UserError([
-          makeDiagnostic("out_modified", `${shader}, which profile ${name} needs, ${why} ${m.shown}/: ${m.kernels?.length ? "another kernel's shaders changed since out/ was built" : "out/ does not hold the build its manifests describe"}`, undefined, {
-            hint: "run `kernelc build` without --kernel/--profile to rebuild every kernel and profile",
-          }),
+          makeDiagnostic(
+            "out_modified",
+            `${shader}, which profile ${name} needs, ${why} ${m.shown}/: ${m.kernels?.length ? "another kernel's shaders changed since out/ was built" : "out/ does not hold the build its manifests describe"}`,
+            undefined,
+            {
+              hint: "run `kernelc build` without --kernel/--profile to rebuild every kernel and profile",
+            },
+          ),
         ]);
       }
       files.set(shader, text);
@@ -106,7 +125,10 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
   files.set(PROFILES_JSON, stableJson(profilesIndex(names.map((name) => ({ name })))));
   // The bundle index lists what out/ now holds, as profiles.json does.
   const shaderIds = [...files.keys()].filter((rel) => rel.startsWith("shaders/")).map((rel) => path.basename(rel, ".wgsl"));
-  const index = bundleIndexFromManifests(names.map((name) => ({ name, text: files.get(`${name}/manifest.json`)! })), shaderIds);
+  const index = bundleIndexFromManifests(
+    names.map((name) => ({ name, text: files.get(`${name}/manifest.json`)! })),
+    shaderIds,
+  );
   if (index !== undefined) files.set(INDEX_TS, index);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

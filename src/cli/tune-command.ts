@@ -41,7 +41,8 @@ function readCache(file: string): MeasurementCache {
   try {
     const data = JSON.parse(fs.readFileSync(file, "utf8")) as { measurements?: Record<string, unknown> };
     const out: MeasurementCache = new Map();
-    for (const [k, v] of Object.entries(data.measurements ?? {})) if (/^[0-9a-f]{64}$/.test(k) && typeof v === "number" && Number.isFinite(v) && v >= 0) out.set(k, v);
+    for (const [k, v] of Object.entries(data.measurements ?? {}))
+      if (/^[0-9a-f]{64}$/.test(k) && typeof v === "number" && Number.isFinite(v) && v >= 0) out.set(k, v);
     return out;
   } catch {
     return new Map();
@@ -58,13 +59,24 @@ export async function runTune(io: Io, opts: TuneCommandOptions): Promise<number>
   const cacheFile = path.join(loaded.root, TUNE_CACHE);
   const cacheDir = path.dirname(cacheFile);
   if (fs.existsSync(cacheDir) && !fs.statSync(cacheDir).isDirectory()) {
-    throw new UserError([makeDiagnostic("tune_unavailable", `${path.relative(io.cwd, cacheDir)} exists and is not a folder; kernelc keeps its tune measurements there`, { file: cacheDir }, { hint: "move that file away" })]);
+    throw new UserError([
+      makeDiagnostic(
+        "tune_unavailable",
+        `${path.relative(io.cwd, cacheDir)} exists and is not a folder; kernelc keeps its tune measurements there`,
+        { file: cacheDir },
+        { hint: "move that file away" },
+      ),
+    ]);
   }
   const { create } = await import("webgpu");
   const gpu = create(["disable-dawn-features=timestamp_quantization", ...(opts.dawnFlag ?? [])]);
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   if (!adapter) {
-    throw new UserError([makeDiagnostic("tune_unavailable", "no WebGPU adapter: kernelc tune measures on this machine's GPU", undefined, { hint: "run it on a machine with a GPU and a Vulkan, Metal or D3D12 driver (on Linux without a GPU, Mesa's lavapipe works: VK_DRIVER_FILES=…/lvp_icd.json)" })]);
+    throw new UserError([
+      makeDiagnostic("tune_unavailable", "no WebGPU adapter: kernelc tune measures on this machine's GPU", undefined, {
+        hint: "run it on a machine with a GPU and a Vulkan, Metal or D3D12 driver (on Linux without a GPU, Mesa's lavapipe works: VK_DRIVER_FILES=…/lvp_icd.json)",
+      }),
+    ]);
   }
   const cache = readCache(cacheFile);
   const progress = new Progress(io);
@@ -95,10 +107,21 @@ export async function runTune(io: Io, opts: TuneCommandOptions): Promise<number>
   for (const [kernel, rec] of Object.entries(records)) {
     if (opts.kernel && !opts.kernel.includes(kernel)) continue;
     const m = rec.measured;
-    const pins = Object.entries(rec.pins).map(([k, v]) => `${k}=${v}`).join(" ") || "(defaults)";
-    const margin = m.margin === undefined ? "the only candidate" : `the runner-up takes ${((m.margin - 1) * 100).toFixed(1)}% longer: ${Object.entries(m.runnerUp!.pins).map(([k, v]) => `${k}=${v}`).join(" ")}`;
-    io.stdout(`${opts.profile} ${kernel}: ${pins}  ${m.winner.score} ms (geomean of ${m.calls.length} call${m.calls.length === 1 ? "" : "s"}), ${margin}; ${m.candidates} candidates\n`);
+    const pins =
+      Object.entries(rec.pins)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ") || "(defaults)";
+    const margin =
+      m.margin === undefined
+        ? "the only candidate"
+        : `the runner-up takes ${((m.margin - 1) * 100).toFixed(1)}% longer: ${Object.entries(m.runnerUp!.pins)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(" ")}`;
+    io.stdout(
+      `${opts.profile} ${kernel}: ${pins}  ${m.winner.score} ms (geomean of ${m.calls.length} call${m.calls.length === 1 ? "" : "s"}), ${margin}; ${m.candidates} candidates\n`,
+    );
   }
-  if (opts.format === "text") io.stderr(`wrote ${path.relative(io.cwd, file) || file}; run \`kernelc build\` to build with the tuned pins\n`);
+  if (opts.format === "text")
+    io.stderr(`wrote ${path.relative(io.cwd, file) || file}; run \`kernelc build\` to build with the tuned pins\n`);
   return 0;
 }

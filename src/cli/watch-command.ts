@@ -66,11 +66,20 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
     const before = readIfPresent(infoFile);
     // The first build compiles even when out/ is current, to fill the cache for the edits to come.
     const buildOptions = { config: opts.config, profile: opts.profile, out: opts.out, format: opts.format, force: builds++ === 0 };
-    const code = await runBuild(io, buildOptions, async (loaded) => compile(loaded, { profiles: opts.profile, cache, validator: await validator }));
-    const result: RebuildResult = { wrote: code === 0 && readIfPresent(infoFile) !== before, errors: code !== 0, ms: performance.now() - t0, stats: { ...cache.stats } };
+    const code = await runBuild(io, buildOptions, async (loaded) =>
+      compile(loaded, { profiles: opts.profile, cache, validator: await validator }),
+    );
+    const result: RebuildResult = {
+      wrote: code === 0 && readIfPresent(infoFile) !== before,
+      errors: code !== 0,
+      ms: performance.now() - t0,
+      stats: { ...cache.stats },
+    };
     if (opts.format === "text") {
       const s = result.stats;
-      io.stderr(`rebuilt in ${Math.round(result.ms)} ms (${s.rendered} rendered, ${s.renderReused} reused; ${s.validated} validated, ${s.validationReused} reused)\n`);
+      io.stderr(
+        `rebuilt in ${Math.round(result.ms)} ms (${s.rendered} rendered, ${s.renderReused} reused; ${s.validated} validated, ${s.validationReused} reused)\n`,
+      );
     }
     opts.onRebuild?.(result);
     return result;

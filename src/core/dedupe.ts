@@ -43,7 +43,9 @@ export function dedupeDiagnostics(items: readonly (Diagnostic | Report)[]): Diag
     }
     if (report.where) group.wheres.push(report.where);
   }
-  return [...groups.values()].map(({ first, wheres }) => (wheres.length === 0 ? first : { ...first, notes: [{ message: occurrenceText(wheres) }, ...first.notes] }));
+  return [...groups.values()].map(({ first, wheres }) =>
+    wheres.length === 0 ? first : { ...first, notes: [{ message: occurrenceText(wheres) }, ...first.notes] },
+  );
 }
 
 const DIMENSIONS = [

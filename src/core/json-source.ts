@@ -124,9 +124,7 @@ export function splitPointer(pointer: string): string[] {
 
 /** Thrown inside the parser to stop at the first syntax error; turned into a Diagnostic at the boundary. */
 class JsonSyntaxError extends Error {
-  constructor(
-    readonly diagnostic: Diagnostic,
-  ) {
+  constructor(readonly diagnostic: Diagnostic) {
     super(diagnostic.message);
   }
 }
@@ -303,14 +301,17 @@ class Parser {
     const text = this.text;
     for (;;) {
       if (this.pos >= text.length) {
-        this.fail(start, text.length, "unterminated string: expected a closing `\"` before the end of the file");
+        this.fail(start, text.length, 'unterminated string: expected a closing `"` before the end of the file');
       }
       const code = text.charCodeAt(this.pos);
       if (code === 0x22) break;
       if (code < 0x20) {
         const what = code === 0x0a ? "a line break" : `the control character U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
         this.fail(this.pos, this.pos + 1, `${what} cannot appear inside a JSON string`, {
-          hint: code === 0x0a ? "a JSON string cannot span lines; close it with `\"` or write `\\n`" : "write control characters as escapes such as `\\t` or `\\u0001`",
+          hint:
+            code === 0x0a
+              ? 'a JSON string cannot span lines; close it with `"` or write `\\n`'
+              : "write control characters as escapes such as `\\t` or `\\u0001`",
         });
       }
       if (code !== 0x5c) {
@@ -322,14 +323,19 @@ class Parser {
       for (let i = runStart; i < this.pos; i++) offsets.push(i);
       const escStart = this.pos;
       const e = text[this.pos + 1];
-      if (e === undefined) this.fail(escStart, escStart + 1, "unterminated string: expected a closing `\"` before the end of the file");
+      if (e === undefined) this.fail(escStart, escStart + 1, 'unterminated string: expected a closing `"` before the end of the file');
       if (e === "u") {
         const hex = text.slice(this.pos + 2, this.pos + 6);
         if (!/^[0-9A-Fa-f]{4}$/.test(hex)) {
           const bad = /^[0-9A-Fa-f]*/.exec(hex)![0].length;
-          this.fail(escStart, Math.min(text.length, this.pos + 3 + bad), "invalid unicode escape: expected `\\u` followed by 4 hex digits", {
-            hint: "write e.g. `\\u00e9`",
-          });
+          this.fail(
+            escStart,
+            Math.min(text.length, this.pos + 3 + bad),
+            "invalid unicode escape: expected `\\u` followed by 4 hex digits",
+            {
+              hint: "write e.g. `\\u00e9`",
+            },
+          );
         }
         value += String.fromCharCode(parseInt(hex, 16));
         offsets.push(escStart);
@@ -352,7 +358,9 @@ class Parser {
     this.pos++;
     const span = Object.freeze({ start, end: this.pos });
     return Object.freeze(
-      offsets === undefined ? { kind: "string", value, span, pointer } : { kind: "string", value, offsetMap: Object.freeze(offsets), span, pointer },
+      offsets === undefined
+        ? { kind: "string", value, span, pointer }
+        : { kind: "string", value, offsetMap: Object.freeze(offsets), span, pointer },
     );
   }
 
@@ -390,7 +398,9 @@ class Parser {
       if (this.text.startsWith(word, start) && !/[A-Za-z0-9_]/.test(this.text[start + word.length] ?? "")) {
         this.pos += word.length;
         const span = Object.freeze({ start, end: this.pos });
-        return Object.freeze(word === "null" ? { kind: "null", span, pointer } : { kind: "boolean", value: word === "true", span, pointer });
+        return Object.freeze(
+          word === "null" ? { kind: "null", span, pointer } : { kind: "boolean", value: word === "true", span, pointer },
+        );
       }
     }
     return this.failExpected("a JSON value");
@@ -432,8 +442,9 @@ class Parser {
     const { found, end } = this.describeFound();
     let hint: string | undefined;
     const c = this.text[this.pos];
-    if (c === "'") hint = "JSON strings and keys use double quotes `\"`";
-    else if (c !== undefined && /[A-Za-z_$]/.test(c)) hint = "JSON keys and strings must be in double quotes; the only bare words are true, false and null";
+    if (c === "'") hint = 'JSON strings and keys use double quotes `"`';
+    else if (c !== undefined && /[A-Za-z_$]/.test(c))
+      hint = "JSON keys and strings must be in double quotes; the only bare words are true, false and null";
     return this.fail(this.pos, end, `expected ${expected}, found ${found}`, { hint });
   }
 
@@ -451,7 +462,12 @@ class Parser {
 
   private fail(start: number, end: number, message: string, extra?: { hint?: string }): never {
     throw new JsonSyntaxError(
-      makeDiagnostic("json_syntax", message, { file: this.file, span: { start, end: Math.max(end, start) }, pointer: this.where }, { hint: extra?.hint }),
+      makeDiagnostic(
+        "json_syntax",
+        message,
+        { file: this.file, span: { start, end: Math.max(end, start) }, pointer: this.where },
+        { hint: extra?.hint },
+      ),
     );
   }
 }

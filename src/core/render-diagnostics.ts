@@ -77,8 +77,14 @@ function codeFrame(loc: Location, sources: SourceLookup, maps: Map<string, LineM
     chars = [...map.lineText(r.line)];
   }
   const shownText = before + chars.join("");
-  const prefix = (before ? " " : "") + chars.slice(0, startCol).map((c) => (c === "\t" ? "\t" : " ")).join("");
-  const marks = "^".repeat(Math.max(1, Math.min(endCol, Math.max(chars.length, startCol + 1)) - startCol)) + (r.endLine !== r.line ? "~~~" : "");
+  const prefix =
+    (before ? " " : "") +
+    chars
+      .slice(0, startCol)
+      .map((c) => (c === "\t" ? "\t" : " "))
+      .join("");
+  const marks =
+    "^".repeat(Math.max(1, Math.min(endCol, Math.max(chars.length, startCol + 1)) - startCol)) + (r.endLine !== r.line ? "~~~" : "");
   return [`${pad} |`, `${r.line} | ${(shownText + after).replace(/\s+$/, "")}`, `${pad} | ${prefix}${marks}`];
 }
 
@@ -126,7 +132,13 @@ export function renderJson(diags: readonly Diagnostic[], sources: SourceLookup):
       pointer: r?.pointer ?? null,
       notes: d.notes.map((n) => {
         const nr = resolve(n.location, sources, maps);
-        return { message: n.message, file: nr?.file ?? null, line: nr?.line ?? null, column: nr?.column ?? null, pointer: nr?.pointer ?? null };
+        return {
+          message: n.message,
+          file: nr?.file ?? null,
+          line: nr?.line ?? null,
+          column: nr?.column ?? null,
+          pointer: nr?.pointer ?? null,
+        };
       }),
     };
   });
@@ -155,7 +167,11 @@ export function renderGithub(diags: readonly Diagnostic[], sources: SourceLookup
       }
     }
     props.push(`title=${escapeProperty(`kernelc ${d.code}`)}`);
-    const msg = d.message + (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") + (d.hint ? `\nhint: ${d.hint}` : "") + d.notes.map((n) => `\nnote: ${n.message}`).join("");
+    const msg =
+      d.message +
+      (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") +
+      (d.hint ? `\nhint: ${d.hint}` : "") +
+      d.notes.map((n) => `\nnote: ${n.message}`).join("");
     return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(msg)}`;
   });
   return lines.length ? lines.join("\n") + "\n" : "";

@@ -25,7 +25,10 @@ export function indexProfileOf(p: Profile): IndexProfile {
  * profiles' folders): each manifest's requirements and the specs its `generatedBy` names.
  * Undefined when a manifest is not one kernelc wrote.
  */
-export function bundleIndexFromManifests(manifests: readonly { readonly name: string; readonly text: string }[], shaderIds: readonly string[]): string | undefined {
+export function bundleIndexFromManifests(
+  manifests: readonly { readonly name: string; readonly text: string }[],
+  shaderIds: readonly string[],
+): string | undefined {
   const profiles: IndexProfile[] = [];
   const specFiles: string[] = [];
   for (const { name, text } of manifests) {
@@ -58,7 +61,9 @@ export function generateBundleIndex(profiles: readonly IndexProfile[], specFiles
     "export const profiles = [",
   ];
   for (const p of profiles) {
-    const limits = Object.entries(p.requiredLimits).filter((e): e is [string, number] => e[1] !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const limits = Object.entries(p.requiredLimits)
+      .filter((e): e is [string, number] => e[1] !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     lines.push(
       "  {",
       `    name: ${q(p.name)},`,

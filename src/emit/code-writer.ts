@@ -6,9 +6,11 @@
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RESERVED = new Set(
-  ("break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
+  (
+    "break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
     "implements import in instanceof interface let new null package private protected public return static super switch this " +
-    "throw true try typeof var void while with yield await arguments eval undefined NaN Infinity").split(" "),
+    "throw true try typeof var void while with yield await arguments eval undefined NaN Infinity"
+  ).split(" "),
 );
 
 /** A string literal of `s` (JSON-quoted: no spec text can end it). */

@@ -310,7 +310,8 @@ export class AssignmentGen {
         const lt = x.left.type.k;
         const rt = x.right.type.k;
         const mode = lt === "float" || rt === "float" ? "F" : lt === "int" && rt === "int" ? "I" : "N";
-        if ((x.op === "+" || x.op === "-" || x.op === "*") && mode !== "F") return { code: this.checked(x.op, mode, x.left, x.right, e, src) };
+        if ((x.op === "+" || x.op === "-" || x.op === "*") && mode !== "F")
+          return { code: this.checked(x.op, mode, x.left, x.right, e, src) };
         const L = this.expr(x.left, e, src).code;
         const right = this.expr(x.right, e, src);
         const R = right.code;
@@ -381,7 +382,15 @@ export class AssignmentGen {
   /** A dimension of a guaranteed tensor at a constant axis within its validated rank: read directly, it cannot fail. */
   private guaranteedDim(tensor: string, axis: Value | undefined): string | undefined {
     const slot = this.valid.tensors.get(tensor)!;
-    if (!slot.required || slot.rank === undefined || typeof axis !== "number" || !Number.isInteger(axis) || axis < -slot.rank || axis >= slot.rank) return undefined;
+    if (
+      !slot.required ||
+      slot.rank === undefined ||
+      typeof axis !== "number" ||
+      !Number.isInteger(axis) ||
+      axis < -slot.rank ||
+      axis >= slot.rank
+    )
+      return undefined;
     return `${this.tensor(tensor)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
   }
 
@@ -423,9 +432,12 @@ export class AssignmentGen {
     if (l.axis !== undefined) {
       const read = this.guaranteedDim(l.leaf.name, l.axis);
       if (read !== undefined) return { code: read, read: true };
-      return { code: `$dimS($need(${this.tensor(l.leaf.name)}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})` };
+      return {
+        code: `$dimS($need(${this.tensor(l.leaf.name)}, ${q(`dim(shapes.${l.leaf.name}, ${l.axis})`)}, ${q(l.leaf.name)}).shape, ${l.axis}, ${q(`shapes.${l.leaf.name}`)})`,
+      };
     }
-    if (l.key.startsWith("has(")) return this.pinned.has(l.key) ? { code: "true", value: true } : { code: `(${this.attr(l.leaf.name)} !== undefined)`, read: true };
+    if (l.key.startsWith("has("))
+      return this.pinned.has(l.key) ? { code: "true", value: true } : { code: `(${this.attr(l.leaf.name)} !== undefined)`, read: true };
     return this.leaf(l.leaf);
   }
 
@@ -485,7 +497,9 @@ export class AssignmentGen {
           this.explainers.set(key, method);
           const od = owner.derives.get(node.name)!;
           const { body, temps } = this.scoped(() => this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1));
-          this.methods.push(`  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n${temps}    return ${body};\n  }`);
+          this.methods.push(
+            `  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n${temps}    return ${body};\n  }`,
+          );
         }
         return `this.${method}([...${pathCode}, ${q(node.name)}])`;
       }
@@ -560,7 +574,4 @@ export class AssignmentGen {
     const body = [...names, ...attrs].map((x) => `    this.${x} = ${x};`).concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
     return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }
-
 }
-
-

@@ -28,7 +28,11 @@ export interface AssignmentContext {
 
 /** The body of a variant's plan method: mirrors interpret.ts buildPlan (same order of evaluation, so the same first error). */
 function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: GenEnv): string[] {
-  const { g, sc, valid: { tensors } } = cx;
+  const {
+    g,
+    sc,
+    valid: { tensors },
+  } = cx;
   const k = cx.model.kernel;
   const name = k.spec.name;
   const v = vm.variant;
@@ -66,15 +70,23 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       const leaf = leaves[i]!;
       if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
       const read = `k${vi}_${pi}_${i}`;
-      g.method(`${read}(): unknown`, `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`);
-      g.method(`${read}s(): string`, `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`);
+      g.method(
+        `${read}(): unknown`,
+        `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`,
+      );
+      g.method(
+        `${read}s(): string`,
+        `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`,
+      );
       if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
       body.push(`    let k${pi}_${i}: unknown = undefined;`);
       return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
     });
     body.push(`    let s${pi}: string | undefined = undefined;`);
     entries.forEach((e, ei) => {
-      const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i]!.value}, ${lit(kv)})` : `${reads[i]!.value} === ${lit(kv)}`]));
+      const tests = e.key.flatMap((kv, i) =>
+        kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i]!.value}, ${lit(kv)})` : `${reads[i]!.value} === ${lit(kv)}`],
+      );
       body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
     });
     const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i]!.key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
@@ -88,7 +100,14 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   const guarded = (x: Code, pfx: string, what: string): string => {
     if (x.value !== undefined || x.read) return x.code;
     const t = `r${tmpCount++}`;
-    body.push(`    let ${t}: unknown = undefined;`, `    try {`, `      ${t} = ${x.code};`, `    } catch (e) {`, `      $evalFail(e, ${sc(pfx)}, ${q(what)});`, `    }`);
+    body.push(
+      `    let ${t}: unknown = undefined;`,
+      `    try {`,
+      `      ${t} = ${x.code};`,
+      `    } catch (e) {`,
+      `      $evalFail(e, ${sc(pfx)}, ${q(what)});`,
+      `    }`,
+    );
     return t;
   };
   // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
@@ -105,7 +124,9 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       const shape = guarded(g.expr(x, venv, im.shape), prefix, what);
       size = `$round4($product(${shape} as readonly number[]) * ${bytes})`;
     }
-    body.push(`    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`);
+    body.push(
+      `    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`,
+    );
   });
   // Binding resources: a tensor's or a scratch buffer's is one object per call, made at its first binding.
   const resources = new Map<string, string>();
@@ -117,22 +138,33 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     resources.set(key, r);
     if (b.kind === "scratch") {
       const si = scratchIndex.get(b.ref!);
-      body.push(`    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`);
+      body.push(
+        `    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
+      );
       return r;
     }
     const slot = tensors.get(b.ref!)!;
     const t = `this.t${slot.index}`;
-    if (!slot.required) body.push(`    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`);
+    if (!slot.required)
+      body.push(
+        `    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`,
+      );
     // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
     const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
     const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
     if (bytes === undefined) {
-      body.push(`    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`);
+      body.push(
+        `    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
+      );
     } else {
       // One method per tensor and limit in the class builds the resource (shared by the variants).
-      const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
+      const [limit, max] =
+        b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
       const kind = b.refIsInput ? "input" : "output";
-      const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => `(): BindingResource {\n    return $buf(${t}!, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`);
+      const method = g.shared(
+        `z${slot.index}${b.buffer === "uniform" ? "u" : ""}`,
+        () => `(): BindingResource {\n    return $buf(${t}!, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`,
+      );
       body.push(`    const ${r} = this.${method}();`);
     }
     return r;
@@ -151,10 +183,15 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
         const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value), pprefix, `uniform field \`${b.name}.${f.name}\``));
         const u = `b${pi}_${bi}`;
         const ubytes = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
-        if (ubytes > maxUniform) body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", ${sc(pprefix)}, ${q(`uniform \`${b.name}\``)});`);
+        if (ubytes > maxUniform)
+          body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", ${sc(pprefix)}, ${q(`uniform \`${b.name}\``)});`);
         body.push(`    const ${u} = new Uint8Array(${ubytes});`);
         fields.forEach((f, fi) => {
-          body.push(f.type === "f32" ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});` : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`);
+          body.push(
+            f.type === "f32"
+              ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});`
+              : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`,
+          );
         });
         res = `{ kind: "uniform", bytes: ${u} }`;
       } else {
@@ -172,7 +209,9 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
   });
   const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
-  body.push(`    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`);
+  body.push(
+    `    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`,
+  );
   return body;
 }
 
@@ -286,13 +325,18 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     }
     lines.push(`    if (${conds.map((c) => c.holds).join(" && ")}) return ${planCall};`);
     // Why the variant was rejected (only asked when no variant fits): its first condition that does not hold.
-    g.method(`r${vi}(): string`, [...conds.slice(0, -1).map((c) => `    if (!${c.holds}) return ${c.why};`), `    return ${conds[conds.length - 1]!.why};`].join("\n"));
+    g.method(
+      `r${vi}(): string`,
+      [...conds.slice(0, -1).map((c) => `    if (!${c.holds}) return ${c.why};`), `    return ${conds[conds.length - 1]!.why};`].join("\n"),
+    );
     rejected.push(`${q(`${v.id}: `)} + this.r${vi}()`);
     return false;
   });
   if (!unconditional) {
     const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
-    lines.push(`    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`);
+    lines.push(
+      `    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`,
+    );
   }
   g.method("plan(): Plan", lines.join("\n"));
   return g.classText(cls);

@@ -56,7 +56,9 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
   const fn = `plan${kIndex}`;
 
-  w.line(`/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`);
+  w.line(
+    `/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`,
+  );
   w.open(`export function ${fn}(call: ${callType}): Plan`);
   // The call is snapshot first: its bags, each bag's own keys (for-in skipping inherited keys
   // visits what Object.keys lists, in its order, without the array), each value read once.
@@ -67,19 +69,40 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}: TensorDesc | null = null;`);
   for (const i of aliasIndex.values()) w.line(`let u${i}: TensorDesc | null = null;`);
   spec.attributes.forEach((_, i) => w.line(`let g${i}: unknown = undefined;`));
-  const keyLoop = (bag: string, ids: readonly string[], local: (id: string) => string, what: string, read: (id: string) => string): void => {
+  const keyLoop = (
+    bag: string,
+    ids: readonly string[],
+    local: (id: string) => string,
+    what: string,
+    read: (id: string) => string,
+  ): void => {
     w.open(`if (${bag} !== undefined)`).open(`for (const key in ${bag})`);
     w.line(`if (!$hasOwn.call(${bag}, key)) continue;`);
     w.open(`switch (key)`);
-    for (const id of ids) w.line(`case ${str(id)}:`).line(`  ${local(id)} = ${read(id)};`).line(`  break;`);
+    for (const id of ids)
+      w.line(`case ${str(id)}:`)
+        .line(`  ${local(id)} = ${read(id)};`)
+        .line(`  break;`);
     w.line(`default:`).line(`  ${fail(`${K} + ${str(`: unknown ${what} \``)} + key + ${str(`\`; ${what}s are ${ids.join(", ")}`)}`)};`);
     w.close().close().close();
   };
-  keyLoop("ins", inputIds, (id) => `t${slot(id)}`, "input", (id) => `$td(ins[key], ${K}, "input", ${str(id)})`);
+  keyLoop(
+    "ins",
+    inputIds,
+    (id) => `t${slot(id)}`,
+    "input",
+    (id) => `$td(ins[key], ${K}, "input", ${str(id)})`,
+  );
   const outLocal = (id: string): string => (inputIds.includes(id) ? `u${slot(id)}` : `t${slot(id)}`);
   keyLoop("outs", outputIds, outLocal, "output", (id) => `$td(outs[key], ${K}, "output", ${str(id)})`);
   const attrNames = spec.attributes.map((x) => x.name);
-  keyLoop("attrs", attrNames, (id) => `g${attrIndex.get(id)}`, "attribute", (id) => `$av(attrs[key], ${K}, ${str(id)})`);
+  keyLoop(
+    "attrs",
+    attrNames,
+    (id) => `g${attrIndex.get(id)}`,
+    "attribute",
+    (id) => `$av(attrs[key], ${K}, ${str(id)})`,
+  );
 
   // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
   spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}: string | undefined = undefined;`).line(`let by${i} = "";`));
@@ -92,14 +115,20 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;
       w.line(`const prev = dt${d};`);
-      w.line(`if (prev === undefined) {`).line(`  dt${d} = ${local}.dtype;`).line(`  by${d} = ${str(id)};`);
+      w.line(`if (prev === undefined) {`)
+        .line(`  dt${d} = ${local}.dtype;`)
+        .line(`  by${d} = ${str(id)};`);
       const msg = `${p} + ${str(`${id}\` has dtype `)} + ${local}.dtype + ", but \\u0060" + by${d} + ${str(`\` makes ${dtype} = `)} + prev`;
-      w.line(`} else if (prev !== ${local}.dtype) {`).line(`  ${fail(msg)};`).line(`}`);
+      w.line(`} else if (prev !== ${local}.dtype) {`)
+        .line(`  ${fail(msg)};`)
+        .line(`}`);
     } else {
       w.line(`if (${local}.dtype !== ${str(dtype)}) ${fail(`${p} + ${str(`${id}\` must have dtype ${dtype}, got `)} + ${local}.dtype`)};`);
     }
     if (rank !== undefined) {
-      w.line(`if (${local}.shape.length !== ${rank}) ${fail(`${p} + ${str(`${id}\` must have rank ${rank}, got `)} + ${local}.shape.length`)};`);
+      w.line(
+        `if (${local}.shape.length !== ${rank}) ${fail(`${p} + ${str(`${id}\` must have rank ${rank}, got `)} + ${local}.shape.length`)};`,
+      );
     }
     w.close();
   };
@@ -124,7 +153,9 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
           ? `$numbers(${g})`
           : `typeof ${g} === "number" && Number.${t.k === "int" ? "isInteger" : "isFinite"}(${g})`;
     const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
-    w.line(`if (${g} !== undefined && !(${check})) ${fail(`${K} + ${str(`: attribute \`${a.name}\` must be ${want}, got `)} + $show(${g})`)};`);
+    w.line(
+      `if (${g} !== undefined && !(${check})) ${fail(`${K} + ${str(`: attribute \`${a.name}\` must be ${want}, got `)} + $show(${g})`)};`,
+    );
   });
   // An attribute's value with its default (declared only where something reads it).
   const constrained = new Set(spec.attributeConstraints.map((c) => c.name));
@@ -139,12 +170,18 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     if (c.values) {
       const allowed = c.values.map((x) => (typeof x === "string" ? JSON.stringify(x) : String(x))).join(", ");
       const test = c.values.length ? c.values.map((x) => `a${i} !== ${lit(x as Value)}`).join(" && ") : "true";
-      w.line(`if (a${i} !== undefined && ${test}) ${fail(`${K} + ${str(`: attribute \`${c.name}\` is `)} + $show(a${i}) + ${str(`; allowed values: ${allowed}`)}`)};`);
+      w.line(
+        `if (a${i} !== undefined && ${test}) ${fail(`${K} + ${str(`: attribute \`${c.name}\` is `)} + $show(a${i}) + ${str(`; allowed values: ${allowed}`)}`)};`,
+      );
     }
   }
   // The class of the call's dtype assignment plans it.
   const classes: string[] = [];
-  const args = [...[...tensors.values()].map((s) => `t${s.index}`), ...[...aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`), ...spec.attributes.map((_, i) => `a${i}`)].join(", ");
+  const args = [
+    ...[...tensors.values()].map((s) => `t${s.index}`),
+    ...[...aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`),
+    ...spec.attributes.map((_, i) => `a${i}`),
+  ].join(", ");
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
     classes.push(generateAssignment(model, a, cls, call, consts));
@@ -154,7 +191,9 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     w.line(`if (${test || "true"}) return new ${cls}(${args}).plan();`);
   });
   const desc = spec.typeConstraints.map((tc) => `${str(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
-  w.line(`return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`);
+  w.line(
+    `return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`,
+  );
   w.close();
   return { fn, code: [...classes, "", w.text()].join("\n") };
 }

@@ -39,7 +39,9 @@ function callType(model: KernelModel, typeName: string, w: CodeWriter): void {
     return (tc ? tc.types : [d]).map((t) => str(t)).join(" | ");
   };
   const tensor = (id: string, dtype: string, required: boolean): string =>
-    required ? `readonly ${str(id)}: TensorDesc<${dtypeOf(dtype)}>;` : `readonly ${str(id)}?: TensorDesc<${dtypeOf(dtype)}> | null | undefined;`;
+    required
+      ? `readonly ${str(id)}: TensorDesc<${dtypeOf(dtype)}>;`
+      : `readonly ${str(id)}?: TensorDesc<${dtypeOf(dtype)}> | null | undefined;`;
   const outputs = spec.outputs.filter((o) => !inputIds.has(o.name));
   const outputRequired = (o: (typeof outputs)[number]): boolean => !o.optional && !fill.has(o.name);
   const requiredAttrs = new Set(spec.attributeConstraints.filter((c) => c.required).map((c) => c.name));
@@ -72,7 +74,10 @@ function callType(model: KernelModel, typeName: string, w: CodeWriter): void {
 /** Generates the complete dispatcher module of one profile. */
 export function generateDispatcher(models: readonly KernelModel[], header: string, profile: string): string {
   const body = new CodeWriter();
-  body.line(`/** The profile this module was built for. */`).line(`export const PROFILE = ${str(profile)};`).line("");
+  body
+    .line(`/** The profile this module was built for. */`)
+    .line(`export const PROFILE = ${str(profile)};`)
+    .line("");
   const planners: string[] = [];
   const types: string[] = [];
   models.forEach((m, i) => {

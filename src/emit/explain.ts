@@ -5,11 +5,20 @@ import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import type { Call } from "../model/plan.js";
 
-const KEY_LIMITS = ["maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup", "maxStorageBufferBindingSize", "maxBufferSize"] as const;
+const KEY_LIMITS = [
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+] as const;
 
 function describeCombo(dtypes: Readonly<Record<string, string>>, tunables: Readonly<Record<string, number>>): string {
-  const d = Object.entries(dtypes).map(([k, v]) => `${k}=${v}`).join(" ");
-  const t = Object.entries(tunables).map(([k, v]) => `${k}=${v}`).join(" ");
+  const d = Object.entries(dtypes)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
+  const t = Object.entries(tunables)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
   return [d, t].filter(Boolean).join("; ");
 }
 
@@ -22,18 +31,24 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
   lines.push(`  features: ${profile.features.length ? profile.features.join(", ") : "none"}`);
   lines.push(`  limits: ${KEY_LIMITS.map((l) => `${l}=${limits[l]}`).join(", ")}`);
   if (build.noVariantReason) lines.push(`  NO VARIANT: ${build.noVariantReason}`);
-  const groups = new Map<string, typeof build.candidates[number][]>();
+  const groups = new Map<string, (typeof build.candidates)[number][]>();
   for (const c of build.candidates) {
     const key = describeCombo(c.dtypes, c.tunables);
     groups.set(key, [...(groups.get(key) ?? []), c]);
   }
   const byId = new Map(k.variants.map((v) => [v.id, v]));
   for (const [combo, cands] of groups) {
-    const state = cands.some((c) => c.status === "emitted") ? "built" : cands.some((c) => c.status === "not-dispatched") ? "skipped: an earlier combination is built" : "no variant survives";
+    const state = cands.some((c) => c.status === "emitted")
+      ? "built"
+      : cands.some((c) => c.status === "not-dispatched")
+        ? "skipped: an earlier combination is built"
+        : "no variant survives";
     lines.push("", `candidates for ${combo} (${state}):`);
     for (const c of cands) {
       const v = byId.get(c.variant)!;
-      lines.push(`  ${c.status === "emitted" ? "EMITTED" : c.status === "pruned" ? "PRUNED " : "SKIPPED"} ${c.variant} (priority ${v.priority})`);
+      lines.push(
+        `  ${c.status === "emitted" ? "EMITTED" : c.status === "pruned" ? "PRUNED " : "SKIPPED"} ${c.variant} (priority ${v.priority})`,
+      );
       if (c.reason) lines.push(`      ${c.reason}`);
       for (const i of c.instances) lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}`);
     }
@@ -57,7 +72,13 @@ export function explainCallReport(model: KernelModel, callJson: unknown, format:
     if (!(err instanceof KernelCallError)) throw err;
     error = { kind: err.kind, message: err.message };
   }
-  if (format === "json") return { picked, rejected, error, plan: plan ? JSON.parse(JSON.stringify(plan, (_, v) => (v instanceof Uint8Array ? [...v] : v))) : undefined };
+  if (format === "json")
+    return {
+      picked,
+      rejected,
+      error,
+      plan: plan ? JSON.parse(JSON.stringify(plan, (_, v) => (v instanceof Uint8Array ? [...v] : v))) : undefined,
+    };
   const lines = [`call of ${model.kernel.spec.name} on profile ${model.profile}:`];
   for (const r of rejected) lines.push(`  rejected ${r.variant}: ${r.reason}`);
   if (picked) lines.push(`  picked ${picked}`);

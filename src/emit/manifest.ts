@@ -27,12 +27,23 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
               const types = pm.bindings.map((b) => b.buffer);
               pipelines.set(`${id}|main|${types.join(",")}`, { shader: id, entryPoint: "main", bindings: types });
             }
-            return { id: pm.pass.id, name: pm.pass.name, template: pm.pass.shader, key: pm.keyLeaves.map((l) => l.key), shaders: Object.fromEntries([...pm.shaders.entries()].sort(([x], [y]) => (x < y ? -1 : 1))) };
+            return {
+              id: pm.pass.id,
+              name: pm.pass.name,
+              template: pm.pass.shader,
+              key: pm.keyLeaves.map((l) => l.key),
+              shaders: Object.fromEntries([...pm.shaders.entries()].sort(([x], [y]) => (x < y ? -1 : 1))),
+            };
           }),
         });
       }
     }
-    kernels[m.kernel.spec.name] = { domain: m.kernel.spec.domain, sinceVersion: m.kernel.spec.sinceVersion, variants, notBuilt: m.prunedVariants };
+    kernels[m.kernel.spec.name] = {
+      domain: m.kernel.spec.domain,
+      sinceVersion: m.kernel.spec.sinceVersion,
+      variants,
+      notBuilt: m.prunedVariants,
+    };
   }
   return {
     generatedBy: `kernelc ${KERNELC_VERSION} from ${specFiles.join(", ")}; do not edit`,

@@ -131,7 +131,9 @@ class ConfinedLoader extends nunjucks.Loader implements nunjucks.ILoader {
       throw new Error(`template not found: ${name} (looked in ${this.root})`);
     }
     if (real !== this.root && !real.startsWith(this.root + path.sep)) {
-      throw new UnsafeTemplatePath(`cannot load template ${JSON.stringify(name)}: it resolves (through a symlink) to ${real}, outside the templates folder`);
+      throw new UnsafeTemplatePath(
+        `cannot load template ${JSON.stringify(name)}: it resolves (through a symlink) to ${real}, outside the templates folder`,
+      );
     }
     if (!statSync(real).isFile()) throw new Error(`template not found: ${name} is not a file`);
     const src = readFileSync(real, "utf8");
@@ -396,7 +398,8 @@ interface NunjucksErrorShape {
 function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string, string>): RenderError {
   let limit = false;
   for (let c: unknown = err; c instanceof Error; c = (c as { cause?: unknown }).cause) {
-    if (c instanceof TemplateRefused) return new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
+    if (c instanceof TemplateRefused)
+      return new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
     if (c instanceof RenderLimitExceeded) limit = true;
   }
   const e = (err ?? {}) as NunjucksErrorShape;

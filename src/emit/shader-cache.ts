@@ -32,7 +32,12 @@ export interface ShaderCache {
 
 /** An empty cache. */
 export function createShaderCache(): ShaderCache {
-  return { renders: new Map(), verdicts: new Map(), analyses: new Map(), stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 } };
+  return {
+    renders: new Map(),
+    verdicts: new Map(),
+    analyses: new Map(),
+    stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 },
+  };
 }
 
 /** Literal template names of include/import/from/extends tags; `dynamic` when a tag names its template by an expression. */
@@ -111,7 +116,11 @@ export class TemplateDigests {
   }
 
   private folderDigest(): string {
-    this.folder ??= sha256Hex(walkFiles(this.templatesDir).files.map((f) => `${f}\0${sha256Hex(this.text(f) ?? "")}`).join("\0"));
+    this.folder ??= sha256Hex(
+      walkFiles(this.templatesDir)
+        .files.map((f) => `${f}\0${sha256Hex(this.text(f) ?? "")}`)
+        .join("\0"),
+    );
     return this.folder;
   }
 }

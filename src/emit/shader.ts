@@ -84,7 +84,10 @@ function declBindings(bindings: readonly CheckedBinding[], env: DeriveEnv): Decl
       if ("literal" in b.elementType) elementType = b.elementType.literal;
       else {
         const v = env.derive(b.elementType.derive);
-        if (typeof v !== "string") throw new EvalError(`element type \`$${b.elementType.derive}\` of binding \`${b.name}\` is ${v === UNKNOWN ? "not known at build time" : String(v)}`);
+        if (typeof v !== "string")
+          throw new EvalError(
+            `element type \`$${b.elementType.derive}\` of binding \`${b.name}\` is ${v === UNKNOWN ? "not known at build time" : String(v)}`,
+          );
         elementType = v;
       }
     }
@@ -112,14 +115,21 @@ export interface TemplateAt {
 }
 
 /** A diagnostic located at a template line (and column) when known. */
-export function templateDiagnostic(code: Code, message: string, templatesDir: string, at: TemplateAt, extra: { hint?: string; notes?: readonly DiagnosticNote[] } = {}): Diagnostic {
+export function templateDiagnostic(
+  code: Code,
+  message: string,
+  templatesDir: string,
+  at: TemplateAt,
+  extra: { hint?: string; notes?: readonly DiagnosticNote[] } = {},
+): Diagnostic {
   const full = path.join(templatesDir, at.file);
   let span: { start: number; end: number } | undefined;
   if (at.line) {
     try {
       const map = new LineMap(fs.readFileSync(full, "utf8"));
       span = map.spanAt(at.line, at.column || undefined);
-      if (span && at.column && at.length && at.length > 1) span = { start: span.start, end: Math.min(span.start + at.length, map.lineEnd(at.line)) };
+      if (span && at.column && at.length && at.length > 1)
+        span = { start: span.start, end: Math.min(span.start + at.length, map.lineEnd(at.line)) };
     } catch {
       span = undefined;
     }
@@ -133,7 +143,12 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   const v = k.variants.find((x) => x.id === req.variantId)!;
   const pass = v.passes.find((p) => p.id === req.passId)!;
   const r = req.request;
-  const where: Occurrence = { profile: req.profile.name, variant: req.variantId, pass: req.passId, instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE) };
+  const where: Occurrence = {
+    profile: req.profile.name,
+    variant: req.variantId,
+    pass: req.passId,
+    instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE),
+  };
   const names = deriveEnv(k, v, pass);
   const env = new DeriveEnv(names, new StaticLeaves(req.facts, r.pinned));
   const context: Record<string, unknown> = Object.create(null);
@@ -145,14 +160,29 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
       const problem = wgslValueProblem(value);
       if (problem) {
         const d = names.get(name)!;
-        ctx.reports.push({ diagnostic: makeDiagnostic("wgsl_value_invalid", `template ${pass.shader} reads \`${name}\`, but its value cannot be printed into WGSL: ${problem}`, whereLocation(k.spec.file, d.expr.source.where), { hint: "a value a template reads must be a finite number, a boolean, or a WGSL identifier or type name" }), where });
+        ctx.reports.push({
+          diagnostic: makeDiagnostic(
+            "wgsl_value_invalid",
+            `template ${pass.shader} reads \`${name}\`, but its value cannot be printed into WGSL: ${problem}`,
+            whereLocation(k.spec.file, d.expr.source.where),
+            { hint: "a value a template reads must be a finite number, a boolean, or a WGSL identifier or type name" },
+          ),
+          where,
+        });
         return undefined;
       }
       context[name] = value;
     }
   } catch (err) {
     if (!(err instanceof EvalError)) throw err;
-    ctx.reports.push({ diagnostic: makeDiagnostic("eval_error", `template ${pass.shader} reads a value that cannot be computed: ${err.message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }), where });
+    ctx.reports.push({
+      diagnostic: makeDiagnostic("eval_error", `template ${pass.shader} reads a value that cannot be computed: ${err.message}`, {
+        file: k.spec.file,
+        span: pass.where.span,
+        pointer: pass.where.pointer,
+      }),
+      where,
+    });
     return undefined;
   }
   context.tunables = { ...req.facts.tunables };
@@ -162,10 +192,19 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   try {
     decls = resourceDeclarations(declBindings(pass.bindings, env), v.features.includes("shader-f16"));
   } catch (err) {
-    ctx.reports.push({ diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, { file: k.spec.file, span: pass.where.span, pointer: pass.where.pointer }), where });
+    ctx.reports.push({
+      diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, {
+        file: k.spec.file,
+        span: pass.where.span,
+        pointer: pass.where.pointer,
+      }),
+      where,
+    });
     return undefined;
   }
-  const key = ctx.cache ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), keyContext(context, ctx.cache.digests.deviceReads(pass.shader)), decls) : undefined;
+  const key = ctx.cache
+    ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), keyContext(context, ctx.cache.digests.deviceReads(pass.shader)), decls)
+    : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
@@ -182,12 +221,30 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   }
   if (rendered instanceof RenderError) {
     const err = rendered;
-    ctx.reports.push({ diagnostic: templateDiagnostic(err.limit ? "template_limit_exceeded" : "template_error", `template ${err.file} failed to render: ${err.message}`, ctx.templatesDir, err), where });
+    ctx.reports.push({
+      diagnostic: templateDiagnostic(
+        err.limit ? "template_limit_exceeded" : "template_error",
+        `template ${err.file} failed to render: ${err.message}`,
+        ctx.templatesDir,
+        err,
+      ),
+      where,
+    });
     return undefined;
   }
   const body = rendered.wgsl;
   const id = sha256Hex(body).slice(0, 16);
-  const rec = ctx.shaders.get(id) ?? { body, templates: new Set<string>(), kernels: new Set<string>(), rendered, origin: { kernel: k, pass }, occurrences: [] as Occurrence[], tunables: req.facts.tunables, featureSets: new Map(), profiles: new Map() };
+  const rec = ctx.shaders.get(id) ?? {
+    body,
+    templates: new Set<string>(),
+    kernels: new Set<string>(),
+    rendered,
+    origin: { kernel: k, pass },
+    occurrences: [] as Occurrence[],
+    tunables: req.facts.tunables,
+    featureSets: new Map(),
+    profiles: new Map(),
+  };
   rec.occurrences.push(where);
   rec.templates.add(pass.shader);
   // Templates it includes are sources too (all are named, also one a branch of the template did not use).
@@ -207,7 +264,13 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
  * workgroup limits, and warns about spec bindings the shader never declares or never uses. Each
  * problem is reported once per request that rendered the shader, so the merge names them all.
  */
-export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>, validator: WgslValidator, templatesDir: string, reports: Report[], cache?: ShaderCache): Promise<void> {
+export async function validateShaders(
+  shaders: ReadonlyMap<string, ShaderRecord>,
+  validator: WgslValidator,
+  templatesDir: string,
+  reports: Report[],
+  cache?: ShaderCache,
+): Promise<void> {
   for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;
     const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
@@ -241,7 +304,8 @@ export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>
     for (const profile of rec.profiles.values()) {
       // Problems about one WGSL line (the workgroup size's axes and its product) are one diagnostic.
       const byLine = new Map<number | undefined, LimitProblem[]>();
-      for (const problem of checkWorkgroupLimits(facts, resolveProfile(profile))) byLine.set(problem.line, [...(byLine.get(problem.line) ?? []), problem]);
+      for (const problem of checkWorkgroupLimits(facts, resolveProfile(profile)))
+        byLine.set(problem.line, [...(byLine.get(problem.line) ?? []), problem]);
       for (const problems of byLine.values()) report(limitDiagnostic(problems, rec, templatesDir), new Set([profile.name]));
     }
     for (const d of bindingDiagnostics(kernel, pass, rec.body, analysis.identifiers)) report(d);
@@ -252,7 +316,11 @@ export async function validateShaders(shaders: ReadonlyMap<string, ShaderRecord>
 export function enabledFeatures(wgsl: string): Set<string> {
   const out = new Set<string>();
   for (const m of wgsl.matchAll(/^\s*enable\s+([^;]+);/gm)) {
-    for (const ext of m[1].split(",").map((e) => e.trim()).filter(Boolean)) out.add(ext === "f16" ? "shader-f16" : ext.replace(/_/g, "-"));
+    for (const ext of m[1]
+      .split(",")
+      .map((e) => e.trim())
+      .filter(Boolean))
+      out.add(ext === "f16" ? "shader-f16" : ext.replace(/_/g, "-"));
   }
   return out;
 }
@@ -260,7 +328,11 @@ export function enabledFeatures(wgsl: string): Set<string> {
 /** Tint's message without the candidate list of an overload error: its first paragraph, plus how many candidates Tint listed. */
 export function trimTintMessage(message: string): string {
   const paragraphs = message.trim().split(/\n\s*\n/);
-  const first = paragraphs[0].split("\n").map((l) => l.trim()).filter(Boolean).join(" ");
+  const first = paragraphs[0]
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(" ");
   const candidates = /^(\d+) candidate (?:functions|conversions|operators)/m.exec(message);
   return candidates ? `${first} (none of Tint's ${candidates[1]} candidates takes these argument types)` : first;
 }
@@ -320,7 +392,13 @@ function limitDiagnostic(problems: readonly LimitProblem[], rec: ShaderRecord, t
       ? `guard variant ${variants} with a \`when\` condition such as \`tunables.${read[0]} <= device.limits.${limit}\`, so that on such profiles the next of the tunable's \`values\` is tried (give it smaller \`values\`), or pin a smaller value for the profile in kernelc.config.json (\`tunables.<profile>.${kernel.spec.name}.${read[0]}\`); the template reads tunable${read.length > 1 ? "s" : ""} ${read.join(", ")}`
       : `guard variant ${variants} with a \`when\` condition on \`device.limits.${limit}\`, so that it is pruned on such profiles, or size the workgroup from a tunable whose \`values\` offer a smaller fallback`;
   const notes = line ? [{ message: `generated WGSL line ${line}: ${(rec.body.split("\n")[line - 1] ?? "").trim()}` }] : [];
-  return templateDiagnostic("wgsl_limit_exceeded", `the rendered WGSL exceeds the profile's limits: ${problems.map((p) => p.message).join("; ")}`, templatesDir, { file: pos.file, line: pos.line }, { hint, notes });
+  return templateDiagnostic(
+    "wgsl_limit_exceeded",
+    `the rendered WGSL exceeds the profile's limits: ${problems.map((p) => p.message).join("; ")}`,
+    templatesDir,
+    { file: pos.file, line: pos.line },
+    { hint, notes },
+  );
 }
 
 /** WGSL identifiers of a body (not members after `.`), comments removed, with how often each occurs. */
@@ -339,9 +417,23 @@ function bindingDiagnostics(kernel: CheckedKernel, pass: CheckedPass, body: stri
     const declared = new RegExp(`\\bvar\\s*(<[^>]*>)?\\s*${b.name}\\s*:`).test(body);
     const loc = { file: kernel.spec.file, span: b.where.span, pointer: b.where.pointer };
     if (!declared) {
-      out.push(makeDiagnostic("binding_unused", `binding \`${b.name}\` of pass \`${pass.id}\` is never declared by the shader its template renders`, loc, { hint: `output \`{{ env.wgsl.resourceDeclarations }}\` in ${pass.shader}, or remove the binding from the pass` }));
+      out.push(
+        makeDiagnostic(
+          "binding_unused",
+          `binding \`${b.name}\` of pass \`${pass.id}\` is never declared by the shader its template renders`,
+          loc,
+          { hint: `output \`{{ env.wgsl.resourceDeclarations }}\` in ${pass.shader}, or remove the binding from the pass` },
+        ),
+      );
     } else if ((counts.get(b.name) ?? 0) <= 1) {
-      out.push(makeDiagnostic("binding_unused", `binding \`${b.name}\` of pass \`${pass.id}\` is declared but never used by the shader its template renders (every call still binds a buffer to it)`, loc, { hint: `use \`${b.name}\` in ${pass.shader}, or remove the binding from the pass` }));
+      out.push(
+        makeDiagnostic(
+          "binding_unused",
+          `binding \`${b.name}\` of pass \`${pass.id}\` is declared but never used by the shader its template renders (every call still binds a buffer to it)`,
+          loc,
+          { hint: `use \`${b.name}\` in ${pass.shader}, or remove the binding from the pass` },
+        ),
+      );
     }
   }
   return out;

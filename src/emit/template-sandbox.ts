@@ -19,7 +19,12 @@ import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName } from "../ch
 
 const require = createRequire(import.meta.url);
 // nunjucks ships its runtime, filters and tests as CommonJS modules without type declarations.
-const njRuntime = require("nunjucks/src/runtime") as Record<string, unknown> & { Frame: FrameClass; makeMacro: (...a: unknown[]) => Callable; fromIterator: (x: unknown) => unknown; suppressValue: (v: unknown, esc: boolean) => unknown };
+const njRuntime = require("nunjucks/src/runtime") as Record<string, unknown> & {
+  Frame: FrameClass;
+  makeMacro: (...a: unknown[]) => Callable;
+  fromIterator: (x: unknown) => unknown;
+  suppressValue: (v: unknown, esc: boolean) => unknown;
+};
 const njFilters = require("nunjucks/src/filters") as Record<string, Callable>;
 const njTests = require("nunjucks/src/tests") as Record<string, Callable>;
 const njCompiler = require("nunjucks/src/compiler") as {
@@ -58,7 +63,11 @@ class LocatingCompiler extends njCompiler.Compiler {
 
   compileFunCall(node: { lineno: number; colno: number }, frame: unknown): void {
     const located = Object.create(node, { lineno: { value: node.lineno + 1 }, colno: { value: node.colno + 1 } }) as object;
-    (njCompiler.Compiler.prototype as unknown as { compileFunCall(n: unknown, f: unknown): void }).compileFunCall.call(this, located, frame);
+    (njCompiler.Compiler.prototype as unknown as { compileFunCall(n: unknown, f: unknown): void }).compileFunCall.call(
+      this,
+      located,
+      frame,
+    );
   }
 }
 
@@ -133,7 +142,9 @@ class Budget {
   step(n: number, what: string): void {
     this.steps += n;
     if (this.steps > this.limits.maxSteps) {
-      throw new RenderLimitExceeded(`${what} takes the render past ${this.limits.maxSteps} steps (loop iterations, range items and macro calls); a shader needs far fewer: bound the loop, or compute the value in the spec`);
+      throw new RenderLimitExceeded(
+        `${what} takes the render past ${this.limits.maxSteps} steps (loop iterations, range items and macro calls); a shader needs far fewer: bound the loop, or compute the value in the spec`,
+      );
     }
     this.tick();
   }
@@ -159,16 +170,19 @@ function isPlainData(v: object): boolean {
 }
 
 function refuseName(name: string): void {
-  if (isForbiddenTemplateName(name)) throw new TemplateSandboxError(`\`${name}\` is not accessible in templates: it names a JavaScript internal`);
+  if (isForbiddenTemplateName(name))
+    throw new TemplateSandboxError(`\`${name}\` is not accessible in templates: it names a JavaScript internal`);
 }
 
 /** A bounded `range(stop)` / `range(start, stop[, step])` that counts its items as steps. */
 function makeRange(budget: Budget): Callable {
   return (...args: unknown[]): number[] => {
     for (const a of args) {
-      if (typeof a !== "number" || !Number.isFinite(a)) throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
+      if (typeof a !== "number" || !Number.isFinite(a))
+        throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
     }
-    const [start, stop, step] = args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, (args[2] as number | undefined) || 1];
+    const [start, stop, step] =
+      args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, (args[2] as number | undefined) || 1];
     const count = Math.max(0, Math.ceil((stop - start) / step));
     budget.step(count, `range(${args.join(", ")}) with ${count} items`);
     const out: number[] = [];
@@ -188,7 +202,10 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
     constructor(parent?: FrameLike, isolateWrites?: boolean) {
       super(parent, isolateWrites);
       this.depth = parent instanceof SandboxFrame ? parent.depth + 1 : 0;
-      if (this.depth > limits.maxNesting) throw new RenderLimitExceeded(`templates nest more than ${limits.maxNesting} scopes deep (an include or import that includes itself?)`);
+      if (this.depth > limits.maxNesting)
+        throw new RenderLimitExceeded(
+          `templates nest more than ${limits.maxNesting} scopes deep (an include or import that includes itself?)`,
+        );
     }
     override set(name: string, val: unknown, resolveUp?: boolean): void {
       refuseName(name.split(".")[0]);
@@ -211,7 +228,8 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
     },
     memberLookup(obj: unknown, key: unknown): unknown {
       if (obj === undefined || obj === null) return undefined;
-      if (typeof key !== "string" && typeof key !== "number") throw new TemplateSandboxError(`a member name must be a string or a number, not ${key === null ? "null" : typeof key}`);
+      if (typeof key !== "string" && typeof key !== "number")
+        throw new TemplateSandboxError(`a member name must be a string or a number, not ${key === null ? "null" : typeof key}`);
       if (typeof key === "string") refuseName(key);
       budget.tick();
       if (typeof obj !== "object" || !(Array.isArray(obj) || isPlainData(obj))) return undefined;
@@ -228,10 +246,12 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
     },
     callWrap(fn: unknown, name: string, context: unknown, args: unknown[]): unknown {
       if (!fn) throw new TemplateSandboxError(`Unable to call \`${name}\`, which is undefined or falsey`);
-      if (typeof fn !== "function" || !budget.callable.has(fn)) throw new TemplateSandboxError(`\`${name}\` is not a macro: templates can call only their macros and range()`);
+      if (typeof fn !== "function" || !budget.callable.has(fn))
+        throw new TemplateSandboxError(`\`${name}\` is not a macro: templates can call only their macros and range()`);
       args.forEach((a, i) => budget.size(a, `argument ${i + 1} of \`${name}\``));
       budget.step(1, `the call of \`${name}\``);
-      if (budget.callDepth >= limits.maxCallDepth) throw new RenderLimitExceeded(`macro calls nest more than ${limits.maxCallDepth} deep (does \`${name}\` call itself?)`);
+      if (budget.callDepth >= limits.maxCallDepth)
+        throw new RenderLimitExceeded(`macro calls nest more than ${limits.maxCallDepth} deep (does \`${name}\` call itself?)`);
       budget.callDepth++;
       try {
         return (fn as Callable).apply(context, args);
@@ -241,12 +261,18 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
     },
     fromIterator(arr: unknown): unknown {
       const items = njRuntime.fromIterator(arr);
-      const n = Array.isArray(items) || typeof items === "string" ? items.length : items !== null && typeof items === "object" ? Object.keys(items).length : 0;
+      const n =
+        Array.isArray(items) || typeof items === "string"
+          ? items.length
+          : items !== null && typeof items === "object"
+            ? Object.keys(items).length
+            : 0;
       budget.step(n, `a loop over ${n} items`);
       return items;
     },
     outputSoFar(length: number): void {
-      if (length > limits.maxOutputChars) throw new RenderLimitExceeded(`the output reaches ${length} characters, more than the limit of ${limits.maxOutputChars}`);
+      if (length > limits.maxOutputChars)
+        throw new RenderLimitExceeded(`the output reaches ${length} characters, more than the limit of ${limits.maxOutputChars}`);
       budget.tick();
     },
     suppressValue(val: unknown, autoescape: boolean): unknown {
@@ -254,7 +280,9 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
       const len = typeof out === "string" ? out.length : String(out).length;
       budget.printed += len;
       if (len > limits.maxOutputChars || budget.printed > limits.maxOutputChars * 4) {
-        throw new RenderLimitExceeded(`the values this template prints add up to more than ${budget.printed > limits.maxOutputChars * 4 ? limits.maxOutputChars * 4 : limits.maxOutputChars} characters`);
+        throw new RenderLimitExceeded(
+          `the values this template prints add up to more than ${budget.printed > limits.maxOutputChars * 4 ? limits.maxOutputChars * 4 : limits.maxOutputChars} characters`,
+        );
       }
       return out;
     },
@@ -282,25 +310,32 @@ function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | 
   const marked = tmpl as CompiledTemplate & { [SECURED]?: true };
   if (marked[SECURED]) return tmpl;
   marked[SECURED] = true;
-  const wrap = (fn: RootRender): RootRender => (env, context, frame, _runtime, cb) => {
-    const runtime = active();
-    if (runtime === undefined) return cb(new Error("internal error: a template ran outside the sandbox"));
-    const Frame = runtime.Frame as FrameClass;
-    let f = frame;
-    if (!((frame as object) instanceof Frame)) {
-      // An import without context starts from a fresh nunjucks frame: run it in a sandbox frame.
-      f = new Frame(undefined, (frame as { isolateWrites?: boolean }).isolateWrites);
-      f.topLevel = (frame as FrameLike).topLevel;
-    }
-    const budget = runtime.budget as Budget;
-    if (budget.renders >= budget.limits.maxNesting) return cb(new RenderLimitExceeded(`templates include or import each other more than ${budget.limits.maxNesting} deep (a template that includes itself?)`));
-    budget.renders++;
-    try {
-      return fn(env, context, f, runtime, cb);
-    } finally {
-      budget.renders--;
-    }
-  };
+  const wrap =
+    (fn: RootRender): RootRender =>
+    (env, context, frame, _runtime, cb) => {
+      const runtime = active();
+      if (runtime === undefined) return cb(new Error("internal error: a template ran outside the sandbox"));
+      const Frame = runtime.Frame as FrameClass;
+      let f = frame;
+      if (!((frame as object) instanceof Frame)) {
+        // An import without context starts from a fresh nunjucks frame: run it in a sandbox frame.
+        f = new Frame(undefined, (frame as { isolateWrites?: boolean }).isolateWrites);
+        f.topLevel = (frame as FrameLike).topLevel;
+      }
+      const budget = runtime.budget as Budget;
+      if (budget.renders >= budget.limits.maxNesting)
+        return cb(
+          new RenderLimitExceeded(
+            `templates include or import each other more than ${budget.limits.maxNesting} deep (a template that includes itself?)`,
+          ),
+        );
+      budget.renders++;
+      try {
+        return fn(env, context, f, runtime, cb);
+      } finally {
+        budget.renders--;
+      }
+    };
   const wrapAll = (): void => {
     tmpl.rootRenderFunc = wrap(tmpl.rootRenderFunc!);
     for (const [name, block] of Object.entries(tmpl.blocks ?? {})) tmpl.blocks![name] = wrap(block);
@@ -335,16 +370,25 @@ function filterPreflight(name: string, args: readonly unknown[], maxChars: numbe
   const last = args[args.length - 1] as { __keywords?: boolean } | undefined;
   const kwargs = last !== null && typeof last === "object" && last.__keywords === true ? (last as Record<string, unknown>) : undefined;
   const positional = kwargs ? args.slice(0, -1) : args;
-  if (Object.hasOwn(ATTRIBUTE_ARG, name) && (positional[ATTRIBUTE_ARG[name]] !== undefined || (kwargs && (Object.hasOwn(kwargs, "attribute") || Object.hasOwn(kwargs, "attr"))))) {
-    throw new TemplateSandboxError(`the attribute form of the filter \`${name}\` is not available in kernelc templates: it reads members of the items`);
+  if (
+    Object.hasOwn(ATTRIBUTE_ARG, name) &&
+    (positional[ATTRIBUTE_ARG[name]] !== undefined || (kwargs && (Object.hasOwn(kwargs, "attribute") || Object.hasOwn(kwargs, "attr"))))
+  ) {
+    throw new TemplateSandboxError(
+      `the attribute form of the filter \`${name}\` is not available in kernelc templates: it reads members of the items`,
+    );
   }
   const str = (v: unknown): string => (v === undefined || v === null ? "" : String(v));
   let estimate = 0;
   if (name === "center" && typeof positional[1] === "number") estimate = positional[1];
-  if (name === "indent" && typeof positional[1] === "number") estimate = str(positional[0]).length + (str(positional[0]).split("\n").length + 1) * positional[1];
+  if (name === "indent" && typeof positional[1] === "number")
+    estimate = str(positional[0]).length + (str(positional[0]).split("\n").length + 1) * positional[1];
   if (name === "replace") {
     const [s, old, neu] = [str(positional[0]), str(positional[1]), str(positional[2])];
-    estimate = old === "" ? s.length + (s.length + 1) * neu.length : s.length + (Math.floor(s.length / old.length) + 1) * Math.max(0, neu.length - old.length);
+    estimate =
+      old === ""
+        ? s.length + (s.length + 1) * neu.length
+        : s.length + (Math.floor(s.length / old.length) + 1) * Math.max(0, neu.length - old.length);
   }
   if (name === "join" && Array.isArray(positional[0])) {
     const sep = str(positional[1]).length;
@@ -353,7 +397,10 @@ function filterPreflight(name: string, args: readonly unknown[], maxChars: numbe
       if (estimate > maxChars) break;
     }
   }
-  if (estimate > maxChars) throw new RenderLimitExceeded(`the filter \`${name}\` would make a string of about ${estimate} characters, more than the limit of ${maxChars}`);
+  if (estimate > maxChars)
+    throw new RenderLimitExceeded(
+      `the filter \`${name}\` would make a string of about ${estimate} characters, more than the limit of ${maxChars}`,
+    );
 }
 
 /**
@@ -364,7 +411,11 @@ export class SandboxEnvironment extends nunjucks.Environment {
   /** The runtime of the render in progress (renders are synchronous and never nest across one environment). */
   private active?: Record<string, unknown>;
 
-  constructor(loader: nunjucks.ILoader, opts: nunjucks.ConfigureOptions, private readonly limits: RenderLimits = RENDER_LIMITS) {
+  constructor(
+    loader: nunjucks.ILoader,
+    opts: nunjucks.ConfigureOptions,
+    private readonly limits: RenderLimits = RENDER_LIMITS,
+  ) {
     super(loader, opts);
     const self = this as unknown as { globals: object; filters: Record<string, Callable>; tests: Record<string, Callable> };
     self.globals = Object.create(null);
@@ -377,7 +428,10 @@ export class SandboxEnvironment extends nunjucks.Environment {
         filterPreflight(name, args, maxChars);
         const r = f.apply(this, args);
         const text = typeof r === "string" ? r : r instanceof (njRuntime.SafeString as new () => object) ? String(r) : undefined;
-        if (text !== undefined && text.length > maxChars) throw new RenderLimitExceeded(`the filter \`${name}\` made a string of ${text.length} characters, more than the limit of ${maxChars}`);
+        if (text !== undefined && text.length > maxChars)
+          throw new RenderLimitExceeded(
+            `the filter \`${name}\` made a string of ${text.length} characters, more than the limit of ${maxChars}`,
+          );
         return r;
       };
     }
@@ -412,7 +466,9 @@ export class SandboxEnvironment extends nunjucks.Environment {
       this.active = undefined;
     }
     if (out.length > this.limits.maxOutputChars) {
-      throw new RenderLimitExceeded(`the rendered shader is ${out.length} characters long, more than the limit of ${this.limits.maxOutputChars}`);
+      throw new RenderLimitExceeded(
+        `the rendered shader is ${out.length} characters long, more than the limit of ${this.limits.maxOutputChars}`,
+      );
     }
     return out;
   }

@@ -87,7 +87,11 @@ export class WgslValidator {
   dispose(): void {
     const pending = [...this.devices.values()];
     this.devices.clear();
-    for (const p of pending) void p.then((d) => d.destroy(), () => undefined);
+    for (const p of pending)
+      void p.then(
+        (d) => d.destroy(),
+        () => undefined,
+      );
   }
 
   private deviceFor(features: readonly string[]): Promise<GPUDevice> {

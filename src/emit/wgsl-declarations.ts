@@ -26,29 +26,183 @@ export interface DeclBinding {
 
 /** WGSL keywords (WGSL spec §15.2): never valid identifiers. */
 const KEYWORDS = [
-  "alias", "break", "case", "const", "const_assert", "continue", "continuing", "default", "diagnostic",
-  "discard", "else", "enable", "false", "fn", "for", "if", "let", "loop", "override", "requires", "return",
-  "struct", "switch", "true", "var", "while",
+  "alias",
+  "break",
+  "case",
+  "const",
+  "const_assert",
+  "continue",
+  "continuing",
+  "default",
+  "diagnostic",
+  "discard",
+  "else",
+  "enable",
+  "false",
+  "fn",
+  "for",
+  "if",
+  "let",
+  "loop",
+  "override",
+  "requires",
+  "return",
+  "struct",
+  "switch",
+  "true",
+  "var",
+  "while",
 ];
 
 /** WGSL reserved words (WGSL spec §15.3): never valid identifiers. */
 const RESERVED = [
-  "NULL", "Self", "abstract", "active", "alignas", "alignof", "as", "asm", "asm_fragment", "async",
-  "attribute", "auto", "await", "become", "binding_array", "cast", "catch", "class", "co_await",
-  "co_return", "co_yield", "coherent", "column_major", "common", "compile", "compile_fragment", "concept",
-  "const_cast", "consteval", "constexpr", "constinit", "crate", "debugger", "decltype", "delete", "demote",
-  "demote_to_helper", "do", "dynamic_cast", "enum", "explicit", "export", "extends", "extern", "external",
-  "fallthrough", "filter", "final", "finally", "friend", "from", "fxgroup", "get", "goto", "groupshared",
-  "highp", "impl", "implements", "import", "inline", "instanceof", "interface", "layout", "lowp", "macro",
-  "macro_rules", "match", "mediump", "meta", "mod", "module", "move", "mut", "mutable", "namespace", "new",
-  "nil", "noexcept", "noinline", "nointerpolation", "non_coherent", "noncoherent", "noperspective", "null",
-  "nullptr", "of", "operator", "package", "packoffset", "partition", "pass", "patch", "pixelfragment",
-  "precise", "precision", "premerge", "priv", "protected", "pub", "public", "readonly", "ref", "regardless",
-  "register", "reinterpret_cast", "require", "resource", "restrict", "self", "set", "shared", "sizeof",
-  "smooth", "snorm", "static", "static_assert", "static_cast", "std", "subroutine", "super", "target",
-  "template", "this", "thread_local", "throw", "trait", "try", "type", "typedef", "typeid", "typename",
-  "typeof", "union", "unless", "unorm", "unsafe", "unsized", "use", "using", "varying", "virtual",
-  "volatile", "wgsl", "where", "with", "writeonly", "yield",
+  "NULL",
+  "Self",
+  "abstract",
+  "active",
+  "alignas",
+  "alignof",
+  "as",
+  "asm",
+  "asm_fragment",
+  "async",
+  "attribute",
+  "auto",
+  "await",
+  "become",
+  "binding_array",
+  "cast",
+  "catch",
+  "class",
+  "co_await",
+  "co_return",
+  "co_yield",
+  "coherent",
+  "column_major",
+  "common",
+  "compile",
+  "compile_fragment",
+  "concept",
+  "const_cast",
+  "consteval",
+  "constexpr",
+  "constinit",
+  "crate",
+  "debugger",
+  "decltype",
+  "delete",
+  "demote",
+  "demote_to_helper",
+  "do",
+  "dynamic_cast",
+  "enum",
+  "explicit",
+  "export",
+  "extends",
+  "extern",
+  "external",
+  "fallthrough",
+  "filter",
+  "final",
+  "finally",
+  "friend",
+  "from",
+  "fxgroup",
+  "get",
+  "goto",
+  "groupshared",
+  "highp",
+  "impl",
+  "implements",
+  "import",
+  "inline",
+  "instanceof",
+  "interface",
+  "layout",
+  "lowp",
+  "macro",
+  "macro_rules",
+  "match",
+  "mediump",
+  "meta",
+  "mod",
+  "module",
+  "move",
+  "mut",
+  "mutable",
+  "namespace",
+  "new",
+  "nil",
+  "noexcept",
+  "noinline",
+  "nointerpolation",
+  "non_coherent",
+  "noncoherent",
+  "noperspective",
+  "null",
+  "nullptr",
+  "of",
+  "operator",
+  "package",
+  "packoffset",
+  "partition",
+  "pass",
+  "patch",
+  "pixelfragment",
+  "precise",
+  "precision",
+  "premerge",
+  "priv",
+  "protected",
+  "pub",
+  "public",
+  "readonly",
+  "ref",
+  "regardless",
+  "register",
+  "reinterpret_cast",
+  "require",
+  "resource",
+  "restrict",
+  "self",
+  "set",
+  "shared",
+  "sizeof",
+  "smooth",
+  "snorm",
+  "static",
+  "static_assert",
+  "static_cast",
+  "std",
+  "subroutine",
+  "super",
+  "target",
+  "template",
+  "this",
+  "thread_local",
+  "throw",
+  "trait",
+  "try",
+  "type",
+  "typedef",
+  "typeid",
+  "typename",
+  "typeof",
+  "union",
+  "unless",
+  "unorm",
+  "unsafe",
+  "unsized",
+  "use",
+  "using",
+  "varying",
+  "virtual",
+  "volatile",
+  "wgsl",
+  "where",
+  "with",
+  "writeonly",
+  "yield",
 ];
 
 /**
@@ -56,10 +210,31 @@ const RESERVED = [
  * `f32` would break every `array<f32>` after it, so kernelc refuses them too.
  */
 const PREDECLARED_TYPES = [
-  "bool", "f16", "f32", "i32", "u32", "vec2", "vec3", "vec4", "array", "atomic", "ptr", "sampler",
-  "sampler_comparison", "mat2x2", "mat2x3", "mat2x4", "mat3x2", "mat3x3", "mat3x4", "mat4x2", "mat4x3", "mat4x4",
-  ...["vec2", "vec3", "vec4", "mat2x2", "mat2x3", "mat2x4", "mat3x2", "mat3x3", "mat3x4", "mat4x2", "mat4x3", "mat4x4"]
-    .flatMap((base) => ["f", "h", "i", "u"].map((s) => base + s)),
+  "bool",
+  "f16",
+  "f32",
+  "i32",
+  "u32",
+  "vec2",
+  "vec3",
+  "vec4",
+  "array",
+  "atomic",
+  "ptr",
+  "sampler",
+  "sampler_comparison",
+  "mat2x2",
+  "mat2x3",
+  "mat2x4",
+  "mat3x2",
+  "mat3x3",
+  "mat3x4",
+  "mat4x2",
+  "mat4x3",
+  "mat4x4",
+  ...["vec2", "vec3", "vec4", "mat2x2", "mat2x3", "mat2x4", "mat3x2", "mat3x3", "mat3x4", "mat4x2", "mat4x3", "mat4x4"].flatMap((base) =>
+    ["f", "h", "i", "u"].map((s) => base + s),
+  ),
 ];
 
 const FORBIDDEN = new Set<string>([...KEYWORDS, ...RESERVED, ...PREDECLARED_TYPES]);
@@ -67,10 +242,7 @@ const FORBIDDEN = new Set<string>([...KEYWORDS, ...RESERVED, ...PREDECLARED_TYPE
 const SCALARS = ["f16", "f32", "i32", "u32"];
 
 /** Every element type a storage binding may have: the four scalars and their 2-, 3- and 4-vectors. */
-export const ELEMENT_TYPES: ReadonlySet<string> = new Set([
-  ...SCALARS,
-  ...SCALARS.flatMap((s) => [2, 3, 4].map((n) => `vec${n}<${s}>`)),
-]);
+export const ELEMENT_TYPES: ReadonlySet<string> = new Set([...SCALARS, ...SCALARS.flatMap((s) => [2, 3, 4].map((n) => `vec${n}<${s}>`))]);
 
 const UNIFORM_FIELD_TYPES: ReadonlySet<string> = new Set(["u32", "i32", "f32"]);
 
@@ -87,7 +259,9 @@ export function isWgslIdentifier(name: string): boolean {
 
 function checkIdentifier(name: unknown, what: string): string {
   if (typeof name !== "string" || !isWgslIdentifier(name)) {
-    throw new Error(`${what} ${JSON.stringify(name)} is not a usable WGSL identifier (ASCII letters, digits and _, not a keyword or reserved word)`);
+    throw new Error(
+      `${what} ${JSON.stringify(name)} is not a usable WGSL identifier (ASCII letters, digits and _, not a keyword or reserved word)`,
+    );
   }
   return name;
 }
@@ -111,7 +285,8 @@ export function resourceDeclarations(bindings: readonly DeclBinding[], enableF16
     const name = checkIdentifier(b.name, "binding name");
     if (names.has(name)) throw new Error(`two bindings are named ${JSON.stringify(name)}`);
     names.add(name);
-    if (!Number.isSafeInteger(b.binding) || b.binding < 0) throw new Error(`binding number ${String(b.binding)} of ${name} is not a non-negative integer`);
+    if (!Number.isSafeInteger(b.binding) || b.binding < 0)
+      throw new Error(`binding number ${String(b.binding)} of ${name} is not a non-negative integer`);
     if (numbers.has(b.binding)) throw new Error(`two bindings use @binding(${b.binding})`);
     numbers.add(b.binding);
     switch (b.type) {
@@ -124,7 +299,8 @@ export function resourceDeclarations(bindings: readonly DeclBinding[], enableF16
         if (typeof elem !== "string" || !ELEMENT_TYPES.has(elem)) {
           throw new Error(`element type ${JSON.stringify(elem)} of binding ${name} is not one of ${[...ELEMENT_TYPES].join(", ")}`);
         }
-        if (elem.includes("f16") && !enableF16) throw new Error(`binding ${name} has element type ${elem} but the shader does not enable f16`);
+        if (elem.includes("f16") && !enableF16)
+          throw new Error(`binding ${name} has element type ${elem} but the shader does not enable f16`);
         const access = b.type === "storage" ? "read_write" : "read";
         lines.push(`@group(0) @binding(${b.binding}) var<storage, ${access}> ${name}: array<${elem}>;`);
         break;
@@ -148,7 +324,8 @@ function uniformLines(b: DeclBinding, name: string, names: Set<string>): string[
     const fname = checkIdentifier(f.name, `field name of uniform ${name}:`);
     if (fieldNames.has(fname)) throw new Error(`uniform ${name} has two fields named ${fname}`);
     fieldNames.add(fname);
-    if (!UNIFORM_FIELD_TYPES.has(f.type)) throw new Error(`field ${fname} of uniform ${name} has type ${JSON.stringify(f.type)}; only u32, i32 and f32 are allowed`);
+    if (!UNIFORM_FIELD_TYPES.has(f.type))
+      throw new Error(`field ${fname} of uniform ${name} has type ${JSON.stringify(f.type)}; only u32, i32 and f32 are allowed`);
     lines.push(`  ${fname}: ${f.type},`);
   }
   lines.push("}", `@group(0) @binding(${b.binding}) var<uniform> ${name}: ${struct};`);

@@ -30,7 +30,34 @@ type Token = { readonly kind: "ident" | "number" | "punct"; readonly text: strin
 /** Thrown inside this module for something the evaluator cannot resolve; caught and listed. */
 class Unresolved extends Error {}
 
-const PUNCT = ["->", "(", ")", "{", "}", "[", "]", "<", ">", ",", ";", ":", "=", "@", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~", ".", "?"];
+const PUNCT = [
+  "->",
+  "(",
+  ")",
+  "{",
+  "}",
+  "[",
+  "]",
+  "<",
+  ">",
+  ",",
+  ";",
+  ":",
+  "=",
+  "@",
+  "+",
+  "-",
+  "*",
+  "/",
+  "%",
+  "&",
+  "|",
+  "^",
+  "!",
+  "~",
+  ".",
+  "?",
+];
 
 /** Splits WGSL into tokens, dropping line and (nested) block comments. */
 function tokenize(src: string): Token[] {
@@ -153,7 +180,14 @@ function readAttributes(tokens: readonly Token[], i: number): [{ name: string; a
 }
 
 function scanModule(tokens: readonly Token[]): ModuleScope {
-  const scope: ModuleScope = { consts: new Map(), overrides: new Set(), aliases: new Map(), structs: new Map(), workgroupVars: [], mainFound: false };
+  const scope: ModuleScope = {
+    consts: new Map(),
+    overrides: new Set(),
+    aliases: new Map(),
+    structs: new Map(),
+    workgroupVars: [],
+    mainFound: false,
+  };
   let i = 0;
   while (i < tokens.length) {
     const [attrs, next] = readAttributes(tokens, i);
@@ -323,7 +357,8 @@ function layoutOf(tokens: readonly Token[], scope: ModuleScope, ev: Evaluator, d
   const name = tokens[0]?.text;
   if (!name) throw new Unresolved("missing type");
   const args = tokens.length > 1 && tokens[1].text === "<" ? splitArgs(tokens.slice(2, skipBalanced(tokens, 1) - 1)) : [];
-  if (tokens.length > 1 && (tokens[1].text !== "<" || skipBalanced(tokens, 1) !== tokens.length)) throw new Unresolved(`cannot read type ${text}`);
+  if (tokens.length > 1 && (tokens[1].text !== "<" || skipBalanced(tokens, 1) !== tokens.length))
+    throw new Unresolved(`cannot read type ${text}`);
   if (name in SCALAR_SIZE && args.length === 0) return { size: SCALAR_SIZE[name], align: SCALAR_SIZE[name] };
   let m = /^vec([234])([fhiu]?)$/.exec(name);
   if (m) {
@@ -432,18 +467,31 @@ export function checkWorkgroupLimits(facts: WorkgroupFacts, limits: Readonly<Rec
     size.forEach((n, i) => {
       const name = `maxComputeWorkgroupSize${AXES[i]}`;
       const max = limits[name];
-      if (max !== undefined && n > max) problems.push({ message: `@workgroup_size ${AXES[i].toLowerCase()} is ${n}, more than ${name} = ${max}`, limit: name, ...sizeLine });
+      if (max !== undefined && n > max)
+        problems.push({
+          message: `@workgroup_size ${AXES[i].toLowerCase()} is ${n}, more than ${name} = ${max}`,
+          limit: name,
+          ...sizeLine,
+        });
     });
     const total = size[0] * size[1] * size[2];
     const maxInv = limits.maxComputeInvocationsPerWorkgroup;
     if (maxInv !== undefined && total > maxInv) {
-      problems.push({ message: `@workgroup_size(${size.join(", ")}) is ${total} invocations, more than maxComputeInvocationsPerWorkgroup = ${maxInv}`, limit: "maxComputeInvocationsPerWorkgroup", ...sizeLine });
+      problems.push({
+        message: `@workgroup_size(${size.join(", ")}) is ${total} invocations, more than maxComputeInvocationsPerWorkgroup = ${maxInv}`,
+        limit: "maxComputeInvocationsPerWorkgroup",
+        ...sizeLine,
+      });
     }
   }
   const bytes = facts.workgroupStorageBytes;
   const maxBytes = limits.maxComputeWorkgroupStorageSize;
   if (bytes !== undefined && maxBytes !== undefined && bytes > maxBytes) {
-    problems.push({ message: `var<workgroup> declarations take ${bytes} bytes, more than maxComputeWorkgroupStorageSize = ${maxBytes}`, limit: "maxComputeWorkgroupStorageSize", ...(facts.largestWorkgroupVarLine !== undefined ? { line: facts.largestWorkgroupVarLine } : {}) });
+    problems.push({
+      message: `var<workgroup> declarations take ${bytes} bytes, more than maxComputeWorkgroupStorageSize = ${maxBytes}`,
+      limit: "maxComputeWorkgroupStorageSize",
+      ...(facts.largestWorkgroupVarLine !== undefined ? { line: facts.largestWorkgroupVarLine } : {}),
+    });
   }
   return problems;
 }

@@ -27,7 +27,10 @@ export interface EvalEnv {
 
 /** An EvalError with the span of the sub-expression that failed. */
 export class LocatedEvalError extends EvalError {
-  constructor(message: string, readonly span: Span) {
+  constructor(
+    message: string,
+    readonly span: Span,
+  ) {
     super(message);
   }
 }

@@ -67,7 +67,11 @@ export function tokenize(src: string): Token[] {
       if (isIdentStart(src[i] ?? "")) {
         let end = i;
         while (end < src.length && isIdentPart(src[end])) end++;
-        throw new ExprSyntaxError(`invalid number literal \`${src.slice(start, end)}\``, { start, end }, "a name cannot start with a digit; put an operator between a number and a name");
+        throw new ExprSyntaxError(
+          `invalid number literal \`${src.slice(start, end)}\``,
+          { start, end },
+          "a name cannot start with a digit; put an operator between a number and a name",
+        );
       }
       tokens.push({ kind: "number", text: text.replace(/_/g, ""), span: { start, end: i }, isInt });
       continue;
@@ -122,7 +126,10 @@ export function tokenize(src: string): Token[] {
       continue;
     }
     const cp = src.codePointAt(i) ?? 0;
-    const shown = cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) ? `U+${cp.toString(16).toUpperCase().padStart(4, "0")}` : `\`${String.fromCodePoint(cp)}\``;
+    const shown =
+      cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f)
+        ? `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`
+        : `\`${String.fromCodePoint(cp)}\``;
     throw new ExprSyntaxError(`unexpected character ${shown}`, { start, end: i + (cp > 0xffff ? 2 : 1) });
   }
   tokens.push({ kind: "eof", text: "", span: { start: src.length, end: src.length } });

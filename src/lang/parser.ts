@@ -93,7 +93,12 @@ class Parser {
     let h = 1;
     for (const c of children) h = Math.max(h, (this.heights.get(c) ?? 1) + 1);
     if (h > MAX_EXPR_DEPTH) {
-      throw new ExprSyntaxError(`expression nests deeper than ${MAX_EXPR_DEPTH} levels`, e.span, "split it into derive entries", "expr_too_deep");
+      throw new ExprSyntaxError(
+        `expression nests deeper than ${MAX_EXPR_DEPTH} levels`,
+        e.span,
+        "split it into derive entries",
+        "expr_too_deep",
+      );
     }
     this.heights.set(e, h);
     return e;
@@ -122,8 +127,13 @@ class Parser {
     const t = this.peek();
     if (t.kind !== "eof") {
       const unsupported = UNSUPPORTED[t.text];
-      if (unsupported && (t.kind === "op" || t.kind === "keyword")) throw new ExprSyntaxError(`unsupported syntax \`${t.text}\``, t.span, unsupported);
-      throw new ExprSyntaxError(`unexpected ${describe(t)} after the end of the expression`, t.span, "an operator may be missing between two operands");
+      if (unsupported && (t.kind === "op" || t.kind === "keyword"))
+        throw new ExprSyntaxError(`unsupported syntax \`${t.text}\``, t.span, unsupported);
+      throw new ExprSyntaxError(
+        `unexpected ${describe(t)} after the end of the expression`,
+        t.span,
+        "an operator may be missing between two operands",
+      );
     }
     return e;
   }
@@ -131,7 +141,12 @@ class Parser {
   /** Pratt loop: a prefix, then infix/postfix operators binding tighter than `minPrec`. */
   private parseExpr(minPrec: Prec): Expr {
     if (++this.depth > MAX_EXPR_DEPTH) {
-      throw new ExprSyntaxError(`expression nests deeper than ${MAX_EXPR_DEPTH} levels`, this.peek().span, "split it into derive entries", "expr_too_deep");
+      throw new ExprSyntaxError(
+        `expression nests deeper than ${MAX_EXPR_DEPTH} levels`,
+        this.peek().span,
+        "split it into derive entries",
+        "expr_too_deep",
+      );
     }
     let left = this.parsePrefix();
     for (;;) {
@@ -169,7 +184,11 @@ class Parser {
     const cond = this.parseExpr(Prec.Cond);
     const t = this.peek();
     if (!this.isOp(t, "else")) {
-      throw new ExprSyntaxError(`expected \`else\` of the conditional started at \`if\`, found ${describe(t)}`, t.span.start === t.span.end ? ifTok.span : t.span, "a conditional needs both branches: `a if cond else b`");
+      throw new ExprSyntaxError(
+        `expected \`else\` of the conditional started at \`if\`, found ${describe(t)}`,
+        t.span.start === t.span.end ? ifTok.span : t.span,
+        "a conditional needs both branches: `a if cond else b`",
+      );
     }
     this.next();
     const otherwise = this.parseExpr(Prec.Lowest);
@@ -184,7 +203,10 @@ class Parser {
       if (name.kind !== "ident" && name.kind !== "keyword") {
         throw new ExprSyntaxError(`expected a member name after \`.\`, found ${describe(name)}`, name.span);
       }
-      return this.built({ kind: "member", object, property: name.text, propertySpan: name.span, span: join(object.span, name.span) }, object);
+      return this.built(
+        { kind: "member", object, property: name.text, propertySpan: name.span, span: join(object.span, name.span) },
+        object,
+      );
     }
     const args: Expr[] = [];
     if (!this.isOp(this.peek(), ")")) {
@@ -209,7 +231,11 @@ class Parser {
         const value = Number(t.text);
         if (!Number.isFinite(value)) throw new ExprSyntaxError(`number literal \`${t.text}\` is out of range`, t.span);
         if (t.isInt && !Number.isSafeInteger(value)) {
-          throw new ExprSyntaxError(`integer literal \`${t.text}\` exceeds 2^53 - 1`, t.span, "integers are exact only up to 9007199254740991");
+          throw new ExprSyntaxError(
+            `integer literal \`${t.text}\` exceeds 2^53 - 1`,
+            t.span,
+            "integers are exact only up to 9007199254740991",
+          );
         }
         return { kind: "number", value, isInt: t.isInt === true, span: t.span };
       }
@@ -277,7 +303,12 @@ function describe(t: Token): string {
 /** Parses one expression. Throws ExprSyntaxError (with a span into `src`) on any error. */
 export function parseExpression(src: string): Expr {
   if (src.length > MAX_EXPR_LENGTH) {
-    throw new ExprSyntaxError(`expression is ${src.length} characters long; the limit is ${MAX_EXPR_LENGTH}`, { start: 0, end: src.length }, "split it into derive entries", "expr_too_long");
+    throw new ExprSyntaxError(
+      `expression is ${src.length} characters long; the limit is ${MAX_EXPR_LENGTH}`,
+      { start: 0, end: src.length },
+      "split it into derive entries",
+      "expr_too_long",
+    );
   }
   if (src.trim() === "") throw new ExprSyntaxError("empty expression", { start: 0, end: src.length }, "write an expression, e.g. `true`");
   return new Parser(tokenize(src)).parseAll();

@@ -7,14 +7,7 @@ import { join, relative, isAbsolute, sep } from "node:path";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { walkFiles } from "../core/walk.js";
-import {
-  DEFAULT_JSON_LIMITS,
-  parseJson,
-  type JsonArray,
-  type JsonEntry,
-  type JsonNode,
-  type JsonObject,
-} from "../core/json-source.js";
+import { DEFAULT_JSON_LIMITS, parseJson, type JsonArray, type JsonEntry, type JsonNode, type JsonObject } from "../core/json-source.js";
 import { validateSpecTree } from "./validate.js";
 import type {
   AttributeConstraintSpec,
@@ -65,7 +58,9 @@ export function loadSpecPath(path: string): LoadResult {
     if (size > DEFAULT_JSON_LIMITS.maxBytes) {
       return {
         diagnostics: [
-          makeDiagnostic("file_too_large", `the file is ${size} bytes, more than the limit of ${DEFAULT_JSON_LIMITS.maxBytes} bytes`, { file: path }),
+          makeDiagnostic("file_too_large", `the file is ${size} bytes, more than the limit of ${DEFAULT_JSON_LIMITS.maxBytes} bytes`, {
+            file: path,
+          }),
         ],
       };
     }
@@ -256,7 +251,7 @@ class SpecBuilder {
               "schema_missing_field",
               `the inline binding at \`${b.pointer}\` has no \`name\``,
               { file: this.file, span: { start: b.span.start, end: b.span.start + 1 }, pointer: b.pointer },
-              { hint: "add `\"name\"`: the WGSL variable name the template uses for this buffer" },
+              { hint: 'add `"name"`: the WGSL variable name the template uses for this buffer' },
             ),
           );
         }

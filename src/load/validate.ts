@@ -82,9 +82,7 @@ export function validateSpecTree(root: JsonNode, file: string): Diagnostic[] {
   const ok = v.validate(toPlain(root));
   if (ok) return forbidden;
   const ctx: Ctx = { v, root, file };
-  const converted = convertErrors(ctx, v.validate.errors ?? [], "").filter(
-    (d) => !forbiddenPointers.has(d.location?.pointer),
-  );
+  const converted = convertErrors(ctx, v.validate.errors ?? [], "").filter((d) => !forbiddenPointers.has(d.location?.pointer));
   return dedupeDiagnostics([...forbidden, ...converted]).sort((a, b) => (a.location?.span?.start ?? -1) - (b.location?.span?.start ?? -1));
 }
 
@@ -104,11 +102,23 @@ const NAME_FIELDS: ReadonlySet<string> = new Set(["name", "id"]);
  */
 function forbiddenKeyDiagnostics(root: JsonNode, file: string): Diagnostic[] {
   const out = findForbiddenKeys(root).map(({ entry, pointer }) =>
-    makeDiagnostic("json_forbidden_key", `the key \`${entry.key}\` is not allowed: it names a JavaScript object internal`, { file, span: entry.keySpan, pointer }, { hint: "rename it" }),
+    makeDiagnostic(
+      "json_forbidden_key",
+      `the key \`${entry.key}\` is not allowed: it names a JavaScript object internal`,
+      { file, span: entry.keySpan, pointer },
+      { hint: "rename it" },
+    ),
   );
   for (const { entry, pointer } of findForbiddenKeys(root, NAME_FIELDS)) {
     if (entry.value.kind === "string" && entry.value.value === "__proto__") {
-      out.push(makeDiagnostic("json_forbidden_key", `\`__proto__\` is not allowed as a ${entry.key}: it names a JavaScript object internal`, { file, span: entry.value.span, pointer }, { hint: "rename it" }));
+      out.push(
+        makeDiagnostic(
+          "json_forbidden_key",
+          `\`__proto__\` is not allowed as a ${entry.key}: it names a JavaScript object internal`,
+          { file, span: entry.value.span, pointer },
+          { hint: "rename it" },
+        ),
+      );
     }
   }
   return out.sort((a, b) => a.location!.span!.start - b.location!.span!.start);
@@ -281,9 +291,7 @@ function convertOne(ctx: Ctx, e: ErrorObject): Diagnostic | undefined {
         `unknown field ${code(key)} ${placeOf(pointer)}`,
         { file: ctx.file, span: entry?.keySpan ?? value?.span, pointer: keyPointer },
         {
-          hint:
-            didYouMean(key, allowed) ??
-            (allowed.length > 0 ? `the fields allowed here are ${listAnd(allowed.map(code))}` : undefined),
+          hint: didYouMean(key, allowed) ?? (allowed.length > 0 ? `the fields allowed here are ${listAnd(allowed.map(code))}` : undefined),
         },
       );
     }
@@ -314,7 +322,10 @@ function convertOne(ctx: Ctx, e: ErrorObject): Diagnostic | undefined {
       const shown = value?.kind === "string" ? JSON.stringify(value.value) : describeFound(value);
       const suggestion =
         value?.kind === "string"
-          ? closestMatch(value.value, allowed.filter((a): a is string => typeof a === "string"))
+          ? closestMatch(
+              value.value,
+              allowed.filter((a): a is string => typeof a === "string"),
+            )
           : undefined;
       return makeDiagnostic(
         "schema_value",
@@ -484,4 +495,3 @@ function firstSentence(text: unknown): string | undefined {
   const m = /^.*?(?<!\be\.g|\bi\.e)\.(?=\s|$)/.exec(text);
   return m === null ? text : m[0];
 }
-

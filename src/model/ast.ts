@@ -7,17 +7,7 @@ import type { Span } from "../core/diagnostic.js";
 export type BinaryOp = "or" | "and" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "+" | "-" | "*" | "/" | "//" | "%";
 export type UnaryOp = "not" | "-" | "+";
 
-export type Expr =
-  | NumberLit
-  | StringLit
-  | BoolLit
-  | NameRef
-  | MemberExpr
-  | CallExpr
-  | UnaryExpr
-  | BinaryExpr
-  | CondExpr
-  | ListExpr;
+export type Expr = NumberLit | StringLit | BoolLit | NameRef | MemberExpr | CallExpr | UnaryExpr | BinaryExpr | CondExpr | ListExpr;
 
 /** A number literal; `isInt` when written without '.' or exponent. */
 export interface NumberLit {

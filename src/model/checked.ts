@@ -103,4 +103,3 @@ export interface CheckResult {
   readonly kernel?: CheckedKernel;
   readonly diagnostics: readonly Diagnostic[];
 }
-

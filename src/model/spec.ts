@@ -124,8 +124,7 @@ export interface PassSpec {
 }
 
 export type PassBindingRef =
-  | { readonly kind: "ref"; readonly id: string; readonly where: Where }
-  | { readonly kind: "inline"; readonly binding: BindingSpec };
+  { readonly kind: "ref"; readonly id: string; readonly where: Where } | { readonly kind: "inline"; readonly binding: BindingSpec };
 
 export interface VariantSpec {
   readonly id: string;

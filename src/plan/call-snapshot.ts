@@ -72,7 +72,8 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
     if (n > MAX_RANK) fail(`${where} has ${n} dimensions; at most ${MAX_RANK} are supported`);
     const shape: number[] = [];
     for (let i = 0; i < n; i++) shape.push((hasOwn(s, i) ? s[i] : undefined) as number);
-    if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0)) fail(`${where} has shape ${showCallValue(shape)}; dimensions must be non-negative integers`);
+    if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+      fail(`${where} has shape ${showCallValue(shape)}; dimensions must be non-negative integers`);
     if (typeof dtype !== "string") fail(`${where} has dtype ${showCallValue(dtype)}; a dtype must be a string such as "float16"`);
     return { shape, dtype: dtype as string };
   };
@@ -87,7 +88,12 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
   const inputs = record<TensorDesc | null>();
   const outputs = record<TensorDesc | null>();
   const attrs = record<AttrValue | undefined>();
-  const each = (b: Record<string, unknown> | undefined, ids: readonly string[], what: string, take: (key: string, v: unknown) => void): void => {
+  const each = (
+    b: Record<string, unknown> | undefined,
+    ids: readonly string[],
+    what: string,
+    take: (key: string, v: unknown) => void,
+  ): void => {
     if (b === undefined) return;
     // for-in skipping inherited keys: the same keys, in the same order, as the generated code reads.
     for (const key in b) {
@@ -96,8 +102,23 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
       take(key, b[key]);
     }
   };
-  each(bags.inputs, spec.inputs.map((i) => i.name), "input", (key, v) => (inputs[key] = tensor(v, "input", key)));
-  each(bags.outputs, spec.outputs.map((o) => o.name), "output", (key, v) => (outputs[key] = tensor(v, "output", key)));
-  each(bags.attrs, spec.attributes.map((a) => a.name), "attribute", (key, v) => (attrs[key] = attr(v, key) as AttrValue | undefined));
+  each(
+    bags.inputs,
+    spec.inputs.map((i) => i.name),
+    "input",
+    (key, v) => (inputs[key] = tensor(v, "input", key)),
+  );
+  each(
+    bags.outputs,
+    spec.outputs.map((o) => o.name),
+    "output",
+    (key, v) => (outputs[key] = tensor(v, "output", key)),
+  );
+  each(
+    bags.attrs,
+    spec.attributes.map((a) => a.name),
+    "attribute",
+    (key, v) => (attrs[key] = attr(v, key) as AttrValue | undefined),
+  );
   return { inputs, outputs, attrs };
 }

@@ -68,7 +68,8 @@ export interface KernelcConfig {
 }
 
 /** How `kernelc tune` fills an input: explicit values, or a generator. */
-export type TuneFill = readonly number[] | { readonly fill: "random" | "iota" | "constant"; readonly value?: number } | { readonly file: string };
+export type TuneFill =
+  readonly number[] | { readonly fill: "random" | "iota" | "constant"; readonly value?: number } | { readonly file: string };
 
 /** One call shape `kernelc tune` times: a call (as for `kernelc explain --call`) plus the contents of its inputs. */
 export interface TuneCallConfig {
@@ -126,11 +127,9 @@ const instanceSchema = z.strictObject({
       error: "an instance name must be 1-64 characters of letters, digits, '.', '-' and '_', starting with a letter or digit",
     })
     .optional(),
-  values: z.record(
-    z.string(),
-    z.union([z.number(), z.boolean()], { error: "an instance value must be a number or a boolean" }),
-    { error: "values must be an object mapping run-time leaf names to numbers or booleans" },
-  ),
+  values: z.record(z.string(), z.union([z.number(), z.boolean()], { error: "an instance value must be a number or a boolean" }), {
+    error: "values must be an object mapping run-time leaf names to numbers or booleans",
+  }),
 });
 
 const tunableValueSchema = z
@@ -141,14 +140,18 @@ const tunableValueSchema = z
 
 const tensorDescSchema = z.strictObject({
   shape: z.array(z.number().int().min(0), { error: "a shape must be an array of whole numbers" }),
-  dtype: z.string({ error: "a dtype must be a string such as \"float16\"" }),
+  dtype: z.string({ error: 'a dtype must be a string such as "float16"' }),
 });
 
 const tuneCallSchema = z.strictObject({
-  name: z.string({ error: "a tune call needs a name" }).regex(INSTANCE_NAME_PATTERN, { error: "a tune call name must be 1-64 characters of letters, digits, '.', '-' and '_'" }),
+  name: z
+    .string({ error: "a tune call needs a name" })
+    .regex(INSTANCE_NAME_PATTERN, { error: "a tune call name must be 1-64 characters of letters, digits, '.', '-' and '_'" }),
   inputs: z.record(z.string(), tensorDescSchema, { error: "inputs must map input ids to {shape, dtype}" }),
   outputs: z.record(z.string(), tensorDescSchema, { error: "outputs must map output ids to {shape, dtype}" }).optional(),
-  attrs: z.record(z.string(), z.union([z.number(), z.string(), z.array(z.number())]), { error: "attrs must map attribute names to values" }).optional(),
+  attrs: z
+    .record(z.string(), z.union([z.number(), z.string(), z.array(z.number())]), { error: "attrs must map attribute names to values" })
+    .optional(),
   data: z
     .record(
       z.string(),
@@ -156,10 +159,15 @@ const tuneCallSchema = z.strictObject({
         [
           z.array(z.number()),
           z.strictObject({ fill: z.enum(["random", "iota", "constant"]), value: z.number().optional() }),
-          z.strictObject({ file: z.string().regex(/^(?![/\\])(?!.*(?:^|[/\\])\.\.(?:[/\\]|$))[^\0]+\.json$/, { error: "a data file is a .json path inside the project, without .." }) }),
+          z.strictObject({
+            file: z.string().regex(/^(?![/\\])(?!.*(?:^|[/\\])\.\.(?:[/\\]|$))[^\0]+\.json$/, {
+              error: "a data file is a .json path inside the project, without ..",
+            }),
+          }),
         ],
         {
-          error: 'an input\'s data is an array of numbers, {"fill": "random" | "iota" | "constant", "value": n} or {"file": "path/inside/project.json"}',
+          error:
+            'an input\'s data is an array of numbers, {"fill": "random" | "iota" | "constant", "value": n} or {"file": "path/inside/project.json"}',
         },
       ),
     )
@@ -167,7 +175,9 @@ const tuneCallSchema = z.strictObject({
 });
 
 const tuneKernelSchema = z.strictObject({
-  calls: z.array(tuneCallSchema, { error: "calls must be an array of call shapes" }).min(1, { error: "calls must list at least one call shape" }),
+  calls: z
+    .array(tuneCallSchema, { error: "calls must be an array of call shapes" })
+    .min(1, { error: "calls must list at least one call shape" }),
   tunables: z.record(z.string(), z.array(tunableValueSchema).min(1, { error: "list at least one candidate value" })).optional(),
 });
 
@@ -190,7 +200,7 @@ const configSchema = z.strictObject({
         z.record(z.string(), tunableValueSchema, { error: "a kernel's pins must be an object mapping tunable names to values" }),
         { error: "a profile's pins must be an object mapping kernel names to {TUNABLE: value} objects" },
       ),
-      { error: "tunables must be an object mapping profile names (or \"*\") to kernels" },
+      { error: 'tunables must be an object mapping profile names (or "*") to kernels' },
     )
     .optional(),
   instances: z
@@ -322,7 +332,8 @@ function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, 
         const pointer = pointerOf(segs);
         if (seen.has(pointer)) continue;
         seen.add(pointer);
-        const hint = didYouMean(key, known) ?? (known.length > 0 && known.length <= 12 ? `the known fields are: ${known.join(", ")}` : undefined);
+        const hint =
+          didYouMean(key, known) ?? (known.length > 0 && known.length <= 12 ? `the known fields are: ${known.join(", ")}` : undefined);
         rep.report(code, pointer, `unknown field "${key}" in ${whereOf(issue.path)}: kernelc does not define it`, hint ?? "remove it", {
           atKey: true,
         });
@@ -340,7 +351,9 @@ function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, 
       const options = issue.values.map(String);
       const isFeature = issue.path[0] === "defineProfiles" && issue.path[2] === "features";
       const what = isFeature ? "WebGPU feature" : "value";
-      const hint = didYouMean(value, options) ?? (isFeature ? `the WebGPU features are: ${FEATURE_NAMES.join(", ")}` : `use one of: ${options.join(", ")}`);
+      const hint =
+        didYouMean(value, options) ??
+        (isFeature ? `the WebGPU features are: ${FEATURE_NAMES.join(", ")}` : `use one of: ${options.join(", ")}`);
       rep.report(code, pointer, `"${value}" at ${pointer} is not a known ${what}`, hint);
     } else if (issue.code === "invalid_type" || issue.code === "invalid_union") {
       rep.report(code, pointer, `${issue.message}, but ${pointer || "the document"} is ${describeJson(value)}`, exampleHint(issue.path));
@@ -356,7 +369,13 @@ const CONFIG_FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__"]);
 /** Rejects `__proto__` keys anywhere (the walker spec validation uses too). */
 function reportForbiddenKeys(node: JsonNode, rep: Reporter): void {
   for (const { pointer, entry } of findForbiddenKeys(node, CONFIG_FORBIDDEN_KEYS)) {
-    rep.report("json_forbidden_key", pointer, `the key "${entry.key}" is not allowed: it could change an object's prototype`, "rename or remove it", { atKey: true });
+    rep.report(
+      "json_forbidden_key",
+      pointer,
+      `the key "${entry.key}" is not allowed: it could change an object's prototype`,
+      "rename or remove it",
+      { atKey: true },
+    );
   }
 }
 
@@ -408,7 +427,12 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
         didYouMean(name, allNames) ?? `${known}; define new ones in defineProfiles`,
       );
     } else if (selectedAt.has(name)) {
-      rep.report("config_invalid", `/profiles/${i}`, `profile "${name}" is listed twice in profiles (first at /profiles/${selectedAt.get(name)})`, "remove one of them");
+      rep.report(
+        "config_invalid",
+        `/profiles/${i}`,
+        `profile "${name}" is listed twice in profiles (first at /profiles/${selectedAt.get(name)})`,
+        "remove one of them",
+      );
     } else {
       selectedAt.set(name, i);
       selected.push(p);
@@ -417,7 +441,12 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
   selected.forEach((later, j) => {
     const earlier = selected.slice(0, j).find((e) => profileShadows(e, later));
     if (earlier === undefined) return;
-    const pointer = parsed.profiles !== undefined ? `/profiles/${selectedAt.get(later.name)}` : definedAt.has(later.name) ? `/defineProfiles/${definedAt.get(later.name)}` : "";
+    const pointer =
+      parsed.profiles !== undefined
+        ? `/profiles/${selectedAt.get(later.name)}`
+        : definedAt.has(later.name)
+          ? `/defineProfiles/${definedAt.get(later.name)}`
+          : "";
     rep.report(
       "profile_invalid",
       pointer,
@@ -440,7 +469,14 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
       );
     }
     for (const [kernel, pins] of Object.entries(kernels)) {
-      if (kernel.trim() === "") rep.report("config_invalid", pointerOf(["tunables", profile, kernel]), "a kernel name in tunables is empty", "write the kernel's name, e.g. \"PagedAttention\"", { atKey: true });
+      if (kernel.trim() === "")
+        rep.report(
+          "config_invalid",
+          pointerOf(["tunables", profile, kernel]),
+          "a kernel name in tunables is empty",
+          'write the kernel\'s name, e.g. "PagedAttention"',
+          { atKey: true },
+        );
       for (const tunable of Object.keys(pins)) {
         if (!TUNABLE_NAME_PATTERN.test(tunable)) {
           rep.report(
@@ -457,27 +493,59 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
 
   const instances = parsed.instances ?? {};
   for (const [kernel, list] of Object.entries(instances)) {
-    if (kernel.trim() === "") rep.report("config_invalid", pointerOf(["instances", kernel]), "a kernel name in instances is empty", "write the kernel's name, e.g. \"PagedAttention\"", { atKey: true });
+    if (kernel.trim() === "")
+      rep.report(
+        "config_invalid",
+        pointerOf(["instances", kernel]),
+        "a kernel name in instances is empty",
+        'write the kernel\'s name, e.g. "PagedAttention"',
+        { atKey: true },
+      );
     const names = new Map<string, number>();
     const keys = new Map<string, number>();
     list.forEach((inst, i) => {
       const ip = pointerOf(["instances", kernel, i]);
       if (inst.name !== undefined) {
         const first = names.get(inst.name);
-        if (first !== undefined) rep.report("config_invalid", `${ip}/name`, `instance name "${inst.name}" is used twice for ${kernel} (first at index ${first})`, "give each instance its own name");
+        if (first !== undefined)
+          rep.report(
+            "config_invalid",
+            `${ip}/name`,
+            `instance name "${inst.name}" is used twice for ${kernel} (first at index ${first})`,
+            "give each instance its own name",
+          );
         else names.set(inst.name, i);
       }
       const leaves = Object.keys(inst.values);
-      if (leaves.length === 0) rep.report("config_invalid", `${ip}/values`, "an instance must pin at least one run-time value", "add leaves such as \"attrs.num_heads\": 32, or remove the instance");
+      if (leaves.length === 0)
+        rep.report(
+          "config_invalid",
+          `${ip}/values`,
+          "an instance must pin at least one run-time value",
+          'add leaves such as "attrs.num_heads": 32, or remove the instance',
+        );
       for (const leaf of leaves) {
-        if (leaf.trim() === "") rep.report("config_invalid", pointerOf(["instances", kernel, i, "values", leaf]), "a run-time leaf name is empty", "write a leaf such as \"attrs.num_heads\"", { atKey: true });
+        if (leaf.trim() === "")
+          rep.report(
+            "config_invalid",
+            pointerOf(["instances", kernel, i, "values", leaf]),
+            "a run-time leaf name is empty",
+            'write a leaf such as "attrs.num_heads"',
+            { atKey: true },
+          );
       }
       const key = JSON.stringify(leaves.sort().map((l) => [l, inst.values[l]]));
       const same = keys.get(key);
       if (same !== undefined && leaves.length > 0) {
-        rep.report("config_invalid", ip, `this instance pins the same values as instance ${same} of ${kernel}; it adds shaders to the build and nothing else`, "remove one of them", {
-          warning: true,
-        });
+        rep.report(
+          "config_invalid",
+          ip,
+          `this instance pins the same values as instance ${same} of ${kernel}; it adds shaders to the build and nothing else`,
+          "remove one of them",
+          {
+            warning: true,
+          },
+        );
       } else {
         keys.set(key, i);
       }
@@ -510,17 +578,28 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
 /** `out` is rewritten by builds: it must not be the project root, hold it, or overlap specs/ or templates/. */
 function checkFolders(root: string, folders: { specs: string; templates: string; out: string }, parsed: ParsedConfig, rep: Reporter): void {
   const abs = (p: string) => path.resolve(root, p);
-  const inside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+  const inside = (child: string, parent: string) =>
+    child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
   const out = abs(folders.out);
   const pointer = parsed.out !== undefined ? "/out" : "";
   if (inside(abs(root), out)) {
-    rep.report("config_invalid", pointer, `out "${folders.out}" is the project root or contains it; a build replaces the output folder's contents`, 'use a folder of its own such as "out"');
+    rep.report(
+      "config_invalid",
+      pointer,
+      `out "${folders.out}" is the project root or contains it; a build replaces the output folder's contents`,
+      'use a folder of its own such as "out"',
+    );
     return;
   }
   for (const other of ["specs", "templates"] as const) {
     const o = abs(folders[other]);
     if (inside(o, out) || inside(out, o)) {
-      rep.report("config_invalid", pointer, `out "${folders.out}" overlaps ${other} "${folders[other]}"; a build would overwrite sources`, `give out and ${other} separate folders`);
+      rep.report(
+        "config_invalid",
+        pointer,
+        `out "${folders.out}" overlaps ${other} "${folders[other]}"; a build would overwrite sources`,
+        `give out and ${other} separate folders`,
+      );
     }
   }
 }
@@ -545,7 +624,12 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
   if (hasErrors(rep.diagnostics)) return fallback(rep.diagnostics);
   const data = toPlain(parsedJson.root);
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    rep.report("config_invalid", "", `kernelc.config.json must hold a JSON object, but it holds ${describeJson(data)}`, 'start from {} and add fields such as "profiles"');
+    rep.report(
+      "config_invalid",
+      "",
+      `kernelc.config.json must hold a JSON object, but it holds ${describeJson(data)}`,
+      'start from {} and add fields such as "profiles"',
+    );
     return fallback(rep.diagnostics);
   }
   const result = configSchema.safeParse(data);
@@ -584,7 +668,12 @@ export function loadConfig(root: string): LoadedConfig {
       root,
       file,
       diagnostics: [
-        makeDiagnostic("file_unreadable", `cannot read ${CONFIG_FILE}: ${err.code ?? err.message}`, { file }, { hint: "make it a readable file, or remove it to build with the defaults" }),
+        makeDiagnostic(
+          "file_unreadable",
+          `cannot read ${CONFIG_FILE}: ${err.code ?? err.message}`,
+          { file },
+          { hint: "make it a readable file, or remove it to build with the defaults" },
+        ),
       ],
     };
   }

@@ -54,5 +54,7 @@ export function outputsToFill(kernel: CheckedKernel): ReadonlySet<string> {
       if (TENSOR_NAMESPACES.has(l.leaf.ns) && outputOnly.has(l.leaf.name)) return new Set();
     }
   }
-  return new Set(kernel.spec.outputs.filter((o) => outputOnly.has(o.name) && !o.optional && kernel.outputShapes.has(o.name)).map((o) => o.name));
+  return new Set(
+    kernel.spec.outputs.filter((o) => outputOnly.has(o.name) && !o.optional && kernel.outputShapes.has(o.name)).map((o) => o.name),
+  );
 }

@@ -143,7 +143,9 @@ export function enumerateKernel(
 ): KernelProfileBuild {
   const spec = kernel.spec;
   checkCandidateCount(kernel, profile.name, pinnedTunables, maxCandidates);
-  const assignments = cartesian(spec.typeConstraints.map((tc) => tc.types.map((t) => [tc.name, t] as const))).map((pairs) => Object.fromEntries(pairs) as Record<string, string>);
+  const assignments = cartesian(spec.typeConstraints.map((tc) => tc.types.map((t) => [tc.name, t] as const))).map(
+    (pairs) => Object.fromEntries(pairs) as Record<string, string>,
+  );
   const tunableChoices = spec.tunables.map((t) => {
     const pin = Object.prototype.hasOwnProperty.call(pinnedTunables, t.name) ? pinnedTunables[t.name] : undefined;
     if (pin !== undefined) return [[t.name, pin] as const];
@@ -177,7 +179,10 @@ export function enumerateKernel(
         const lacking = v.features.filter((f) => !profile.features.has(f));
         if (lacking.length) {
           for (const f of lacking) missingFeatures.add(f);
-          record("pruned", `requires feature${lacking.length > 1 ? "s" : ""} ${lacking.map((f) => `\`${f}\``).join(", ")}, which profile ${profile.name} does not have`);
+          record(
+            "pruned",
+            `requires feature${lacking.length > 1 ? "s" : ""} ${lacking.map((f) => `\`${f}\``).join(", ")}, which profile ${profile.name} does not have`,
+          );
           continue;
         }
         const derives = deriveEnv(kernel, v);
@@ -190,7 +195,11 @@ export function enumerateKernel(
         if (chosen) {
           // Tunable combinations are an ordered fallback: only the first one where a variant survives is built.
           const skipped = instances.map((i) => ({ name: i.name, status: "skipped" as const }));
-          record("not-dispatched", `not built: ${describeTunables(chosen.facts.tunables)} comes earlier in the order of tunable values and a variant survives there`, skipped);
+          record(
+            "not-dispatched",
+            `not built: ${describeTunables(chosen.facts.tunables)} comes earlier in the order of tunable values and a variant survives there`,
+            skipped,
+          );
           continue;
         }
         const expanded = expandInstances(kernel, v, facts, instances, problems, profile.name, maxCandidates);
@@ -206,7 +215,8 @@ export function enumerateKernel(
   let noVariantReason: string | undefined;
   if (builds.length === 0) {
     // Worded without the profile's name, so that the same reason on several profiles is reported once.
-    if (missingFeatures.size) noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which the profile lacks`;
+    if (missingFeatures.size)
+      noVariantReason = `every variant needs ${[...missingFeatures].map((f) => `\`${f}\``).join(", ")}, which the profile lacks`;
     else if (kernelReasons.length) noVariantReason = `the kernel's ${kernelReasons[0]}`;
     else noVariantReason = "every variant's conditions are false on the profile";
   }
@@ -231,7 +241,14 @@ function expandInstances(
   const derives = deriveEnv(kernel, v);
   for (const inst of instances) {
     const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
-    if (2 ** free.length > maxCandidates) throw candidateLimitError(kernel, `on profile ${profileName}`, maxCandidates, free.map((l) => ({ what: `\`${l.key}\` (true or false, not fixed by instance \`${inst.name}\`)`, count: 2 })), `the combinations of run-time booleans the templates of variant \`${v.id}\` depend on`);
+    if (2 ** free.length > maxCandidates)
+      throw candidateLimitError(
+        kernel,
+        `on profile ${profileName}`,
+        maxCandidates,
+        free.map((l) => ({ what: `\`${l.key}\` (true or false, not fixed by instance \`${inst.name}\`)`, count: 2 })),
+        `the combinations of run-time booleans the templates of variant \`${v.id}\` depend on`,
+      );
     let built = false;
     const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {
@@ -266,13 +283,16 @@ function expandInstances(
           }
           if (val === UNKNOWN) {
             const needs = passKeys[v.passes.indexOf(p)].filter((l) => !pinned.has(l.key)).map((l) => `\`${l.key}\``);
-            const why = failure !== undefined ? `; evaluating it fails: ${failure}` : needs.length ? `; it depends on ${needs.join(", ")}` : "";
+            const why =
+              failure !== undefined ? `; evaluating it fails: ${failure}` : needs.length ? `; it depends on ${needs.join(", ")}` : "";
             unknownReads.push(`\`${n}\` (template of pass \`${p.id}\`${why})`);
           }
         }
       });
       if (unknownReads.length) {
-        reasons.push(`${combo}instance \`${inst.name}\` does not fix ${[...new Set(unknownReads)].join(", ")}, which the templates of variant \`${v.id}\` read`);
+        reasons.push(
+          `${combo}instance \`${inst.name}\` does not fix ${[...new Set(unknownReads)].join(", ")}, which the templates of variant \`${v.id}\` read`,
+        );
         continue;
       }
       built = true;
@@ -294,7 +314,11 @@ function expandInstances(
   return {
     build: {
       variant: v,
-      passes: v.passes.map((p, i) => ({ pass: p, keyLeaves: passKeys[i], requests: [...requests[i].entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r) })),
+      passes: v.passes.map((p, i) => ({
+        pass: p,
+        keyLeaves: passKeys[i],
+        requests: [...requests[i].entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r),
+      })),
     },
     report,
   };

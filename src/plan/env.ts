@@ -98,7 +98,7 @@ export class CallLeaves implements LeafSource {
   /** The tensor for an id, or null when absent. */
   tensor(id: string): TensorDesc | null {
     const isInput = this.kernel.spec.inputs.some((i) => i.name === id);
-    const bag = isInput ? this.call.inputs : this.call.outputs ?? {};
+    const bag = isInput ? this.call.inputs : (this.call.outputs ?? {});
     const t = own(bag as Record<string, TensorDesc | null | undefined>, id);
     return t ?? null;
   }
@@ -121,7 +121,8 @@ export class CallLeaves implements LeafSource {
         return this.need(leaf.name, `tensorDtypes.${leaf.name}`).dtype;
       case "attrs": {
         const v = attrValue(this.kernel, this.call, leaf.name);
-        if (v === undefined) throw new EvalError(`attrs.${leaf.name}: the call does not give attribute \`${leaf.name}\` and it has no default`);
+        if (v === undefined)
+          throw new EvalError(`attrs.${leaf.name}: the call does not give attribute \`${leaf.name}\` and it has no default`);
         return v;
       }
       case "dtypes": {

@@ -95,7 +95,10 @@ export function explainFalse(src: CExpr, env: EvalEnv, derives: ReadonlyMap<stri
     .filter(isInteresting)
     .map((o) => {
       const v = tryEval(o, env);
-      return { text: o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o), value: v instanceof EvalError ? `error: ${v.message}` : showValue(v) };
+      return {
+        text: o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o),
+        value: v instanceof EvalError ? `error: ${v.message}` : showValue(v),
+      };
     });
   return { path, text: nodeText(cur, node), operands };
 }

@@ -31,21 +31,36 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
     }
   };
   const top = new DeriveEnv(kernel.derive, leaves);
-  check([...kernel.derive.values()].map((d) => d.expr), top);
+  check(
+    [...kernel.derive.values()].map((d) => d.expr),
+    top,
+  );
   check(kernel.when, top);
   check(kernel.outputShapes.values(), top);
   for (const { variant: v } of assignment.variants) {
     const venv = deriveEnv(kernel, v);
     const ve = new DeriveEnv(venv, leaves);
-    check([...venv.values()].map((d) => d.expr), ve);
+    check(
+      [...venv.values()].map((d) => d.expr),
+      ve,
+    );
     check(v.when, ve);
-    check(v.intermediates.map((i) => i.shape), ve);
+    check(
+      v.intermediates.map((i) => i.shape),
+      ve,
+    );
     for (const p of v.passes) {
       const penv = deriveEnv(kernel, v, p);
       const pe = new DeriveEnv(penv, leaves);
-      check([...penv.values()].map((d) => d.expr), pe);
+      check(
+        [...penv.values()].map((d) => d.expr),
+        pe,
+      );
       check(p.dispatch, pe);
-      check(p.bindings.flatMap((b) => (b.fields ?? []).map((f) => f.value)), pe);
+      check(
+        p.bindings.flatMap((b) => (b.fields ?? []).map((f) => f.value)),
+        pe,
+      );
     }
   }
   return out;

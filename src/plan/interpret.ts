@@ -48,7 +48,14 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
   const params = new Map(spec.typeConstraints.map((t) => [t.name, t.types]));
   const bound = new Map<string, string>();
   const boundBy = new Map<string, string>();
-  const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, t: TensorDesc | null | undefined, what: string): void => {
+  const visit = (
+    id: string,
+    dtype: string,
+    rank: number | undefined,
+    optional: boolean,
+    t: TensorDesc | null | undefined,
+    what: string,
+  ): void => {
     if (t === null || t === undefined) {
       if (!optional) fail(`required ${what} \`${id}\` is missing`);
       return;
@@ -63,7 +70,8 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
     if (rank !== undefined && t.shape.length !== rank) fail(`${what} \`${id}\` must have rank ${rank}, got ${t.shape.length}`);
   };
   for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, call.inputs[i.name], "input");
-  for (const o of spec.outputs) visit(o.name, o.dtype, o.rank, o.optional || inputIds.includes(o.name) || fill.has(o.name), call.outputs[o.name], "output");
+  for (const o of spec.outputs)
+    visit(o.name, o.dtype, o.rank, o.optional || inputIds.includes(o.name) || fill.has(o.name), call.outputs[o.name], "output");
   const dtypes: Record<string, string> = {};
   for (const [p, allowed] of params) {
     const b = bound.get(p);
@@ -76,8 +84,15 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
     if (v === undefined) continue;
     const t = k.attrTypes.get(a.name)!;
     const ok =
-      t.k === "string" ? typeof v === "string" : t.k === "list" ? Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x)) : typeof v === "number" && Number.isFinite(v) && (t.k !== "int" || Number.isInteger(v));
-    if (!ok) fail(`attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showCallValue(v)}`);
+      t.k === "string"
+        ? typeof v === "string"
+        : t.k === "list"
+          ? Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x))
+          : typeof v === "number" && Number.isFinite(v) && (t.k !== "int" || Number.isInteger(v));
+    if (!ok)
+      fail(
+        `attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showCallValue(v)}`,
+      );
   }
   for (const c of spec.attributeConstraints) {
     const v = attrValue(k, call, c.name);
@@ -85,7 +100,8 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
       if (c.required) fail(`attribute \`${c.name}\` is required`);
       continue;
     }
-    if (c.values && !c.values.some((x) => x === v)) fail(`attribute \`${c.name}\` is ${showCallValue(v)}; allowed values: ${c.values.map((x) => showValue(x)).join(", ")}`);
+    if (c.values && !c.values.some((x) => x === v))
+      fail(`attribute \`${c.name}\` is ${showCallValue(v)}; allowed values: ${c.values.map((x) => showValue(x)).join(", ")}`);
   }
   return dtypes;
 }
@@ -94,8 +110,13 @@ function findAssignment(model: KernelModel, dtypes: Record<string, string>): Ass
   for (const a of model.assignments) {
     if (Object.keys(dtypes).every((p) => a.facts.dtypes[p] === dtypes[p])) return a;
   }
-  const desc = Object.keys(dtypes).map((p) => `${p}=${dtypes[p]}`).join(", ");
-  throw new KernelCallError("no_variant", `${model.kernel.spec.name}: nothing was built for ${desc || "this call"} on profile ${model.profile}`);
+  const desc = Object.keys(dtypes)
+    .map((p) => `${p}=${dtypes[p]}`)
+    .join(", ");
+  throw new KernelCallError(
+    "no_variant",
+    `${model.kernel.spec.name}: nothing was built for ${desc || "this call"} on profile ${model.profile}`,
+  );
 }
 
 /** Evaluates a condition: true, or the reason it is not. */
@@ -131,7 +152,11 @@ function roundUp4(n: number): number {
 }
 
 /** Encodes a uniform struct's field values (4 bytes each, little-endian) into a 16-byte-rounded buffer. */
-export function uniformBytes(fields: readonly { name: string; type: "u32" | "i32" | "f32"; value: Value }[], structName: string, prefix: string): Uint8Array {
+export function uniformBytes(
+  fields: readonly { name: string; type: "u32" | "i32" | "f32"; value: Value }[],
+  structName: string,
+  prefix: string,
+): Uint8Array {
   const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
@@ -139,10 +164,18 @@ export function uniformBytes(fields: readonly { name: string; type: "u32" | "i32
     const v = f.value as number;
     if (f.type === "f32") view.setFloat32(i * 4, v, true);
     else if (f.type === "u32") {
-      if (!Number.isInteger(v) || v < 0 || v > 4294967295) throw new KernelCallError("eval", `${prefix}: uniform field \`${structName}.${f.name}\` (u32) is ${showValue(v)}, outside 0..4294967295`);
+      if (!Number.isInteger(v) || v < 0 || v > 4294967295)
+        throw new KernelCallError(
+          "eval",
+          `${prefix}: uniform field \`${structName}.${f.name}\` (u32) is ${showValue(v)}, outside 0..4294967295`,
+        );
       view.setUint32(i * 4, v, true);
     } else {
-      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) throw new KernelCallError("eval", `${prefix}: uniform field \`${structName}.${f.name}\` (i32) is ${showValue(v)}, outside -2147483648..2147483647`);
+      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647)
+        throw new KernelCallError(
+          "eval",
+          `${prefix}: uniform field \`${structName}.${f.name}\` (i32) is ${showValue(v)}, outside -2147483648..2147483647`,
+        );
       view.setInt32(i * 4, v, true);
     }
   });
@@ -168,7 +201,13 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
  * non-negative integers of the declared rank); a given output must have it, an output the call
  * left out (one outputsToFill allows) is planned with it.
  */
-function checkOutputs(model: KernelModel, a: AssignmentModel, call: CallSnapshot, leaves: CallLeaves, topEnv: DeriveEnv): Record<string, readonly number[]> {
+function checkOutputs(
+  model: KernelModel,
+  a: AssignmentModel,
+  call: CallSnapshot,
+  leaves: CallLeaves,
+  topEnv: DeriveEnv,
+): Record<string, readonly number[]> {
   const k = model.kernel;
   const name = k.spec.name;
   const inputIds = new Set(k.spec.inputs.map((i) => i.name));
@@ -185,11 +224,17 @@ function checkOutputs(model: KernelModel, a: AssignmentModel, call: CallSnapshot
     const ok = Array.isArray(v) && (rank < 0 || v.length === rank) && v.every((d) => Number.isSafeInteger(d) && (d as number) >= 0);
     if (!ok) {
       const declares = rank < 0 ? "" : `the spec declares rank ${rank} and `;
-      throw new KernelCallError("eval", `${name}: the shape of output \`${o.name}\` is ${showCallValue(v)}; ${declares}dimensions must be non-negative integers`);
+      throw new KernelCallError(
+        "eval",
+        `${name}: the shape of output \`${o.name}\` is ${showCallValue(v)}; ${declares}dimensions must be non-negative integers`,
+      );
     }
     const shape = v as readonly number[];
     if (given !== null && !sameShape(given.shape, shape)) {
-      throw new KernelCallError("invalid_call", `${name}: output \`${o.name}\` has shape ${showCallValue(given.shape)}, expected ${showCallValue(shape)} (\`${se.source.text}\`)`);
+      throw new KernelCallError(
+        "invalid_call",
+        `${name}: output \`${o.name}\` has shape ${showCallValue(given.shape)}, expected ${showCallValue(shape)} (\`${se.source.text}\`)`,
+      );
     }
     if (given === null && !inputIds.has(o.name)) {
       const param = k.spec.typeConstraints.some((tc) => tc.name === o.dtype);
@@ -237,7 +282,10 @@ export function interpretPlan(model: KernelModel, call: unknown): Plan {
   const sel = selectVariant(model, call);
   if (!sel.chosen) {
     const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
-    throw new KernelCallError("no_variant", `${model.kernel.spec.name}: no variant fits this call on profile ${model.profile}: ${sel.rejected.map((r) => `${r.variant}: ${r.reason}`).join("; ")}${pruned}`);
+    throw new KernelCallError(
+      "no_variant",
+      `${model.kernel.spec.name}: no variant fits this call on profile ${model.profile}: ${sel.rejected.map((r) => `${r.variant}: ${r.reason}`).join("; ")}${pruned}`,
+    );
   }
   return buildPlan(model, sel.chosen.vm, sel.chosen.env, sel.leaves, sel.outputShapes);
 }
@@ -248,7 +296,13 @@ function fits(size: number, max: number, limit: string, prefix: string, what: st
   return size;
 }
 
-function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves: CallLeaves, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
+function buildPlan(
+  model: KernelModel,
+  vm: VariantModel,
+  venv: DeriveEnv,
+  leaves: CallLeaves,
+  outputShapes: Readonly<Record<string, readonly number[]>>,
+): Plan {
   const k = model.kernel;
   const v = vm.variant;
   const prefix = `${k.spec.name}: variant \`${v.id}\``;
@@ -271,7 +325,8 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves
         memo.set(i, val);
         return val;
       } catch (err) {
-        if (err instanceof EvalError) throw new KernelCallError("eval", `${pprefix}: shader key ${pm.keyLeaves[i].key} failed: ${err.message}`);
+        if (err instanceof EvalError)
+          throw new KernelCallError("eval", `${pprefix}: shader key ${pm.keyLeaves[i].key} failed: ${err.message}`);
         throw err;
       }
     };
@@ -291,7 +346,10 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves
         return `${l.key}=${shown}`;
       })
       .join(", ");
-    throw new KernelCallError("missing_shader", `${prefix}: no shader was built for pass \`${pm.pass.id}\` with ${desc} on profile ${model.profile}; ${model.instancesHint}`);
+    throw new KernelCallError(
+      "missing_shader",
+      `${prefix}: no shader was built for pass \`${pm.pass.id}\` with ${desc} on profile ${model.profile}; ${model.instancesHint}`,
+    );
   });
   const limits = model.assignments[0]?.facts.limits ?? {};
   const maxStorage = limits.maxStorageBufferBindingSize ?? DEFAULT_MAX_STORAGE_BINDING;
@@ -306,10 +364,19 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves
   const passes: PassPlan[] = vm.passes.map((pm, pi) => {
     const { id, penv } = shaderIds[pi];
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer, resource: resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform) }));
+    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({
+      binding: bi,
+      name: b.name,
+      type: b.buffer,
+      resource: resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform),
+    }));
     const wg = pm.pass.dispatch.map((d, i) => {
       const n = evalOrThrow(d, penv, `dispatch ${"xyz"[i]}`, pprefix) as number;
-      if (!Number.isInteger(n) || n < 0 || n > maxWg) throw new KernelCallError("eval", `${pprefix}: dispatch ${"xyz"[i]} is ${showValue(n)}, outside 0..${maxWg} (maxComputeWorkgroupsPerDimension)`);
+      if (!Number.isInteger(n) || n < 0 || n > maxWg)
+        throw new KernelCallError(
+          "eval",
+          `${pprefix}: dispatch ${"xyz"[i]} is ${showValue(n)}, outside 0..${maxWg} (maxComputeWorkgroupsPerDimension)`,
+        );
       return n;
     }) as unknown as [number, number, number];
     return { id: pm.pass.id, name: pm.pass.name, shader: id, entryPoint: "main", bindings, workgroups: wg };
@@ -317,9 +384,22 @@ function buildPlan(model: KernelModel, vm: VariantModel, venv: DeriveEnv, leaves
   return { kernel: k.spec.name, variant: v.id, passes, scratch, outputShapes };
 }
 
-function resourceFor(b: CheckedBinding, env: DeriveEnv, leaves: CallLeaves, scratch: ReadonlyMap<string, number>, prefix: string, kernel: string, maxStorage: number, maxUniform: number): BindingPlan["resource"] {
+function resourceFor(
+  b: CheckedBinding,
+  env: DeriveEnv,
+  leaves: CallLeaves,
+  scratch: ReadonlyMap<string, number>,
+  prefix: string,
+  kernel: string,
+  maxStorage: number,
+  maxUniform: number,
+): BindingPlan["resource"] {
   if (b.kind === "uniform") {
-    const fields = (b.fields ?? []).map((f) => ({ name: f.name, type: f.type, value: evalOrThrow(f.value, env, `uniform field \`${b.name}.${f.name}\``, prefix) }));
+    const fields = (b.fields ?? []).map((f) => ({
+      name: f.name,
+      type: f.type,
+      value: evalOrThrow(f.value, env, `uniform field \`${b.name}.${f.name}\``, prefix),
+    }));
     const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
     fits(size, maxUniform, "maxUniformBufferBindingSize", prefix, `uniform \`${b.name}\``);
     return { kind: "uniform", bytes: uniformBytes(fields, b.name, prefix) };

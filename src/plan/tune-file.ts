@@ -14,7 +14,14 @@ import { parseJson, toPlain } from "../core/json-source.js";
 /** The tune file's name, next to kernelc.config.json. */
 export const TUNE_FILE = "kernelc.tune.json";
 
-const pinsSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.number().int().positive().max(2 ** 31 - 1));
+const pinsSchema = z.record(
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+  z
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 31 - 1),
+);
 
 const scoreSchema = z.strictObject({
   pins: pinsSchema,
@@ -64,7 +71,12 @@ export interface TuneFileRead {
 
 /** An empty tune file (what `kernelc tune` starts from). */
 export function emptyTuneFile(version: string): TuneFile {
-  return { $comment: "Written by `kernelc tune`; `kernelc build` reads the pins (the config's pins take precedence). Re-run `kernelc tune` to update.", generatedBy: `kernelc ${version}`, profiles: {} };
+  return {
+    $comment:
+      "Written by `kernelc tune`; `kernelc build` reads the pins (the config's pins take precedence). Re-run `kernelc tune` to update.",
+    generatedBy: `kernelc ${version}`,
+    profiles: {},
+  };
 }
 
 /** Reads `<root>/kernelc.tune.json`; a missing file is an empty one. */
@@ -76,10 +88,23 @@ export function readTuneFile(root: string): TuneFileRead {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === "ENOENT") return { file, exists: false, tune: emptyTuneFile("?"), diagnostics: [] };
-    return { file, exists: false, tune: emptyTuneFile("?"), diagnostics: [makeDiagnostic("file_unreadable", `cannot read ${TUNE_FILE}: ${err.code ?? err.message}`, { file }, { hint: "make it readable, or delete it to build with the config's pins alone" })] };
+    return {
+      file,
+      exists: false,
+      tune: emptyTuneFile("?"),
+      diagnostics: [
+        makeDiagnostic(
+          "file_unreadable",
+          `cannot read ${TUNE_FILE}: ${err.code ?? err.message}`,
+          { file },
+          { hint: "make it readable, or delete it to build with the config's pins alone" },
+        ),
+      ],
+    };
   }
   const json = parseJson(text, file);
-  if (json.root === undefined || json.diagnostics.some((d) => d.severity === "error")) return { file, exists: true, tune: emptyTuneFile("?"), diagnostics: json.diagnostics };
+  if (json.root === undefined || json.diagnostics.some((d) => d.severity === "error"))
+    return { file, exists: true, tune: emptyTuneFile("?"), diagnostics: json.diagnostics };
   const result = tuneFileSchema.safeParse(toPlain(json.root));
   if (!result.success) {
     const issue = result.error.issues[0]!;
@@ -88,7 +113,14 @@ export function readTuneFile(root: string): TuneFileRead {
       file,
       exists: true,
       tune: emptyTuneFile("?"),
-      diagnostics: [makeDiagnostic("tune_file_invalid", `${TUNE_FILE} at ${pointer}: ${issue.message}`, { file, pointer }, { hint: "the file is written by `kernelc tune`: re-run it, or restore the file from version control" })],
+      diagnostics: [
+        makeDiagnostic(
+          "tune_file_invalid",
+          `${TUNE_FILE} at ${pointer}: ${issue.message}`,
+          { file, pointer },
+          { hint: "the file is written by `kernelc tune`: re-run it, or restore the file from version control" },
+        ),
+      ],
     };
   }
   return { file, exists: true, tune: result.data, diagnostics: [] };

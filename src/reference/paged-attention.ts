@@ -77,7 +77,7 @@ export function pagedAttentionReference(a: PagedAttentionArgs): PagedAttentionRe
   const valueCache = toF16Values(a.valueCache);
   const written = new Uint8Array(keyCache.length);
   const newK = (t: number, kvh: number, c: number): number =>
-    (packed ? query[t * qStride + (N + kvh) * H + c] : roundToF16((a.key as ArrayLike<number>)[(t * Nkv + kvh) * H + c]));
+    packed ? query[t * qStride + (N + kvh) * H + c] : roundToF16((a.key as ArrayLike<number>)[(t * Nkv + kvh) * H + c]);
   const newV = (t: number, kvh: number, c: number): number =>
     packed ? query[t * qStride + (N + Nkv + kvh) * H + c] : roundToF16((a.value as ArrayLike<number>)[(t * Nkv + kvh) * H + c]);
 

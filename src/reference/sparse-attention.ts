@@ -70,11 +70,7 @@ export interface SparseAttentionResult {
  * past_b for each batch entry: 0 in prompt mode (total_sequence_length == S), else
  * key_total_sequence_lengths[b] - S clamped at 0 (the seed append template's rule).
  */
-export function pastLengths(
-  totalSequenceLength: number,
-  keyTotalSequenceLengths: ArrayLike<number>,
-  seqLen: number,
-): number[] {
+export function pastLengths(totalSequenceLength: number, keyTotalSequenceLengths: ArrayLike<number>, seqLen: number): number[] {
   const out: number[] = [];
   for (let b = 0; b < keyTotalSequenceLengths.length; b++) {
     out.push(totalSequenceLength === seqLen ? 0 : Math.max(0, keyTotalSequenceLengths[b] - seqLen));
@@ -141,10 +137,7 @@ export function applyRotary(
 }
 
 /** Runs the operator on the CPU. Throws when a write position falls outside the cache (ORT rejects such calls). */
-export function sparseAttentionReference(
-  inputs: SparseAttentionInputs,
-  attrs: SparseAttentionAttrs,
-): SparseAttentionResult {
+export function sparseAttentionReference(inputs: SparseAttentionInputs, attrs: SparseAttentionAttrs): SparseAttentionResult {
   const { batchSize: B, seqLen: S, headSize: H, maxCacheSeq: M, layout } = inputs;
   const N = attrs.numHeads;
   const Nkv = attrs.kvNumHeads;

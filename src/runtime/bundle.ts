@@ -67,7 +67,11 @@ async function fetchText(url: URL): Promise<string> {
  * features the adapter has. Throws UnsupportedProfileError (naming what the least demanding profile
  * lacks) when none fits.
  */
-export async function loadBundle<I extends BundleIndex<unknown>>(adapter: GPUAdapter, index: I, options: LoadBundleOptions = {}): Promise<LoadedBundle<BundleDispatcher<I>>> {
+export async function loadBundle<I extends BundleIndex<unknown>>(
+  adapter: GPUAdapter,
+  index: I,
+  options: LoadBundleOptions = {},
+): Promise<LoadedBundle<BundleDispatcher<I>>> {
   const chosen = chooseProfile(adapter, index.profiles);
   if (!chosen) {
     const last = index.profiles[index.profiles.length - 1];

@@ -118,12 +118,7 @@ export async function requestBundleDevice(
   });
 }
 
-function describeMismatch(
-  profile: string,
-  mismatch: ProfileMismatch,
-  fitting: string | undefined,
-  considered: readonly string[],
-): string {
+function describeMismatch(profile: string, mismatch: ProfileMismatch, fitting: string | undefined, considered: readonly string[]): string {
   const lines = [`this adapter cannot run the bundle profile "${profile}":`];
   for (const l of mismatch.limits) {
     const has = l.has === undefined ? "the adapter does not report this limit" : `the adapter has ${l.has}`;

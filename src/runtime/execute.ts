@@ -50,7 +50,8 @@ export class PlanExecutionError extends Error {
 export function pipelineDescOf(pass: PassPlan): PipelineDesc {
   const sorted = [...pass.bindings].sort((a, b) => a.binding - b.binding);
   sorted.forEach((b, i) => {
-    if (b.binding !== i) throw new Error(`pass "${pass.id}": binding numbers must be 0..${sorted.length - 1}, found ${b.binding} at position ${i}`);
+    if (b.binding !== i)
+      throw new Error(`pass "${pass.id}": binding numbers must be 0..${sorted.length - 1}, found ${b.binding} at position ${i}`);
   });
   return { shader: pass.shader, entryPoint: pass.entryPoint, bindings: sorted.map((b) => b.type) };
 }
@@ -86,7 +87,11 @@ export async function executePlan(
   for (const pass of plan.passes) {
     for (const n of pass.workgroups) {
       if (!Number.isInteger(n) || n < 0 || n > maxWorkgroups) {
-        throw new PlanExecutionError(plan.kernel, pass.id, `workgroup count ${n} is not an integer in 0..${maxWorkgroups} (maxComputeWorkgroupsPerDimension)`);
+        throw new PlanExecutionError(
+          plan.kernel,
+          pass.id,
+          `workgroup count ${n} is not an integer in 0..${maxWorkgroups} (maxComputeWorkgroupsPerDimension)`,
+        );
       }
     }
     if (pass.workgroups.some((n) => n === 0)) skipped.push(pass.id);
@@ -120,9 +125,7 @@ export async function executePlan(
       }));
       const bindGroup = device.createBindGroup({ label: `${plan.kernel}/${pass.id}`, layout: bindGroupLayout, entries });
       const timestampWrites = options.timestampWrites?.(pass, index);
-      const computePass = encoder.beginComputePass(
-        timestampWrites ? { label: pass.name, timestampWrites } : { label: pass.name },
-      );
+      const computePass = encoder.beginComputePass(timestampWrites ? { label: pass.name, timestampWrites } : { label: pass.name });
       computePass.setPipeline(pipeline);
       computePass.setBindGroup(0, bindGroup);
       computePass.dispatchWorkgroups(pass.workgroups[0], pass.workgroups[1], pass.workgroups[2]);
@@ -149,16 +152,28 @@ export async function executePlan(
  */
 function checkByteRanges(plan: Plan): void {
   for (const s of plan.scratch) {
-    if (!isByteCount(s.size)) throw new PlanExecutionError(plan.kernel, undefined, `scratch "${s.id}" has size ${String(s.size)}; a size must be a non-negative integer`);
+    if (!isByteCount(s.size))
+      throw new PlanExecutionError(
+        plan.kernel,
+        undefined,
+        `scratch "${s.id}" has size ${String(s.size)}; a size must be a non-negative integer`,
+      );
   }
   for (const pass of plan.passes) {
     for (const b of pass.bindings) {
       const r = b.resource;
       if (r.kind === "uniform") continue;
       const what = r.kind === "scratch" ? `scratch "${r.scratch}"` : `tensor "${r.tensor}"`;
-      for (const [field, n] of [["offset", r.offset], ["size", r.size]] as const) {
+      for (const [field, n] of [
+        ["offset", r.offset],
+        ["size", r.size],
+      ] as const) {
         if (!isByteCount(n)) {
-          throw new PlanExecutionError(plan.kernel, pass.id, `binding ${b.binding} "${b.name}": ${what} ${field} ${String(n)} is not a non-negative integer`);
+          throw new PlanExecutionError(
+            plan.kernel,
+            pass.id,
+            `binding ${b.binding} "${b.name}": ${what} ${field} ${String(n)} is not a non-negative integer`,
+          );
         }
       }
     }

@@ -166,7 +166,12 @@ const BINDING_TYPES: readonly string[] = ["storage", "read-only-storage", "unifo
 /** A manifest's pipeline as a PipelineDesc; throws PipelineCreationError for a binding type WebGPU does not have. */
 export function pipelineDescOfManifest(p: ManifestPipeline): PipelineDesc {
   const bad = p.bindings.findIndex((t) => !BINDING_TYPES.includes(t));
-  if (bad >= 0) throw new PipelineCreationError(p.shader, p.entryPoint, `binding ${bad} has the type "${p.bindings[bad]}"; a manifest's binding types are ${BINDING_TYPES.map((t) => `"${t}"`).join(", ")}`);
+  if (bad >= 0)
+    throw new PipelineCreationError(
+      p.shader,
+      p.entryPoint,
+      `binding ${bad} has the type "${p.bindings[bad]}"; a manifest's binding types are ${BINDING_TYPES.map((t) => `"${t}"`).join(", ")}`,
+    );
   return { shader: p.shader, entryPoint: p.entryPoint, bindings: p.bindings as readonly BindingType[] };
 }
 

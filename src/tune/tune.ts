@@ -65,7 +65,11 @@ export interface TuneResult {
 }
 
 /** Every candidate pin set of a kernel: the cartesian product of each tunable's candidate values, in a fixed order. */
-export function candidatePins(tunables: readonly TunableSpec[], override: Readonly<Record<string, readonly number[]>> | undefined, pinned: ReadonlySet<string>): Record<string, number>[] {
+export function candidatePins(
+  tunables: readonly TunableSpec[],
+  override: Readonly<Record<string, readonly number[]>> | undefined,
+  pinned: ReadonlySet<string>,
+): Record<string, number>[] {
   let sets: Record<string, number>[] = [{}];
   for (const t of [...tunables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const name = t.name;
@@ -119,14 +123,21 @@ export function resolveDataFiles(root: string, call: TuneCallConfig): TuneCallCo
     } catch (err) {
       return `data file ${fill.file} of input ${id} is not JSON: ${(err as Error).message}`;
     }
-    if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === "number" && Number.isFinite(v))) return `data file ${fill.file} of input ${id} must hold a non-empty array of finite numbers`;
+    if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === "number" && Number.isFinite(v)))
+      return `data file ${fill.file} of input ${id} must hold a non-empty array of finite numbers`;
     data[id] = values as number[];
   }
   return { ...call, data };
 }
 
 /** The first `count` elements of one input or output, filled as the call's `data` says (seeded random values by default). */
-function tensorBytes(call: TuneCallConfig, id: string, desc: { readonly shape: readonly number[]; readonly dtype: string }, seed: number, count: number): Uint8Array<ArrayBuffer> {
+function tensorBytes(
+  call: TuneCallConfig,
+  id: string,
+  desc: { readonly shape: readonly number[]; readonly dtype: string },
+  seed: number,
+  count: number,
+): Uint8Array<ArrayBuffer> {
   const size = ELEMENT_BYTES[desc.dtype] ?? 4;
   const fill = fillOf(call, id);
   let state = seed >>> 0 || 1;
@@ -183,7 +194,13 @@ interface Runnable {
 }
 
 /** Times `batch` executions of a plan; returns milliseconds per execution. */
-async function timeBatch(device: GPUDevice, r: Runnable, tensors: Record<string, GPUBuffer>, batch: number, querySet: GPUQuerySet | undefined): Promise<number> {
+async function timeBatch(
+  device: GPUDevice,
+  r: Runnable,
+  tensors: Record<string, GPUBuffer>,
+  batch: number,
+  querySet: GPUQuerySet | undefined,
+): Promise<number> {
   if (!querySet) {
     await device.queue.onSubmittedWorkDone();
     const t0 = performance.now();
@@ -229,23 +246,45 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
   const profile = loaded.allProfiles.find((p) => p.name === options.profile);
   const configFile = loaded.file ? { file: loaded.file } : undefined;
   if (!profile) {
-    diagnostics.push(makeDiagnostic("unknown_profile", `unknown profile \`${options.profile}\``, undefined, { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` }));
+    diagnostics.push(
+      makeDiagnostic("unknown_profile", `unknown profile \`${options.profile}\``, undefined, {
+        hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}`,
+      }),
+    );
     return { tune, diagnostics, warnings };
   }
   const kernels = options.kernels ?? Object.keys(loaded.config.tune).sort();
   if (kernels.length === 0) {
-    diagnostics.push(makeDiagnostic("tune_unavailable", "the config has no `tune` section: nothing to measure", configFile, { hint: 'add e.g. "tune": {"MyKernel": {"calls": [{"name": "small", "inputs": {"xT": {"shape": [4096], "dtype": "float32"}}}]}} to kernelc.config.json' }));
+    diagnostics.push(
+      makeDiagnostic("tune_unavailable", "the config has no `tune` section: nothing to measure", configFile, {
+        hint: 'add e.g. "tune": {"MyKernel": {"calls": [{"name": "small", "inputs": {"xT": {"shape": [4096], "dtype": "float32"}}}]}} to kernelc.config.json',
+      }),
+    );
     return { tune, diagnostics, warnings };
   }
   const requiredLimits = requiredLimitsFor(profile) as Record<string, number>;
   const mismatch = compareWithAdapter(options.adapter, { requiredLimits, requiredFeatures: profile.features } as unknown as Manifest);
   if (mismatch.limits.length > 0 || mismatch.features.length > 0) {
-    const lacks = [...mismatch.limits.map((l) => `${l.name} (needs ${l.asked}, has ${l.has ?? "none"})`), ...mismatch.features.map((f) => `feature ${f}`)];
-    diagnostics.push(makeDiagnostic("tune_unavailable", `this adapter (${options.adapter.info.description || options.adapter.info.vendor}) cannot run profile ${profile.name}: it lacks ${lacks.join(", ")}`, undefined, { hint: "tune a profile this adapter can run (see `kernelc profiles`), on the device class the profile is for" }));
+    const lacks = [
+      ...mismatch.limits.map((l) => `${l.name} (needs ${l.asked}, has ${l.has ?? "none"})`),
+      ...mismatch.features.map((f) => `feature ${f}`),
+    ];
+    diagnostics.push(
+      makeDiagnostic(
+        "tune_unavailable",
+        `this adapter (${options.adapter.info.description || options.adapter.info.vendor}) cannot run profile ${profile.name}: it lacks ${lacks.join(", ")}`,
+        undefined,
+        { hint: "tune a profile this adapter can run (see `kernelc profiles`), on the device class the profile is for" },
+      ),
+    );
     return { tune, diagnostics, warnings };
   }
   const features = [...profile.features, ...(options.adapter.features.has("timestamp-query") ? ["timestamp-query"] : [])];
-  const device = await options.adapter.requestDevice({ label: `kernelc tune ${profile.name}`, requiredFeatures: features as GPUFeatureName[], requiredLimits });
+  const device = await options.adapter.requestDevice({
+    label: `kernelc tune ${profile.name}`,
+    requiredFeatures: features as GPUFeatureName[],
+    requiredLimits,
+  });
   const querySet = features.includes("timestamp-query") ? device.createQuerySet({ type: "timestamp", count: 2 * 64 }) : undefined;
   if (!querySet) warnings.push("the adapter has no timestamp-query feature: timing with the wall clock (less precise for short kernels)");
   const info = options.adapter.info;
@@ -254,10 +293,24 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
     for (const kernel of kernels) {
       const section = Object.hasOwn(loaded.config.tune, kernel) ? loaded.config.tune[kernel]! : undefined;
       if (!section) {
-        diagnostics.push(makeDiagnostic("tune_unavailable", `the config's \`tune\` section has no entry for kernel \`${kernel}\``, configFile, { hint: `add "tune": {"${kernel}": {"calls": [...]}}` }));
+        diagnostics.push(
+          makeDiagnostic("tune_unavailable", `the config's \`tune\` section has no entry for kernel \`${kernel}\``, configFile, {
+            hint: `add "tune": {"${kernel}": {"calls": [...]}}`,
+          }),
+        );
         continue;
       }
-      const record = await tuneKernel(loaded, profile, kernel, section.calls, section.tunables, { device, querySet, repeats, cache, adapterText, progress, onMeasured: options.onMeasured, diagnostics, warnings });
+      const record = await tuneKernel(loaded, profile, kernel, section.calls, section.tunables, {
+        device,
+        querySet,
+        repeats,
+        cache,
+        adapterText,
+        progress,
+        onMeasured: options.onMeasured,
+        diagnostics,
+        warnings,
+      });
       if (!record) continue;
       tune.profiles[profile.name] ??= {};
       tune.profiles[profile.name]![kernel] = {
@@ -272,7 +325,9 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
           calls: record.calls,
           candidates: record.candidates,
           winner: record.winner,
-          ...(record.runnerUp ? { runnerUp: record.runnerUp, margin: Number((record.runnerUp.score / Math.max(record.winner.score, 1e-12)).toFixed(4)) } : {}),
+          ...(record.runnerUp
+            ? { runnerUp: record.runnerUp, margin: Number((record.runnerUp.score / Math.max(record.winner.score, 1e-12)).toFixed(4)) }
+            : {}),
         },
       };
     }
@@ -311,7 +366,11 @@ async function tuneKernel(
   for (const call of rawCalls) {
     const r = resolveDataFiles(loaded.root, call);
     if (typeof r === "string") {
-      ctx.diagnostics.push(makeDiagnostic("tune_call_invalid", `tune call \`${call.name}\` of ${kernel}: ${r}`, configFile, { hint: 'name a JSON file inside the project holding an array of numbers, e.g. {"file": "tune-data/layout.json"}' }));
+      ctx.diagnostics.push(
+        makeDiagnostic("tune_call_invalid", `tune call \`${call.name}\` of ${kernel}: ${r}`, configFile, {
+          hint: 'name a JSON file inside the project holding an array of numbers, e.g. {"file": "tune-data/layout.json"}',
+        }),
+      );
       return undefined;
     }
     resolved.push(r);
@@ -322,17 +381,35 @@ async function tuneKernel(
   const baseKernel = base.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel);
   if (base.diagnostics.some((d) => d.severity === "error") || !baseKernel) {
     ctx.diagnostics.push(...base.diagnostics.filter((d) => d.severity === "error"));
-    if (!baseKernel) ctx.diagnostics.push(makeDiagnostic("tune_unavailable", `no kernel named \`${kernel}\` was built for profile ${profile.name}`, configFile));
+    if (!baseKernel)
+      ctx.diagnostics.push(
+        makeDiagnostic("tune_unavailable", `no kernel named \`${kernel}\` was built for profile ${profile.name}`, configFile),
+      );
     return undefined;
   }
   const spec = baseKernel.model.kernel.spec;
-  const configPins = new Set([...Object.keys(pick(loaded.config.tunables, "*", kernel)), ...Object.keys(pick(loaded.config.tunables, profile.name, kernel))]);
+  const configPins = new Set([
+    ...Object.keys(pick(loaded.config.tunables, "*", kernel)),
+    ...Object.keys(pick(loaded.config.tunables, profile.name, kernel)),
+  ]);
   for (const name of Object.keys(override ?? {})) {
-    if (!spec.tunables.some((t) => t.name === name)) ctx.diagnostics.push(makeDiagnostic("tune_call_invalid", `tune.${kernel}.tunables names \`${name}\`, which is not a tunable of ${kernel}`, configFile, { hint: `tunables of ${kernel}: ${spec.tunables.map((t) => t.name).join(", ") || "none"}` }));
+    if (!spec.tunables.some((t) => t.name === name))
+      ctx.diagnostics.push(
+        makeDiagnostic("tune_call_invalid", `tune.${kernel}.tunables names \`${name}\`, which is not a tunable of ${kernel}`, configFile, {
+          hint: `tunables of ${kernel}: ${spec.tunables.map((t) => t.name).join(", ") || "none"}`,
+        }),
+      );
   }
   const candidates = candidatePins(spec.tunables, override, configPins);
   if (candidates.length > MAX_TUNE_CANDIDATES) {
-    ctx.diagnostics.push(makeDiagnostic("tune_unavailable", `${kernel} has ${candidates.length} candidate settings on ${profile.name}, more than ${MAX_TUNE_CANDIDATES}`, configFile, { hint: "list fewer values per tunable under tune.<kernel>.tunables" }));
+    ctx.diagnostics.push(
+      makeDiagnostic(
+        "tune_unavailable",
+        `${kernel} has ${candidates.length} candidate settings on ${profile.name}, more than ${MAX_TUNE_CANDIDATES}`,
+        configFile,
+        { hint: "list fewer values per tunable under tune.<kernel>.tunables" },
+      ),
+    );
     return undefined;
   }
   if (ctx.diagnostics.some((d) => d.severity === "error")) return undefined;
@@ -343,7 +420,16 @@ async function tuneKernel(
   for (const [i, pins] of candidates.entries()) {
     ctx.progress(`${profile.name} ${kernel}: compiling candidate ${i + 1}/${candidates.length}`);
     const byProfile = Object.hasOwn(loaded.config.tunables, profile.name) ? loaded.config.tunables[profile.name]! : {};
-    const withPins: LoadedConfig = { ...loaded, config: { ...loaded.config, tunables: { ...loaded.config.tunables, [profile.name]: { ...byProfile, [kernel]: { ...pick(loaded.config.tunables, profile.name, kernel), ...pins } } } } };
+    const withPins: LoadedConfig = {
+      ...loaded,
+      config: {
+        ...loaded.config,
+        tunables: {
+          ...loaded.config.tunables,
+          [profile.name]: { ...byProfile, [kernel]: { ...pick(loaded.config.tunables, profile.name, kernel), ...pins } },
+        },
+      },
+    };
     const result = await compile(withPins, { profiles: [profile.name] });
     const model = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel)?.model;
     if (!model || result.diagnostics.some((d) => d.severity === "error")) continue;
@@ -363,8 +449,17 @@ async function tuneKernel(
   for (const [c, call] of calls.entries()) {
     const errors = built.map((b) => b.plans[c]).filter((p): p is KernelCallError => p instanceof KernelCallError);
     if (errors.length < built.length) usable.push(c);
-    else if (errors.length > 0 && errors.every((e) => e.kind === "no_variant" || e.kind === "missing_shader")) ctx.warnings.push(`${profile.name} ${kernel}: call \`${call.name}\` left out: ${errors[0]!.message}`);
-    else if (errors.length > 0) ctx.diagnostics.push(makeDiagnostic("tune_call_invalid", `tune call \`${call.name}\` of ${kernel} cannot be planned on ${profile.name}: ${errors[0]!.message}`, configFile, { hint: "fix the call's shapes, dtypes or attributes (the same form as `kernelc explain --call`)" }));
+    else if (errors.length > 0 && errors.every((e) => e.kind === "no_variant" || e.kind === "missing_shader"))
+      ctx.warnings.push(`${profile.name} ${kernel}: call \`${call.name}\` left out: ${errors[0]!.message}`);
+    else if (errors.length > 0)
+      ctx.diagnostics.push(
+        makeDiagnostic(
+          "tune_call_invalid",
+          `tune call \`${call.name}\` of ${kernel} cannot be planned on ${profile.name}: ${errors[0]!.message}`,
+          configFile,
+          { hint: "fix the call's shapes, dtypes or attributes (the same form as `kernelc explain --call`)" },
+        ),
+      );
   }
   if (ctx.diagnostics.some((d) => d.severity === "error")) return undefined;
   const prepared = built
@@ -372,7 +467,14 @@ async function tuneKernel(
     .map((b) => ({ pins: b.pins, plans: usable.map((c) => b.plans[c] as Plan), shaders: b.shaders }));
   const usedCalls = usable.map((c) => calls[c]!);
   if (prepared.length === 0 || usedCalls.length === 0) {
-    ctx.diagnostics.push(makeDiagnostic("tune_unavailable", `no candidate setting of ${kernel} builds and plans the tune calls on ${profile.name}`, configFile, { hint: "add call shapes this profile's variants serve (see `kernelc explain`)" }));
+    ctx.diagnostics.push(
+      makeDiagnostic(
+        "tune_unavailable",
+        `no candidate setting of ${kernel} builds and plans the tune calls on ${profile.name}`,
+        configFile,
+        { hint: "add call shapes this profile's variants serve (see `kernelc explain`)" },
+      ),
+    );
     return undefined;
   }
   const perCall: number[][] = prepared.map(() => []);
@@ -392,9 +494,18 @@ async function tuneKernel(
       for (const b of Object.values(tensors)) b.destroy();
     }
   }
-  const scored: Score[] = prepared.map((p, i) => ({ pins: p.pins, ms: perCall[i]!.map((x) => Number(x.toPrecision(4))), score: Number(geomean(perCall[i]!).toPrecision(4)) }));
+  const scored: Score[] = prepared.map((p, i) => ({
+    pins: p.pins,
+    ms: perCall[i]!.map((x) => Number(x.toPrecision(4))),
+    score: Number(geomean(perCall[i]!).toPrecision(4)),
+  }));
   const order = scored.map((s, i) => [s, i] as const).sort((a, b) => a[0].score - b[0].score || a[1] - b[1]);
-  return { winner: order[0]![0], ...(order[1] ? { runnerUp: order[1][0] } : {}), candidates: prepared.length, calls: usedCalls.map((c) => c.name) };
+  return {
+    winner: order[0]![0],
+    ...(order[1] ? { runnerUp: order[1][0] } : {}),
+    candidates: prepared.length,
+    calls: usedCalls.map((c) => c.name),
+  };
 }
 
 function pick(t: LoadedConfig["config"]["tunables"], profile: string, kernel: string): Record<string, number> {
@@ -424,7 +535,12 @@ function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number):
 }
 
 /** Warms every candidate up, then times interleaved rounds; stores each median in the cache. */
-async function measure(ctx: KernelTuneContext, runnables: readonly Runnable[], tensors: Record<string, GPUBuffer>, what: string): Promise<void> {
+async function measure(
+  ctx: KernelTuneContext,
+  runnables: readonly Runnable[],
+  tensors: Record<string, GPUBuffer>,
+  what: string,
+): Promise<void> {
   const { device, querySet } = ctx;
   // Warm-up: create pipelines, then run each until 200 ms of work or 50 executions; size the batch to ~5 ms.
   const batches: number[] = [];

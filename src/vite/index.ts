@@ -41,14 +41,37 @@ export default function kernelc(options: KernelcPluginOptions = {}): Plugin {
   let again = false;
 
   const runBuild = async (): Promise<Outcome> => {
-    const result = await build({ cwd: root, ...(options.config !== undefined ? { config: options.config } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
-    if (!result.ok || !result.outDir) return { ok: false, text: formatDiagnostics(relative(result.diagnostics), relativeSources(result.sources)), diagnostics: result.diagnostics, changed: false, sources: result.sources };
+    const result = await build({
+      cwd: root,
+      ...(options.config !== undefined ? { config: options.config } : {}),
+      ...(options.profiles ? { profiles: options.profiles } : {}),
+    });
+    if (!result.ok || !result.outDir)
+      return {
+        ok: false,
+        text: formatDiagnostics(relative(result.diagnostics), relativeSources(result.sources)),
+        diagnostics: result.diagnostics,
+        changed: false,
+        sources: result.sources,
+      };
     try {
       const wrote = writeOut(result.outDir, result.files);
-      return { ok: true, text: formatDiagnostics(relative(result.diagnostics), relativeSources(result.sources)), diagnostics: result.diagnostics, changed: wrote.written.length + wrote.removed.length > 0, sources: result.sources };
+      return {
+        ok: true,
+        text: formatDiagnostics(relative(result.diagnostics), relativeSources(result.sources)),
+        diagnostics: result.diagnostics,
+        changed: wrote.written.length + wrote.removed.length > 0,
+        sources: result.sources,
+      };
     } catch (err) {
       if (!(err instanceof UserError)) throw err;
-      return { ok: false, text: formatDiagnostics(relative(err.diagnostics)), diagnostics: err.diagnostics, changed: false, sources: new Map() };
+      return {
+        ok: false,
+        text: formatDiagnostics(relative(err.diagnostics)),
+        diagnostics: err.diagnostics,
+        changed: false,
+        sources: new Map(),
+      };
     }
   };
   const relative = (diags: readonly Diagnostic[]): Diagnostic[] =>
@@ -112,9 +135,15 @@ export default function kernelc(options: KernelcPluginOptions = {}): Plugin {
       const loaded = loadConfig({ cwd: root, ...(options.config !== undefined ? { config: options.config } : {}) });
       const project = loaded.config;
       const configFile = path.resolve(root, options.config ?? "kernelc.config.json");
-      const watched = project ? [path.resolve(project.root, project.config.specs), path.resolve(project.root, project.config.templates)] : [];
+      const watched = project
+        ? [path.resolve(project.root, project.config.specs), path.resolve(project.root, project.config.templates)]
+        : [];
       devServer.watcher.add([...watched, configFile]);
-      const inside = (file: string): boolean => path.resolve(file) === configFile || watched.some((dir) => !path.relative(dir, path.resolve(file)).startsWith("..") && !path.isAbsolute(path.relative(dir, path.resolve(file))));
+      const inside = (file: string): boolean =>
+        path.resolve(file) === configFile ||
+        watched.some(
+          (dir) => !path.relative(dir, path.resolve(file)).startsWith("..") && !path.isAbsolute(path.relative(dir, path.resolve(file))),
+        );
       devServer.watcher.on("all", (_event: string, file: string) => {
         if (inside(file)) void rebuild().then(report);
       });
@@ -138,8 +167,16 @@ export default function kernelc(options: KernelcPluginOptions = {}): Plugin {
 export { kernelc };
 
 /** Vite's error-overlay payload for a failed build: every diagnostic, and the first error's file, line and column. */
-function overlayError(outcome: Outcome, root: string): { message: string; stack: string; plugin: string; id?: string; loc?: { file: string; line: number; column: number } } {
-  const rows = JSON.parse(renderJson(outcome.diagnostics.filter((d) => d.severity === "error"), (f) => outcome.sources.get(f) ?? readOrUndefined(f))) as { file: string | null; line: number | null; column: number | null }[];
+function overlayError(
+  outcome: Outcome,
+  root: string,
+): { message: string; stack: string; plugin: string; id?: string; loc?: { file: string; line: number; column: number } } {
+  const rows = JSON.parse(
+    renderJson(
+      outcome.diagnostics.filter((d) => d.severity === "error"),
+      (f) => outcome.sources.get(f) ?? readOrUndefined(f),
+    ),
+  ) as { file: string | null; line: number | null; column: number | null }[];
   const first = rows.find((r) => r.file !== null);
   const file = first?.file ? path.resolve(root, first.file) : undefined;
   return {

@@ -42,7 +42,16 @@ function previousFiles(outDir: string): Record<string, string> | undefined {
 }
 
 function refuse(outDir: string, why: string): never {
-  throw new UserError([makeDiagnostic("out_not_ours", `${outDir} was not written by kernelc: ${why}`, { file: outDir }, { hint: `kernelc writes only into a folder it wrote (one holding a ${MARKER} file): point \`out\` in kernelc.config.json at a new folder, or move your files out of this one` })]);
+  throw new UserError([
+    makeDiagnostic(
+      "out_not_ours",
+      `${outDir} was not written by kernelc: ${why}`,
+      { file: outDir },
+      {
+        hint: `kernelc writes only into a folder it wrote (one holding a ${MARKER} file): point \`out\` in kernelc.config.json at a new folder, or move your files out of this one`,
+      },
+    ),
+  ]);
 }
 
 /** Makes `outDir` hold `built` (path relative to it → text) and the marker, writing only what changed. */
@@ -54,7 +63,8 @@ export function writeOut(outDir: string, built: ReadonlyMap<string, string>): Wr
     const known = previousFiles(outDir);
     const marked = fs.existsSync(path.join(outDir, MARKER)) && fs.lstatSync(path.join(outDir, MARKER)).isFile();
     if (known) previous = known;
-    else if (!marked && fs.readdirSync(outDir).length > 0) refuse(outDir, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
+    else if (!marked && fs.readdirSync(outDir).length > 0)
+      refuse(outDir, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
   }
   const written: string[] = [];
   const hashes: Record<string, string> = {};

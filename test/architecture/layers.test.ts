@@ -49,7 +49,8 @@ function edges(): Edge[] {
         const rel = path.relative(src, p).split(path.sep);
         const text = fs.readFileSync(p, "utf8");
         // Static imports and re-exports (also spread over several lines), side-effect imports, and dynamic import().
-        const re = /(?:^|\n)\s*(?:import|export)\b[^;"']*?from\s*["'](\.{1,2}\/[^"']+)["']|(?:^|\n)\s*import\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+        const re =
+          /(?:^|\n)\s*(?:import|export)\b[^;"']*?from\s*["'](\.{1,2}\/[^"']+)["']|(?:^|\n)\s*import\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
         for (const m of text.matchAll(re)) {
           const spec = m[1] ?? m[2] ?? m[3]!;
           const line = text.slice(0, m.index + m[0].length).split("\n").length;
@@ -68,14 +69,19 @@ describe("src/ layers", () => {
   const all = edges();
 
   it("has every folder placed in a layer", () => {
-    const folders = fs.readdirSync(src, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const folders = fs
+      .readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     const loose = fs.readdirSync(src).filter((n) => n.endsWith(".ts"));
     expect(loose, "source files directly under src/ belong in a layer folder").toEqual([]);
     expect(folders.filter((f) => !COMPILER_LAYERS.includes(f) && !(f in SIDE))).toEqual([]);
   });
 
   it("imports only downward", () => {
-    const bad = all.filter((e) => e.from !== e.to && !allowed(e.from).has(e.to)).map((e) => `${e.file}:${e.line}: ${e.from} imports ${e.to}`);
+    const bad = all
+      .filter((e) => e.from !== e.to && !allowed(e.from).has(e.to))
+      .map((e) => `${e.file}:${e.line}: ${e.from} imports ${e.to}`);
     expect(bad).toEqual([]);
   });
 

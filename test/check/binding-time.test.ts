@@ -22,8 +22,22 @@ describe("binding times of the seed's derive entries", () => {
     ["hasSlotMapping", "run", ["present.slotMappingT"]],
     ["numHeads", "run", ["attrs.num_heads"]],
     // device limits and tunables are build-time, but the head size and qPerKv make it run-time
-    ["pagedAttnWgBudget", "run", ["device.limits.maxComputeWorkgroupStorageSize", "dim(shapes.keyCacheT, 3)", "attrs.num_heads", "attrs.kv_num_heads"]],
-    ["pagedAttnWg", "run", ["tunables.WORKGROUP_SIZE", "device.limits.maxComputeWorkgroupStorageSize", "dim(shapes.keyCacheT, 3)", "attrs.num_heads", "attrs.kv_num_heads"]],
+    [
+      "pagedAttnWgBudget",
+      "run",
+      ["device.limits.maxComputeWorkgroupStorageSize", "dim(shapes.keyCacheT, 3)", "attrs.num_heads", "attrs.kv_num_heads"],
+    ],
+    [
+      "pagedAttnWg",
+      "run",
+      [
+        "tunables.WORKGROUP_SIZE",
+        "device.limits.maxComputeWorkgroupStorageSize",
+        "dim(shapes.keyCacheT, 3)",
+        "attrs.num_heads",
+        "attrs.kv_num_heads",
+      ],
+    ],
     ["pagedSplitWg", "run", ["dim(shapes.keyCacheT, 3)"]],
     ["cacheVec", "run", ["dim(shapes.keyCacheT, 3)", "dtypes.T"]],
     ["aScalar", "build", ["dtypes.T"]],

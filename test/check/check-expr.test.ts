@@ -87,7 +87,8 @@ const SIG = {
   sameShape: "sameShape(a: shape, b: shape) -> bool",
   f16Ok: "f16Ok(t: dtype) -> bool",
 };
-const HAS = 'has(attrs, "name") -> bool: whether the call gives the attribute (or it has a default); has(present, "tensor"), has(device.features, "feature").';
+const HAS =
+  'has(attrs, "name") -> bool: whether the call gives the attribute (or it has a default); has(present, "tensor"), has(device.features, "feature").';
 
 describe("builtins: arity and argument errors", () => {
   it.each([
@@ -100,7 +101,13 @@ describe("builtins: arity and argument errors", () => {
     ["min(1, true)", "type_mismatch", "argument 2 of `min` must be a number, found bool", SIG.min, "true"],
     ["max()", "wrong_arity", "`max` takes at least 2 arguments, got 0", SIG.max, "max()"],
     ["max(shapes.x, 1)", "type_mismatch", "argument 1 of `max` must be a number, found shape (list<int>)", SIG.max, "shapes.x"],
-    ["min(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)", "wrong_arity", "`min` takes at least 2 arguments, got 17", SIG.min, "min(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)"],
+    [
+      "min(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)",
+      "wrong_arity",
+      "`min` takes at least 2 arguments, got 17",
+      SIG.min,
+      "min(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)",
+    ],
     ["floor()", "wrong_arity", "`floor` takes 1 argument, got 0", SIG.floor, "floor()"],
     ["floor(1, 2)", "wrong_arity", "`floor` takes 1 argument, got 2", SIG.floor, "floor(1, 2)"],
     ["floor(true)", "type_mismatch", "argument 1 of `floor` must be a number, found bool", SIG.floor, "true"],
@@ -121,7 +128,13 @@ describe("builtins: arity and argument errors", () => {
     ['has(1, "x")', "type_mismatch", "the first argument of `has` must be `attrs`, `present` or `device.features`", HAS, "1"],
     ['has(attrs, "modee")', "unknown_attribute", "`modee` is not a declared attribute", "did you mean `mode`?", '\\"modee\\"'],
     ['has(present, "biass")', "unknown_tensor", "`biass` is not an input or output of this kernel", "did you mean `bias`?", '\\"biass\\"'],
-    ['has(device.features, "shader-f17")', "unknown_member", "`shader-f17` is not a WebGPU feature", "did you mean `shader-f16`?", '\\"shader-f17\\"'],
+    [
+      'has(device.features, "shader-f17")',
+      "unknown_member",
+      "`shader-f17` is not a WebGPU feature",
+      "did you mean `shader-f16`?",
+      '\\"shader-f17\\"',
+    ],
   ])("%s", (src, code, message, hint, at) => {
     expect(probe(src).problems).toEqual([{ code, message, hint, at }]);
   });
@@ -146,9 +159,21 @@ describe("names and namespaces", () => {
       "zzzzzz",
     ],
     ["shapes", "type_mismatch", "`shapes` is a namespace, not a value", "name one of its members, e.g. `shapes.x`", "shapes"],
-    ["device", "type_mismatch", "`device` is a namespace, not a value", "name one of its members, e.g. `device.limits.maxBufferSize`", "device"],
+    [
+      "device",
+      "type_mismatch",
+      "`device` is a namespace, not a value",
+      "name one of its members, e.g. `device.limits.maxBufferSize`",
+      "device",
+    ],
     ["dim", "not_callable", "`dim` is a function; call it", "write `dim(…)`", "dim"],
-    ["foo(1)", "unknown_function", "unknown function `foo`", "builtins: dim, min, max, floor, ceilDiv, pow2ceil, sameShape, f16Ok, has", "foo"],
+    [
+      "foo(1)",
+      "unknown_function",
+      "unknown function `foo`",
+      "builtins: dim, min, max, floor, ceilDiv, pow2ceil, sameShape, f16Ok, has",
+      "foo",
+    ],
     ["mn(1, 2)", "unknown_function", "unknown function `mn`", "did you mean `min`?", "mn"],
     ["rows(1)", "not_callable", "`rows` is a derive entry, not a function", undefined, "rows"],
     ["(1 + 2)(3)", "not_callable", "only builtin functions can be called", undefined, "(1 + 2)"],
@@ -160,11 +185,35 @@ describe("names and namespaces", () => {
     ["attrs.axs", "unknown_attribute", "`axs` is not a declared attribute", "did you mean `axis`?", "axs"],
     ["tunables.wg", "unknown_tunable", "`wg` is not a declared tunable", "did you mean `WG`?", "wg"],
     ["dtypes.U", "unknown_type_param", "`U` is not a type constraint of this kernel", "did you mean `T`?", "U"],
-    ["device.limits.maxBufferSiz", "unknown_limit", "`maxBufferSiz` is not a WebGPU limit", "did you mean `maxBufferSize`?", "maxBufferSiz"],
+    [
+      "device.limits.maxBufferSiz",
+      "unknown_limit",
+      "`maxBufferSiz` is not a WebGPU limit",
+      "did you mean `maxBufferSize`?",
+      "maxBufferSiz",
+    ],
     ["device.limitz.x", "unknown_member", "`device` has no member `limitz`", "did you mean `limits`?", "limitz"],
-    ["device.features.x", "type_mismatch", '`device.features` members are not identifiers; test a feature with `has(device.features, "name")`', undefined, "device.features.x"],
-    ["ranks.x.y", "unknown_member", "an int value has no member `y`", "only namespaces (shapes, attrs, device.limits, …) have members", "y"],
-    ["rows.size", "unknown_member", "an int value has no member `size`", "only namespaces (shapes, attrs, device.limits, …) have members", "size"],
+    [
+      "device.features.x",
+      "type_mismatch",
+      '`device.features` members are not identifiers; test a feature with `has(device.features, "name")`',
+      undefined,
+      "device.features.x",
+    ],
+    [
+      "ranks.x.y",
+      "unknown_member",
+      "an int value has no member `y`",
+      "only namespaces (shapes, attrs, device.limits, …) have members",
+      "y",
+    ],
+    [
+      "rows.size",
+      "unknown_member",
+      "an int value has no member `size`",
+      "only namespaces (shapes, attrs, device.limits, …) have members",
+      "size",
+    ],
   ])("%s", (src, code, message, hint, at) => {
     expect(probe(src).problems).toEqual([{ code, message, hint, at }]);
   });
@@ -178,7 +227,12 @@ describe("names and namespaces", () => {
     ["present.valueOf", "valueOf", "present"],
   ])("%s is forbidden", (src, member, ns) => {
     expect(probe(src).problems).toEqual([
-      { code: "forbidden_member", message: `\`${member}\` is not a member of \`${ns}\``, hint: `members of \`${ns}\` are only the names the spec declares`, at: member },
+      {
+        code: "forbidden_member",
+        message: `\`${member}\` is not a member of \`${ns}\``,
+        hint: `members of \`${ns}\` are only the names the spec declares`,
+        at: member,
+      },
     ]);
   });
 });
@@ -197,8 +251,18 @@ describe("type mismatches", () => {
     ["tensorDtypes.x != 1", "cannot compare dtype with int", undefined, "tensorDtypes.x != 1"],
     ["flag and 1", "`and` needs bool operands, found int", "compare explicitly, e.g. `x > 0`", "1"],
     ["1 or flag", "`or` needs bool operands, found int", "compare explicitly, e.g. `x > 0`", "1"],
-    ["1 if flag else true", "the branches of the conditional have different types: int and bool", "make both branches the same type", "1 if flag else true"],
-    ['shapes.x if flag else "s"', "the branches of the conditional have different types: shape (list<int>) and string", "make both branches the same type", 'shapes.x if flag else \\"s\\"'],
+    [
+      "1 if flag else true",
+      "the branches of the conditional have different types: int and bool",
+      "make both branches the same type",
+      "1 if flag else true",
+    ],
+    [
+      'shapes.x if flag else "s"',
+      "the branches of the conditional have different types: shape (list<int>) and string",
+      "make both branches the same type",
+      'shapes.x if flag else \\"s\\"',
+    ],
     ["[1, true]", "list items have different types: int and bool", undefined, "true"],
   ])("%s", (src, message, hint, at) => {
     expect(probe(src).problems).toEqual([{ code: "type_mismatch", message, hint, at }]);
@@ -206,7 +270,9 @@ describe("type mismatches", () => {
 
   it("a non-bool condition is reported, the conditional keeps its branches' type", () => {
     const r = probe("1 if 2 else 3");
-    expect(r.problems).toEqual([{ code: "type_mismatch", message: "the condition after `if` must be a bool, found int", hint: undefined, at: "2" }]);
+    expect(r.problems).toEqual([
+      { code: "type_mismatch", message: "the condition after `if` must be a bool, found int", hint: undefined, at: "2" },
+    ]);
     expect(r.type).toBe("int");
   });
 

@@ -24,7 +24,11 @@ function problems(spec: unknown, templatesDir?: string): Array<Found & { pointer
   const r = checkSpecObject(spec, templatesDir);
   return r.diagnostics
     .filter((d) => d.code !== "shader_missing")
-    .map((d) => ({ ...found(d, r.text), pointer: d.location?.pointer, notes: d.notes.map((n) => `${n.message} @ ${n.location?.pointer}`) }));
+    .map((d) => ({
+      ...found(d, r.text),
+      pointer: d.location?.pointer,
+      notes: d.notes.map((n) => `${n.message} @ ${n.location?.pointer}`),
+    }));
 }
 
 describe("derive cycles", () => {
@@ -125,7 +129,9 @@ describe("overrides", () => {
     s.derive = { a: "1" };
     s.variants[0].derive = { a: "2" };
     s.variants[0].passes[0].derive = { a: "false" };
-    expect(problems(s).map((p) => [p.code, p.pointer, p.notes])).toEqual([["type_mismatch", "/variants/0/passes/0/derive/a", ["`a` is declared here @ /variants/0/derive/a"]]]);
+    expect(problems(s).map((p) => [p.code, p.pointer, p.notes])).toEqual([
+      ["type_mismatch", "/variants/0/passes/0/derive/a", ["`a` is declared here @ /variants/0/derive/a"]],
+    ]);
   });
 });
 
@@ -143,8 +149,22 @@ describe("unused derive entries and tunables", () => {
     s.variants[0].passes[0].bindings = [{ arg: "x", name: "xs", elementType: "$viaBinding" }];
     const dir = withTemplate("{{ used }} {{ tunables.WG }}\n");
     expect(problems(s, dir)).toEqual([
-      { code: "unused_derive", message: "derive entry `unused` is never read by an expression, a binding or a template", hint: "remove it, or use it", at: '"unused"', pointer: "/derive/unused", notes: [] },
-      { code: "unused_tunable", message: "tunable `UNUSED` is never read", hint: "remove it, or read it as `tunables.UNUSED`", at: '"UNUSED"', pointer: "/tunables/UNUSED", notes: [] },
+      {
+        code: "unused_derive",
+        message: "derive entry `unused` is never read by an expression, a binding or a template",
+        hint: "remove it, or use it",
+        at: '"unused"',
+        pointer: "/derive/unused",
+        notes: [],
+      },
+      {
+        code: "unused_tunable",
+        message: "tunable `UNUSED` is never read",
+        hint: "remove it, or read it as `tunables.UNUSED`",
+        at: '"UNUSED"',
+        pointer: "/tunables/UNUSED",
+        notes: [],
+      },
     ]);
   });
 
@@ -168,7 +188,9 @@ describe("conditions and positions", () => {
   it("a `when` that is not bool", () => {
     const s = base();
     s.when = ["dim(shapes.x, 0)"];
-    expect(problems(s).map((p) => [p.code, p.message, p.at])).toEqual([["condition_not_bool", "a `when` condition must be a bool, found int", "dim(shapes.x, 0)"]]);
+    expect(problems(s).map((p) => [p.code, p.message, p.at])).toEqual([
+      ["condition_not_bool", "a `when` condition must be a bool, found int", "dim(shapes.x, 0)"],
+    ]);
   });
 
   it("a dispatch size that is not an int", () => {
@@ -180,7 +202,9 @@ describe("conditions and positions", () => {
   it("an output shape that is not a shape", () => {
     const s = base();
     s.outputs = { y: { onnx: "Y", dtype: "T", shape: "dim(shapes.x, 0)" } };
-    expect(problems(s).map((p) => [p.code, p.message])).toEqual([["type_mismatch", "the shape of output `y` must be a shape (list<int>), found int"]]);
+    expect(problems(s).map((p) => [p.code, p.message])).toEqual([
+      ["type_mismatch", "the shape of output `y` must be a shape (list<int>), found int"],
+    ]);
   });
 });
 
@@ -190,12 +214,17 @@ describe("overrides are late-bound", () => {
     const { evaluate } = await import("../../src/lang/evaluate.js");
     const s = base();
     s.derive = { wg: "64", bytes: "wg * 4" };
-    s.variants.push({ id: "big", derive: { wg: "128" }, passes: [{ id: "p", name: "P", shader: "probe.wgsl.jinja", bindings: [], dispatch: { x: "bytes" } }] });
+    s.variants.push({
+      id: "big",
+      derive: { wg: "128" },
+      passes: [{ id: "p", name: "P", shader: "probe.wgsl.jinja", bindings: [], dispatch: { x: "bytes" } }],
+    });
     s.variants[0].passes[0].dispatch.x = "bytes";
     const kernel = checkSpecObject(s).kernel!;
     const valueIn = (variantIndex: number, name: string) => {
       const env = deriveEnv(kernel, kernel.variants[variantIndex]);
-      const derive = (n: string): unknown => evaluate(env.get(n)!.expr.texpr, { leaf: () => 0, dim: () => 0, hasAttr: () => false, derive: derive as never });
+      const derive = (n: string): unknown =>
+        evaluate(env.get(n)!.expr.texpr, { leaf: () => 0, dim: () => 0, hasAttr: () => false, derive: derive as never });
       return derive(name);
     };
     expect(valueIn(0, "bytes")).toBe(256);

@@ -41,7 +41,11 @@ describe("derive chains", () => {
     const l = lint(root);
     expect(codes(l.diagnostics)).toEqual(["derive_too_deep"]);
     const d = l.diagnostics[0];
-    expect(d.message).toMatch(new RegExp(`evaluating \`c0\` nests 1399 levels deep through a chain of 700 derive entries .*the limit is ${MAX_DERIVE_NESTING} levels`));
+    expect(d.message).toMatch(
+      new RegExp(
+        `evaluating \`c0\` nests 1399 levels deep through a chain of 700 derive entries .*the limit is ${MAX_DERIVE_NESTING} levels`,
+      ),
+    );
     expect(d.location?.pointer).toBe("/derive/c0");
     const built = await compile(loadConfig(root));
     expect(codes(built.diagnostics)).toEqual(["derive_too_deep"]);
@@ -63,7 +67,11 @@ describe("derive chains", () => {
     const built = await compile(loadConfig(root));
     expect(codes(built.diagnostics)).toEqual([]);
     const mod = await importDispatcher(built.files.get("core/dispatcher.ts")!);
-    const plan = (mod.planners as Record<string, (c: unknown) => Plan>).Axpby({ inputs: { xT: { shape: [8], dtype: "float32" } }, outputs: { yT: { shape: [8], dtype: "float32" } }, attrs: {} });
+    const plan = (mod.planners as Record<string, (c: unknown) => Plan>).Axpby({
+      inputs: { xT: { shape: [8], dtype: "float32" } },
+      outputs: { yT: { shape: [8], dtype: "float32" } },
+      attrs: {},
+    });
     expect(plan.variant).toBe("vec4_f32");
   });
 
@@ -76,7 +84,9 @@ describe("derive chains", () => {
     });
     const l = lint(root);
     expect(codes(l.diagnostics)).toContain("derive_cycle");
-    expect(l.diagnostics.find((d) => d.code === "derive_cycle")?.message).toMatch(/^derive entries depend on each other in a cycle: k0 -> k1 -> .* -> k899 -> k0$/);
+    expect(l.diagnostics.find((d) => d.code === "derive_cycle")?.message).toMatch(
+      /^derive entries depend on each other in a cycle: k0 -> k1 -> .* -> k899 -> k0$/,
+    );
   });
 });
 
@@ -84,7 +94,9 @@ describe("non-finite constants", () => {
   test("`1e300 * 1e300` in a when is reported by lint at the sub-expression; the build stops there too", async () => {
     const root = axpbyProject({ spec: (s) => s.when.push("1e300 * 1e300 > 0") });
     const l = lint(root);
-    expect(l.diagnostics.map((d) => [d.code, d.message, d.location?.pointer])).toEqual([["non_finite_value", "`1e300 * 1e300` evaluates to Infinity: kernelc works with finite numbers only", "/when/1"]]);
+    expect(l.diagnostics.map((d) => [d.code, d.message, d.location?.pointer])).toEqual([
+      ["non_finite_value", "`1e300 * 1e300` evaluates to Infinity: kernelc works with finite numbers only", "/when/1"],
+    ]);
     const text = fs.readFileSync(path.join(root, "specs/Axpby.json"), "utf8");
     const span = l.diagnostics[0].location!.span!;
     expect(text.slice(span.start, span.end)).toBe("1e300 * 1e300");
@@ -100,7 +112,9 @@ describe("non-finite constants", () => {
         s.when.push("inf > 0", "nan > 0", "huge * 1e10 > 0", "huge * 1e-10 > 0");
       },
     });
-    const found = lint(root).diagnostics.filter((d) => d.code === "non_finite_value").map((d) => [d.location?.pointer, d.message.split(":")[0]]);
+    const found = lint(root)
+      .diagnostics.filter((d) => d.code === "non_finite_value")
+      .map((d) => [d.location?.pointer, d.message.split(":")[0]]);
     expect(found).toEqual([
       ["/derive/inf", "`huge * huge` evaluates to Infinity"],
       ["/derive/nan", "`inf - inf` evaluates to NaN"],
@@ -114,7 +128,9 @@ describe("non-finite constants", () => {
     const built = await compile(loadConfig(root));
     expect(codes(built.diagnostics)).toEqual(["non_finite_value"]);
     const d = built.diagnostics[0];
-    expect(d.message).toBe("`tunables.WG * 1e300 * 1e300` evaluates to Infinity on profile core (T=float32, WG=256): kernelc works with finite numbers only");
+    expect(d.message).toBe(
+      "`tunables.WG * 1e300 * 1e300` evaluates to Infinity on profile core (T=float32, WG=256): kernelc works with finite numbers only",
+    );
     expect(d.location?.pointer).toBe("/when/1");
   });
 
@@ -144,28 +160,44 @@ describe("names that are Object.prototype members are plain names", () => {
     spec.derive.toLocaleString = "n + 0";
     spec.when.push("toLocaleString >= 0");
     fs.writeFileSync(file, JSON.stringify(spec, null, 2));
-    fs.writeFileSync(path.join(root, "kernelc.config.json"), JSON.stringify({ profiles: ["core"], tunables: { "*": { [kernel]: { hasOwnProperty: 64 } } }, instances: { [kernel]: [{ name: "eight", values: { "dim(shapes.toString, 0)": 8 } }] } }));
+    fs.writeFileSync(
+      path.join(root, "kernelc.config.json"),
+      JSON.stringify({
+        profiles: ["core"],
+        tunables: { "*": { [kernel]: { hasOwnProperty: 64 } } },
+        instances: { [kernel]: [{ name: "eight", values: { "dim(shapes.toString, 0)": 8 } }] },
+      }),
+    );
     return root;
   }
 
-  test.each(["constructor", "toString"])("kernel %s with a tensor toString, attribute valueOf, tunable hasOwnProperty, dtype isPrototypeOf, derive toLocaleString", async (kernel) => {
-    const root = renamed(kernel);
-    expect(lint(root).diagnostics).toEqual([]);
-    const built = await compile(loadConfig(root));
-    expect(codes(built.diagnostics)).toEqual([]);
-    expect(JSON.parse(built.files.get("core/manifest.json")!).kernels).toHaveProperty([kernel]);
-    const mod = await importDispatcher(built.files.get("core/dispatcher.ts")!);
-    const planners = mod.planners as Record<string, (c: unknown) => Plan>;
-    expect(Object.hasOwn(planners, kernel)).toBe(true);
-    const plan = planners[kernel]({ inputs: { toString: { shape: [8], dtype: "float32" } }, outputs: { yT: { shape: [8], dtype: "float32" } }, attrs: { valueOf: 2 } });
-    expect(plan.variant).toBe("vec4_f32");
-    const params = plan.passes[0].bindings.find((b) => b.name === "params")!.resource as { bytes: Uint8Array };
-    expect(new Float32Array(params.bytes.buffer.slice(params.bytes.byteOffset + 4, params.bytes.byteOffset + 8))[0]).toBe(2);
-  });
+  test.each(["constructor", "toString"])(
+    "kernel %s with a tensor toString, attribute valueOf, tunable hasOwnProperty, dtype isPrototypeOf, derive toLocaleString",
+    async (kernel) => {
+      const root = renamed(kernel);
+      expect(lint(root).diagnostics).toEqual([]);
+      const built = await compile(loadConfig(root));
+      expect(codes(built.diagnostics)).toEqual([]);
+      expect(JSON.parse(built.files.get("core/manifest.json")!).kernels).toHaveProperty([kernel]);
+      const mod = await importDispatcher(built.files.get("core/dispatcher.ts")!);
+      const planners = mod.planners as Record<string, (c: unknown) => Plan>;
+      expect(Object.hasOwn(planners, kernel)).toBe(true);
+      const plan = planners[kernel]({
+        inputs: { toString: { shape: [8], dtype: "float32" } },
+        outputs: { yT: { shape: [8], dtype: "float32" } },
+        attrs: { valueOf: 2 },
+      });
+      expect(plan.variant).toBe("vec4_f32");
+      const params = plan.passes[0].bindings.find((b) => b.name === "params")!.resource as { bytes: Uint8Array };
+      expect(new Float32Array(params.bytes.buffer.slice(params.bytes.byteOffset + 4, params.bytes.byteOffset + 8))[0]).toBe(2);
+    },
+  );
 
   test("`__proto__` as a kernel name is refused with a clear error", () => {
     const root = axpbyProject({ spec: (s) => (s.name = "__proto__") });
-    expect(lint(root).diagnostics.map((d) => [d.code, d.message, d.location?.pointer])).toEqual([["json_forbidden_key", "`__proto__` is not allowed as a name: it names a JavaScript object internal", "/name"]]);
+    expect(lint(root).diagnostics.map((d) => [d.code, d.message, d.location?.pointer])).toEqual([
+      ["json_forbidden_key", "`__proto__` is not allowed as a name: it names a JavaScript object internal", "/name"],
+    ]);
   });
 
   test("an undeclared Object.prototype member is still refused as a member", () => {
@@ -199,7 +231,11 @@ describe("the candidate cap", () => {
   });
 
   test("pins and maxCandidates in the config decide", async () => {
-    const pinned = await compile(loadConfig(axpbyProject({ spec: fiveTunables, config: { profiles: ["core"], tunables: { "*": { Axpby: { T0: 1, T1: 1, T2: 1, T3: 1 } } } } })));
+    const pinned = await compile(
+      loadConfig(
+        axpbyProject({ spec: fiveTunables, config: { profiles: ["core"], tunables: { "*": { Axpby: { T0: 1, T1: 1, T2: 1, T3: 1 } } } } }),
+      ),
+    );
     expect(codes(pinned.diagnostics)).toEqual([]);
     const tight = await compile(loadConfig(axpbyProject({ config: { profiles: ["core"], maxCandidates: 8 } })));
     expect(tight.diagnostics.find((d) => d.code === "too_many_candidates")?.message).toContain("2 × 2 × 4 = 16, more than the limit of 8");
@@ -214,7 +250,10 @@ describe("the candidate cap", () => {
 
 describe("values printed into WGSL", () => {
   test("a spec string with a newline and punctuation that a template reads is a lint error at the literal", () => {
-    const root = axpbyProject({ spec: (s) => (s.derive.evil = '"f32;\\nfn evil() {}\\n//" if isF16 else "f32"'), appendTemplate: "// {{ evil }}\n" });
+    const root = axpbyProject({
+      spec: (s) => (s.derive.evil = '"f32;\\nfn evil() {}\\n//" if isF16 else "f32"'),
+      appendTemplate: "// {{ evil }}\n",
+    });
     const l = lint(root);
     expect(l.diagnostics.map((d) => [d.code, d.location?.pointer])).toEqual([["wgsl_value_invalid", "/derive/evil"]]);
     const text = fs.readFileSync(path.join(root, "specs/Axpby.json"), "utf8");
@@ -223,7 +262,10 @@ describe("values printed into WGSL", () => {
   });
 
   test("identifiers and WGSL type names are fine; strings compared but not read are not checked", () => {
-    const root = axpbyProject({ spec: (s) => (s.derive.ty = '"array<vec4<f16>, 8>" if dtypes.T == "a b" else "f32"'), appendTemplate: "// {{ ty }}\n" });
+    const root = axpbyProject({
+      spec: (s) => (s.derive.ty = '"array<vec4<f16>, 8>" if dtypes.T == "a b" else "f32"'),
+      appendTemplate: "// {{ ty }}\n",
+    });
     expect(lint(root).diagnostics).toEqual([]);
   });
 

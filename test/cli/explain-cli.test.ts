@@ -30,12 +30,16 @@ describe("kernelc explain: the ordered fallback over tunable values", () => {
       ].join("\n"),
     );
     expect(skipped).not.toMatch(/: built\b/);
-    expect(r.stdout.slice(0, r.stdout.indexOf("candidates for T=float32; WG=64"))).toMatch(/EMITTED scalar_f32 \(priority 0\)\n {6}instance \(no instance\): built\n/);
+    expect(r.stdout.slice(0, r.stdout.indexOf("candidates for T=float32; WG=64"))).toMatch(
+      /EMITTED scalar_f32 \(priority 0\)\n {6}instance \(no instance\): built\n/,
+    );
   });
 
   it("--format json gives the same statuses as data", async () => {
     const r = await run(["explain", "Axpby", "--profile", "compat", "--format", "json"], FIXTURE);
-    const data = JSON.parse(r.stdout) as { candidates: { tunables: { WG: number }; dtypes: { T: string }; variant: string; status: string; instances: { status: string }[] }[] };
+    const data = JSON.parse(r.stdout) as {
+      candidates: { tunables: { WG: number }; dtypes: { T: string }; variant: string; status: string; instances: { status: string }[] }[];
+    };
     const wg64 = data.candidates.filter((c) => c.dtypes.T === "float32" && c.tunables.WG === 64 && c.status !== "pruned");
     expect(wg64.map((c) => [c.variant, c.status, c.instances.map((i) => i.status)])).toEqual([
       ["vec4_f32", "not-dispatched", ["skipped"]],
@@ -58,7 +62,7 @@ describe("kernelc explain --call: the call file is read with the located JSON re
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
       [
-        "error[json_syntax]: expected `,` or `}` after an object member, found `\"`",
+        'error[json_syntax]: expected `,` or `}` after an object member, found `"`',
         `  --> ${file}:3:29 (/inputs/xT)`,
         "    |",
         '  3 |     "xT": { "shape": [4096] "dtype": "float32" }',
@@ -80,7 +84,13 @@ describe("kernelc explain --call: the call file is read with the located JSON re
   });
 
   it("a well-formed call picks a variant", async () => {
-    const file = callFile(JSON.stringify({ inputs: { xT: { shape: [4096], dtype: "float32" } }, outputs: { yT: { shape: [4096], dtype: "float32" } }, attrs: {} }));
+    const file = callFile(
+      JSON.stringify({
+        inputs: { xT: { shape: [4096], dtype: "float32" } },
+        outputs: { yT: { shape: [4096], dtype: "float32" } },
+        attrs: {},
+      }),
+    );
     const r = await run(["explain", "Axpby", "--profile", "desktop-64k", "--call", file], FIXTURE);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("call of Axpby on profile desktop-64k:\n  picked vec4_f32\n");

@@ -34,7 +34,9 @@ describe("kernelc init", () => {
     const dir = tmp();
     const r = await run(["init", "proj"], dir);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain("created proj/kernelc.config.json, proj/specs/Axpby.json, proj/templates/axpby.wgsl.jinja, proj/calls/axpby.json");
+    expect(r.stderr).toContain(
+      "created proj/kernelc.config.json, proj/specs/Axpby.json, proj/templates/axpby.wgsl.jinja, proj/calls/axpby.json",
+    );
     const proj = path.join(dir, "proj");
     for (const [rel, text] of INIT_FILES) expect(fs.readFileSync(path.join(proj, rel), "utf8")).toBe(text);
     for (const rel of ["kernelc.config.json", "specs/Axpby.json", "calls/axpby.json"]) {

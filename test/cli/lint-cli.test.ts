@@ -106,7 +106,10 @@ describe("kernelc lint (in-process)", () => {
     clean.derive = { rows: "dim(shapes.x, 0)" };
     clean.variants[0].passes[0].dispatch.x = "rows";
     fs.writeFileSync(path.join(dir, "specs/broken.json"), JSON.stringify(clean));
-    fs.writeFileSync(path.join(dir, "templates/k.wgsl.jinja"), "{{ env.wgsl.resourceDeclarations }}\n@compute @workgroup_size(1)\nfn main() {}\n");
+    fs.writeFileSync(
+      path.join(dir, "templates/k.wgsl.jinja"),
+      "{{ env.wgsl.resourceDeclarations }}\n@compute @workgroup_size(1)\nfn main() {}\n",
+    );
     const r = await run(["lint", "--format", "json"], dir);
     expect(r).toEqual({ code: 0, stdout: "[]\n", stderr: "" });
     const text = await run(["lint"], dir);
@@ -130,7 +133,8 @@ describe("kernelc lint (in-process)", () => {
   it("--format github on the seed: one ::warning line per diagnostic", async () => {
     const r = await run(["lint", "specs", "--format", "github"]);
     expect(r.code).toBe(0);
-    for (const l of r.stdout.split("\n").filter(Boolean)) expect(l).toMatch(/^::warning file=specs\/\w+\.json,line=\d+,col=\d+,.*::.*%0Ahint: /);
+    for (const l of r.stdout.split("\n").filter(Boolean))
+      expect(l).toMatch(/^::warning file=specs\/\w+\.json,line=\d+,col=\d+,.*::.*%0Ahint: /);
   });
 
   it("a missing path is a user error (exit 1)", async () => {
@@ -176,7 +180,11 @@ describe("bin/kernelc.js (smoke test)", () => {
     fs.copyFileSync(path.join(root, "package.json"), path.join(install, "package.json"));
     fs.symlinkSync(path.join(root, "schema"), path.join(install, "schema"));
     fs.symlinkSync(path.join(root, "node_modules"), path.join(install, "node_modules"));
-    const tsc = spawnSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--outDir", path.join(install, "dist")], { cwd: root, encoding: "utf8" });
+    const tsc = spawnSync(
+      process.execPath,
+      [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--outDir", path.join(install, "dist")],
+      { cwd: root, encoding: "utf8" },
+    );
     expect(tsc.status, `tsc failed:\n${tsc.stdout}${tsc.stderr}`).toBe(0);
     bin = path.join(install, "bin/kernelc.js");
     expect(fs.existsSync(path.join(install, "dist/cli/main.js"))).toBe(true);

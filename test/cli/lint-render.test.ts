@@ -29,11 +29,24 @@ const SPEC = {
   bindings: {
     x: { arg: "xT", elementType: "f32" },
     y: { arg: "yT", elementType: "f32" },
-    params: { struct: [{ name: "n", type: "u32", value: "n" }, { name: "alpha", type: "f32", value: "attrs.alpha" }] },
+    params: {
+      struct: [
+        { name: "n", type: "u32", value: "n" },
+        { name: "alpha", type: "f32", value: "attrs.alpha" },
+      ],
+    },
   },
   variants: [
-    { id: "wide", priority: 1, when: ["wide"], passes: [{ id: "main", name: "Scale", shader: "scale.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "groups" } }] },
-    { id: "narrow", passes: [{ id: "main", name: "Scale", shader: "scale.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "groups" } }] },
+    {
+      id: "wide",
+      priority: 1,
+      when: ["wide"],
+      passes: [{ id: "main", name: "Scale", shader: "scale.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "groups" } }],
+    },
+    {
+      id: "narrow",
+      passes: [{ id: "main", name: "Scale", shader: "scale.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "groups" } }],
+    },
   ],
 };
 
@@ -61,7 +74,10 @@ function project(edit: { template?: (t: string) => string; spec?: (s: typeof SPE
   const spec = edit.spec ? edit.spec(structuredClone(SPEC)) : SPEC;
   fs.writeFileSync(path.join(dir, "specs", "Scale.json"), JSON.stringify(spec, null, 2) + "\n");
   fs.writeFileSync(path.join(dir, "templates", "scale.wgsl.jinja"), edit.template ? edit.template(TEMPLATE) : TEMPLATE);
-  fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(edit.config ?? { profiles: ["desktop-64k", "core", "compat"] }, null, 2) + "\n");
+  fs.writeFileSync(
+    path.join(dir, "kernelc.config.json"),
+    JSON.stringify(edit.config ?? { profiles: ["desktop-64k", "core", "compat"] }, null, 2) + "\n",
+  );
   return dir;
 }
 
@@ -116,7 +132,9 @@ describe("kernelc lint renders and validates the templates", () => {
     const rows = JSON.parse(r.stdout) as { code: string; line: number; notes: { message: string }[] }[];
     expect(rows.map((d) => d.code)).toEqual(["template_error"]);
     expect(rows[0].line).toBe(4);
-    expect(rows[0].notes[0].message).toBe("in 4 profiles: desktop-64k, desktop-32k, core, compat; variant `narrow`; pass `main`; 3 instances: a, b, c");
+    expect(rows[0].notes[0].message).toBe(
+      "in 4 profiles: desktop-64k, desktop-32k, core, compat; variant `narrow`; pass `main`; 3 instances: a, b, c",
+    );
   });
 
   it("wgsl_invalid: at the template line and Tint's column, the whole token underlined, without Tint's candidate list", async () => {
@@ -140,7 +158,9 @@ describe("kernelc lint renders and validates the templates", () => {
   });
 
   it("wgsl_invalid after a substitution: Tint's column still found on the template line", async () => {
-    const dir = project({ template: (t) => t.replace("  y[i] = x[i] * params.alpha;", "  y[i] = x[i] * params.alpha + {{ tunables.WG }}u;") });
+    const dir = project({
+      template: (t) => t.replace("  y[i] = x[i] * params.alpha;", "  y[i] = x[i] * params.alpha + {{ tunables.WG }}u;"),
+    });
     const r = await run(["lint", "--format", "json"], dir);
     const rows = JSON.parse(r.stdout) as { code: string; message: string; line: number; column: number }[];
     expect(rows).toHaveLength(1);
@@ -174,9 +194,27 @@ describe("kernelc lint renders and validates the templates", () => {
     expect(unused.code).toBe(0);
     const rows = JSON.parse(unused.stdout) as { code: string; severity: string; message: string; pointer: string; line: number }[];
     expect(rows).toEqual([
-      expect.objectContaining({ code: "binding_unused", severity: "warning", pointer: "/bindings/x", line: 41, message: "binding `x` of pass `main` is declared but never used by the shader its template renders (every call still binds a buffer to it)" }),
+      expect.objectContaining({
+        code: "binding_unused",
+        severity: "warning",
+        pointer: "/bindings/x",
+        line: 41,
+        message:
+          "binding `x` of pass `main` is declared but never used by the shader its template renders (every call still binds a buffer to it)",
+      }),
     ]);
-    const undeclared = await run(["lint", "--format", "json"], project({ template: (t) => t.replace("{{ env.wgsl.resourceDeclarations }}", "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\nstruct P { n: u32, alpha: f32 }\n@group(0) @binding(2) var<uniform> parms: P;").replace(/params\./g, "parms.") }));
+    const undeclared = await run(
+      ["lint", "--format", "json"],
+      project({
+        template: (t) =>
+          t
+            .replace(
+              "{{ env.wgsl.resourceDeclarations }}",
+              "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\nstruct P { n: u32, alpha: f32 }\n@group(0) @binding(2) var<uniform> parms: P;",
+            )
+            .replace(/params\./g, "parms."),
+      }),
+    );
     const rows2 = JSON.parse(undeclared.stdout) as { code: string; message: string }[];
     expect(rows2.map((d) => d.message)).toEqual(["binding `params` of pass `main` is never declared by the shader its template renders"]);
   });

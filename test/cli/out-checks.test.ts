@@ -35,7 +35,9 @@ describe("--check and the no-op detection compare what is on disk", () => {
     expect(check.stderr).toMatch(/error\[out_unexpected\]: out\/core\/extra\.ts \(symbolic link\) is not part of the build/);
     const noop = await kernelc(["build"], root);
     expect(noop.stderr).not.toMatch(/up to date/);
-    expect(noop.stderr).toMatch(/warning\[out_unexpected\]: out\/core\/extra\.ts \(symbolic link\) was not written by kernelc; the build removed it/);
+    expect(noop.stderr).toMatch(
+      /warning\[out_unexpected\]: out\/core\/extra\.ts \(symbolic link\) was not written by kernelc; the build removed it/,
+    );
     expect(fs.existsSync(path.join(root, "out/core/extra.ts"))).toBe(false);
     expect(fs.readFileSync(target, "utf8")).toBe("parent sentinel\n");
     fs.symlinkSync("../profiles.json", path.join(root, "out/shaders/link.wgsl"));
@@ -128,8 +130,13 @@ describe("--check and the no-op detection compare what is on disk", () => {
   });
 
   it("the inputs hash records the versions of kernelc, nunjucks and the WGSL validator (webgpu) as installed", () => {
-    const version = (dir: string): string => (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version;
-    expect(hashedVersions()).toEqual({ kernelc: version(repoRoot), nunjucks: version(path.join(repoRoot, "node_modules/nunjucks")), webgpu: version(path.join(repoRoot, "node_modules/webgpu")) });
+    const version = (dir: string): string =>
+      (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version;
+    expect(hashedVersions()).toEqual({
+      kernelc: version(repoRoot),
+      nunjucks: version(path.join(repoRoot, "node_modules/nunjucks")),
+      webgpu: version(path.join(repoRoot, "node_modules/webgpu")),
+    });
   });
 
   it("out/ folders and files keep the user's umask (not mkdtemp's 0700)", async () => {
@@ -186,7 +193,9 @@ describe("partial builds replace only what they built", () => {
     const root = makeProject();
     const r = await kernelc(["build", "--profile", "core", "compat"], root);
     expect(r.code).toBe(0);
-    expect(JSON.parse(fs.readFileSync(path.join(root, "out/profiles.json"), "utf8")).profiles.map((p: { name: string }) => p.name)).toEqual(["core", "compat"]);
+    expect(JSON.parse(fs.readFileSync(path.join(root, "out/profiles.json"), "utf8")).profiles.map((p: { name: string }) => p.name)).toEqual(
+      ["core", "compat"],
+    );
   });
 
   it("a partial build refuses to keep a hand-edited file", async () => {
@@ -212,17 +221,30 @@ describe("partial builds replace only what they built", () => {
   it("build --kernel A keeps kernel B's shaders, and refuses when B's shaders changed since out/ was built", async () => {
     const root = makeProject();
     const spec = fs.readFileSync(path.join(root, "specs/Axpby.json"), "utf8");
-    fs.writeFileSync(path.join(root, "specs/Bxpby.json"), spec.replace('"name": "Axpby"', '"name": "Bxpby"').replaceAll("axpby.wgsl.jinja", "bxpby.wgsl.jinja").replaceAll("Axpby.", "Bxpby."));
-    fs.writeFileSync(path.join(root, "templates/bxpby.wgsl.jinja"), fs.readFileSync(path.join(root, "templates/axpby.wgsl.jinja"), "utf8") + "// B\n");
+    fs.writeFileSync(
+      path.join(root, "specs/Bxpby.json"),
+      spec.replace('"name": "Axpby"', '"name": "Bxpby"').replaceAll("axpby.wgsl.jinja", "bxpby.wgsl.jinja").replaceAll("Axpby.", "Bxpby."),
+    );
+    fs.writeFileSync(
+      path.join(root, "templates/bxpby.wgsl.jinja"),
+      fs.readFileSync(path.join(root, "templates/axpby.wgsl.jinja"), "utf8") + "// B\n",
+    );
     expect((await kernelc(["build"], root)).code).toBe(0);
-    const shaders = (): string[] => fs.readdirSync(path.join(root, "out/shaders")).map((f) => fs.readFileSync(path.join(root, "out/shaders", f), "utf8"));
-    const bBefore = shaders().filter((t) => t.includes("// B")).sort();
+    const shaders = (): string[] =>
+      fs.readdirSync(path.join(root, "out/shaders")).map((f) => fs.readFileSync(path.join(root, "out/shaders", f), "utf8"));
+    const bBefore = shaders()
+      .filter((t) => t.includes("// B"))
+      .sort();
     expect(bBefore.length).toBeGreaterThan(0);
     touchTemplate(root, "A changed");
     const r = await kernelc(["build", "--kernel", "Axpby"], root);
     expect(r.stderr).toMatch(/wrote out\//);
     expect(r.code).toBe(0);
-    expect(shaders().filter((t) => t.includes("// B")).sort()).toEqual(bBefore);
+    expect(
+      shaders()
+        .filter((t) => t.includes("// B"))
+        .sort(),
+    ).toEqual(bBefore);
     expect(shaders().filter((t) => t.includes("// A changed")).length).toBeGreaterThan(0);
     // The dispatchers still cover both kernels.
     expect(fs.readFileSync(path.join(root, "out/core/dispatcher.ts"), "utf8")).toMatch(/"Bxpby": plan1/);
@@ -230,7 +252,9 @@ describe("partial builds replace only what they built", () => {
     fs.appendFileSync(path.join(root, "templates/bxpby.wgsl.jinja"), "// B changed\n");
     const bad = await kernelc(["build", "--kernel", "Axpby"], root);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/error\[out_modified\]: shaders\/[0-9a-f]{16}\.wgsl, which profile \S+ needs, is not in out\/: another kernel's shaders changed/);
+    expect(bad.stderr).toMatch(
+      /error\[out_modified\]: shaders\/[0-9a-f]{16}\.wgsl, which profile \S+ needs, is not in out\/: another kernel's shaders changed/,
+    );
     expect(shaders().filter((t) => t.includes("// B changed"))).toEqual([]);
     expect((await kernelc(["build"], root)).code).toBe(0);
     expect((await kernelc(["build", "--check"], root)).code).toBe(0);

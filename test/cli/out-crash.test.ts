@@ -12,7 +12,18 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kernelc, leftovers, makeProject, removeProjects, requireDist, runKernelc, snapshot, spawnKernelc, touchTemplate, waitForFile } from "./out-project.js";
+import {
+  kernelc,
+  leftovers,
+  makeProject,
+  removeProjects,
+  requireDist,
+  runKernelc,
+  snapshot,
+  spawnKernelc,
+  touchTemplate,
+  waitForFile,
+} from "./out-project.js";
 import { rng } from "../support/rng.js";
 
 afterAll(removeProjects);
@@ -130,7 +141,10 @@ describe("the lock", () => {
     const root = makeProject();
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     const pid = Number(dead.stdout);
-    fs.writeFileSync(path.join(root, ".out.lock"), JSON.stringify({ pid, host: os.hostname(), started: "2026-01-01T00:00:00.000Z" }) + "\n");
+    fs.writeFileSync(
+      path.join(root, ".out.lock"),
+      JSON.stringify({ pid, host: os.hostname(), started: "2026-01-01T00:00:00.000Z" }) + "\n",
+    );
     const r = await kernelc(["build", "--profile", "core"], root, { KERNELC_LOCK_WAIT_MS: "300" });
     expect(r.code).toBe(0);
     expect(leftovers(root)).toEqual([]);

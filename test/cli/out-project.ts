@@ -81,17 +81,28 @@ export function leftovers(root: string): string[] {
 
 /** Fails with a clear message when dist/ (what bin/kernelc.js runs) is missing or older than src/. */
 export function requireDist(): void {
-  if (!fs.existsSync(path.join(repoRoot, "dist/cli/main.js"))) throw new Error("dist/ is missing: run `npx tsc -p tsconfig.json` before these tests");
+  if (!fs.existsSync(path.join(repoRoot, "dist/cli/main.js")))
+    throw new Error("dist/ is missing: run `npx tsc -p tsconfig.json` before these tests");
 }
 
 /** Starts `node bin/kernelc.js argv` in `cwd`. */
-export function spawnKernelc(argv: string[], cwd: string, env: Record<string, string> = {}): ChildProcess & { result: Promise<RunResult & { signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [BIN, ...argv], { cwd, env: { ...process.env, CI: "true", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function spawnKernelc(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): ChildProcess & { result: Promise<RunResult & { signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [BIN, ...argv], {
+    cwd,
+    env: { ...process.env, CI: "true", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const result = new Promise<RunResult & { signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr })));
+  const result = new Promise<RunResult & { signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr })),
+  );
   return Object.assign(child, { result });
 }
 

@@ -165,7 +165,12 @@ describe("an existing folder kernelc did not write is never replaced", () => {
     expect((await kernelc(["build", "--profile", "core"], root)).code).toBe(0);
     fs.rmSync(path.join(root, "out/.kernelc-out"));
     fs.appendFileSync(path.join(root, "out/core/dispatcher.ts"), "// my change\n");
-    await expectRefused(root, ["--force"], "out_not_ours", /not exactly the build its build-info\.json describes \(.*core\/dispatcher\.ts was changed/);
+    await expectRefused(
+      root,
+      ["--force"],
+      "out_not_ours",
+      /not exactly the build its build-info\.json describes \(.*core\/dispatcher\.ts was changed/,
+    );
   });
 
   it("a folder whose build-info.json is not kernelc's is refused", async () => {

@@ -23,7 +23,12 @@ const SPEC = {
   bindings: {
     x: { arg: "xT", elementType: "f32" },
     y: { arg: "yT", elementType: "f32" },
-    params: { struct: [{ name: "n", type: "u32", value: "n" }, { name: "alpha", type: "f32", value: "attrs.alpha" }] },
+    params: {
+      struct: [
+        { name: "n", type: "u32", value: "n" },
+        { name: "alpha", type: "f32", value: "attrs.alpha" },
+      ],
+    },
   },
   variants: [
     { id: "big", priority: 1, when: ["big"], passes: [pass("Big", "big.wgsl.jinja")] },
@@ -38,7 +43,7 @@ function project(): string {
   fs.mkdirSync(path.join(dir, "specs"));
   fs.mkdirSync(path.join(dir, "templates"));
   fs.writeFileSync(path.join(dir, "specs", "Scale.json"), JSON.stringify(SPEC, null, 2));
-  fs.writeFileSync(path.join(dir, "templates", "lib.wgsl.jinja"), '{% macro scaled(v) %}{{ v }} * params.alpha{% endmacro %}\n');
+  fs.writeFileSync(path.join(dir, "templates", "lib.wgsl.jinja"), "{% macro scaled(v) %}{{ v }} * params.alpha{% endmacro %}\n");
   fs.writeFileSync(path.join(dir, "templates", "big.wgsl.jinja"), body(""));
   fs.writeFileSync(path.join(dir, "templates", "small.wgsl.jinja"), body(" + 0.0"));
   fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify({ profiles: ["desktop-64k", "core"] }));
@@ -76,7 +81,10 @@ describe("kernelc watch", () => {
     const dir = project();
     const log = rebuilds();
     let stderr = "";
-    session = startWatch({ stdout: () => {}, stderr: (s) => (stderr += s), cwd: dir, isTTY: false, env: {} }, { format: "text", onRebuild: log.onRebuild });
+    session = startWatch(
+      { stdout: () => {}, stderr: (s) => (stderr += s), cwd: dir, isTTY: false, env: {} },
+      { format: "text", onRebuild: log.onRebuild },
+    );
     const first = await log.next();
     expect(first).toMatchObject({ wrote: true, errors: false });
     // Two templates; the profiles share each render (the templates read nothing of the device) and
@@ -103,7 +111,10 @@ describe("kernelc watch", () => {
     const dir = project();
     const log = rebuilds();
     let stderr = "";
-    session = startWatch({ stdout: () => {}, stderr: (s) => (stderr += s), cwd: dir, isTTY: false, env: {} }, { format: "text", onRebuild: log.onRebuild });
+    session = startWatch(
+      { stdout: () => {}, stderr: (s) => (stderr += s), cwd: dir, isTTY: false, env: {} },
+      { format: "text", onRebuild: log.onRebuild },
+    );
     await log.next();
     const before = shaders(dir);
     const big = path.join(dir, "templates", "big.wgsl.jinja");
@@ -120,7 +131,13 @@ describe("kernelc watch", () => {
 
   it("is a command: `kernelc watch --help`", async () => {
     let stdout = "";
-    const code = await main(["watch", "--help"], { stdout: (s) => (stdout += s), stderr: () => {}, cwd: os.tmpdir(), isTTY: false, env: {} });
+    const code = await main(["watch", "--help"], {
+      stdout: (s) => (stdout += s),
+      stderr: () => {},
+      cwd: os.tmpdir(),
+      isTTY: false,
+      env: {},
+    });
     expect(code).toBe(0);
     expect(stdout).toContain("Usage: kernelc watch");
   });

@@ -14,7 +14,12 @@ describe("dedupeDiagnostics", () => {
 
   it("tells apart the same message at another span, file, code or severity", () => {
     const a = makeDiagnostic("template_error", "m", at(3));
-    const others = [makeDiagnostic("template_error", "m", at(4)), makeDiagnostic("template_error", "m", { file: "/t/b", span: { start: 3, end: 4 } }), makeDiagnostic("wgsl_invalid", "m", at(3)), makeDiagnostic("template_error", "m", at(3), { severity: "warning" })];
+    const others = [
+      makeDiagnostic("template_error", "m", at(4)),
+      makeDiagnostic("template_error", "m", { file: "/t/b", span: { start: 3, end: 4 } }),
+      makeDiagnostic("wgsl_invalid", "m", at(3)),
+      makeDiagnostic("template_error", "m", at(3), { severity: "warning" }),
+    ];
     expect(dedupeDiagnostics([a, ...others])).toHaveLength(5);
   });
 
@@ -28,7 +33,10 @@ describe("dedupeDiagnostics", () => {
     expect(out).toHaveLength(1);
     expect(out[0].message).toBe(d.message);
     expect(out[0].hint).toBe("h");
-    expect(out[0].notes.map((n) => n.message)).toEqual(["in 3 profiles: desktop-64k, core, compat; variant `split`; pass `main`; 3 instances: a, b, c", "first note"]);
+    expect(out[0].notes.map((n) => n.message)).toEqual([
+      "in 3 profiles: desktop-64k, core, compat; variant `split`; pass `main`; 3 instances: a, b, c",
+      "first note",
+    ]);
   });
 
   it("names a single place in the singular", () => {

@@ -49,12 +49,14 @@ describe("diagnostic codes", () => {
     const emittedIn = new Map<string, string[]>();
     for (const file of filesUnder("src", (n) => n.endsWith(".ts"))) {
       if (file === "src/core/codes.ts") continue;
-      for (const c of literalCodes(fs.readFileSync(path.join(root, file), "utf8"), codes)) emittedIn.set(c, [...(emittedIn.get(c) ?? []), file]);
+      for (const c of literalCodes(fs.readFileSync(path.join(root, file), "utf8"), codes))
+        emittedIn.set(c, [...(emittedIn.get(c) ?? []), file]);
     }
     const testedIn = new Map<string, string[]>();
     for (const file of filesUnder("test", (n) => /\.(ts|txt)$/.test(n))) {
       if (file === SELF) continue;
-      for (const c of renderedCodes(fs.readFileSync(path.join(root, file), "utf8"), codes)) testedIn.set(c, [...(testedIn.get(c) ?? []), file]);
+      for (const c of renderedCodes(fs.readFileSync(path.join(root, file), "utf8"), codes))
+        testedIn.set(c, [...(testedIn.get(c) ?? []), file]);
     }
     const problems: string[] = [];
     for (const c of codes) {
@@ -62,8 +64,16 @@ describe("diagnostic codes", () => {
       const tested = testedIn.has(c);
       if (emitted && tested) continue;
       const lacks = [
-        ...(emitted ? [] : [`is never emitted: no file of src/ other than src/core/codes.ts names "${c}" (emit it where it belongs, or remove it from src/core/codes.ts and docs/diagnostics.md)`]),
-        ...(tested ? [] : [`has no test showing it rendered: no file under test/ contains \`${CODES[c as keyof typeof CODES].severity}[${c}]:\` (add a case to test/diagnostics/rendered.test.ts with its golden test/diagnostics/golden/${c}.txt, or a lint corpus case under test/lint/corpus/)`]),
+        ...(emitted
+          ? []
+          : [
+              `is never emitted: no file of src/ other than src/core/codes.ts names "${c}" (emit it where it belongs, or remove it from src/core/codes.ts and docs/diagnostics.md)`,
+            ]),
+        ...(tested
+          ? []
+          : [
+              `has no test showing it rendered: no file under test/ contains \`${CODES[c as keyof typeof CODES].severity}[${c}]:\` (add a case to test/diagnostics/rendered.test.ts with its golden test/diagnostics/golden/${c}.txt, or a lint corpus case under test/lint/corpus/)`,
+            ]),
       ];
       problems.push(`${c} ${lacks.join("; and ")}`);
     }
@@ -73,7 +83,9 @@ describe("diagnostic codes", () => {
   it("the scan finds what it looks for (it is not vacuous)", () => {
     expect(literalCodes(`makeDiagnostic("json_syntax", "x"); report('usage')`, codes)).toEqual(new Set(["json_syntax", "usage"]));
     expect(literalCodes(`const json_syntax = 1; // unknown_name`, codes)).toEqual(new Set());
-    expect(renderedCodes("exit: 1\nerror[json_syntax]: bad\nwarning[unused_derive]: x\nerror[not_a_code]: y", codes)).toEqual(new Set(["json_syntax", "unused_derive"]));
+    expect(renderedCodes("exit: 1\nerror[json_syntax]: bad\nwarning[unused_derive]: x\nerror[not_a_code]: y", codes)).toEqual(
+      new Set(["json_syntax", "unused_derive"]),
+    );
     expect(renderedCodes(`expect(d.code).toBe("json_syntax")`, codes)).toEqual(new Set());
     expect(renderedCodes(String.raw`expect(r.stderr).toMatch(/^error\[usage\]: no kernel/m)`, codes)).toEqual(new Set(["usage"]));
     expect(renderedCodes(String.raw`new RegExp("error\\[usage\\]: no")`, codes)).toEqual(new Set(["usage"]));

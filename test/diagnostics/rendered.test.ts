@@ -42,9 +42,19 @@ function baseSpec(): { [key: string]: Json } {
     bindings: {
       x: { arg: "x", elementType: "f32" },
       y: { arg: "y", elementType: "f32" },
-      params: { struct: [{ name: "n", type: "u32", value: "n" }, { name: "alpha", type: "f32", value: "attrs.alpha" }] },
+      params: {
+        struct: [
+          { name: "n", type: "u32", value: "n" },
+          { name: "alpha", type: "f32", value: "attrs.alpha" },
+        ],
+      },
     },
-    variants: [{ id: "main", passes: [{ id: "p", name: "Scale.Main", shader: "scale.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "groups" } }] }],
+    variants: [
+      {
+        id: "main",
+        passes: [{ id: "p", name: "Scale.Main", shader: "scale.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "groups" } }],
+      },
+    ],
   };
 }
 
@@ -125,7 +135,11 @@ describe("build diagnostics, rendered as text", () => {
     // core allows 256 invocations and 16 KiB of workgroup memory; Tint (with the null adapter's
     // larger limits) accepts both, so only kernelc's own check can catch them.
     const dir = writeProject({
-      template: template({ workgroup: "512", header: "var<workgroup> tile: array<f32, 5000>;", body: "  tile[i % 5000u] = x[i];\n  y[i] = tile[i % 5000u] * params.alpha;" }),
+      template: template({
+        workgroup: "512",
+        header: "var<workgroup> tile: array<f32, 5000>;",
+        body: "  tile[i % 5000u] = x[i];\n  y[i] = tile[i % 5000u] * params.alpha;",
+      }),
     });
     const r = await cli(["build"], dir);
     expect(r.code).toBe(1);
@@ -140,7 +154,11 @@ describe("build diagnostics, rendered as text", () => {
 
     // Within the limits, the same shader builds: the check is not a blanket refusal.
     const ok = writeProject({
-      template: template({ workgroup: "256", header: "var<workgroup> tile: array<f32, 4096>;", body: "  tile[i % 4096u] = x[i];\n  y[i] = tile[i % 4096u] * params.alpha;" }),
+      template: template({
+        workgroup: "256",
+        header: "var<workgroup> tile: array<f32, 4096>;",
+        body: "  tile[i % 4096u] = x[i];\n  y[i] = tile[i % 4096u] * params.alpha;",
+      }),
     });
     const built = await cli(["build"], ok);
     expect(built.stderr).not.toContain("wgsl_limit_exceeded");
@@ -157,7 +175,9 @@ describe("build diagnostics, rendered as text", () => {
     const r = await cli(["build"], dir);
     expect(r.code).toBe(1);
     expect(codesIn(r.stderr)).toEqual(["eval_error"]);
-    expect(r.stderr).toMatch(/^error\[eval_error\]: cannot declare the bindings of .*pass `p`.*: element type "f64" of binding x is not one of /m);
+    expect(r.stderr).toMatch(
+      /^error\[eval_error\]: cannot declare the bindings of .*pass `p`.*: element type "f64" of binding x is not one of /m,
+    );
     expect(r.stderr).toMatch(/^ {2}--> specs\/scale\.json:\d+:\d+ \(\/variants\/0\/passes\/0\)$/m);
     expect(r.stderr).toMatch(FRAME);
     expectGolden("eval_error", r);
@@ -178,7 +198,9 @@ describe("build diagnostics, rendered as text", () => {
     const dir = writeProject({ spec });
     const r = await cli(["build"], dir);
     expect(codesIn(r.stderr)).toEqual(["no_variant_for_profile"]);
-    expect(r.stderr).toMatch(/^warning\[no_variant_for_profile\]: kernel Scale has no variant on (profile core|a profile): every variant needs `shader-f16`, which (profile core|the profile) lacks$/m);
+    expect(r.stderr).toMatch(
+      /^warning\[no_variant_for_profile\]: kernel Scale has no variant on (profile core|a profile): every variant needs `shader-f16`, which (profile core|the profile) lacks$/m,
+    );
     expect(r.stderr).toMatch(/^ {2}--> specs\/scale\.json(:\d+:\d+)? \(\/variants\)$/m);
     expect(r.code).toBe(0);
     expectGolden("no_variant_for_profile", r);
@@ -188,13 +210,18 @@ describe("build diagnostics, rendered as text", () => {
     const dir = writeProject({ template: template({ body: "  // n = {{ n }}\n  y[i] = x[i] * params.alpha;" }) });
     const r = await cli(["build"], dir);
     expect(codesIn(r.stderr)).toEqual(["no_instances"]);
-    expect(r.stderr).toMatch(/^warning\[no_instances\]: kernel Scale has templates that read per-model values, but kernelc\.config\.json lists no instances for it/m);
+    expect(r.stderr).toMatch(
+      /^warning\[no_instances\]: kernel Scale has templates that read per-model values, but kernelc\.config\.json lists no instances for it/m,
+    );
     expect(r.stderr).toContain("= hint: add instances under instances.Scale");
     expect(r.code).toBe(0);
     expectGolden("no_instances", r);
 
     // With an instance pinning the value, the warning goes away and the shader is built.
-    const pinned = writeProject({ template: template({ body: "  // n = {{ n }}\n  y[i] = x[i] * params.alpha;" }), config: { instances: { Scale: [{ name: "n1024", values: { "dim(shapes.x, 0)": 1024 } }] } } });
+    const pinned = writeProject({
+      template: template({ body: "  // n = {{ n }}\n  y[i] = x[i] * params.alpha;" }),
+      config: { instances: { Scale: [{ name: "n1024", values: { "dim(shapes.x, 0)": 1024 } }] } },
+    });
     const ok = await cli(["build"], pinned);
     expect(ok.stderr).not.toContain("no_instances");
     expect(ok.code).toBe(0);
@@ -204,7 +231,11 @@ describe("build diagnostics, rendered as text", () => {
     const dir = writeProject({
       config: {
         instances: {
-          Scale: [{ name: "typo", values: { "attrs.alpa": 2 } }, { name: "not-a-leaf", values: { "shapes.z": 3 } }, { name: "syntax", values: { "dim(shapes.x,": 3 } }],
+          Scale: [
+            { name: "typo", values: { "attrs.alpa": 2 } },
+            { name: "not-a-leaf", values: { "shapes.z": 3 } },
+            { name: "syntax", values: { "dim(shapes.x,": 3 } },
+          ],
           Nope: [{ name: "a", values: { "attrs.alpha": 1 } }],
         },
       },
@@ -217,7 +248,12 @@ describe("build diagnostics, rendered as text", () => {
     expect(r.stderr).toContain("instance not-a-leaf of Scale: `shapes.z`: not a run-time leaf");
     expect(r.stderr).toContain("the config lists instances for kernel `Nope`, which no spec defines");
     // Every one says how to fix it.
-    expect(r.stderr.split("\n\n").filter((block) => block.includes("error[")).every((block) => block.includes("= hint: "))).toBe(true);
+    expect(
+      r.stderr
+        .split("\n\n")
+        .filter((block) => block.includes("error["))
+        .every((block) => block.includes("= hint: ")),
+    ).toBe(true);
     expect(r.stderr).toContain("  --> kernelc.config.json (/instances/Scale/0/values/attrs.alpa)");
     expectGolden("instance_invalid", r);
   });
@@ -227,7 +263,9 @@ describe("build diagnostics, rendered as text", () => {
     const missing = await cli(["build", "--check"], dir);
     expect(missing.code).toBe(1);
     expect(codesIn(missing.stderr)).toEqual(["out_stale"]);
-    expect(missing.stderr).toMatch(/^error\[out_stale\]: out\/ is out of date: \d+ files differ from a fresh build \(.*build-info\.json, core\/dispatcher\.ts, core\/manifest\.json, /m);
+    expect(missing.stderr).toMatch(
+      /^error\[out_stale\]: out\/ is out of date: \d+ files differ from a fresh build \(.*build-info\.json, core\/dispatcher\.ts, core\/manifest\.json, /m,
+    );
     expect(missing.stderr).toContain("= hint: run `npx kernelc build` and commit the result");
 
     expect((await cli(["build"], dir)).code).toBe(0);
@@ -253,7 +291,9 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
   });
 
   it("profile_invalid: a defined profile with a limit WebGPU does not have", async () => {
-    const dir = writeProject({ config: { defineProfiles: [{ name: "tiny", limits: { maxComputeInvocationsPerWorkgroupp: 64 } }], profiles: ["tiny"] } });
+    const dir = writeProject({
+      config: { defineProfiles: [{ name: "tiny", limits: { maxComputeInvocationsPerWorkgroupp: 64 } }], profiles: ["tiny"] },
+    });
     const r = await cli(["build"], dir);
     expect(r.code).toBe(1);
     expect(codesIn(r.stderr)).toEqual(["profile_invalid"]);
@@ -372,7 +412,10 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
 
     const wide = baseSpec();
     (wide.derive as { [key: string]: Json }).width = "1000000000";
-    const loop = await cli(["build"], writeProject({ spec: wide, template: template({ header: "{% for i in range(width) %}// {{ i }}\n{% endfor %}" }) }));
+    const loop = await cli(
+      ["build"],
+      writeProject({ spec: wide, template: template({ header: "{% for i in range(width) %}// {{ i }}\n{% endfor %}" }) }),
+    );
     expect(loop.code).toBe(1);
     expect(codesIn(loop.stderr)).toContain("template_limit_exceeded");
     expectGolden("template_limit_exceeded", loop);

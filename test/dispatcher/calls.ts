@@ -54,13 +54,33 @@ function pagedFrom(p: PagedShape): { inputs: Tensors; outputs: Tensors; attrs: A
 /** A random PagedAttention call: mostly valid, on the configured instances, with random faults. */
 export function pagedCall(r: R): Call {
   const pick = pickOf(r);
-  const [nh, kvh, hs] = pick([[32, 8, 128], [32, 32, 128], [28, 4, 128], [32, 32, 96], [8, 2, 64], [4, 4, 64], [6, 4, 128], [32, 0, 128]] as const);
+  const [nh, kvh, hs] = pick([
+    [32, 8, 128],
+    [32, 32, 128],
+    [28, 4, 128],
+    [32, 32, 96],
+    [8, 2, 64],
+    [4, 4, 64],
+    [6, 4, 128],
+    [32, 0, 128],
+  ] as const);
   const batch = 1 + Math.floor(r() * 5);
   // Short key ceilings (few blocks) and many tokens make the single-pass variants win; the rest split.
   const single = r() < 0.35;
   const tokens = single && r() < 0.5 ? 300 + Math.floor(r() * 200) : batch * (1 + Math.floor(r() * 3)) + (r() < 0.05 ? 1 : 0);
   const maxBlocks = single ? 1 + Math.floor(r() * 7) : 1 + Math.floor(r() * 300);
-  const { inputs, outputs, attrs } = pagedFrom({ nh, kvh, hs, bs: pick([16, 32, 8]), batch, tokens, maxBlocks, packed: r() < 0.5, slots: r() < 0.45, omitOutput: r() < 0.1 });
+  const { inputs, outputs, attrs } = pagedFrom({
+    nh,
+    kvh,
+    hs,
+    bs: pick([16, 32, 8]),
+    batch,
+    tokens,
+    maxBlocks,
+    packed: r() < 0.5,
+    slots: r() < 0.45,
+    omitOutput: r() < 0.1,
+  });
   if (r() < 0.03) inputs.queryT = { shape: inputs.queryT!.shape, dtype: "float32" };
   if (r() < 0.03) inputs.keyCacheT = f16([64, 16, kvh, hs + 1]);
   if (r() < 0.03) inputs.pastSeqlensT = i32([batch + 1]);
@@ -126,7 +146,14 @@ function sparseFrom(p: SparseShape): { inputs: Tensors; outputs: Tensors; attrs:
 export function sparseCall(r: R): Call {
   const pick = pickOf(r);
   const onInstance = r() < 0.85;
-  const [nh, kvh, hs] = onInstance ? [32, 8, 128] : pick([[32, 8, 128], [16, 16, 64], [32, 1, 128], [24, 8, 136]] as const);
+  const [nh, kvh, hs] = onInstance
+    ? [32, 8, 128]
+    : pick([
+        [32, 8, 128],
+        [16, 16, 64],
+        [32, 1, 128],
+        [24, 8, 136],
+      ] as const);
   const maxBlocks = pick([1, 2, 16, 128]);
   const p: SparseShape = {
     nh,
@@ -168,7 +195,10 @@ export function genericCall(model: KernelModel, r: R): Call {
   for (const i of spec.inputs) {
     if (i.optional && r() < 0.4) continue;
     const rank = i.rank ?? 1 + Math.floor(r() * 3);
-    inputs[i.name] = { shape: Array.from({ length: r() < 0.05 ? rank + 1 : rank }, () => pool[Math.floor(r() * pool.length)]!), dtype: dtypeOf(i.dtype) };
+    inputs[i.name] = {
+      shape: Array.from({ length: r() < 0.05 ? rank + 1 : rank }, () => pool[Math.floor(r() * pool.length)]!),
+      dtype: dtypeOf(i.dtype),
+    };
   }
   for (const o of spec.outputs) {
     if (spec.inputs.some((i) => i.name === o.name) || r() < 0.2) continue;
@@ -183,7 +213,10 @@ export function genericCall(model: KernelModel, r: R): Call {
 const MAX = Number.MAX_SAFE_INTEGER;
 
 /** A call with one field changed, for edge lists. */
-const variantOf = (c: { inputs: Tensors; outputs: Tensors; attrs: Attrs }, f: (c: { inputs: Tensors; outputs: Tensors; attrs: Attrs }) => void): Call => {
+const variantOf = (
+  c: { inputs: Tensors; outputs: Tensors; attrs: Attrs },
+  f: (c: { inputs: Tensors; outputs: Tensors; attrs: Attrs }) => void,
+): Call => {
   f(c);
   return c;
 };
@@ -232,7 +265,21 @@ export function pagedEdges(): Call[] {
  * maximum sizes, output shapes given right, wrong by one, and left out.
  */
 export function sparseEdges(): Call[] {
-  const base: SparseShape = { nh: 32, kvh: 8, hs: 128, batch: 1, seq: 1, cacheSeq: 8192, layouts: 2, maxBlocks: 4, nnz: 16, block: 64, packed: false, rotary: false, rotaryHalf: 64 };
+  const base: SparseShape = {
+    nh: 32,
+    kvh: 8,
+    hs: 128,
+    batch: 1,
+    seq: 1,
+    cacheSeq: 8192,
+    layouts: 2,
+    maxBlocks: 4,
+    nnz: 16,
+    block: 64,
+    packed: false,
+    rotary: false,
+    rotaryHalf: 64,
+  };
   const out: Call[] = [];
   for (const packed of [false, true]) {
     for (const rotary of [false, true]) {
@@ -243,7 +290,13 @@ export function sparseEdges(): Call[] {
   }
   for (const nnz of [0, 1, 16, 17]) out.push(sparseFrom({ ...base, nnz }));
   for (const rotaryHalf of [56, 64, 72]) out.push(sparseFrom({ ...base, rotary: true, rotaryHalf }));
-  for (const [nh, kvh] of [[32, 1], [33, 1], [64, 2], [66, 2]] as const) out.push(sparseFrom({ ...base, nh, kvh, layouts: 1 }));
+  for (const [nh, kvh] of [
+    [32, 1],
+    [33, 1],
+    [64, 2],
+    [66, 2],
+  ] as const)
+    out.push(sparseFrom({ ...base, nh, kvh, layouts: 1 }));
   for (const cacheSeq of [0, 1, MAX]) out.push(sparseFrom({ ...base, cacheSeq }));
   for (const seq of [0, 65535, 65536, MAX]) out.push(sparseFrom({ ...base, seq }));
   for (const batch of [0, MAX]) out.push(sparseFrom({ ...base, batch }));
@@ -255,7 +308,9 @@ export function sparseEdges(): Call[] {
   out.push(sparseFrom({ ...base, omitOutput: true }));
   out.push(sparseFrom({ ...base, packed: true, rotary: true, omitOutput: true }));
   // The output's shape overflows (an eval error before the contract); a rotary cache past the binding limit.
-  out.push(variantOf(sparseFrom({ ...base, nh: 2 ** 50, kvh: 1, layouts: 1, omitOutput: true }), (c) => (c.inputs.queryT = f16([1, 1, 128]))));
+  out.push(
+    variantOf(sparseFrom({ ...base, nh: 2 ** 50, kvh: 1, layouts: 1, omitOutput: true }), (c) => (c.inputs.queryT = f16([1, 1, 128]))),
+  );
   for (const rows of [2 ** 20, 2 ** 31]) {
     out.push(variantOf(sparseFrom({ ...base, rotary: true }), (c) => (c.inputs.cosCacheT = c.inputs.sinCacheT = f16([rows, 64]))));
   }

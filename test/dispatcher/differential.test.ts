@@ -35,7 +35,13 @@ describe("generated dispatcher vs interpreter", () => {
     let compared = 0;
     let omittedOutputPlans = 0;
     let outputMismatches = 0;
-    const check = (profile: string, name: string, planner: (c: Call) => unknown, model: Parameters<typeof interpretPlan>[0], call: Call): void => {
+    const check = (
+      profile: string,
+      name: string,
+      planner: (c: Call) => unknown,
+      model: Parameters<typeof interpretPlan>[0],
+      call: Call,
+    ): void => {
       const want: Outcome = outcome(() => interpretPlan(model, call));
       const got = outcome(() => planner(call));
       if (JSON.stringify(got) !== JSON.stringify(want)) expect({ profile, call, got }).toEqual({ profile, call, got: want });
@@ -65,7 +71,12 @@ describe("generated dispatcher vs interpreter", () => {
           const r = rng(seed * 7919 + name.length);
           for (let i = 0; i < n; i++) {
             const u = r();
-            const call = name === "PagedAttention" && u < 0.85 ? pagedCall(r) : name === "SparseAttention" && u < 0.85 ? sparseCall(r) : genericCall(model, r);
+            const call =
+              name === "PagedAttention" && u < 0.85
+                ? pagedCall(r)
+                : name === "SparseAttention" && u < 0.85
+                  ? sparseCall(r)
+                  : genericCall(model, r);
             check(p.profile.name, name, planner, model, call);
           }
         }

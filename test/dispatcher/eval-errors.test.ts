@@ -91,7 +91,16 @@ describe("generated dispatcher vs interpreter on evaluation errors", () => {
     expect(plans).toBeGreaterThan(0);
     // Every kind of evaluation failure was reached.
     const all = [...messages].join("\n");
-    for (const what of ["uniform field `params.k2` failed: integer overflow", "the shape of intermediate `tmp` failed: integer overflow", "binding `bias` needs tensor `biasT`", "uniform field `params.k` (u32)", "uniform field `params.k2` (i32)", "dispatch y", "the shape of intermediate `tmp`", "the shape of output `yT`"]) {
+    for (const what of [
+      "uniform field `params.k2` failed: integer overflow",
+      "the shape of intermediate `tmp` failed: integer overflow",
+      "binding `bias` needs tensor `biasT`",
+      "uniform field `params.k` (u32)",
+      "uniform field `params.k2` (i32)",
+      "dispatch y",
+      "the shape of intermediate `tmp`",
+      "the shape of output `yT`",
+    ]) {
       expect(all).toContain(what);
     }
   }, 120_000);

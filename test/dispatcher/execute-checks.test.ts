@@ -11,19 +11,25 @@ import type { Plan } from "../../src/model/plan.js";
 function recorder(): { device: GPUDevice; cache: PipelineCache; touched: string[] } {
   const touched: string[] = [];
   const limits = { maxComputeWorkgroupsPerDimension: 65535, minStorageBufferOffsetAlignment: 256, minUniformBufferOffsetAlignment: 256 };
-  const device = new Proxy({ limits }, {
-    get(target, key) {
-      if (key === "limits") return target.limits;
-      touched.push(String(key));
-      return () => undefined;
+  const device = new Proxy(
+    { limits },
+    {
+      get(target, key) {
+        if (key === "limits") return target.limits;
+        touched.push(String(key));
+        return () => undefined;
+      },
     },
-  }) as unknown as GPUDevice;
-  const cache = new Proxy({}, {
-    get(_t, key) {
-      touched.push(`cache.${String(key)}`);
-      return () => undefined;
+  ) as unknown as GPUDevice;
+  const cache = new Proxy(
+    {},
+    {
+      get(_t, key) {
+        touched.push(`cache.${String(key)}`);
+        return () => undefined;
+      },
     },
-  }) as unknown as PipelineCache;
+  ) as unknown as PipelineCache;
   return { device, cache, touched };
 }
 

@@ -63,10 +63,39 @@ function liar(value: unknown, reads: Map<string, number>, path = "call"): unknow
 
 /** Runs `f` with Object.prototype and Array.prototype polluted, restoring them before the result is inspected. */
 function polluted(f: () => unknown): Outcome {
-  const names = ["inputs", "outputs", "attrs", "shape", "dtype", "queryT", "keyT", "valueT", "slotMappingT", "outputT", "cosCacheT", "sinCacheT", "num_heads", "kv_num_heads", "scale", "do_rotary", "sparse_block_size", "is_causal"];
-  const values: Record<string, unknown> = { shape: [1, 2], dtype: "float16", scale: 0.5, num_heads: 32, kv_num_heads: 8, do_rotary: 1, sparse_block_size: 64, is_causal: 0 };
+  const names = [
+    "inputs",
+    "outputs",
+    "attrs",
+    "shape",
+    "dtype",
+    "queryT",
+    "keyT",
+    "valueT",
+    "slotMappingT",
+    "outputT",
+    "cosCacheT",
+    "sinCacheT",
+    "num_heads",
+    "kv_num_heads",
+    "scale",
+    "do_rotary",
+    "sparse_block_size",
+    "is_causal",
+  ];
+  const values: Record<string, unknown> = {
+    shape: [1, 2],
+    dtype: "float16",
+    scale: 0.5,
+    num_heads: 32,
+    kv_num_heads: 8,
+    do_rotary: 1,
+    sparse_block_size: 64,
+    is_causal: 0,
+  };
   const tensor = { shape: [2, 4096], dtype: "float16" };
-  for (const n of names) Object.defineProperty(Object.prototype, n, { value: values[n] ?? tensor, enumerable: true, configurable: true, writable: true });
+  for (const n of names)
+    Object.defineProperty(Object.prototype, n, { value: values[n] ?? tensor, enumerable: true, configurable: true, writable: true });
   for (let i = 0; i < 4; i++) Object.defineProperty(Array.prototype, i, { value: 5, enumerable: true, configurable: true, writable: true });
   let result: { value: unknown } | { error: unknown };
   try {
@@ -85,7 +114,11 @@ function polluted(f: () => unknown): Outcome {
 
 /** Removes properties a polluted prototype could stand in for: a dtype, a shape, a hole in a shape, an input, an attribute, a bag. */
 function damage(call: Call, r: () => number): Call {
-  const c = plain(call) as { inputs: Record<string, Record<string, unknown>>; outputs?: Record<string, unknown>; attrs?: Record<string, unknown> };
+  const c = plain(call) as {
+    inputs: Record<string, Record<string, unknown>>;
+    outputs?: Record<string, unknown>;
+    attrs?: Record<string, unknown>;
+  };
   const ids = Object.keys(c.inputs);
   const id = ids[Math.floor(r() * ids.length)]!;
   const t = c.inputs[id]!;
@@ -168,14 +201,38 @@ describe("hostile call objects", () => {
 
   it("anything in place of a call, bag, tensor, shape, dtype or attribute is a KernelCallError", () => {
     const junk = fc.oneof(
-      fc.anything({ withBigInt: true, withNullPrototype: true, withBoxedValues: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true }),
-      fc.constantFrom(Symbol("float16"), Symbol.iterator, () => 1, new Proxy({}, {}), new Proxy([1, 2], {}), Object.create(null), NaN, -0, Infinity, 2 ** 53),
+      fc.anything({
+        withBigInt: true,
+        withNullPrototype: true,
+        withBoxedValues: true,
+        withMap: true,
+        withSet: true,
+        withDate: true,
+        withTypedArray: true,
+        withSparseArray: true,
+      }),
+      fc.constantFrom(
+        Symbol("float16"),
+        Symbol.iterator,
+        () => 1,
+        new Proxy({}, {}),
+        new Proxy([1, 2], {}),
+        Object.create(null),
+        NaN,
+        -0,
+        Infinity,
+        2 ** 53,
+      ),
     );
     const where = fc.constantFrom("call", "inputs", "outputs", "attrs", "tensor", "shape", "dim", "dtype", "attr");
     fc.assert(
       fc.property(fc.nat(), fc.nat(1), where, junk, (s, ki, at, value) => {
         const k = kernels[ki % kernels.length]!;
-        const c = plain(k.calls(s)) as unknown as { inputs: Record<string, { shape: unknown[]; dtype: unknown }>; outputs?: unknown; attrs?: Record<string, unknown> };
+        const c = plain(k.calls(s)) as unknown as {
+          inputs: Record<string, { shape: unknown[]; dtype: unknown }>;
+          outputs?: unknown;
+          attrs?: Record<string, unknown>;
+        };
         let call: unknown = c;
         const id = Object.keys(c.inputs)[0]!;
         if (at === "call") call = value;

@@ -19,7 +19,7 @@ describe("generated code and spec text", () => {
     fs.cpSync(path.join(fixture, "templates"), path.join(dir, "templates"), { recursive: true });
     fs.mkdirSync(path.join(dir, "specs"));
     const spec = JSON.parse(fs.readFileSync(path.join(fixture, "specs/Axpby.json"), "utf8"));
-    const payload = '*/ globalThis.kernelcPwned = 1; /* \n globalThis.kernelcPwned = 2; //';
+    const payload = "*/ globalThis.kernelcPwned = 1; /* \n globalThis.kernelcPwned = 2; //";
     spec.when = [...spec.when, `${JSON.stringify(payload)} != dtypes.T`];
     fs.writeFileSync(path.join(dir, "specs/Axpby.json"), JSON.stringify(spec, null, 2));
     const result = await compile(loadConfig(dir), { profiles: ["desktop-64k"] });
@@ -33,7 +33,10 @@ describe("generated code and spec text", () => {
       if (tok === ts.SyntaxKind.Identifier && scanner.getTokenValue() === "kernelcPwned") identifiers.push(scanner.getTokenText());
     }
     expect(identifiers).toEqual([]);
-    const out = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } });
+    const out = ts.transpileModule(source, {
+      reportDiagnostics: true,
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+    });
     expect((out.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))).toEqual([]);
     const mod = await importDispatcher(source);
     const planners = mod.planners as Record<string, (c: unknown) => { variant: string }>;

@@ -18,7 +18,15 @@ const TEMPLATES = path.resolve(HERE, "../../templates");
 const GOLDEN = path.join(HERE, "golden");
 
 describe("resourceDeclarations", () => {
-  const params: DeclBinding = { binding: 2, name: "params", type: "uniform", fields: [{ name: "seqLen", type: "u32" }, { name: "scale", type: "f32" }] };
+  const params: DeclBinding = {
+    binding: 2,
+    name: "params",
+    type: "uniform",
+    fields: [
+      { name: "seqLen", type: "u32" },
+      { name: "scale", type: "f32" },
+    ],
+  };
 
   test("storage, read-only storage and uniform bindings, with enable f16", () => {
     const text = resourceDeclarations(
@@ -71,8 +79,12 @@ describe("resourceDeclarations", () => {
 
   test("rejects bad uniforms and duplicate names or binding numbers", () => {
     expect(() => resourceDeclarations([{ binding: 0, name: "params", type: "uniform", fields: [] }], false)).toThrow(/no fields/);
-    expect(() => resourceDeclarations([{ binding: 0, name: "params", type: "uniform", fields: [{ name: "a", type: "f64" as "f32" }] }], false)).toThrow(/only u32/);
-    expect(() => resourceDeclarations([{ binding: 0, name: "params", type: "uniform", fields: [{ name: "a}", type: "u32" }] }], false)).toThrow(/identifier/);
+    expect(() =>
+      resourceDeclarations([{ binding: 0, name: "params", type: "uniform", fields: [{ name: "a", type: "f64" as "f32" }] }], false),
+    ).toThrow(/only u32/);
+    expect(() =>
+      resourceDeclarations([{ binding: 0, name: "params", type: "uniform", fields: [{ name: "a}", type: "u32" }] }], false),
+    ).toThrow(/identifier/);
     const a: DeclBinding = { binding: 0, name: "a", type: "storage", elementType: "u32" };
     expect(() => resourceDeclarations([a, { ...a, binding: 1 }], false)).toThrow(/two bindings are named/);
     expect(() => resourceDeclarations([a, { ...a, name: "b" }], false)).toThrow(/@binding\(0\)/);
@@ -132,7 +144,9 @@ describe("golden renders of templates/", () => {
   test("the two cases differ where the template branches", () => {
     const cases = Object.fromEntries(goldenCases().map((c) => [c.name, readFileSync(c.expectedPath, "utf8")]));
     expect(cases["sparse-kv-append-packed-rotary"]).toContain("const PACKED_K_OFFSET: u32 = 4096u;");
-    expect(cases["sparse-kv-append-packed-rotary"]).toContain("fn rotary_slot(d: u32) -> u32 {\n  return select(d - ROTARY_HALF, d, d < ROTARY_HALF);");
+    expect(cases["sparse-kv-append-packed-rotary"]).toContain(
+      "fn rotary_slot(d: u32) -> u32 {\n  return select(d - ROTARY_HALF, d, d < ROTARY_HALF);",
+    );
     expect(cases["sparse-kv-append-separate"]).toContain("const KV_HIDDEN: u32 = 1024u;");
     expect(cases["sparse-kv-append-separate"]).not.toContain("ROTARY");
     expect(cases["sparse-kv-append-separate"]).toContain("present_value[dst] = f16(value[v_base + d]);");
@@ -156,7 +170,10 @@ afterAll(() => {
   for (const dir of created) rmSync(path.dirname(dir), { recursive: true, force: true });
 });
 
-function setup(files: Record<string, string>): { root: string; render: (shader: string, context?: Record<string, unknown>) => ReturnType<TemplateRenderer["render"]> } {
+function setup(files: Record<string, string>): {
+  root: string;
+  render: (shader: string, context?: Record<string, unknown>) => ReturnType<TemplateRenderer["render"]>;
+} {
   const root = templatesWith(files);
   created.push(root);
   const renderer = new TemplateRenderer(root);
@@ -189,13 +206,16 @@ describe("loader confinement", () => {
   symlinkSync(outside, path.join(root, "sub", "evil.jinja"));
   symlinkSync(path.join(root, "sub", "in.jinja"), path.join(root, "sub", "ok-link.jinja"));
 
-  test.each(["up.jinja", "abs.jinja", "link.jinja", "import-up.jinja", "from-up.jinja", "backslash.jinja"])("%s cannot read outside templates/", (shader) => {
-    const err = renderError(() => render(shader));
-    expect(err.message).not.toContain("SECRET");
-    expect(err.message).toMatch(/cannot load template/);
-    expect(err.file).toBe(shader);
-    expect(err.message).not.toMatch(/\n\s+at /);
-  });
+  test.each(["up.jinja", "abs.jinja", "link.jinja", "import-up.jinja", "from-up.jinja", "backslash.jinja"])(
+    "%s cannot read outside templates/",
+    (shader) => {
+      const err = renderError(() => render(shader));
+      expect(err.message).not.toContain("SECRET");
+      expect(err.message).toMatch(/cannot load template/);
+      expect(err.file).toBe(shader);
+      expect(err.message).not.toMatch(/\n\s+at /);
+    },
+  );
 
   test("a symlink to a file inside templates/ is fine", () => {
     expect(render("inside-link.jinja").wgsl).toBe("inner 65535\n");
@@ -258,7 +278,8 @@ describe("context and Jinja features", () => {
   const { render } = setup({
     "proto.jinja": "{{ constructor }}\n",
     "proto-member.jinja": "{{ dtypes.constructor }}\n",
-    "proto-test.jinja": "{% if toString is defined or valueOf is defined or dtypes.hasOwnProperty is defined %}leak{% else %}clean{% endif %}\n",
+    "proto-test.jinja":
+      "{% if toString is defined or valueOf is defined or dtypes.hasOwnProperty is defined %}leak{% else %}clean{% endif %}\n",
     "seed-features.jinja": [
       '{% macro idx(workgroupSize, name="i", bound="params.count") %}',
       '{% set wgTerm = workgroupSize ~ "u" if workgroupSize is number else workgroupSize %}',
@@ -281,7 +302,13 @@ describe("context and Jinja features", () => {
   test("macros with defaults, ~, `is number`, DISPATCH_FOLD_WIDTH, env, nested objects", () => {
     const out = render("seed-features.jinja", { dtypes: { T: "f16" }, tunables: { WG: 128 }, flag: true }).wgsl;
     expect(out).toBe(
-      ["  let i = gid.x * 65535u * 64u; // params.count", "  let j = gid.x * 65535u * WG; // params.count", "// decls", "f16 128 true", ""].join("\n"),
+      [
+        "  let i = gid.x * 65535u * 64u; // params.count",
+        "  let j = gid.x * 65535u * WG; // params.count",
+        "// decls",
+        "f16 128 true",
+        "",
+      ].join("\n"),
     );
   });
 
@@ -374,7 +401,7 @@ describe("line map", () => {
 
   test("a column picks the template line within a line that mixes two", () => {
     const { render: r } = setup({
-      "mix.jinja": '{% macro ty() %}\nvec4<f32>{% endmacro %}\nvar<private> x: {{ ty() }};\n',
+      "mix.jinja": "{% macro ty() %}\nvec4<f32>{% endmacro %}\nvar<private> x: {{ ty() }};\n",
     });
     const out = r("mix.jinja");
     expect(out.wgsl).toBe("var<private> x: vec4<f32>;\n");
@@ -385,7 +412,17 @@ describe("line map", () => {
 
   test("when markers change what the template computes, lines are matched by text", () => {
     const { render: r } = setup({
-      "capture.jinja": ["{% set body %}", "abc", "{% endset %}", "const A: u32 = 1u;", "{% if body == 'abc\\n' %}", "const OK: u32 = 2u;", "{% endif %}", "const C: u32 = 3u;", ""].join("\n"),
+      "capture.jinja": [
+        "{% set body %}",
+        "abc",
+        "{% endset %}",
+        "const A: u32 = 1u;",
+        "{% if body == 'abc\\n' %}",
+        "const OK: u32 = 2u;",
+        "{% endif %}",
+        "const C: u32 = 3u;",
+        "",
+      ].join("\n"),
     });
     const out = r("capture.jinja");
     expect(out.wgsl).toBe("const A: u32 = 1u;\nconst OK: u32 = 2u;\nconst C: u32 = 3u;\n");

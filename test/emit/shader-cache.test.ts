@@ -52,19 +52,27 @@ describe("TemplateDigests", () => {
 
   it("the key context keeps only the device members read", () => {
     const context = { n: 4, device: { features: { subgroups: true, "shader-f16": false }, limits: { a: 1, b: 2 } } };
-    expect(keyContext(context, { features: ["subgroups"], limits: ["b"] })).toEqual({ n: 4, device: { features: [["subgroups", true]], limits: [["b", 2]] } });
+    expect(keyContext(context, { features: ["subgroups"], limits: ["b"] })).toEqual({
+      n: 4,
+      device: { features: [["subgroups", true]], limits: [["b", 2]] },
+    });
     expect(keyContext(context, "all")).toBe(context);
   });
 });
 
 describe("verdict keys and Tint messages", () => {
   it("enabledFeatures maps enable directives to device feature names", () => {
-    expect([...enabledFeatures("enable f16;\nenable subgroups, clip_distances;\nfn f() {}\n// enable nothing;\n")]).toEqual(["shader-f16", "subgroups", "clip-distances"]);
+    expect([...enabledFeatures("enable f16;\nenable subgroups, clip_distances;\nfn f() {}\n// enable nothing;\n")]).toEqual([
+      "shader-f16",
+      "subgroups",
+      "clip-distances",
+    ]);
     expect(enabledFeatures("fn main() {}").size).toBe(0);
   });
 
   it("trimTintMessage keeps the first paragraph and counts the candidates", () => {
-    const tint = "no matching call to 'max(f32, i32)'\n\n2 candidate functions:\n • 'max(T  ✓ , T  ✗ ) -> T' where:\n      ✓  'T' is 'f32'\n";
+    const tint =
+      "no matching call to 'max(f32, i32)'\n\n2 candidate functions:\n • 'max(T  ✓ , T  ✗ ) -> T' where:\n      ✓  'T' is 'f32'\n";
     expect(trimTintMessage(tint)).toBe("no matching call to 'max(f32, i32)' (none of Tint's 2 candidates takes these argument types)");
     expect(trimTintMessage("unresolved value 'params'\n")).toBe("unresolved value 'params'");
   });

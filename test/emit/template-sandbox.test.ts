@@ -72,7 +72,10 @@ const CORPUS: readonly (readonly [string, string])[] = [
   ["prototype", `{{ range.prototype }}`],
   ["__defineGetter__", `{{ dtypes.__defineGetter__ }}`],
   ["caller.constructor", `{% macro m() %}{{ caller.constructor("${CALL}")() }}{% endmacro %}{% call m() %}x{% endcall %}`],
-  ["caller built at run time", `{% set k = "constr" ~ "uctor" %}{% macro m() %}{{ caller[k][k]("${CALL}")() }}{% endmacro %}{% call m() %}x{% endcall %}`],
+  [
+    "caller built at run time",
+    `{% set k = "constr" ~ "uctor" %}{% macro m() %}{{ caller[k][k]("${CALL}")() }}{% endmacro %}{% call m() %}x{% endcall %}`,
+  ],
   ["macro constructor, dynamic", `{% macro m() %}{% endmacro %}{% set k = "constr" ~ "uctor" %}{{ m[k]("${CALL}")() }}`],
   ["set a function then reach its constructor", `{% set f = range %}{% set k = "constr" ~ "uctor" %}{{ f[k]("${CALL}")() }}`],
   ["set __proto__", `{% set __proto__ = dtypes %}{{ x }}`],
@@ -126,13 +129,17 @@ describe("the SSTI corpus renders nothing and executes nothing", () => {
     expect(stat.length).toBeGreaterThan(20);
     const root = axpbyProject({ templates: Object.fromEntries(stat.map(([, src], i) => [`s${i}.jinja`, `// line 1\n${src}\n`])) });
     for (let i = 0; i < stat.length; i++) {
-      expect(() => templateReads(readFileSync(path.join(root, "templates", `s${i}.jinja`), "utf8")), stat[i][0]).toThrow(TemplateSyntaxError);
+      expect(() => templateReads(readFileSync(path.join(root, "templates", `s${i}.jinja`), "utf8")), stat[i][0]).toThrow(
+        TemplateSyntaxError,
+      );
     }
     const res = lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
     expect(res.diagnostics).toEqual([]);
     const bad = axpbyProject({ appendTemplate: `{{ range.constructor("${CALL}")() }}\n` });
     const lint = lintPaths([path.join(bad, "specs")], makeCheckContext(path.join(bad, "templates")));
-    expect(lint.diagnostics.map((d) => [d.code, d.message])).toEqual([["template_error", expect.stringMatching(/^template refused: the member `constructor` is not allowed/)]]);
+    expect(lint.diagnostics.map((d) => [d.code, d.message])).toEqual([
+      ["template_error", expect.stringMatching(/^template refused: the member `constructor` is not allowed/)],
+    ]);
     expect(calls).toBe(0);
   });
 
@@ -158,7 +165,7 @@ describe("what templates may still do", () => {
       "{{ lib.twice(3) }} {{ twice(4) }} {% call wrap() %}in{% endcall %}",
       "{{ dims | join('x') }} {{ dims | length }} {{ dims[1] }} {{ (7 / 2) | int }} {{ 'abc' | upper }}",
       "{% if T is defined and n is number and n is divisibleby(4) %}ok{% endif %} {{ toString }}",
-      "{% include \"inc.jinja\" %}",
+      '{% include "inc.jinja" %}',
     ].join("\n"),
     "lib.jinja": "{% macro twice(x) %}{{ x * 2 }}{% endmacro %}\n",
     "inc.jinja": "inc {{ n }}\n",
@@ -179,12 +186,13 @@ describe("render limits", () => {
     "double.jinja": '{% set s = "x" %}\n{% for i in range(40) %}\n{% set s = s ~ s %}\n{% endfor %}\n{{ s | length }}\n',
     "double-arg.jinja": '{% macro d(s, n) %}{% if n > 0 %}{{ d(s ~ s, n - 1) }}{% endif %}{% endmacro %}\n{{ d("x", 60) }}\n',
     "printed.jinja": "{% for i in range(50000) %}{{ big }}{% endfor %}\n",
-    "printed-macro.jinja": "{% macro m() %}{% for i in range(900) %}{{ big }}{% endfor %}{% endmacro %}\n{% for j in range(10) %}{% set x = m() %}{% endfor %}\n",
+    "printed-macro.jinja":
+      "{% macro m() %}{% for i in range(900) %}{{ big }}{% endfor %}{% endmacro %}\n{% for j in range(10) %}{% set x = m() %}{% endfor %}\n",
     "text.jinja": "// a\n{% for i in range(90000) %}\n{% if i >= 0 %}\n01234567890123456789\n{% endif %}\n{% endfor %}\n",
     "filter.jinja": '{% set s = "x" %}\n{{ s | center(5000000) }}\n',
     "filter-big.jinja": '{% set s = "x" %}\n{{ s | center(500000000) }}\n{{ s | indent(500000000) }}\n',
     "indent.jinja": "// a\n{{ s | indent(500000000, true) }}\n",
-    "replace.jinja": "// a\n{{ s | replace(\"\", s) }}\n",
+    "replace.jinja": '// a\n{{ s | replace("", s) }}\n',
     "join.jinja": "// a\n{{ range(1000) | join(s) }}\n",
     "small.jinja": "{% for i in range(width) %}{{ i }}{% endfor %}\n",
   });

@@ -13,7 +13,8 @@ describe("WgslValidator", () => {
   });
   afterAll(() => validator?.dispose());
 
-  const ok = "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n  x[g.x] = 1.0;\n}\n";
+  const ok =
+    "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n  x[g.x] = 1.0;\n}\n";
 
   test("a valid shader has no problems", async () => {
     expect(await validator.validate(ok, [])).toEqual([]);
@@ -28,7 +29,8 @@ describe("WgslValidator", () => {
   });
 
   test("f16 needs the shader-f16 feature", async () => {
-    const f16 = "enable f16;\n@group(0) @binding(0) var<storage, read_write> x: array<f16>;\n@compute @workgroup_size(1)\nfn main() {\n  x[0] = 1.0h;\n}\n";
+    const f16 =
+      "enable f16;\n@group(0) @binding(0) var<storage, read_write> x: array<f16>;\n@compute @workgroup_size(1)\nfn main() {\n  x[0] = 1.0h;\n}\n";
     const without = await validator.validate(f16, []);
     expect(without.length).toBeGreaterThan(0);
     expect(without[0].line).toBe(1);
@@ -65,7 +67,8 @@ describe("WgslValidator", () => {
     expect(workgroupFacts(over).workgroupStorageBytes).toBe(16400);
     const device = await (await navigatorGpu()).requestDevice();
     try {
-      const compile = (code: string) => device.createComputePipelineAsync({ layout: "auto", compute: { module: device.createShaderModule({ code }), entryPoint: "main" } });
+      const compile = (code: string) =>
+        device.createComputePipelineAsync({ layout: "auto", compute: { module: device.createShaderModule({ code }), entryPoint: "main" } });
       await expect(compile(fits)).resolves.toBeDefined();
       await expect(compile(over)).rejects.toThrow(/storage/i);
     } finally {
@@ -98,7 +101,13 @@ describe("workgroupFacts", () => {
       "@compute @workgroup_size(WG, 2)",
       "fn main(@builtin(local_invocation_id) l: vec3<u32>) { a[0] = 1.0; }",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [64, 2, 1], workgroupSizeLine: 6, workgroupStorageBytes: 704, largestWorkgroupVarLine: 4, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({
+      workgroupSize: [64, 2, 1],
+      workgroupSizeLine: 6,
+      workgroupStorageBytes: 704,
+      largestWorkgroupVarLine: 4,
+      unresolved: [],
+    });
   });
 
   test("vectors of f16, vec3 padding, atomics, matrices", () => {
@@ -111,7 +120,13 @@ describe("workgroupFacts", () => {
       "var<workgroup> m: mat3x3<f32>;", // 3 * 16 = 48
       "@compute @workgroup_size(8, 4, 2) fn main() {}",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [8, 4, 2], workgroupSizeLine: 7, workgroupStorageBytes: 80 + 48 + 48 + 16 + 48, largestWorkgroupVarLine: 2, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({
+      workgroupSize: [8, 4, 2],
+      workgroupSizeLine: 7,
+      workgroupStorageBytes: 80 + 48 + 48 + 16 + 48,
+      largestWorkgroupVarLine: 2,
+      unresolved: [],
+    });
   });
 
   test("structs with WGSL's size and alignment rules, @align and @size, aliases", () => {
@@ -128,7 +143,13 @@ describe("workgroupFacts", () => {
       "var<workgroup> n: Nested;",
       "@compute @workgroup_size(32) fn main() {}",
     ].join("\n");
-    expect(workgroupFacts(wgsl)).toEqual({ workgroupSize: [32, 1, 1], workgroupSizeLine: 11, workgroupStorageBytes: 128 + 48 + 48, largestWorkgroupVarLine: 7, unresolved: [] });
+    expect(workgroupFacts(wgsl)).toEqual({
+      workgroupSize: [32, 1, 1],
+      workgroupSizeLine: 11,
+      workgroupStorageBytes: 128 + 48 + 48,
+      largestWorkgroupVarLine: 7,
+      unresolved: [],
+    });
   });
 
   test("comments, other functions and private vars are ignored", () => {
@@ -153,15 +174,23 @@ describe("workgroupFacts", () => {
     expect(fnCall.workgroupSize).toEqual([1, 1, 1]);
     expect(fnCall.unresolved).toEqual([expect.stringMatching(/^var<workgroup> a: /)]);
 
-    expect(workgroupFacts("var<workgroup> a: Unknown;\n@compute @workgroup_size(1) fn main() {}").unresolved).toEqual([expect.stringMatching(/unknown type Unknown/)]);
-    expect(workgroupFacts("const A = B;\nconst B = A;\n@compute @workgroup_size(A) fn main() {}").unresolved).toEqual([expect.stringMatching(/itself/)]);
+    expect(workgroupFacts("var<workgroup> a: Unknown;\n@compute @workgroup_size(1) fn main() {}").unresolved).toEqual([
+      expect.stringMatching(/unknown type Unknown/),
+    ]);
+    expect(workgroupFacts("const A = B;\nconst B = A;\n@compute @workgroup_size(A) fn main() {}").unresolved).toEqual([
+      expect.stringMatching(/itself/),
+    ]);
     expect(workgroupFacts("@compute @workgroup_size(1.5) fn main() {}").unresolved).toEqual([expect.stringMatching(/not an integer/)]);
-    expect(workgroupFacts("@compute @workgroup_size(1) fn other() {}").unresolved).toEqual([expect.stringMatching(/no `@compute fn main`/)]);
+    expect(workgroupFacts("@compute @workgroup_size(1) fn other() {}").unresolved).toEqual([
+      expect.stringMatching(/no `@compute fn main`/),
+    ]);
     expect(workgroupFacts("@compute fn main() {}").unresolved).toEqual([expect.stringMatching(/no @workgroup_size/)]);
   });
 
   test("the seed template's shape: workgroup size from a const", () => {
-    const facts = workgroupFacts("const WG: u32 = 64u;\n@compute @workgroup_size(WG, 1, 1)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n}\n");
+    const facts = workgroupFacts(
+      "const WG: u32 = 64u;\n@compute @workgroup_size(WG, 1, 1)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n}\n",
+    );
     expect(facts).toEqual({ workgroupSize: [64, 1, 1], workgroupSizeLine: 2, workgroupStorageBytes: 0, unresolved: [] });
   });
 });
@@ -187,17 +216,27 @@ describe("checkWorkgroupLimits", () => {
       "@workgroup_size(512, 1, 128) is 65536 invocations, more than maxComputeInvocationsPerWorkgroup = 256",
       "var<workgroup> declarations take 32768 bytes, more than maxComputeWorkgroupStorageSize = 16384",
     ]);
-    expect(problems.map((p) => p.limit)).toEqual(["maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeZ", "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupStorageSize"]);
+    expect(problems.map((p) => p.limit)).toEqual([
+      "maxComputeWorkgroupSizeX",
+      "maxComputeWorkgroupSizeZ",
+      "maxComputeInvocationsPerWorkgroup",
+      "maxComputeWorkgroupStorageSize",
+    ]);
   });
 
   test("the product alone can exceed", () => {
     expect(checkWorkgroupLimits({ workgroupSize: [16, 32, 1], unresolved: [] }, limits)).toEqual([
-      { message: "@workgroup_size(16, 32, 1) is 512 invocations, more than maxComputeInvocationsPerWorkgroup = 256", limit: "maxComputeInvocationsPerWorkgroup" },
+      {
+        message: "@workgroup_size(16, 32, 1) is 512 invocations, more than maxComputeInvocationsPerWorkgroup = 256",
+        limit: "maxComputeInvocationsPerWorkgroup",
+      },
     ]);
   });
 
   test("problems carry the WGSL line of @workgroup_size, or of the largest var<workgroup>", () => {
-    const facts = workgroupFacts("var<workgroup> small: array<f32, 4>;\nvar<workgroup> big: array<f32, 8192>;\n\n@compute\n@workgroup_size(512)\nfn main() {}\n");
+    const facts = workgroupFacts(
+      "var<workgroup> small: array<f32, 4>;\nvar<workgroup> big: array<f32, 8192>;\n\n@compute\n@workgroup_size(512)\nfn main() {}\n",
+    );
     expect(checkWorkgroupLimits(facts, limits).map((p) => [p.limit, p.line])).toEqual([
       ["maxComputeWorkgroupSizeX", 5],
       ["maxComputeInvocationsPerWorkgroup", 5],

@@ -20,13 +20,19 @@ const VARIANTS = [
 ] as const;
 
 /** Leaves that vary per call (token count, batch, table width, cache capacity): no shader may depend on them. */
-const PER_CALL = /dim\(shapes\.(queryT|keyT|valueT|outputT|cumulativeSequenceLengthT|pastSeqlensT|blockTableT|slotMappingT), [0-9]\)|dim\(shapes\.(keyCacheT|valueCacheT), 0\)/;
+const PER_CALL =
+  /dim\(shapes\.(queryT|keyT|valueT|outputT|cumulativeSequenceLengthT|pastSeqlensT|blockTableT|slotMappingT), [0-9]\)|dim\(shapes\.(keyCacheT|valueCacheT), 0\)/;
 
 const grid: { variant: string; H: number; N: number; Nkv: number; bs: number }[] = [];
 for (const variant of VARIANTS) {
   for (const H of [64, 128, 256, 6]) {
     if (H === 6 && variant.endsWith("_splitk")) continue;
-    for (const [N, Nkv] of [[8, 8], [32, 8], [8, 1]] as const) for (const bs of [16, 32]) grid.push({ variant, H, N, Nkv, bs });
+    for (const [N, Nkv] of [
+      [8, 8],
+      [32, 8],
+      [8, 1],
+    ] as const)
+      for (const bs of [16, 32]) grid.push({ variant, H, N, Nkv, bs });
   }
 }
 
@@ -70,7 +76,8 @@ describe("PagedAttention shaders (Tint through the compiler)", () => {
         });
         expect(Object.keys(compiled.shaders).length).toBeGreaterThan(20);
         const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!);
-        for (const v of manifest.kernels.PagedAttention.variants) for (const p of v.passes) for (const leaf of p.key) expect(leaf, `${v.id}/${p.id}`).not.toMatch(PER_CALL);
+        for (const v of manifest.kernels.PagedAttention.variants)
+          for (const p of v.passes) for (const leaf of p.key) expect(leaf, `${v.id}/${p.id}`).not.toMatch(PER_CALL);
       }, 600_000);
     }
   }

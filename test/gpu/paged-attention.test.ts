@@ -206,14 +206,44 @@ const SHAPES: readonly CaseShape[] = [
   // Head sizes whose vec4 row (20) or scalar row (34) does not divide the workgroup: the generic
   // item mapping of the attention template; H = 34 also takes the scalar (non-vec4) cache path.
   { name: "G2 H80 bs16 generic items", numHeads: 4, kvNumHeads: 2, headSize: 80, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6 },
-  { name: "G4 H34 bs16 scalar cache", numHeads: 4, kvNumHeads: 1, headSize: 34, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6, scalarOnly: true },
-  { name: "G4 H64 bs16 hostile tables", numHeads: 8, kvNumHeads: 2, headSize: 64, blockSize: 16, batch: 6, maxPast: 150, maxNew: 8, hostile: true },
+  {
+    name: "G4 H34 bs16 scalar cache",
+    numHeads: 4,
+    kvNumHeads: 1,
+    headSize: 34,
+    blockSize: 16,
+    batch: 4,
+    maxPast: 100,
+    maxNew: 6,
+    scalarOnly: true,
+  },
+  {
+    name: "G4 H64 bs16 hostile tables",
+    numHeads: 8,
+    kvNumHeads: 2,
+    headSize: 64,
+    blockSize: 16,
+    batch: 6,
+    maxPast: 150,
+    maxNew: 8,
+    hostile: true,
+  },
   // Head size 128 with each way the 32-key tiles of the head-size-128 attention meet blocks:
   // four blocks per tile (bs 8), a tile per key lookup (bs 24, and 7 heads padded to 8), half a
   // block per tile (bs 64, with hostile tables).
   { name: "G1 H128 bs8", numHeads: 4, kvNumHeads: 4, headSize: 128, blockSize: 8, batch: 4, maxPast: 150, maxNew: 6 },
   { name: "G7 H128 bs24", numHeads: 7, kvNumHeads: 1, headSize: 128, blockSize: 24, batch: 4, maxPast: 200, maxNew: 5 },
-  { name: "G2 H128 bs64 hostile tables", numHeads: 4, kvNumHeads: 2, headSize: 128, blockSize: 64, batch: 5, maxPast: 300, maxNew: 8, hostile: true },
+  {
+    name: "G2 H128 bs64 hostile tables",
+    numHeads: 4,
+    kvNumHeads: 2,
+    headSize: 128,
+    blockSize: 64,
+    batch: 5,
+    maxPast: 300,
+    maxNew: 8,
+    hostile: true,
+  },
 ];
 
 const VARIANTS = [
@@ -317,7 +347,11 @@ const device = await getGpuDevice({
  * with subgroups of 32 or more (the H200) every head-size-128 shape runs the row design.
  */
 const ROW_DESIGN_RUNS = (device?.adapterInfo.subgroupMaxSize ?? 0) >= 32;
-const DESKTOP_SHAPES = new Set(SHAPES.filter((s) => s.headSize === 128 && (ROW_DESIGN_RUNS || s.name === "G4 H128 bs32" || s.name === "G7 H128 bs24")).map((s) => s.name));
+const DESKTOP_SHAPES = new Set(
+  SHAPES.filter((s) => s.headSize === 128 && (ROW_DESIGN_RUNS || s.name === "G4 H128 bs32" || s.name === "G7 H128 bs24")).map(
+    (s) => s.name,
+  ),
+);
 
 describe.runIf(device)("PagedAttention on lavapipe", () => {
   const table: string[] = [];
@@ -387,14 +421,22 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
           if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
         }
         const numSplits = planned.plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
-        table.push(`${profile} | ${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`);
+        table.push(
+          `${profile} | ${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
+        );
         const H = shape.headSize;
         const N = shape.numHeads;
         const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
-        expect(maxRatio, `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`).toBeLessThanOrEqual(1);
+        expect(
+          maxRatio,
+          `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`,
+        ).toBeLessThanOrEqual(1);
         // The caches, bit for bit: written rows hold the new K and V, every other element (garbage
         // included) is untouched.
-        for (const [id, before, want] of [["keyCacheT", c.keyCache, ref.keyCache], ["valueCacheT", c.valueCache, ref.valueCache]] as const) {
+        for (const [id, before, want] of [
+          ["keyCacheT", c.keyCache, ref.keyCache],
+          ["valueCacheT", c.valueCache, ref.valueCache],
+        ] as const) {
           const cache = new Uint16Array(got[id]);
           let mismatches = 0;
           let first = -1;
@@ -405,13 +447,19 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
               if (first < 0) first = k;
             }
           }
-          expect(mismatches, `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`).toBe(0);
+          expect(
+            mismatches,
+            `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`,
+          ).toBe(0);
         }
         // Hostile tables may unmap every block of a small batch; other cases must attend to something.
         if (!shape.hostile) expect(c.liveRows, "the case has visible keys").toBeGreaterThan(0);
-        if (!shape.hostile) expect(ref.written.some((w) => w === 1), "the case writes something").toBe(true);
+        if (!shape.hostile)
+          expect(
+            ref.written.some((w) => w === 1),
+            "the case writes something",
+          ).toBe(true);
       }, 300_000);
     }
   }
 });
-

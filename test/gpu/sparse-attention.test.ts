@@ -42,7 +42,6 @@ Object.assign(globalThis, globals);
 const SEED = process.env.SPARSE_SEED ? Number(process.env.SPARSE_SEED) : Date.now() % 2 ** 31;
 console.log(`sparse-attention GPU test seed: ${SEED} (replay with SPARSE_SEED=${SEED})`);
 
-
 /** fp16 attention: |got - want| <= TOL + TOL * |want| (atol = rtol = 5e-3). */
 const TOL = 5e-3;
 
@@ -87,21 +86,150 @@ interface Case {
 // only, and the query stride is the plain Q row whenever rotary is on or QKV is separate.
 const CASES: readonly Case[] = [
   // Attention shader A: N=4, Nkv=2, H=32, block 16.
-  { name: "golden CSR, prompt, separate", B: 1, S: 64, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 64, layout: "golden", rotary: "off", packed: false },
-  { name: "prompt, 4 layouts, split rotary, packed, padded key totals", B: 2, S: 80, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 128, layout: [4, 2, 3], rotary: "split", packed: true },
-  { name: "decode S=1 at 15/16/63 (block edges), interleaved rotary, separate", B: 3, S: 1, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 80, layout: [2, 1, 2], past: [15, 16, 63], rotary: "interleaved", packed: false },
-  { name: "decode past 2100 (two 128-block chunks), split rotary, separate", B: 1, S: 1, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 2112, layout: [2, 2, 4], past: [2100], rotary: "split", packed: false },
+  {
+    name: "golden CSR, prompt, separate",
+    B: 1,
+    S: 64,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 16,
+    maxCacheSeq: 64,
+    layout: "golden",
+    rotary: "off",
+    packed: false,
+  },
+  {
+    name: "prompt, 4 layouts, split rotary, packed, padded key totals",
+    B: 2,
+    S: 80,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 16,
+    maxCacheSeq: 128,
+    layout: [4, 2, 3],
+    rotary: "split",
+    packed: true,
+  },
+  {
+    name: "decode S=1 at 15/16/63 (block edges), interleaved rotary, separate",
+    B: 3,
+    S: 1,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 16,
+    maxCacheSeq: 80,
+    layout: [2, 1, 2],
+    past: [15, 16, 63],
+    rotary: "interleaved",
+    packed: false,
+  },
+  {
+    name: "decode past 2100 (two 128-block chunks), split rotary, separate",
+    B: 1,
+    S: 1,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 16,
+    maxCacheSeq: 2112,
+    layout: [2, 2, 4],
+    past: [2100],
+    rotary: "split",
+    packed: false,
+  },
   // Shader B: as A with the packed query row.
-  { name: "golden CSR, decode S=2 crossing blocks, packed", B: 2, S: 2, N: 4, Nkv: 2, H: 32, sbs: 16, maxCacheSeq: 64, layout: "golden", past: [15, 46], rotary: "off", packed: true },
+  {
+    name: "golden CSR, decode S=2 crossing blocks, packed",
+    B: 2,
+    S: 2,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 16,
+    maxCacheSeq: 64,
+    layout: "golden",
+    past: [15, 46],
+    rotary: "off",
+    packed: true,
+  },
   // Shader C: GQA 4 query heads per KV head, H=64, block 64.
-  { name: "decode S=3, partial interleaved rotary, scale 0.3, sbs 64, G=4", B: 2, S: 3, N: 4, Nkv: 1, H: 64, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], past: [62, 130], rotary: "interleaved", rotaryDim: 32, packed: false, scale: 0.3 },
-  { name: "prompt S=130, sbs 64, 4 layouts, separate, G=4", B: 1, S: 130, N: 4, Nkv: 1, H: 64, sbs: 64, maxCacheSeq: 192, layout: [4, 1, 2], rotary: "off", packed: false },
+  {
+    name: "decode S=3, partial interleaved rotary, scale 0.3, sbs 64, G=4",
+    B: 2,
+    S: 3,
+    N: 4,
+    Nkv: 1,
+    H: 64,
+    sbs: 64,
+    maxCacheSeq: 192,
+    layout: [2, 1, 2],
+    past: [62, 130],
+    rotary: "interleaved",
+    rotaryDim: 32,
+    packed: false,
+    scale: 0.3,
+  },
+  {
+    name: "prompt S=130, sbs 64, 4 layouts, separate, G=4",
+    B: 1,
+    S: 130,
+    N: 4,
+    Nkv: 1,
+    H: 64,
+    sbs: 64,
+    maxCacheSeq: 192,
+    layout: [4, 1, 2],
+    rotary: "off",
+    packed: false,
+  },
   // Shader D: H=256 with 32 lanes (two vec4 chunks per lane).
-  { name: "decode S=2, split rotary, packed, H=256 with 32 lanes", B: 1, S: 2, N: 4, Nkv: 2, H: 256, sbs: 64, maxCacheSeq: 128, layout: [2, 1, 2], past: [70], rotary: "split", packed: true, tunables: { WORKGROUP_SIZE: 32 } },
+  {
+    name: "decode S=2, split rotary, packed, H=256 with 32 lanes",
+    B: 1,
+    S: 2,
+    N: 4,
+    Nkv: 2,
+    H: 256,
+    sbs: 64,
+    maxCacheSeq: 128,
+    layout: [2, 1, 2],
+    past: [70],
+    rotary: "split",
+    packed: true,
+    tunables: { WORKGROUP_SIZE: 32 },
+  },
   // Shader E: H=24 (6 vec4 chunks, lanes left idle in the V phase).
-  { name: "prompt, H=24, G=2, sbs 16", B: 1, S: 40, N: 4, Nkv: 2, H: 24, sbs: 16, maxCacheSeq: 48, layout: [4, 1, 2], rotary: "off", packed: false },
+  {
+    name: "prompt, H=24, G=2, sbs 16",
+    B: 1,
+    S: 40,
+    N: 4,
+    Nkv: 2,
+    H: 24,
+    sbs: 16,
+    maxCacheSeq: 48,
+    layout: [4, 1, 2],
+    rotary: "off",
+    packed: false,
+  },
   // Shader F: no GQA, H=128, block 64.
-  { name: "decode S=3 at 61/125, G=1, H=128, sbs 64", B: 2, S: 3, N: 2, Nkv: 2, H: 128, sbs: 64, maxCacheSeq: 192, layout: [2, 1, 2], past: [61, 125], rotary: "off", packed: false },
+  {
+    name: "decode S=3 at 61/125, G=1, H=128, sbs 64",
+    B: 2,
+    S: 3,
+    N: 2,
+    Nkv: 2,
+    H: 128,
+    sbs: 64,
+    maxCacheSeq: 192,
+    layout: [2, 1, 2],
+    past: [61, 125],
+    rotary: "off",
+    packed: false,
+  },
 ];
 
 /** Tunables that steer the variant choice (on top of the case's own). */
@@ -131,7 +259,8 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
     const rand = rng(SEED + index * 7919);
     const fill = (n: number, amp = 1): Float32Array => Float32Array.from({ length: n }, () => roundToF16((rand() * 2 - 1) * amp));
 
-    const layout = c.layout === "golden" ? GOLDEN : buildSparseLayout(c.layout[0], Math.ceil(c.maxCacheSeq / c.sbs), c.layout[1], c.layout[2]);
+    const layout =
+      c.layout === "golden" ? GOLDEN : buildSparseLayout(c.layout[0], Math.ceil(c.maxCacheSeq / c.sbs), c.layout[1], c.layout[2]);
     const qStride = c.packed ? (c.N + 2 * c.Nkv) * c.H : c.N * c.H;
     const past = c.past ?? Array(c.B).fill(0);
     const keyTotals = past.map((p) => p + c.S);
@@ -299,7 +428,8 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
         const [lo, hi] = [f16ToF32(got[i]), want[i]].sort((x, y) => x - y);
         const rotated = name === "present_key" && written[i] === 1 && i % c.H < rotaryDim;
         const otherNeighbour = rotated && Math.abs(got[i] - wantBits) === 1 && lo < exact && exact < hi;
-        if (!otherNeighbour && bad.length < 8) bad.push(`[${i}] written=${written[i]} got ${got[i].toString(16)} want ${wantBits.toString(16)}`);
+        if (!otherNeighbour && bad.length < 8)
+          bad.push(`[${i}] written=${written[i]} got ${got[i].toString(16)} want ${wantBits.toString(16)}`);
       }
       expect(bad, `${name}, seed ${SEED}`).toEqual([]);
     }
@@ -319,5 +449,8 @@ function expectClose(what: string, got: Float32Array, want: Float32Array): void 
       worst = Math.max(worst, ratio);
     }
   }
-  expect(bad, `${what}: mismatches beyond atol = rtol = ${TOL}, seed ${SEED} (max in-tolerance error/tolerance ${worst.toFixed(3)})`).toEqual([]);
+  expect(
+    bad,
+    `${what}: mismatches beyond atol = rtol = ${TOL}, seed ${SEED} (max in-tolerance error/tolerance ${worst.toFixed(3)})`,
+  ).toEqual([]);
 }

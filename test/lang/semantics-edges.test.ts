@@ -91,7 +91,14 @@ describe("comparisons on both sides of equality", () => {
   });
 
   it("is unknown when either side is", () => {
-    for (const src of ["attrs.two == attrs.u", "attrs.u == attrs.two", "attrs.two < attrs.u", "attrs.u >= attrs.two", "attrs.two != attrs.u"]) expect(ev(src), src).toBe(UNKNOWN);
+    for (const src of [
+      "attrs.two == attrs.u",
+      "attrs.u == attrs.two",
+      "attrs.two < attrs.u",
+      "attrs.u >= attrs.two",
+      "attrs.two != attrs.u",
+    ])
+      expect(ev(src), src).toBe(UNKNOWN);
   });
 });
 
@@ -177,7 +184,13 @@ describe("errors that are bugs pass through unchanged", () => {
     },
   });
 
-  it.each(["attrs.seven", "1 + attrs.seven", "2 * (1 + attrs.seven)", "attrs.seven if attrs.flagU else 1", "attrs.two if attrs.flagU else attrs.seven"])("%s", (src) => {
+  it.each([
+    "attrs.seven",
+    "1 + attrs.seven",
+    "2 * (1 + attrs.seven)",
+    "attrs.seven if attrs.flagU else 1",
+    "attrs.two if attrs.flagU else attrs.seven",
+  ])("%s", (src) => {
     let thrown: unknown;
     try {
       ev(src, buggy);

@@ -17,12 +17,18 @@ describe("lint of the seed specs", () => {
   const r = lintPaths([specsDir], makeCheckContext(templatesDir));
 
   it("reports no diagnostic at all", () => {
-    expect(renderText(r.diagnostics, (f) => r.sources.get(f)), "the seed specs must lint clean").toBe("");
+    expect(
+      renderText(r.diagnostics, (f) => r.sources.get(f)),
+      "the seed specs must lint clean",
+    ).toBe("");
     expect(r.diagnostics).toEqual([]);
   });
 
   it("checks one kernel per spec file, named as the file says", () => {
-    const files = fs.readdirSync(specsDir).filter((n) => n.endsWith(".json")).sort();
+    const files = fs
+      .readdirSync(specsDir)
+      .filter((n) => n.endsWith(".json"))
+      .sort();
     expect(files.length).toBeGreaterThanOrEqual(2);
     const declared = files.map((n) => (JSON.parse(fs.readFileSync(path.join(specsDir, n), "utf8")) as { name: string }).name).sort();
     expect(r.kernels.map((k) => k.spec.name).sort()).toEqual(declared);

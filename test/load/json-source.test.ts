@@ -133,7 +133,7 @@ describe("parseJson: syntax errors", () => {
     ["[1.]", "1:2", /invalid number `1.`/, /digit after the decimal point/],
     ["[-]", "1:2", /expected a digit after `-`/],
     ["[NaN]", "1:2", /expected a JSON value, found `NaN`/],
-    ["{\"a\": tru}", "1:7", /expected a JSON value, found `tru`/],
+    ['{"a": tru}', "1:7", /expected a JSON value, found `tru`/],
     ["[1] [2]", "1:5", /expected the end of the document/],
     ["", "1:1", /expected a JSON value, found the end of the file/],
     ["[1e999]", "1:2", /too large/],

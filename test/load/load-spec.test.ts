@@ -191,9 +191,7 @@ describe("loadSpecFile on broken specs", () => {
     delete spec.variants[0].passes[2].bindings[2].name;
     const r = loadSpecFile("x.json", JSON.stringify(spec, null, 2));
     expect(r.spec).toBeUndefined();
-    expect(r.diagnostics.map((d) => [d.code, d.location?.pointer])).toEqual([
-      ["schema_missing_field", "/variants/0/passes/2/bindings/2"],
-    ]);
+    expect(r.diagnostics.map((d) => [d.code, d.location?.pointer])).toEqual([["schema_missing_field", "/variants/0/passes/2/bindings/2"]]);
   });
 
   it("keeps tunable candidate values", () => {
@@ -222,12 +220,7 @@ describe("loadSpecPath and discoverSpecFiles", () => {
   it("expands folders to their *.json files sorted by name, not following symlinks out", () => {
     const r = discoverSpecFiles([specs, join(specs, "b.json"), join(root, "outside.json")]);
     expect(r.diagnostics).toEqual([]);
-    expect(r.files).toEqual([
-      join(specs, "a.json"),
-      join(specs, "b.json"),
-      join(specs, "c.json"),
-      join(root, "outside.json"),
-    ]);
+    expect(r.files).toEqual([join(specs, "a.json"), join(specs, "b.json"), join(specs, "c.json"), join(root, "outside.json")]);
   });
 
   it("reports a path that does not exist", () => {

@@ -103,9 +103,7 @@ describe("validateSpecTree", () => {
   it("reports a derive value of the wrong type once", () => {
     const { diags } = validateEdited((s) => (s.variants[0].passes[1].derive.splitK = null));
     expect(diags).toHaveLength(1);
-    expect(diags[0].message).toBe(
-      "field `splitK` of `/variants/0/passes/1/derive` must be a string, a number or a boolean, found null",
-    );
+    expect(diags[0].message).toBe("field `splitK` of `/variants/0/passes/1/derive` must be a string, a number or a boolean, found null");
   });
 
   it("suggests the closest enum value", () => {

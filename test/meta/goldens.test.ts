@@ -37,7 +37,11 @@ describe("golden policy", () => {
   });
 
   it("no test, script or bench reads UPDATE_GOLDEN except through test/support/golden.ts", () => {
-    const readers = [...filesUnder("test", (n) => /\.(ts|js|mjs)$/.test(n)), ...filesUnder("scripts", () => true), ...filesUnder("bench", (n) => /\.(ts|js|mjs)$/.test(n))]
+    const readers = [
+      ...filesUnder("test", (n) => /\.(ts|js|mjs)$/.test(n)),
+      ...filesUnder("scripts", () => true),
+      ...filesUnder("bench", (n) => /\.(ts|js|mjs)$/.test(n)),
+    ]
       .filter((f) => f !== "test/support/golden.ts")
       .filter((f) => /env\s*(\.\s*UPDATE_GOLDEN|\[\s*["'`]UPDATE_GOLDEN)/.test(fs.readFileSync(path.join(root, f), "utf8")));
     expect(readers, "use updatingGoldens() or golden() from test/support/golden.ts: they refuse UPDATE_GOLDEN under CI").toEqual([]);

@@ -26,7 +26,12 @@ const can = (cmd: string, args: string[]): boolean => spawnSync(cmd, args, { std
 const available = fs.existsSync(tscBin) && can("npm", ["--version"]) && can("tar", ["--version"]);
 
 function run(cmd: string, args: readonly string[], cwd: string, timeout = 300_000): SpawnSyncReturns<string> {
-  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" } });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    timeout,
+    env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" },
+  });
   if (r.error) throw r.error;
   return r;
 }
@@ -127,25 +132,60 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
     consumer = path.join(tmp, "consumer");
     const modules = path.join(consumer, "node_modules");
     fs.mkdirSync(path.join(modules, ".bin"), { recursive: true });
-    fs.writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", devDependencies: { kernelc: `file:../${packed.filename}` } }, null, 2));
+    fs.writeFileSync(
+      path.join(consumer, "package.json"),
+      JSON.stringify(
+        { name: "consumer", private: true, type: "module", devDependencies: { kernelc: `file:../${packed.filename}` } },
+        null,
+        2,
+      ),
+    );
     ok(run("tar", ["-xzf", path.join(tmp, packed.filename), "-C", tmp]), "tar");
     fs.renameSync(path.join(tmp, "package"), path.join(modules, "kernelc"));
-    const manifest = JSON.parse(fs.readFileSync(path.join(modules, "kernelc", "package.json"), "utf8")) as { dependencies: Record<string, string>; bin: Record<string, string> };
+    const manifest = JSON.parse(fs.readFileSync(path.join(modules, "kernelc", "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+      bin: Record<string, string>;
+    };
     for (const dep of Object.keys(manifest.dependencies)) {
       expect(fs.existsSync(path.join(repoModules, dep)), `dependency ${dep} is installed in the repo`).toBe(true);
       fs.mkdirSync(path.dirname(path.join(modules, dep)), { recursive: true });
       fs.symlinkSync(path.join(repoModules, dep), path.join(modules, dep), "dir");
     }
-    for (const [name, file] of Object.entries(manifest.bin)) fs.symlinkSync(path.join("..", "kernelc", file), path.join(modules, ".bin", name));
+    for (const [name, file] of Object.entries(manifest.bin))
+      fs.symlinkSync(path.join("..", "kernelc", file), path.join(modules, ".bin", name));
   });
 
   it("ships dist/ with types and no source maps, LICENSE, the schema and the docs; not src/, tests or dist/reference", () => {
     const files = packed.files.map((f) => f.path);
-    for (const f of ["LICENSE", "README.md", "package.json", "bin/kernelc.js", "schema/kernel-spec.schema.json", "docs/api.md", "docs/vite.md", "dist/api/index.js", "dist/api/index.d.ts", "dist/runtime/index.js", "dist/runtime/index.d.ts", "dist/runtime/bundle.d.ts", "dist/vite/index.js", "dist/vite/index.d.ts", "dist/cli/main.js"]) {
+    for (const f of [
+      "LICENSE",
+      "README.md",
+      "package.json",
+      "bin/kernelc.js",
+      "schema/kernel-spec.schema.json",
+      "docs/api.md",
+      "docs/vite.md",
+      "dist/api/index.js",
+      "dist/api/index.d.ts",
+      "dist/runtime/index.js",
+      "dist/runtime/index.d.ts",
+      "dist/runtime/bundle.d.ts",
+      "dist/vite/index.js",
+      "dist/vite/index.d.ts",
+      "dist/cli/main.js",
+    ]) {
       expect(files, f).toContain(f);
     }
-    expect(files.filter((f) => f.endsWith(".map") || f.startsWith("src/") || f.startsWith("test/") || f.startsWith("dist/reference/") || f.startsWith("out/"))).toEqual([]);
-    const pkg = JSON.parse(fs.readFileSync(path.join(consumer, "node_modules", "kernelc", "package.json"), "utf8")) as Record<string, unknown>;
+    expect(
+      files.filter(
+        (f) =>
+          f.endsWith(".map") || f.startsWith("src/") || f.startsWith("test/") || f.startsWith("dist/reference/") || f.startsWith("out/"),
+      ),
+    ).toEqual([]);
+    const pkg = JSON.parse(fs.readFileSync(path.join(consumer, "node_modules", "kernelc", "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
     expect(pkg["sideEffects"]).toBe(false);
     expect(pkg["license"]).toBe("MIT");
     expect(Object.keys(pkg["exports"] as object)).toEqual([".", "./runtime", "./vite", "./package.json"]);
@@ -154,11 +194,17 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
   });
 
   it("runs kernelc --version, init, lint, build and explain from the installed package", () => {
-    expect(ok(kernelc("--version"), "kernelc --version").stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version);
+    expect(ok(kernelc("--version"), "kernelc --version").stdout.trim()).toBe(
+      JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version,
+    );
     ok(kernelc("init"), "kernelc init");
-    expect(ok(kernelc("lint"), "kernelc lint").stderr).toMatch(/^1 spec checked, 1 shader rendered and validated for \d+ profiles?, no problems\n$/);
+    expect(ok(kernelc("lint"), "kernelc lint").stderr).toMatch(
+      /^1 spec checked, 1 shader rendered and validated for \d+ profiles?, no problems\n$/,
+    );
     expect(ok(kernelc("build"), "kernelc build").stderr).toBe("wrote out/: 2 profiles, 1 shader\n");
-    expect(ok(kernelc("explain", "Axpby", "--profile", "core", "--call", "calls/axpby.json"), "kernelc explain").stdout).toContain("picked scalar");
+    expect(ok(kernelc("explain", "Axpby", "--profile", "core", "--call", "calls/axpby.json"), "kernelc explain").stdout).toContain(
+      "picked scalar",
+    );
   }, 300_000);
 
   it("imports the API, the runtime and the Vite plugin; the runtime does not load the compiler", () => {
@@ -193,16 +239,25 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
       "tsconfig.bundler.json": { ...STRICT, module: "ESNext", moduleResolution: "bundler", skipLibCheck: true },
     };
     for (const [name, compilerOptions] of Object.entries(configs)) {
-      fs.writeFileSync(path.join(consumer, name), JSON.stringify({ compilerOptions, include: ["out/**/*.ts", "usage.ts", "typed-call.ts"] }, null, 2));
+      fs.writeFileSync(
+        path.join(consumer, name),
+        JSON.stringify({ compilerOptions, include: ["out/**/*.ts", "usage.ts", "typed-call.ts"] }, null, 2),
+      );
     }
     const outputs = await Promise.all(Object.keys(configs).map((name) => tsc(path.join(consumer, name))));
     Object.keys(configs).forEach((name, i) => {
       const errors = outputs[i]!.split("\n").filter((l) => /error TS\d+/.test(l));
       const soft = (l: string): boolean => /^out\/[^/]+\/dispatcher\.ts\(/.test(l) || l.startsWith("typed-call.ts(");
-      expect(errors.filter((l) => !soft(l)), `${name}:\n${outputs[i]}`).toEqual([]);
+      expect(
+        errors.filter((l) => !soft(l)),
+        `${name}:\n${outputs[i]}`,
+      ).toEqual([]);
       const pending = errors.filter(soft);
       if (DISPATCHERS_STRICT_CLEAN) expect(pending, `${name}:\n${outputs[i]}`).toEqual([]);
-      else if (pending.length > 0) console.warn(`${name}: ${pending.length} strict-flag errors in the generated dispatchers / typed calls (the dispatcher branch fixes these), e.g.\n${pending.slice(0, 3).join("\n")}`);
+      else if (pending.length > 0)
+        console.warn(
+          `${name}: ${pending.length} strict-flag errors in the generated dispatchers / typed calls (the dispatcher branch fixes these), e.g.\n${pending.slice(0, 3).join("\n")}`,
+        );
     });
   }, 300_000);
 });

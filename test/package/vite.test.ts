@@ -30,8 +30,16 @@ const hook = (plugin: object, name: string): Hook => (plugin as Record<string, H
 
 /** A dev server with what the plugin uses: a watcher, a websocket and a logger, recording what is sent. */
 function fakeServer() {
-  const watcher = Object.assign(new EventEmitter(), { watched: [] as string[], add(p: string[]) { this.watched.push(...p); } });
-  const sent: { type: string; err?: { message: string; plugin: string; id?: string; loc?: { file: string; line: number; column: number } } }[] = [];
+  const watcher = Object.assign(new EventEmitter(), {
+    watched: [] as string[],
+    add(p: string[]) {
+      this.watched.push(...p);
+    },
+  });
+  const sent: {
+    type: string;
+    err?: { message: string; plugin: string; id?: string; loc?: { file: string; line: number; column: number } };
+  }[] = [];
   const listeners: (() => void)[] = [];
   const logs: string[] = [];
   const ws = { send: (p: (typeof sent)[number]) => sent.push(p), on: (_e: string, f: () => void) => listeners.push(f) };
@@ -116,7 +124,13 @@ describe("kernelc/vite in a real Vite dev server", () => {
   it("serves out/index.ts as a module and the shaders it names as WGSL text", async () => {
     const dir = project();
     const vite = await import("vite");
-    const server = await vite.createServer({ root: dir, configFile: false, logLevel: "silent", plugins: [kernelc()], server: { host: "127.0.0.1", port: 0, ws: false } });
+    const server = await vite.createServer({
+      root: dir,
+      configFile: false,
+      logLevel: "silent",
+      plugins: [kernelc()],
+      server: { host: "127.0.0.1", port: 0, ws: false },
+    });
     try {
       await server.listen();
       const base = server.resolvedUrls!.local[0]!;
@@ -139,7 +153,10 @@ describe("the plugin's out/ writer", () => {
 
   it("writes only what changed, and removes only files it wrote that are unchanged since", () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-out-")), "out");
-    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({ written: ["a.ts", "s/x.wgsl", "s/y.wgsl", MARKER], removed: [] });
+    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({
+      written: ["a.ts", "s/x.wgsl", "s/y.wgsl", MARKER],
+      removed: [],
+    });
     expect(fs.readFileSync(path.join(out, MARKER), "utf8")).toBe(MARKER_TEXT);
     expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({ written: [], removed: [] });
     fs.writeFileSync(path.join(out, "s", "y.wgsl"), "edited by hand");
@@ -151,7 +168,8 @@ describe("the plugin's out/ writer", () => {
   it("marks the folder as the CLI does, so `kernelc build` and the plugin take turns on one out/", async () => {
     expect([MARKER, MARKER_TEXT]).toEqual([cliOut.MARKER, cliOut.MARKER_TEXT]);
     const dir = project();
-    const cli = async (): Promise<number> => main(["build", "--force"], { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} });
+    const cli = async (): Promise<number> =>
+      main(["build", "--force"], { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} });
     expect(await cli()).toBe(0);
     const plugin = kernelc();
     hook(plugin, "configResolved").call(plugin, { root: dir, command: "build" });
@@ -192,7 +210,8 @@ describe("the plugin's out/ writer", () => {
   });
 });
 
-const distBuilt = fs.existsSync(path.join(root, "dist", "vite", "index.js")) && fs.existsSync(path.join(root, "dist", "runtime", "bundle.js"));
+const distBuilt =
+  fs.existsSync(path.join(root, "dist", "vite", "index.js")) && fs.existsSync(path.join(root, "dist", "runtime", "bundle.js"));
 
 describe.runIf(distBuilt)("examples/vite-app built by Vite with the plugin", () => {
   it("bundles the dispatchers, the runtime and every shader file of the bundle", async () => {
@@ -203,7 +222,10 @@ describe.runIf(distBuilt)("examples/vite-app built by Vite with the plugin", () 
     fs.symlinkSync(path.join(root, "node_modules", "vite"), path.join(tmp, "node_modules", "vite"), "dir");
     for (const d of ["specs", "templates"]) fs.cpSync(path.join(root, d), path.join(tmp, d), { recursive: true });
     const app = path.join(tmp, "examples", "vite-app");
-    fs.cpSync(path.join(root, "examples", "vite-app"), app, { recursive: true, filter: (src) => !/[/\\](out|dist|node_modules)$/.test(src) });
+    fs.cpSync(path.join(root, "examples", "vite-app"), app, {
+      recursive: true,
+      filter: (src) => !/[/\\](out|dist|node_modules)$/.test(src),
+    });
     const vite = await import("vite");
     const dist = path.join(tmp, "dist");
     await vite.build({ root: app, logLevel: "silent", build: { outDir: dist, emptyOutDir: true } });
@@ -222,14 +244,21 @@ describe.runIf(distBuilt)("examples/vite-app built by Vite with the plugin", () 
         files++;
         expect(fs.readFileSync(path.join(dist, "assets", asset), "utf8"), shader).toBe(text);
       } else {
-        expect(js.some((code) => code.includes(`;base64,${Buffer.from(text).toString("base64")}`)), shader).toBe(true);
+        expect(
+          js.some((code) => code.includes(`;base64,${Buffer.from(text).toString("base64")}`)),
+          shader,
+        ).toBe(true);
       }
     }
     expect(files).toBeGreaterThan(0);
     // One lazily loaded dispatcher chunk per profile, with the PagedAttention planner.
     const dispatchers = js.filter((code) => code.includes("KernelCallError") && code.includes("PagedAttention"));
     expect(dispatchers.length).toBe(2);
-    for (const profile of ["desktop-32k", "mobile-256-f16"]) expect(dispatchers.filter((code) => code.includes(profile)), profile).toHaveLength(1);
+    for (const profile of ["desktop-32k", "mobile-256-f16"])
+      expect(
+        dispatchers.filter((code) => code.includes(profile)),
+        profile,
+      ).toHaveLength(1);
     // The entry holds the runtime (loadBundle's error text) and the example's check.
     const html = fs.readFileSync(path.join(dist, "index.html"), "utf8");
     const entry = /<script type="module" crossorigin src="\/assets\/([^"]+\.js)"/.exec(html)![1]!;

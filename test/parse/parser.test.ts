@@ -134,7 +134,8 @@ describe("parser: every expression of the seed spec parses", () => {
   derive(seed.derive);
   exprs.push(...seed.when);
   for (const o of Object.values(seed.outputs) as Array<{ shape?: string }>) if (o.shape) exprs.push(o.shape);
-  for (const b of Object.values(seed.bindings) as Array<{ struct?: Array<{ value: string }> }>) for (const f of b.struct ?? []) exprs.push(f.value);
+  for (const b of Object.values(seed.bindings) as Array<{ struct?: Array<{ value: string }> }>)
+    for (const f of b.struct ?? []) exprs.push(f.value);
   for (const v of seed.variants) {
     derive(v.derive);
     exprs.push(...(v.when ?? []));
@@ -297,7 +298,19 @@ describe("parser: errors", () => {
   it("accepts nesting up to the limit", () => {
     const n = MAX_EXPR_DEPTH - 2;
     expect(() => parseExpression("(".repeat(n) + "1" + ")".repeat(n))).not.toThrow();
-    expect(() => parseExpression(Array(MAX_EXPR_DEPTH - 1).fill("1").join("+"))).not.toThrow();
-    expect(() => parseExpression(Array(MAX_EXPR_DEPTH + 1).fill("1").join("+"))).toThrow(ExprSyntaxError);
+    expect(() =>
+      parseExpression(
+        Array(MAX_EXPR_DEPTH - 1)
+          .fill("1")
+          .join("+"),
+      ),
+    ).not.toThrow();
+    expect(() =>
+      parseExpression(
+        Array(MAX_EXPR_DEPTH + 1)
+          .fill("1")
+          .join("+"),
+      ),
+    ).toThrow(ExprSyntaxError);
   });
 });

@@ -118,7 +118,9 @@ describe("parseConfig: valid configs", () => {
         { name: "odd", limits: { maxComputeWorkgroupStorageSize: 24576 }, features: ["timestamp-query"] },
       ],
     });
-    expect(r.diagnostics.map((d) => [d.code, d.severity, d.location?.pointer])).toEqual([["profile_invalid", "warning", "/defineProfiles/1"]]);
+    expect(r.diagnostics.map((d) => [d.code, d.severity, d.location?.pointer])).toEqual([
+      ["profile_invalid", "warning", "/defineProfiles/1"],
+    ]);
     expect(r.diagnostics[0].message).toContain('"core" comes earlier');
     expect(r.profiles.map((p) => p.name)).toEqual([...DEFAULT_PROFILES.map((p) => p.name), "odd"]);
     const l = resolveProfile(r.profiles[2]);
@@ -128,7 +130,12 @@ describe("parseConfig: valid configs", () => {
   it("keeps tunables and instances, and resolves pins with '*' under profile pins", () => {
     const r = parse({
       tunables: { "*": { PagedAttention: { WORKGROUP_SIZE: 64, MAX_SPLITS: 8 } }, core: { PagedAttention: { WORKGROUP_SIZE: 32 } } },
-      instances: { PagedAttention: [{ name: "a", values: { "attrs.num_heads": 32, "present.slotMappingT": true } }, { values: { "attrs.num_heads": 8 } }] },
+      instances: {
+        PagedAttention: [
+          { name: "a", values: { "attrs.num_heads": 32, "present.slotMappingT": true } },
+          { values: { "attrs.num_heads": 8 } },
+        ],
+      },
     });
     expect(r.diagnostics).toEqual([]);
     expect(pinnedTunables(r.config, "core", "PagedAttention")).toEqual({ WORKGROUP_SIZE: 32, MAX_SPLITS: 8 });
@@ -164,10 +171,17 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
     expect(inst.row).toMatchObject({ code: "config_invalid", pointer: "/instances/PagedAttention/0/nam", text: '"nam"' });
     expect(inst.d.hint).toBe("did you mean `name`?");
     const r = parse({ instances: { PagedAttention: [{ value: { a: 1 } }] } });
-    expect(r.diagnostics.map((x) => x.location?.pointer).sort()).toEqual(["/instances/PagedAttention/0/value", "/instances/PagedAttention/0/values"]);
+    expect(r.diagnostics.map((x) => x.location?.pointer).sort()).toEqual([
+      "/instances/PagedAttention/0/value",
+      "/instances/PagedAttention/0/values",
+    ]);
     expect(r.diagnostics.find((x) => x.location?.pointer?.endsWith("/value"))?.hint).toBe("did you mean `values`?");
     const { d, row } = only({ defineProfiles: [{ name: "x", limits: { maxComputeWorkgroupStorageSiz: 32768 } }] });
-    expect(row).toMatchObject({ code: "profile_invalid", pointer: "/defineProfiles/0/limits/maxComputeWorkgroupStorageSiz", text: '"maxComputeWorkgroupStorageSiz"' });
+    expect(row).toMatchObject({
+      code: "profile_invalid",
+      pointer: "/defineProfiles/0/limits/maxComputeWorkgroupStorageSiz",
+      text: '"maxComputeWorkgroupStorageSiz"',
+    });
     expect(d.hint).toBe("did you mean `maxComputeWorkgroupStorageSize`?");
   });
 
@@ -185,7 +199,11 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
 
   it("a profile limit worse than the default", () => {
     const { row } = only({ defineProfiles: [{ name: "x", limits: { maxComputeInvocationsPerWorkgroup: 64 } }] });
-    expect(row).toMatchObject({ code: "profile_invalid", pointer: "/defineProfiles/0/limits/maxComputeInvocationsPerWorkgroup", text: "64" });
+    expect(row).toMatchObject({
+      code: "profile_invalid",
+      pointer: "/defineProfiles/0/limits/maxComputeInvocationsPerWorkgroup",
+      text: "64",
+    });
   });
 
   it("an override making the binding larger than the buffer points at the override", () => {
@@ -246,7 +264,16 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
 
   it("an instance with no values, and duplicate instance names", () => {
     expect(only({ instances: { K: [{ values: {} }] } }).row).toMatchObject({ code: "config_invalid", pointer: "/instances/K/0/values" });
-    expect(only({ instances: { K: [{ name: "a", values: { x: 1 } }, { name: "a", values: { x: 2 } }] } }).row).toMatchObject({
+    expect(
+      only({
+        instances: {
+          K: [
+            { name: "a", values: { x: 1 } },
+            { name: "a", values: { x: 2 } },
+          ],
+        },
+      }).row,
+    ).toMatchObject({
       code: "config_invalid",
       pointer: "/instances/K/1/name",
     });
@@ -265,20 +292,31 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
   });
 
   it("a __proto__ key", () => {
-    expect(only('{"tunables": {"__proto__": {"K": {"A": 1}}}}').row).toMatchObject({ code: "json_forbidden_key", pointer: "/tunables/__proto__" });
+    expect(only('{"tunables": {"__proto__": {"K": {"A": 1}}}}').row).toMatchObject({
+      code: "json_forbidden_key",
+      pointer: "/tunables/__proto__",
+    });
   });
 });
 
 describe("parseConfig: warnings", () => {
   it("a profile that can never be selected", () => {
     const r = parse({ defineProfiles: [{ name: "big", limits: { maxComputeWorkgroupStorageSize: 65536 } }] });
-    expect(rows(JSON.stringify({ defineProfiles: [{ name: "big", limits: { maxComputeWorkgroupStorageSize: 65536 } }] }, null, 2), r.diagnostics)).toMatchObject([
-      { code: "profile_invalid", severity: "warning", pointer: "/defineProfiles/0" },
-    ]);
+    expect(
+      rows(
+        JSON.stringify({ defineProfiles: [{ name: "big", limits: { maxComputeWorkgroupStorageSize: 65536 } }] }, null, 2),
+        r.diagnostics,
+      ),
+    ).toMatchObject([{ code: "profile_invalid", severity: "warning", pointer: "/defineProfiles/0" }]);
     expect(r.profiles.map((p) => p.name)).toContain("big");
-    const reordered = parse({ profiles: ["big", "core"], defineProfiles: [{ name: "big", limits: { maxComputeWorkgroupStorageSize: 65536 } }] });
+    const reordered = parse({
+      profiles: ["big", "core"],
+      defineProfiles: [{ name: "big", limits: { maxComputeWorkgroupStorageSize: 65536 } }],
+    });
     expect(reordered.diagnostics).toEqual([]);
-    expect(parse({ profiles: ["core", "mobile-256"] }).diagnostics.map((d) => [d.severity, d.location?.pointer])).toEqual([["warning", "/profiles/1"]]);
+    expect(parse({ profiles: ["core", "mobile-256"] }).diagnostics.map((d) => [d.severity, d.location?.pointer])).toEqual([
+      ["warning", "/profiles/1"],
+    ]);
   });
 
   it("two instances pinning the same values", () => {

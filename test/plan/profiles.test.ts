@@ -98,7 +98,11 @@ describe("DEFAULT_PROFILES", () => {
     for (const [i, [name, storage, inv, x, y, z, binding, buffer, features]] of DOC_TABLE.entries()) {
       const p = DEFAULT_PROFILES[i];
       const l = resolveProfile(p);
-      expect({ name: p.name, storage: l.maxComputeWorkgroupStorageSize, inv: l.maxComputeInvocationsPerWorkgroup }).toEqual({ name, storage, inv });
+      expect({ name: p.name, storage: l.maxComputeWorkgroupStorageSize, inv: l.maxComputeInvocationsPerWorkgroup }).toEqual({
+        name,
+        storage,
+        inv,
+      });
       expect([l.maxComputeWorkgroupSizeX, l.maxComputeWorkgroupSizeY, l.maxComputeWorkgroupSizeZ]).toEqual([x, y, z]);
       expect([l.maxStorageBufferBindingSize, l.maxBufferSize]).toEqual([binding, buffer]);
       expect([...p.features]).toEqual(features);
@@ -160,7 +164,11 @@ describe("profileSchema", () => {
     ["duplicate feature", { name: "x", features: ["subgroups", "subgroups"] }, ["features", 1]],
     ["negative limit", { name: "x", limits: { maxBufferSize: -1 } }, ["limits", "maxBufferSize"]],
     ["fractional limit", { name: "x", limits: { maxBufferSize: 1.5 } }, ["limits", "maxBufferSize"]],
-    ["alignment not a power of two", { name: "x", limits: { minStorageBufferOffsetAlignment: 48 } }, ["limits", "minStorageBufferOffsetAlignment"]],
+    [
+      "alignment not a power of two",
+      { name: "x", limits: { minStorageBufferOffsetAlignment: 48 } },
+      ["limits", "minStorageBufferOffsetAlignment"],
+    ],
     ["bad name", { name: "Desktop 64k" }, ["name"]],
     ["unknown field", { name: "x", feature: [] }, []],
   ])("rejects %s", (_what, input, path) => {
@@ -197,7 +205,9 @@ describe("checkProfile", () => {
 
 describe("mergeProfiles", () => {
   it("merges an override's limits onto the same-named default, in place", () => {
-    const merged = mergeProfiles(DEFAULT_PROFILES, [{ name: "desktop-48k", limits: { maxStorageBufferBindingSize: 2147483644, maxBufferSize: 4 * GiB } }]);
+    const merged = mergeProfiles(DEFAULT_PROFILES, [
+      { name: "desktop-48k", limits: { maxStorageBufferBindingSize: 2147483644, maxBufferSize: 4 * GiB } },
+    ]);
     expect(merged.map((p) => p.name)).toEqual(DEFAULT_PROFILES.map((p) => p.name));
     const p = merged[2];
     const l = resolveProfile(p);
@@ -210,7 +220,9 @@ describe("mergeProfiles", () => {
   });
 
   it("replaces features and other given fields, and leaves the defaults untouched", () => {
-    const merged = mergeProfiles(DEFAULT_PROFILES, [{ name: "desktop-48k", features: ["shader-f16", "subgroups"], description: "f16 on NVIDIA" }]);
+    const merged = mergeProfiles(DEFAULT_PROFILES, [
+      { name: "desktop-48k", features: ["shader-f16", "subgroups"], description: "f16 on NVIDIA" },
+    ]);
     expect(merged[2].features).toEqual(["shader-f16", "subgroups"]);
     expect(merged[2].description).toBe("f16 on NVIDIA");
     expect(DEFAULT_PROFILES[2].features).toEqual(["subgroups"]);

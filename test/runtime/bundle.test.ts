@@ -6,7 +6,15 @@ import { UnsupportedProfileError } from "../../src/runtime/device.js";
 import type { Manifest } from "../../src/model/plan.js";
 
 function manifest(profile: string, requiredLimits: Record<string, number>, requiredFeatures: string[]): Manifest {
-  return { generatedBy: "test", profile, requiredLimits, requiredFeatures, shaders: {}, pipelines: [{ shader: `${profile}-shader`, entryPoint: "main", bindings: ["read-only-storage", "storage"] }], kernels: {} };
+  return {
+    generatedBy: "test",
+    profile,
+    requiredLimits,
+    requiredFeatures,
+    shaders: {},
+    pipelines: [{ shader: `${profile}-shader`, entryPoint: "main", bindings: ["read-only-storage", "storage"] }],
+    kernels: {},
+  };
 }
 
 interface Opened {
@@ -116,6 +124,8 @@ describe("loadBundle", () => {
     expect(read).toEqual(["https://example.invalid/out/shaders/big-shader.wgsl"]);
     expect(modules).toEqual(["// source of /out/shaders/big-shader.wgsl"]);
     expect(bundle.cache.size).toBe(1);
-    await expect(bundle.cache.get({ shader: "nope", entryPoint: "main", bindings: [] })).rejects.toThrow('the bundle index has no shader "nope"');
+    await expect(bundle.cache.get({ shader: "nope", entryPoint: "main", bindings: [] })).rejects.toThrow(
+      'the bundle index has no shader "nope"',
+    );
   });
 });

@@ -26,30 +26,64 @@ function fakeAdapter(limits: Record<string, number>, features: string[]): Adapte
 
 const BIG = manifest(
   "big",
-  { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxStorageBufferBindingSize: 2147483644, minStorageBufferOffsetAlignment: 256 },
+  {
+    maxComputeWorkgroupStorageSize: 49152,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxStorageBufferBindingSize: 2147483644,
+    minStorageBufferOffsetAlignment: 256,
+  },
   ["shader-f16", "subgroups"],
 );
 const MID = manifest(
   "mid",
-  { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256, maxStorageBufferBindingSize: 134217728, minStorageBufferOffsetAlignment: 256 },
+  {
+    maxComputeWorkgroupStorageSize: 32768,
+    maxComputeInvocationsPerWorkgroup: 256,
+    maxStorageBufferBindingSize: 134217728,
+    minStorageBufferOffsetAlignment: 256,
+  },
   ["shader-f16"],
 );
-const BASE = manifest("base", { maxComputeWorkgroupStorageSize: 16384, maxComputeInvocationsPerWorkgroup: 256, minStorageBufferOffsetAlignment: 256 });
+const BASE = manifest("base", {
+  maxComputeWorkgroupStorageSize: 16384,
+  maxComputeInvocationsPerWorkgroup: 256,
+  minStorageBufferOffsetAlignment: 256,
+});
 
 const H200 = fakeAdapter(
-  { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxStorageBufferBindingSize: 2147483644, minStorageBufferOffsetAlignment: 16 },
+  {
+    maxComputeWorkgroupStorageSize: 49152,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxStorageBufferBindingSize: 2147483644,
+    minStorageBufferOffsetAlignment: 16,
+  },
   ["shader-f16", "subgroups", "timestamp-query"],
 );
 const LAVAPIPE = fakeAdapter(
-  { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024, maxStorageBufferBindingSize: 134217728, minStorageBufferOffsetAlignment: 16 },
+  {
+    maxComputeWorkgroupStorageSize: 32768,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxStorageBufferBindingSize: 134217728,
+    minStorageBufferOffsetAlignment: 16,
+  },
   ["shader-f16", "subgroups"],
 );
 const NO_F16 = fakeAdapter(
-  { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxStorageBufferBindingSize: 2147483644, minStorageBufferOffsetAlignment: 16 },
+  {
+    maxComputeWorkgroupStorageSize: 49152,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxStorageBufferBindingSize: 2147483644,
+    minStorageBufferOffsetAlignment: 16,
+  },
   ["subgroups"],
 );
 const COARSE_ALIGNMENT = fakeAdapter(
-  { maxComputeWorkgroupStorageSize: 65536, maxComputeInvocationsPerWorkgroup: 1024, maxStorageBufferBindingSize: 2147483644, minStorageBufferOffsetAlignment: 512 },
+  {
+    maxComputeWorkgroupStorageSize: 65536,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxStorageBufferBindingSize: 2147483644,
+    minStorageBufferOffsetAlignment: 512,
+  },
   ["shader-f16", "subgroups"],
 );
 
@@ -81,9 +115,7 @@ describe("compareWithAdapter", () => {
   });
 
   it("reverses the comparison for min* alignment limits", () => {
-    expect(compareWithAdapter(COARSE_ALIGNMENT, BIG).limits).toEqual([
-      { name: "minStorageBufferOffsetAlignment", asked: 256, has: 512 },
-    ]);
+    expect(compareWithAdapter(COARSE_ALIGNMENT, BIG).limits).toEqual([{ name: "minStorageBufferOffsetAlignment", asked: 256, has: 512 }]);
     expect(adapterFits(H200, manifest("fine", { minStorageBufferOffsetAlignment: 16 }))).toBe(true);
     expect(adapterFits(H200, manifest("finer", { minStorageBufferOffsetAlignment: 8 }))).toBe(false);
   });

@@ -109,7 +109,6 @@ fn main() {
 `,
 };
 
-
 const SEED = (Date.now() ^ (process.pid << 8)) >>> 0;
 
 function loader(calls: string[]): (id: string) => Promise<string> {
@@ -367,13 +366,11 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
     const out = new Uint16Array(bytes, 0, n);
     const xf = f16ArrayToF32(xs);
     for (let i = 0; i < n; i++) {
-      const candidates = new Set([
-        f32ToF16(roundToF16(a * xf[i]) + b),
-        f32ToF16(a * xf[i] + b),
-        f32ToF16(Math.fround(a * xf[i] + b)),
-      ]);
+      const candidates = new Set([f32ToF16(roundToF16(a * xf[i]) + b), f32ToF16(a * xf[i] + b), f32ToF16(Math.fround(a * xf[i] + b))]);
       if (!candidates.has(out[i])) {
-        expect.fail(`y[${i}] = 0x${out[i].toString(16)}, expected one of ${[...candidates].map((c) => `0x${c.toString(16)}`).join(", ")} for x = ${xf[i]}, a = ${a}, b = ${b}`);
+        expect.fail(
+          `y[${i}] = 0x${out[i].toString(16)}, expected one of ${[...candidates].map((c) => `0x${c.toString(16)}`).join(", ")} for x = ${xf[i]}, a = ${a}, b = ${b}`,
+        );
       }
     }
     expectPoisonedTail(bytes, 2 * n);
@@ -388,13 +385,19 @@ describe.runIf(timedDevice)("executePlan with timestamp writes", () => {
     const { x, y } = setUp(gpu, new Float32Array(n).fill(1), 4 * n);
     const querySet = gpu.createQuerySet({ type: "timestamp", count: 4 });
     const seen: string[] = [];
-    const result = await executePlan(gpu, cache, twoStepPlan(n, 2, 3), { x, y }, {
-      checkErrors: true,
-      timestampWrites: (pass, index) => {
-        seen.push(`${pass.id}@${index}`);
-        return { querySet, beginningOfPassWriteIndex: 2 * index, endOfPassWriteIndex: 2 * index + 1 };
+    const result = await executePlan(
+      gpu,
+      cache,
+      twoStepPlan(n, 2, 3),
+      { x, y },
+      {
+        checkErrors: true,
+        timestampWrites: (pass, index) => {
+          seen.push(`${pass.id}@${index}`);
+          return { querySet, beginningOfPassWriteIndex: 2 * index, endOfPassWriteIndex: 2 * index + 1 };
+        },
       },
-    });
+    );
     expect(result.skipped).toEqual(["clobber"]);
     expect(seen).toEqual(["scale@0", "shift@1"]);
     const resolved = gpu.createBuffer({ size: 32, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });

@@ -19,13 +19,26 @@ export interface CompiledPlanner {
   readonly build: CompileResult;
 }
 
-function withConfig(loaded: LoadedConfig, instances: Record<string, { name: string; values: Record<string, number | boolean> }[]>, profile: string, kernel: string, tunables?: Record<string, number>): LoadedConfig {
-  const pins = tunables ? { ...loaded.config.tunables, [profile]: { ...(loaded.config.tunables[profile] ?? {}), [kernel]: tunables } } : loaded.config.tunables;
+function withConfig(
+  loaded: LoadedConfig,
+  instances: Record<string, { name: string; values: Record<string, number | boolean> }[]>,
+  profile: string,
+  kernel: string,
+  tunables?: Record<string, number>,
+): LoadedConfig {
+  const pins = tunables
+    ? { ...loaded.config.tunables, [profile]: { ...(loaded.config.tunables[profile] ?? {}), [kernel]: tunables } }
+    : loaded.config.tunables;
   return { ...loaded, config: { ...loaded.config, instances, tunables: pins } };
 }
 
 /** Builds `kernel` for `profile` with one instance per distinct key of `calls`, and returns its planner. */
-export async function compileForCalls(kernel: string, calls: readonly Call[], profile: string, tunables?: Record<string, number>): Promise<CompiledPlanner> {
+export async function compileForCalls(
+  kernel: string,
+  calls: readonly Call[],
+  profile: string,
+  tunables?: Record<string, number>,
+): Promise<CompiledPlanner> {
   const loaded = loadConfig(repoRoot);
   // First build with no instances: it yields the key leaves of every pass.
   const probe = await compile(withConfig(loaded, {}, profile, kernel, tunables), { profiles: [profile] });
@@ -40,7 +53,8 @@ export async function compileForCalls(kernel: string, calls: readonly Call[], pr
     const values: Record<string, number | boolean> = {};
     for (const l of leaves.values()) {
       try {
-        const v = l.axis !== undefined ? env.dim(l.leaf.name, l.axis) : l.key.startsWith("has(") ? env.hasAttr(l.leaf.name) : env.leaf(l.leaf);
+        const v =
+          l.axis !== undefined ? env.dim(l.leaf.name, l.axis) : l.key.startsWith("has(") ? env.hasAttr(l.leaf.name) : env.leaf(l.leaf);
         if (typeof v === "number" || typeof v === "boolean") values[l.key] = v;
       } catch (err) {
         if (!(err instanceof EvalError)) throw err;

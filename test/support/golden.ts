@@ -11,9 +11,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function assertGoldenPolicy(env: Env = process.env): boolean {
   const update = env.UPDATE_GOLDEN !== undefined && env.UPDATE_GOLDEN !== "" && env.UPDATE_GOLDEN !== "0";
   if (update && env.CI !== undefined && env.CI !== "" && env.CI !== "false" && env.CI !== "0") {
-    throw new Error(`UPDATE_GOLDEN=${env.UPDATE_GOLDEN} with CI=${env.CI}: goldens cannot be rewritten in CI; regenerate them locally, review the diff and commit it`);
+    throw new Error(
+      `UPDATE_GOLDEN=${env.UPDATE_GOLDEN} with CI=${env.CI}: goldens cannot be rewritten in CI; regenerate them locally, review the diff and commit it`,
+    );
   }
-  if (update && env.UPDATE_GOLDEN !== "1") throw new Error(`UPDATE_GOLDEN=${env.UPDATE_GOLDEN}: set UPDATE_GOLDEN=1 to rewrite goldens, or leave it unset`);
+  if (update && env.UPDATE_GOLDEN !== "1")
+    throw new Error(`UPDATE_GOLDEN=${env.UPDATE_GOLDEN}: set UPDATE_GOLDEN=1 to rewrite goldens, or leave it unset`);
   return update;
 }
 

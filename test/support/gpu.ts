@@ -123,12 +123,7 @@ export function createBuffer(device: GPUDevice, size: number, usage: number = TE
 }
 
 /** Creates a buffer holding a copy of `data` (its size rounded up to 4 bytes, the pad zeroed). */
-export function uploadBuffer(
-  device: GPUDevice,
-  data: ArrayBufferView,
-  usage: number = TEST_BUFFER_USAGE,
-  label?: string,
-): GPUBuffer {
+export function uploadBuffer(device: GPUDevice, data: ArrayBufferView, usage: number = TEST_BUFFER_USAGE, label?: string): GPUBuffer {
   const buffer = device.createBuffer({
     label,
     size: Math.max(4, Math.ceil(data.byteLength / 4) * 4),

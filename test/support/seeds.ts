@@ -5,7 +5,12 @@
  */
 
 /** The seeds to run: `fixed` then a fresh random one (printed), or only the seed `envVar` names. */
-export function seedRounds(name: string, envVar: string, fixed: readonly number[], env: Readonly<Record<string, string | undefined>> = process.env): number[] {
+export function seedRounds(
+  name: string,
+  envVar: string,
+  fixed: readonly number[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): number[] {
   const replay = env[envVar];
   if (replay !== undefined && replay !== "") {
     const seed = Number(replay);

@@ -18,7 +18,11 @@ afterAll(() => {
   fs.rmSync(outside, { recursive: true, force: true });
 });
 
-const call = (file: string): TuneCallConfig => ({ name: "c", inputs: { rowsT: { shape: [3], dtype: "int32" } }, data: { rowsT: { file }, xT: { fill: "iota" } } });
+const call = (file: string): TuneCallConfig => ({
+  name: "c",
+  inputs: { rowsT: { shape: [3], dtype: "int32" } },
+  data: { rowsT: { file }, xT: { fill: "iota" } },
+});
 
 describe("tune data files", () => {
   it("reads an array of numbers from a file inside the project, and keeps other fills", () => {

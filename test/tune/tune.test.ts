@@ -26,7 +26,12 @@ function tuneConfig(extra: Record<string, unknown> = {}): string {
       tune: {
         Axpby: {
           calls: [
-            { name: "n64k-f32", inputs: { xT: { shape: [65536], dtype: "float32" } }, outputs: { yT: { shape: [65536], dtype: "float32" } }, attrs: { alpha: 2, beta: 0.5 } },
+            {
+              name: "n64k-f32",
+              inputs: { xT: { shape: [65536], dtype: "float32" } },
+              outputs: { yT: { shape: [65536], dtype: "float32" } },
+              attrs: { alpha: 2, beta: 0.5 },
+            },
             { name: "n4k-f16", inputs: { xT: { shape: [4096], dtype: "float16" } }, outputs: { yT: { shape: [4096], dtype: "float16" } } },
           ],
           tunables: { WG: [64, 256] },

@@ -29,24 +29,7 @@ import {
   type OutTarget,
 } from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
-
-/** A progress line on a TTY for builds longer than a second; silent in CI or when piped. */
-class Progress {
-  private readonly start = Date.now();
-  private last = "";
-  private shown = false;
-  constructor(private readonly io: Io) {}
-  update(text: string): void {
-    if (!this.io.isTTY || this.io.env.CI === "true" || Date.now() - this.start < 1000) return;
-    if (text === this.last) return;
-    this.last = text;
-    this.shown = true;
-    this.io.stderr(`\r\x1b[K${text}`);
-  }
-  done(): void {
-    if (this.shown) this.io.stderr("\r\x1b[K");
-  }
-}
+import { Progress } from "./progress.js";
 
 /** Options of `kernelc build`. */
 export interface BuildOptions {

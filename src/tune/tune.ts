@@ -22,6 +22,7 @@ import { sha256Hex } from "../core/hash.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import type { Call, Plan } from "../model/plan.js";
 import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
+import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError } from "../plan/interpret.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
 import type { Manifest } from "../model/plan.js";
@@ -80,8 +81,6 @@ export function candidatePins(
   }
   return sets;
 }
-
-const ELEMENT_BYTES: Readonly<Record<string, number>> = { float16: 2, float32: 4, int32: 4, uint32: 4, int64: 8, bool: 4 };
 
 /** Random contents are written as one repeated chunk of this many bytes (timing does not need fresh values everywhere). */
 const RANDOM_CHUNK_BYTES = 8 << 20;
@@ -161,7 +160,7 @@ function tensorBytes(
     const v = value(i);
     if (desc.dtype === "float16") view.setUint16(i * 2, f32ToF16(v), true);
     else if (desc.dtype === "float32") view.setFloat32(i * 4, v, true);
-    else if (desc.dtype === "int64") view.setBigInt64(i * 8, BigInt(Math.trunc(v)), true);
+    else if (desc.dtype === "bool") view.setUint8(i, v ? 1 : 0);
     else if (desc.dtype === "uint32") view.setUint32(i * 4, Math.trunc(v) >>> 0, true);
     else view.setInt32(i * 4, Math.trunc(v), true);
   }

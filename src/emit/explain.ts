@@ -31,7 +31,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
   lines.push(`${k.spec.name} on profile ${profile.name}`);
   lines.push(`  features: ${profile.features.length ? profile.features.join(", ") : "none"}`);
   lines.push(`  limits: ${KEY_LIMITS.map((l) => `${l}=${limits[l]}`).join(", ")}`);
-  lines.push(`  f16 storage: ${describeF16Storage(f16StorageFor(profile.features))}`);
+  // Only for a kernel that binds f16 data on this profile (a built candidate says how it is stored).
+  if (build.candidates.some((c) => c.f16Storage)) lines.push(`  f16 storage: ${describeF16Storage(f16StorageFor(profile.features))}`);
   if (build.noVariantReason) lines.push(`  NO VARIANT: ${build.noVariantReason}`);
   const groups = new Map<string, (typeof build.candidates)[number][]>();
   for (const c of build.candidates) {

@@ -240,7 +240,8 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
         pass.shader,
         ctx.cache.digests.digest(pass.shader),
         keyContext(context, ctx.cache.digests.deviceReads(pass.shader)),
-        `${form}\0${decls.text}`,
+        // The form matters only to a template that reads it; otherwise it shows in the declarations.
+        `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}`,
       )
     : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;

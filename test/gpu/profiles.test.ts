@@ -37,8 +37,17 @@ import { createBuffer, getGpuAdapter, poisonBuffer, readBuffer, uploadBuffer } f
 import { importDispatcher, repoRoot } from "../support/project-build.js";
 import { rng } from "../support/rng.js";
 
+const probe = await getGpuAdapter();
+/**
+ * Whether the adapter's subgroups are 32 wide, so that the row design (head size 128 on profiles
+ * with subgroups) takes its shuffle path: the H200 does; lavapipe's 8-wide subgroups run its
+ * key-per-lane fallback, whose head-size-128 form costs lavapipe 10-60 s to compile per shader.
+ */
+const ROW_DESIGN_RUNS = (probe?.info.subgroupMaxSize ?? 0) >= 32;
 const SEED = process.env.PROFILES_SEED ? Number(process.env.PROFILES_SEED) : Math.floor(Math.random() * 2 ** 31);
 const TOL = 5e-3;
+/** Amplitude of queries and keys (a packed QKV row's V part too): see `values`. */
+const QK_AMPLITUDE = 3;
 /** What slots no visible key reads hold: NaN, +Inf, -Inf, ±65504 (the largest f16), a NaN with another payload. */
 const GARBAGE_F16 = [0x7e00, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0x7d01];
 
@@ -65,6 +74,8 @@ interface PagedCase {
 const PAGED_CASES: readonly PagedCase[] = ["separate_derived", "separate_slot", "packed_derived", "packed_slot"].flatMap((base) => [
   { variant: base, N: 4, Nkv: 2, H: 64, bs: 16, past: [5, 20, 0], fresh: [3, 1, 4], maxBlocks: 3 },
   { variant: `${base}_splitk`, N: 4, Nkv: 2, H: 64, bs: 32, past: [300, 150], fresh: [1, 1], maxBlocks: 10 },
+  // The row design (split-K decode, head size 128, on profiles with subgroups), in both f16 forms.
+  ...(ROW_DESIGN_RUNS ? [{ variant: `${base}_splitk`, N: 8, Nkv: 2, H: 128, bs: 16, past: [700, 90], fresh: [1, 1], maxBlocks: 50 }] : []),
 ]);
 
 interface PagedData {
@@ -105,19 +116,22 @@ function pagedData(c: PagedCase, rand: () => number): PagedData {
       slotMapping[t] = blockTable[b * c.maxBlocks + Math.floor(pos / c.bs)] * c.bs + (pos % c.bs);
     }
   }
-  const values = (n: number): Uint16Array => f32ArrayToF16(Float32Array.from({ length: n }, () => rand() * 2 - 1));
-  const cache = (): Uint16Array => {
-    const v = values(cacheElems);
+  // Queries and keys in [-3, 3]: logits with a standard deviation of about 3 after the 1/sqrt(H)
+  // scale, a peaked softmax as in trained models (values in [-1, 1] would give an almost flat one).
+  const values = (n: number, amplitude = 1): Uint16Array =>
+    f32ArrayToF16(Float32Array.from({ length: n }, () => (rand() * 2 - 1) * amplitude));
+  const cache = (amplitude = 1): Uint16Array => {
+    const v = values(cacheElems, amplitude);
     for (let slot = 0; slot < visible.length; slot++) {
       if (!visible[slot]) for (let e = 0; e < rowElems; e++) v[slot * rowElems + e] = GARBAGE_F16[(slot + e) % GARBAGE_F16.length];
     }
     return v;
   };
   const qWidth = packed ? (c.N + 2 * c.Nkv) * c.H : c.N * c.H;
-  const query = values(T * qWidth);
-  const key = packed ? null : values(T * rowElems);
+  const query = values(T * qWidth, QK_AMPLITUDE);
+  const key = packed ? null : values(T * rowElems, QK_AMPLITUDE);
   const value = packed ? null : values(T * rowElems);
-  const keyCache = cache();
+  const keyCache = cache(QK_AMPLITUDE);
   const valueCache = cache();
   const f16 = (shape: number[]): TensorDesc => ({ shape, dtype: "float16" });
   const i32 = (shape: number[]): TensorDesc => ({ shape, dtype: "int32" });
@@ -201,7 +215,10 @@ function sparseData(c: SparseCase, rand: () => number): SparseData {
   const total = past + c.S;
   const qStride = packed ? (N + 2 * Nkv) * H : N * H;
   const half = rotary ? H / 2 : 0;
-  const values = (n: number): Uint16Array => f32ArrayToF16(Float32Array.from({ length: n }, () => rand() * 2 - 1));
+  // Queries and keys in [-3, 3]: logits with a standard deviation of about 3 after the 1/sqrt(H)
+  // scale, a peaked softmax as in trained models (values in [-1, 1] would give an almost flat one).
+  const values = (n: number, amplitude = 1): Uint16Array =>
+    f32ArrayToF16(Float32Array.from({ length: n }, () => (rand() * 2 - 1) * amplitude));
   // Rows some query reads before this call writes it, per (b, kv head, position); the rest is garbage.
   const read = new Uint8Array(B * Nkv * c.maxCacheSeq);
   const written = new Uint8Array(B * Nkv * c.maxCacheSeq);
@@ -214,8 +231,8 @@ function sparseData(c: SparseCase, rand: () => number): SparseData {
     }
     for (let kvh = 0; kvh < Nkv; kvh++) for (let p = past; p < total; p++) written[(b * Nkv + kvh) * c.maxCacheSeq + p] = 1;
   }
-  const cache = (): Uint16Array => {
-    const v = values(B * Nkv * c.maxCacheSeq * H);
+  const cache = (amplitude = 1): Uint16Array => {
+    const v = values(B * Nkv * c.maxCacheSeq * H, amplitude);
     for (let row = 0; row < read.length; row++) {
       if (!read[row] || written[row]) for (let d = 0; d < H; d++) v[row * H + d] = GARBAGE_F16[(row + d) % GARBAGE_F16.length];
     }
@@ -224,10 +241,10 @@ function sparseData(c: SparseCase, rand: () => number): SparseData {
   const angles = Float32Array.from({ length: c.maxCacheSeq * half }, () => rand() * 2 * Math.PI);
   const cos = f32ArrayToF16(angles.map((a) => Math.cos(a)));
   const sin = f32ArrayToF16(angles.map((a) => Math.sin(a)));
-  const query = values(B * c.S * qStride);
-  const key = packed ? undefined : values(B * c.S * Nkv * H);
+  const query = values(B * c.S * qStride, QK_AMPLITUDE);
+  const key = packed ? undefined : values(B * c.S * Nkv * H, QK_AMPLITUDE);
   const value = packed ? undefined : values(B * c.S * Nkv * H);
-  const pastKey = cache();
+  const pastKey = cache(QK_AMPLITUDE);
   const pastValue = cache();
   const tensors: Record<string, Uint16Array | Int32Array> = {
     queryT: query,
@@ -368,8 +385,6 @@ async function profileDevice(profile: Profile): Promise<ProfileDevice | undefine
   });
   return { device, clamped };
 }
-
-const probe = await getGpuAdapter();
 
 /** f16 bits as integers ordered like the values they denote (adjacent values differ by 1). */
 function orderedF16(bits: number): number {

@@ -114,7 +114,9 @@ function packedTable() {
     "|---|---|---|---|---|---|",
   ];
   for (const r of native) {
-    const p = res.packed.rows.find((x) => x.kernel === r.kernel && x.config === r.config && x.B === r.B && x.ctx === r.ctx && x.blockSize === r.blockSize);
+    const p = res.packed.rows.find(
+      (x) => x.kernel === r.kernel && x.config === r.config && x.B === r.B && x.ctx === r.ctx && x.blockSize === r.blockSize,
+    );
     if (!p) continue;
     lines.push(
       `| ${r.B} × ${r.ctx}, bs ${r.blockSize} | ${r.config} | ${r.splits}${p.splits !== r.splits ? ` / ${p.splits}` : ""} | ${fmt(r.attentionMs)} | ${fmt(p.attentionMs)} | ${Math.round((100 * r.attentionMs) / p.attentionMs)}% |`,

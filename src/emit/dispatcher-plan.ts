@@ -39,6 +39,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   const prefix = `${name}: variant \`${v.id}\``;
   const maxWg = cx.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   const body: string[] = [];
+  const stages: string[] = [];
   const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
   // Shader ids first. The entries are tried in order and key leaves read lazily, as the interpreter
   // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
@@ -94,20 +95,15 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   });
   let tmpCount = 0;
   /**
-   * Emits `let rN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError, and
-   * returns rN; a constant or a plain read cannot fail and is returned as it is.
+   * Emits `st = N; const rN = code;` and returns rN: the method's one try/catch turns an evaluation
+   * failure into an "eval" KernelCallError naming stage N (`stages`: its prefix and what was
+   * evaluated). A constant or a plain read cannot fail and is returned as it is.
    */
   const guarded = (x: Code, pfx: string, what: string): string => {
     if (x.value !== undefined || x.read) return x.code;
     const t = `r${tmpCount++}`;
-    body.push(
-      `    let ${t}: unknown = undefined;`,
-      `    try {`,
-      `      ${t} = ${x.code};`,
-      `    } catch (e) {`,
-      `      $evalFail(e, ${sc(pfx)}, ${q(what)});`,
-      `    }`,
-    );
+    stages.push(sc(pfx), q(what));
+    body.push(`    st = ${stages.length / 2};`, `    const ${t}: unknown = ${x.code};`);
     return t;
   };
   // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
@@ -145,10 +141,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     }
     const slot = tensors.get(b.ref!)!;
     const t = `this.t${slot.index}`;
-    if (!slot.required)
-      body.push(
-        `    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`,
-      );
+    if (!slot.required) body.push(`    if (${t} === null) $omitted(${sc(pprefix)}, ${q(b.name)}, ${q(b.ref!)});`);
     // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
     const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
     const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
@@ -193,11 +186,11 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
               : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`,
           );
         });
-        res = `{ kind: "uniform", bytes: ${u} }`;
+        return `$ub(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${u})`;
       } else {
         res = resourceOf(b, pprefix);
       }
-      return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
+      return `$bd(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${res})`;
     });
     const wg = pm.pass.dispatch.map((d, i) => {
       const x = g.expr(d.texpr, penv, d);
@@ -206,14 +199,27 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       body.push(`    const ${w} = $wg(${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
       return w;
     });
-    return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
+    return `$pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s${pi}, [${bindings.join(", ")}], ${wg.join(", ")})`;
   });
   const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
   body.push(
     `    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`,
   );
-  return body;
+  if (stages.length === 0) return body;
+  // One try/catch for the method: `st` names the guarded evaluation that was running.
+  const table = cx.konst(`[${stages.join(", ")}]`, "readonly string[]");
+  return [
+    "    let st = 0;",
+    "    try {",
+    ...body.map((l) => `  ${l}`),
+    "    } catch (e) {",
+    `      return $evalAt(e, ${table}, st);`,
+    "    }",
+  ];
 }
+
+/** Buffer types as `$bd` takes them (an index into the prelude's BT). */
+const BUFFER_TYPES: readonly string[] = ["storage", "read-only-storage", "uniform"];
 
 /** The largest binding of a kind the profile allows (WebGPU's defaults when the profile names none). */
 function limitOf(facts: StaticFacts, name: "maxStorageBufferBindingSize" | "maxUniformBufferBindingSize"): number {

@@ -372,6 +372,32 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
+/** Buffer types by the index the generated code passes ($bd, $ub). */
+const BT = ["storage", "read-only-storage", "uniform"] as const;
+/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
+function $bd(binding: number, name: string, type: 0 | 1 | 2, resource: BindingResource): BindingPlan {
+  return { binding, name, type: BT[type], resource };
+}
+/** A binding of a uniform buffer's bytes. */
+function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array): BindingPlan {
+  return { binding, name, type: BT[type], resource: { kind: "uniform", bytes } };
+}
+/** One compute pass of a plan (entry point main). */
+function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
+  return { id, name, shader, entryPoint: "main", bindings, workgroups: [x, y, z] };
+}
+/** Fails for a binding whose optional tensor the call omits. */
+function $omitted(prefix: string, binding: string, id: string): never {
+  return $fail("eval", prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+}
+/**
+ * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
+ */
+function $evalAt(e: unknown, stages: readonly string[], st: number): never {
+  if (st > 0 && e instanceof EvalFailure) $fail("eval", stages[2 * st - 2] + ": " + stages[2 * st - 1] + " failed: " + e.message);
+  throw e;
+}
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
 function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
   const size = $round4($product(t.shape) * bytes);

@@ -511,7 +511,7 @@ export class AssignmentGen {
       const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
       const c = this.expr(o, e, cur);
       if (c.value !== undefined) return q(`${text} = ${showValue(c.value)}`);
-      return `${q(`${text} = `)} + $showT($try(() => ${c.code}))`;
+      return `${q(`${text} = `)} + $sv(() => ${c.code})`;
     });
     return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
   }
@@ -522,15 +522,23 @@ export class AssignmentGen {
    * for a rejected variant only when no variant fits (derives are pure, so it is the same then).
    */
   condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
-    const id = this.condCount++;
     const holds = this.scoped(() => this.expr(c.texpr, e, c).code);
     const why = this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) }));
+    // A condition several variants share (same text, same code in their envs) gets one pair of methods.
+    const key = JSON.stringify([c.source.text, holds, why]);
+    const known = this.condMethods.get(key);
+    if (known) return known;
+    const id = this.condCount++;
+    const names = { holds: `this.c${id}()`, why: `this.w${id}()` };
+    this.condMethods.set(key, names);
     this.methods.push(
       `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
       `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
     );
-    return { holds: `this.c${id}()`, why: `this.w${id}()` };
+    return names;
   }
+
+  private readonly condMethods = new Map<string, { holds: string; why: string }>();
 
   /** Declares a memo field. */
   field(name: string, type: string): void {

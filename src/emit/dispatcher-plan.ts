@@ -56,6 +56,25 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
       const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
       const miss = `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      if (entries.length > 0 && entries.every((e) => e.key.every((kv) => kv !== null))) {
+        // No wildcard: at most one entry's key matches (the first, if keys repeat), so the entries
+        // become a decision tree over the leaves, those with fewer distinct values tested first.
+        const distinct = leaves.map((_, i) => new Set(entries.map((e) => lit(e.key[i]!))).size);
+        const order = leaves.map((_, i) => i).sort((a, b) => distinct[a]! - distinct[b]! || a - b);
+        const tree = (rows: typeof entries, depth: number): string => {
+          if (depth === order.length) return q(rows[0]!.id);
+          const i = order[depth]!;
+          const groups = new Map<string, typeof entries>();
+          for (const r of rows) {
+            const v = lit(r.key[i]!);
+            groups.set(v, [...(groups.get(v) ?? []), r]);
+          }
+          const arms = [...groups].map(([v, rs]) => `${locals[i]} === ${v} ? ${tree(rs, depth + 1)}`);
+          return `(${arms.join(" : ")} : undefined)`;
+        };
+        body.push(`    const s${pi}: string = ${tree(entries, 0)} ?? ${miss};`);
+        return;
+      }
       const arms = entries.map((e) => {
         const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
         return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;

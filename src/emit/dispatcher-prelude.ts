@@ -119,6 +119,22 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
   return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
 }
+/** Fails for a required tensor the call does not give. */
+function $missing(kernel: string, what: string, id: string): never {
+  return $fail("invalid_call", kernel + ": required " + what + " \u0060" + id + "\u0060 is missing");
+}
+/** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
+function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
+  return $badTensor(kernel, what, id, " has dtype " + dtype + ", but \u0060" + by + "\u0060 makes " + param + " = " + prev);
+}
+/** Fails for a tensor of the wrong rank. */
+function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
+  return $badTensor(kernel, what, id, " must have rank " + rank + ", got " + got);
+}
+/** Fails for an attribute value of the wrong type. */
+function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
+  return $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 must be " + want + ", got " + $show(v));
+}
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
@@ -266,6 +282,10 @@ function $first(tests: readonly (() => unknown)[]): number {
 }
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
+}
+/** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
+function $sv(f: () => unknown): string {
+  return $showT($try(f));
 }
 function $where(path: readonly string[]): string {
   let s = "";

@@ -91,26 +91,27 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     inputIds,
     (id) => `t${slot(id)}`,
     "input",
-    (id) => `$td(ins[key], ${K}, "input", ${str(id)})`,
+    () => `$td(ins[key], ${K}, "input", key)`,
   );
   const outLocal = (id: string): string => (inputIds.includes(id) ? `u${slot(id)}` : `t${slot(id)}`);
-  keyLoop("outs", outputIds, outLocal, "output", (id) => `$td(outs[key], ${K}, "output", ${str(id)})`);
+  keyLoop("outs", outputIds, outLocal, "output", () => `$td(outs[key], ${K}, "output", key)`);
   const attrNames = spec.attributes.map((x) => x.name);
   keyLoop(
     "attrs",
     attrNames,
     (id) => `g${attrIndex.get(id)}`,
     "attribute",
-    (id) => `$av(attrs[key], ${K}, ${str(id)})`,
+    () => `$av(attrs[key], ${K}, key)`,
   );
 
   // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
   spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}: string | undefined = undefined;`).line(`let by${i} = "";`));
   const fill = outputsToFill(k);
+  // The checks are written in place; helpers only build the messages.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
-    const p = `${K} + ${str(`: ${what} \``)}`;
+    const args = `${K}, ${str(what)}, ${str(id)}`;
     w.open(`if (${local} === null)`);
-    if (!optional) w.line(`${fail(`${K} + ${str(`: required ${what} \`${id}\` is missing`)}`)};`);
+    if (!optional) w.line(`$missing(${args});`);
     w.close("} else {");
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;
@@ -118,18 +119,13 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
       w.line(`if (prev === undefined) {`)
         .line(`  dt${d} = ${local}.dtype;`)
         .line(`  by${d} = ${str(id)};`);
-      const msg = `${p} + ${str(`${id}\` has dtype `)} + ${local}.dtype + ", but \\u0060" + by${d} + ${str(`\` makes ${dtype} = `)} + prev`;
       w.line(`} else if (prev !== ${local}.dtype) {`)
-        .line(`  ${fail(msg)};`)
+        .line(`  $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, prev);`)
         .line(`}`);
     } else {
-      w.line(`if (${local}.dtype !== ${str(dtype)}) ${fail(`${p} + ${str(`${id}\` must have dtype ${dtype}, got `)} + ${local}.dtype`)};`);
+      w.line(`if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + ${local}.dtype);`);
     }
-    if (rank !== undefined) {
-      w.line(
-        `if (${local}.shape.length !== ${rank}) ${fail(`${p} + ${str(`${id}\` must have rank ${rank}, got `)} + ${local}.shape.length`)};`,
-      );
-    }
+    if (rank !== undefined) w.line(`if (${local}.shape.length !== ${rank}) $badRank(${args}, ${rank}, ${local}.shape.length);`);
     w.close();
   };
   for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, "input", `t${slot(i.name)}`);
@@ -153,9 +149,7 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
           ? `$numbers(${g})`
           : `typeof ${g} === "number" && Number.${t.k === "int" ? "isInteger" : "isFinite"}(${g})`;
     const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
-    w.line(
-      `if (${g} !== undefined && !(${check})) ${fail(`${K} + ${str(`: attribute \`${a.name}\` must be ${want}, got `)} + $show(${g})`)};`,
-    );
+    w.line(`if (${g} !== undefined && !(${check})) $badAttr(${K}, ${str(a.name)}, ${str(want)}, ${g});`);
   });
   // An attribute's value with its default (declared only where something reads it).
   const constrained = new Set(spec.attributeConstraints.map((c) => c.name));

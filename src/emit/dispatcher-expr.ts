@@ -13,7 +13,11 @@ import { UNKNOWN, evaluate } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
 import { nodeText, operandsOf, showValue } from "../plan/explain-false.js";
-import { comment, str as q } from "./code-writer.js";
+import { comment, str as q, ty } from "./code-writer.js";
+
+/** `as number` and `as readonly number[]` casts, type-only (dropped from JavaScript output). */
+const AS_NUMBER = ty(" as number");
+const AS_SHAPE = ty(" as readonly number[]");
 
 /** Text safe inside a generated comment (see code-writer's `comment`). */
 export const commentText = comment;
@@ -150,7 +154,7 @@ export class AssignmentGen {
     this.temps = [];
     try {
       const result = body();
-      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}: number`).join(", ")};\n` : "" };
+      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}${ty(": number")}`).join(", ")};\n` : "" };
     } finally {
       this.temps = outer;
     }
@@ -207,7 +211,7 @@ export class AssignmentGen {
           const t = tsType(d.type);
           this.field(`m${id}`, t);
           this.methods.push(
-            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}(): ${t} {\n${temps}    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}()${ty(`: ${t}`)} {\n${temps}    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
           );
           f = { memo: `m${id}`, method: `d${id}` };
         }
@@ -244,7 +248,7 @@ export class AssignmentGen {
     const t = this.tensor(l.name);
     if (l.ns === "present") return { code: `(${t} !== null)`, read: true };
     const required = this.valid.tensors.get(l.name)!.required;
-    const desc = required ? `${t}!` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
+    const desc = required ? `${t}${ty("!")}` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
     switch (l.ns) {
       case "shapes":
         return { code: `${desc}.shape`, read: required };
@@ -272,7 +276,7 @@ export class AssignmentGen {
         }
       }
     }
-    const num = (y: TExpr): string => `(${this.expr(y, e, src).code} as number)`;
+    const num = (y: TExpr): string => `(${this.expr(y, e, src).code}${AS_NUMBER})`;
     switch (x.k) {
       case "const":
         return { code: lit(x.value), value: x.value };
@@ -324,10 +328,10 @@ export class AssignmentGen {
           case "<=":
           case ">":
           case ">=":
-            return { code: `((${L} as number) ${x.op} (${R} as number))` };
+            return { code: `((${L}${AS_NUMBER}) ${x.op} (${R}${AS_NUMBER}))` };
         }
-        const a = `(${L} as number)`;
-        const b = `(${R} as number)`;
+        const a = `(${L}${AS_NUMBER})`;
+        const b = `(${R}${AS_NUMBER})`;
         const divisor = right.value;
         if (mode === "I" && typeof divisor === "number" && divisor !== 0) {
           // By a constant other than zero: no zero check, so the integer division or modulo is written in place.
@@ -356,8 +360,8 @@ export class AssignmentGen {
    * helper, which evaluates each operand once).
    */
   private checked(op: "+" | "-" | "*", mode: "I" | "N", left: TExpr, right: TExpr, e: GenEnv, src: CExpr): string {
-    const a = `${this.expr(left, e, src).code} as number`;
-    const b = `${this.expr(right, e, src).code} as number`;
+    const a = `${this.expr(left, e, src).code}${AS_NUMBER}`;
+    const b = `${this.expr(right, e, src).code}${AS_NUMBER}`;
     if (mode === "I") return `$chk((${a}) ${op} (${b}))`;
     return `${{ "+": "$addN", "-": "$subN", "*": "$mulN" }[op]}(${a}, ${b})`;
   }
@@ -391,12 +395,12 @@ export class AssignmentGen {
       axis >= slot.rank
     )
       return undefined;
-    return `${this.tensor(tensor)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
+    return `${this.tensor(tensor)}${ty("!")}.shape[${axis < 0 ? axis + slot.rank : axis}]`;
   }
 
   private callCode(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
     const arg = (i: number): string => this.expr(x.args[i], e, src).code;
-    const n = (i: number): string => `(${arg(i)} as number)`;
+    const n = (i: number): string => `(${arg(i)}${AS_NUMBER})`;
     switch (x.fn) {
       case "dim": {
         const target = x.args[0];
@@ -405,7 +409,7 @@ export class AssignmentGen {
           const name = target.leaf.name;
           return `$dimT(${this.tensor(name)}, ${n(1)}, ${q(name)})`;
         }
-        return `$dimS(${arg(0)} as readonly number[], ${n(1)}, "shape")`;
+        return `$dimS(${arg(0)}${AS_SHAPE}, ${n(1)}, "shape")`;
       }
       case "min":
       case "max":
@@ -421,7 +425,7 @@ export class AssignmentGen {
       case "pow2ceil":
         return `$pow2ceil(${n(0)})`;
       case "sameShape":
-        return `$same(${arg(0)} as readonly number[], ${arg(1)} as readonly number[])`;
+        return `$same(${arg(0)}${AS_SHAPE}, ${arg(1)}${AS_SHAPE})`;
       case "f16Ok":
         return `(${arg(0)} === "float16")`;
     }
@@ -479,11 +483,11 @@ export class AssignmentGen {
       const tests = live.slice(0, -1).map((l) => `() => ${l.code}`);
       const whys = live.map((l) => this.explainNode(l.c, cur, e, pathCode, depth + 1));
       const pick = whys.slice(0, -1).reduceRight((rest, why, i) => `i === ${i} ? ${why} : ${rest}`, whys[whys.length - 1]!);
-      return `((i: number) => ${pick})($first([${tests.join(", ")}]))`;
+      return `((i${ty(": number")}) => ${pick})($first([${tests.join(", ")}]))`;
     }
     if (node.k === "cond") {
       const C = this.expr(node.cond, e, cur).code;
-      return `((c: unknown) => c === true ? ${this.explainNode(node.then, cur, e, pathCode, depth + 1)} : c === false ? ${this.explainNode(node.otherwise, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.cond, cur, e, pathCode, depth + 1)})($try(() => ${C}))`;
+      return `((c${ty(": unknown")}) => c === true ? ${this.explainNode(node.then, cur, e, pathCode, depth + 1)} : c === false ? ${this.explainNode(node.otherwise, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.cond, cur, e, pathCode, depth + 1)})($try(() => ${C}))`;
     }
     if (node.k === "derive") {
       const d = e.derives.get(node.name);
@@ -498,7 +502,7 @@ export class AssignmentGen {
           const od = owner.derives.get(node.name)!;
           const { body, temps } = this.scoped(() => this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1));
           this.methods.push(
-            `  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n${temps}    return ${body};\n  }`,
+            `  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path${ty(": readonly string[]")})${ty(": string")} {\n${temps}    return ${body};\n  }`,
           );
         }
         return `this.${method}([...${pathCode}, ${q(node.name)}])`;
@@ -532,8 +536,8 @@ export class AssignmentGen {
     const names = { holds: `this.c${id}()`, why: `this.w${id}()` };
     this.condMethods.set(key, names);
     this.methods.push(
-      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
-      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
+      `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
+      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
     );
     return names;
   }
@@ -576,9 +580,9 @@ export class AssignmentGen {
       ...aliases.map((u) => `  declare readonly ${u}: TensorDesc | null;`),
       ...attrs.map((a) => `  declare readonly ${a}: unknown;`),
       ...this.fields.map((f) => `  private declare ${f.name}: ${f.type} | undefined;`),
-    ];
+    ].map((d) => ty(d));
     const names = [...tensors.map((t) => `t${t.index}`), ...aliases];
-    const params = [...names.map((t) => `${t}: TensorDesc | null`), ...attrs.map((a) => `${a}: unknown`)];
+    const params = [...names.map((t) => `${t}${ty(": TensorDesc | null")}`), ...attrs.map((a) => `${a}${ty(": unknown")}`)];
     const body = [...names, ...attrs].map((x) => `    this.${x} = ${x};`).concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
     return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }

@@ -11,7 +11,7 @@ import type { CheckedBinding, CheckedVariant } from "../model/checked.js";
 import type { Value } from "../model/ir.js";
 import type { StaticFacts } from "../plan/env.js";
 import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "../plan/dispatch-model.js";
-import { str as q } from "./code-writer.js";
+import { str as q, ty } from "./code-writer.js";
 import { AssignmentGen, lit, type Code, type GenEnv, type ValidatedCall } from "./dispatcher-expr.js";
 
 /** What generating one assignment's class shares: the kernel model, the facts, the generator, message constants. */
@@ -72,14 +72,14 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
           const arms = [...groups].map(([v, rs]) => `${locals[i]} === ${v} ? ${tree(rs, depth + 1)}`);
           return `(${arms.join(" : ")} : undefined)`;
         };
-        body.push(`    const s${pi}: string = ${tree(entries, 0)} ?? ${miss};`);
+        body.push(`    const s${pi}${ty(": string")} = ${tree(entries, 0)} ?? ${miss};`);
         return;
       }
       const arms = entries.map((e) => {
         const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
         return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
       });
-      body.push(`    const s${pi}: string = ${[...arms, miss].join("\n      : ")};`);
+      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss].join("\n      : ")};`);
       return;
     }
     // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
@@ -91,18 +91,18 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
       const read = `k${vi}_${pi}_${i}`;
       g.method(
-        `${read}(): unknown`,
+        `${read}()${ty(": unknown")}`,
         `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`,
       );
       g.method(
-        `${read}s(): string`,
+        `${read}s()${ty(": string")}`,
         `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`,
       );
       if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
-      body.push(`    let k${pi}_${i}: unknown = undefined;`);
+      body.push(`    let k${pi}_${i}${ty(": unknown")} = undefined;`);
       return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
     });
-    body.push(`    let s${pi}: string | undefined = undefined;`);
+    body.push(`    let s${pi}${ty(": string | undefined")} = undefined;`);
     entries.forEach((e, ei) => {
       const tests = e.key.flatMap((kv, i) =>
         kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i]!.value}, ${lit(kv)})` : `${reads[i]!.value} === ${lit(kv)}`],
@@ -122,7 +122,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     if (x.value !== undefined || x.read) return x.code;
     const t = `r${tmpCount++}`;
     stages.push(sc(pfx), q(what));
-    body.push(`    st = ${stages.length / 2};`, `    const ${t}: unknown = ${x.code};`);
+    body.push(`    st = ${stages.length / 2};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
     return t;
   };
   // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
@@ -134,10 +134,10 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     let size: string;
     if (x.k === "list") {
       const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape), prefix, what));
-      size = `$round4(${[...items.map((t) => `(${t} as number)`), String(bytes)].join(" * ")})`;
+      size = `$round4(${[...items.map((t) => `(${t}${ty(" as number")})`), String(bytes)].join(" * ")})`;
     } else {
       const shape = guarded(g.expr(x, venv, im.shape), prefix, what);
-      size = `$round4($product(${shape} as readonly number[]) * ${bytes})`;
+      size = `$round4($product(${shape}${ty(" as readonly number[]")}) * ${bytes})`;
     }
     body.push(
       `    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`,
@@ -154,7 +154,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     if (b.kind === "scratch") {
       const si = scratchIndex.get(b.ref!);
       body.push(
-        `    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
+        `    const ${r}${ty(": BindingResource")} = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
       );
       return r;
     }
@@ -166,7 +166,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
     if (bytes === undefined) {
       body.push(
-        `    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
+        `    const ${r}${ty(": BindingResource")} = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
       );
     } else {
       // One method per tensor and limit in the class builds the resource (shared by the variants).
@@ -175,7 +175,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       const kind = b.refIsInput ? "input" : "output";
       const method = g.shared(
         `z${slot.index}${b.buffer === "uniform" ? "u" : ""}`,
-        () => `(): BindingResource {\n    return $buf(${t}!, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`,
+        () =>
+          `()${ty(": BindingResource")} {\n    return $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`,
       );
       body.push(`    const ${r} = this.${method}();`);
     }
@@ -259,7 +260,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
   const shaped = k.spec.outputs.filter((o) => k.outputShapes.has(o.name));
   // With an output that may be absent, the record is filled as the outputs are checked.
   const conditional = shaped.some((o) => !valid.tensors.get(o.name)!.required);
-  if (conditional) lines.push(`    const shapes: Record<string, readonly number[]> = {};`);
+  if (conditional) lines.push(`    const shapes${ty(": Record<string, readonly number[]>")} = {};`);
   const entries: string[] = [];
   shaped.forEach((o, j) => {
     const se = k.outputShapes.get(o.name)!;
@@ -271,7 +272,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
     let value = x.code;
     if (x.value === undefined && !x.read) {
       const what = `the shape of output \`${o.name}\``;
-      lines.push(`${ind}let o${j}: unknown = undefined;`, `${ind}try {`, `${ind}  o${j} = ${x.code};`);
+      lines.push(`${ind}let o${j}${ty(": unknown")} = undefined;`, `${ind}try {`, `${ind}  o${j} = ${x.code};`);
       lines.push(`${ind}} catch (e) {`, `${ind}  $evalFail(e, ${q(name)}, ${q(what)});`, `${ind}}`);
       value = `o${j}`;
     }
@@ -287,7 +288,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
       lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)} };`);
       lines.push(`${ind}else if (!$same(${t}.shape, ${h})) ${bad(t)};`);
     } else {
-      lines.push(`${ind}if (!$same(${t}!.shape, ${h})) ${bad(`${t}!`)};`);
+      lines.push(`${ind}if (!$same(${t}${ty("!")}.shape, ${h})) ${bad(`${t}${ty("!")}`)};`);
     }
     if (conditional) lines.push(`${ind}shapes[${q(o.name)}] = ${h};`);
     if (!slot.required) lines.push(`    }`);
@@ -318,7 +319,7 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     if (!n) {
       n = `${cls}V${values.size}`;
       values.set(code, n);
-      consts.push(`const ${n}: ${type} = ${code};`);
+      consts.push(`const ${n}${ty(`: ${type}`)} = ${code};`);
     }
     return n;
   };
@@ -342,7 +343,7 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
     const conds = v.when.map((c) => g.condMethod(c, venv));
     const plan = g.scoped(() => planBody(cx, vm, vi, venv));
-    g.method(`p${vi}(shapes: Readonly<Record<string, readonly number[]>>): Plan`, plan.temps + plan.body.join("\n"));
+    g.method(`p${vi}(shapes${ty(": Readonly<Record<string, readonly number[]>>")})${ty(": Plan")}`, plan.temps + plan.body.join("\n"));
     const planCall = `this.p${vi}(shapes)`;
     if (conds.length === 0) {
       lines.push(`    return ${planCall};`);
@@ -351,7 +352,7 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     lines.push(`    if (${conds.map((c) => c.holds).join(" && ")}) return ${planCall};`);
     // Why the variant was rejected (only asked when no variant fits): its first condition that does not hold.
     g.method(
-      `r${vi}(): string`,
+      `r${vi}()${ty(": string")}`,
       [...conds.slice(0, -1).map((c) => `    if (!${c.holds}) return ${c.why};`), `    return ${conds[conds.length - 1]!.why};`].join("\n"),
     );
     rejected.push(`${q(`${v.id}: `)} + this.r${vi}()`);
@@ -363,6 +364,6 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
       `    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`,
     );
   }
-  g.method("plan(): Plan", lines.join("\n"));
+  g.method(`plan()${ty(": Plan")}`, lines.join("\n"));
   return g.classText(cls);
 }

@@ -6,7 +6,7 @@
  */
 import type { Value } from "../model/ir.js";
 import { outputsToFill, type KernelModel } from "../plan/dispatch-model.js";
-import { CodeWriter, comment, str } from "./code-writer.js";
+import { CodeWriter, comment, str, ty } from "./code-writer.js";
 import { lit, type TensorSlot, type ValidatedCall } from "./dispatcher-expr.js";
 import { generateAssignment } from "./dispatcher-plan.js";
 
@@ -32,9 +32,10 @@ export function validatedCall(model: KernelModel): ValidatedCall {
   return { tensors, aliasIndex, attrIndex, definedAttrs };
 }
 
-/** What a kernel's generated code is: its plan function's name, and the code. */
+/** What a kernel's generated code is: its plan function's name and doc comment, and the code. */
 export interface KernelCode {
   readonly fn: string;
+  readonly doc: string;
   readonly code: string;
 }
 
@@ -56,19 +57,18 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
   const fn = `plan${kIndex}`;
 
-  w.line(
-    `/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`,
-  );
-  w.open(`export function ${fn}(call: ${callType}): Plan`);
+  const doc = `/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`;
+  w.line(doc);
+  w.open(`export function ${fn}(call${ty(`: ${callType}`)})${ty(": Plan")}`);
   // The call is snapshot first: its bags, each bag's own keys (for-in skipping inherited keys
   // visits what Object.keys lists, in its order, without the array), each value read once.
   w.line(`const c = $call(call, ${K});`);
   w.line(`const ins = $bag(c, "inputs", ${K});`);
   w.line(`const outs = $bag(c, "outputs", ${K});`);
   w.line(`const attrs = $bag(c, "attrs", ${K});`);
-  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}: TensorDesc | null = null;`);
-  for (const i of aliasIndex.values()) w.line(`let u${i}: TensorDesc | null = null;`);
-  spec.attributes.forEach((_, i) => w.line(`let g${i}: unknown = undefined;`));
+  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}${ty(": TensorDesc | null")} = null;`);
+  for (const i of aliasIndex.values()) w.line(`let u${i}${ty(": TensorDesc | null")} = null;`);
+  spec.attributes.forEach((_, i) => w.line(`let g${i}${ty(": unknown")} = undefined;`));
   const keyLoop = (
     bag: string,
     ids: readonly string[],
@@ -105,7 +105,7 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   );
 
   // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
-  spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}: string | undefined = undefined;`).line(`let by${i} = "";`));
+  spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}${ty(": string | undefined")} = undefined;`).line(`let by${i} = "";`));
   const fill = outputsToFill(k);
   // The checks are written in place; helpers only build the messages.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
@@ -155,7 +155,9 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   const constrained = new Set(spec.attributeConstraints.map((c) => c.name));
   spec.attributes.forEach((a, i) => {
     if (model.assignments.length === 0 && !constrained.has(a.name)) return;
-    w.line(`const a${i}: unknown = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`);
+    w.line(
+      `const a${i}${ty(": unknown")} = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`,
+    );
   });
   for (const c of spec.attributeConstraints) {
     const i = attrIndex.get(c.name);
@@ -189,5 +191,5 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     `return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`,
   );
   w.close();
-  return { fn, code: [...classes, "", w.text()].join("\n") };
+  return { fn, doc, code: [...classes, "", w.text()].join("\n") };
 }

@@ -72,7 +72,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
           const arms = [...groups].map(([v, rs]) => `${locals[i]} === ${v} ? ${tree(rs, depth + 1)}`);
           return `(${arms.join(" : ")} : undefined)`;
         };
-        body.push(`    const s${pi}${ty(": string")} = ${tree(entries, 0)} ?? ${miss};`);
+        // Without key leaves the first entry is the shader (and no call can miss it).
+        body.push(`    const s${pi}${ty(": string")} = ${order.length ? `${tree(entries, 0)} ?? ${miss}` : q(entries[0]!.id)};`);
         return;
       }
       const arms = entries.map((e) => {

@@ -16,6 +16,7 @@ import { CodeWriter, comment, finishModule, isIdent, str, ty, type EmitKind } fr
 import { lit } from "./dispatcher-expr.js";
 import { PRELUDE_DECLARATIONS, PRELUDE_TYPES, preludeFor } from "./dispatcher-prelude.js";
 import { generateKernel } from "./dispatcher-validate.js";
+import { poolStrings } from "./string-pool.js";
 import type { Value } from "../model/ir.js";
 
 export { commentText } from "./dispatcher-expr.js";
@@ -125,8 +126,9 @@ export function generateDispatcher(models: readonly KernelModel[], header: strin
     .line("");
   decls.line(plannersDoc).open(`export declare const planners:`).lines(types).close("};");
   const code = body.text();
+  const pooled = poolStrings([PRELUDE_TYPES, preludeFor(code), "", code].join("\n"));
   return {
-    marked: [header, "", PRELUDE_TYPES, preludeFor(code), "", code].join("\n"),
+    marked: [header, "", pooled.declarations, pooled.code].join("\n"),
     declarations: [header, "", PRELUDE_DECLARATIONS, decls.text(), ""].join("\n"),
   };
 }

@@ -95,7 +95,7 @@ class EvalFailure extends Error {}
 const $hasOwn = Object.prototype.hasOwnProperty;
 /** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
 function $own(o«: object», k«: string»)«: unknown» {
-  return Object.hasOwn(o, k) ? (o« as Bag»)[k] : undefined;
+  return $hasOwn.call(o, k) ? (o« as Bag»)[k] : undefined;
 }
 /** The call itself: an object, else an invalid_call error. */
 function $call(c«: unknown», kernel«: string»)«: object» {
@@ -116,15 +116,15 @@ function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefin
 function $td(v«: unknown», kernel«: string», what«: string», id«: string»)«: TensorDesc | null» {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s«: unknown» = Object.hasOwn(v, "shape") ? (v« as Bag»)["shape"] : undefined;
-  const dtype«: unknown» = Object.hasOwn(v, "dtype") ? (v« as Bag»)["dtype"] : undefined;
+  const s«: unknown» = $hasOwn.call(v, "shape") ? (v« as Bag»)["shape"] : undefined;
+  const dtype«: unknown» = $hasOwn.call(v, "dtype") ? (v« as Bag»)["dtype"] : undefined;
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
   const shape«: number[]» = [];
   let ok = true;
   for (let i = 0; i < n; i++) {
-    const d«: unknown» = Object.hasOwn(s, i) ? s[i] : undefined;
+    const d«: unknown» = $hasOwn.call(s, i) ? s[i] : undefined;
     if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
     shape.push(d« as number»);
   }
@@ -158,7 +158,7 @@ function $av(v«: unknown», kernel«: string», name«: string»)«: unknown» 
   const n = v.length;
   if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out«: unknown[]» = [];
-  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
+  for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
 }
 /** Whether an attribute value is a list of finite numbers. */

@@ -54,8 +54,11 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       // built keys in entry order (null matches anything); the locals name the key when none fits.
       const locals = leaves.map((_, i) => `k${pi}_${i}`);
       if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
-      const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
-      const miss = `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      // The call that fails naming the key (its constants are made only when the code needs it).
+      const miss = (): string => {
+        const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
+        return `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      };
       if (entries.length > 0 && entries.every((e) => e.key.every((kv) => kv !== null))) {
         // No wildcard: at most one entry's key matches (the first, if keys repeat), so the entries
         // become a decision tree over the leaves, those with fewer distinct values tested first.
@@ -73,14 +76,14 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
           return `(${arms.join(" : ")} : undefined)`;
         };
         // Without key leaves the first entry is the shader (and no call can miss it).
-        body.push(`    const s${pi}${ty(": string")} = ${order.length ? `${tree(entries, 0)} ?? ${miss}` : q(entries[0]!.id)};`);
+        body.push(`    const s${pi}${ty(": string")} = ${order.length ? `${tree(entries, 0)} ?? ${miss()}` : q(entries[0]!.id)};`);
         return;
       }
       const arms = entries.map((e) => {
         const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
         return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
       });
-      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss].join("\n      : ")};`);
+      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss()].join("\n      : ")};`);
       return;
     }
     // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
@@ -339,6 +342,8 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
   }
   // Variants in selection order; one without conditions always fits, and the ones after it never run.
   const rejected: string[] = [];
+  // Variant tests: a condition several variants test is evaluated once per call, into a local.
+  const tests: { conds: string[]; planCall: string }[] = [];
   const unconditional = a.variants.some((vm, vi) => {
     const v: CheckedVariant = vm.variant;
     const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
@@ -346,11 +351,8 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     const plan = g.scoped(() => planBody(cx, vm, vi, venv));
     g.method(`p${vi}(shapes${ty(": Readonly<Record<string, readonly number[]>>")})${ty(": Plan")}`, plan.temps + plan.body.join("\n"));
     const planCall = `this.p${vi}(shapes)`;
-    if (conds.length === 0) {
-      lines.push(`    return ${planCall};`);
-      return true;
-    }
-    lines.push(`    if (${conds.map((c) => c.holds).join(" && ")}) return ${planCall};`);
+    tests.push({ conds: conds.map((c) => c.holds), planCall });
+    if (conds.length === 0) return true;
     // Why the variant was rejected (only asked when no variant fits): its first condition that does not hold.
     g.method(
       `r${vi}()${ty(": string")}`,
@@ -359,6 +361,14 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     rejected.push(`${q(`${v.id}: `)} + this.r${vi}()`);
     return false;
   });
+  const uses = new Map<string, number>();
+  for (const t of tests) for (const c of t.conds) uses.set(c, (uses.get(c) ?? 0) + 1);
+  const locals = new Map([...uses].filter(([, n]) => n > 1).map(([c], i) => [c, `v${i}`]));
+  if (locals.size) lines.push(`    let ${[...locals.values()].map((l) => `${l}${ty(": boolean | undefined")}`).join(", ")};`);
+  for (const t of tests) {
+    const held = t.conds.map((c) => (locals.has(c) ? `(${locals.get(c)!} ??= ${c})` : c));
+    lines.push(held.length ? `    if (${held.join(" && ")}) return ${t.planCall};` : `    return ${t.planCall};`);
+  }
   if (!unconditional) {
     const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
     lines.push(

@@ -225,6 +225,20 @@ export class AssignmentGen {
     return { code: `(this.${f.memo} ?? this.${f.method}())` };
   }
 
+  /** Shape fields (`sN`: a required tensor's shape, set by the constructor) that the class's code reads. */
+  private readonly shapeFields = new Set<number>();
+
+  /**
+   * The shape of a required tensor: a field set by the constructor (validation made the tensor
+   * present), except for an output plan() fills in, whose description plan() sets.
+   */
+  shapeOf(id: string): string {
+    const slot = this.valid.tensors.get(id)!;
+    if (slot.filled) return `${this.tensor(id)}${ty("!")}.shape`;
+    this.shapeFields.add(slot.index);
+    return `this.s${slot.index}`;
+  }
+
   private tensor(id: string): string {
     return `this.t${this.valid.tensors.get(id)!.index}`;
   }
@@ -251,9 +265,9 @@ export class AssignmentGen {
     const desc = required ? `${t}${ty("!")}` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
     switch (l.ns) {
       case "shapes":
-        return { code: `${desc}.shape`, read: required };
+        return { code: required ? this.shapeOf(l.name) : `${desc}.shape`, read: required };
       case "ranks":
-        return { code: `${desc}.shape.length`, read: required };
+        return { code: required ? `${this.shapeOf(l.name)}.length` : `${desc}.shape.length`, read: required };
       case "tensorDtypes":
         return { code: `${desc}.dtype`, read: required };
       default:
@@ -395,7 +409,7 @@ export class AssignmentGen {
       axis >= slot.rank
     )
       return undefined;
-    return `${this.tensor(tensor)}${ty("!")}.shape[${axis < 0 ? axis + slot.rank : axis}]`;
+    return `${this.shapeOf(tensor)}[${axis < 0 ? axis + slot.rank : axis}]`;
   }
 
   private callCode(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
@@ -575,15 +589,20 @@ export class AssignmentGen {
     const tensors = [...call.tensors.values()].sort((a, b) => a.index - b.index);
     const aliases = [...call.aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`);
     const attrs = [...call.attrIndex.values()].sort((a, b) => a - b).map((i) => `a${i}`);
+    const shapes = [...this.shapeFields].sort((a, b) => a - b);
     const decls = [
       ...tensors.map((t) => `  declare ${t.filled ? "" : "readonly "}t${t.index}: TensorDesc | null;`),
       ...aliases.map((u) => `  declare readonly ${u}: TensorDesc | null;`),
       ...attrs.map((a) => `  declare readonly ${a}: unknown;`),
       ...this.fields.map((f) => `  private declare ${f.name}: ${f.type} | undefined;`),
+      ...shapes.map((i) => `  declare readonly s${i}: readonly number[];`),
     ].map((d) => ty(d));
     const names = [...tensors.map((t) => `t${t.index}`), ...aliases];
     const params = [...names.map((t) => `${t}${ty(": TensorDesc | null")}`), ...attrs.map((a) => `${a}${ty(": unknown")}`)];
-    const body = [...names, ...attrs].map((x) => `    this.${x} = ${x};`).concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
+    const body = [...names, ...attrs]
+      .map((x) => `    this.${x} = ${x};`)
+      .concat(shapes.map((i) => `    this.s${i} = t${i}${ty("!")}.shape;`))
+      .concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
     return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }
 }

@@ -292,7 +292,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
       lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)} };`);
       lines.push(`${ind}else if (!$same(${t}.shape, ${h})) ${bad(t)};`);
     } else {
-      lines.push(`${ind}if (!$same(${t}${ty("!")}.shape, ${h})) ${bad(`${t}${ty("!")}`)};`);
+      lines.push(`${ind}if (!$same(${g.shapeOf(o.name)}, ${h})) ${bad(`${t}${ty("!")}`)};`);
     }
     if (conditional) lines.push(`${ind}shapes[${q(o.name)}] = ${h};`);
     if (!slot.required) lines.push(`    }`);

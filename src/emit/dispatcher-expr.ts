@@ -15,6 +15,9 @@ import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
 import { nodeText, operandsOf, showValue } from "../plan/explain-false.js";
 import { comment, str as q, ty } from "./code-writer.js";
 
+/** The prelude helpers that can throw an evaluation failure (EvalFailure) themselves. */
+const CAN_FAIL = /\$(?:err|overflow|chk|addN|subN|mulN|fdivI|modI|modF|divF|fdivF|divN|fdivN|modN|dimS|dimT|ceilDiv|pow2ceil|need|attr)\(/;
+
 /** `as number` and `as readonly number[]` casts, type-only (dropped from JavaScript output). */
 const AS_NUMBER = ty(" as number");
 const AS_SHAPE = ty(" as readonly number[]");
@@ -211,7 +214,13 @@ export class AssignmentGen {
           const t = tsType(d.type);
           this.field(`m${id}`, t);
           this.methods.push(
-            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}()${ty(`: ${t}`)} {\n${temps}    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}()${ty(`: ${t}`)} {\n${temps}${
+              // Only code that can fail by itself needs the wrap: a failure of another derive entry it
+              // reads already names that entry, and $wrap leaves such a message as it is.
+              CAN_FAIL.test(body.code.replace(/"(?:[^"\\]|\\.)*"/g, '""'))
+                ? `    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }`
+                : `    return (this.m${id} = ${body.code});`
+            }\n  }`,
           );
           f = { memo: `m${id}`, method: `d${id}` };
         }

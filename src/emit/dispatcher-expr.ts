@@ -18,6 +18,12 @@ import { comment, str as q, ty } from "./code-writer.js";
 /** The prelude helpers that can throw an evaluation failure (EvalFailure) themselves. */
 const CAN_FAIL = /\$(?:err|overflow|chk|addN|subN|mulN|fdivI|modI|modF|divF|fdivF|divN|fdivN|modN|dimS|dimT|ceilDiv|pow2ceil|need|attr)\(/;
 
+/** Whether generated code can throw while it runs: it calls a failing helper or a derive entry's method. */
+function mayFail(code: string): boolean {
+  const bare = code.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  return CAN_FAIL.test(bare) || /\bthis\.d\d+\(/.test(bare);
+}
+
 /** `as number` and `as readonly number[]` casts, type-only (dropped from JavaScript output). */
 const AS_NUMBER = ty(" as number");
 const AS_SHAPE = ty(" as readonly number[]");
@@ -557,10 +563,16 @@ export class AssignmentGen {
     if (known) return known;
     const id = this.condCount++;
     const names = { holds: `this.c${id}()`, why: `this.w${id}()` };
+    // A condition that cannot fail to evaluate (no failing helper, no derive entry read) needs no try/catch.
+    const failing = mayFail(holds.body) || mayFail(why.body.value);
     this.condMethods.set(key, names);
     this.methods.push(
-      `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
-      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
+      failing
+        ? `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`
+        : `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    return (${holds.body}) === true;\n  }`,
+      failing
+        ? `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`
+        : `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    return ${why.body.explanation};\n  }`,
     );
     return names;
   }

@@ -10,6 +10,9 @@ export default defineConfig({
     // Stryker's sandboxes (npm run mutate) hold copies of the tests.
     exclude: [...configDefaults.exclude, "**/.stryker-tmp/**"],
     pool: "forks",
+    // Two files at a time even on a 2-core machine (vitest's default is one fewer than the cores):
+    // many files wait on child processes, npm and the software GPU's threads. KERNELC_TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.KERNELC_TEST_WORKERS ?? 2),
     // KERNELC_TEST_TIMEOUT_MS: a longer limit where a loaded machine needs it (scripts/template-mutants.mjs).
     testTimeout: Number(process.env.KERNELC_TEST_TIMEOUT_MS ?? 120_000),
     hookTimeout: 300_000,

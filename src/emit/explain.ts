@@ -2,6 +2,7 @@
 import type { KernelModel } from "../plan/dispatch-model.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
+import { describeF16Storage, f16StorageFor } from "../plan/f16-storage.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import type { Call } from "../model/plan.js";
 
@@ -30,6 +31,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
   lines.push(`${k.spec.name} on profile ${profile.name}`);
   lines.push(`  features: ${profile.features.length ? profile.features.join(", ") : "none"}`);
   lines.push(`  limits: ${KEY_LIMITS.map((l) => `${l}=${limits[l]}`).join(", ")}`);
+  // Only for a kernel that binds f16 data on this profile (a built candidate says how it is stored).
+  if (build.candidates.some((c) => c.f16Storage)) lines.push(`  f16 storage: ${describeF16Storage(f16StorageFor(profile.features))}`);
   if (build.noVariantReason) lines.push(`  NO VARIANT: ${build.noVariantReason}`);
   const groups = new Map<string, (typeof build.candidates)[number][]>();
   for (const c of build.candidates) {
@@ -50,6 +53,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
         `  ${c.status === "emitted" ? "EMITTED" : c.status === "pruned" ? "PRUNED " : "SKIPPED"} ${c.variant} (priority ${v.priority})`,
       );
       if (c.reason) lines.push(`      ${c.reason}`);
+      if (c.f16Storage)
+        lines.push(`      f16 tensors ${c.f16Storage === "packed" ? "packed in u32 pairs, computed in f32" : "native (array<f16>)"}`);
       for (const i of c.instances) lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}`);
     }
   }

@@ -12,25 +12,10 @@ import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { globals } from "webgpu";
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { executePlan } from "../../src/runtime/execute.js";
-import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16, roundToF16 } from "../../src/runtime/f16.js";
+import { f16ToF32, f32ArrayToF16, f32ToF16 } from "../../src/runtime/f16.js";
 import { ScratchPool } from "../../src/runtime/scratch-pool.js";
-import type { Call } from "../../src/model/plan.js";
-import {
-  buildSparseLayout,
-  pastLengths,
-  sparseAttentionReference,
-  visibleKeys,
-  type CsrLayout,
-} from "../../src/reference/sparse-attention.js";
-import {
-  expectNoUncapturedErrors,
-  F16_GARBAGE,
-  getGpuDevice,
-  poisonBuffer,
-  poisonBufferCycle,
-  readBuffer,
-  uploadBuffer,
-} from "../support/gpu.js";
+import { makeSparseCase, sparseCaseReference, sparseWrittenMask, type SparseCase } from "../support/sparse-cases.js";
+import { expectNoUncapturedErrors, getGpuDevice, poisonBuffer, poisonBufferCycle, readBuffer, uploadBuffer } from "../support/gpu.js";
 import { compileForCalls } from "../support/compiled-plan.js";
 import { rng } from "../support/rng.js";
 
@@ -45,46 +30,10 @@ console.log(`sparse-attention GPU test seed: ${SEED} (replay with SPARSE_SEED=${
 /** fp16 attention: |got - want| <= TOL + TOL * |want| (atol = rtol = 5e-3). */
 const TOL = 5e-3;
 
-/**
- * Amplitude of query and key components (uniform in [-A, A]): with the 1/sqrt(H) scale the logits
- * have standard deviation A^2 / 3 = 4, as in trained models, so each softmax is peaked and a wrong
- * scale or mask moves the output far beyond TOL. Values stay 1.
- */
-const QK_AMPLITUDE = 3.5;
-
-const GOLDEN: CsrLayout = {
-  numLayout: 2,
-  maxBlocks: 4,
-  maxNnz: 9,
-  rowIndices: Int32Array.from([0, 1, 3, 5, 8, 0, 1, 3, 6, 9]),
-  colIndices: Int32Array.from([0, 0, 1, 1, 2, 1, 2, 3, -1, 0, 0, 1, 0, 1, 2, 0, 2, 3]),
-};
-
-interface Case {
-  readonly name: string;
-  readonly B: number;
-  readonly S: number;
-  readonly N: number;
-  readonly Nkv: number;
-  readonly H: number;
-  readonly sbs: number;
-  readonly maxCacheSeq: number;
-  /** [numLayout, localBlocks, vertStride], or the golden CSR example. */
-  readonly layout: readonly [number, number, number] | "golden";
-  /** undefined: prompt (past 0); else past length per batch entry (decode). */
-  readonly past?: readonly number[];
-  readonly rotary: "off" | "split" | "interleaved";
-  /** Rotary dim R (cos/sin tables have R/2 columns); default H. */
-  readonly rotaryDim?: number;
-  readonly packed: boolean;
-  readonly scale?: number;
-  readonly tunables?: Readonly<Record<string, number>>;
-}
-
 // Compiling the attention shader dominates the run time on lavapipe (seconds per shader), so the
 // cases share shaders: it specializes on (N, Nkv, H, block size, workgroup size, query stride)
 // only, and the query stride is the plain Q row whenever rotary is on or QKV is separate.
-const CASES: readonly Case[] = [
+const CASES: readonly SparseCase[] = [
   // Attention shader A: N=4, Nkv=2, H=32, block 16.
   {
     name: "golden CSR, prompt, separate",
@@ -257,100 +206,9 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
   const runs = CASES.flatMap((c, i) => (Object.keys(MODES) as Mode[]).map((mode) => [`${mode}: ${c.name}`, c, i, mode] as const));
   test.each(runs)("%s", { timeout: 240_000 }, async (_name, c, index, mode) => {
     const rand = rng(SEED + index * 7919);
-    const fill = (n: number, amp = 1): Float32Array => Float32Array.from({ length: n }, () => roundToF16((rand() * 2 - 1) * amp));
-
-    const layout =
-      c.layout === "golden" ? GOLDEN : buildSparseLayout(c.layout[0], Math.ceil(c.maxCacheSeq / c.sbs), c.layout[1], c.layout[2]);
-    const qStride = c.packed ? (c.N + 2 * c.Nkv) * c.H : c.N * c.H;
-    const past = c.past ?? Array(c.B).fill(0);
-    const keyTotals = past.map((p) => p + c.S);
-    // Prompt: total == S. Decode: the max over the batch of past + S (which differs from S here).
-    const totalSequenceLength = c.past ? Math.max(...keyTotals) : c.S;
-    const half = c.rotary === "off" ? 0 : (c.rotaryDim ?? c.H) / 2;
-    const angles = Float32Array.from({ length: c.maxCacheSeq * half }, () => rand() * 2 * Math.PI);
-    // Past cache rows that some query row of the call sees (any head of the KV head's group) hold
-    // random keys and values; every other row (beyond the history, in blocks no head lists)
-    // holds garbage (NaN, infinities, huge values) that must never reach an output.
-    const keyTotalsGiven = c.past ? keyTotals : keyTotals.map((t, b) => (b % 2 === 1 ? Math.max(1, t - 5) : t));
-    const pasts = pastLengths(totalSequenceLength, keyTotalsGiven, c.S);
-    const G = c.N / c.Nkv;
-    const live = new Uint8Array(c.B * c.Nkv * c.maxCacheSeq);
-    for (let b = 0; b < c.B; b++) {
-      for (let s = 0; s < c.S; s++) {
-        for (let h = 0; h < c.N; h++) {
-          for (const k of visibleKeys(layout, h % layout.numLayout, pasts[b] + s, c.sbs)) {
-            if (k < c.maxCacheSeq) live[(b * c.Nkv + Math.floor(h / G)) * c.maxCacheSeq + k] = 1;
-          }
-        }
-      }
-    }
-    const cacheBits = (amp: number): Uint16Array => {
-      const bits = f32ArrayToF16(fill(c.B * c.Nkv * c.maxCacheSeq * c.H, amp));
-      for (let i = 0; i < bits.length; i++) if (!live[Math.floor(i / c.H)]) bits[i] = F16_GARBAGE[i % F16_GARBAGE.length];
-      return bits;
-    };
-    const pastKeyBits = cacheBits(QK_AMPLITUDE);
-    const pastValueBits = cacheBits(1);
-    // Q and K with the model-like amplitude, V with 1 (packed rows: [Q | K | V]).
-    const query = fill(c.B * c.S * qStride, QK_AMPLITUDE);
-    if (c.packed) {
-      for (let r = 0; r < c.B * c.S; r++) query.set(fill(c.Nkv * c.H), r * qStride + (c.N + c.Nkv) * c.H);
-    }
-    const inputs = {
-      batchSize: c.B,
-      seqLen: c.S,
-      headSize: c.H,
-      maxCacheSeq: c.maxCacheSeq,
-      query,
-      key: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, QK_AMPLITUDE),
-      value: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H),
-      pastKey: f16ArrayToF32(pastKeyBits),
-      pastValue: f16ArrayToF32(pastValueBits),
-      layout,
-      totalSequenceLength,
-      // A prompt row's key total may be shorter than S (padding): prompt mode ignores it.
-      keyTotalSequenceLengths: keyTotalsGiven,
-      cosCache: half ? angles.map((a) => roundToF16(Math.cos(a))) : undefined,
-      sinCache: half ? angles.map((a) => roundToF16(Math.sin(a))) : undefined,
-      rotaryHalf: half || undefined,
-    };
-    const attrs = {
-      numHeads: c.N,
-      kvNumHeads: c.Nkv,
-      scale: c.scale ?? 0,
-      sparseBlockSize: c.sbs,
-      doRotary: c.rotary !== "off",
-      rotaryInterleaved: c.rotary === "interleaved",
-    };
-    const expected = sparseAttentionReference(inputs, attrs);
-
-    const f16 = (shape: number[]) => ({ shape, dtype: "float16" });
-    const i32 = (shape: number[]) => ({ shape, dtype: "int32" });
-    const cacheShape = [c.B, c.Nkv, c.maxCacheSeq, c.H];
-    const call: Call = {
-      inputs: {
-        queryT: f16([c.B, c.S, qStride]),
-        keyT: c.packed ? null : f16([c.B, c.S, c.Nkv * c.H]),
-        valueT: c.packed ? null : f16([c.B, c.S, c.Nkv * c.H]),
-        pastKeyT: f16(cacheShape),
-        pastValueT: f16(cacheShape),
-        blockRowIndicesT: i32([layout.numLayout, layout.maxBlocks + 1]),
-        blockColIndicesT: i32([layout.numLayout, layout.maxNnz]),
-        totalSequenceLengthT: i32([1]),
-        keyTotalSequenceLengthsT: i32([c.B]),
-        cosCacheT: half ? f16([c.maxCacheSeq, half]) : null,
-        sinCacheT: half ? f16([c.maxCacheSeq, half]) : null,
-      },
-      outputs: { outputT: f16([c.B, c.S, c.N * c.H]) },
-      attrs: {
-        num_heads: c.N,
-        kv_num_heads: c.Nkv,
-        scale: c.scale ?? 0,
-        sparse_block_size: c.sbs,
-        do_rotary: c.rotary === "off" ? 0 : 1,
-        rotary_interleaved: c.rotary === "interleaved" ? 1 : 0,
-      },
-    };
+    const d = makeSparseCase(c, rand);
+    const { layout, totalSequenceLength, inputs, call, pastKeyBits, pastValueBits, half } = d;
+    const expected = sparseCaseReference(d);
     // The real compiler: this repository's spec and templates, built for the lavapipe profile.
     const compiled = await compileForCalls("SparseAttention", [call], LAVAPIPE_PROFILE, { ...c.tunables, ...MODES[mode] });
     const plan = compiled.plan(call);
@@ -407,13 +265,7 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
     // Caches, bit for bit: the written rows (past_b + s) hold the reference's f16 values, every
     // other element (garbage included) is untouched. A rotated key may also be the other f16
     // neighbour of the f32 rotation (WGSL lets an f32 -> f16 conversion round either way).
-    const written = new Uint8Array(expected.presentKey.length);
-    for (let b = 0; b < c.B; b++) {
-      for (let kvh = 0; kvh < c.Nkv; kvh++) {
-        const row0 = ((b * c.Nkv + kvh) * c.maxCacheSeq + expected.pastLengths[b]) * c.H;
-        written.fill(1, row0, row0 + c.S * c.H);
-      }
-    }
+    const written = sparseWrittenMask(c, expected);
     const rotaryDim = c.rotary === "off" ? 0 : 2 * half;
     for (const [name, got, want, before] of [
       ["present_key", presentKey, expected.presentKey, pastKeyBits],

@@ -13,6 +13,7 @@ import * as cliOut from "../../src/cli/out-dir.js";
 import { main } from "../../src/cli/main.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
 import { UserError } from "../../src/core/diagnostic.js";
+import { DEFAULT_PROFILES } from "../../src/plan/profiles.js";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -251,12 +252,13 @@ describe.runIf(distBuilt)("examples/vite-app built by Vite with the plugin", () 
       }
     }
     expect(files).toBeGreaterThan(0);
-    // One lazily loaded dispatcher chunk per profile, with the PagedAttention planner.
+    // One lazily loaded dispatcher chunk per profile (the example builds the default profiles), with the PagedAttention planner.
     const dispatchers = js.filter((code) => code.includes("KernelCallError") && code.includes("PagedAttention"));
-    expect(dispatchers.length).toBe(2);
-    for (const profile of ["desktop-32k", "mobile-256-f16"])
+    const profiles = DEFAULT_PROFILES.map((p) => p.name);
+    expect(dispatchers.length).toBe(profiles.length);
+    for (const profile of profiles)
       expect(
-        dispatchers.filter((code) => code.includes(profile)),
+        dispatchers.filter((code) => new RegExp(`profile ${profile}(?![\\w-])`).test(code)),
         profile,
       ).toHaveLength(1);
     // The entry holds the runtime (loadBundle's error text) and the example's check.

@@ -141,6 +141,10 @@ export function makePagedCase(
   }
   if (shape.hostile) {
     for (let b = 0; b < B; b++) for (let l = 0; l < blocksOf[b]; l++) if (rand() < 0.3) blockTable[b * maxBlocks + l] = hostileBlock();
+    // One sequence with new tokens has no mapped block at all: its tokens see no key, and their
+    // outputs must be zeros (not NaN from dividing by a zero sum).
+    const empty = [...Array(B).keys()].reverse().find((b) => cum[b + 1] > cum[b]);
+    if (empty !== undefined) for (let l = 0; l < blocksOf[empty]; l++) blockTable[empty * maxBlocks + l] = hostileBlock();
   }
   const qWidth = packed ? (N + 2 * Nkv) * H : N * H;
   // Query rows: Q and K parts with the model-like amplitude, V parts with 1.

@@ -4,6 +4,7 @@ import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import type { Call } from "../model/plan.js";
+import { instanceExplainText, type ExplainedCandidate } from "./explain-values.js";
 
 const KEY_LIMITS = [
   "maxComputeWorkgroupStorageSize",
@@ -22,8 +23,11 @@ function describeCombo(dtypes: Readonly<Record<string, string>>, tunables: Reado
   return [d, t].filter(Boolean).join("; ");
 }
 
-/** Every candidate of one kernel on one profile, emitted or pruned, with the reason and instances. */
-export function explainReport(build: KernelProfileBuild, profile: Profile): string {
+/**
+ * Every candidate of one kernel on one profile, emitted or pruned, with the reason and instances;
+ * with `explained` (explainCandidates), each built instance also shows the spec's `explain` values.
+ */
+export function explainReport(build: KernelProfileBuild, profile: Profile, explained?: readonly ExplainedCandidate[]): string {
   const k = build.kernel;
   const limits = resolveProfile(profile);
   const lines: string[] = [];
@@ -31,8 +35,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
   lines.push(`  features: ${profile.features.length ? profile.features.join(", ") : "none"}`);
   lines.push(`  limits: ${KEY_LIMITS.map((l) => `${l}=${limits[l]}`).join(", ")}`);
   if (build.noVariantReason) lines.push(`  NO VARIANT: ${build.noVariantReason}`);
-  const groups = new Map<string, (typeof build.candidates)[number][]>();
-  for (const c of build.candidates) {
+  const groups = new Map<string, ExplainedCandidate[]>();
+  for (const c of explained ?? build.candidates) {
     const key = describeCombo(c.dtypes, c.tunables);
     groups.set(key, [...(groups.get(key) ?? []), c]);
   }
@@ -50,7 +54,10 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
         `  ${c.status === "emitted" ? "EMITTED" : c.status === "pruned" ? "PRUNED " : "SKIPPED"} ${c.variant} (priority ${v.priority})`,
       );
       if (c.reason) lines.push(`      ${c.reason}`);
-      for (const i of c.instances) lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}`);
+      for (const i of c.instances) {
+        const shown = i.status === "built" ? instanceExplainText(c, i.name) : "";
+        lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}${shown ? `; ${shown}` : ""}`);
+      }
     }
   }
   return lines.join("\n") + "\n";

@@ -3,9 +3,11 @@
  * bundle's profiles.json.
  */
 import { KERNELC_VERSION } from "../core/version.js";
+import type { Value } from "../model/ir.js";
 import type { PipelineDesc } from "../model/plan.js";
 import type { KernelModel } from "../plan/dispatch-model.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
+import { shaderExplainValues } from "./explain-values.js";
 
 /** The manifest of one profile: required limits and features, shaders, pipelines, and every kernel's variants. */
 export function manifestFor(profile: Profile, models: readonly KernelModel[], specFiles: readonly string[]): unknown {
@@ -22,10 +24,15 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
           tunables: a.facts.tunables,
           requiredFeatures: vm.variant.features,
           passes: vm.passes.map((pm) => {
-            for (const id of pm.shaders.values()) {
+            // The values of the spec's `explain` derive entries that each shader fixes (a tool's
+            // view, e.g. which attention design it renders; the runtime does not read them).
+            const explain: Record<string, Record<string, unknown>> = {};
+            for (const [key, id] of pm.shaders) {
               shaders[id] = `../shaders/${id}.wgsl`;
               const types = pm.bindings.map((b) => b.buffer);
               pipelines.set(`${id}|main|${types.join(",")}`, { shader: id, entryPoint: "main", bindings: types });
+              const values = shaderExplainValues(m.kernel, vm.variant, pm.pass, a.facts, pm.keyLeaves, JSON.parse(key) as (Value | null)[]);
+              if (Object.keys(values).length) explain[id] = values;
             }
             return {
               id: pm.pass.id,
@@ -33,6 +40,7 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
               template: pm.pass.shader,
               key: pm.keyLeaves.map((l) => l.key),
               shaders: Object.fromEntries([...pm.shaders.entries()].sort(([x], [y]) => (x < y ? -1 : 1))),
+              ...(Object.keys(explain).length ? { explain } : {}),
             };
           }),
         });

@@ -14,7 +14,7 @@ import { didYouMean } from "../core/did-you-mean.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { TemplateRenderer } from "../emit/render.js";
-import { IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
+import { enabledFeatures, IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
 import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckedKernel } from "../model/checked.js";
@@ -75,6 +75,22 @@ export interface CompileResult {
 
 /** Compiles the project of `loaded` (its root, specs and templates) into the files of a bundle. */
 export async function compile(loaded: LoadedConfig, options: CompileOptions = {}): Promise<CompileResult> {
+  // Tint's validator starts (on its worker threads) while the specs are checked; Dawn and the
+  // generators are loaded only by the phases that use them.
+  const validating = options.validator
+    ? Promise.resolve(options.validator)
+    : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create());
+  try {
+    return await compileWith(loaded, options, validating);
+  } finally {
+    // A failed compilation never validates: the validator it started is released all the same.
+    const validator = await validating.catch(() => undefined);
+    validator?.forgetPrefetched();
+    if (!options.validator) validator?.dispose();
+  }
+}
+
+async function compileWith(loaded: LoadedConfig, options: CompileOptions, validating: Promise<WgslValidator>): Promise<CompileResult> {
   const progress = options.onProgress ?? (() => {});
   const templatesDir = path.resolve(loaded.root, loaded.config.templates);
   // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
@@ -129,25 +145,26 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
     cache,
   };
   const locate = pointerLocator(sources);
-  const results: ProfileResult[] = profiles.map((profile) => ({
-    profile,
-    kernels: kernels.map((kernel) => {
+  const validator = await validating;
+  const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
+  const prefetched = new Set<string>();
+  const results: ProfileResult[] = [];
+  for (const profile of profiles) {
+    const kernelResults: KernelOnProfile[] = [];
+    for (const kernel of kernels) {
       progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
       const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
-      return { build, model: renderKernel(kernel, profile, build, ctx) };
-    }),
-  }));
+      kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
+      // Validation of what is rendered so far runs beside the next renders.
+      prefetchValidations(ctx.shaders, validator, shaderCache, wanted, prefetched);
+    }
+    results.push({ profile, kernels: kernelResults });
+  }
 
   // validate
-  const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => [...rec.kernels].some((k) => only.has(k)))) : ctx.shaders;
+  const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  // Dawn (Tint) and the generators are loaded only by the phases that use them.
-  const validator = options.validator ?? (await (await import("../emit/validate-wgsl.js")).WgslValidator.create());
-  try {
-    await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
-  } finally {
-    if (!options.validator) validator.dispose();
-  }
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
@@ -158,6 +175,32 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
     sources,
     shaderCount: ctx.shaders.size,
   };
+}
+
+/**
+ * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
+ * no verdict in the cache: the features a shader enables among those of each profile rendering it
+ * (as validateShaders computes them). validateShaders then takes the results. `done` holds the
+ * shader and feature-set pairs already started.
+ */
+function prefetchValidations(
+  shaders: ReadonlyMap<string, ShaderRecord>,
+  validator: WgslValidator,
+  cache: ShaderCache,
+  wanted: (rec: ShaderRecord) => boolean,
+  done: Set<string>,
+): void {
+  for (const [id, rec] of shaders) {
+    if (!wanted(rec)) continue;
+    let enabled: Set<string> | undefined;
+    for (const [key, features] of rec.featureSets) {
+      if (done.has(`${id}|${key}`)) continue;
+      done.add(`${id}|${key}`);
+      enabled ??= enabledFeatures(rec.body);
+      const relevant = features.filter((f) => enabled!.has(f));
+      if (!cache.verdicts.has(`${id}|${relevant.join(",")}`)) validator.prefetch(rec.body, relevant);
+    }
+  }
 }
 
 /** The profiles to build: the config's, or those named in the options (unknown names are an error). */

@@ -14,9 +14,17 @@ import { didYouMean } from "../core/did-you-mean.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { TemplateRenderer } from "../emit/render.js";
-import { enabledFeatures, IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
+import {
+  enabledFeatures,
+  IMPLICIT_INSTANCE,
+  renderShader,
+  validateShaders,
+  type RenderContext,
+  type ShaderRecord,
+} from "../emit/shader.js";
 import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
+import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
@@ -45,6 +53,8 @@ export interface CompileOptions {
   readonly generate?: boolean;
   /** Renders and Tint verdicts to reuse from earlier compilations and to keep for later ones (kernelc watch). */
   readonly cache?: ShaderCache;
+  /** Parsed template reads to reuse from earlier compilations and to keep for later ones (kernelc watch); see makeCheckContext. */
+  readonly templateReads?: CheckContext["templateReadsCache"];
   /** A validator to use (and leave open) instead of starting one for this compilation. */
   readonly validator?: WgslValidator;
 }
@@ -107,7 +117,10 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
 
   // load + check
   progress("checking specs");
-  const lint = lintPaths(options.specs ?? [path.resolve(loaded.root, loaded.config.specs)], makeCheckContext(templatesDir));
+  const lint = lintPaths(
+    options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
+    makeCheckContext(templatesDir, options.templateReads),
+  );
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
   if (failed()) return fail();

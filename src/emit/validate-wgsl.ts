@@ -154,7 +154,11 @@ class TintWorker {
     // The promise is awaited by create(); a failure before then must not be unhandled.
     this.ready.catch(() => undefined);
     worker.on("message", (m: WorkerAnswer) => {
-      if ("ready" in m) return onReady(m.features);
+      if ("ready" in m) {
+        // Unreferenced again once running: an unref() before the thread is online does not last.
+        if (this.pending.size === 0) worker.unref();
+        return onReady(m.features);
+      }
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);

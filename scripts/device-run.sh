@@ -5,6 +5,8 @@
 #   bench  - bench/gpu/attention.mjs (PagedAttention and SparseAttention; BENCH_PINS/BENCH_SHAPES narrow it)
 #   torch  - PyTorch SDPA on the same GPU (../shared/tools/torch_decode_anchor.py)
 #   tune   - `kernelc tune --profile desktop-32k` (TUNE_PROFILE overrides); kernelc.tune.json to $OUT
+#   packed - bench/gpu/attention.mjs with BENCH_PROFILE=desktop-48k: the same shapes with f16 packed in
+#            u32 pairs (a device without shader-f16), for the packed-versus-native table; $OUT/bench-packed.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail
 for f in .device/gl/*.deb; do dpkg -x "$f" /; done
@@ -25,10 +27,11 @@ for what in "${steps[@]}"; do
     tests) CI=true node node_modules/vitest/vitest.mjs run test/gpu test/fixture test/runtime > "$OUT/tests.log" 2>&1
            echo "tests exit $?"; grep -E "Test Files|Tests |FAIL|×" "$OUT/tests.log" | head -20 ;;
     bench) node bench/gpu/attention.mjs --out "$OUT/bench.json" 2>&1 | grep -v Warning | tee "$OUT/bench.log" ;;
+    packed) BENCH_PROFILE=${PACKED_PROFILE:-desktop-48k} node bench/gpu/attention.mjs --out "$OUT/bench-packed.json" 2>&1 | grep -v Warning | tee "$OUT/bench-packed.log" ;;
     tune)  VK_DRIVER_FILES=$KERNELC_VK_ICD node bin/kernelc.js tune --profile "${TUNE_PROFILE:-desktop-32k}" --dawn-flag enable-dawn-features=vulkan_enable_f16_on_nvidia > "$OUT/tune.log" 2>&1
            echo "tune exit $?"; grep -v "^Warning" "$OUT/tune.log" | tail -20; cp kernelc.tune.json "$OUT/" 2>/dev/null ;;
     torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log"
            python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log" ;;
-    *) echo "unknown step $what (tests, bench, torch, tune)"; exit 2 ;;
+    *) echo "unknown step $what (tests, bench, packed, torch, tune)"; exit 2 ;;
   esac
 done

@@ -2,7 +2,8 @@
 // The H200 tables of docs/performance.md, generated from a results file (no hand-copied figures).
 //
 //   node scripts/perf-tables.mjs --from-device DIR --machine "one NVIDIA H200 (device tool)" --out bench/results/NAME.json
-//       combines DIR/bench.json (bench/gpu/attention.mjs --out) and DIR/torch.log (PyTorch's SDPA in
+//       combines DIR/bench.json (bench/gpu/attention.mjs --out), DIR/bench-packed.json (the same bench
+//       with BENCH_PROFILE=desktop-48k: f16 packed in u32 pairs) and DIR/torch.log (PyTorch's SDPA in
 //       the same device command) into one results file;
 //   node scripts/perf-tables.mjs bench/results/NAME.json
 //       rewrites the tables between <!-- perf:NAME --> and <!-- /perf:NAME --> in docs/performance.md.
@@ -35,6 +36,11 @@ if (opt("--from-device")) {
     rows: bench.rows,
     torch,
   };
+  const packedFile = path.join(dir, "bench-packed.json");
+  if (fs.existsSync(packedFile)) {
+    const packed = JSON.parse(fs.readFileSync(packedFile, "utf8"));
+    out.packed = { profile: packed.profile, rows: packed.rows };
+  }
   fs.writeFileSync(opt("--out"), JSON.stringify(out, null, 2) + "\n");
   console.log(`wrote ${opt("--out")}: ${bench.rows.length} rows, ${torch.length} PyTorch rows`);
   process.exit(0);
@@ -97,13 +103,38 @@ function prefillTable() {
   return lines;
 }
 
+/** Packed f16 (u32 pairs, no shader-f16) next to native f16, PagedAttention decode, rows with the same tunables. */
+function packedTable() {
+  const native = res.rows.filter((r) => r.kernel === "PagedAttention" && r.config !== "configured tunables");
+  const packedCopy = res.packed.rows.find((r) => r.kernel === "copy");
+  const lines = [
+    `Native: profile ${res.profile} (shader-f16, \`array<vec4<f16>>\`); packed: profile ${res.packed.profile} on a device without shader-f16 (\`array<vec2<u32>>\`, \`unpack2x16float\`), same GPU, same tunables, separate processes of one device command (copy ${fmt(copy.TBps, 2)} and ${fmt(packedCopy?.TBps, 2)} TB/s).`,
+    "",
+    "| shape (B × keys, block) | tunables | splits | native ms | packed ms | packed speed (native ms / packed ms) |",
+    "|---|---|---|---|---|---|",
+  ];
+  for (const r of native) {
+    const p = res.packed.rows.find(
+      (x) => x.kernel === r.kernel && x.config === r.config && x.B === r.B && x.ctx === r.ctx && x.blockSize === r.blockSize,
+    );
+    if (!p) continue;
+    lines.push(
+      `| ${r.B} × ${r.ctx}, bs ${r.blockSize} | ${r.config} | ${r.splits}${p.splits !== r.splits ? ` / ${p.splits}` : ""} | ${fmt(r.attentionMs)} | ${fmt(p.attentionMs)} | ${Math.round((100 * r.attentionMs) / p.attentionMs)}% |`,
+    );
+  }
+  return lines;
+}
+
 const docs = path.join(root, "docs/performance.md");
 let text = fs.readFileSync(docs, "utf8");
 const sections = [
   ["paged-decode", pagedTable],
   ["sparse-decode", sparseTable],
   ["prefill", prefillTable],
-].filter(([name]) => name !== "prefill" || res.rows.some((r) => r.kernel === "PagedAttention prefill"));
+  ["packed-f16", packedTable],
+]
+  .filter(([name]) => name !== "prefill" || res.rows.some((r) => r.kernel === "PagedAttention prefill"))
+  .filter(([name]) => name !== "packed-f16" || res.packed);
 for (const [name, make] of sections) {
   const open = `<!-- perf:${name} -->`;
   const close = `<!-- /perf:${name} -->`;

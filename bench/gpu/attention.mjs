@@ -4,7 +4,9 @@
 // bandwidth measured in the same process. Plans come from the real compiler (dist/, built in
 // memory for the profile the adapter selects) and run through the runtime's executePlan.
 // Usage: node bench/gpu/attention.mjs [paged|sparse] [--out FILE]
-//   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS; BENCH_PINS, BENCH_SHAPES narrow the paged run)
+//   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS; BENCH_PINS, BENCH_SHAPES narrow the paged run;
+//   BENCH_PROFILE=<name> runs that profile's shaders on a device with exactly its features, e.g.
+//   desktop-48k on the H200 for f16 packed in u32 (no shader-f16) next to desktop-32k's native f16)
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -36,8 +38,13 @@ const adapterName = `${info.vendor} ${info.architecture} ${info.device} ${info.d
 // The profile this adapter gets at run time, exactly as a user's app would choose it.
 const profiles = JSON.parse(fs.readFileSync(path.join(root, "out/profiles.json"), "utf8")).profiles;
 const manifests = profiles.map((p) => JSON.parse(fs.readFileSync(path.join(root, "out", p.manifest), "utf8")));
-const manifest = chooseProfile(adapter, manifests);
-if (!manifest) throw new Error(`no profile fits adapter ${adapterName}`);
+const manifest = process.env.BENCH_PROFILE
+  ? manifests.find((m) => m.profile === process.env.BENCH_PROFILE)
+  : chooseProfile(adapter, manifests);
+if (!manifest)
+  throw new Error(
+    process.env.BENCH_PROFILE ? `no profile ${process.env.BENCH_PROFILE} in out/profiles.json` : `no profile fits adapter ${adapterName}`,
+  );
 const profile = manifest.profile;
 const L = adapter.limits;
 const device = await adapter.requestDevice({
@@ -52,7 +59,9 @@ device.addEventListener("uncapturederror", (e) => console.log("GPU error:", e.er
 const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, QUERY_RESOLVE: 0x200, STORAGE: 0x80 };
 const rows = [];
 const log = (...a) => console.log(...a);
-log(`adapter: ${adapterName}; profile chosen: ${profile}; host: ${os.cpus()[0]?.model}`);
+log(
+  `adapter: ${adapterName}; profile ${process.env.BENCH_PROFILE ? "asked for (BENCH_PROFILE)" : "chosen"}: ${profile}; f16 ${manifest.requiredFeatures.includes("shader-f16") ? "native" : "packed in u32"}; host: ${os.cpus()[0]?.model}`,
+);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const QUERIES = 1024;

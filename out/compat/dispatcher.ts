@@ -61,7 +61,9 @@ export class KernelCallError extends Error {
   }
 }
 
+type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
+class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
 /** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
@@ -116,6 +118,90 @@ function $av(v: unknown, kernel: string, name: string): unknown {
   for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
   return out;
 }
+function $err(m: string): never {
+  throw new EvalFailure(m);
+}
+function $overflow(v: number): never {
+  return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
+}
+function $chk(v: number): number {
+  return Number.isSafeInteger(v) ? v : $overflow(v);
+}
+function $isI(a: number, b: number): boolean {
+  return Number.isInteger(a) && Number.isInteger(b);
+}
+/** a + b, failing on integer overflow when both are integers (number-typed operands). */
+function $addN(a: number, b: number): number {
+  const r = a + b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a - b, failing on integer overflow when both are integers (number-typed operands). */
+function $subN(a: number, b: number): number {
+  const r = a - b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+/** a * b, failing on integer overflow when both are integers (number-typed operands). */
+function $mulN(a: number, b: number): number {
+  const r = a * b;
+  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+}
+function $fdivI(a: number, b: number): number {
+  if (b === 0) $err("integer division by zero (" + a + " / 0)");
+  return $chk(Math.floor(a / b));
+}
+function $modI(a: number, b: number): number {
+  if (b === 0) $err("modulo by zero (" + a + " % 0)");
+  const r = a % b;
+  return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
+}
+function $modF(a: number, b: number): number {
+  if (b === 0) $err("modulo by zero (" + a + " % 0)");
+  const r = a % b;
+  return r !== 0 && r < 0 !== b < 0 ? r + b : r;
+}
+function $divF(a: number, b: number): number {
+  if (b === 0) $err("division by zero (" + a + " / 0)");
+  return a / b;
+}
+function $divN(a: number, b: number): number {
+  return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
+}
+function $modN(a: number, b: number): number {
+  return $isI(a, b) ? $modI(a, b) : $modF(a, b);
+}
+function $dimS(shape: readonly number[], axis: number, what: string): number {
+  const rank = shape.length;
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
+  return shape[axis < 0 ? axis + rank : axis]!;
+}
+function $ceilDiv(a: number, b: number): number {
+  if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
+  return $chk(-Math.floor(-a / b));
+}
+function $pow2ceil(n: number): number {
+  if (n <= 1) return 1;
+  if (n > 2 ** 52) $err("pow2ceil(" + n + "): result exceeds 2^53");
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+function $same(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
+  if (t === null) $err(what + ": tensor \u0060" + id + "\u0060 is absent in this call");
+  return t;
+}
+function $attr(v: unknown, name: string): V {
+  if (v === undefined) $err("attrs." + name + ": the call does not give attribute \u0060" + name + "\u0060 and it has no default");
+  return v as V;
+}
+function $wrap(e: unknown, name: string): unknown {
+  if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
+  return e;
+}
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
 function $show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
@@ -128,9 +214,116 @@ function $show(v: unknown): string {
   if (typeof v === "function") return "(function)";
   return String(v);
 }
+function $try(f: () => unknown): unknown {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof EvalFailure) return e;
+    throw e;
+  }
+}
+/** The index of the first test whose value is false or fails (tests.length when none is). */
+function $first(tests: readonly (() => unknown)[]): number {
+  for (let i = 0; i < tests.length; i++) {
+    const v = $try(tests[i]!);
+    if (v === false || v instanceof EvalFailure) return i;
+  }
+  return tests.length;
+}
+function $showT(v: unknown): string {
+  return v instanceof EvalFailure ? "error: " + v.message : $show(v);
+}
+function $where(path: readonly string[]): string {
+  let s = "";
+  for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";
+  return s ? s + ": " : "";
+}
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
+function $evalFail(e: unknown, prefix: string, what: string): never {
+  if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
+  throw e;
+}
+function $unheld(e: unknown): false {
+  if (e instanceof EvalFailure) return false;
+  throw e;
+}
+function $condFail(e: unknown, text: string): string {
+  if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
+  throw e;
+}
+function $dimT(t: TensorDesc | null, ax: number, id: string): number {
+  if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
+  const shape = t.shape;
+  const rank = shape.length;
+  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
+  return shape[ax < 0 ? ax + rank : ax]!;
+}
+function $product(shape: readonly number[]): number {
+  let p = 1;
+  for (const d of shape) p *= d;
+  return p;
+}
+function $round4(n: number): number {
+  return Math.ceil(n / 4) * 4;
+}
+/** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
+function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
+  if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return size;
+}
+/** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
+function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
+  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
+  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  return v as readonly number[];
+}
+/** Fails for a given output whose shape is not the one the spec computes. */
+function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
+  return $fail("invalid_call", kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
+}
+/** Fails for a call whose shader key was not built: the key's leaves and their values. */
+function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
+  return $fail("missing_shader", head + s + tail);
+}
+const F32 = new Float32Array(1);
+const F32_BITS = new Uint32Array(F32.buffer);
+/** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
+function $word(bytes: Uint8Array, o: number, w: number): void {
+  bytes[o] = w & 255;
+  bytes[o + 1] = (w >>> 8) & 255;
+  bytes[o + 2] = (w >>> 16) & 255;
+  bytes[o + 3] = (w >>> 24) & 255;
+}
+/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
+function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+  const n = v as number;
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  $word(bytes, o, n);
+}
+/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
+function $f32(bytes: Uint8Array, o: number, v: unknown): void {
+  F32[0] = v as number;
+  $word(bytes, o, F32_BITS[0]!);
+}
+/** A workgroup count, or an eval error when it is not an integer in 0..max. */
+function $wg(n: unknown, max: number, prefix: string, axis: string): number {
+  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+    $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+  }
+  return n;
+}
+/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
+function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
+  const size = $round4($product(t.shape) * bytes);
+  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  return { kind, tensor: id, offset: 0, size };
+}
+
 
 /** The profile this module was built for. */
 export const PROFILE = "compat";
@@ -161,7 +354,1855 @@ export interface PagedAttentionCall {
 }
 
 const K0 = "PagedAttention";
+const K0A0V0: readonly string[] = ["attrs.kv_num_heads", "attrs.num_heads", "dim(shapes.keyCacheT, 1)", "dim(shapes.keyCacheT, 3)", "present.keyT", "present.slotMappingT"];
+const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S1 = " on profile compat; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
+const K0A0V1: readonly string[] = ["attrs.kv_num_heads", "attrs.num_heads", "dim(shapes.keyCacheT, 1)", "dim(shapes.keyCacheT, 3)", "present.keyT"];
+const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0V2: readonly string[] = ["attrs.num_heads", "dim(shapes.keyCacheT, 3)"];
+const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with ";
+const K0A0S4 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0S5 = "PagedAttention";
+const K0A0S6 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
+const K0A0S7 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
+const K0A0S8 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
+const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S10 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0S11 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with ";
+const K0A0S12 = "PagedAttention: variant `separate_slot_splitk`";
+const K0A0S13 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
+const K0A0S14 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
+const K0A0S15 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
+const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S17 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0S18 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with ";
+const K0A0S19 = "PagedAttention: variant `packed_derived_splitk`";
+const K0A0S20 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
+const K0A0S21 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
+const K0A0S22 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
+const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with ";
+const K0A0S24 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with ";
+const K0A0S25 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with ";
+const K0A0S26 = "PagedAttention: variant `packed_slot_splitk`";
+const K0A0S27 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
+const K0A0S28 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
+const K0A0S29 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
+const K0A0S30 = "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with ";
+const K0A0S31 = "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with ";
+const K0A0S32 = "PagedAttention: variant `separate_derived`: pass `scatter`";
+const K0A0S33 = "PagedAttention: variant `separate_derived`: pass `main`";
+const K0A0S34 = "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with ";
+const K0A0S35 = "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with ";
+const K0A0S36 = "PagedAttention: variant `separate_slot`: pass `scatter`";
+const K0A0S37 = "PagedAttention: variant `separate_slot`: pass `main`";
+const K0A0S38 = "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with ";
+const K0A0S39 = "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with ";
+const K0A0S40 = "PagedAttention: variant `packed_derived`: pass `scatter`";
+const K0A0S41 = "PagedAttention: variant `packed_derived`: pass `main`";
+const K0A0S42 = "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with ";
+const K0A0S43 = "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with ";
+const K0A0S44 = "PagedAttention: variant `packed_slot`: pass `scatter`";
+const K0A0S45 = "PagedAttention: variant `packed_slot`: pass `main`";
 
+class K0A0 {
+  declare readonly t0: TensorDesc | null;
+  declare readonly t1: TensorDesc | null;
+  declare readonly t2: TensorDesc | null;
+  declare readonly t3: TensorDesc | null;
+  declare readonly t4: TensorDesc | null;
+  declare readonly t5: TensorDesc | null;
+  declare readonly t6: TensorDesc | null;
+  declare readonly t7: TensorDesc | null;
+  declare readonly t8: TensorDesc | null;
+  declare t9: TensorDesc | null;
+  declare readonly u3: TensorDesc | null;
+  declare readonly u4: TensorDesc | null;
+  declare readonly a0: unknown;
+  declare readonly a1: unknown;
+  declare readonly a2: unknown;
+  declare readonly a3: unknown;
+  private declare m0: boolean | undefined;
+  private declare m1: boolean | undefined;
+  private declare m2: number | undefined;
+  private declare m3: boolean | undefined;
+  private declare m4: number | undefined;
+  private declare m5: boolean | undefined;
+  private declare m6: boolean | undefined;
+  private declare m7: boolean | undefined;
+  private declare m8: boolean | undefined;
+  private declare m9: number | undefined;
+  private declare m10: number | undefined;
+  private declare m11: number | undefined;
+  private declare m12: number | undefined;
+  private declare m13: boolean | undefined;
+  private declare m14: number | undefined;
+  private declare m15: number | undefined;
+  private declare m16: number | undefined;
+  private declare m17: number | undefined;
+  private declare m18: boolean | undefined;
+  private declare m19: number | undefined;
+  private declare m20: number | undefined;
+  private declare m21: boolean | undefined;
+  private declare m22: number | undefined;
+  private declare m23: boolean | undefined;
+  private declare m24: number | undefined;
+  private declare m25: boolean | undefined;
+  private declare m26: number | undefined;
+  private declare m27: number | undefined;
+  private declare m28: number | undefined;
+  private declare m29: number | undefined;
+  private declare m30: number | undefined;
+  private declare m31: boolean | undefined;
+  private declare m32: boolean | undefined;
+  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
+    this.t0 = t0;
+    this.t1 = t1;
+    this.t2 = t2;
+    this.t3 = t3;
+    this.t4 = t4;
+    this.t5 = t5;
+    this.t6 = t6;
+    this.t7 = t7;
+    this.t8 = t8;
+    this.t9 = t9;
+    this.u3 = u3;
+    this.u4 = u4;
+    this.a0 = a0;
+    this.a1 = a1;
+    this.a2 = a2;
+    this.a3 = a3;
+    this.m0 = undefined;
+    this.m1 = undefined;
+    this.m2 = undefined;
+    this.m3 = undefined;
+    this.m4 = undefined;
+    this.m5 = undefined;
+    this.m6 = undefined;
+    this.m7 = undefined;
+    this.m8 = undefined;
+    this.m9 = undefined;
+    this.m10 = undefined;
+    this.m11 = undefined;
+    this.m12 = undefined;
+    this.m13 = undefined;
+    this.m14 = undefined;
+    this.m15 = undefined;
+    this.m16 = undefined;
+    this.m17 = undefined;
+    this.m18 = undefined;
+    this.m19 = undefined;
+    this.m20 = undefined;
+    this.m21 = undefined;
+    this.m22 = undefined;
+    this.m23 = undefined;
+    this.m24 = undefined;
+    this.m25 = undefined;
+    this.m26 = undefined;
+    this.m27 = undefined;
+    this.m28 = undefined;
+    this.m29 = undefined;
+    this.m30 = undefined;
+    this.m31 = undefined;
+    this.m32 = undefined;
+  }
+  /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
+  d0(): boolean {
+    try {
+      return (this.m0 = ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number))));
+    } catch (e) {
+      throw $wrap(e, "cacheShapeOk");
+    }
+  }
+  /** derive "headLayoutOk": computes m1 (read as this.m1 ?? this.d1()) */
+  d1(): boolean {
+    try {
+      return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
+    } catch (e) {
+      throw $wrap(e, "headLayoutOk");
+    }
+  }
+  /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
+  d2(): number {
+    try {
+      return (this.m2 = $chk((this.t5!.shape[0] as number) - (1 as number)));
+    } catch (e) {
+      throw $wrap(e, "batchSize");
+    }
+  }
+  /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
+  d3(): boolean {
+    try {
+      return (this.m3 = ((((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))) && (this.t7!.shape[0] === (this.m2 ?? this.d2()))) && ((this.t7!.shape[1] as number) >= (1 as number))));
+    } catch (e) {
+      throw $wrap(e, "scheduleShapeOk");
+    }
+  }
+  /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
+  d4(): number {
+    try {
+      return (this.m4 = $mulN(this.a2 as number, this.t3!.shape[3] as number));
+    } catch (e) {
+      throw $wrap(e, "qHidden");
+    }
+  }
+  /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
+  d5(): boolean {
+    try {
+      return (this.m5 = ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))));
+    } catch (e) {
+      throw $wrap(e, "ioShapeOk");
+    }
+  }
+  /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
+  d6(): boolean {
+    try {
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0]) && ($need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length === 1)) : true));
+    } catch (e) {
+      throw $wrap(e, "slotShapeOk");
+    }
+  }
+  /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
+  d7(): boolean {
+    try {
+      return (this.m7 = (((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5())) && (this.m6 ?? this.d6())));
+    } catch (e) {
+      throw $wrap(e, "pagedContractOk");
+    }
+  }
+  /** why "cacheShapeOk" is not true */
+  x1(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.keyCacheT = " + $showT($try(() => this.t3!.shape)) + ")" : i === 1 ? $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $showT($try(() => this.t3!.shape[2])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 2 ? $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $showT($try(() => this.t3!.shape[1])) + ")" : i === 3 ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = \"float16\"" + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]), () => (this.t3!.shape[2] === this.a1), () => ((this.t3!.shape[1] as number) > (0 as number)), () => ((this.t3!.shape[3] as number) > (0 as number))]));
+  }
+  /** why "headLayoutOk" is not true */
+  x2(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+  }
+  /** why "scheduleShapeOk" is not true */
+  x3(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`batchSize >= 1` is false (" + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : i === 2 ? $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.t7!.shape[1])) + ")")($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.t6!.shape[0] === (this.m2 ?? this.d2())), () => (this.t7!.shape[0] === (this.m2 ?? this.d2()))]));
+  }
+  /** why "ioShapeOk" is not true */
+  x4(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t9!.shape[0])) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t9!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")" : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t9!.shape[0] === this.t0!.shape[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+  }
+  /** why "slotShapeOk" is not true */
+  x5(path: readonly string[]): string {
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "slotMappingT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $showT($try(() => $need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length)) + ")")($first([() => ($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0])])) : c === false ? $where(path) + "`true` is false" : $where(path) + "`present.slotMappingT` is false")($try(() => (this.t8 !== null)));
+  }
+  /** why "pagedContractOk" is not true */
+  x0(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? this.x1([...path, "cacheShapeOk"]) : i === 1 ? this.x2([...path, "headLayoutOk"]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, "ioShapeOk"]) : this.x5([...path, "slotShapeOk"]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+  }
+  /** when "pagedContractOk" */
+  c0(): boolean {
+    try {
+      return ((this.m7 ?? this.d7())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedContractOk" does not hold */
+  w0(): string {
+    try {
+      ((this.m7 ?? this.d7()));
+    } catch (e) {
+      return $condFail(e, "pagedContractOk");
+    }
+    return this.x0([...[], "pagedContractOk"]);
+  }
+  /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
+  d8(): boolean {
+    try {
+      return (this.m8 = (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))));
+    } catch (e) {
+      throw $wrap(e, "dispatchFits");
+    }
+  }
+  /** why "dispatchFits" is not true */
+  x6(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 1 ? $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = 64" + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 128" + ")")($first([() => ((this.t0!.shape[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+  }
+  /** when "dispatchFits" */
+  c1(): boolean {
+    try {
+      return ((this.m8 ?? this.d8())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "dispatchFits" does not hold */
+  w1(): string {
+    try {
+      ((this.m8 ?? this.d8()));
+    } catch (e) {
+      return $condFail(e, "dispatchFits");
+    }
+    return this.x6([...[], "dispatchFits"]);
+  }
+  /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
+  d9(): number {
+    try {
+      return (this.m9 = $chk((this.t7!.shape[1] as number) * (this.t3!.shape[1] as number)));
+    } catch (e) {
+      throw $wrap(e, "pagedKeyCeiling");
+    }
+  }
+  /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
+  d10(): number {
+    try {
+      return (this.m10 = Math.max((1 as number), (Math.min((16 as number), ($chk(Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number))) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitCap");
+    }
+  }
+  /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
+  d11(): number {
+    try {
+      return (this.m11 = $mulN(this.t0!.shape[0] as number, this.a1 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedBaseWorkgroups");
+    }
+  }
+  /** derive "numSplits": computes m12 (read as this.m12 ?? this.d12()) */
+  d12(): number {
+    try {
+      return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "numSplits");
+    }
+  }
+  /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
+  d13(): boolean {
+    let n0: number;
+    try {
+      return (this.m13 = ((n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
+    } catch (e) {
+      throw $wrap(e, "cacheVec4Ok");
+    }
+  }
+  /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
+  d14(): number {
+    try {
+      return (this.m14 = $chk(Math.floor((this.t3!.shape[3] as number) / (4 as number))));
+    } catch (e) {
+      throw $wrap(e, "headVec");
+    }
+  }
+  /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
+  d15(): number {
+    try {
+      return (this.m15 = $mulN($mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitScratchBytes");
+    }
+  }
+  /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
+  d16(): number {
+    try {
+      return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitStatsBytes");
+    }
+  }
+  /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
+  d17(): number {
+    try {
+      return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitWg");
+    }
+  }
+  /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): boolean {
+    try {
+      return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (128 as number))) && (((this.m14 ?? this.d14()) as number) <= (128 as number))) && (((this.m17 ?? this.d17()) as number) <= (128 as number))) && (((this.m17 ?? this.d17()) as number) <= (128 as number))));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitFits");
+    }
+  }
+  /** why "cacheVec4Ok" is not true */
+  x8(path: readonly string[]): string {
+    let n0: number;
+    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $showT($try(() => (n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0))) + ")";
+  }
+  /** why "pagedSplitFits" is not true */
+  x7(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : i === 1 ? this.x8([...path, "cacheVec4Ok"]) : i === 2 ? $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ")" : i === 3 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxStorageBufferBindingSize = 134217728" + ")" : i === 4 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxBufferSize = 268435456" + ")" : i === 5 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxStorageBufferBindingSize = 134217728" + ")" : i === 6 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxBufferSize = 268435456" + ")" : i === 7 ? $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 8 ? $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 128" + ")" : i === 9 ? $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 128" + ")" : i === 10 ? $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 128" + ")" : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 128" + ")")($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (128 as number)), () => (((this.m14 ?? this.d14()) as number) <= (128 as number)), () => (((this.m17 ?? this.d17()) as number) <= (128 as number))]));
+  }
+  /** when "pagedSplitFits" */
+  c2(): boolean {
+    try {
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w2(): string {
+    try {
+      ((this.m18 ?? this.d18()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitFits");
+    }
+    return this.x7([...[], "pagedSplitFits"]);
+  }
+  /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): number {
+    try {
+      return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "qPerKv");
+    }
+  }
+  /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
+  d20(): number {
+    try {
+      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.t3!.shape[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitStorageBytes");
+    }
+  }
+  /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): boolean {
+    try {
+      return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (16384 as number)));
+    } catch (e) {
+      throw $wrap(e, "pagedSplitStorageFits");
+    }
+  }
+  /** why "pagedSplitStorageFits" is not true */
+  x9(path: readonly string[]): string {
+    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => (this.m20 ?? this.d20()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 16384" + ")";
+  }
+  /** when "pagedSplitStorageFits" */
+  c3(): boolean {
+    try {
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w3(): string {
+    try {
+      ((this.m21 ?? this.d21()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitStorageFits");
+    }
+    return this.x9([...[], "pagedSplitStorageFits"]);
+  }
+  /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): number {
+    try {
+      return (this.m22 = $mulN(this.a1 as number, this.t3!.shape[3] as number));
+    } catch (e) {
+      throw $wrap(e, "kvHidden");
+    }
+  }
+  /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): boolean {
+    try {
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")) && (this.t0!.shape[1] === (this.m4 ?? this.d4()))));
+    } catch (e) {
+      throw $wrap(e, "separateKv");
+    }
+  }
+  /** why "separateKv" is not true */
+  x10(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`present.keyT` is false" : i === 1 ? $where(path) + "`present.valueT` is false" : i === 2 ? $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")" : i === 4 ? $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 5 ? $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")" : i === 7 ? $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")" : i === 8 ? $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : i === 9 ? $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2), () => ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2), () => ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0]), () => ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0]), () => ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22())), () => ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16"), () => ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")]));
+  }
+  /** when "separateKv" */
+  c4(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w4(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x10([...[], "separateKv"]);
+  }
+  /** when "not present.slotMappingT" */
+  c5(): boolean {
+    try {
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w5(): string {
+    try {
+      (!((this.t8 !== null)));
+    } catch (e) {
+      return $condFail(e, "not present.slotMappingT");
+    }
+    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+  }
+  z1(): BindingResource {
+    return $buf(this.t1!, "input", "keyT", 2, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z2(): BindingResource {
+    return $buf(this.t2!, "input", "valueT", 2, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z3(): BindingResource {
+    return $buf(this.t3!, "input", "keyCacheT", 2, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z4(): BindingResource {
+    return $buf(this.t4!, "input", "valueCacheT", 2, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z5(): BindingResource {
+    return $buf(this.t5!, "input", "cumulativeSequenceLengthT", 4, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z6(): BindingResource {
+    return $buf(this.t6!, "input", "pastSeqlensT", 4, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z7(): BindingResource {
+    return $buf(this.t7!, "input", "blockTableT", 4, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z0(): BindingResource {
+    return $buf(this.t0!, "input", "queryT", 2, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  z9(): BindingResource {
+    return $buf(this.t9!, "output", "outputT", 2, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "81755a0829fda486"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "75b7d59346223909"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "faa60e1f49e93f8b"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "6986978caaefd17c"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "5461503982bcd2a9"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "ee3a77bc93a885d3"
+      : $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "f587f3d489467c68"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1a7434181df42672"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "750a11a41a1fbd24"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "0199d79b2ab8a011"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b0543c5863da374f"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "ea5f20c03034f69d"
+      : $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
+      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
+      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
+      : $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S4, "the shape of intermediate `partialOut`");
+    }
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S4, "intermediate `partialOut`");
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+    } catch (e) {
+      $evalFail(e, K0A0S4, "the shape of intermediate `partialStats`");
+    }
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S4, "intermediate `partialStats`");
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
+    let r2: unknown = undefined;
+    try {
+      r2 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S6, "uniform field `params.batchSize`");
+    }
+    let r3: unknown = undefined;
+    try {
+      r3 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S6, "uniform field `params.scatterCount`");
+    }
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, r2, K0A0S6, "params.batchSize");
+    $u32(b0_7, 4, r3, K0A0S6, "params.scatterCount");
+    let r4: unknown = undefined;
+    try {
+      r4 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S6, "dispatch x");
+    }
+    const w0x = $wg(r4, 65535, K0A0S6, "x");
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S6, "dispatch y");
+    }
+    const w0y = $wg(r5, 65535, K0A0S6, "y");
+    const q7 = this.z0();
+    const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
+    let r6: unknown = undefined;
+    try {
+      r6 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S7, "uniform field `params.batchSize`");
+    }
+    let r7: unknown = undefined;
+    try {
+      r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S7, "uniform field `params.scale`");
+    }
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r6, K0A0S7, "params.batchSize");
+    $f32(b1_8, 4, r7);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S7, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S7, "y");
+    let r8: unknown = undefined;
+    try {
+      r8 = (this.m12 ?? this.d12());
+    } catch (e) {
+      $evalFail(e, K0A0S7, "dispatch z");
+    }
+    const w1z = $wg(r8, 65535, K0A0S7, "z");
+    const q10 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S8, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S8, "z");
+    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+  }
+  r0(): string {
+    if (!this.c2()) return this.w2();
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    return this.w5();
+  }
+  /** when "pagedSplitFits" */
+  c6(): boolean {
+    try {
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w6(): string {
+    try {
+      ((this.m18 ?? this.d18()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitFits");
+    }
+    return this.x7([...[], "pagedSplitFits"]);
+  }
+  /** when "pagedSplitStorageFits" */
+  c7(): boolean {
+    try {
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w7(): string {
+    try {
+      ((this.m21 ?? this.d21()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitStorageFits");
+    }
+    return this.x9([...[], "pagedSplitStorageFits"]);
+  }
+  /** when "separateKv" */
+  c8(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w8(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x10([...[], "separateKv"]);
+  }
+  /** when "present.slotMappingT" */
+  c9(): boolean {
+    try {
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w9(): string {
+    try {
+      ((this.t8 !== null));
+    } catch (e) {
+      return $condFail(e, "present.slotMappingT");
+    }
+    return $where([]) + "`present.slotMappingT` is false";
+  }
+  z8(): BindingResource {
+    return $buf(this.t8!, "input", "slotMappingT", 4, 134217728, K0A0S5, "maxStorageBufferBindingSize");
+  }
+  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "8e076d9924492dd4"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "59327ea3536e5ed9"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ad3581f5d9e0ff1d"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "a83a471680cffe42"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ebf4876d5528b62b"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "d03142c63e9c0960"
+      : $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "f587f3d489467c68"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1a7434181df42672"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "750a11a41a1fbd24"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "0199d79b2ab8a011"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b0543c5863da374f"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "ea5f20c03034f69d"
+      : $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
+      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
+      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
+      : $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S12, "the shape of intermediate `partialOut`");
+    }
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S12, "intermediate `partialOut`");
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+    } catch (e) {
+      $evalFail(e, K0A0S12, "the shape of intermediate `partialStats`");
+    }
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S12, "intermediate `partialStats`");
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q4 = this.z8();
+    let r2: unknown = undefined;
+    try {
+      r2 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S13, "uniform field `params.scatterCount`");
+    }
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, r2, K0A0S13, "params.scatterCount");
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S13, "dispatch x");
+    }
+    const w0x = $wg(r3, 65535, K0A0S13, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S13, "dispatch y");
+    }
+    const w0y = $wg(r4, 65535, K0A0S13, "y");
+    const q5 = this.z0();
+    const q6 = this.z5();
+    const q7 = this.z6();
+    const q8 = this.z7();
+    const q9: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q10: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
+    let r5: unknown = undefined;
+    try {
+      r5 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S14, "uniform field `params.batchSize`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S14, "uniform field `params.scale`");
+    }
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r5, K0A0S14, "params.batchSize");
+    $f32(b1_8, 4, r6);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S14, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S14, "y");
+    let r7: unknown = undefined;
+    try {
+      r7 = (this.m12 ?? this.d12());
+    } catch (e) {
+      $evalFail(e, K0A0S14, "dispatch z");
+    }
+    const w1z = $wg(r7, 65535, K0A0S14, "z");
+    const q11 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S15, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S15, "z");
+    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+  }
+  r1(): string {
+    if (!this.c6()) return this.w6();
+    if (!this.c7()) return this.w7();
+    if (!this.c8()) return this.w8();
+    return this.w9();
+  }
+  /** when "pagedSplitFits" */
+  c10(): boolean {
+    try {
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w10(): string {
+    try {
+      ((this.m18 ?? this.d18()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitFits");
+    }
+    return this.x7([...[], "pagedSplitFits"]);
+  }
+  /** when "pagedSplitStorageFits" */
+  c11(): boolean {
+    try {
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w11(): string {
+    try {
+      ((this.m21 ?? this.d21()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitStorageFits");
+    }
+    return this.x9([...[], "pagedSplitStorageFits"]);
+  }
+  /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): number {
+    try {
+      return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
+    } catch (e) {
+      throw $wrap(e, "packedStride");
+    }
+  }
+  /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): boolean {
+    try {
+      return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.t0!.shape[1] === (this.m24 ?? this.d24()))));
+    } catch (e) {
+      throw $wrap(e, "packedKv");
+    }
+  }
+  /** why "packedKv" is not true */
+  x11(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : i === 1 ? $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")" : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "packedStride = " + $showT($try(() => (this.m24 ?? this.d24()))) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+  }
+  /** when "packedKv" */
+  c12(): boolean {
+    try {
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w12(): string {
+    try {
+      ((this.m25 ?? this.d25()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x11([...[], "packedKv"]);
+  }
+  /** when "not present.slotMappingT" */
+  c13(): boolean {
+    try {
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w13(): string {
+    try {
+      (!((this.t8 !== null)));
+    } catch (e) {
+      return $condFail(e, "not present.slotMappingT");
+    }
+    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+  }
+  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "b21c1aa3240051c5"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "6c1823ac95c001a3"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "3310c9cb20d58682"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "2806b06a878c55ba"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cd47e10108901079"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bec528b1a43dd4c5"
+      : $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1f78ddd59b083223"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "dd31de6d4a5bf666"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "71917dff25a05575"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "9e7f6412f63e53e4"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "732ddf1db0fd2d6c"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "16616e0e4ac7568f"
+      : $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
+      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
+      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
+      : $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S19, "the shape of intermediate `partialOut`");
+    }
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S19, "intermediate `partialOut`");
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+    } catch (e) {
+      $evalFail(e, K0A0S19, "the shape of intermediate `partialStats`");
+    }
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S19, "intermediate `partialStats`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z5();
+    const q4 = this.z6();
+    const q5 = this.z7();
+    let r2: unknown = undefined;
+    try {
+      r2 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S20, "uniform field `params.batchSize`");
+    }
+    let r3: unknown = undefined;
+    try {
+      r3 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S20, "uniform field `params.scatterCount`");
+    }
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, r2, K0A0S20, "params.batchSize");
+    $u32(b0_6, 4, r3, K0A0S20, "params.scatterCount");
+    let r4: unknown = undefined;
+    try {
+      r4 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S20, "dispatch x");
+    }
+    const w0x = $wg(r4, 65535, K0A0S20, "x");
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S20, "dispatch y");
+    }
+    const w0y = $wg(r5, 65535, K0A0S20, "y");
+    const q6: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q7: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
+    let r6: unknown = undefined;
+    try {
+      r6 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S21, "uniform field `params.batchSize`");
+    }
+    let r7: unknown = undefined;
+    try {
+      r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S21, "uniform field `params.scale`");
+    }
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r6, K0A0S21, "params.batchSize");
+    $f32(b1_8, 4, r7);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S21, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S21, "y");
+    let r8: unknown = undefined;
+    try {
+      r8 = (this.m12 ?? this.d12());
+    } catch (e) {
+      $evalFail(e, K0A0S21, "dispatch z");
+    }
+    const w1z = $wg(r8, 65535, K0A0S21, "z");
+    const q8 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S22, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S22, "z");
+    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+  }
+  r2(): string {
+    if (!this.c10()) return this.w10();
+    if (!this.c11()) return this.w11();
+    if (!this.c12()) return this.w12();
+    return this.w13();
+  }
+  /** when "pagedSplitFits" */
+  c14(): boolean {
+    try {
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitFits" does not hold */
+  w14(): string {
+    try {
+      ((this.m18 ?? this.d18()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitFits");
+    }
+    return this.x7([...[], "pagedSplitFits"]);
+  }
+  /** when "pagedSplitStorageFits" */
+  c15(): boolean {
+    try {
+      return ((this.m21 ?? this.d21())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedSplitStorageFits" does not hold */
+  w15(): string {
+    try {
+      ((this.m21 ?? this.d21()));
+    } catch (e) {
+      return $condFail(e, "pagedSplitStorageFits");
+    }
+    return this.x9([...[], "pagedSplitStorageFits"]);
+  }
+  /** when "packedKv" */
+  c16(): boolean {
+    try {
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w16(): string {
+    try {
+      ((this.m25 ?? this.d25()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x11([...[], "packedKv"]);
+  }
+  /** when "present.slotMappingT" */
+  c17(): boolean {
+    try {
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w17(): string {
+    try {
+      ((this.t8 !== null));
+    } catch (e) {
+      return $condFail(e, "present.slotMappingT");
+    }
+    return $where([]) + "`present.slotMappingT` is false";
+  }
+  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "f0b75a24773d5926"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "9e59f4b77c19b6cd"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "b9d0900f86698900"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "d5c8db5d31bfbbbe"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "5276cbeaed8a6768"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "7ccb12838b47d18e"
+      : $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1f78ddd59b083223"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "dd31de6d4a5bf666"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "71917dff25a05575"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "9e7f6412f63e53e4"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "732ddf1db0fd2d6c"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "16616e0e4ac7568f"
+      : $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
+      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
+      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
+      : $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S26, "the shape of intermediate `partialOut`");
+    }
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S26, "intermediate `partialOut`");
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+    } catch (e) {
+      $evalFail(e, K0A0S26, "the shape of intermediate `partialStats`");
+    }
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, "maxStorageBufferBindingSize", K0A0S26, "intermediate `partialStats`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q3 = this.z8();
+    let r2: unknown = undefined;
+    try {
+      r2 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S27, "uniform field `params.scatterCount`");
+    }
+    const b0_4 = new Uint8Array(16);
+    $u32(b0_4, 0, r2, K0A0S27, "params.scatterCount");
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S27, "dispatch x");
+    }
+    const w0x = $wg(r3, 65535, K0A0S27, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S27, "dispatch y");
+    }
+    const w0y = $wg(r4, 65535, K0A0S27, "y");
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
+    const q7: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
+    const q8: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
+    let r5: unknown = undefined;
+    try {
+      r5 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S28, "uniform field `params.batchSize`");
+    }
+    let r6: unknown = undefined;
+    try {
+      r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S28, "uniform field `params.scale`");
+    }
+    const b1_8 = new Uint8Array(16);
+    $u32(b1_8, 0, r5, K0A0S28, "params.batchSize");
+    $f32(b1_8, 4, r6);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S28, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S28, "y");
+    let r7: unknown = undefined;
+    try {
+      r7 = (this.m12 ?? this.d12());
+    } catch (e) {
+      $evalFail(e, K0A0S28, "dispatch z");
+    }
+    const w1z = $wg(r7, 65535, K0A0S28, "z");
+    const q9 = this.z9();
+    const w2y = $wg(this.a2, 65535, K0A0S29, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S29, "z");
+    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
+  }
+  r3(): string {
+    if (!this.c14()) return this.w14();
+    if (!this.c15()) return this.w15();
+    if (!this.c16()) return this.w16();
+    return this.w17();
+  }
+  /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): number {
+    try {
+      return (this.m26 = $mulN($chk((2 as number) * (this.t3!.shape[3] as number)) as number, (this.m19 ?? this.d19()) as number));
+    } catch (e) {
+      throw $wrap(e, "pagedAttnQueryFloats");
+    }
+  }
+  /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
+    try {
+      return (this.m27 = $addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedAttnLaneFloats");
+    }
+  }
+  /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
+    try {
+      return (this.m28 = $divN(($chk(Math.floor(($subN(4096 as number, (this.m26 ?? this.d26()) as number) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+    } catch (e) {
+      throw $wrap(e, "pagedAttnWgBudget");
+    }
+  }
+  /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
+    try {
+      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "pagedAttnWg");
+    }
+  }
+  /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): number {
+    try {
+      return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedAttnStorageBytes");
+    }
+  }
+  /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
+    try {
+      return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (16384 as number)) && (((this.m29 ?? this.d29()) as number) <= (128 as number))) && (((this.m29 ?? this.d29()) as number) <= (128 as number))));
+    } catch (e) {
+      throw $wrap(e, "pagedAttnStorageFits");
+    }
+  }
+  /** why "pagedAttnStorageFits" is not true */
+  x12(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => (this.m30 ?? this.d30()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 16384" + ")" : i === 1 ? $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 128" + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 128" + ")")($first([() => (((this.m30 ?? this.d30()) as number) <= (16384 as number)), () => (((this.m29 ?? this.d29()) as number) <= (128 as number))]));
+  }
+  /** when "pagedAttnStorageFits" */
+  c18(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w18(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "pagedAttnStorageFits");
+    }
+    return this.x12([...[], "pagedAttnStorageFits"]);
+  }
+  /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
+    try {
+      return (this.m32 = (this.m13 ?? this.d13()));
+    } catch (e) {
+      throw $wrap(e, "outputStoreOk");
+    }
+  }
+  /** why "outputStoreOk" is not true */
+  x13(path: readonly string[]): string {
+    return $where(path) + "`cacheVec4Ok or has(device.features, \"shader-f16\")` is false (" + "cacheVec4Ok = " + $showT($try(() => (this.m13 ?? this.d13()))) + ", " + "has(device.features, \"shader-f16\") = false" + ")";
+  }
+  /** when "outputStoreOk" */
+  c19(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w19(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
+  /** when "separateKv" */
+  c20(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w20(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x10([...[], "separateKv"]);
+  }
+  /** when "not present.slotMappingT" */
+  c21(): boolean {
+    try {
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w21(): string {
+    try {
+      (!((this.t8 !== null)));
+    } catch (e) {
+      return $condFail(e, "not present.slotMappingT");
+    }
+    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+  }
+  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "81755a0829fda486"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "75b7d59346223909"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "faa60e1f49e93f8b"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "6986978caaefd17c"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "5461503982bcd2a9"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "ee3a77bc93a885d3"
+      : $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "14ea7f89fb68f157"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1b114f6a4217bbad"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b622b212bb1ef507"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "07824cffb1aac7b8"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "a952cc90093457d6"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "b17f7831087062e2"
+      : $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
+    let r0: unknown = undefined;
+    try {
+      r0 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S32, "uniform field `params.batchSize`");
+    }
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S32, "uniform field `params.scatterCount`");
+    }
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, r0, K0A0S32, "params.batchSize");
+    $u32(b0_7, 4, r1, K0A0S32, "params.scatterCount");
+    let r2: unknown = undefined;
+    try {
+      r2 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S32, "dispatch x");
+    }
+    const w0x = $wg(r2, 65535, K0A0S32, "x");
+    let r3: unknown = undefined;
+    try {
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S32, "dispatch y");
+    }
+    const w0y = $wg(r3, 65535, K0A0S32, "y");
+    const q7 = this.z0();
+    const q8 = this.z9();
+    let r4: unknown = undefined;
+    try {
+      r4 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S33, "uniform field `params.batchSize`");
+    }
+    let r5: unknown = undefined;
+    try {
+      r5 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S33, "uniform field `params.scale`");
+    }
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r4, K0A0S33, "params.batchSize");
+    $f32(b1_7, 4, r5);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S33, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S33, "y");
+    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
+  }
+  r4(): string {
+    if (!this.c18()) return this.w18();
+    if (!this.c19()) return this.w19();
+    if (!this.c20()) return this.w20();
+    return this.w21();
+  }
+  /** when "pagedAttnStorageFits" */
+  c22(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w22(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "pagedAttnStorageFits");
+    }
+    return this.x12([...[], "pagedAttnStorageFits"]);
+  }
+  /** when "outputStoreOk" */
+  c23(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w23(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
+  /** when "separateKv" */
+  c24(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w24(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x10([...[], "separateKv"]);
+  }
+  /** when "present.slotMappingT" */
+  c25(): boolean {
+    try {
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w25(): string {
+    try {
+      ((this.t8 !== null));
+    } catch (e) {
+      return $condFail(e, "present.slotMappingT");
+    }
+    return $where([]) + "`present.slotMappingT` is false";
+  }
+  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "8e076d9924492dd4"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "59327ea3536e5ed9"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ad3581f5d9e0ff1d"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "a83a471680cffe42"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ebf4876d5528b62b"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "d03142c63e9c0960"
+      : $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "14ea7f89fb68f157"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1b114f6a4217bbad"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b622b212bb1ef507"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "07824cffb1aac7b8"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "a952cc90093457d6"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "b17f7831087062e2"
+      : $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q4 = this.z8();
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S36, "uniform field `params.scatterCount`");
+    }
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, r0, K0A0S36, "params.scatterCount");
+    let r1: unknown = undefined;
+    try {
+      r1 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S36, "dispatch x");
+    }
+    const w0x = $wg(r1, 65535, K0A0S36, "x");
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S36, "dispatch y");
+    }
+    const w0y = $wg(r2, 65535, K0A0S36, "y");
+    const q5 = this.z0();
+    const q6 = this.z5();
+    const q7 = this.z6();
+    const q8 = this.z7();
+    const q9 = this.z9();
+    let r3: unknown = undefined;
+    try {
+      r3 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S37, "uniform field `params.batchSize`");
+    }
+    let r4: unknown = undefined;
+    try {
+      r4 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S37, "uniform field `params.scale`");
+    }
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r3, K0A0S37, "params.batchSize");
+    $f32(b1_7, 4, r4);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S37, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S37, "y");
+    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
+  }
+  r5(): string {
+    if (!this.c22()) return this.w22();
+    if (!this.c23()) return this.w23();
+    if (!this.c24()) return this.w24();
+    return this.w25();
+  }
+  /** when "pagedAttnStorageFits" */
+  c26(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w26(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "pagedAttnStorageFits");
+    }
+    return this.x12([...[], "pagedAttnStorageFits"]);
+  }
+  /** when "outputStoreOk" */
+  c27(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w27(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
+  /** when "packedKv" */
+  c28(): boolean {
+    try {
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w28(): string {
+    try {
+      ((this.m25 ?? this.d25()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x11([...[], "packedKv"]);
+  }
+  /** when "not present.slotMappingT" */
+  c29(): boolean {
+    try {
+      return (!((this.t8 !== null))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not present.slotMappingT" does not hold */
+  w29(): string {
+    try {
+      (!((this.t8 !== null)));
+    } catch (e) {
+      return $condFail(e, "not present.slotMappingT");
+    }
+    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+  }
+  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "b21c1aa3240051c5"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "6c1823ac95c001a3"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "3310c9cb20d58682"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "2806b06a878c55ba"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cd47e10108901079"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bec528b1a43dd4c5"
+      : $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "0ea6fee8332f1c9e"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "6887e1d164139315"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "89f55f15db4422a0"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "8e73dab42f9d6be9"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1b1c19f8dbb9ad22"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "b81a250f45ac6641"
+      : $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z5();
+    const q4 = this.z6();
+    const q5 = this.z7();
+    let r0: unknown = undefined;
+    try {
+      r0 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S40, "uniform field `params.batchSize`");
+    }
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S40, "uniform field `params.scatterCount`");
+    }
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, r0, K0A0S40, "params.batchSize");
+    $u32(b0_6, 4, r1, K0A0S40, "params.scatterCount");
+    let r2: unknown = undefined;
+    try {
+      r2 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S40, "dispatch x");
+    }
+    const w0x = $wg(r2, 65535, K0A0S40, "x");
+    let r3: unknown = undefined;
+    try {
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S40, "dispatch y");
+    }
+    const w0y = $wg(r3, 65535, K0A0S40, "y");
+    const q6 = this.z9();
+    let r4: unknown = undefined;
+    try {
+      r4 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S41, "uniform field `params.batchSize`");
+    }
+    let r5: unknown = undefined;
+    try {
+      r5 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S41, "uniform field `params.scale`");
+    }
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r4, K0A0S41, "params.batchSize");
+    $f32(b1_7, 4, r5);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S41, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S41, "y");
+    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
+  }
+  r6(): string {
+    if (!this.c26()) return this.w26();
+    if (!this.c27()) return this.w27();
+    if (!this.c28()) return this.w28();
+    return this.w29();
+  }
+  /** when "pagedAttnStorageFits" */
+  c30(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "pagedAttnStorageFits" does not hold */
+  w30(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "pagedAttnStorageFits");
+    }
+    return this.x12([...[], "pagedAttnStorageFits"]);
+  }
+  /** when "outputStoreOk" */
+  c31(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w31(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
+  /** when "packedKv" */
+  c32(): boolean {
+    try {
+      return ((this.m25 ?? this.d25())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w32(): string {
+    try {
+      ((this.m25 ?? this.d25()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x11([...[], "packedKv"]);
+  }
+  /** when "present.slotMappingT" */
+  c33(): boolean {
+    try {
+      return ((this.t8 !== null)) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "present.slotMappingT" does not hold */
+  w33(): string {
+    try {
+      ((this.t8 !== null));
+    } catch (e) {
+      return $condFail(e, "present.slotMappingT");
+    }
+    return $where([]) + "`present.slotMappingT` is false";
+  }
+  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "f0b75a24773d5926"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "9e59f4b77c19b6cd"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "b9d0900f86698900"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "d5c8db5d31bfbbbe"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "5276cbeaed8a6768"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "7ccb12838b47d18e"
+      : $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "0ea6fee8332f1c9e"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "6887e1d164139315"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "89f55f15db4422a0"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "8e73dab42f9d6be9"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1b1c19f8dbb9ad22"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "b81a250f45ac6641"
+      : $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
+    const q3 = this.z8();
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+    } catch (e) {
+      $evalFail(e, K0A0S44, "uniform field `params.scatterCount`");
+    }
+    const b0_4 = new Uint8Array(16);
+    $u32(b0_4, 0, r0, K0A0S44, "params.scatterCount");
+    let r1: unknown = undefined;
+    try {
+      r1 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K0A0S44, "dispatch x");
+    }
+    const w0x = $wg(r1, 65535, K0A0S44, "x");
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K0A0S44, "dispatch y");
+    }
+    const w0y = $wg(r2, 65535, K0A0S44, "y");
+    const q4 = this.z5();
+    const q5 = this.z6();
+    const q6 = this.z7();
+    const q7 = this.z9();
+    let r3: unknown = undefined;
+    try {
+      r3 = (this.m2 ?? this.d2());
+    } catch (e) {
+      $evalFail(e, K0A0S45, "uniform field `params.batchSize`");
+    }
+    let r4: unknown = undefined;
+    try {
+      r4 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
+    } catch (e) {
+      $evalFail(e, K0A0S45, "uniform field `params.scale`");
+    }
+    const b1_7 = new Uint8Array(16);
+    $u32(b1_7, 0, r3, K0A0S45, "params.batchSize");
+    $f32(b1_7, 4, r4);
+    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S45, "x");
+    const w1y = $wg(this.a1, 65535, K0A0S45, "y");
+    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
+  }
+  r7(): string {
+    if (!this.c30()) return this.w30();
+    if (!this.c31()) return this.w31();
+    if (!this.c32()) return this.w32();
+    return this.w33();
+  }
+  plan(): Plan {
+    let o0: unknown = undefined;
+    try {
+      o0 = [(this.t0!.shape[0] as number), ($mulN(this.a2 as number, this.t3!.shape[3] as number) as number)];
+    } catch (e) {
+      $evalFail(e, "PagedAttention", "the shape of output `outputT`");
+    }
+    const h0 = $outShape(o0, 2, "PagedAttention", "outputT");
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: "float16" };
+    else if (!$same(this.t9.shape, h0)) $badOutput("PagedAttention", "outputT", this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.t3!.shape, 4, "PagedAttention", "keyCacheT");
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput("PagedAttention", "keyCacheT", this.u3.shape, h1, "shapes.keyCacheT");
+    const h2 = $outShape(this.t4!.shape, 4, "PagedAttention", "valueCacheT");
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput("PagedAttention", "valueCacheT", this.u4.shape, h2, "shapes.valueCacheT");
+    const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
+    if (!this.c0()) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (this.c2() && this.c3() && this.c4() && this.c5()) return this.p0(shapes);
+    if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1(shapes);
+    if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2(shapes);
+    if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3(shapes);
+    if (this.c18() && this.c19() && this.c20() && this.c21()) return this.p4(shapes);
+    if (this.c22() && this.c23() && this.c24() && this.c25()) return this.p5(shapes);
+    if (this.c26() && this.c27() && this.c28() && this.c29()) return this.p6(shapes);
+    if (this.c30() && this.c31() && this.c32() && this.c33()) return this.p7(shapes);
+    return $fail("no_variant", "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+  }
+}
 
 /** Plans a call of PagedAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
@@ -413,9 +2454,11 @@ export function plan0(call: PagedAttentionCall): Plan {
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
+  const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail("invalid_call", K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) $fail("invalid_call", K0 + ": attribute `kv_num_heads` is required");
   if (a2 === undefined) $fail("invalid_call", K0 + ": attribute `num_heads` is required");
+  if (dt0 === "float16" && dt1 === "int32") return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
   return $fail("no_variant", K0 + ": nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile compat");
 }
 
@@ -451,7 +2494,1996 @@ export interface SparseAttentionCall {
 }
 
 const K1 = "SparseAttention";
+const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
+const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with ";
+const K1A0S2 = " on profile compat; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
+const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
+const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with ";
+const K1A0V0: readonly string[] = ["attrs.do_rotary", "attrs.kv_num_heads", "attrs.num_heads", "attrs.sparse_block_size", "dim(shapes.pastKeyT, 3)", "present.keyT"];
+const K1A0S5 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0V1: readonly string[] = ["attrs.num_heads", "dim(shapes.pastKeyT, 3)"];
+const K1A0S6 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with ";
+const K1A0S7 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S8 = "SparseAttention";
+const K1A0S9 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
+const K1A0S10 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
+const K1A0S11 = "SparseAttention: variant `packed_splitk`: pass `append`";
+const K1A0S12 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with ";
+const K1A0S13 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0S14 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with ";
+const K1A0S15 = "SparseAttention: variant `packed_splitk`";
+const K1A0S16 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
+const K1A0S17 = "SparseAttention: variant `packed_splitk`: pass `merge`";
+const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
+const K1A0S19 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with ";
+const K1A0S20 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
+const K1A0S21 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with ";
+const K1A0S22 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0S23 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with ";
+const K1A0S24 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S25 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
+const K1A0S26 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
+const K1A0S27 = "SparseAttention: variant `separate_splitk`: pass `append`";
+const K1A0S28 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with ";
+const K1A0S29 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with ";
+const K1A0S30 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with ";
+const K1A0S31 = "SparseAttention: variant `separate_splitk`";
+const K1A0S32 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
+const K1A0S33 = "SparseAttention: variant `separate_splitk`: pass `merge`";
+const K1A0S34 = "SparseAttention: variant `packed_rotary`: pass `append`";
+const K1A0S35 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with ";
+const K1A0S36 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
+const K1A0S37 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with ";
+const K1A0S38 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with ";
+const K1A0S39 = "SparseAttention: variant `packed_rotary`";
+const K1A0S40 = "SparseAttention: variant `packed_rotary`: pass `attend`";
+const K1A0S41 = "SparseAttention: variant `packed`: pass `append`";
+const K1A0S42 = "SparseAttention: variant `packed`: no shader was built for pass `append` with ";
+const K1A0S43 = "SparseAttention: variant `packed`: no shader was built for pass `attend` with ";
+const K1A0S44 = "SparseAttention: variant `packed`: pass `attend`";
+const K1A0S45 = "SparseAttention: variant `separate_rotary`: pass `append`";
+const K1A0S46 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with ";
+const K1A0S47 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
+const K1A0S48 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with ";
+const K1A0S49 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with ";
+const K1A0S50 = "SparseAttention: variant `separate_rotary`";
+const K1A0S51 = "SparseAttention: variant `separate_rotary`: pass `attend`";
+const K1A0S52 = "SparseAttention: variant `separate`: pass `append`";
+const K1A0S53 = "SparseAttention: variant `separate`: no shader was built for pass `append` with ";
+const K1A0S54 = "SparseAttention: variant `separate`: no shader was built for pass `attend` with ";
+const K1A0S55 = "SparseAttention: variant `separate`: pass `attend`";
 
+class K1A0 {
+  declare readonly t0: TensorDesc | null;
+  declare readonly t1: TensorDesc | null;
+  declare readonly t2: TensorDesc | null;
+  declare readonly t3: TensorDesc | null;
+  declare readonly t4: TensorDesc | null;
+  declare readonly t5: TensorDesc | null;
+  declare readonly t6: TensorDesc | null;
+  declare readonly t7: TensorDesc | null;
+  declare readonly t8: TensorDesc | null;
+  declare readonly t9: TensorDesc | null;
+  declare readonly t10: TensorDesc | null;
+  declare t11: TensorDesc | null;
+  declare readonly u3: TensorDesc | null;
+  declare readonly u4: TensorDesc | null;
+  declare readonly a0: unknown;
+  declare readonly a1: unknown;
+  declare readonly a2: unknown;
+  declare readonly a3: unknown;
+  declare readonly a4: unknown;
+  declare readonly a5: unknown;
+  private declare m0: boolean | undefined;
+  private declare m1: boolean | undefined;
+  private declare m2: boolean | undefined;
+  private declare m3: number | undefined;
+  private declare m4: boolean | undefined;
+  private declare m5: boolean | undefined;
+  private declare m6: number | undefined;
+  private declare m7: boolean | undefined;
+  private declare m8: boolean | undefined;
+  private declare m9: number | undefined;
+  private declare m10: number | undefined;
+  private declare m11: boolean | undefined;
+  private declare m12: number | undefined;
+  private declare m13: number | undefined;
+  private declare m14: boolean | undefined;
+  private declare m15: boolean | undefined;
+  private declare m16: number | undefined;
+  private declare m17: number | undefined;
+  private declare m18: boolean | undefined;
+  private declare m19: boolean | undefined;
+  private declare m20: boolean | undefined;
+  private declare m21: number | undefined;
+  private declare m22: number | undefined;
+  private declare m23: boolean | undefined;
+  private declare m24: number | undefined;
+  private declare m25: number | undefined;
+  private declare m26: number | undefined;
+  private declare m27: number | undefined;
+  private declare m28: number | undefined;
+  private declare m29: number | undefined;
+  private declare m30: boolean | undefined;
+  private declare m31: boolean | undefined;
+  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
+    this.t0 = t0;
+    this.t1 = t1;
+    this.t2 = t2;
+    this.t3 = t3;
+    this.t4 = t4;
+    this.t5 = t5;
+    this.t6 = t6;
+    this.t7 = t7;
+    this.t8 = t8;
+    this.t9 = t9;
+    this.t10 = t10;
+    this.t11 = t11;
+    this.u3 = u3;
+    this.u4 = u4;
+    this.a0 = a0;
+    this.a1 = a1;
+    this.a2 = a2;
+    this.a3 = a3;
+    this.a4 = a4;
+    this.a5 = a5;
+    this.m0 = undefined;
+    this.m1 = undefined;
+    this.m2 = undefined;
+    this.m3 = undefined;
+    this.m4 = undefined;
+    this.m5 = undefined;
+    this.m6 = undefined;
+    this.m7 = undefined;
+    this.m8 = undefined;
+    this.m9 = undefined;
+    this.m10 = undefined;
+    this.m11 = undefined;
+    this.m12 = undefined;
+    this.m13 = undefined;
+    this.m14 = undefined;
+    this.m15 = undefined;
+    this.m16 = undefined;
+    this.m17 = undefined;
+    this.m18 = undefined;
+    this.m19 = undefined;
+    this.m20 = undefined;
+    this.m21 = undefined;
+    this.m22 = undefined;
+    this.m23 = undefined;
+    this.m24 = undefined;
+    this.m25 = undefined;
+    this.m26 = undefined;
+    this.m27 = undefined;
+    this.m28 = undefined;
+    this.m29 = undefined;
+    this.m30 = undefined;
+    this.m31 = undefined;
+  }
+  /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
+  d0(): boolean {
+    try {
+      return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
+    } catch (e) {
+      throw $wrap(e, "headLayoutOk");
+    }
+  }
+  /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
+  d1(): boolean {
+    try {
+      return (this.m1 = (this.a0 === 1));
+    } catch (e) {
+      throw $wrap(e, "usesRotary");
+    }
+  }
+  /** derive "headSizeOk": computes m2 (read as this.m2 ?? this.d2()) */
+  d2(): boolean {
+    let n0: number, n1: number;
+    try {
+      return (this.m2 = ((((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.t3!.shape[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
+    } catch (e) {
+      throw $wrap(e, "headSizeOk");
+    }
+  }
+  /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
+  d3(): number {
+    try {
+      return (this.m3 = $mulN(this.a2 as number, this.t3!.shape[3] as number));
+    } catch (e) {
+      throw $wrap(e, "qHidden");
+    }
+  }
+  /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
+  d4(): boolean {
+    try {
+      return (this.m4 = (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))));
+    } catch (e) {
+      throw $wrap(e, "ioShapeOk");
+    }
+  }
+  /** derive "cacheShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
+  d5(): boolean {
+    try {
+      return (this.m5 = ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number))));
+    } catch (e) {
+      throw $wrap(e, "cacheShapeOk");
+    }
+  }
+  /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
+  d6(): number {
+    try {
+      return (this.m6 = $chk((this.t5!.shape[1] as number) - (1 as number)));
+    } catch (e) {
+      throw $wrap(e, "maxBlocks");
+    }
+  }
+  /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
+  d7(): boolean {
+    try {
+      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
+    } catch (e) {
+      throw $wrap(e, "layoutShapeOk");
+    }
+  }
+  /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
+  d8(): boolean {
+    try {
+      return (this.m8 = ((this.t7!.shape[0] === 1) && (this.t8!.shape[0] === this.t0!.shape[0])));
+    } catch (e) {
+      throw $wrap(e, "lengthsShapeOk");
+    }
+  }
+  /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
+  d9(): number {
+    try {
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), "cosCacheT") : 0));
+    } catch (e) {
+      throw $wrap(e, "rotaryHalf");
+    }
+  }
+  /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
+  d10(): number {
+    try {
+      return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
+    } catch (e) {
+      throw $wrap(e, "rotaryDim");
+    }
+  }
+  /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
+  d11(): boolean {
+    let n0: number;
+    try {
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")) && ($need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype === "float16")) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+    } catch (e) {
+      throw $wrap(e, "rotaryOk");
+    }
+  }
+  /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
+  d12(): number {
+    try {
+      return (this.m12 = $mulN(this.a1 as number, this.t3!.shape[3] as number));
+    } catch (e) {
+      throw $wrap(e, "kvHidden");
+    }
+  }
+  /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
+  d13(): number {
+    try {
+      return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
+    } catch (e) {
+      throw $wrap(e, "packedStride");
+    }
+  }
+  /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
+  d14(): boolean {
+    try {
+      return (this.m14 = ((($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (2147483647 as number))));
+    } catch (e) {
+      throw $wrap(e, "indexFits");
+    }
+  }
+  /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
+  d15(): boolean {
+    try {
+      return (this.m15 = ((((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11())) && (this.m14 ?? this.d14())));
+    } catch (e) {
+      throw $wrap(e, "sparseContractOk");
+    }
+  }
+  /** why "headLayoutOk" is not true */
+  x1(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 2 ? $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")" : i === 3 ? $where(path) + "`numLayout > 0` is false (" + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")" : i === 4 ? $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $showT($try(() => $modN((this.a2 as number), (this.t5!.shape[0] as number)))) + ")" : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $showT($try(() => this.a5)) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.t5!.shape[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0)]));
+  }
+  /** why "usesRotary" is not true */
+  x3(path: readonly string[]): string {
+    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $showT($try(() => this.a0)) + ")";
+  }
+  /** why "headSizeOk" is not true */
+  x2(path: readonly string[]): string {
+    let n0: number, n1: number, n2: number;
+    return ((i: number) => i === 0 ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : i === 1 ? $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => (n1 = (this.t3!.shape[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")" : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => (n2 = (this.t3!.shape[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.t3!.shape[3] as number) > (0 as number)), () => ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+  }
+  /** why "ioShapeOk" is not true */
+  x4(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t11!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t11!.shape[1])) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")" : i === 2 ? $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $showT($try(() => this.t11!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")" : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t11!.shape[0] === this.t0!.shape[0]), () => (this.t11!.shape[1] === this.t0!.shape[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+  }
+  /** why "cacheShapeOk" is not true */
+  x5(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.pastKeyT = " + $showT($try(() => this.t3!.shape)) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $showT($try(() => this.t3!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 2 ? $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $showT($try(() => this.t3!.shape[1])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 3 ? $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $showT($try(() => this.t3!.shape[2])) + ")" : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = \"float16\"" + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]), () => (this.t3!.shape[0] === this.t0!.shape[0]), () => (this.t3!.shape[1] === this.a1), () => ((this.t3!.shape[2] as number) >= (1 as number))]));
+  }
+  /** why "layoutShapeOk" is not true */
+  x6(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")" : i === 1 ? $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")" : i === 2 ? $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")" : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)))) + ")")($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.t6!.shape[0] === this.t5!.shape[0]), () => ((this.t6!.shape[1] as number) >= (1 as number))]));
+  }
+  /** why "lengthsShapeOk" is not true */
+  x7(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ")" : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $showT($try(() => this.t8!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($first([() => (this.t7!.shape[0] === 1)]));
+  }
+  /** why "rotaryOk" is not true */
+  x8(path: readonly string[]): string {
+    let n0: number, n1: number;
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")" : i === 5 ? $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")" : i === 6 ? $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")" : i === 7 ? $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : i === 8 ? $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2), () => ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2), () => $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number)), () => ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")])) : c === false ? ((i: number) => i === 0 ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($first([() => !((this.t9 !== null))])) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
+  }
+  /** why "indexFits" is not true */
+  x9(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number))) + ")")($first([() => (($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+  }
+  /** why "sparseContractOk" is not true */
+  x0(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? this.x1([...path, "headLayoutOk"]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, "ioShapeOk"]) : i === 3 ? this.x5([...path, "cacheShapeOk"]) : i === 4 ? this.x6([...path, "layoutShapeOk"]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, "rotaryOk"]) : this.x9([...path, "indexFits"]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+  }
+  /** when "sparseContractOk" */
+  c0(): boolean {
+    try {
+      return ((this.m15 ?? this.d15())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseContractOk" does not hold */
+  w0(): string {
+    try {
+      ((this.m15 ?? this.d15()));
+    } catch (e) {
+      return $condFail(e, "sparseContractOk");
+    }
+    return this.x0([...[], "sparseContractOk"]);
+  }
+  /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
+  d16(): number {
+    try {
+      return (this.m16 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t0!.shape[1] as number) as number, this.t3!.shape[3] as number));
+    } catch (e) {
+      throw $wrap(e, "appendCount");
+    }
+  }
+  /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
+  d17(): number {
+    try {
+      return (this.m17 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number));
+    } catch (e) {
+      throw $wrap(e, "rotaryCount");
+    }
+  }
+  /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): boolean {
+    try {
+      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+    } catch (e) {
+      throw $wrap(e, "dispatchFits");
+    }
+  }
+  /** why "dispatchFits" is not true */
+  x10(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 2 ? $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 3 ? $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 4 ? $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = 64" + ", " + "device.limits.maxComputeWorkgroupSizeX = 128" + ")")($first([() => ((this.t0!.shape[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.t0!.shape[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+  }
+  /** when "dispatchFits" */
+  c1(): boolean {
+    try {
+      return ((this.m18 ?? this.d18())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "dispatchFits" does not hold */
+  w1(): string {
+    try {
+      ((this.m18 ?? this.d18()));
+    } catch (e) {
+      return $condFail(e, "dispatchFits");
+    }
+    return this.x10([...[], "dispatchFits"]);
+  }
+  /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): boolean {
+    try {
+      return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
+    } catch (e) {
+      throw $wrap(e, "bindingsFit");
+    }
+  }
+  /** why "bindingsFit" is not true */
+  x11(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 134217728" + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => $mulN($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 134217728" + ")")($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (134217728 as number))]));
+  }
+  /** when "bindingsFit" */
+  c2(): boolean {
+    try {
+      return ((this.m19 ?? this.d19())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "bindingsFit" does not hold */
+  w2(): string {
+    try {
+      ((this.m19 ?? this.d19()));
+    } catch (e) {
+      return $condFail(e, "bindingsFit");
+    }
+    return this.x11([...[], "bindingsFit"]);
+  }
+  /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
+  d20(): boolean {
+    try {
+      return (this.m20 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.t0!.shape[2] === (this.m13 ?? this.d13()))));
+    } catch (e) {
+      throw $wrap(e, "packedKv");
+    }
+  }
+  /** why "packedKv" is not true */
+  x12(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : i === 1 ? $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")" : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "packedStride = " + $showT($try(() => (this.m13 ?? this.d13()))) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+  }
+  /** when "packedKv" */
+  c3(): boolean {
+    try {
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w3(): string {
+    try {
+      ((this.m20 ?? this.d20()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x12([...[], "packedKv"]);
+  }
+  /** when "usesRotary" */
+  c4(): boolean {
+    try {
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w4(): string {
+    try {
+      ((this.m1 ?? this.d1()));
+    } catch (e) {
+      return $condFail(e, "usesRotary");
+    }
+    return this.x3([...[], "usesRotary"]);
+  }
+  /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): number {
+    try {
+      return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "qPerKv");
+    }
+  }
+  /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): number {
+    try {
+      return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.t3!.shape[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
+    } catch (e) {
+      throw $wrap(e, "attnStorageBytes");
+    }
+  }
+  /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): boolean {
+    try {
+      return (this.m23 = ((((this.m21 ?? this.d21()) as number) <= (32 as number)) && (((this.m22 ?? this.d22()) as number) <= (16384 as number))));
+    } catch (e) {
+      throw $wrap(e, "attnStorageFits");
+    }
+  }
+  /** why "attnStorageFits" is not true */
+  x13(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => (this.m21 ?? this.d21()))) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => (this.m22 ?? this.d22()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 16384" + ")")($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+  }
+  /** when "attnStorageFits" */
+  c5(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w5(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): number {
+    try {
+      return (this.m24 = Math.min((this.t3!.shape[2] as number), ($mulN((this.m6 ?? this.d6()) as number, this.a5 as number) as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseKeyCeiling");
+    }
+  }
+  /** derive "sparseSplitCap": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): number {
+    try {
+      return (this.m25 = Math.max((1 as number), (Math.min((16 as number), ($divN(((this.m24 ?? this.d24()) as number), (256 as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseSplitCap");
+    }
+  }
+  /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): number {
+    try {
+      return (this.m26 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a1 as number));
+    } catch (e) {
+      throw $wrap(e, "sparseBaseWorkgroups");
+    }
+  }
+  /** derive "numSplits": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
+    try {
+      return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "numSplits");
+    }
+  }
+  /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
+    try {
+      return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, "sparsePartialBytes");
+    }
+  }
+  /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
+    try {
+      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.t3!.shape[3] as number) / (4 as number))) as number)) as number)) as number)));
+    } catch (e) {
+      throw $wrap(e, "sparseMergeWg");
+    }
+  }
+  /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): boolean {
+    try {
+      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m29 ?? this.d29()) as number) <= (128 as number))) && (((this.m29 ?? this.d29()) as number) <= (128 as number))));
+    } catch (e) {
+      throw $wrap(e, "sparseSplitFits");
+    }
+  }
+  /** why "sparseSplitFits" is not true */
+  x14(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : i === 1 ? $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 2 ? $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 3 ? $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 134217728" + ")" : i === 4 ? $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 128" + ")" : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 128" + ")")($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (128 as number))]));
+  }
+  /** when "sparseSplitFits" */
+  c6(): boolean {
+    try {
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w6(): string {
+    try {
+      ((this.m30 ?? this.d30()));
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return this.x14([...[], "sparseSplitFits"]);
+  }
+  k0_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S0, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k0_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k0_1_3(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S3, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k0_1_3s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  z0(): BindingResource {
+    return $buf(this.t0!, "input", "queryT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z3(): BindingResource {
+    return $buf(this.t3!, "input", "pastKeyT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z4(): BindingResource {
+    return $buf(this.t4!, "input", "pastValueT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z7(): BindingResource {
+    return $buf(this.t7!, "input", "totalSequenceLengthT", 4, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z8(): BindingResource {
+    return $buf(this.t8!, "input", "keyTotalSequenceLengthsT", 4, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z9(): BindingResource {
+    return $buf(this.t9!, "input", "cosCacheT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z10(): BindingResource {
+    return $buf(this.t10!, "input", "sinCacheT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z5(): BindingResource {
+    return $buf(this.t5!, "input", "blockRowIndicesT", 4, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z6(): BindingResource {
+    return $buf(this.t6!, "input", "blockColIndicesT", 4, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z11(): BindingResource {
+    return $buf(this.t11!, "output", "outputT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "742962c2aba2b799";
+    if (s0 === undefined) $fail("missing_shader", K1A0S1 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "bc41f32c70cb2068";
+    if (s1 === undefined) $fail("missing_shader", K1A0S4 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "b56c4543363a0038"
+      : $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+    const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
+    const s3: string = k3_0 === 32 && k3_1 === 128 ? "b91df1292816e575"
+      : $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S7, "the shape of intermediate `rotatedQuery`");
+    }
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, "maxStorageBufferBindingSize", K1A0S7, "intermediate `rotatedQuery`");
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S7, "the shape of intermediate `partial`");
+    }
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, "maxStorageBufferBindingSize", K1A0S7, "intermediate `partial`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q5 = this.z9();
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q6 = this.z10();
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, this.t0!.shape[1], K1A0S0, "params.seqLen");
+    $u32(b0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
+    let r2: unknown = undefined;
+    try {
+      r2 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S0, "dispatch x");
+    }
+    const w0x = $wg(r2, 65535, K1A0S0, "x");
+    let r3: unknown = undefined;
+    try {
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S0, "dispatch y");
+    }
+    const w0y = $wg(r3, 65535, K1A0S0, "y");
+    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S3, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S3, "params.batchSize");
+    let r4: unknown = undefined;
+    try {
+      r4 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S3, "dispatch x");
+    }
+    const w1x = $wg(r4, 65535, K1A0S3, "x");
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S3, "dispatch y");
+    }
+    const w1y = $wg(r5, 65535, K1A0S3, "y");
+    const q8 = this.z5();
+    const q9 = this.z6();
+    const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
+    let r6: unknown = undefined;
+    try {
+      r6 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S9, "uniform field `params.rowStride`");
+    }
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S9, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S9, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S9, "params.numLayout");
+    $u32(b2_8, 12, r6, K1A0S9, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S9, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S9, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    let r7: unknown = undefined;
+    try {
+      r7 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S9, "dispatch x");
+    }
+    const w2x = $wg(r7, 65535, K1A0S9, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S9, "y");
+    let r8: unknown = undefined;
+    try {
+      r8 = (this.m27 ?? this.d27());
+    } catch (e) {
+      $evalFail(e, K1A0S9, "dispatch z");
+    }
+    const w2z = $wg(r8, 65535, K1A0S9, "z");
+    const q11 = this.z11();
+    const w3y = $wg(this.a2, 65535, K1A0S10, "y");
+    let r9: unknown = undefined;
+    try {
+      r9 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S10, "dispatch z");
+    }
+    const w3z = $wg(r9, 65535, K1A0S10, "z");
+    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
+  }
+  r0(): string {
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    if (!this.c5()) return this.w5();
+    return this.w6();
+  }
+  /** when "packedKv" */
+  c7(): boolean {
+    try {
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w7(): string {
+    try {
+      ((this.m20 ?? this.d20()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x12([...[], "packedKv"]);
+  }
+  /** when "not usesRotary" */
+  c8(): boolean {
+    try {
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w8(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
+    } catch (e) {
+      return $condFail(e, "not usesRotary");
+    }
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
+  }
+  /** when "attnStorageFits" */
+  c9(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w9(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  /** when "sparseSplitFits" */
+  c10(): boolean {
+    try {
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w10(): string {
+    try {
+      ((this.m30 ?? this.d30()));
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return this.x14([...[], "sparseSplitFits"]);
+  }
+  k1_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k1_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "30c267ed5c3a2505";
+    if (s0 === undefined) $fail("missing_shader", K1A0S12 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "14cc1a02a8db4914"
+      : $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 32 && k2_1 === 128 ? "b91df1292816e575"
+      : $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S15, "the shape of intermediate `partial`");
+    }
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, "maxStorageBufferBindingSize", K1A0S15, "intermediate `partial`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, this.t0!.shape[1], K1A0S11, "params.seqLen");
+    $u32(b0_5, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
+    let r1: unknown = undefined;
+    try {
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S11, "dispatch x");
+    }
+    const w0x = $wg(r1, 65535, K1A0S11, "x");
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S11, "dispatch y");
+    }
+    const w0y = $wg(r2, 65535, K1A0S11, "y");
+    const q5 = this.z5();
+    const q6 = this.z6();
+    const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
+    let r3: unknown = undefined;
+    try {
+      r3 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S16, "uniform field `params.rowStride`");
+    }
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S16, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S16, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S16, "params.numLayout");
+    $u32(b1_8, 12, r3, K1A0S16, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S16, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S16, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
+    let r4: unknown = undefined;
+    try {
+      r4 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S16, "dispatch x");
+    }
+    const w1x = $wg(r4, 65535, K1A0S16, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S16, "y");
+    let r5: unknown = undefined;
+    try {
+      r5 = (this.m27 ?? this.d27());
+    } catch (e) {
+      $evalFail(e, K1A0S16, "dispatch z");
+    }
+    const w1z = $wg(r5, 65535, K1A0S16, "z");
+    const q8 = this.z11();
+    const w2y = $wg(this.a2, 65535, K1A0S17, "y");
+    let r6: unknown = undefined;
+    try {
+      r6 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S17, "dispatch z");
+    }
+    const w2z = $wg(r6, 65535, K1A0S17, "z");
+    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+  }
+  r1(): string {
+    if (!this.c7()) return this.w7();
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    return this.w10();
+  }
+  /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
+    try {
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")) && (this.t0!.shape[2] === (this.m3 ?? this.d3()))));
+    } catch (e) {
+      throw $wrap(e, "separateKv");
+    }
+  }
+  /** why "separateKv" is not true */
+  x15(path: readonly string[]): string {
+    return ((i: number) => i === 0 ? $where(path) + "`present.keyT` is false" : i === 1 ? $where(path) + "`present.valueT` is false" : i === 2 ? $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")" : i === 5 ? $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")" : i === 7 ? $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : i === 8 ? $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : i === 9 ? $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3), () => ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3), () => $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[]), () => ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0]), () => ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1]), () => ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12())), () => ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16"), () => ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")]));
+  }
+  /** when "separateKv" */
+  c11(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w11(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x15([...[], "separateKv"]);
+  }
+  /** when "usesRotary" */
+  c12(): boolean {
+    try {
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w12(): string {
+    try {
+      ((this.m1 ?? this.d1()));
+    } catch (e) {
+      return $condFail(e, "usesRotary");
+    }
+    return this.x3([...[], "usesRotary"]);
+  }
+  /** when "attnStorageFits" */
+  c13(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w13(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  /** when "sparseSplitFits" */
+  c14(): boolean {
+    try {
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w14(): string {
+    try {
+      ((this.m30 ?? this.d30()));
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return this.x14([...[], "sparseSplitFits"]);
+  }
+  k2_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S18, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k2_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k2_1_3(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k2_1_3s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  z1(): BindingResource {
+    return $buf(this.t1!, "input", "keyT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  z2(): BindingResource {
+    return $buf(this.t2!, "input", "valueT", 2, 134217728, K1A0S8, "maxStorageBufferBindingSize");
+  }
+  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "cdfbd4128cb4b7fb";
+    if (s0 === undefined) $fail("missing_shader", K1A0S19 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "f2be311d29ec445b";
+    if (s1 === undefined) $fail("missing_shader", K1A0S21 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "b56c4543363a0038"
+      : $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+    const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
+    const s3: string = k3_0 === 32 && k3_1 === 128 ? "b91df1292816e575"
+      : $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S24, "the shape of intermediate `rotatedQuery`");
+    }
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, "maxStorageBufferBindingSize", K1A0S24, "intermediate `rotatedQuery`");
+    let r1: unknown = undefined;
+    try {
+      r1 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S24, "the shape of intermediate `partial`");
+    }
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, "maxStorageBufferBindingSize", K1A0S24, "intermediate `partial`");
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q6 = this.z9();
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q7 = this.z10();
+    const b0_8 = new Uint8Array(16);
+    $u32(b0_8, 0, this.t0!.shape[1], K1A0S18, "params.seqLen");
+    $u32(b0_8, 4, this.t0!.shape[0], K1A0S18, "params.batchSize");
+    let r2: unknown = undefined;
+    try {
+      r2 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S18, "dispatch x");
+    }
+    const w0x = $wg(r2, 65535, K1A0S18, "x");
+    let r3: unknown = undefined;
+    try {
+      r3 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S18, "dispatch y");
+    }
+    const w0y = $wg(r3, 65535, K1A0S18, "y");
+    const q8 = this.z0();
+    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
+    let r4: unknown = undefined;
+    try {
+      r4 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S20, "dispatch x");
+    }
+    const w1x = $wg(r4, 65535, K1A0S20, "x");
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S20, "dispatch y");
+    }
+    const w1y = $wg(r5, 65535, K1A0S20, "y");
+    const q10 = this.z5();
+    const q11 = this.z6();
+    const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
+    let r6: unknown = undefined;
+    try {
+      r6 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S25, "uniform field `params.rowStride`");
+    }
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S25, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S25, "params.numLayout");
+    $u32(b2_8, 12, r6, K1A0S25, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S25, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S25, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    let r7: unknown = undefined;
+    try {
+      r7 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S25, "dispatch x");
+    }
+    const w2x = $wg(r7, 65535, K1A0S25, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S25, "y");
+    let r8: unknown = undefined;
+    try {
+      r8 = (this.m27 ?? this.d27());
+    } catch (e) {
+      $evalFail(e, K1A0S25, "dispatch z");
+    }
+    const w2z = $wg(r8, 65535, K1A0S25, "z");
+    const q13 = this.z11();
+    const w3y = $wg(this.a2, 65535, K1A0S26, "y");
+    let r9: unknown = undefined;
+    try {
+      r9 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S26, "dispatch z");
+    }
+    const w3z = $wg(r9, 65535, K1A0S26, "z");
+    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
+  }
+  r2(): string {
+    if (!this.c11()) return this.w11();
+    if (!this.c12()) return this.w12();
+    if (!this.c13()) return this.w13();
+    return this.w14();
+  }
+  /** when "separateKv" */
+  c15(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w15(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x15([...[], "separateKv"]);
+  }
+  /** when "not usesRotary" */
+  c16(): boolean {
+    try {
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w16(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
+    } catch (e) {
+      return $condFail(e, "not usesRotary");
+    }
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
+  }
+  /** when "attnStorageFits" */
+  c17(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w17(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  /** when "sparseSplitFits" */
+  c18(): boolean {
+    try {
+      return ((this.m30 ?? this.d30())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "sparseSplitFits" does not hold */
+  w18(): string {
+    try {
+      ((this.m30 ?? this.d30()));
+    } catch (e) {
+      return $condFail(e, "sparseSplitFits");
+    }
+    return this.x14([...[], "sparseSplitFits"]);
+  }
+  k3_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S27, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k3_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "dd2b703a3b7ff024";
+    if (s0 === undefined) $fail("missing_shader", K1A0S28 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "b56c4543363a0038"
+      : $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
+    const s2: string = k2_0 === 32 && k2_1 === 128 ? "b91df1292816e575"
+      : $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S31, "the shape of intermediate `partial`");
+    }
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, "maxStorageBufferBindingSize", K1A0S31, "intermediate `partial`");
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, this.t0!.shape[1], K1A0S27, "params.seqLen");
+    $u32(b0_6, 4, this.t0!.shape[0], K1A0S27, "params.batchSize");
+    let r1: unknown = undefined;
+    try {
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S27, "dispatch x");
+    }
+    const w0x = $wg(r1, 65535, K1A0S27, "x");
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S27, "dispatch y");
+    }
+    const w0y = $wg(r2, 65535, K1A0S27, "y");
+    const q6 = this.z0();
+    const q7 = this.z5();
+    const q8 = this.z6();
+    const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
+    let r3: unknown = undefined;
+    try {
+      r3 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S32, "uniform field `params.rowStride`");
+    }
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S32, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S32, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S32, "params.numLayout");
+    $u32(b1_8, 12, r3, K1A0S32, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S32, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S32, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
+    let r4: unknown = undefined;
+    try {
+      r4 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S32, "dispatch x");
+    }
+    const w1x = $wg(r4, 65535, K1A0S32, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S32, "y");
+    let r5: unknown = undefined;
+    try {
+      r5 = (this.m27 ?? this.d27());
+    } catch (e) {
+      $evalFail(e, K1A0S32, "dispatch z");
+    }
+    const w1z = $wg(r5, 65535, K1A0S32, "z");
+    const q10 = this.z11();
+    const w2y = $wg(this.a2, 65535, K1A0S33, "y");
+    let r6: unknown = undefined;
+    try {
+      r6 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
+    } catch (e) {
+      $evalFail(e, K1A0S33, "dispatch z");
+    }
+    const w2z = $wg(r6, 65535, K1A0S33, "z");
+    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
+  }
+  r3(): string {
+    if (!this.c15()) return this.w15();
+    if (!this.c16()) return this.w16();
+    if (!this.c17()) return this.w17();
+    return this.w18();
+  }
+  /** when "packedKv" */
+  c19(): boolean {
+    try {
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w19(): string {
+    try {
+      ((this.m20 ?? this.d20()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x12([...[], "packedKv"]);
+  }
+  /** when "usesRotary" */
+  c20(): boolean {
+    try {
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w20(): string {
+    try {
+      ((this.m1 ?? this.d1()));
+    } catch (e) {
+      return $condFail(e, "usesRotary");
+    }
+    return this.x3([...[], "usesRotary"]);
+  }
+  /** when "attnStorageFits" */
+  c21(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w21(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k4_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S34, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k4_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k4_1_3(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S36, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k4_1_3s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "742962c2aba2b799";
+    if (s0 === undefined) $fail("missing_shader", K1A0S35 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "bc41f32c70cb2068";
+    if (s1 === undefined) $fail("missing_shader", K1A0S37 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "d82557a43c6ed8dc"
+      : $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S39, "the shape of intermediate `rotatedQuery`");
+    }
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, "maxStorageBufferBindingSize", K1A0S39, "intermediate `rotatedQuery`");
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q5 = this.z9();
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q6 = this.z10();
+    const b0_7 = new Uint8Array(16);
+    $u32(b0_7, 0, this.t0!.shape[1], K1A0S34, "params.seqLen");
+    $u32(b0_7, 4, this.t0!.shape[0], K1A0S34, "params.batchSize");
+    let r1: unknown = undefined;
+    try {
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S34, "dispatch x");
+    }
+    const w0x = $wg(r1, 65535, K1A0S34, "x");
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S34, "dispatch y");
+    }
+    const w0y = $wg(r2, 65535, K1A0S34, "y");
+    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S36, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S36, "params.batchSize");
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S36, "dispatch x");
+    }
+    const w1x = $wg(r3, 65535, K1A0S36, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S36, "dispatch y");
+    }
+    const w1y = $wg(r4, 65535, K1A0S36, "y");
+    const q8 = this.z5();
+    const q9 = this.z6();
+    const q10 = this.z11();
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S40, "uniform field `params.rowStride`");
+    }
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S40, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S40, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S40, "params.numLayout");
+    $u32(b2_8, 12, r5, K1A0S40, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S40, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S40, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S40, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S40, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S40, "z");
+    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+  }
+  r4(): string {
+    if (!this.c19()) return this.w19();
+    if (!this.c20()) return this.w20();
+    return this.w21();
+  }
+  /** when "packedKv" */
+  c22(): boolean {
+    try {
+      return ((this.m20 ?? this.d20())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "packedKv" does not hold */
+  w22(): string {
+    try {
+      ((this.m20 ?? this.d20()));
+    } catch (e) {
+      return $condFail(e, "packedKv");
+    }
+    return this.x12([...[], "packedKv"]);
+  }
+  /** when "not usesRotary" */
+  c23(): boolean {
+    try {
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w23(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
+    } catch (e) {
+      return $condFail(e, "not usesRotary");
+    }
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
+  }
+  /** when "attnStorageFits" */
+  c24(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w24(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k5_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S41, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k5_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "30c267ed5c3a2505";
+    if (s0 === undefined) $fail("missing_shader", K1A0S42 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "5835a978a63ac45d"
+      : $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    const q0 = this.z0();
+    const q1 = this.z3();
+    const q2 = this.z4();
+    const q3 = this.z7();
+    const q4 = this.z8();
+    const b0_5 = new Uint8Array(16);
+    $u32(b0_5, 0, this.t0!.shape[1], K1A0S41, "params.seqLen");
+    $u32(b0_5, 4, this.t0!.shape[0], K1A0S41, "params.batchSize");
+    let r0: unknown = undefined;
+    try {
+      r0 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S41, "dispatch x");
+    }
+    const w0x = $wg(r0, 65535, K1A0S41, "x");
+    let r1: unknown = undefined;
+    try {
+      r1 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S41, "dispatch y");
+    }
+    const w0y = $wg(r1, 65535, K1A0S41, "y");
+    const q5 = this.z5();
+    const q6 = this.z6();
+    const q7 = this.z11();
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S44, "uniform field `params.rowStride`");
+    }
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S44, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S44, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S44, "params.numLayout");
+    $u32(b1_8, 12, r2, K1A0S44, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S44, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S44, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
+    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S44, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S44, "y");
+    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S44, "z");
+    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: shapes };
+  }
+  r5(): string {
+    if (!this.c22()) return this.w22();
+    if (!this.c23()) return this.w23();
+    return this.w24();
+  }
+  /** when "separateKv" */
+  c25(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w25(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x15([...[], "separateKv"]);
+  }
+  /** when "usesRotary" */
+  c26(): boolean {
+    try {
+      return ((this.m1 ?? this.d1())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "usesRotary" does not hold */
+  w26(): string {
+    try {
+      ((this.m1 ?? this.d1()));
+    } catch (e) {
+      return $condFail(e, "usesRotary");
+    }
+    return this.x3([...[], "usesRotary"]);
+  }
+  /** when "attnStorageFits" */
+  c27(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w27(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k6_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S45, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k6_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  k6_1_3(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S47, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k6_1_3s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "cdfbd4128cb4b7fb";
+    if (s0 === undefined) $fail("missing_shader", K1A0S46 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "f2be311d29ec445b";
+    if (s1 === undefined) $fail("missing_shader", K1A0S48 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "d82557a43c6ed8dc"
+      : $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+    let r0: unknown = undefined;
+    try {
+      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+    } catch (e) {
+      $evalFail(e, K1A0S50, "the shape of intermediate `rotatedQuery`");
+    }
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, "maxStorageBufferBindingSize", K1A0S50, "intermediate `rotatedQuery`");
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
+    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
+    const q6 = this.z9();
+    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
+    const q7 = this.z10();
+    const b0_8 = new Uint8Array(16);
+    $u32(b0_8, 0, this.t0!.shape[1], K1A0S45, "params.seqLen");
+    $u32(b0_8, 4, this.t0!.shape[0], K1A0S45, "params.batchSize");
+    let r1: unknown = undefined;
+    try {
+      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S45, "dispatch x");
+    }
+    const w0x = $wg(r1, 65535, K1A0S45, "x");
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S45, "dispatch y");
+    }
+    const w0y = $wg(r2, 65535, K1A0S45, "y");
+    const q8 = this.z0();
+    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
+    const b1_6 = new Uint8Array(16);
+    $u32(b1_6, 0, this.t0!.shape[1], K1A0S47, "params.seqLen");
+    $u32(b1_6, 4, this.t0!.shape[0], K1A0S47, "params.batchSize");
+    let r3: unknown = undefined;
+    try {
+      r3 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S47, "dispatch x");
+    }
+    const w1x = $wg(r3, 65535, K1A0S47, "x");
+    let r4: unknown = undefined;
+    try {
+      r4 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S47, "dispatch y");
+    }
+    const w1y = $wg(r4, 65535, K1A0S47, "y");
+    const q10 = this.z5();
+    const q11 = this.z6();
+    const q12 = this.z11();
+    let r5: unknown = undefined;
+    try {
+      r5 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S51, "uniform field `params.rowStride`");
+    }
+    const b2_8 = new Uint8Array(32);
+    $u32(b2_8, 0, this.t0!.shape[1], K1A0S51, "params.seqLen");
+    $u32(b2_8, 4, this.t0!.shape[0], K1A0S51, "params.batchSize");
+    $u32(b2_8, 8, this.t5!.shape[0], K1A0S51, "params.numLayout");
+    $u32(b2_8, 12, r5, K1A0S51, "params.rowStride");
+    $u32(b2_8, 16, this.t6!.shape[1], K1A0S51, "params.colStride");
+    $u32(b2_8, 20, this.t3!.shape[2], K1A0S51, "params.maxCacheSeq");
+    $f32(b2_8, 24, this.a4);
+    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S51, "x");
+    const w2y = $wg(this.a1, 65535, K1A0S51, "y");
+    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S51, "z");
+    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
+  }
+  r6(): string {
+    if (!this.c25()) return this.w25();
+    if (!this.c26()) return this.w26();
+    return this.w27();
+  }
+  /** when "separateKv" */
+  c28(): boolean {
+    try {
+      return ((this.m31 ?? this.d31())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "separateKv" does not hold */
+  w28(): string {
+    try {
+      ((this.m31 ?? this.d31()));
+    } catch (e) {
+      return $condFail(e, "separateKv");
+    }
+    return this.x15([...[], "separateKv"]);
+  }
+  /** when "not usesRotary" */
+  c29(): boolean {
+    try {
+      return (!((this.m1 ?? this.d1()))) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "not usesRotary" does not hold */
+  w29(): string {
+    try {
+      (!((this.m1 ?? this.d1())));
+    } catch (e) {
+      return $condFail(e, "not usesRotary");
+    }
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
+  }
+  /** when "attnStorageFits" */
+  c30(): boolean {
+    try {
+      return ((this.m23 ?? this.d23())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "attnStorageFits" does not hold */
+  w30(): string {
+    try {
+      ((this.m23 ?? this.d23()));
+    } catch (e) {
+      return $condFail(e, "attnStorageFits");
+    }
+    return this.x13([...[], "attnStorageFits"]);
+  }
+  k7_0_4(): unknown {
+    try {
+      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+    } catch (e) {
+      return $evalFail(e, K1A0S52, "shader key dim(shapes.cosCacheT, 1)");
+    }
+  }
+  k7_0_4s(): string {
+    try {
+      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+    } catch (e) {
+      if (e instanceof EvalFailure) return "error: " + e.message;
+      throw e;
+    }
+  }
+  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "dd2b703a3b7ff024";
+    if (s0 === undefined) $fail("missing_shader", K1A0S53 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
+    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "d82557a43c6ed8dc"
+      : $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
+    const q0 = this.z1();
+    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
+    const q1 = this.z2();
+    const q2 = this.z3();
+    const q3 = this.z4();
+    const q4 = this.z7();
+    const q5 = this.z8();
+    const b0_6 = new Uint8Array(16);
+    $u32(b0_6, 0, this.t0!.shape[1], K1A0S52, "params.seqLen");
+    $u32(b0_6, 4, this.t0!.shape[0], K1A0S52, "params.batchSize");
+    let r0: unknown = undefined;
+    try {
+      r0 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S52, "dispatch x");
+    }
+    const w0x = $wg(r0, 65535, K1A0S52, "x");
+    let r1: unknown = undefined;
+    try {
+      r1 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+    } catch (e) {
+      $evalFail(e, K1A0S52, "dispatch y");
+    }
+    const w0y = $wg(r1, 65535, K1A0S52, "y");
+    const q6 = this.z0();
+    const q7 = this.z5();
+    const q8 = this.z6();
+    const q9 = this.z11();
+    let r2: unknown = undefined;
+    try {
+      r2 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+    } catch (e) {
+      $evalFail(e, K1A0S55, "uniform field `params.rowStride`");
+    }
+    const b1_8 = new Uint8Array(32);
+    $u32(b1_8, 0, this.t0!.shape[1], K1A0S55, "params.seqLen");
+    $u32(b1_8, 4, this.t0!.shape[0], K1A0S55, "params.batchSize");
+    $u32(b1_8, 8, this.t5!.shape[0], K1A0S55, "params.numLayout");
+    $u32(b1_8, 12, r2, K1A0S55, "params.rowStride");
+    $u32(b1_8, 16, this.t6!.shape[1], K1A0S55, "params.colStride");
+    $u32(b1_8, 20, this.t3!.shape[2], K1A0S55, "params.maxCacheSeq");
+    $f32(b1_8, 24, this.a4);
+    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S55, "x");
+    const w1y = $wg(this.a1, 65535, K1A0S55, "y");
+    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S55, "z");
+    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: shapes };
+  }
+  r7(): string {
+    if (!this.c28()) return this.w28();
+    if (!this.c29()) return this.w29();
+    return this.w30();
+  }
+  plan(): Plan {
+    let o0: unknown = undefined;
+    try {
+      o0 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN(this.a2 as number, this.t3!.shape[3] as number) as number)];
+    } catch (e) {
+      $evalFail(e, "SparseAttention", "the shape of output `outputT`");
+    }
+    const h0 = $outShape(o0, 3, "SparseAttention", "outputT");
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: "float16" };
+    else if (!$same(this.t11.shape, h0)) $badOutput("SparseAttention", "outputT", this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.t3!.shape, 4, "SparseAttention", "pastKeyT");
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput("SparseAttention", "pastKeyT", this.u3.shape, h1, "shapes.pastKeyT");
+    const h2 = $outShape(this.t4!.shape, 4, "SparseAttention", "pastValueT");
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput("SparseAttention", "pastValueT", this.u4.shape, h2, "shapes.pastValueT");
+    const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
+    if (!this.c0()) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (this.c3() && this.c4() && this.c5() && this.c6()) return this.p0(shapes);
+    if (this.c7() && this.c8() && this.c9() && this.c10()) return this.p1(shapes);
+    if (this.c11() && this.c12() && this.c13() && this.c14()) return this.p2(shapes);
+    if (this.c15() && this.c16() && this.c17() && this.c18()) return this.p3(shapes);
+    if (this.c19() && this.c20() && this.c21()) return this.p4(shapes);
+    if (this.c22() && this.c23() && this.c24()) return this.p5(shapes);
+    if (this.c25() && this.c26() && this.c27()) return this.p6(shapes);
+    if (this.c28() && this.c29() && this.c30()) return this.p7(shapes);
+    return $fail("no_variant", "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+  }
+}
 
 /** Plans a call of SparseAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
@@ -745,12 +4777,14 @@ export function plan1(call: SparseAttentionCall): Plan {
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
+  const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
   if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail("invalid_call", K1 + ": attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
   if (a1 === undefined) $fail("invalid_call", K1 + ": attribute `kv_num_heads` is required");
   if (a2 === undefined) $fail("invalid_call", K1 + ": attribute `num_heads` is required");
   if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
   if (a5 === undefined) $fail("invalid_call", K1 + ": attribute `sparse_block_size` is required");
+  if (dt0 === "float16" && dt1 === "int32") return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
   return $fail("no_variant", K1 + ": nothing was built for " + "T=" + dt0 + ", " + "M=" + dt1 + " on profile compat");
 }
 

@@ -453,6 +453,7 @@ class K0A0 {
   private declare m29: number | undefined;
   private declare m30: number | undefined;
   private declare m31: boolean | undefined;
+  private declare m32: boolean | undefined;
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -502,6 +503,7 @@ class K0A0 {
     this.m29 = undefined;
     this.m30 = undefined;
     this.m31 = undefined;
+    this.m32 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -872,25 +874,25 @@ class K0A0 {
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "b8bb85e27b2eb109"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "62eeeb42d7a87c74"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "1eb9b9956191c833"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "35eca96053cbe000"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "e5eecc9307e19d2b"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "0fe636488b9f697b"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "bf1576d7cbf3cdf0"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "2324de9d1fead5b2"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "ef15dc80017163e5"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "2d3a019ff3774dd6"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "05fef7fd7f57fa66"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "7996b82c65cfbd3a"
       : $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "62591e16f160730e"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "c4446b5d135f14cc"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b3808fa7fe58c35e"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "f4cf23b6853382d5"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "bd66dcd79514beb2"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "58e48c4cd5994b1b"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "aea4c919a18157a7"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "eb3ee41b2767905c"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "c7b20398addc2f8d"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "db10b9908e318298"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "bf927c320ff60e6d"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "05d99764e91a7fc5"
       : $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
-      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
-      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "b10343b1811650cf"
+      : k2_0 === 32 && k2_1 === 128 ? "9b31c72af3c4b299"
+      : k2_0 === 32 && k2_1 === 96 ? "c65920fd0325a77c"
       : $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
@@ -1055,25 +1057,25 @@ class K0A0 {
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "23a018a390a33d6d"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "011c21165830d9da"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ed35844296e61bc4"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "3ee4bbb1e0749f12"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "33cb11be4ea0b178"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "2071d2eaf60658d2"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "7132d77529db27a9"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "f43db9a6f42c159b"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "4200a09605ff344a"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "7a9e0cb050d639ee"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "002bf15eac0aa6fe"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "2d119e19ac5c5005"
       : $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "62591e16f160730e"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "c4446b5d135f14cc"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b3808fa7fe58c35e"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "f4cf23b6853382d5"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "bd66dcd79514beb2"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "58e48c4cd5994b1b"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "aea4c919a18157a7"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "eb3ee41b2767905c"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "c7b20398addc2f8d"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "db10b9908e318298"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "bf927c320ff60e6d"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "05d99764e91a7fc5"
       : $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
-      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
-      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "b10343b1811650cf"
+      : k2_0 === 32 && k2_1 === 128 ? "9b31c72af3c4b299"
+      : k2_0 === 32 && k2_1 === 96 ? "c65920fd0325a77c"
       : $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
@@ -1250,25 +1252,25 @@ class K0A0 {
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "123a18096b34c884"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "d280e72211c06482"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "ef756c8244183ed4"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "1c8ded293f7a6ec3"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bfa1d36c1be9a667"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cb8d565c0418f394"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "806f07fce3015413"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "072e793e83219b04"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "8c05d8a23ff661bf"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "6ace1a045d326791"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "44ff0e5342cb5e3c"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "a85f0c2106393880"
       : $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "0e26cb09367507e2"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "a2a95d2b28634a09"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "d87478b7a1f3dd68"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "25379380390c1870"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "ee5d3d47430f787e"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "158a0be29ac40bb9"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "e0b4d1401f246339"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "c65b311ee31dc3a9"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "66abf34463c9c2e1"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "4e94639fa4d62981"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "5e649491a0016532"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "21a586d5b526b1ca"
       : $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
-      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
-      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "b10343b1811650cf"
+      : k2_0 === 32 && k2_1 === 128 ? "9b31c72af3c4b299"
+      : k2_0 === 32 && k2_1 === 96 ? "c65920fd0325a77c"
       : $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
@@ -1426,25 +1428,25 @@ class K0A0 {
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "726b855c3b7c1645"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "ba749d2e68033984"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "8743ad0215bba3e8"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "a2536e325b0c19b0"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "e291d395098f11e5"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "9b400c1d578ee353"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "0b6af697e47fdb43"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "e02008993b00df9e"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "3b82935f81400802"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "42c85c80964e7b94"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "06423c92e6b33a83"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "618c4d1439bfa68f"
       : $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "0e26cb09367507e2"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "a2a95d2b28634a09"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "d87478b7a1f3dd68"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "25379380390c1870"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "ee5d3d47430f787e"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "158a0be29ac40bb9"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "e0b4d1401f246339"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "c65b311ee31dc3a9"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "66abf34463c9c2e1"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "4e94639fa4d62981"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "5e649491a0016532"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "21a586d5b526b1ca"
       : $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "ae715cd109aea4c6"
-      : k2_0 === 32 && k2_1 === 128 ? "6636620a269d5da8"
-      : k2_0 === 32 && k2_1 === 96 ? "3c8c2f34d4c0d6e0"
+    const s2: string = k2_0 === 28 && k2_1 === 128 ? "b10343b1811650cf"
+      : k2_0 === 32 && k2_1 === 128 ? "9b31c72af3c4b299"
+      : k2_0 === 32 && k2_1 === 96 ? "c65920fd0325a77c"
       : $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
     let r0: unknown = undefined;
     try {
@@ -1596,8 +1598,37 @@ class K0A0 {
     }
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
-  /** when "separateKv" */
+  /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
+    try {
+      return (this.m32 = ((this.m13 ?? this.d13()) || true));
+    } catch (e) {
+      throw $wrap(e, "outputStoreOk");
+    }
+  }
+  /** why "outputStoreOk" is not true */
+  x13(path: readonly string[]): string {
+    return $where(path) + "`cacheVec4Ok or has(device.features, \"shader-f16\")` is false (" + "cacheVec4Ok = " + $showT($try(() => (this.m13 ?? this.d13()))) + ", " + "has(device.features, \"shader-f16\") = true" + ")";
+  }
+  /** when "outputStoreOk" */
   c19(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w19(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
+  /** when "separateKv" */
+  c20(): boolean {
     try {
       return ((this.m23 ?? this.d23())) === true;
     } catch (e) {
@@ -1605,7 +1636,7 @@ class K0A0 {
     }
   }
   /** why "separateKv" does not hold */
-  w19(): string {
+  w20(): string {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
@@ -1614,7 +1645,7 @@ class K0A0 {
     return this.x10([...[], "separateKv"]);
   }
   /** when "not present.slotMappingT" */
-  c20(): boolean {
+  c21(): boolean {
     try {
       return (!((this.t8 !== null))) === true;
     } catch (e) {
@@ -1622,7 +1653,7 @@ class K0A0 {
     }
   }
   /** why "not present.slotMappingT" does not hold */
-  w20(): string {
+  w21(): string {
     try {
       (!((this.t8 !== null)));
     } catch (e) {
@@ -1632,20 +1663,20 @@ class K0A0 {
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "b8bb85e27b2eb109"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "62eeeb42d7a87c74"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "1eb9b9956191c833"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "35eca96053cbe000"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "e5eecc9307e19d2b"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "0fe636488b9f697b"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "bf1576d7cbf3cdf0"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "2324de9d1fead5b2"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "ef15dc80017163e5"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "2d3a019ff3774dd6"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "05fef7fd7f57fa66"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "7996b82c65cfbd3a"
       : $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "382a89a5989ae041"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1279c57914df8d2a"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "e2d38945d3bc0440"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "9f200610aeff6e15"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "9db4121f32f1b2fc"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "e750757237522bb6"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "4f6e32df3991082e"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "d43d4a0947e62a1a"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "524bf3e43189a65e"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "e39309cae588d682"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "50fb3e1c88188e75"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "141c75f8e57bd060"
       : $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
     const q0 = this.z1();
@@ -1709,10 +1740,11 @@ class K0A0 {
   r4(): string {
     if (!this.c18()) return this.w18();
     if (!this.c19()) return this.w19();
-    return this.w20();
+    if (!this.c20()) return this.w20();
+    return this.w21();
   }
   /** when "pagedAttnStorageFits" */
-  c21(): boolean {
+  c22(): boolean {
     try {
       return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
@@ -1720,7 +1752,7 @@ class K0A0 {
     }
   }
   /** why "pagedAttnStorageFits" does not hold */
-  w21(): string {
+  w22(): string {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
@@ -1728,8 +1760,25 @@ class K0A0 {
     }
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
+  /** when "outputStoreOk" */
+  c23(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w23(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
   /** when "separateKv" */
-  c22(): boolean {
+  c24(): boolean {
     try {
       return ((this.m23 ?? this.d23())) === true;
     } catch (e) {
@@ -1737,7 +1786,7 @@ class K0A0 {
     }
   }
   /** why "separateKv" does not hold */
-  w22(): string {
+  w24(): string {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
@@ -1746,7 +1795,7 @@ class K0A0 {
     return this.x10([...[], "separateKv"]);
   }
   /** when "present.slotMappingT" */
-  c23(): boolean {
+  c25(): boolean {
     try {
       return ((this.t8 !== null)) === true;
     } catch (e) {
@@ -1754,7 +1803,7 @@ class K0A0 {
     }
   }
   /** why "present.slotMappingT" does not hold */
-  w23(): string {
+  w25(): string {
     try {
       ((this.t8 !== null));
     } catch (e) {
@@ -1764,20 +1813,20 @@ class K0A0 {
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "23a018a390a33d6d"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "011c21165830d9da"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ed35844296e61bc4"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "3ee4bbb1e0749f12"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "33cb11be4ea0b178"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "2071d2eaf60658d2"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "7132d77529db27a9"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "f43db9a6f42c159b"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "4200a09605ff344a"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "7a9e0cb050d639ee"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "002bf15eac0aa6fe"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "2d119e19ac5c5005"
       : $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "382a89a5989ae041"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1279c57914df8d2a"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "e2d38945d3bc0440"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "9f200610aeff6e15"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "9db4121f32f1b2fc"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "e750757237522bb6"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "4f6e32df3991082e"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "d43d4a0947e62a1a"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "524bf3e43189a65e"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "e39309cae588d682"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "50fb3e1c88188e75"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "141c75f8e57bd060"
       : $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
     const q0 = this.z1();
@@ -1834,12 +1883,13 @@ class K0A0 {
     return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r5(): string {
-    if (!this.c21()) return this.w21();
     if (!this.c22()) return this.w22();
-    return this.w23();
+    if (!this.c23()) return this.w23();
+    if (!this.c24()) return this.w24();
+    return this.w25();
   }
   /** when "pagedAttnStorageFits" */
-  c24(): boolean {
+  c26(): boolean {
     try {
       return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
@@ -1847,7 +1897,7 @@ class K0A0 {
     }
   }
   /** why "pagedAttnStorageFits" does not hold */
-  w24(): string {
+  w26(): string {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
@@ -1855,8 +1905,25 @@ class K0A0 {
     }
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
+  /** when "outputStoreOk" */
+  c27(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w27(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
   /** when "packedKv" */
-  c25(): boolean {
+  c28(): boolean {
     try {
       return ((this.m25 ?? this.d25())) === true;
     } catch (e) {
@@ -1864,7 +1931,7 @@ class K0A0 {
     }
   }
   /** why "packedKv" does not hold */
-  w25(): string {
+  w28(): string {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
@@ -1873,7 +1940,7 @@ class K0A0 {
     return this.x11([...[], "packedKv"]);
   }
   /** when "not present.slotMappingT" */
-  c26(): boolean {
+  c29(): boolean {
     try {
       return (!((this.t8 !== null))) === true;
     } catch (e) {
@@ -1881,7 +1948,7 @@ class K0A0 {
     }
   }
   /** why "not present.slotMappingT" does not hold */
-  w26(): string {
+  w29(): string {
     try {
       (!((this.t8 !== null)));
     } catch (e) {
@@ -1891,20 +1958,20 @@ class K0A0 {
   }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "123a18096b34c884"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "d280e72211c06482"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "ef756c8244183ed4"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "1c8ded293f7a6ec3"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bfa1d36c1be9a667"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cb8d565c0418f394"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "806f07fce3015413"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "072e793e83219b04"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "8c05d8a23ff661bf"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "6ace1a045d326791"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "44ff0e5342cb5e3c"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "a85f0c2106393880"
       : $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "e2fccaf69185250f"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "e9858ce47c36ff13"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "b3f6a32878c6b6a4"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "2a5694d2e32b5264"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "40e63cecbeb2a264"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "f75073b503b42402"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "a6f52bb5f4134df1"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "2dc6b4bfb4858791"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "68d8ba4e6055daa0"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "681666f078532878"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "8c5abdbf1d969274"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "5424a3bb0b21fceb"
       : $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     const q0 = this.z0();
     const q1 = this.z3();
@@ -1962,12 +2029,13 @@ class K0A0 {
     return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r6(): string {
-    if (!this.c24()) return this.w24();
-    if (!this.c25()) return this.w25();
-    return this.w26();
+    if (!this.c26()) return this.w26();
+    if (!this.c27()) return this.w27();
+    if (!this.c28()) return this.w28();
+    return this.w29();
   }
   /** when "pagedAttnStorageFits" */
-  c27(): boolean {
+  c30(): boolean {
     try {
       return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
@@ -1975,7 +2043,7 @@ class K0A0 {
     }
   }
   /** why "pagedAttnStorageFits" does not hold */
-  w27(): string {
+  w30(): string {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
@@ -1983,8 +2051,25 @@ class K0A0 {
     }
     return this.x12([...[], "pagedAttnStorageFits"]);
   }
+  /** when "outputStoreOk" */
+  c31(): boolean {
+    try {
+      return ((this.m32 ?? this.d32())) === true;
+    } catch (e) {
+      return $unheld(e);
+    }
+  }
+  /** why "outputStoreOk" does not hold */
+  w31(): string {
+    try {
+      ((this.m32 ?? this.d32()));
+    } catch (e) {
+      return $condFail(e, "outputStoreOk");
+    }
+    return this.x13([...[], "outputStoreOk"]);
+  }
   /** when "packedKv" */
-  c28(): boolean {
+  c32(): boolean {
     try {
       return ((this.m25 ?? this.d25())) === true;
     } catch (e) {
@@ -1992,7 +2077,7 @@ class K0A0 {
     }
   }
   /** why "packedKv" does not hold */
-  w28(): string {
+  w32(): string {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
@@ -2001,7 +2086,7 @@ class K0A0 {
     return this.x11([...[], "packedKv"]);
   }
   /** when "present.slotMappingT" */
-  c29(): boolean {
+  c33(): boolean {
     try {
       return ((this.t8 !== null)) === true;
     } catch (e) {
@@ -2009,7 +2094,7 @@ class K0A0 {
     }
   }
   /** why "present.slotMappingT" does not hold */
-  w29(): string {
+  w33(): string {
     try {
       ((this.t8 !== null));
     } catch (e) {
@@ -2019,20 +2104,20 @@ class K0A0 {
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "726b855c3b7c1645"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "ba749d2e68033984"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "8743ad0215bba3e8"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "a2536e325b0c19b0"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "e291d395098f11e5"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "9b400c1d578ee353"
+    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "0b6af697e47fdb43"
+      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "e02008993b00df9e"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "3b82935f81400802"
+      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "42c85c80964e7b94"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "06423c92e6b33a83"
+      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "618c4d1439bfa68f"
       : $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
     const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "e2fccaf69185250f"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "e9858ce47c36ff13"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "b3f6a32878c6b6a4"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "2a5694d2e32b5264"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "40e63cecbeb2a264"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "f75073b503b42402"
+    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "a6f52bb5f4134df1"
+      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "2dc6b4bfb4858791"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "68d8ba4e6055daa0"
+      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "681666f078532878"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "8c5abdbf1d969274"
+      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "5424a3bb0b21fceb"
       : $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
     const q0 = this.z0();
     const q1 = this.z3();
@@ -2085,9 +2170,10 @@ class K0A0 {
     return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r7(): string {
-    if (!this.c27()) return this.w27();
-    if (!this.c28()) return this.w28();
-    return this.w29();
+    if (!this.c30()) return this.w30();
+    if (!this.c31()) return this.w31();
+    if (!this.c32()) return this.w32();
+    return this.w33();
   }
   plan(): Plan {
     let o0: unknown = undefined;
@@ -2110,10 +2196,10 @@ class K0A0 {
     if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1(shapes);
     if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2(shapes);
     if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3(shapes);
-    if (this.c18() && this.c19() && this.c20()) return this.p4(shapes);
-    if (this.c21() && this.c22() && this.c23()) return this.p5(shapes);
-    if (this.c24() && this.c25() && this.c26()) return this.p6(shapes);
-    if (this.c27() && this.c28() && this.c29()) return this.p7(shapes);
+    if (this.c18() && this.c19() && this.c20() && this.c21()) return this.p4(shapes);
+    if (this.c22() && this.c23() && this.c24() && this.c25()) return this.p5(shapes);
+    if (this.c26() && this.c27() && this.c28() && this.c29()) return this.p6(shapes);
+    if (this.c30() && this.c31() && this.c32() && this.c33()) return this.p7(shapes);
     return $fail("no_variant", "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
@@ -3068,17 +3154,17 @@ class K1A0 {
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "53e66795f9f06e1d";
     if (s0 === undefined) $fail("missing_shader", K1A0S1 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "52436d9ba9123f62";
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "e2e85934a2ff68b0";
     if (s1 === undefined) $fail("missing_shader", K1A0S4 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "696b86c63508c438"
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "b5d96cdd14879df8"
       : $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
     const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
-    const s3: string = k3_0 === 32 && k3_1 === 128 ? "97ae58d517404c6d"
+    const s3: string = k3_0 === 32 && k3_1 === 128 ? "59816608b22d7a16"
       : $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
     let r0: unknown = undefined;
     try {
@@ -3272,13 +3358,13 @@ class K1A0 {
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "5a474934870ba7e5";
     if (s0 === undefined) $fail("missing_shader", K1A0S12 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "39f5e07d7052a21f"
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "b72ee6ae7b231d04"
       : $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
     const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 32 && k2_1 === 128 ? "97ae58d517404c6d"
+    const s2: string = k2_0 === 32 && k2_1 === 128 ? "59816608b22d7a16"
       : $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
     let r0: unknown = undefined;
     try {
@@ -3477,17 +3563,17 @@ class K1A0 {
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "f0b09462c4c98544";
     if (s0 === undefined) $fail("missing_shader", K1A0S19 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "fa1a949dae1088a8";
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "6a660dd43e311763";
     if (s1 === undefined) $fail("missing_shader", K1A0S21 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "696b86c63508c438"
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "b5d96cdd14879df8"
       : $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
     const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
-    const s3: string = k3_0 === 32 && k3_1 === 128 ? "97ae58d517404c6d"
+    const s3: string = k3_0 === 32 && k3_1 === 128 ? "59816608b22d7a16"
       : $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
     let r0: unknown = undefined;
     try {
@@ -3685,13 +3771,13 @@ class K1A0 {
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "a4768a1ecce226ae";
     if (s0 === undefined) $fail("missing_shader", K1A0S28 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "696b86c63508c438"
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "b5d96cdd14879df8"
       : $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
     const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 32 && k2_1 === 128 ? "97ae58d517404c6d"
+    const s2: string = k2_0 === 32 && k2_1 === 128 ? "59816608b22d7a16"
       : $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
     let r0: unknown = undefined;
     try {
@@ -3859,14 +3945,14 @@ class K1A0 {
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "52e20a65ddc3ff58";
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "53e66795f9f06e1d";
     if (s0 === undefined) $fail("missing_shader", K1A0S35 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "52436d9ba9123f62";
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "e2e85934a2ff68b0";
     if (s1 === undefined) $fail("missing_shader", K1A0S37 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "ab1e14d360c1807c"
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "6ebd9903c3151907"
       : $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
     let r0: unknown = undefined;
     try {
@@ -4014,10 +4100,10 @@ class K1A0 {
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "2ca3e7070f8b1dd8";
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "5a474934870ba7e5";
     if (s0 === undefined) $fail("missing_shader", K1A0S42 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "fb1f5dead70d73c0"
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "1595ca761ccede74"
       : $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
     const q0 = this.z0();
     const q1 = this.z3();
@@ -4152,14 +4238,14 @@ class K1A0 {
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "fa17400e38f4e6cd";
+    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "f0b09462c4c98544";
     if (s0 === undefined) $fail("missing_shader", K1A0S46 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "fa1a949dae1088a8";
+    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "6a660dd43e311763";
     if (s1 === undefined) $fail("missing_shader", K1A0S48 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "ab1e14d360c1807c"
+    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "6ebd9903c3151907"
       : $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
     let r0: unknown = undefined;
     try {
@@ -4311,10 +4397,10 @@ class K1A0 {
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "b8f7fe65bb5a5e80";
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "a4768a1ecce226ae";
     if (s0 === undefined) $fail("missing_shader", K1A0S53 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
     const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "ab1e14d360c1807c"
+    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "6ebd9903c3151907"
       : $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
     if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
     const q0 = this.z1();

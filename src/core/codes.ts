@@ -81,6 +81,11 @@ export const CODES = {
   },
   wgsl_invalid: { severity: "error", summary: "Emitted WGSL fails validation by Tint." },
   wgsl_limit_exceeded: { severity: "error", summary: "A shader exceeds its profile's workgroup limits." },
+  f16_unavailable: {
+    severity: "error",
+    summary:
+      "A shader uses f16 where it cannot have it: the profile lacks shader-f16 (f16 data is packed in u32 there), or no f16 binding or requirement enables it.",
+  },
   binding_unused: { severity: "warning", summary: "A pass binding that the rendered shader never declares or never uses." },
   no_instances: {
     severity: "warning",

@@ -2,6 +2,7 @@
 import type { KernelModel } from "../plan/dispatch-model.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
+import { describeF16Storage, f16StorageFor } from "../plan/f16-storage.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import type { Call } from "../model/plan.js";
 import { instanceExplainText, type ExplainedCandidate } from "./explain-values.js";
@@ -34,6 +35,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile, expla
   lines.push(`${k.spec.name} on profile ${profile.name}`);
   lines.push(`  features: ${profile.features.length ? profile.features.join(", ") : "none"}`);
   lines.push(`  limits: ${KEY_LIMITS.map((l) => `${l}=${limits[l]}`).join(", ")}`);
+  // Only for a kernel that binds f16 data on this profile (a built candidate says how it is stored).
+  if (build.candidates.some((c) => c.f16Storage)) lines.push(`  f16 storage: ${describeF16Storage(f16StorageFor(profile.features))}`);
   if (build.noVariantReason) lines.push(`  NO VARIANT: ${build.noVariantReason}`);
   const groups = new Map<string, ExplainedCandidate[]>();
   for (const c of explained ?? build.candidates) {
@@ -54,6 +57,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile, expla
         `  ${c.status === "emitted" ? "EMITTED" : c.status === "pruned" ? "PRUNED " : "SKIPPED"} ${c.variant} (priority ${v.priority})`,
       );
       if (c.reason) lines.push(`      ${c.reason}`);
+      if (c.f16Storage)
+        lines.push(`      f16 tensors ${c.f16Storage === "packed" ? "packed in u32 pairs, computed in f32" : "native (array<f16>)"}`);
       for (const i of c.instances) {
         const shown = i.status === "built" ? instanceExplainText(c, i.name) : "";
         lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}${shown ? `; ${shown}` : ""}`);

@@ -24,6 +24,8 @@ export interface RenderRequest {
   readonly context: Readonly<Record<string, unknown>>;
   /** The output of resourceDeclarations(), served as env.wgsl.resourceDeclarations. */
   readonly declarations: string;
+  /** More members of env.wgsl (the f16 storage form of each binding: `storage`, `scalar`, `f16Storage`). */
+  readonly wgsl?: Readonly<Record<string, unknown>>;
 }
 
 /** A template position: `file` is the template path relative to templatesDir; line 0 means unknown. */
@@ -211,7 +213,7 @@ function buildContext(req: RenderRequest): Record<string, unknown> {
   const ctx = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries(req.context)) ctx[k] = copyValue(v);
   ctx.DISPATCH_FOLD_WIDTH = DISPATCH_FOLD_WIDTH;
-  ctx.env = copyValue({ wgsl: { resourceDeclarations: req.declarations } });
+  ctx.env = copyValue({ wgsl: { ...req.wgsl, resourceDeclarations: req.declarations } });
   return ctx;
 }
 

@@ -58,7 +58,7 @@ function includedNames(text: string): { names: string[]; dynamic: boolean } {
  */
 export class TemplateDigests {
   private readonly texts = new Map<string, string | undefined>();
-  private readonly closures = new Map<string, { digest: string; device: DeviceReads }>();
+  private readonly closures = new Map<string, Closure>();
   private folder?: string;
 
   constructor(private readonly templatesDir: string) {}
@@ -71,6 +71,11 @@ export class TemplateDigests {
   /** Which members of `device` the template and its includes can read. */
   deviceReads(name: string): DeviceReads {
     return this.closure(name).device;
+  }
+
+  /** Whether the template or an include can read `env.wgsl.f16Storage` (the profile's f16 storage form, known to differ between profiles even where no binding is f16). */
+  readsF16Storage(name: string): boolean {
+    return this.closure(name).f16Storage;
   }
 
   private text(name: string): string | undefined {
@@ -86,7 +91,7 @@ export class TemplateDigests {
     return this.texts.get(name);
   }
 
-  private closure(root: string): { digest: string; device: DeviceReads } {
+  private closure(root: string): Closure {
     let c = this.closures.get(root);
     if (!c) {
       c = this.computeClosure(root);
@@ -95,7 +100,7 @@ export class TemplateDigests {
     return c;
   }
 
-  private computeClosure(root: string): { digest: string; device: DeviceReads } {
+  private computeClosure(root: string): Closure {
     const parts: string[] = [];
     const texts: string[] = [];
     const seen = new Set<string>();
@@ -109,10 +114,14 @@ export class TemplateDigests {
       if (text === undefined) continue;
       texts.push(text);
       const inc = includedNames(text);
-      if (inc.dynamic) return { digest: this.folderDigest(), device: "all" };
+      if (inc.dynamic) return { digest: this.folderDigest(), device: "all", f16Storage: true };
       stack.push(...inc.names);
     }
-    return { digest: sha256Hex(parts.sort().join("\0")), device: deviceMembers(texts) };
+    return {
+      digest: sha256Hex(parts.sort().join("\0")),
+      device: deviceMembers(texts),
+      f16Storage: texts.some((t) => t.includes("f16Storage")),
+    };
   }
 
   private folderDigest(): string {
@@ -123,6 +132,13 @@ export class TemplateDigests {
     );
     return this.folder;
   }
+}
+
+/** What a template closure is and reads: its digest, the `device` members, whether it reads the f16 storage form. */
+interface Closure {
+  readonly digest: string;
+  readonly device: DeviceReads;
+  readonly f16Storage: boolean;
 }
 
 /** The `device` members a template can read: "all" unless every mention is `device.features.X` or `device.limits.X`. */

@@ -19,11 +19,12 @@ import { EvalError } from "../lang/ops.js";
 import type { CheckedBinding, CheckedKernel, CheckedPass } from "../model/checked.js";
 import type { ShaderRequest } from "../plan/enumerate.js";
 import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
+import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
 import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
-import { resourceDeclarations, type DeclBinding } from "./wgsl-declarations.js";
+import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
 
 /** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
@@ -137,6 +138,37 @@ export function templateDiagnostic(
   return makeDiagnostic(code, message, { file: full, span }, extra);
 }
 
+/** The helpers a rendered body calls (a name followed by `(`), by name. */
+function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<string> {
+  const used = new Set<string>();
+  for (const m of body.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) if (helpers.has(m[1])) used.add(m[1]);
+  return used;
+}
+
+/**
+ * Renders a template with its pass's declarations: `env.wgsl.resourceDeclarations` and the f16
+ * storage of each binding (`env.wgsl.f16Storage`, `.storage`, `.scalar`). Rendered without the
+ * accessor helpers first; the helpers the body calls are then declared and the template rendered
+ * again, so a shader carries only the helpers it uses. Throws RenderError.
+ */
+export function renderWithDeclarations(
+  renderer: TemplateRenderer,
+  templatesDir: string,
+  shader: string,
+  context: Readonly<Record<string, unknown>>,
+  decls: Declarations,
+  form: F16Storage,
+): RenderedShader {
+  const wgsl = {
+    f16Storage: form,
+    storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
+    scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
+  };
+  const rendered = renderer.render({ templatesDir, shader, context, declarations: decls.text, wgsl });
+  const used = helpersCalled(rendered.wgsl, decls.helpers);
+  return used.size === 0 ? rendered : renderer.render({ templatesDir, shader, context, declarations: decls.withHelpers(used), wgsl });
+}
+
 /** Renders one pass for one key; returns the shader's id (its content hash) or undefined after reporting why not. */
 export function renderShader(req: PassRequest, ctx: RenderContext): string | undefined {
   const k = req.kernel;
@@ -188,9 +220,10 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   context.tunables = { ...req.facts.tunables };
   context.dtypes = Object.fromEntries(Object.entries(req.facts.dtypes).map(([p, t]) => [p, wgslScalar(t)]));
   context.device = deviceContext(req.profile);
-  let decls: string;
+  const form = f16StorageFor(req.profile.features);
+  let decls: Declarations;
   try {
-    decls = resourceDeclarations(declBindings(pass.bindings, env), v.features.includes("shader-f16"));
+    decls = declareResources(declBindings(pass.bindings, env), form, { enableF16: v.features.includes("shader-f16") });
   } catch (err) {
     ctx.reports.push({
       diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, {
@@ -203,13 +236,19 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     return undefined;
   }
   const key = ctx.cache
-    ? renderKey(pass.shader, ctx.cache.digests.digest(pass.shader), keyContext(context, ctx.cache.digests.deviceReads(pass.shader)), decls)
+    ? renderKey(
+        pass.shader,
+        ctx.cache.digests.digest(pass.shader),
+        keyContext(context, ctx.cache.digests.deviceReads(pass.shader)),
+        // The form matters only to a template that reads it; otherwise it shows in the declarations.
+        `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}`,
+      )
     : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
     try {
-      rendered = ctx.renderer.render({ templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: decls });
+      rendered = renderWithDeclarations(ctx.renderer, ctx.templatesDir, pass.shader, context, decls, form);
     } catch (err) {
       if (!(err instanceof RenderError)) throw err;
       rendered = err;
@@ -293,7 +332,8 @@ export async function validateShaders(
         }
       }
       const profiles = new Set([...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === key).map((p) => p.name));
-      for (const pr of problems.filter((x) => x.severity === "error")) report(tintDiagnostic(pr, rec, bodyLines, templatesDir), profiles);
+      for (const pr of problems.filter((x) => x.severity === "error"))
+        report(tintDiagnostic(pr, rec, bodyLines, templatesDir, features.includes("shader-f16")), profiles);
     }
     let analysis = cache?.analyses.get(id);
     if (!analysis) {
@@ -363,11 +403,31 @@ function readTemplateLine(templatesDir: string, file: string, line: number): str
   }
 }
 
+/** Tint's messages for f16 used where the shader cannot have it. */
+const F16_PROBLEM = /'f16' type used without 'f16' extension enabled|extension 'f16' is not allowed/;
+
+/** How to fix f16 used without the extension, on a profile with or without shader-f16. */
+function f16Hint(profileHasF16: boolean): string {
+  return profileHasF16
+    ? '`enable f16;` is generated only when a binding of the pass is f16 or the variant requires shader-f16: add `"requires": { "features": ["shader-f16"] }` to the variant if its template computes in f16 without f16 bindings, or compute in f32'
+    : 'without shader-f16, f16 bindings are stored as u32 pairs and computed in f32: read and write them through the generated helpers (load_NAME, store_NAME, …), compute in `env.wgsl.scalar.NAME` instead of naming f16, and do not write `enable f16;` (docs/f16.md); a variant that must compute in f16 can say so with `has(device.features, "shader-f16")` in its `when`';
+}
+
 /** A Tint error as a diagnostic at the template line (and column) that wrote the offending WGSL. */
-function tintDiagnostic(pr: WgslProblem, rec: ShaderRecord, bodyLines: readonly string[], templatesDir: string): Diagnostic {
-  const message = `Tint rejects the rendered WGSL: ${trimTintMessage(pr.message)}`;
-  const hint = "fix the template so that the WGSL it renders is valid; the note shows the generated line";
-  if (pr.line <= 0) return templateDiagnostic("wgsl_invalid", message, templatesDir, { file: rec.origin.pass.shader }, { hint });
+function tintDiagnostic(
+  pr: WgslProblem,
+  rec: ShaderRecord,
+  bodyLines: readonly string[],
+  templatesDir: string,
+  profileHasF16: boolean,
+): Diagnostic {
+  const f16 = F16_PROBLEM.test(pr.message);
+  const code = f16 ? "f16_unavailable" : "wgsl_invalid";
+  const message = f16
+    ? `the rendered WGSL uses f16, which it cannot have ${profileHasF16 ? "here" : "on a profile without shader-f16"}: ${trimTintMessage(pr.message)}`
+    : `Tint rejects the rendered WGSL: ${trimTintMessage(pr.message)}`;
+  const hint = f16 ? f16Hint(profileHasF16) : "fix the template so that the WGSL it renders is valid; the note shows the generated line";
+  if (pr.line <= 0) return templateDiagnostic(code, message, templatesDir, { file: rec.origin.pass.shader }, { hint });
   const pos = rec.rendered.mapPosition(pr.line, pr.column);
   const wgslLine = bodyLines[pr.line - 1] ?? "";
   const templateLine = pos.line ? readTemplateLine(templatesDir, pos.file, pos.line) : undefined;
@@ -376,7 +436,7 @@ function tintDiagnostic(pr: WgslProblem, rec: ShaderRecord, bodyLines: readonly 
   const token = wgslLine.slice(pr.column - 1, pr.column - 1 + pr.length);
   const length = column !== undefined && templateLine?.slice(column - 1, column - 1 + pr.length) === token ? pr.length : 1;
   const notes = [{ message: `generated WGSL line ${pr.line}, column ${pr.column}: ${wgslLine.trim()}` }];
-  return templateDiagnostic("wgsl_invalid", message, templatesDir, { file: pos.file, line: pos.line, column, length }, { hint, notes });
+  return templateDiagnostic(code, message, templatesDir, { file: pos.file, line: pos.line, column, length }, { hint, notes });
 }
 
 /** Workgroup limit problems of one WGSL line, at the template line of `@workgroup_size` (or of the largest var<workgroup>), with what to do about them. */

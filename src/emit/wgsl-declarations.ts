@@ -4,6 +4,8 @@
  * inject WGSL into a shader (the same discipline Ajv applies to the JavaScript it generates).
  */
 
+import type { F16Storage } from "../plan/f16-storage.js";
+
 /** How a binding is bound: a read-write storage buffer, a read-only one, or the params uniform. */
 export type BufferType = "storage" | "read-only-storage" | "uniform";
 
@@ -272,15 +274,60 @@ export function uniformStructName(varName: string): string {
 }
 
 /**
- * The WGSL text of env.wgsl.resourceDeclarations, exactly per the contract (enable f16 first when
- * enableF16). Lines are joined by "\n" with no trailing newline. Throws a plain Error on any
+ * The WGSL text of env.wgsl.resourceDeclarations with f16 bindings in native form (the contract
+ * before packed storage existed): `enable f16;` first when enableF16, and an f16 binding without it
+ * is an error. Lines are joined by "\n" with no trailing newline. Throws a plain Error on any
  * identifier, element type, binding number or uniform field that is not valid.
  */
 export function resourceDeclarations(bindings: readonly DeclBinding[], enableF16: boolean): string {
+  const f16 = bindings.find((b) => b.type !== "uniform" && typeof b.elementType === "string" && b.elementType.includes("f16"));
+  if (f16 && !enableF16)
+    throw new Error(`binding ${f16.name} has element type ${String(f16.elementType)} but the shader does not enable f16`);
+  const d = declareResources(bindings, "native", { enableF16 });
+  return d.text;
+}
+
+/** A storage binding as the shader sees it: its declared element type and how it is stored. */
+export interface StorageBinding {
+  readonly name: string;
+  /** The element type the spec gives (`f16`, `vec4<f16>`, `f32`, …). */
+  readonly elementType: string;
+  /** "packed" for an f16 binding on a profile without shader-f16, else "native". */
+  readonly storage: F16Storage;
+  /** The scalar to compute in: the element's scalar, or f32 for packed f16. */
+  readonly scalar: string;
+  readonly access: "read" | "read_write";
+}
+
+/** A pass's declarations with the f16 storage form applied, and the accessor helpers it may call. */
+export interface Declarations {
+  /** `enable f16;` when needed, then every binding's declaration (no helpers). */
+  readonly text: string;
+  /** The storage bindings by name, in binding order. */
+  readonly storage: ReadonlyMap<string, StorageBinding>;
+  /** Every accessor helper a template may call, by function name, in a fixed order. */
+  readonly helpers: ReadonlyMap<string, string>;
+  /** The declarations followed by the helpers whose names are in `used` (in their fixed order). */
+  withHelpers(used: ReadonlySet<string>): string;
+}
+
+/**
+ * Declares a pass's bindings for one f16 storage form. In native form an f16 binding is
+ * `array<f16>` (or `array<vecN<f16>>`) and `enable f16;` comes first; in packed form the same
+ * bytes are `array<u32>` (f16, vec2<f16>) or `array<vec2<u32>>` (vec3<f16>, vec4<f16>). The
+ * helpers read and write a binding in either form (docs/f16.md); `enableF16` forces the enable line
+ * (a variant that requires shader-f16 may compute in f16 without any f16 binding). Throws a plain
+ * Error on any identifier, element type, binding number or uniform field that is not valid.
+ */
+export function declareResources(
+  bindings: readonly DeclBinding[],
+  form: F16Storage,
+  options: { readonly enableF16?: boolean } = {},
+): Declarations {
   const lines: string[] = [];
-  if (enableF16) lines.push("enable f16;", "");
   const names = new Set<string>();
   const numbers = new Set<number>();
+  const storage = new Map<string, StorageBinding>();
   for (const b of bindings) {
     const name = checkIdentifier(b.name, "binding name");
     if (names.has(name)) throw new Error(`two bindings are named ${JSON.stringify(name)}`);
@@ -299,17 +346,173 @@ export function resourceDeclarations(bindings: readonly DeclBinding[], enableF16
         if (typeof elem !== "string" || !ELEMENT_TYPES.has(elem)) {
           throw new Error(`element type ${JSON.stringify(elem)} of binding ${name} is not one of ${[...ELEMENT_TYPES].join(", ")}`);
         }
-        if (elem.includes("f16") && !enableF16)
-          throw new Error(`binding ${name} has element type ${elem} but the shader does not enable f16`);
         const access = b.type === "storage" ? "read_write" : "read";
-        lines.push(`@group(0) @binding(${b.binding}) var<storage, ${access}> ${name}: array<${elem}>;`);
+        const packed = form === "packed" && scalarOf(elem) === "f16";
+        storage.set(name, {
+          name,
+          elementType: elem,
+          storage: packed ? "packed" : "native",
+          scalar: packed ? "f32" : scalarOf(elem),
+          access,
+        });
+        lines.push(`@group(0) @binding(${b.binding}) var<storage, ${access}> ${name}: array<${packed ? packedWordType(elem) : elem}>;`);
         break;
       }
       default:
         throw new Error(`binding ${name} has unknown buffer type ${JSON.stringify(b.type)}`);
     }
   }
-  return lines.join("\n");
+  const nativeF16 = [...storage.values()].some((s) => s.storage === "native" && s.scalar === "f16");
+  if (nativeF16 || options.enableF16) lines.unshift("enable f16;", "");
+  const text = lines.join("\n");
+  const helpers = accessorHelpers([...storage.values()], names);
+  return {
+    text,
+    storage,
+    helpers,
+    withHelpers(used) {
+      const picked = [...helpers.entries()].filter(([n]) => used.has(n)).map(([, t]) => t);
+      return picked.length === 0 ? text : `${text}\n\n${picked.join("\n\n")}`;
+    },
+  };
+}
+
+/** The scalar of an element type: `f16` of `vec4<f16>`. */
+function scalarOf(elem: string): string {
+  const m = /^vec[234]<(\w+)>$/.exec(elem);
+  return m ? m[1] : elem;
+}
+
+/** Lanes of an element type: 1 for a scalar, N for vecN. */
+function widthOf(elem: string): number {
+  const m = /^vec([234])</.exec(elem);
+  return m ? Number(m[1]) : 1;
+}
+
+/** The u32 form of a packed f16 element: a scalar or vec2<f16> fits one u32 (a scalar shares it), vec3/vec4<f16> take vec2<u32> (vec3's array stride is 8 bytes). */
+function packedWordType(elem: string): string {
+  return widthOf(elem) <= 2 ? "u32" : "vec2<u32>";
+}
+
+/**
+ * The accessor helpers of every storage binding, by name. Element indices count elements of the
+ * binding's element type; the 2- and 4-element forms of a scalar binding take an even index. A
+ * name that collides with a binding (or with a helper of another binding) is left out.
+ */
+function accessorHelpers(bindings: readonly StorageBinding[], taken: ReadonlySet<string>): Map<string, string> {
+  const all: [string, string][] = bindings.flatMap((b) => helpersOf(b));
+  const count = new Map<string, number>();
+  for (const [n] of all) count.set(n, (count.get(n) ?? 0) + 1);
+  return new Map(all.filter(([n]) => count.get(n) === 1 && !taken.has(n)));
+}
+
+function helpersOf(b: StorageBinding): [string, string][] {
+  const n = b.name;
+  const w = widthOf(b.elementType);
+  const packed = b.storage === "packed";
+  const s = b.scalar;
+  const vecOf = (k: number): string => (k === 1 ? s : `vec${k}<${s}>`);
+  const value = vecOf(w);
+  const fn = (name: string, sig: string, ...body: string[]): [string, string] => [
+    name,
+    [`fn ${name}${sig} {`, ...body.map((l) => `  ${l}`), "}"].join("\n"),
+  ];
+  const out: [string, string][] = [];
+  const write = b.access === "read_write";
+  out.push(fn(`len_${n}`, "() -> u32", `return arrayLength(&${n})${packed && w === 1 ? " * 2u" : ""};`));
+  if (!packed) {
+    out.push(fn(`load_${n}`, `(i: u32) -> ${value}`, `return ${n}[i];`));
+    if (write) out.push(fn(`store_${n}`, `(i: u32, v: ${value})`, `${n}[i] = v;`));
+  } else if (w === 1) {
+    out.push(fn(`load_${n}`, "(i: u32) -> f32", `return unpack2x16float(${n}[i >> 1u])[i & 1u];`));
+    if (write) {
+      out.push(
+        fn(
+          `store_${n}`,
+          "(i: u32, v: f32)",
+          "// Replaces one half of the word; the other half keeps its bits. Only the invocation that",
+          "// owns both halves may call this (docs/f16.md).",
+          "let shift = (i & 1u) * 16u;",
+          `${n}[i >> 1u] = (${n}[i >> 1u] & ~(0xffffu << shift)) | ((pack2x16float(vec2<f32>(v, 0.0)) & 0xffffu) << shift);`,
+        ),
+      );
+    }
+  } else if (w === 2) {
+    out.push(fn(`load_${n}`, "(i: u32) -> vec2<f32>", `return unpack2x16float(${n}[i]);`));
+    if (write) out.push(fn(`store_${n}`, "(i: u32, v: vec2<f32>)", `${n}[i] = pack2x16float(v);`));
+  } else {
+    const get =
+      w === 4
+        ? "vec4<f32>(unpack2x16float(word.x), unpack2x16float(word.y))"
+        : "vec3<f32>(unpack2x16float(word.x), unpack2x16float(word.y).x)";
+    out.push(fn(`load_${n}`, `(i: u32) -> ${value}`, `let word = ${n}[i];`, `return ${get};`));
+    const put =
+      w === 4
+        ? "vec2<u32>(pack2x16float(v.xy), pack2x16float(v.zw))"
+        : "vec2<u32>(pack2x16float(v.xy), pack2x16float(vec2<f32>(v.z, 0.0)))";
+    if (write) out.push(fn(`store_${n}`, `(i: u32, v: ${value})`, `${n}[i] = ${put};`));
+  }
+  if (w === 1) {
+    // Two and four consecutive elements from an even index, and their raw bits.
+    const idx = (k: number): string => (k === 0 ? "i" : `i + ${k}u`);
+    if (!packed) {
+      out.push(fn(`load2_${n}`, `(i: u32) -> ${vecOf(2)}`, `return ${vecOf(2)}(${n}[i], ${n}[i + 1u]);`));
+      out.push(
+        fn(`load4_${n}`, `(i: u32) -> ${vecOf(4)}`, `return ${vecOf(4)}(${[0, 1, 2, 3].map((k) => `${n}[${idx(k)}]`).join(", ")});`),
+      );
+      if (write) {
+        out.push(fn(`store2_${n}`, `(i: u32, v: ${vecOf(2)})`, `${n}[i] = v.x;`, `${n}[i + 1u] = v.y;`));
+        out.push(fn(`store4_${n}`, `(i: u32, v: ${vecOf(4)})`, ...["x", "y", "z", "w"].map((c, k) => `${n}[${idx(k)}] = v.${c};`)));
+      }
+    } else {
+      out.push(fn(`load2_${n}`, "(i: u32) -> vec2<f32>", `return unpack2x16float(${n}[i >> 1u]);`));
+      out.push(
+        fn(
+          `load4_${n}`,
+          "(i: u32) -> vec4<f32>",
+          "let j = i >> 1u;",
+          `return vec4<f32>(unpack2x16float(${n}[j]), unpack2x16float(${n}[j + 1u]));`,
+        ),
+      );
+      if (write) {
+        out.push(fn(`store2_${n}`, "(i: u32, v: vec2<f32>)", `${n}[i >> 1u] = pack2x16float(v);`));
+        out.push(
+          fn(
+            `store4_${n}`,
+            "(i: u32, v: vec4<f32>)",
+            "let j = i >> 1u;",
+            `${n}[j] = pack2x16float(v.xy);`,
+            `${n}[j + 1u] = pack2x16float(v.zw);`,
+          ),
+        );
+      }
+    }
+    if (s === "f16" || packed) {
+      out.push(
+        fn(`raw2_${n}`, "(i: u32) -> u32", packed ? `return ${n}[i >> 1u];` : `return bitcast<u32>(vec2<f16>(${n}[i], ${n}[i + 1u]));`),
+      );
+      if (write) {
+        out.push(
+          packed
+            ? fn(`store_raw2_${n}`, "(i: u32, bits: u32)", `${n}[i >> 1u] = bits;`)
+            : fn(`store_raw2_${n}`, "(i: u32, bits: u32)", "let h = bitcast<vec2<f16>>(bits);", `${n}[i] = h.x;`, `${n}[i + 1u] = h.y;`),
+        );
+      }
+    } else {
+      out.push(fn(`raw2_${n}`, "(i: u32) -> vec2<u32>", `return vec2<u32>(bitcast<u32>(${n}[i]), bitcast<u32>(${n}[i + 1u]));`));
+      if (write)
+        out.push(
+          fn(`store_raw2_${n}`, "(i: u32, bits: vec2<u32>)", `${n}[i] = bitcast<${s}>(bits.x);`, `${n}[i + 1u] = bitcast<${s}>(bits.y);`),
+        );
+    }
+  } else if (w !== 3) {
+    // The raw bits of one vector element: vec2<f16> is one u32, vec4<f16> two; 32-bit lanes one each.
+    const raw = s === "f16" || packed ? (w === 2 ? "u32" : "vec2<u32>") : `vec${w}<u32>`;
+    out.push(fn(`raw_${n}`, `(i: u32) -> ${raw}`, packed ? `return ${n}[i];` : `return bitcast<${raw}>(${n}[i]);`));
+    if (write)
+      out.push(fn(`store_raw_${n}`, `(i: u32, bits: ${raw})`, packed ? `${n}[i] = bits;` : `${n}[i] = bitcast<${b.elementType}>(bits);`));
+  }
+  return out;
 }
 
 function uniformLines(b: DeclBinding, name: string, names: Set<string>): string[] {

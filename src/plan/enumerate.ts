@@ -16,6 +16,7 @@ import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
 import { candidateLimitError, checkCandidateCount, DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
+import { f16StorageFor, variantBindsF16, type F16Storage } from "./f16-storage.js";
 
 /** A configured instance after its leaf names were checked: canonical leaf key → value. */
 export interface ParsedInstance {
@@ -32,6 +33,8 @@ export interface Candidate {
   readonly variant: string;
   readonly status: CandidateStatus;
   readonly reason?: string;
+  /** For a variant that binds f16 data and is built: how the profile stores it. */
+  readonly f16Storage?: F16Storage;
   /**
    * Per instance: whether this variant was built for it, and why not: "pruned" when it cannot
    * serve the instance, "skipped" when its tunable combination is not the one built.
@@ -168,8 +171,8 @@ export function enumerateKernel(
       const kernelDead = firstFalse(kernel.when, topEnv, kernel);
       const survivors: VariantBuild[] = [];
       for (const v of ordered) {
-        const record = (status: CandidateStatus, reason?: string, inst: Candidate["instances"] = []): void => {
-          candidates.push({ dtypes, tunables, variant: v.id, status, reason, instances: inst });
+        const record = (status: CandidateStatus, reason?: string, inst: Candidate["instances"] = [], f16Storage?: F16Storage): void => {
+          candidates.push({ dtypes, tunables, variant: v.id, status, reason, ...(f16Storage ? { f16Storage } : {}), instances: inst });
         };
         if (kernelDead) {
           kernelReasons.push(kernelDead);
@@ -204,7 +207,8 @@ export function enumerateKernel(
         }
         const expanded = expandInstances(kernel, v, facts, instances, problems, profile.name, maxCandidates);
         survivors.push(expanded.build);
-        record("emitted", undefined, expanded.report);
+        const storage = variantBindsF16(kernel, v, facts) ? f16StorageFor(profile.features) : undefined;
+        record("emitted", undefined, expanded.report, storage);
       }
       if (!chosen && survivors.length > 0) {
         chosen = { facts, variants: survivors };

@@ -41,7 +41,6 @@ describe("binding times of the seed's derive entries", () => {
     ["pagedSplitWg", "run", ["dim(shapes.keyCacheT, 3)"]],
     ["cacheVec", "run", ["dim(shapes.keyCacheT, 3)", "dtypes.T"]],
     ["aScalar", "build", ["dtypes.T"]],
-    ["scalar", "build", ["dtypes.T"]],
     ["outVec", "build", ["dtypes.T"]],
   ])("%s is %s", (name, time, leaves) => {
     const t = times.get(name)!;

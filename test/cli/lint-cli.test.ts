@@ -39,7 +39,9 @@ describe("kernelc lint (in-process)", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("");
     expect(r.stderr).not.toMatch(/^error\[/m);
-    expect(r.stderr).toMatch(/^(\d+ errors?, \d+ warnings?|\d+ specs? checked, no problems)\n$/m);
+    expect(r.stderr).toMatch(
+      /^(\d+ errors?, \d+ warnings?|\d+ specs? checked, (\d+ shaders rendered and validated for \d+ profiles?, )?no problems)\n$/m,
+    );
     expect(r.stderr).toMatch(/^0 errors, \d+ warnings?\n$|no problems/m);
     for (const m of r.stderr.matchAll(/^ {2}--> (\S+):(\d+):(\d+) \((\/[^)]*)\)$/gm)) {
       expect(m[1]).toMatch(/^specs\/\w+\.json$/);

@@ -224,7 +224,8 @@ describe("kernelc lint renders and validates the templates", () => {
     const r = await run(["lint", "specs/PagedAttention.json", "--profile", "core", "--format", "json"], root);
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as { code: string; file: string }[];
-    expect(rows.map((d) => [d.code, d.file])).toEqual([["no_variant_for_profile", "specs/PagedAttention.json"]]);
+    // core has no shader-f16: PagedAttention's f16 data is packed in u32 pairs there, so every variant builds.
+    expect(rows.map((d) => [d.code, d.file])).toEqual([]);
   });
 
   it("the seed specs lint clean with rendering: warnings only, each reported once", async () => {

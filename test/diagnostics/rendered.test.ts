@@ -131,6 +131,25 @@ describe("build diagnostics, rendered as text", () => {
     expectGolden("wgsl_invalid", r);
   });
 
+  it("f16_unavailable: a template that names f16 on a profile without shader-f16 (f16 data packed in u32 pairs)", async () => {
+    const spec = baseSpec();
+    spec.typeConstraints = { T: ["float16"] };
+    spec.bindings = {
+      ...(spec.bindings as { [key: string]: Json }),
+      x: { arg: "x", elementType: "f16" },
+      y: { arg: "y", elementType: "f16" },
+    };
+    // Reads and writes through the helpers (valid in both forms), but computes in f16 by name.
+    const dir = writeProject({ spec, template: template({ body: "  let h = f16(params.alpha);\n  store_y(i, load_x(i) * f32(h));" }) });
+    const r = await cli(["build"], dir);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toEqual(["f16_unavailable"]);
+    expect(r.stderr).toContain("  --> templates/scale.wgsl.jinja:9:");
+    expect(r.stderr).toMatch(/= hint: without shader-f16, f16 bindings are stored as u32 pairs/);
+    expect(fs.existsSync(path.join(dir, "out")), "a failed build writes nothing").toBe(false);
+    expectGolden("f16_unavailable", r);
+  });
+
   it("wgsl_limit_exceeded: too many invocations and too much workgroup memory for the profile", async () => {
     // core allows 256 invocations and 16 KiB of workgroup memory; Tint (with the null adapter's
     // larger limits) accepts both, so only kernelc's own check can catch them.

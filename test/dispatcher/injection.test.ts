@@ -41,7 +41,7 @@ describe("generated code and spec text", () => {
     const mod = await importDispatcher(source);
     const planners = mod.planners as Record<string, (c: unknown) => { variant: string }>;
     const plan = planners.Axpby({ inputs: { xT: { shape: [8], dtype: "float32" } }, outputs: { yT: { shape: [8], dtype: "float32" } } });
-    expect(plan.variant).toBe("vec4_f32");
+    expect(plan.variant).toBe("vec4");
     expect((globalThis as Record<string, unknown>).kernelcPwned).toBeUndefined();
   }, 120_000);
 });

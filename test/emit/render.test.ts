@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { instrumentTemplate, RenderError, TemplateRenderer, tidyText } from "../../src/emit/render.js";
 import { WgslValidator } from "../../src/emit/validate-wgsl.js";
-import { type DeclBinding, resourceDeclarations, uniformSize } from "../../src/emit/wgsl-declarations.js";
+import { type DeclBinding, declareResources, resourceDeclarations, uniformSize } from "../../src/emit/wgsl-declarations.js";
+import { renderWithDeclarations } from "../../src/emit/shader.js";
+import { f16StorageFor } from "../../src/plan/f16-storage.js";
 import { updatingGoldens } from "../support/golden.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -124,8 +126,15 @@ describe("golden renders of templates/", () => {
   afterAll(() => validator?.dispose());
 
   test.each(goldenCases())("$name", async ({ input, expectedPath }) => {
-    const declarations = resourceDeclarations(input.bindings, input.features.includes("shader-f16"));
-    const { wgsl, lineMap } = renderer.render({ templatesDir: TEMPLATES, shader: input.shader, context: input.context, declarations });
+    const form = f16StorageFor(input.features);
+    const { wgsl, lineMap } = renderWithDeclarations(
+      renderer,
+      TEMPLATES,
+      input.shader,
+      input.context,
+      declareResources(input.bindings, form),
+      form,
+    );
     if (updatingGoldens()) writeFileSync(expectedPath, wgsl);
     expect(wgsl).toBe(readFileSync(expectedPath, "utf8"));
     expect(await validator.validate(wgsl, input.features)).toEqual([]);
@@ -149,7 +158,7 @@ describe("golden renders of templates/", () => {
     );
     expect(cases["sparse-kv-append-separate"]).toContain("const KV_HIDDEN: u32 = 1024u;");
     expect(cases["sparse-kv-append-separate"]).not.toContain("ROTARY");
-    expect(cases["sparse-kv-append-separate"]).toContain("present_value[dst] = f16(value[v_base + d]);");
+    expect(cases["sparse-kv-append-separate"]).toContain("store_raw2_present_value(dst, raw2_value(v_base + d));");
   });
 });
 

@@ -115,7 +115,7 @@ describe("validateSpecTree", () => {
   });
 
   it("reports an unknown WebGPU feature", () => {
-    const { diags } = validateEdited((s) => (s.variants[1].requires.features = ["shader_f16"]));
+    const { diags } = validateEdited((s) => (s.variants[1].requires = { features: ["shader_f16"] }));
     expect(diags).toHaveLength(1);
     expect(diags[0]).toMatchObject({ code: "schema_value", hint: 'did you mean `"shader-f16"`?' });
     expect(diags[0].location?.pointer).toBe("/variants/1/requires/features/0");

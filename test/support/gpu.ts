@@ -60,18 +60,28 @@ function unavailable(reason: string): undefined {
 }
 
 /**
- * Returns a device with the given features (default shader-f16) and limits, or undefined (after
- * printing why) when none is available and CI is not "true". Each call makes a new device; destroy
- * it when done.
+ * Returns the adapter (at the given feature level: "compatibility" gives compatibility-mode
+ * devices, as Dawn implements them), or undefined (after printing why) when there is none and CI
+ * is not "true".
  */
-export async function getGpuDevice(options: GpuDeviceOptions = {}): Promise<GPUDevice | undefined> {
+export async function getGpuAdapter(featureLevel: "core" | "compatibility" = "core"): Promise<GPUAdapter | undefined> {
   const { icd, dawnFlags } = gpuEnvironment();
   if (!existsSync(icd)) {
     return unavailable(`the Vulkan ICD manifest ${icd} does not exist (run: bash scripts/setup-lavapipe.sh)`);
   }
   const gpu = await loadGpu(icd, dawnFlags);
-  const adapter = await gpu.requestAdapter();
-  if (!adapter) return unavailable(`Dawn (${dawnFlags.join(" ")}) found no Vulkan adapter with VK_DRIVER_FILES=${icd}`);
+  const adapter = await gpu.requestAdapter({ featureLevel });
+  return adapter ?? unavailable(`Dawn (${dawnFlags.join(" ")}) found no Vulkan adapter with VK_DRIVER_FILES=${icd}`);
+}
+
+/**
+ * Returns a device with the given features (default shader-f16) and limits, or undefined (after
+ * printing why) when none is available and CI is not "true". Each call makes a new device; destroy
+ * it when done.
+ */
+export async function getGpuDevice(options: GpuDeviceOptions = {}): Promise<GPUDevice | undefined> {
+  const adapter = await getGpuAdapter();
+  if (!adapter) return undefined;
   const requiredFeatures = options.requiredFeatures ?? ["shader-f16"];
   const missing = requiredFeatures.filter((f) => !adapter.features.has(f));
   if (missing.length > 0) {

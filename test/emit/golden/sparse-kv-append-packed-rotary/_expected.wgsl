@@ -13,6 +13,33 @@ struct Params {
 }
 @group(0) @binding(7) var<uniform> params: Params;
 
+fn load_query(i: u32) -> f16 {
+  return query[i];
+}
+
+fn raw2_query(i: u32) -> u32 {
+  return bitcast<u32>(vec2<f16>(query[i], query[i + 1u]));
+}
+
+fn load_cos_cache(i: u32) -> f16 {
+  return cos_cache[i];
+}
+
+fn load_sin_cache(i: u32) -> f16 {
+  return sin_cache[i];
+}
+
+fn store2_present_key(i: u32, v: vec2<f16>) {
+  present_key[i] = v.x;
+  present_key[i + 1u] = v.y;
+}
+
+fn store_raw2_present_value(i: u32, bits: u32) {
+  let h = bitcast<vec2<f16>>(bits);
+  present_value[i] = h.x;
+  present_value[i + 1u] = h.y;
+}
+
 // com.microsoft.SparseAttention, KV append pass.
 // past_key and present_key are the same allocation, so this writes only the new rows:
 // one invocation per (batch, kv head, new token, component) of the BNSH cache, landing
@@ -62,6 +89,19 @@ fn rotary_value(own: f32, partner: f32, cs: f32, sn: f32, first: bool) -> f32 {
   return select(own * cs + partner * sn, own * cs - partner * sn, first);
 }
 
+// Component d of the key row at `k_base`, rotated at absolute position `position`.
+fn rotated_key(position: u32, k_base: u32, d: u32) -> f32 {
+  let own = f32(load_query(k_base + d));
+  if (d >= ROTARY_DIM) {
+    return own;
+  }
+  let slot = rotary_slot(d);
+  let cs = f32(load_cos_cache(position * ROTARY_HALF + slot));
+  let sn = f32(load_sin_cache(position * ROTARY_HALF + slot));
+  let partner = f32(load_query(k_base + rotary_partner(d)));
+  return rotary_value(own, partner, cs, sn, rotary_is_first(d));
+}
+
 @compute @workgroup_size(WG, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   // 2D-folded flat index: gid.y carries the high bits past the dispatch's
@@ -72,6 +112,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let d = index % HEAD_DIM;
+  // The even component writes the pair d, d + 1: one u32 of a packed f16 cache.
+  if (d % 2u != 0u) {
+    return;
+  }
   let t = (index / HEAD_DIM) % params.seqLen;
   let kv_head = (index / (HEAD_DIM * params.seqLen)) % KV_HEADS;
   let batch = index / (HEAD_DIM * params.seqLen * KV_HEADS);
@@ -84,15 +128,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
   // The key is rotated at its own absolute position before it enters the cache, so the
   // cache holds post-rotary keys and the attention pass never rotates again.
-  if (d < ROTARY_DIM) {
-    let slot = rotary_slot(d);
-    let cs = f32(cos_cache[position * ROTARY_HALF + slot]);
-    let sn = f32(sin_cache[position * ROTARY_HALF + slot]);
-    let own = f32(query[k_base + d]);
-    let partner = f32(query[k_base + rotary_partner(d)]);
-    present_key[dst] = f16(rotary_value(own, partner, cs, sn, rotary_is_first(d)));
-  } else {
-    present_key[dst] = f16(query[k_base + d]);
-  }
-  present_value[dst] = f16(query[v_base + d]);
+  let k = vec2<f32>(rotated_key(position, k_base, d), rotated_key(position, k_base, d + 1u));
+  store2_present_key(dst, vec2<f16>(k));
+  store_raw2_present_value(dst, raw2_query(v_base + d));
 }

@@ -12,6 +12,26 @@ struct Params {
 }
 @group(0) @binding(6) var<uniform> params: Params;
 
+fn raw2_key(i: u32) -> u32 {
+  return bitcast<u32>(vec2<f16>(key[i], key[i + 1u]));
+}
+
+fn raw2_value(i: u32) -> u32 {
+  return bitcast<u32>(vec2<f16>(value[i], value[i + 1u]));
+}
+
+fn store_raw2_present_key(i: u32, bits: u32) {
+  let h = bitcast<vec2<f16>>(bits);
+  present_key[i] = h.x;
+  present_key[i + 1u] = h.y;
+}
+
+fn store_raw2_present_value(i: u32, bits: u32) {
+  let h = bitcast<vec2<f16>>(bits);
+  present_value[i] = h.x;
+  present_value[i + 1u] = h.y;
+}
+
 // com.microsoft.SparseAttention, KV append pass.
 // past_key and present_key are the same allocation, so this writes only the new rows:
 // one invocation per (batch, kv head, new token, component) of the BNSH cache, landing
@@ -43,6 +63,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let d = index % HEAD_DIM;
+  // The even component writes the pair d, d + 1: one u32 of a packed f16 cache.
+  if (d % 2u != 0u) {
+    return;
+  }
   let t = (index / HEAD_DIM) % params.seqLen;
   let kv_head = (index / (HEAD_DIM * params.seqLen)) % KV_HEADS;
   let batch = index / (HEAD_DIM * params.seqLen * KV_HEADS);
@@ -52,6 +76,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let k_base = ((batch * params.seqLen + t) * KV_HIDDEN) + kv_head * HEAD_DIM;
   let v_base = k_base;
 
-  present_key[dst] = f16(key[k_base + d]);
-  present_value[dst] = f16(value[v_base + d]);
+  // Raw bits: the cache holds exactly the f16 values of the input.
+  store_raw2_present_key(dst, raw2_key(k_base + d));
+  store_raw2_present_value(dst, raw2_value(v_base + d));
 }

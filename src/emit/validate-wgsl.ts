@@ -222,8 +222,8 @@ export class WgslValidator {
   ) {}
 
   /** Starts the validation workers (once per process), or Dawn in this thread when there is no compiled worker script. */
-  static async create(options: { readonly threads?: boolean } = {}): Promise<WgslValidator> {
-    if (options.threads !== false && existsSync(fileURLToPath(WORKER_URL))) {
+  static async create(): Promise<WgslValidator> {
+    if (existsSync(fileURLToPath(WORKER_URL))) {
       workerPool ??= startWorkers();
       try {
         const workers = await workerPool;

@@ -200,7 +200,9 @@ let workerPool: Promise<TintWorker[]> | undefined;
 
 async function startWorkers(): Promise<TintWorker[]> {
   const count = Math.max(1, Math.min(4, availableParallelism()));
-  const workers = Array.from({ length: count }, () => new TintWorker(new Worker(WORKER_URL)));
+  // No Node options of the calling process: the script needs none, and some (`--input-type` of a
+  // `node -e` caller, loaders) would stop a worker started from a file.
+  const workers = Array.from({ length: count }, () => new TintWorker(new Worker(WORKER_URL, { execArgv: [] })));
   await Promise.all(workers.map((w) => w.ready));
   return workers;
 }

@@ -3,7 +3,9 @@
 //  1. lint of 200 copies of the seed spec in one process (specs per second), and lint of one
 //     spec with 40,000 unknown top-level keys (every one a diagnostic: lint is linear in spec size);
 //  2. cold build of all default profiles, and a no-op build (out/ already current);
-//  3. plan cost per call: the generated dispatcher against the interpreter on the same calls.
+//  3. plan cost per call: the generated dispatcher against the interpreter on the same calls;
+//  4. the authoring loop (lint with rendering, watch);
+//  5. size: desktop-32k's dispatcher + runtime minified by esbuild (bench/size.mjs).
 // Each figure is the median of repeats; ratios are taken within this one run. Prints a table.
 // `--lint-only` runs only (1).
 import * as fs from "node:fs";
@@ -168,6 +170,12 @@ if (!process.argv.includes("--lint-only")) {
   const { lintRenderRows } = await import("./lint-render.js");
   const { watchRows } = await import("./watch.js");
   rows.push(...(await lintRenderRows()), ...(await watchRows()));
+}
+
+// 5. Size: desktop-32k's dispatcher + the runtime, minified by esbuild (bench/size.mjs).
+{
+  const { sizeRows } = await import("./size.mjs");
+  rows.push(...(await sizeRows()));
 }
 
 console.log(`machine: ${machine}`);

@@ -96,6 +96,8 @@ export interface BuildOptions extends ProjectOptions {
   readonly profiles?: readonly string[];
   /** Called with a short description of each step (for a progress display). */
   readonly onProgress?: (step: string) => void;
+  /** The language of the generated modules: "ts", or "js" with .d.ts declarations; default: the config's `emit` ("ts"). */
+  readonly emit?: "ts" | "js";
 }
 
 /** What build() returns. */
@@ -122,6 +124,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const result = await compile(config, {
     ...(options.profiles ? { profiles: options.profiles } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.emit ? { emit: options.emit } : {}),
   });
   const ok = !hasErrors(result.diagnostics);
   return {

@@ -9,6 +9,7 @@ import { compile, type CompileResult } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
+import type { EmitKind } from "../emit/code-writer.js";
 import type { LoadedConfig } from "../plan/config.js";
 import { BUILD_INFO, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
@@ -40,6 +41,8 @@ export interface BuildOptions {
   readonly out?: string;
   readonly check?: boolean;
   readonly force?: boolean;
+  /** The language of the generated modules; overrides the config's `emit`. */
+  readonly emit?: EmitKind;
   readonly format: Format;
   /**
    * Update out/ in place, writing only the files that changed (kernelc watch; see updateInPlace),
@@ -79,7 +82,7 @@ export async function runBuild(io: Io, opts: BuildOptions, compileWith?: Compile
 }
 
 async function build(io: Io, opts: BuildOptions, compileWith?: CompileWith): Promise<number> {
-  const loaded = loadProjectConfig(io.cwd, opts.config);
+  const loaded = withEmit(loadProjectConfig(io.cwd, opts.config), opts.emit);
   const target = resolveOutDir(loaded, io.cwd, opts.out);
   const run: BuildRun = {
     io,
@@ -107,6 +110,14 @@ async function build(io: Io, opts: BuildOptions, compileWith?: CompileWith): Pro
   } finally {
     release();
   }
+}
+
+/**
+ * The config with --emit applied: the inputs hash covers the config, so a build in the other
+ * language is never taken for a no-op.
+ */
+function withEmit(loaded: LoadedConfig, emit: EmitKind | undefined): LoadedConfig {
+  return emit === undefined || emit === loaded.config.emit ? loaded : { ...loaded, config: { ...loaded.config, emit } };
 }
 
 /** Compiles the project (the whole of it, or the profiles and kernels asked for), with a progress line. */
@@ -145,6 +156,7 @@ function finalFiles(run: BuildRun, result: CompileResult, current: ReturnType<ty
       order: [...run.loaded.config.profiles, ...run.loaded.allProfiles.map((p) => p.name)],
       shown: run.target.shown,
       kernels: run.opts.kernel,
+      emit: run.loaded.config.emit,
     });
   }
   return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash);
@@ -242,9 +254,9 @@ async function runCheck(run: BuildRun): Promise<number> {
   const result = await compileWithProgress(run);
   if (reportCompile(run, result)) return 1;
   const current = readTreeStrict(target.dir);
-  // A partial check leaves out the two whole-bundle lists (profiles.json, the index.ts bundle index), which name every profile.
+  // A partial check leaves out the whole-bundle lists (profiles.json, the bundle index), which name every profile.
   const expected = run.partial
-    ? new Map([...result.files].filter(([rel]) => rel !== "profiles.json" && rel !== "index.ts"))
+    ? new Map([...result.files].filter(([rel]) => rel !== "profiles.json" && !/^index\.(?:ts|js|d\.ts)$/.test(rel)))
     : withBuildInfo(new Map([...result.files, [MARKER, MARKER_TEXT]]), run.hash);
   const inScope = (rel: string): boolean => !run.partial || result.profiles.some((p) => rel.startsWith(`${p.profile.name}/`));
   const diags: Diagnostic[] = [];

@@ -63,6 +63,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--out <dir>", "output folder (overrides the config)")
     .option("--check", "do not write: fail if out/ differs from a fresh build")
     .option("--force", "rebuild even when the inputs are unchanged")
+    .addOption(
+      new Option(
+        "--emit <kind>",
+        "generated modules as TypeScript (ts) or JavaScript with .d.ts declarations (js) (default: the config's emit, ts)",
+      ).choices(["ts", "js"]),
+    )
     .addOption(formatOption())
     .action(
       async (opts: {
@@ -72,6 +78,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         out?: string;
         check?: boolean;
         force?: boolean;
+        emit?: "ts" | "js";
         format: Format;
       }) => {
         const { runBuild } = await import("./build-command.js");

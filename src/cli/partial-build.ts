@@ -8,12 +8,22 @@ import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
 import { bundleIndexFromManifests } from "../emit/bundle-index.js";
+import type { EmitKind } from "../emit/code-writer.js";
+import { moduleFiles } from "../emit/dispatcher.js";
 import { profilesIndex } from "../emit/manifest.js";
 import { BUILD_INFO, type OnDiskTree } from "./build-info.js";
 import { MARKER, shaderBodyMatches } from "./out-dir.js";
 
 const PROFILES_JSON = "profiles.json";
-const INDEX_TS = "index.ts";
+
+/** The generated modules' files by emit: the bundle index's and each profile's dispatcher's. */
+const MODULE_FILE = { ts: /^(?:index|[^/]+\/dispatcher)\.ts$/, js: /^(?:index|[^/]+\/dispatcher)\.(?:js|d\.ts)$/ };
+
+/** The files of `out/` that are generated modules of the other emit than `emit`. */
+export function otherEmitModules(files: Iterable<string>, emit: EmitKind): string[] {
+  const other = MODULE_FILE[emit === "ts" ? "js" : "ts"];
+  return [...files].filter((rel) => other.test(rel) && !MODULE_FILE[emit].test(rel)).sort();
+}
 const SHADER_REF = /^\.\.\/shaders\/([0-9a-f]{16})\.wgsl$/;
 
 /** What a partial build merges. */
@@ -30,6 +40,8 @@ export interface PartialMerge {
   readonly shown: string;
   /** The kernels built with --kernel, if any. */
   readonly kernels?: readonly string[];
+  /** The language of the generated modules (the built ones are in it; out/'s must be too). */
+  readonly emit: EmitKind;
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -75,6 +87,21 @@ function referencedShaders(manifestText: string, file: string, shown: string): s
 
 /** The files of out/ after a partial build (without the marker and build-info.json, which the caller adds). */
 export function mergePartial(m: PartialMerge): Map<string, string> {
+  // Modules of the other emit would stay next to the ones built: out/ would mix .ts and .js.
+  const mixed = otherEmitModules(m.current.files.keys(), m.emit);
+  if (mixed.length > 0) {
+    const lang = (e: EmitKind): string => (e === "ts" ? "TypeScript (.ts)" : "JavaScript (.js and .d.ts)");
+    throw new UserError([
+      makeDiagnostic(
+        "out_emit_mixed",
+        `${m.shown}/ holds ${lang(m.emit === "ts" ? "js" : "ts")} modules (${mixed.slice(0, 3).join(", ")}${mixed.length > 3 ? ", …" : ""}) and this build of some profiles or kernels writes ${lang(m.emit)} ones: the rest of ${m.shown}/ would keep the other kind`,
+        undefined,
+        {
+          hint: `run \`kernelc build\` without --profile/--kernel to rebuild all of ${m.shown}/ (the modules kernelc wrote before are replaced), or build with --emit ${m.emit === "ts" ? "js" : "ts"}`,
+        },
+      ),
+    ]);
+  }
   const current = new Map<string, string>();
   for (const [rel, bytes] of m.current.files) if (rel !== BUILD_INFO && rel !== MARKER) current.set(rel, bytes.toString("utf8"));
   const built = new Set(m.profiles);
@@ -129,6 +156,6 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
     names.map((name) => ({ name, text: files.get(`${name}/manifest.json`)! })),
     shaderIds,
   );
-  if (index !== undefined) files.set(INDEX_TS, index);
+  if (index !== undefined) for (const [rel, text] of moduleFiles("index", index, m.emit)) files.set(rel, text);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

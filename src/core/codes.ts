@@ -106,6 +106,10 @@ export const CODES = {
     summary: "out/ holds a symbolic link, a special file or a file kernelc did not write (a warning when a build removes it).",
   },
   out_modified: { severity: "error", summary: "A file in out/ no longer matches what kernelc wrote, and a partial build would keep it." },
+  out_emit_mixed: {
+    severity: "error",
+    summary: "A build of some profiles or kernels would leave out/ with both TypeScript and JavaScript modules.",
+  },
   out_locked: { severity: "error", summary: "Another kernelc build holds the output folder's lock." },
   out_leftover: {
     severity: "warning",

@@ -101,3 +101,46 @@ export class CodeWriter {
     return this.out.join("\n");
   }
 }
+
+/**
+ * Type-only text in generated code is marked (start and end control characters, which `str` escapes
+ * and `comment` replaces, so spec text can never contain them): TypeScript output keeps the text,
+ * JavaScript output drops it. Marks may nest.
+ */
+export const TYPE_START = "\u0001";
+export const TYPE_END = "\u0002";
+
+/** Marks `text` as type-only (see TYPE_START). */
+export function ty(text: string): string {
+  return `${TYPE_START}${text}${TYPE_END}`;
+}
+
+/** The languages kernelc emits generated modules in: TypeScript, or JavaScript with .d.ts declarations. */
+export type EmitKind = "ts" | "js";
+
+/**
+ * A generated module's final text: for "ts" the marked text with the marks removed; for "js" without
+ * the marked text, and without the lines that held nothing else (field declarations, interfaces).
+ */
+export function finishModule(marked: string, emit: EmitKind): string {
+  if (emit === "ts") return marked.replace(/[\u0001\u0002]/g, "");
+  const DROPPED = "\u0003";
+  const kept: string[] = [];
+  let depth = 0;
+  for (const part of marked.split(/([\u0001\u0002])/)) {
+    if (part === TYPE_START) depth++;
+    else if (part === TYPE_END) {
+      if (depth === 0) throw new Error("internal error: unbalanced type marks in generated code");
+      if (--depth === 0) kept.push(DROPPED);
+    } else if (depth === 0) kept.push(part);
+  }
+  if (depth !== 0) throw new Error("internal error: unbalanced type marks in generated code");
+  const out = kept.join("");
+  // Generated code has no multi-line strings or template literals: collapsing blank lines changes no value.
+  return out
+    .split("\n")
+    .filter((line) => !(line.includes(DROPPED) && /^[\s\u0003]*$/.test(line)))
+    .join("\n")
+    .replace(/\u0003/g, "")
+    .replace(/\n{3,}/g, "\n\n");
+}

@@ -13,7 +13,20 @@ import { UNKNOWN, evaluate } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, StaticLeaves, type StaticFacts } from "../plan/env.js";
 import { nodeText, operandsOf, showValue } from "../plan/explain-false.js";
-import { comment, str as q } from "./code-writer.js";
+import { comment, str as q, ty } from "./code-writer.js";
+
+/** The prelude helpers that can throw an evaluation failure (EvalFailure) themselves. */
+const CAN_FAIL = /\$(?:err|overflow|chk|addN|subN|mulN|fdivI|modI|modF|divF|fdivF|divN|fdivN|modN|dimS|dimT|ceilDiv|pow2ceil|need|attr)\(/;
+
+/** Whether generated code can throw while it runs: it calls a failing helper or a derive entry's method. */
+function mayFail(code: string): boolean {
+  const bare = code.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  return CAN_FAIL.test(bare) || /\bthis\.d\d+\(/.test(bare);
+}
+
+/** `as number` and `as readonly number[]` casts, type-only (dropped from JavaScript output). */
+const AS_NUMBER = ty(" as number");
+const AS_SHAPE = ty(" as readonly number[]");
 
 /** Text safe inside a generated comment (see code-writer's `comment`). */
 export const commentText = comment;
@@ -150,7 +163,7 @@ export class AssignmentGen {
     this.temps = [];
     try {
       const result = body();
-      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}: number`).join(", ")};\n` : "" };
+      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}${ty(": number")}`).join(", ")};\n` : "" };
     } finally {
       this.temps = outer;
     }
@@ -207,7 +220,13 @@ export class AssignmentGen {
           const t = tsType(d.type);
           this.field(`m${id}`, t);
           this.methods.push(
-            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}(): ${t} {\n${temps}    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }\n  }`,
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}()${ty(`: ${t}`)} {\n${temps}${
+              // Only code that can fail by itself needs the wrap: a failure of another derive entry it
+              // reads already names that entry, and $wrap leaves such a message as it is.
+              CAN_FAIL.test(body.code.replace(/"(?:[^"\\]|\\.)*"/g, '""'))
+                ? `    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }`
+                : `    return (this.m${id} = ${body.code});`
+            }\n  }`,
           );
           f = { memo: `m${id}`, method: `d${id}` };
         }
@@ -219,6 +238,20 @@ export class AssignmentGen {
     if ("read" in f) return { code: f.read, read: true };
     // The memo is checked where the value is read, so a derive already computed costs no call.
     return { code: `(this.${f.memo} ?? this.${f.method}())` };
+  }
+
+  /** Shape fields (`sN`: a required tensor's shape, set by the constructor) that the class's code reads. */
+  private readonly shapeFields = new Set<number>();
+
+  /**
+   * The shape of a required tensor: a field set by the constructor (validation made the tensor
+   * present), except for an output plan() fills in, whose description plan() sets.
+   */
+  shapeOf(id: string): string {
+    const slot = this.valid.tensors.get(id)!;
+    if (slot.filled) return `${this.tensor(id)}${ty("!")}.shape`;
+    this.shapeFields.add(slot.index);
+    return `this.s${slot.index}`;
   }
 
   private tensor(id: string): string {
@@ -244,12 +277,12 @@ export class AssignmentGen {
     const t = this.tensor(l.name);
     if (l.ns === "present") return { code: `(${t} !== null)`, read: true };
     const required = this.valid.tensors.get(l.name)!.required;
-    const desc = required ? `${t}!` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
+    const desc = required ? `${t}${ty("!")}` : `$need(${t}, ${q(`${l.ns}.${l.name}`)}, ${q(l.name)})`;
     switch (l.ns) {
       case "shapes":
-        return { code: `${desc}.shape`, read: required };
+        return { code: required ? this.shapeOf(l.name) : `${desc}.shape`, read: required };
       case "ranks":
-        return { code: `${desc}.shape.length`, read: required };
+        return { code: required ? `${this.shapeOf(l.name)}.length` : `${desc}.shape.length`, read: required };
       case "tensorDtypes":
         return { code: `${desc}.dtype`, read: required };
       default:
@@ -272,7 +305,7 @@ export class AssignmentGen {
         }
       }
     }
-    const num = (y: TExpr): string => `(${this.expr(y, e, src).code} as number)`;
+    const num = (y: TExpr): string => `(${this.expr(y, e, src).code}${AS_NUMBER})`;
     switch (x.k) {
       case "const":
         return { code: lit(x.value), value: x.value };
@@ -324,10 +357,10 @@ export class AssignmentGen {
           case "<=":
           case ">":
           case ">=":
-            return { code: `((${L} as number) ${x.op} (${R} as number))` };
+            return { code: `((${L}${AS_NUMBER}) ${x.op} (${R}${AS_NUMBER}))` };
         }
-        const a = `(${L} as number)`;
-        const b = `(${R} as number)`;
+        const a = `(${L}${AS_NUMBER})`;
+        const b = `(${R}${AS_NUMBER})`;
         const divisor = right.value;
         if (mode === "I" && typeof divisor === "number" && divisor !== 0) {
           // By a constant other than zero: no zero check, so the integer division or modulo is written in place.
@@ -356,8 +389,8 @@ export class AssignmentGen {
    * helper, which evaluates each operand once).
    */
   private checked(op: "+" | "-" | "*", mode: "I" | "N", left: TExpr, right: TExpr, e: GenEnv, src: CExpr): string {
-    const a = `${this.expr(left, e, src).code} as number`;
-    const b = `${this.expr(right, e, src).code} as number`;
+    const a = `${this.expr(left, e, src).code}${AS_NUMBER}`;
+    const b = `${this.expr(right, e, src).code}${AS_NUMBER}`;
     if (mode === "I") return `$chk((${a}) ${op} (${b}))`;
     return `${{ "+": "$addN", "-": "$subN", "*": "$mulN" }[op]}(${a}, ${b})`;
   }
@@ -391,12 +424,12 @@ export class AssignmentGen {
       axis >= slot.rank
     )
       return undefined;
-    return `${this.tensor(tensor)}!.shape[${axis < 0 ? axis + slot.rank : axis}]`;
+    return `${this.shapeOf(tensor)}[${axis < 0 ? axis + slot.rank : axis}]`;
   }
 
   private callCode(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): string {
     const arg = (i: number): string => this.expr(x.args[i], e, src).code;
-    const n = (i: number): string => `(${arg(i)} as number)`;
+    const n = (i: number): string => `(${arg(i)}${AS_NUMBER})`;
     switch (x.fn) {
       case "dim": {
         const target = x.args[0];
@@ -405,7 +438,7 @@ export class AssignmentGen {
           const name = target.leaf.name;
           return `$dimT(${this.tensor(name)}, ${n(1)}, ${q(name)})`;
         }
-        return `$dimS(${arg(0)} as readonly number[], ${n(1)}, "shape")`;
+        return `$dimS(${arg(0)}${AS_SHAPE}, ${n(1)}, "shape")`;
       }
       case "min":
       case "max":
@@ -421,7 +454,7 @@ export class AssignmentGen {
       case "pow2ceil":
         return `$pow2ceil(${n(0)})`;
       case "sameShape":
-        return `$same(${arg(0)} as readonly number[], ${arg(1)} as readonly number[])`;
+        return `$same(${arg(0)}${AS_SHAPE}, ${arg(1)}${AS_SHAPE})`;
       case "f16Ok":
         return `(${arg(0)} === "float16")`;
     }
@@ -479,11 +512,11 @@ export class AssignmentGen {
       const tests = live.slice(0, -1).map((l) => `() => ${l.code}`);
       const whys = live.map((l) => this.explainNode(l.c, cur, e, pathCode, depth + 1));
       const pick = whys.slice(0, -1).reduceRight((rest, why, i) => `i === ${i} ? ${why} : ${rest}`, whys[whys.length - 1]!);
-      return `((i: number) => ${pick})($first([${tests.join(", ")}]))`;
+      return `((i${ty(": number")}) => ${pick})($first([${tests.join(", ")}]))`;
     }
     if (node.k === "cond") {
       const C = this.expr(node.cond, e, cur).code;
-      return `((c: unknown) => c === true ? ${this.explainNode(node.then, cur, e, pathCode, depth + 1)} : c === false ? ${this.explainNode(node.otherwise, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.cond, cur, e, pathCode, depth + 1)})($try(() => ${C}))`;
+      return `((c${ty(": unknown")}) => c === true ? ${this.explainNode(node.then, cur, e, pathCode, depth + 1)} : c === false ? ${this.explainNode(node.otherwise, cur, e, pathCode, depth + 1)} : ${this.explainNode(node.cond, cur, e, pathCode, depth + 1)})($try(() => ${C}))`;
     }
     if (node.k === "derive") {
       const d = e.derives.get(node.name);
@@ -498,7 +531,7 @@ export class AssignmentGen {
           const od = owner.derives.get(node.name)!;
           const { body, temps } = this.scoped(() => this.explainNode(od.expr.texpr, od.expr, owner, "path", depth + 1));
           this.methods.push(
-            `  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path: readonly string[]): string {\n${temps}    return ${body};\n  }`,
+            `  /** why ${commentText(q(node.name))} is not true */\n  ${method}(path${ty(": readonly string[]")})${ty(": string")} {\n${temps}    return ${body};\n  }`,
           );
         }
         return `this.${method}([...${pathCode}, ${q(node.name)}])`;
@@ -511,7 +544,7 @@ export class AssignmentGen {
       const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
       const c = this.expr(o, e, cur);
       if (c.value !== undefined) return q(`${text} = ${showValue(c.value)}`);
-      return `${q(`${text} = `)} + $showT($try(() => ${c.code}))`;
+      return `${q(`${text} = `)} + $sv(() => ${c.code})`;
     });
     return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
   }
@@ -522,15 +555,29 @@ export class AssignmentGen {
    * for a rejected variant only when no variant fits (derives are pure, so it is the same then).
    */
   condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
-    const id = this.condCount++;
     const holds = this.scoped(() => this.expr(c.texpr, e, c).code);
     const why = this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) }));
+    // A condition several variants share (same text, same code in their envs) gets one pair of methods.
+    const key = JSON.stringify([c.source.text, holds, why]);
+    const known = this.condMethods.get(key);
+    if (known) return known;
+    const id = this.condCount++;
+    const names = { holds: `this.c${id}()`, why: `this.w${id}()` };
+    // A condition that cannot fail to evaluate (no failing helper, no derive entry read) needs no try/catch.
+    const failing = mayFail(holds.body) || mayFail(why.body.value);
+    this.condMethods.set(key, names);
     this.methods.push(
-      `  /** when ${commentText(q(c.source.text))} */\n  c${id}(): boolean {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`,
-      `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}(): string {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`,
+      failing
+        ? `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`
+        : `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    return (${holds.body}) === true;\n  }`,
+      failing
+        ? `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`
+        : `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    return ${why.body.explanation};\n  }`,
     );
-    return { holds: `this.c${id}()`, why: `this.w${id}()` };
+    return names;
   }
+
+  private readonly condMethods = new Map<string, { holds: string; why: string }>();
 
   /** Declares a memo field. */
   field(name: string, type: string): void {
@@ -563,15 +610,20 @@ export class AssignmentGen {
     const tensors = [...call.tensors.values()].sort((a, b) => a.index - b.index);
     const aliases = [...call.aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`);
     const attrs = [...call.attrIndex.values()].sort((a, b) => a - b).map((i) => `a${i}`);
+    const shapes = [...this.shapeFields].sort((a, b) => a - b);
     const decls = [
       ...tensors.map((t) => `  declare ${t.filled ? "" : "readonly "}t${t.index}: TensorDesc | null;`),
       ...aliases.map((u) => `  declare readonly ${u}: TensorDesc | null;`),
       ...attrs.map((a) => `  declare readonly ${a}: unknown;`),
       ...this.fields.map((f) => `  private declare ${f.name}: ${f.type} | undefined;`),
-    ];
+      ...shapes.map((i) => `  declare readonly s${i}: readonly number[];`),
+    ].map((d) => ty(d));
     const names = [...tensors.map((t) => `t${t.index}`), ...aliases];
-    const params = [...names.map((t) => `${t}: TensorDesc | null`), ...attrs.map((a) => `${a}: unknown`)];
-    const body = [...names, ...attrs].map((x) => `    this.${x} = ${x};`).concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
+    const params = [...names.map((t) => `${t}${ty(": TensorDesc | null")}`), ...attrs.map((a) => `${a}${ty(": unknown")}`)];
+    const body = [...names, ...attrs]
+      .map((x) => `    this.${x} = ${x};`)
+      .concat(shapes.map((i) => `    this.s${i} = t${i}${ty("!")}.shape;`))
+      .concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
     return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }
 }

@@ -11,7 +11,7 @@ import type { CheckedBinding, CheckedVariant } from "../model/checked.js";
 import type { Value } from "../model/ir.js";
 import type { StaticFacts } from "../plan/env.js";
 import { ELEMENT_BYTES, type AssignmentModel, type KernelModel, type VariantModel } from "../plan/dispatch-model.js";
-import { str as q } from "./code-writer.js";
+import { str as q, ty } from "./code-writer.js";
 import { AssignmentGen, lit, type Code, type GenEnv, type ValidatedCall } from "./dispatcher-expr.js";
 
 /** What generating one assignment's class shares: the kernel model, the facts, the generator, message constants. */
@@ -39,6 +39,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   const prefix = `${name}: variant \`${v.id}\``;
   const maxWg = cx.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   const body: string[] = [];
+  const stages: string[] = [];
   const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
   // Shader ids first. The entries are tried in order and key leaves read lazily, as the interpreter
   // does: each leaf once per call, into a local, by a method that turns a failure into an "eval" error.
@@ -53,13 +54,36 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       // built keys in entry order (null matches anything); the locals name the key when none fits.
       const locals = leaves.map((_, i) => `k${pi}_${i}`);
       if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
-      const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
-      const miss = `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      // The call that fails naming the key (its constants are made only when the code needs it).
+      const miss = (): string => {
+        const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
+        return `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+      };
+      if (entries.length > 0 && entries.every((e) => e.key.every((kv) => kv !== null))) {
+        // No wildcard: at most one entry's key matches (the first, if keys repeat), so the entries
+        // become a decision tree over the leaves, those with fewer distinct values tested first.
+        const distinct = leaves.map((_, i) => new Set(entries.map((e) => lit(e.key[i]!))).size);
+        const order = leaves.map((_, i) => i).sort((a, b) => distinct[a]! - distinct[b]! || a - b);
+        const tree = (rows: typeof entries, depth: number): string => {
+          if (depth === order.length) return q(rows[0]!.id);
+          const i = order[depth]!;
+          const groups = new Map<string, typeof entries>();
+          for (const r of rows) {
+            const v = lit(r.key[i]!);
+            groups.set(v, [...(groups.get(v) ?? []), r]);
+          }
+          const arms = [...groups].map(([v, rs]) => `${locals[i]} === ${v} ? ${tree(rs, depth + 1)}`);
+          return `(${arms.join(" : ")} : undefined)`;
+        };
+        // Without key leaves the first entry is the shader (and no call can miss it).
+        body.push(`    const s${pi}${ty(": string")} = ${order.length ? `${tree(entries, 0)} ?? ${miss()}` : q(entries[0]!.id)};`);
+        return;
+      }
       const arms = entries.map((e) => {
         const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
         return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
       });
-      body.push(`    const s${pi}: string = ${[...arms, miss].join("\n      : ")};`);
+      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss()].join("\n      : ")};`);
       return;
     }
     // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
@@ -71,18 +95,18 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
       const read = `k${vi}_${pi}_${i}`;
       g.method(
-        `${read}(): unknown`,
+        `${read}()${ty(": unknown")}`,
         `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`,
       );
       g.method(
-        `${read}s(): string`,
+        `${read}s()${ty(": string")}`,
         `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`,
       );
       if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
-      body.push(`    let k${pi}_${i}: unknown = undefined;`);
+      body.push(`    let k${pi}_${i}${ty(": unknown")} = undefined;`);
       return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
     });
-    body.push(`    let s${pi}: string | undefined = undefined;`);
+    body.push(`    let s${pi}${ty(": string | undefined")} = undefined;`);
     entries.forEach((e, ei) => {
       const tests = e.key.flatMap((kv, i) =>
         kv === null ? [] : [Array.isArray(kv) ? `$eq(${reads[i]!.value}, ${lit(kv)})` : `${reads[i]!.value} === ${lit(kv)}`],
@@ -94,20 +118,15 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   });
   let tmpCount = 0;
   /**
-   * Emits `let rN = code;` guarded so an evaluation failure becomes an "eval" KernelCallError, and
-   * returns rN; a constant or a plain read cannot fail and is returned as it is.
+   * Emits `st = N; const rN = code;` and returns rN: the method's one try/catch turns an evaluation
+   * failure into an "eval" KernelCallError naming stage N (`stages`: its prefix and what was
+   * evaluated). A constant or a plain read cannot fail and is returned as it is.
    */
   const guarded = (x: Code, pfx: string, what: string): string => {
     if (x.value !== undefined || x.read) return x.code;
     const t = `r${tmpCount++}`;
-    body.push(
-      `    let ${t}: unknown = undefined;`,
-      `    try {`,
-      `      ${t} = ${x.code};`,
-      `    } catch (e) {`,
-      `      $evalFail(e, ${sc(pfx)}, ${q(what)});`,
-      `    }`,
-    );
+    stages.push(sc(pfx), q(what));
+    body.push(`    st = ${stages.length / 2};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
     return t;
   };
   // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
@@ -119,10 +138,10 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     let size: string;
     if (x.k === "list") {
       const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape), prefix, what));
-      size = `$round4(${[...items.map((t) => `(${t} as number)`), String(bytes)].join(" * ")})`;
+      size = `$round4(${[...items.map((t) => `(${t}${ty(" as number")})`), String(bytes)].join(" * ")})`;
     } else {
       const shape = guarded(g.expr(x, venv, im.shape), prefix, what);
-      size = `$round4($product(${shape} as readonly number[]) * ${bytes})`;
+      size = `$round4($product(${shape}${ty(" as readonly number[]")}) * ${bytes})`;
     }
     body.push(
       `    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`,
@@ -139,22 +158,19 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     if (b.kind === "scratch") {
       const si = scratchIndex.get(b.ref!);
       body.push(
-        `    const ${r}: BindingResource = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
+        `    const ${r}${ty(": BindingResource")} = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
       );
       return r;
     }
     const slot = tensors.get(b.ref!)!;
     const t = `this.t${slot.index}`;
-    if (!slot.required)
-      body.push(
-        `    if (${t} === null) $fail("eval", ${q(`${pprefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`)});`,
-      );
+    if (!slot.required) body.push(`    if (${t} === null) $omitted(${sc(pprefix)}, ${q(b.name)}, ${q(b.ref!)});`);
     // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
     const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
     const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
     if (bytes === undefined) {
       body.push(
-        `    const ${r}: BindingResource = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
+        `    const ${r}${ty(": BindingResource")} = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
       );
     } else {
       // One method per tensor and limit in the class builds the resource (shared by the variants).
@@ -163,7 +179,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       const kind = b.refIsInput ? "input" : "output";
       const method = g.shared(
         `z${slot.index}${b.buffer === "uniform" ? "u" : ""}`,
-        () => `(): BindingResource {\n    return $buf(${t}!, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`,
+        () =>
+          `()${ty(": BindingResource")} {\n    return $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`,
       );
       body.push(`    const ${r} = this.${method}();`);
     }
@@ -193,11 +210,11 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
               : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`,
           );
         });
-        res = `{ kind: "uniform", bytes: ${u} }`;
+        return `$ub(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${u})`;
       } else {
         res = resourceOf(b, pprefix);
       }
-      return `{ binding: ${bi}, name: ${q(b.name)}, type: ${q(b.buffer)}, resource: ${res} }`;
+      return `$bd(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${res})`;
     });
     const wg = pm.pass.dispatch.map((d, i) => {
       const x = g.expr(d.texpr, penv, d);
@@ -206,14 +223,27 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       body.push(`    const ${w} = $wg(${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
       return w;
     });
-    return `{ id: ${q(pm.pass.id)}, name: ${q(pm.pass.name)}, shader: s${pi}, entryPoint: "main", bindings: [${bindings.join(", ")}], workgroups: [${wg.join(", ")}] }`;
+    return `$pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s${pi}, [${bindings.join(", ")}], ${wg.join(", ")})`;
   });
   const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
   body.push(
     `    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`,
   );
-  return body;
+  if (stages.length === 0) return body;
+  // One try/catch for the method: `st` names the guarded evaluation that was running.
+  const table = cx.konst(`[${stages.join(", ")}]`, "readonly string[]");
+  return [
+    "    let st = 0;",
+    "    try {",
+    ...body.map((l) => `  ${l}`),
+    "    } catch (e) {",
+    `      return $evalAt(e, ${table}, st);`,
+    "    }",
+  ];
 }
+
+/** Buffer types as `$bd` takes them (an index into the prelude's BT). */
+const BUFFER_TYPES: readonly string[] = ["storage", "read-only-storage", "uniform"];
 
 /** The largest binding of a kind the profile allows (WebGPU's defaults when the profile names none). */
 function limitOf(facts: StaticFacts, name: "maxStorageBufferBindingSize" | "maxUniformBufferBindingSize"): number {
@@ -234,7 +264,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
   const shaped = k.spec.outputs.filter((o) => k.outputShapes.has(o.name));
   // With an output that may be absent, the record is filled as the outputs are checked.
   const conditional = shaped.some((o) => !valid.tensors.get(o.name)!.required);
-  if (conditional) lines.push(`    const shapes: Record<string, readonly number[]> = {};`);
+  if (conditional) lines.push(`    const shapes${ty(": Record<string, readonly number[]>")} = {};`);
   const entries: string[] = [];
   shaped.forEach((o, j) => {
     const se = k.outputShapes.get(o.name)!;
@@ -246,7 +276,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
     let value = x.code;
     if (x.value === undefined && !x.read) {
       const what = `the shape of output \`${o.name}\``;
-      lines.push(`${ind}let o${j}: unknown = undefined;`, `${ind}try {`, `${ind}  o${j} = ${x.code};`);
+      lines.push(`${ind}let o${j}${ty(": unknown")} = undefined;`, `${ind}try {`, `${ind}  o${j} = ${x.code};`);
       lines.push(`${ind}} catch (e) {`, `${ind}  $evalFail(e, ${q(name)}, ${q(what)});`, `${ind}}`);
       value = `o${j}`;
     }
@@ -262,7 +292,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
       lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)} };`);
       lines.push(`${ind}else if (!$same(${t}.shape, ${h})) ${bad(t)};`);
     } else {
-      lines.push(`${ind}if (!$same(${t}!.shape, ${h})) ${bad(`${t}!`)};`);
+      lines.push(`${ind}if (!$same(${g.shapeOf(o.name)}, ${h})) ${bad(`${t}${ty("!")}`)};`);
     }
     if (conditional) lines.push(`${ind}shapes[${q(o.name)}] = ${h};`);
     if (!slot.required) lines.push(`    }`);
@@ -293,7 +323,7 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     if (!n) {
       n = `${cls}V${values.size}`;
       values.set(code, n);
-      consts.push(`const ${n}: ${type} = ${code};`);
+      consts.push(`const ${n}${ty(`: ${type}`)} = ${code};`);
     }
     return n;
   };
@@ -312,32 +342,39 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
   }
   // Variants in selection order; one without conditions always fits, and the ones after it never run.
   const rejected: string[] = [];
+  // Variant tests: a condition several variants test is evaluated once per call, into a local.
+  const tests: { conds: string[]; planCall: string }[] = [];
   const unconditional = a.variants.some((vm, vi) => {
     const v: CheckedVariant = vm.variant;
     const venv = g.env(g.top, deriveEnv(k, v), new Set(v.derive.keys()));
     const conds = v.when.map((c) => g.condMethod(c, venv));
     const plan = g.scoped(() => planBody(cx, vm, vi, venv));
-    g.method(`p${vi}(shapes: Readonly<Record<string, readonly number[]>>): Plan`, plan.temps + plan.body.join("\n"));
+    g.method(`p${vi}(shapes${ty(": Readonly<Record<string, readonly number[]>>")})${ty(": Plan")}`, plan.temps + plan.body.join("\n"));
     const planCall = `this.p${vi}(shapes)`;
-    if (conds.length === 0) {
-      lines.push(`    return ${planCall};`);
-      return true;
-    }
-    lines.push(`    if (${conds.map((c) => c.holds).join(" && ")}) return ${planCall};`);
+    tests.push({ conds: conds.map((c) => c.holds), planCall });
+    if (conds.length === 0) return true;
     // Why the variant was rejected (only asked when no variant fits): its first condition that does not hold.
     g.method(
-      `r${vi}(): string`,
+      `r${vi}()${ty(": string")}`,
       [...conds.slice(0, -1).map((c) => `    if (!${c.holds}) return ${c.why};`), `    return ${conds[conds.length - 1]!.why};`].join("\n"),
     );
     rejected.push(`${q(`${v.id}: `)} + this.r${vi}()`);
     return false;
   });
+  const uses = new Map<string, number>();
+  for (const t of tests) for (const c of t.conds) uses.set(c, (uses.get(c) ?? 0) + 1);
+  const locals = new Map([...uses].filter(([, n]) => n > 1).map(([c], i) => [c, `v${i}`]));
+  if (locals.size) lines.push(`    let ${[...locals.values()].map((l) => `${l}${ty(": boolean | undefined")}`).join(", ")};`);
+  for (const t of tests) {
+    const held = t.conds.map((c) => (locals.has(c) ? `(${locals.get(c)!} ??= ${c})` : c));
+    lines.push(held.length ? `    if (${held.join(" && ")}) return ${t.planCall};` : `    return ${t.planCall};`);
+  }
   if (!unconditional) {
     const pruned = model.prunedVariants.length ? `; not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` : "";
     lines.push(
       `    return $fail("no_variant", ${q(`${name}: no variant fits this call on profile ${model.profile}: `)} + ${rejected.length ? rejected.join(` + "; " + `) : `""`}${pruned ? ` + ${q(pruned)}` : ""});`,
     );
   }
-  g.method("plan(): Plan", lines.join("\n"));
+  g.method(`plan()${ty(": Plan")}`, lines.join("\n"));
   return g.classText(cls);
 }

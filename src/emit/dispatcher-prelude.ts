@@ -3,28 +3,35 @@
  * the small helpers generated code calls. These mirror lang/ops.ts and plan/interpret.ts exactly
  * (same results, same messages); the differential test checks it. No expression interpreter here:
  * only call snapshots, arithmetic helpers and error formatting. A module carries only the helpers
- * its code uses (`preludeFor`), so it compiles under `noUnusedLocals`.
+ * its code uses (`preludeFor`), so it compiles under `noUnusedLocals`. Type-only text is marked
+ * (« », turned into code-writer's marks), so the same text gives the .ts and the .js module.
  */
+import { finishModule, TYPE_END, TYPE_START } from "./code-writer.js";
+
+/** The prelude's type-only text is written between « and » here; generated code marks it with ty()'s marks. */
+function marks(text: string): string {
+  return text.replace(/«/g, TYPE_START).replace(/»/g, TYPE_END);
+}
 
 /** The exported types and the error class: every dispatcher module starts with these. */
-export const PRELUDE_TYPES = String.raw`/** A tensor as a call describes it: shape and ONNX element type. */
+export const PRELUDE_TYPES = marks(String.raw`«/** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
   readonly shape: readonly number[];
   readonly dtype: D;
-}
+}»«
 
 /** One call of a kernel: tensors by spec id (absent: omitted or null) and attribute values. */
 export interface Call {
   readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
   readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>> | undefined;
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
-}
+}»«
 
 /** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's bytes. */
 export type BindingResource =
   | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "uniform"; readonly bytes: Uint8Array };
+  | { readonly kind: "uniform"; readonly bytes: Uint8Array };»«
 
 /** One binding of a pass: its number, WGSL name, buffer type and resource. */
 export interface BindingPlan {
@@ -32,7 +39,7 @@ export interface BindingPlan {
   readonly name: string;
   readonly type: "storage" | "read-only-storage" | "uniform";
   readonly resource: BindingResource;
-}
+}»«
 
 /** One compute pass: the shader, its bindings in order, and the workgroup counts. */
 export interface PassPlan {
@@ -42,7 +49,7 @@ export interface PassPlan {
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
   readonly workgroups: readonly [number, number, number];
-}
+}»«
 
 /** What to run for one call: the variant, its passes in order, scratch buffers, output shapes. */
 export interface Plan {
@@ -51,19 +58,29 @@ export interface Plan {
   readonly passes: readonly PassPlan[];
   readonly scratch: readonly { readonly id: string; readonly size: number }[];
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
-}
+}»«
 
 /** Why a call could not be planned. */
-export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";
+export type CallErrorKind = "invalid_call" | "contract" | "no_variant" | "missing_shader" | "eval";»
 
 /** Thrown for a call that cannot be planned: its kind, and a message naming the condition and values. */
-export class KernelCallError extends Error {
-  readonly kind: CallErrorKind;
-  constructor(kind: CallErrorKind, message: string) {
+export class KernelCallError extends Error {«
+  readonly kind: CallErrorKind;»
+  constructor(kind«: CallErrorKind», message«: string») {
     super(message);
     this.name = "KernelCallError";
     this.kind = kind;
   }
+}
+`);
+
+/** PRELUDE_TYPES as declarations, for the .d.ts of a JavaScript module. */
+export const PRELUDE_DECLARATIONS =
+  finishModule(PRELUDE_TYPES.slice(0, PRELUDE_TYPES.indexOf("/** Thrown for")), "ts") +
+  `/** Thrown for a call that cannot be planned: its kind, and a message naming the condition and values. */
+export declare class KernelCallError extends Error {
+  readonly kind: CallErrorKind;
+  constructor(kind: CallErrorKind, message: string);
 }
 `;
 
@@ -71,152 +88,168 @@ export class KernelCallError extends Error {
  * The helpers, each a top-level declaration (with its doc comment). `preludeFor` splits this text
  * at top-level declarations and keeps those a module's code reaches.
  */
-const HELPERS = String.raw`type V = number | boolean | string | readonly number[];
-type Bag = Readonly<Record<string, unknown>>;
+const HELPERS = marks(String.raw`«type V = number | boolean | string | readonly number[];»
+«type Bag = Readonly<Record<string, unknown>>;»
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
 /** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
-function $own(o: object, k: string): unknown {
-  return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;
+function $own(o«: object», k«: string»)«: unknown» {
+  return $hasOwn.call(o, k) ? (o« as Bag»)[k] : undefined;
 }
 /** The call itself: an object, else an invalid_call error. */
-function $call(c: unknown, kernel: string): object {
+function $call(c«: unknown», kernel«: string»)«: object» {
   if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
 /** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
-function $bag(c: object, k: string, kernel: string): Bag | undefined {
+function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefined» {
   const v = $own(c, k);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
-  return v as Bag;
+  return v« as Bag»;
 }
 /**
  * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
  * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
  */
-function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
+function $td(v«: unknown», kernel«: string», what«: string», id«: string»)«: TensorDesc | null» {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s: unknown = Object.hasOwn(v, "shape") ? (v as Bag)["shape"] : undefined;
-  const dtype: unknown = Object.hasOwn(v, "dtype") ? (v as Bag)["dtype"] : undefined;
+  const s«: unknown» = $hasOwn.call(v, "shape") ? (v« as Bag»)["shape"] : undefined;
+  const dtype«: unknown» = $hasOwn.call(v, "dtype") ? (v« as Bag»)["dtype"] : undefined;
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
-  const shape: number[] = [];
+  const shape«: number[]» = [];
   let ok = true;
   for (let i = 0; i < n; i++) {
-    const d: unknown = Object.hasOwn(s, i) ? s[i] : undefined;
+    const d«: unknown» = $hasOwn.call(s, i) ? s[i] : undefined;
     if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
-    shape.push(d as number);
+    shape.push(d« as number»);
   }
   if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype };
 }
 /** Fails for a tensor description of the wrong form. */
-function $badTensor(kernel: string, what: string, id: string, detail: string): never {
+function $badTensor(kernel«: string», what«: string», id«: string», detail«: string»)«: never» {
   return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
 }
+/** Fails for a required tensor the call does not give. */
+function $missing(kernel«: string», what«: string», id«: string»)«: never» {
+  return $fail("invalid_call", kernel + ": required " + what + " \u0060" + id + "\u0060 is missing");
+}
+/** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
+function $dtypeClash(kernel«: string», what«: string», id«: string», dtype«: string», by«: string», param«: string», prev«: string»)«: never» {
+  return $badTensor(kernel, what, id, " has dtype " + dtype + ", but \u0060" + by + "\u0060 makes " + param + " = " + prev);
+}
+/** Fails for a tensor of the wrong rank. */
+function $badRank(kernel«: string», what«: string», id«: string», rank«: number», got«: number»)«: never» {
+  return $badTensor(kernel, what, id, " must have rank " + rank + ", got " + got);
+}
+/** Fails for an attribute value of the wrong type. */
+function $badAttr(kernel«: string», name«: string», want«: string», v«: unknown»)«: never» {
+  return $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 must be " + want + ", got " + $show(v));
+}
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
-function $av(v: unknown, kernel: string, name: string): unknown {
+function $av(v«: unknown», kernel«: string», name«: string»)«: unknown» {
   if (!Array.isArray(v)) return v;
   const n = v.length;
   if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
-  const out: unknown[] = [];
-  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
+  const out«: unknown[]» = [];
+  for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
 }
 /** Whether an attribute value is a list of finite numbers. */
-function $numbers(v: unknown): boolean {
+function $numbers(v«: unknown»)«: boolean» {
   if (!Array.isArray(v)) return false;
   for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "number" && Number.isFinite(v[i]))) return false;
   return true;
 }
-function $err(m: string): never {
+function $err(m«: string»)«: never» {
   throw new EvalFailure(m);
 }
-function $overflow(v: number): never {
+function $overflow(v«: number»)«: never» {
   return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
 }
-function $chk(v: number): number {
+function $chk(v«: number»)«: number» {
   return Number.isSafeInteger(v) ? v : $overflow(v);
 }
-function $isI(a: number, b: number): boolean {
+function $isI(a«: number», b«: number»)«: boolean» {
   return Number.isInteger(a) && Number.isInteger(b);
 }
 /** a + b, failing on integer overflow when both are integers (number-typed operands). */
-function $addN(a: number, b: number): number {
+function $addN(a«: number», b«: number»)«: number» {
   const r = a + b;
   return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a - b, failing on integer overflow when both are integers (number-typed operands). */
-function $subN(a: number, b: number): number {
+function $subN(a«: number», b«: number»)«: number» {
   const r = a - b;
   return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a * b, failing on integer overflow when both are integers (number-typed operands). */
-function $mulN(a: number, b: number): number {
+function $mulN(a«: number», b«: number»)«: number» {
   const r = a * b;
   return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
-function $fdivI(a: number, b: number): number {
+function $fdivI(a«: number», b«: number»)«: number» {
   if (b === 0) $err("integer division by zero (" + a + " / 0)");
   return $chk(Math.floor(a / b));
 }
-function $modI(a: number, b: number): number {
+function $modI(a«: number», b«: number»)«: number» {
   if (b === 0) $err("modulo by zero (" + a + " % 0)");
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
-function $modF(a: number, b: number): number {
+function $modF(a«: number», b«: number»)«: number» {
   if (b === 0) $err("modulo by zero (" + a + " % 0)");
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
-function $divF(a: number, b: number): number {
+function $divF(a«: number», b«: number»)«: number» {
   if (b === 0) $err("division by zero (" + a + " / 0)");
   return a / b;
 }
-function $fdivF(a: number, b: number): number {
+function $fdivF(a«: number», b«: number»)«: number» {
   if (b === 0) $err("division by zero (" + a + " // 0)");
   return Math.floor(a / b);
 }
-function $divN(a: number, b: number): number {
+function $divN(a«: number», b«: number»)«: number» {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
 }
-function $fdivN(a: number, b: number): number {
+function $fdivN(a«: number», b«: number»)«: number» {
   return $isI(a, b) ? $fdivI(a, b) : $fdivF(a, b);
 }
-function $modN(a: number, b: number): number {
+function $modN(a«: number», b«: number»)«: number» {
   return $isI(a, b) ? $modI(a, b) : $modF(a, b);
 }
-function $neg(v: number): number {
+function $neg(v«: number»)«: number» {
   return v === 0 ? 0 : -v;
 }
-function $dimS(shape: readonly number[], axis: number, what: string): number {
+function $dimS(shape«: readonly number[]», axis«: number», what«: string»)«: number» {
   const rank = shape.length;
   if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
-  return shape[axis < 0 ? axis + rank : axis]!;
+  return shape[axis < 0 ? axis + rank : axis]«!»;
 }
-function $ceilDiv(a: number, b: number): number {
+function $ceilDiv(a«: number», b«: number»)«: number» {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
   return $chk(-Math.floor(-a / b));
 }
-function $pow2ceil(n: number): number {
+function $pow2ceil(n«: number»)«: number» {
   if (n <= 1) return 1;
   if (n > 2 ** 52) $err("pow2ceil(" + n + "): result exceeds 2^53");
   let p = 1;
   while (p < n) p *= 2;
   return p;
 }
-function $same(a: readonly number[], b: readonly number[]): boolean {
+function $same(a«: readonly number[]», b«: readonly number[]»)«: boolean» {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
-function $eq(a: unknown, b: unknown): boolean {
+function $eq(a«: unknown», b«: unknown»)«: boolean» {
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!$eq(a[i], b[i])) return false;
@@ -224,20 +257,20 @@ function $eq(a: unknown, b: unknown): boolean {
   }
   return a === b;
 }
-function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
+function $need(t«: TensorDesc | null», what«: string», id«: string»)«: TensorDesc» {
   if (t === null) $err(what + ": tensor \u0060" + id + "\u0060 is absent in this call");
   return t;
 }
-function $attr(v: unknown, name: string): V {
+function $attr(v«: unknown», name«: string»)«: V» {
   if (v === undefined) $err("attrs." + name + ": the call does not give attribute \u0060" + name + "\u0060 and it has no default");
-  return v as V;
+  return v« as V»;
 }
-function $wrap(e: unknown, name: string): unknown {
+function $wrap(e«: unknown», name«: string»)«: unknown» {
   if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
-function $show(v: unknown): string {
+function $show(v«: unknown»)«: string» {
   if (typeof v === "string") return JSON.stringify(v);
   if (Array.isArray(v)) {
     let s = "[";
@@ -248,7 +281,7 @@ function $show(v: unknown): string {
   if (typeof v === "function") return "(function)";
   return String(v);
 }
-function $try(f: () => unknown): unknown {
+function $try(f«: () => unknown»)«: unknown» {
   try {
     return f();
   } catch (e) {
@@ -257,84 +290,88 @@ function $try(f: () => unknown): unknown {
   }
 }
 /** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests: readonly (() => unknown)[]): number {
+function $first(tests«: readonly (() => unknown)[]»)«: number» {
   for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]!);
+    const v = $try(tests[i]«!»);
     if (v === false || v instanceof EvalFailure) return i;
   }
   return tests.length;
 }
-function $showT(v: unknown): string {
+function $showT(v«: unknown»)«: string» {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
 }
-function $where(path: readonly string[]): string {
+/** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
+function $sv(f«: () => unknown»)«: string» {
+  return $showT($try(f));
+}
+function $where(path«: readonly string[]»)«: string» {
   let s = "";
   for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";
   return s ? s + ": " : "";
 }
-function $isFail(v: unknown): boolean {
+function $isFail(v«: unknown»)«: boolean» {
   return v instanceof EvalFailure;
 }
-function $fail(kind: CallErrorKind, message: string): never {
+function $fail(kind«: CallErrorKind», message«: string»)«: never» {
   throw new KernelCallError(kind, message);
 }
-function $evalFail(e: unknown, prefix: string, what: string): never {
+function $evalFail(e«: unknown», prefix«: string», what«: string»)«: never» {
   if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
   throw e;
 }
-function $unheld(e: unknown): false {
+function $unheld(e«: unknown»)«: false» {
   if (e instanceof EvalFailure) return false;
   throw e;
 }
-function $condFail(e: unknown, text: string): string {
+function $condFail(e«: unknown», text«: string»)«: string» {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
-function $dimT(t: TensorDesc | null, ax: number, id: string): number {
+function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: number» {
   if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
   const shape = t.shape;
   const rank = shape.length;
   if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
-  return shape[ax < 0 ? ax + rank : ax]!;
+  return shape[ax < 0 ? ax + rank : ax]«!»;
 }
-function $product(shape: readonly number[]): number {
+function $product(shape«: readonly number[]»)«: number» {
   let p = 1;
   for (const d of shape) p *= d;
   return p;
 }
-function $round4(n: number): number {
+function $round4(n«: number»)«: number» {
   return Math.ceil(n / 4) * 4;
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
-function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
+function $fits(size«: number», max«: number», limit«: string», prefix«: string», what«: string»)«: number» {
   if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
-function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
+function $outShape(v«: unknown», rank«: number», kernel«: string», id«: string»)«: readonly number[]» {
   let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  if (ok) for (const d of v« as unknown[]») if (!(Number.isSafeInteger(d) && (d« as number») >= 0)) ok = false;
   if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
-  return v as readonly number[];
+  return v« as readonly number[]»;
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
-function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
+function $badOutput(kernel«: string», id«: string», given«: readonly number[]», want«: readonly number[]», text«: string»)«: never» {
   return $fail("invalid_call", kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
 }
 /** The shader of the first built key (a row: key values, null for any, then the shader id) that vals match. */
-function $pick(table: readonly (readonly unknown[])[], vals: readonly unknown[]): string | undefined {
+function $pick(table«: readonly (readonly unknown[])[]», vals«: readonly unknown[]»)«: string | undefined» {
   const n = vals.length;
   next: for (const row of table) {
     for (let i = 0; i < n; i++) {
       const k = row[i];
       if (k !== null && k !== vals[i]) continue next;
     }
-    return row[n] as string;
+    return row[n]« as string»;
   }
   return undefined;
 }
 /** Fails for a call whose shader key was not built: the key's leaves and their values. */
-function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
+function $noShader(head«: string», names«: readonly string[]», vals«: readonly unknown[]», tail«: string»)«: never» {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail("missing_shader", head + s + tail);
@@ -342,43 +379,69 @@ function $noShader(head: string, names: readonly string[], vals: readonly unknow
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
-function $word(bytes: Uint8Array, o: number, w: number): void {
+function $word(bytes«: Uint8Array», o«: number», w«: number»)«: void» {
   bytes[o] = w & 255;
   bytes[o + 1] = (w >>> 8) & 255;
   bytes[o + 2] = (w >>> 16) & 255;
   bytes[o + 3] = (w >>> 24) & 255;
 }
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
-function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
-  const n = v as number;
+function $u32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
+  const n = v« as number»;
   if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
-function $i32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
-  const n = v as number;
+function $i32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
+  const n = v« as number»;
   if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
-function $f32(bytes: Uint8Array, o: number, v: unknown): void {
-  F32[0] = v as number;
-  $word(bytes, o, F32_BITS[0]!);
+function $f32(bytes«: Uint8Array», o«: number», v«: unknown»)«: void» {
+  F32[0] = v« as number»;
+  $word(bytes, o, F32_BITS[0]«!»);
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
-function $wg(n: unknown, max: number, prefix: string, axis: string): number {
+function $wg(n«: unknown», max«: number», prefix«: string», axis«: string»)«: number» {
   if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
     $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
+/** Buffer types by the index the generated code passes ($bd, $ub). */
+const BT = ["storage", "read-only-storage", "uniform"]« as const»;
+/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
+function $bd(binding«: number», name«: string», type«: 0 | 1 | 2», resource«: BindingResource»)«: BindingPlan» {
+  return { binding, name, type: BT[type], resource };
+}
+/** A binding of a uniform buffer's bytes. */
+function $ub(binding«: number», name«: string», type«: 0 | 1 | 2», bytes«: Uint8Array»)«: BindingPlan» {
+  return { binding, name, type: BT[type], resource: { kind: "uniform", bytes } };
+}
+/** One compute pass of a plan (entry point main). */
+function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», x«: number», y«: number», z«: number»)«: PassPlan» {
+  return { id, name, shader, entryPoint: "main", bindings, workgroups: [x, y, z] };
+}
+/** Fails for a binding whose optional tensor the call omits. */
+function $omitted(prefix«: string», binding«: string», id«: string»)«: never» {
+  return $fail("eval", prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+}
+/**
+ * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
+ */
+function $evalAt(e«: unknown», stages«: readonly string[]», st«: number»)«: never» {
+  if (st > 0 && e instanceof EvalFailure) $fail("eval", stages[2 * st - 2] + ": " + stages[2 * st - 1] + " failed: " + e.message);
+  throw e;
+}
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
-function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
+function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», max«: number», kernel«: string», limit«: string»)«: BindingResource» {
   const size = $round4($product(t.shape) * bytes);
   if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
   return { kind, tensor: id, offset: 0, size };
 }
-`;
+`);
 
 /** One top-level declaration of the helpers: its name and text. */
 interface Helper {
@@ -392,7 +455,7 @@ function splitHelpers(text: string): Helper[] {
   let pending: string[] = [];
   let current: { name: string; lines: string[] } | undefined;
   for (const line of text.split("\n")) {
-    const decl = /^(?:function|const|class|type) ([A-Za-z_$][\w$]*)/.exec(line);
+    const decl = /^\u0001?(?:function|const|class|type) ([A-Za-z_$][\w$]*)/.exec(line);
     if (decl || line.startsWith("/**")) {
       if (current) out.push({ name: current.name, text: current.lines.join("\n") });
       current = undefined;

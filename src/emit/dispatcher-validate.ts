@@ -6,7 +6,7 @@
  */
 import type { Value } from "../model/ir.js";
 import { outputsToFill, type KernelModel } from "../plan/dispatch-model.js";
-import { CodeWriter, comment, str } from "./code-writer.js";
+import { CodeWriter, comment, str, ty } from "./code-writer.js";
 import { lit, type TensorSlot, type ValidatedCall } from "./dispatcher-expr.js";
 import { generateAssignment } from "./dispatcher-plan.js";
 
@@ -32,9 +32,10 @@ export function validatedCall(model: KernelModel): ValidatedCall {
   return { tensors, aliasIndex, attrIndex, definedAttrs };
 }
 
-/** What a kernel's generated code is: its plan function's name, and the code. */
+/** What a kernel's generated code is: its plan function's name and doc comment, and the code. */
 export interface KernelCode {
   readonly fn: string;
+  readonly doc: string;
   readonly code: string;
 }
 
@@ -56,19 +57,18 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
   const fn = `plan${kIndex}`;
 
-  w.line(
-    `/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`,
-  );
-  w.open(`export function ${fn}(call: ${callType}): Plan`);
+  const doc = `/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`;
+  w.line(doc);
+  w.open(`export function ${fn}(call${ty(`: ${callType}`)})${ty(": Plan")}`);
   // The call is snapshot first: its bags, each bag's own keys (for-in skipping inherited keys
   // visits what Object.keys lists, in its order, without the array), each value read once.
   w.line(`const c = $call(call, ${K});`);
   w.line(`const ins = $bag(c, "inputs", ${K});`);
   w.line(`const outs = $bag(c, "outputs", ${K});`);
   w.line(`const attrs = $bag(c, "attrs", ${K});`);
-  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}: TensorDesc | null = null;`);
-  for (const i of aliasIndex.values()) w.line(`let u${i}: TensorDesc | null = null;`);
-  spec.attributes.forEach((_, i) => w.line(`let g${i}: unknown = undefined;`));
+  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}${ty(": TensorDesc | null")} = null;`);
+  for (const i of aliasIndex.values()) w.line(`let u${i}${ty(": TensorDesc | null")} = null;`);
+  spec.attributes.forEach((_, i) => w.line(`let g${i}${ty(": unknown")} = undefined;`));
   const keyLoop = (
     bag: string,
     ids: readonly string[],
@@ -91,26 +91,27 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     inputIds,
     (id) => `t${slot(id)}`,
     "input",
-    (id) => `$td(ins[key], ${K}, "input", ${str(id)})`,
+    () => `$td(ins[key], ${K}, "input", key)`,
   );
   const outLocal = (id: string): string => (inputIds.includes(id) ? `u${slot(id)}` : `t${slot(id)}`);
-  keyLoop("outs", outputIds, outLocal, "output", (id) => `$td(outs[key], ${K}, "output", ${str(id)})`);
+  keyLoop("outs", outputIds, outLocal, "output", () => `$td(outs[key], ${K}, "output", key)`);
   const attrNames = spec.attributes.map((x) => x.name);
   keyLoop(
     "attrs",
     attrNames,
     (id) => `g${attrIndex.get(id)}`,
     "attribute",
-    (id) => `$av(attrs[key], ${K}, ${str(id)})`,
+    () => `$av(attrs[key], ${K}, key)`,
   );
 
   // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
-  spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}: string | undefined = undefined;`).line(`let by${i} = "";`));
+  spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}${ty(": string | undefined")} = undefined;`).line(`let by${i} = "";`));
   const fill = outputsToFill(k);
+  // The checks are written in place; helpers only build the messages.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
-    const p = `${K} + ${str(`: ${what} \``)}`;
+    const args = `${K}, ${str(what)}, ${str(id)}`;
     w.open(`if (${local} === null)`);
-    if (!optional) w.line(`${fail(`${K} + ${str(`: required ${what} \`${id}\` is missing`)}`)};`);
+    if (!optional) w.line(`$missing(${args});`);
     w.close("} else {");
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;
@@ -118,18 +119,13 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
       w.line(`if (prev === undefined) {`)
         .line(`  dt${d} = ${local}.dtype;`)
         .line(`  by${d} = ${str(id)};`);
-      const msg = `${p} + ${str(`${id}\` has dtype `)} + ${local}.dtype + ", but \\u0060" + by${d} + ${str(`\` makes ${dtype} = `)} + prev`;
       w.line(`} else if (prev !== ${local}.dtype) {`)
-        .line(`  ${fail(msg)};`)
+        .line(`  $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, prev);`)
         .line(`}`);
     } else {
-      w.line(`if (${local}.dtype !== ${str(dtype)}) ${fail(`${p} + ${str(`${id}\` must have dtype ${dtype}, got `)} + ${local}.dtype`)};`);
+      w.line(`if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + ${local}.dtype);`);
     }
-    if (rank !== undefined) {
-      w.line(
-        `if (${local}.shape.length !== ${rank}) ${fail(`${p} + ${str(`${id}\` must have rank ${rank}, got `)} + ${local}.shape.length`)};`,
-      );
-    }
+    if (rank !== undefined) w.line(`if (${local}.shape.length !== ${rank}) $badRank(${args}, ${rank}, ${local}.shape.length);`);
     w.close();
   };
   for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, "input", `t${slot(i.name)}`);
@@ -153,15 +149,15 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
           ? `$numbers(${g})`
           : `typeof ${g} === "number" && Number.${t.k === "int" ? "isInteger" : "isFinite"}(${g})`;
     const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
-    w.line(
-      `if (${g} !== undefined && !(${check})) ${fail(`${K} + ${str(`: attribute \`${a.name}\` must be ${want}, got `)} + $show(${g})`)};`,
-    );
+    w.line(`if (${g} !== undefined && !(${check})) $badAttr(${K}, ${str(a.name)}, ${str(want)}, ${g});`);
   });
   // An attribute's value with its default (declared only where something reads it).
   const constrained = new Set(spec.attributeConstraints.map((c) => c.name));
   spec.attributes.forEach((a, i) => {
     if (model.assignments.length === 0 && !constrained.has(a.name)) return;
-    w.line(`const a${i}: unknown = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`);
+    w.line(
+      `const a${i}${ty(": unknown")} = g${i} !== undefined ? g${i} : ${a.default === undefined ? "undefined" : lit(a.default as Value)};`,
+    );
   });
   for (const c of spec.attributeConstraints) {
     const i = attrIndex.get(c.name);
@@ -195,5 +191,5 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     `return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`,
   );
   w.close();
-  return { fn, code: [...classes, "", w.text()].join("\n") };
+  return { fn, doc, code: [...classes, "", w.text()].join("\n") };
 }

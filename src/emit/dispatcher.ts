@@ -12,10 +12,11 @@
  */
 import type { KernelModel } from "../plan/dispatch-model.js";
 import { outputsToFill } from "../plan/dispatch-model.js";
-import { CodeWriter, comment, isIdent, str } from "./code-writer.js";
+import { CodeWriter, comment, finishModule, isIdent, str, ty, type EmitKind } from "./code-writer.js";
 import { lit } from "./dispatcher-expr.js";
-import { PRELUDE_TYPES, preludeFor } from "./dispatcher-prelude.js";
+import { PRELUDE_DECLARATIONS, PRELUDE_TYPES, preludeFor } from "./dispatcher-prelude.js";
 import { generateKernel } from "./dispatcher-validate.js";
+import { poolStrings } from "./string-pool.js";
 import type { Value } from "../model/ir.js";
 
 export { commentText } from "./dispatcher-expr.js";
@@ -71,29 +72,63 @@ function callType(model: KernelModel, typeName: string, w: CodeWriter): void {
   w.close();
 }
 
+/** A generated module: its code with type-only text marked, and its declarations (the .d.ts of a JavaScript module). */
+export interface GeneratedModule {
+  /** finishModule(marked, emit) is the .ts or the .js module. */
+  readonly marked: string;
+  readonly declarations: string;
+}
+
+/** The files of a generated module `base` (e.g. "core/dispatcher"): base.ts, or base.js and base.d.ts. */
+export function moduleFiles(base: string, m: GeneratedModule, emit: EmitKind): [string, string][] {
+  if (emit === "ts") return [[`${base}.ts`, finishModule(m.marked, "ts")]];
+  return [
+    [`${base}.js`, finishModule(m.marked, "js")],
+    [`${base}.d.ts`, m.declarations],
+  ];
+}
+
 /** Generates the complete dispatcher module of one profile. */
-export function generateDispatcher(models: readonly KernelModel[], header: string, profile: string): string {
+export function generateDispatcher(models: readonly KernelModel[], header: string, profile: string): GeneratedModule {
   const body = new CodeWriter();
+  const decls = new CodeWriter();
+  const profileDoc = `/** The profile this module was built for. */`;
   body
-    .line(`/** The profile this module was built for. */`)
+    .line(profileDoc)
     .line(`export const PROFILE = ${str(profile)};`)
+    .line("");
+  decls
+    .line(profileDoc)
+    .line(`export declare const PROFILE = ${str(profile)};`)
     .line("");
   const planners: string[] = [];
   const types: string[] = [];
   models.forEach((m, i) => {
     const name = m.kernel.spec.name;
     const typeName = callTypeName(name, i);
-    callType(m, typeName, body);
-    body.line("");
+    const t = new CodeWriter();
+    callType(m, typeName, t);
+    body.line(ty(t.text())).line("");
+    decls.lines(t.written).line("");
     const consts: string[] = [];
     const g = generateKernel(m, i, typeName, consts);
     body.lines(consts).line("").lines(g.code.split("\n")).line("");
+    decls.line(g.doc).line(`export declare function ${g.fn}(call: ${typeName}): Plan;`).line("");
     types.push(`readonly ${str(name)}: (call: ${typeName}) => Plan;`);
     planners.push(`${str(name)}: ${g.fn},`);
   });
-  body.line(`/** Plan functions by kernel name, each taking its kernel's call type. */`);
-  body.open(`export const planners:`).lines(types).close("} = {");
-  body.lines(planners).close("};").line("");
+  const plannersDoc = `/** Plan functions by kernel name, each taking its kernel's call type. */`;
+  body.line(plannersDoc);
+  body.line(`export const planners${ty(`: {\n${types.map((t) => `  ${t}`).join("\n")}\n}`)} = {`);
+  body
+    .lines(planners.map((p) => `  ${p}`))
+    .line("};")
+    .line("");
+  decls.line(plannersDoc).open(`export declare const planners:`).lines(types).close("};");
   const code = body.text();
-  return [header, "", PRELUDE_TYPES, preludeFor(code), "", code].join("\n");
+  const pooled = poolStrings([PRELUDE_TYPES, preludeFor(code), "", code].join("\n"));
+  return {
+    marked: [header, "", pooled.declarations, pooled.code].join("\n"),
+    declarations: [header, "", PRELUDE_DECLARATIONS, decls.text(), ""].join("\n"),
+  };
 }

@@ -65,6 +65,8 @@ export interface KernelcConfig {
   readonly tuned: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, number>>>>>>;
   /** The most candidates (dtype assignments × tunable combinations × variants) one kernel may have on one profile. */
   readonly maxCandidates: number;
+  /** The language of generated modules: TypeScript (.ts), or JavaScript with declarations (.js + .d.ts). */
+  readonly emit: "ts" | "js";
 }
 
 /** How `kernelc tune` fills an input: explicit values, or a generator. */
@@ -116,6 +118,7 @@ export const DEFAULT_CONFIG: KernelcConfig = Object.freeze({
   tune: {},
   tuned: {},
   maxCandidates: DEFAULT_MAX_CANDIDATES,
+  emit: "ts",
 });
 
 const folderSchema = z.string({ error: "a folder must be a string" }).min(1, { error: "a folder must not be empty" });
@@ -214,6 +217,9 @@ const configSchema = z.strictObject({
     .int({ error: "maxCandidates must be a positive integer" })
     .positive({ error: "maxCandidates must be a positive integer" })
     .max(2 ** 31 - 1, { error: "maxCandidates must be at most 2^31 - 1" })
+    .optional(),
+  emit: z
+    .enum(["ts", "js"], { error: 'emit must be "ts" (TypeScript modules) or "js" (JavaScript modules with .d.ts declarations)' })
     .optional(),
 });
 
@@ -569,6 +575,7 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
       tune: parsed.tune ?? {},
       tuned: {},
       maxCandidates: parsed.maxCandidates ?? DEFAULT_MAX_CANDIDATES,
+      emit: parsed.emit ?? DEFAULT_CONFIG.emit,
     },
     all,
     selected,

@@ -39,6 +39,21 @@ describe("kernelc API", () => {
     expect(names.filter((n) => n.startsWith("shaders/"))).toHaveLength(1);
     expect(steps[0]).toBe("checking specs");
     expect(steps.some((s) => s.startsWith("validating"))).toBe(true);
+    // emit: "js" gives the same bundle with JavaScript modules and their declarations.
+    const js = await build({ cwd: dir, emit: "js" });
+    expect(js.ok).toBe(true);
+    expect([...js.files.keys()].filter((n) => !n.startsWith("shaders/"))).toEqual([
+      "core/dispatcher.d.ts",
+      "core/dispatcher.js",
+      "core/manifest.json",
+      "desktop-32k/dispatcher.d.ts",
+      "desktop-32k/dispatcher.js",
+      "desktop-32k/manifest.json",
+      "index.d.ts",
+      "index.js",
+      "profiles.json",
+    ]);
+    expect(js.files.get("core/manifest.json")).toBe(r.files.get("core/manifest.json"));
   });
 
   it("build() returns diagnostics, not files, for a broken spec; loadConfig() for a broken config", async () => {

@@ -57,6 +57,7 @@ describe("loadConfig", () => {
       tune: {},
       tuned: {},
       maxCandidates: 4096,
+      emit: "ts",
     });
     expect(r.profiles).toEqual(DEFAULT_PROFILES);
   });

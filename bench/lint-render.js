@@ -5,6 +5,8 @@
 // compile() alone in a warm process. Target: at most 1.5 s for the command.
 // Run alone with `node bench/lint-render.js` (after `npm run compile`), or as part of bench/run.js.
 import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -13,12 +15,21 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Rows [what, time, figure] for the lint-with-rendering case. */
 export async function lintRenderRows({ repeats = 7 } = {}) {
+  // The command's CPU time (user + system, all its threads: the validation workers included) comes
+  // from GNU time where there is one (Linux); Node cannot read a child's resource usage.
+  const timer = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
   const command = [];
+  const commandCpu = [];
   for (let r = 0; r < repeats; r++) {
+    const argv = [process.execPath, path.join(root, "bin/kernelc.js"), "lint"];
     const t0 = performance.now();
-    const p = spawnSync(process.execPath, [path.join(root, "bin/kernelc.js"), "lint"], { cwd: root, encoding: "utf8" });
+    const p = timer
+      ? spawnSync(timer, ["-f", "kernelc-cpu %U %S", ...argv], { cwd: root, encoding: "utf8" })
+      : spawnSync(argv[0], argv.slice(1), { cwd: root, encoding: "utf8" });
     command.push(performance.now() - t0);
     if (p.status !== 0) throw new Error(`kernelc lint failed:\n${p.stderr}`);
+    const m = /kernelc-cpu ([\d.]+) ([\d.]+)/.exec(p.stderr);
+    if (m) commandCpu.push((Number(m[1]) + Number(m[2])) * 1000);
   }
   const { compile } = await import(pathToFileURL(path.join(root, "dist/api/compile.js")).href);
   const { loadConfig } = await import(pathToFileURL(path.join(root, "dist/plan/config.js")).href);
@@ -39,12 +50,18 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
     [
       `kernelc lint, 2 seed specs, ${loaded.profiles.length} profiles, ${shaders} shaders rendered + Tint`,
       `${median(command).toFixed(0)} ms`,
-      `${(median(command) / 1500).toFixed(2)} of the 1.5 s target`,
+      `${(median(command) / 1500).toFixed(2)} of the 1.5 s target${commandCpu.length ? `; CPU ${median(commandCpu).toFixed(0)} ms (median)` : ""}`,
     ],
     ["  the same lint's compile() in a warm process", `${median(inProcess).toFixed(0)} ms`, `CPU ${median(cpu).toFixed(0)} ms (median)`],
   ];
 }
 
+/** The machine and its load (the 1-minute load average), for the record of a run. */
+const machineLine = () =>
+  `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, Node ${process.version}, ${os.platform()} ${os.arch()}; load average ${os.loadavg()[0].toFixed(2)}`;
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.log(`before: ${machineLine()}`);
   for (const r of await lintRenderRows()) console.log(r.join("  ").trimEnd());
+  console.log(`after: ${machineLine()}`);
 }

@@ -54,6 +54,12 @@ export async function watchRows({ edits = 12 } = {}) {
   ];
 }
 
+/** The machine and its load (the 1-minute load average), for the record of a run. */
+const machineLine = () =>
+  `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, Node ${process.version}, ${os.platform()} ${os.arch()}; load average ${os.loadavg()[0].toFixed(2)}`;
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.log(`before: ${machineLine()}`);
   for (const r of await watchRows()) console.log(r.join("  ").trimEnd());
+  console.log(`after: ${machineLine()}`);
 }

@@ -2,6 +2,312 @@
 // Regenerate with `npx kernelc build`.
 /* eslint-disable */
 
+/** Strings the module uses more than once. */
+const $q0 = "invalid_call";
+const $q1 = "shape";
+const $q2 = "dtype";
+const $q3 = " has shape ";
+const $q4 = " has dtype ";
+const $q5 = " \u0060";
+const $q6 = "\u0060";
+const $q7 = ", got ";
+const $q8 = ": attribute \u0060";
+const $q9 = " / 0)";
+const $q10 = "modulo by zero (";
+const $q11 = " % 0)";
+const $q12 = "): axis out of range for rank ";
+const $q13 = ": tensor \u0060";
+const $q14 = "\u0060 is absent in this call";
+const $q15 = "in \u0060";
+const $q16 = "error: ";
+const $q17 = "eval";
+const $q18 = " failed: ";
+const $q19 = "dim(shapes.";
+const $q20 = " bytes, more than ";
+const $q21 = "missing_shader";
+const $q22 = "uniform";
+const $q23 = "main";
+const $q24 = "PagedAttention";
+const $q25 = "attrs.kv_num_heads";
+const $q26 = "attrs.num_heads";
+const $q27 = "dim(shapes.keyCacheT, 1)";
+const $q28 = "dim(shapes.keyCacheT, 3)";
+const $q29 = "present.keyT";
+const $q30 = "the shape of intermediate `partialOut`";
+const $q31 = "the shape of intermediate `partialStats`";
+const $q32 = "uniform field `params.batchSize`";
+const $q33 = "uniform field `params.scatterCount`";
+const $q34 = "dispatch x";
+const $q35 = "dispatch y";
+const $q36 = "uniform field `params.scale`";
+const $q37 = "dispatch z";
+const $q38 = "headLayoutOk";
+const $q39 = "qHidden";
+const $q40 = "slotMappingT";
+const $q41 = "ranks.slotMappingT";
+const $q42 = "slotShapeOk";
+const $q43 = "attrs.kv_num_heads = ";
+const $q44 = "`headSize > 0` is false (";
+const $q45 = "headSize = ";
+const $q46 = "tensorDtypes.queryT = \"float16\"";
+const $q47 = "`attrs.num_heads > 0` is false (";
+const $q48 = "attrs.num_heads = ";
+const $q49 = "`attrs.kv_num_heads > 0` is false (";
+const $q50 = "`attrs.num_heads % attrs.kv_num_heads == 0` is false (";
+const $q51 = "attrs.num_heads % attrs.kv_num_heads = ";
+const $q52 = "batchSize = ";
+const $q53 = "`maxBlocks >= 1` is false (";
+const $q54 = "maxBlocks = ";
+const $q55 = "dim(shapes.outputT, 0) = ";
+const $q56 = "tokenCount = ";
+const $q57 = "dim(shapes.outputT, 1) = ";
+const $q58 = "qHidden = ";
+const $q59 = "`f16Ok(tensorDtypes.queryT)` is false (";
+const $q60 = "`true` is false";
+const $q61 = "`present.slotMappingT` is false";
+const $q62 = "cacheShapeOk";
+const $q63 = "ioShapeOk";
+const $q64 = "pagedContractOk";
+const $q65 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535";
+const $q66 = "device.limits.maxComputeInvocationsPerWorkgroup = 1024";
+const $q67 = "dispatchFits";
+const $q68 = "numSplits";
+const $q69 = "`numSplits >= 2` is false (";
+const $q70 = "numSplits = ";
+const $q71 = "headVec = ";
+const $q72 = "pagedSplitScratchBytes = ";
+const $q73 = "device.limits.maxStorageBufferBindingSize = 1073741824";
+const $q74 = "device.limits.maxBufferSize = 1073741824";
+const $q75 = "pagedSplitStatsBytes = ";
+const $q76 = "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (";
+const $q77 = "device.limits.maxComputeWorkgroupSizeX = 1024";
+const $q78 = "pagedSplitWg = ";
+const $q79 = "pagedSplitFits";
+const $q80 = "qPerKv";
+const $q81 = "device.limits.maxComputeWorkgroupStorageSize = 49152";
+const $q82 = "pagedSplitStorageFits";
+const $q83 = "kvHidden";
+const $q84 = "ranks.keyT";
+const $q85 = "keyT";
+const $q86 = "ranks.valueT";
+const $q87 = "valueT";
+const $q88 = "tensorDtypes.keyT";
+const $q89 = "float16";
+const $q90 = "tensorDtypes.valueT";
+const $q91 = "separateKv";
+const $q92 = "`present.keyT` is false";
+const $q93 = "`present.valueT` is false";
+const $q94 = "ranks.keyT = ";
+const $q95 = "ranks.valueT = ";
+const $q96 = "dim(shapes.keyT, 0) = ";
+const $q97 = "dim(shapes.keyT, 1) = ";
+const $q98 = "kvHidden = ";
+const $q99 = "`tensorDtypes.keyT == tensorDtypes.queryT` is false (";
+const $q100 = "tensorDtypes.keyT = ";
+const $q101 = "`tensorDtypes.valueT == tensorDtypes.queryT` is false (";
+const $q102 = "tensorDtypes.valueT = ";
+const $q103 = "dim(shapes.queryT, 1) = ";
+const $q104 = "input";
+const $q105 = "maxStorageBufferBindingSize";
+const $q106 = "keyCacheT";
+const $q107 = "valueCacheT";
+const $q108 = "cumulativeSequenceLengthT";
+const $q109 = "pastSeqlensT";
+const $q110 = "blockTableT";
+const $q111 = "queryT";
+const $q112 = "output";
+const $q113 = "outputT";
+const $q114 = "81755a0829fda486";
+const $q115 = "5461503982bcd2a9";
+const $q116 = "75b7d59346223909";
+const $q117 = "ee3a77bc93a885d3";
+const $q118 = "faa60e1f49e93f8b";
+const $q119 = "6986978caaefd17c";
+const $q120 = "1b3ae74a3efe0eae";
+const $q121 = "aefd553305ce3d07";
+const $q122 = "1a7434181df42672";
+const $q123 = "160b68b737f01a93";
+const $q124 = "6292d5d72623febe";
+const $q125 = "cc151d631e579fe9";
+const $q126 = "c8d02ce80923aefc";
+const $q127 = "5019342e40dd795d";
+const $q128 = "9d4bf86c7efa3c57";
+const $q129 = "intermediate `partialOut`";
+const $q130 = "intermediate `partialStats`";
+const $q131 = "key";
+const $q132 = "value";
+const $q133 = "params.batchSize";
+const $q134 = "params.scatterCount";
+const $q135 = "scratch";
+const $q136 = "partialOut";
+const $q137 = "partialStats";
+const $q138 = "scale";
+const $q139 = "scatter";
+const $q140 = "PagedAttention.ScatterKV";
+const $q141 = "key_cache";
+const $q142 = "value_cache";
+const $q143 = "cumulative_sequence_length";
+const $q144 = "past_seqlens";
+const $q145 = "block_table";
+const $q146 = "params";
+const $q147 = "split_attention";
+const $q148 = "PagedAttention.AttendSplitK";
+const $q149 = "query";
+const $q150 = "partial_out";
+const $q151 = "partial_stats";
+const $q152 = "merge";
+const $q153 = "PagedAttention.AttendSplitKMerge";
+const $q154 = "8e076d9924492dd4";
+const $q155 = "ebf4876d5528b62b";
+const $q156 = "59327ea3536e5ed9";
+const $q157 = "d03142c63e9c0960";
+const $q158 = "ad3581f5d9e0ff1d";
+const $q159 = "a83a471680cffe42";
+const $q160 = "slot_mapping";
+const $q161 = "packedStride";
+const $q162 = "`not present.keyT` is false (";
+const $q163 = "present.keyT = ";
+const $q164 = "`not present.valueT` is false (";
+const $q165 = "present.valueT = ";
+const $q166 = "packedStride = ";
+const $q167 = "packedKv";
+const $q168 = "b21c1aa3240051c5";
+const $q169 = "cd47e10108901079";
+const $q170 = "6c1823ac95c001a3";
+const $q171 = "bec528b1a43dd4c5";
+const $q172 = "3310c9cb20d58682";
+const $q173 = "2806b06a878c55ba";
+const $q174 = "dd31de6d4a5bf666";
+const $q175 = "f0b75a24773d5926";
+const $q176 = "5276cbeaed8a6768";
+const $q177 = "9e59f4b77c19b6cd";
+const $q178 = "7ccb12838b47d18e";
+const $q179 = "b9d0900f86698900";
+const $q180 = "d5c8db5d31bfbbbe";
+const $q181 = "pagedAttnWg = ";
+const $q182 = "pagedAttnStorageFits";
+const $q183 = "outputStoreOk";
+const $q184 = "14ea7f89fb68f157";
+const $q185 = "a952cc90093457d6";
+const $q186 = "1b114f6a4217bbad";
+const $q187 = "b17f7831087062e2";
+const $q188 = "b622b212bb1ef507";
+const $q189 = "07824cffb1aac7b8";
+const $q190 = "PagedAttention.Attend";
+const $q191 = "0ea6fee8332f1c9e";
+const $q192 = "1b1c19f8dbb9ad22";
+const $q193 = "6887e1d164139315";
+const $q194 = "b81a250f45ac6641";
+const $q195 = "89f55f15db4422a0";
+const $q196 = "8e73dab42f9d6be9";
+const $q197 = "the shape of output `outputT`";
+const $q198 = "contract";
+const $q199 = "no_variant";
+const $q200 = "inputs";
+const $q201 = "outputs";
+const $q202 = "attrs";
+const $q203 = ": unknown input `";
+const $q204 = ": unknown output `";
+const $q205 = "is_causal";
+const $q206 = "kv_num_heads";
+const $q207 = "num_heads";
+const $q208 = ": unknown attribute `";
+const $q209 = ": T = ";
+const $q210 = " is not allowed; allowed: float16";
+const $q211 = "int32";
+const $q212 = " is not allowed; allowed: int32";
+const $q213 = "a finite number";
+const $q214 = ": attribute `kv_num_heads` is required";
+const $q215 = ": attribute `num_heads` is required";
+const $q216 = ": nothing was built for ";
+const $q217 = " on profile desktop-48k";
+const $q218 = "SparseAttention";
+const $q219 = "dim(shapes.pastKeyT, 3)";
+const $q220 = "the shape of intermediate `rotatedQuery`";
+const $q221 = "the shape of intermediate `partial`";
+const $q222 = "uniform field `params.rowStride`";
+const $q223 = "layoutShapeOk";
+const $q224 = "cosCacheT";
+const $q225 = "ranks.cosCacheT";
+const $q226 = "ranks.sinCacheT";
+const $q227 = "sinCacheT";
+const $q228 = "shapes.sinCacheT";
+const $q229 = "shapes.cosCacheT";
+const $q230 = "tensorDtypes.cosCacheT";
+const $q231 = "tensorDtypes.sinCacheT";
+const $q232 = "rotaryOk";
+const $q233 = "indexFits";
+const $q234 = "numLayout = ";
+const $q235 = "usesRotary";
+const $q236 = "seqLen = ";
+const $q237 = "maxNnz = ";
+const $q238 = "sparseContractOk";
+const $q239 = "bindingsFit";
+const $q240 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824";
+const $q241 = "dim(shapes.queryT, 2) = ";
+const $q242 = "attnStorageFits";
+const $q243 = "sparseSplitFits";
+const $q244 = "sparseMergeWg = ";
+const $q245 = "dim(shapes.cosCacheT, 1)";
+const $q246 = "shader key dim(shapes.cosCacheT, 1)";
+const $q247 = "pastKeyT";
+const $q248 = "pastValueT";
+const $q249 = "totalSequenceLengthT";
+const $q250 = "keyTotalSequenceLengthsT";
+const $q251 = "blockRowIndicesT";
+const $q252 = "blockColIndicesT";
+const $q253 = "742962c2aba2b799";
+const $q254 = "attrs.do_rotary=";
+const $q255 = "attrs.kv_num_heads=";
+const $q256 = "attrs.num_heads=";
+const $q257 = "attrs.rotary_interleaved=";
+const $q258 = "dim(shapes.cosCacheT, 1)=";
+const $q259 = "dim(shapes.pastKeyT, 2)=";
+const $q260 = "dim(shapes.pastKeyT, 3)=";
+const $q261 = "present.cosCacheT=";
+const $q262 = "present.keyT=";
+const $q263 = "bc41f32c70cb2068";
+const $q264 = "b56c4543363a0038";
+const $q265 = "b91df1292816e575";
+const $q266 = "intermediate `rotatedQuery`";
+const $q267 = "intermediate `partial`";
+const $q268 = "cos_cache";
+const $q269 = "sin_cache";
+const $q270 = "params.seqLen";
+const $q271 = "rotatedQuery";
+const $q272 = "partial";
+const $q273 = "params.numLayout";
+const $q274 = "params.rowStride";
+const $q275 = "params.colStride";
+const $q276 = "params.maxCacheSeq";
+const $q277 = "append";
+const $q278 = "SparseAttention.AppendKV";
+const $q279 = "present_key";
+const $q280 = "present_value";
+const $q281 = "total_sequence_length";
+const $q282 = "key_total_sequence_lengths";
+const $q283 = "rotate_q";
+const $q284 = "SparseAttention.RotateQuery";
+const $q285 = "rotated_query";
+const $q286 = "split_attend";
+const $q287 = "SparseAttention.AttendSplitK";
+const $q288 = "block_row_indices";
+const $q289 = "block_col_indices";
+const $q290 = "SparseAttention.AttendSplitKMerge";
+const $q291 = "30c267ed5c3a2505";
+const $q292 = "shapes.keyT";
+const $q293 = "shapes.valueT";
+const $q294 = "cdfbd4128cb4b7fb";
+const $q295 = "f2be311d29ec445b";
+const $q296 = "dd2b703a3b7ff024";
+const $q297 = "d82557a43c6ed8dc";
+const $q298 = "attend";
+const $q299 = "SparseAttention.Attend";
+const $q300 = "do_rotary";
+const $q301 = "rotary_interleaved";
+const $q302 = "sparse_block_size";
+const $q303 = "; allowed values: 0, 1";
+
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
   readonly shape: readonly number[];
@@ -68,18 +374,18 @@ class EvalFailure extends Error {}
 const $hasOwn = Object.prototype.hasOwnProperty;
 /** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
 function $own(o: object, k: string): unknown {
-  return Object.hasOwn(o, k) ? (o as Bag)[k] : undefined;
+  return $hasOwn.call(o, k) ? (o as Bag)[k] : undefined;
 }
 /** The call itself: an object, else an invalid_call error. */
 function $call(c: unknown, kernel: string): object {
-  if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  if (typeof c !== "object" || c === null) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
 /** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
 function $bag(c: object, k: string, kernel: string): Bag | undefined {
   const v = $own(c, k);
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
+  if (typeof v !== "object") $fail($q0, kernel + ": call." + k + " must be an object, got " + $show(v));
   return v as Bag;
 }
 /**
@@ -89,33 +395,49 @@ function $bag(c: object, k: string, kernel: string): Bag | undefined {
 function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s: unknown = Object.hasOwn(v, "shape") ? (v as Bag)["shape"] : undefined;
-  const dtype: unknown = Object.hasOwn(v, "dtype") ? (v as Bag)["dtype"] : undefined;
-  if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
+  const s: unknown = $hasOwn.call(v, $q1) ? (v as Bag)[$q1] : undefined;
+  const dtype: unknown = $hasOwn.call(v, $q2) ? (v as Bag)[$q2] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
   const shape: number[] = [];
   let ok = true;
   for (let i = 0; i < n; i++) {
-    const d: unknown = Object.hasOwn(s, i) ? s[i] : undefined;
+    const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
     if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
     shape.push(d as number);
   }
-  if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, $q3 + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q4 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
-  return $fail("invalid_call", kernel + ": " + what + " \u0060" + id + "\u0060" + detail);
+  return $fail($q0, kernel + ": " + what + $q5 + id + $q6 + detail);
+}
+/** Fails for a required tensor the call does not give. */
+function $missing(kernel: string, what: string, id: string): never {
+  return $fail($q0, kernel + ": required " + what + $q5 + id + "\u0060 is missing");
+}
+/** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
+function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
+  return $badTensor(kernel, what, id, $q4 + dtype + ", but \u0060" + by + "\u0060 makes " + param + " = " + prev);
+}
+/** Fails for a tensor of the wrong rank. */
+function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
+  return $badTensor(kernel, what, id, " must have rank " + rank + $q7 + got);
+}
+/** Fails for an attribute value of the wrong type. */
+function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
+  return $fail($q0, kernel + $q8 + name + "\u0060 must be " + want + $q7 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail("invalid_call", kernel + ": attribute \u0060" + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q8 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
-  for (let i = 0; i < n; i++) out.push(Object.hasOwn(v, i) ? v[i] : undefined);
+  for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
 }
 function $err(m: string): never {
@@ -146,21 +468,21 @@ function $mulN(a: number, b: number): number {
   return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + " / 0)");
+  if (b === 0) $err("integer division by zero (" + a + $q9);
   return $chk(Math.floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err("modulo by zero (" + a + " % 0)");
+  if (b === 0) $err($q10 + a + $q11);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err("modulo by zero (" + a + " % 0)");
+  if (b === 0) $err($q10 + a + $q11);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + " / 0)");
+  if (b === 0) $err("division by zero (" + a + $q9);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -171,7 +493,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q12 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -191,7 +513,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + ": tensor \u0060" + id + "\u0060 is absent in this call");
+  if (t === null) $err(what + $q13 + id + $q14);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -199,7 +521,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith("in \u0060")) return new EvalFailure("in \u0060" + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q15)) return new EvalFailure($q15 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -231,18 +553,22 @@ function $first(tests: readonly (() => unknown)[]): number {
   return tests.length;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? "error: " + v.message : $show(v);
+  return v instanceof EvalFailure ? $q16 + v.message : $show(v);
+}
+/** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
+function $sv(f: () => unknown): string {
+  return $showT($try(f));
 }
 function $where(path: readonly string[]): string {
   let s = "";
-  for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";
+  for (const p of path) s += (s ? " > " : "in ") + $q6 + p + $q6;
   return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail("eval", prefix + ": " + what + " failed: " + e.message);
+  if (e instanceof EvalFailure) $fail($q17, prefix + ": " + what + $q18 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -250,14 +576,14 @@ function $unheld(e: unknown): false {
   throw e;
 }
 function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
+  if (e instanceof EvalFailure) return $q6 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
+  if (t === null) $err($q19 + id + ", " + ax + "): tensor \u0060" + id + $q14);
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
+  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q19 + id + ", " + ax + $q12 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -270,25 +596,25 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q17, prefix + ": " + what + " needs " + size + $q20 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
   let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
   if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
-  if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q17, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
 function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
-  return $fail("invalid_call", kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
+  return $fail($q0, kernel + ": output \u0060" + id + "\u0060 has shape " + $show(given) + ", expected " + $show(want) + " (\u0060" + text + "\u0060)");
 }
 /** Fails for a call whose shader key was not built: the key's leaves and their values. */
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail("missing_shader", head + s + tail);
+  return $fail($q21, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -302,7 +628,7 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
   const n = v as number;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q17, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -313,14 +639,40 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
-    $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q17, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
+}
+/** Buffer types by the index the generated code passes ($bd, $ub). */
+const BT = ["storage", "read-only-storage", $q22] as const;
+/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
+function $bd(binding: number, name: string, type: 0 | 1 | 2, resource: BindingResource): BindingPlan {
+  return { binding, name, type: BT[type], resource };
+}
+/** A binding of a uniform buffer's bytes. */
+function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array): BindingPlan {
+  return { binding, name, type: BT[type], resource: { kind: $q22, bytes } };
+}
+/** One compute pass of a plan (entry point main). */
+function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
+  return { id, name, shader, entryPoint: $q23, bindings, workgroups: [x, y, z] };
+}
+/** Fails for a binding whose optional tensor the call omits. */
+function $omitted(prefix: string, binding: string, id: string): never {
+  return $fail($q17, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+}
+/**
+ * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
+ */
+function $evalAt(e: unknown, stages: readonly string[], st: number): never {
+  if (st > 0 && e instanceof EvalFailure) $fail($q17, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q18 + e.message);
+  throw e;
 }
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
 function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q17, kernel + $q13 + id + "\u0060 needs " + size + $q20 + limit + " (" + max + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 
@@ -353,19 +705,20 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = "PagedAttention";
-const K0A0V0: readonly string[] = ["attrs.kv_num_heads", "attrs.num_heads", "dim(shapes.keyCacheT, 1)", "dim(shapes.keyCacheT, 3)", "present.keyT", "present.slotMappingT"];
+const K0 = $q24;
+const K0A0V0: readonly string[] = [$q25, $q26, $q27, $q28, $q29, "present.slotMappingT"];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with ";
 const K0A0S1 = " on profile desktop-48k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
-const K0A0V1: readonly string[] = ["attrs.kv_num_heads", "attrs.num_heads", "dim(shapes.keyCacheT, 1)", "dim(shapes.keyCacheT, 3)", "present.keyT"];
+const K0A0V1: readonly string[] = [$q25, $q26, $q27, $q28, $q29];
 const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0V2: readonly string[] = ["attrs.num_heads", "dim(shapes.keyCacheT, 3)"];
+const K0A0V2: readonly string[] = [$q26, $q28];
 const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with ";
 const K0A0S4 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S5 = "PagedAttention";
-const K0A0S6 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
+const K0A0S5 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
+const K0A0S6 = $q24;
 const K0A0S7 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
 const K0A0S8 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
+const K0A0V3: readonly string[] = [K0A0S4, $q30, K0A0S4, $q31, K0A0S5, $q32, K0A0S5, $q33, K0A0S5, $q34, K0A0S5, $q35, K0A0S7, $q32, K0A0S7, $q36, K0A0S7, $q37];
 const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with ";
 const K0A0S10 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with ";
 const K0A0S11 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with ";
@@ -373,6 +726,7 @@ const K0A0S12 = "PagedAttention: variant `separate_slot_splitk`";
 const K0A0S13 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
 const K0A0S14 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
 const K0A0S15 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
+const K0A0V4: readonly string[] = [K0A0S12, $q30, K0A0S12, $q31, K0A0S13, $q33, K0A0S13, $q34, K0A0S13, $q35, K0A0S14, $q32, K0A0S14, $q36, K0A0S14, $q37];
 const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with ";
 const K0A0S17 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with ";
 const K0A0S18 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with ";
@@ -380,6 +734,7 @@ const K0A0S19 = "PagedAttention: variant `packed_derived_splitk`";
 const K0A0S20 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
 const K0A0S21 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
 const K0A0S22 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
+const K0A0V5: readonly string[] = [K0A0S19, $q30, K0A0S19, $q31, K0A0S20, $q32, K0A0S20, $q33, K0A0S20, $q34, K0A0S20, $q35, K0A0S21, $q32, K0A0S21, $q36, K0A0S21, $q37];
 const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with ";
 const K0A0S24 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with ";
 const K0A0S25 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with ";
@@ -387,22 +742,27 @@ const K0A0S26 = "PagedAttention: variant `packed_slot_splitk`";
 const K0A0S27 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
 const K0A0S28 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
 const K0A0S29 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
+const K0A0V6: readonly string[] = [K0A0S26, $q30, K0A0S26, $q31, K0A0S27, $q33, K0A0S27, $q34, K0A0S27, $q35, K0A0S28, $q32, K0A0S28, $q36, K0A0S28, $q37];
 const K0A0S30 = "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with ";
 const K0A0S31 = "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with ";
 const K0A0S32 = "PagedAttention: variant `separate_derived`: pass `scatter`";
 const K0A0S33 = "PagedAttention: variant `separate_derived`: pass `main`";
+const K0A0V7: readonly string[] = [K0A0S32, $q32, K0A0S32, $q33, K0A0S32, $q34, K0A0S32, $q35, K0A0S33, $q32, K0A0S33, $q36];
 const K0A0S34 = "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with ";
 const K0A0S35 = "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with ";
 const K0A0S36 = "PagedAttention: variant `separate_slot`: pass `scatter`";
 const K0A0S37 = "PagedAttention: variant `separate_slot`: pass `main`";
+const K0A0V8: readonly string[] = [K0A0S36, $q33, K0A0S36, $q34, K0A0S36, $q35, K0A0S37, $q32, K0A0S37, $q36];
 const K0A0S38 = "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with ";
 const K0A0S39 = "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with ";
 const K0A0S40 = "PagedAttention: variant `packed_derived`: pass `scatter`";
 const K0A0S41 = "PagedAttention: variant `packed_derived`: pass `main`";
+const K0A0V9: readonly string[] = [K0A0S40, $q32, K0A0S40, $q33, K0A0S40, $q34, K0A0S40, $q35, K0A0S41, $q32, K0A0S41, $q36];
 const K0A0S42 = "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with ";
 const K0A0S43 = "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with ";
 const K0A0S44 = "PagedAttention: variant `packed_slot`: pass `scatter`";
 const K0A0S45 = "PagedAttention: variant `packed_slot`: pass `main`";
+const K0A0V10: readonly string[] = [K0A0S44, $q33, K0A0S44, $q34, K0A0S44, $q35, K0A0S45, $q32, K0A0S45, $q36];
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -454,6 +814,12 @@ class K0A0 {
   private declare m30: number | undefined;
   private declare m31: boolean | undefined;
   private declare m32: boolean | undefined;
+  declare readonly s0: readonly number[];
+  declare readonly s3: readonly number[];
+  declare readonly s4: readonly number[];
+  declare readonly s5: readonly number[];
+  declare readonly s6: readonly number[];
+  declare readonly s7: readonly number[];
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -471,6 +837,12 @@ class K0A0 {
     this.a1 = a1;
     this.a2 = a2;
     this.a3 = a3;
+    this.s0 = t0!.shape;
+    this.s3 = t3!.shape;
+    this.s4 = t4!.shape;
+    this.s5 = t5!.shape;
+    this.s6 = t6!.shape;
+    this.s7 = t7!.shape;
     this.m0 = undefined;
     this.m1 = undefined;
     this.m2 = undefined;
@@ -507,91 +879,75 @@ class K0A0 {
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
-    try {
-      return (this.m0 = ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[2] === this.a1)) && ((this.t3!.shape[1] as number) > (0 as number))) && ((this.t3!.shape[3] as number) > (0 as number))));
-    } catch (e) {
-      throw $wrap(e, "cacheShapeOk");
-    }
+    return (this.m0 = ((($same(this.s4 as readonly number[], this.s3 as readonly number[]) && (this.s3[2] === this.a1)) && ((this.s3[1] as number) > (0 as number))) && ((this.s3[3] as number) > (0 as number))));
   }
   /** derive "headLayoutOk": computes m1 (read as this.m1 ?? this.d1()) */
   d1(): boolean {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, "headLayoutOk");
+      throw $wrap(e, $q38);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
   d2(): number {
     try {
-      return (this.m2 = $chk((this.t5!.shape[0] as number) - (1 as number)));
+      return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
       throw $wrap(e, "batchSize");
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
   d3(): boolean {
-    try {
-      return (this.m3 = ((((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.t6!.shape[0] === (this.m2 ?? this.d2()))) && (this.t7!.shape[0] === (this.m2 ?? this.d2()))) && ((this.t7!.shape[1] as number) >= (1 as number))));
-    } catch (e) {
-      throw $wrap(e, "scheduleShapeOk");
-    }
+    return (this.m3 = ((((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.s6[0] === (this.m2 ?? this.d2()))) && (this.s7[0] === (this.m2 ?? this.d2()))) && ((this.s7[1] as number) >= (1 as number))));
   }
   /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
   d4(): number {
     try {
-      return (this.m4 = $mulN(this.a2 as number, this.t3!.shape[3] as number));
+      return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, "qHidden");
+      throw $wrap(e, $q39);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
   d5(): boolean {
-    try {
-      return (this.m5 = ((this.t9!.shape[0] === this.t0!.shape[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))));
-    } catch (e) {
-      throw $wrap(e, "ioShapeOk");
-    }
+    return (this.m5 = ((this.t9!.shape[0] === this.s0[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))));
   }
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0]) && ($need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q40) === this.s0[0]) && ($need(this.t8, $q41, $q40).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, "slotShapeOk");
+      throw $wrap(e, $q42);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
   d7(): boolean {
-    try {
-      return (this.m7 = (((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5())) && (this.m6 ?? this.d6())));
-    } catch (e) {
-      throw $wrap(e, "pagedContractOk");
-    }
+    return (this.m7 = (((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5())) && (this.m6 ?? this.d6())));
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.keyCacheT = " + $showT($try(() => this.t3!.shape)) + ")" : i === 1 ? $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $showT($try(() => this.t3!.shape[2])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 2 ? $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $showT($try(() => this.t3!.shape[1])) + ")" : i === 3 ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = \"float16\"" + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]), () => (this.t3!.shape[2] === this.a1), () => ((this.t3!.shape[1] as number) > (0 as number)), () => ((this.t3!.shape[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $sv(() => this.s4) + ", " + "shapes.keyCacheT = " + $sv(() => this.s3) + ")" : i === 1 ? $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $sv(() => this.s3[2]) + ", " + $q43 + $sv(() => this.a1) + ")" : i === 2 ? $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $sv(() => this.s3[1]) + ")" : i === 3 ? $where(path) + $q44 + $q45 + $sv(() => this.s3[3]) + ")" : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = \"float16\"" + ", " + $q46 + ")")($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + $q47 + $q48 + $sv(() => this.a2) + ")" : i === 1 ? $where(path) + $q49 + $q43 + $sv(() => this.a1) + ")" : $where(path) + $q50 + $q51 + $sv(() => $modN((this.a2 as number), (this.a1 as number))) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`batchSize >= 1` is false (" + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : i === 2 ? $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ", " + "batchSize = " + $showT($try(() => (this.m2 ?? this.d2()))) + ")" : $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => this.t7!.shape[1])) + ")")($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.t6!.shape[0] === (this.m2 ?? this.d2())), () => (this.t7!.shape[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $where(path) + "`batchSize >= 1` is false (" + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $sv(() => this.s6[0]) + ", " + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : i === 2 ? $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $sv(() => this.s7[0]) + ", " + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : $where(path) + $q53 + $q54 + $sv(() => this.s7[1]) + ")")($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t9!.shape[0])) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t9!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")" : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t9!.shape[0] === this.t0!.shape[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + $q55 + $sv(() => this.t9!.shape[0]) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + $q57 + $sv(() => this.t9!.shape[1]) + ", " + $q58 + $sv(() => (this.m4 ?? this.d4())) + ")" : $where(path) + $q59 + $q46 + ")")($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $showT($try(() => $dimT(this.t8, (0 as number), "slotMappingT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $showT($try(() => $need(this.t8, "ranks.slotMappingT", "slotMappingT").shape.length)) + ")")($first([() => ($dimT(this.t8, (0 as number), "slotMappingT") === this.t0!.shape[0])])) : c === false ? $where(path) + "`true` is false" : $where(path) + "`present.slotMappingT` is false")($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $sv(() => $dimT(this.t8, (0 as number), $q40)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $sv(() => $need(this.t8, $q41, $q40).shape.length) + ")")($first([() => ($dimT(this.t8, (0 as number), $q40) === this.s0[0])])) : c === false ? $where(path) + $q60 : $where(path) + $q61)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, "cacheShapeOk"]) : i === 1 ? this.x2([...path, "headLayoutOk"]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, "ioShapeOk"]) : this.x5([...path, "slotShapeOk"]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q62]) : i === 1 ? this.x2([...path, $q38]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q63]) : this.x5([...path, $q42]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -606,21 +962,17 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, "pagedContractOk");
+      return $condFail(e, $q64);
     }
-    return this.x0([...[], "pagedContractOk"]);
+    return this.x0([...[], $q64]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
-    try {
-      return (this.m8 = (((this.t0!.shape[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))));
-    } catch (e) {
-      throw $wrap(e, "dispatchFits");
-    }
+    return (this.m8 = (((this.s0[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))));
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 1 ? $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = 64" + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")")($first([() => ((this.t0!.shape[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q56 + $sv(() => this.s0[0]) + ", " + $q65 + ")" : i === 1 ? $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q48 + $sv(() => this.a2) + ", " + $q65 + ")" : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = 64" + ", " + $q66 + ")")($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -635,14 +987,14 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, "dispatchFits");
+      return $condFail(e, $q67);
     }
-    return this.x6([...[], "dispatchFits"]);
+    return this.x6([...[], $q67]);
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = $chk((this.t7!.shape[1] as number) * (this.t3!.shape[1] as number)));
+      return (this.m9 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
     } catch (e) {
       throw $wrap(e, "pagedKeyCeiling");
     }
@@ -658,7 +1010,7 @@ class K0A0 {
   /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): number {
     try {
-      return (this.m11 = $mulN(this.t0!.shape[0] as number, this.a1 as number));
+      return (this.m11 = $mulN(this.s0[0] as number, this.a1 as number));
     } catch (e) {
       throw $wrap(e, "pagedBaseWorkgroups");
     }
@@ -668,22 +1020,18 @@ class K0A0 {
     try {
       return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "numSplits");
+      throw $wrap(e, $q68);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
   d13(): boolean {
     let n0: number;
-    try {
-      return (this.m13 = ((n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
-    } catch (e) {
-      throw $wrap(e, "cacheVec4Ok");
-    }
+    return (this.m13 = ((n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
   }
   /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
   d14(): number {
     try {
-      return (this.m14 = $chk(Math.floor((this.t3!.shape[3] as number) / (4 as number))));
+      return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
       throw $wrap(e, "headVec");
     }
@@ -691,7 +1039,7 @@ class K0A0 {
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
   d15(): number {
     try {
-      return (this.m15 = $mulN($mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number) as number, 4 as number));
+      return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedSplitScratchBytes");
     }
@@ -699,7 +1047,7 @@ class K0A0 {
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
     try {
-      return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
+      return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedSplitStatsBytes");
     }
@@ -714,20 +1062,16 @@ class K0A0 {
   }
   /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
   d18(): boolean {
-    try {
-      return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))));
-    } catch (e) {
-      throw $wrap(e, "pagedSplitFits");
-    }
+    return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))));
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $showT($try(() => (n0 = (this.t3!.shape[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0))) + ")";
+    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $sv(() => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)) + ")";
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : i === 1 ? this.x8([...path, "cacheVec4Ok"]) : i === 2 ? $where(path) + "`headVec >= 1` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ")" : i === 3 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxStorageBufferBindingSize = 1073741824" + ")" : i === 4 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitScratchBytes = " + $showT($try(() => (this.m15 ?? this.d15()))) + ", " + "device.limits.maxBufferSize = 1073741824" + ")" : i === 5 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxStorageBufferBindingSize = 1073741824" + ")" : i === 6 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + "pagedSplitStatsBytes = " + $showT($try(() => (this.m16 ?? this.d16()))) + ", " + "device.limits.maxBufferSize = 1073741824" + ")" : i === 7 ? $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m12 ?? this.d12()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 8 ? $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : i === 9 ? $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + "headVec = " + $showT($try(() => (this.m14 ?? this.d14()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")" : i === 10 ? $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedSplitWg = " + $showT($try(() => (this.m17 ?? this.d17()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + $q69 + $q70 + $sv(() => (this.m12 ?? this.d12())) + ")" : i === 1 ? this.x8([...path, "cacheVec4Ok"]) : i === 2 ? $where(path) + "`headVec >= 1` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ")" : i === 3 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + $q72 + $sv(() => (this.m15 ?? this.d15())) + ", " + $q73 + ")" : i === 4 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + $q72 + $sv(() => (this.m15 ?? this.d15())) + ", " + $q74 + ")" : i === 5 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + $q75 + $sv(() => (this.m16 ?? this.d16())) + ", " + $q73 + ")" : i === 6 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + $q75 + $sv(() => (this.m16 ?? this.d16())) + ", " + $q74 + ")" : i === 7 ? $where(path) + $q76 + $q70 + $sv(() => (this.m12 ?? this.d12())) + ", " + $q65 + ")" : i === 8 ? $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ", " + $q66 + ")" : i === 9 ? $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ", " + $q77 + ")" : i === 10 ? $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q78 + $sv(() => (this.m17 ?? this.d17())) + ", " + $q66 + ")" : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q78 + $sv(() => (this.m17 ?? this.d17())) + ", " + $q77 + ")")($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -742,37 +1086,33 @@ class K0A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, "pagedSplitFits");
+      return $condFail(e, $q79);
     }
-    return this.x7([...[], "pagedSplitFits"]);
+    return this.x7([...[], $q79]);
   }
   /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): number {
     try {
       return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "qPerKv");
+      throw $wrap(e, $q80);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
-      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.t3!.shape[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "pagedSplitStorageBytes");
     }
   }
   /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): boolean {
-    try {
-      return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (49152 as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedSplitStorageFits");
-    }
+    return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (49152 as number)));
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $showT($try(() => (this.m20 ?? this.d20()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 49152" + ")";
+    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $sv(() => (this.m20 ?? this.d20())) + ", " + $q81 + ")";
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -787,29 +1127,29 @@ class K0A0 {
     try {
       ((this.m21 ?? this.d21()));
     } catch (e) {
-      return $condFail(e, "pagedSplitStorageFits");
+      return $condFail(e, $q82);
     }
-    return this.x9([...[], "pagedSplitStorageFits"]);
+    return this.x9([...[], $q82]);
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
     try {
-      return (this.m22 = $mulN(this.a1 as number, this.t3!.shape[3] as number));
+      return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, "kvHidden");
+      throw $wrap(e, $q83);
     }
   }
   /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2)) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")) && (this.t0!.shape[1] === (this.m4 ?? this.d4()))));
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q84, $q85).shape.length === 2)) && ($need(this.t2, $q86, $q87).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q85) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q87) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q85) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q87) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q88, $q85).dtype === $q89)) && ($need(this.t2, $q90, $q87).dtype === $q89)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, "separateKv");
+      throw $wrap(e, $q91);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`present.keyT` is false" : i === 1 ? $where(path) + "`present.valueT` is false" : i === 2 ? $where(path) + "`ranks.keyT == 2` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 2` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")" : i === 4 ? $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 5 ? $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $showT($try(() => $dimT(this.t2, (0 as number), "valueT"))) + ", " + "tokenCount = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")" : i === 7 ? $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $showT($try(() => $dimT(this.t2, (1 as number), "valueT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m22 ?? this.d22()))) + ")" : i === 8 ? $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : i === 9 ? $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "qHidden = " + $showT($try(() => (this.m4 ?? this.d4()))) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, "ranks.keyT", "keyT").shape.length === 2), () => ($need(this.t2, "ranks.valueT", "valueT").shape.length === 2), () => ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0]), () => ($dimT(this.t2, (0 as number), "valueT") === this.t0!.shape[0]), () => ($dimT(this.t1, (1 as number), "keyT") === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), "valueT") === (this.m22 ?? this.d22())), () => ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16"), () => ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")]));
+    return ((i: number) => i === 0 ? $where(path) + $q92 : i === 1 ? $where(path) + $q93 : i === 2 ? $where(path) + "`ranks.keyT == 2` is false (" + $q94 + $sv(() => $need(this.t1, $q84, $q85).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 2` is false (" + $q95 + $sv(() => $need(this.t2, $q86, $q87).shape.length) + ")" : i === 4 ? $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + $q96 + $sv(() => $dimT(this.t1, (0 as number), $q85)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 5 ? $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $sv(() => $dimT(this.t2, (0 as number), $q87)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + $q97 + $sv(() => $dimT(this.t1, (1 as number), $q85)) + ", " + $q98 + $sv(() => (this.m22 ?? this.d22())) + ")" : i === 7 ? $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $sv(() => $dimT(this.t2, (1 as number), $q87)) + ", " + $q98 + $sv(() => (this.m22 ?? this.d22())) + ")" : i === 8 ? $where(path) + $q99 + $q100 + $sv(() => $need(this.t1, $q88, $q85).dtype) + ", " + $q46 + ")" : i === 9 ? $where(path) + $q101 + $q102 + $sv(() => $need(this.t2, $q90, $q87).dtype) + ", " + $q46 + ")" : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + $q103 + $sv(() => this.s0[1]) + ", " + $q58 + $sv(() => (this.m4 ?? this.d4())) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q84, $q85).shape.length === 2), () => ($need(this.t2, $q86, $q87).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q85) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q87) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q85) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q87) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q88, $q85).dtype === $q89), () => ($need(this.t2, $q90, $q87).dtype === $q89)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -824,159 +1164,104 @@ class K0A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, "separateKv");
+      return $condFail(e, $q91);
     }
-    return this.x10([...[], "separateKv"]);
+    return this.x10([...[], $q91]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
-    try {
-      return (!((this.t8 !== null))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
+    return (!((this.t8 !== null))) === true;
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    try {
-      (!((this.t8 !== null)));
-    } catch (e) {
-      return $condFail(e, "not present.slotMappingT");
-    }
-    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $sv(() => (this.t8 !== null)) + ")";
   }
   z1(): BindingResource {
-    return $buf(this.t1!, "input", "keyT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t1!, $q104, $q85, 2, 1073741824, K0A0S6, $q105);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, "input", "valueT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t2!, $q104, $q87, 2, 1073741824, K0A0S6, $q105);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, "input", "keyCacheT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t3!, $q104, $q106, 2, 1073741824, K0A0S6, $q105);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, "input", "valueCacheT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t4!, $q104, $q107, 2, 1073741824, K0A0S6, $q105);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, "input", "cumulativeSequenceLengthT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t5!, $q104, $q108, 4, 1073741824, K0A0S6, $q105);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, "input", "pastSeqlensT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t6!, $q104, $q109, 4, 1073741824, K0A0S6, $q105);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, "input", "blockTableT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t7!, $q104, $q110, 4, 1073741824, K0A0S6, $q105);
   }
   z0(): BindingResource {
-    return $buf(this.t0!, "input", "queryT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t0!, $q104, $q111, 2, 1073741824, K0A0S6, $q105);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, "output", "outputT", 2, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t9!, $q112, $q113, 2, 1073741824, K0A0S6, $q105);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "81755a0829fda486"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "75b7d59346223909"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "faa60e1f49e93f8b"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "6986978caaefd17c"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "5461503982bcd2a9"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "ee3a77bc93a885d3"
-      : $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "1b3ae74a3efe0eae"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1a7434181df42672"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "6292d5d72623febe"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "cc151d631e579fe9"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "aefd553305ce3d07"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "160b68b737f01a93"
-      : $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
-      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
-      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
-      : $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === true ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q114 : k0_0 === 8 ? $q115 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q116 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q117 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q118 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q119 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q122 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const k2_0 = this.a2, k2_1 = this.s3[3];
+      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
+      st = 1;
+      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S4, $q129);
+      st = 2;
+      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S4, $q130);
+      if (this.t1 === null) $omitted(K0A0S5, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K0A0S5, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z5();
+      const q5 = this.z6();
+      const q6 = this.z7();
+      st = 3;
+      const r2: unknown = (this.m2 ?? this.d2());
+      st = 4;
+      const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_7 = new Uint8Array(16);
+      $u32(b0_7, 0, r2, K0A0S5, $q133);
+      $u32(b0_7, 4, r3, K0A0S5, $q134);
+      st = 5;
+      const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r4, 65535, K0A0S5, "x");
+      st = 6;
+      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r5, 65535, K0A0S5, "y");
+      const q7 = this.z0();
+      const q8: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      st = 7;
+      const r6: unknown = (this.m2 ?? this.d2());
+      st = 8;
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_8 = new Uint8Array(16);
+      $u32(b1_8, 0, r6, K0A0S7, $q133);
+      $f32(b1_8, 4, r7);
+      const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S7, "y");
+      st = 9;
+      const r8: unknown = (this.m12 ?? this.d12());
+      const w1z = $wg(r8, 65535, K0A0S7, "z");
+      const q10 = this.z9();
+      const w2y = $wg(this.a2, 65535, K0A0S8, "y");
+      const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
+      return { kernel: $q24, variant: "separate_derived_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q143, 1, q4), $bd(5, $q144, 1, q5), $bd(6, $q145, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q7), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q150, 0, q8), $bd(7, $q151, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q8), $bd(1, $q151, 1, q9), $bd(2, $q112, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of intermediate `partialOut`");
+      return $evalAt(e, K0A0V3, st);
     }
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S4, "intermediate `partialOut`");
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-    } catch (e) {
-      $evalFail(e, K0A0S4, "the shape of intermediate `partialStats`");
-    }
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S4, "intermediate `partialStats`");
-    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    const q4 = this.z5();
-    const q5 = this.z6();
-    const q6 = this.z7();
-    let r2: unknown = undefined;
-    try {
-      r2 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S6, "uniform field `params.batchSize`");
-    }
-    let r3: unknown = undefined;
-    try {
-      r3 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
-    } catch (e) {
-      $evalFail(e, K0A0S6, "uniform field `params.scatterCount`");
-    }
-    const b0_7 = new Uint8Array(16);
-    $u32(b0_7, 0, r2, K0A0S6, "params.batchSize");
-    $u32(b0_7, 4, r3, K0A0S6, "params.scatterCount");
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch x");
-    }
-    const w0x = $wg(r4, 65535, K0A0S6, "x");
-    let r5: unknown = undefined;
-    try {
-      r5 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S6, "dispatch y");
-    }
-    const w0y = $wg(r5, 65535, K0A0S6, "y");
-    const q7 = this.z0();
-    const q8: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
-    const q9: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
-    let r6: unknown = undefined;
-    try {
-      r6 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S7, "uniform field `params.batchSize`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S7, "uniform field `params.scale`");
-    }
-    const b1_8 = new Uint8Array(16);
-    $u32(b1_8, 0, r6, K0A0S7, "params.batchSize");
-    $f32(b1_8, 4, r7);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S7, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S7, "y");
-    let r8: unknown = undefined;
-    try {
-      r8 = (this.m12 ?? this.d12());
-    } catch (e) {
-      $evalFail(e, K0A0S7, "dispatch z");
-    }
-    const w1z = $wg(r8, 65535, K0A0S7, "z");
-    const q10 = this.z9();
-    const w2y = $wg(this.a2, 65535, K0A0S8, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S8, "z");
-    return { kernel: "PagedAttention", variant: "separate_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q8 }, { binding: 7, name: "partial_stats", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q8 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q9 }, { binding: 2, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r0(): string {
     if (!this.c2()) return this.w2();
@@ -984,240 +1269,100 @@ class K0A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  /** when "pagedSplitFits" */
-  c6(): boolean {
-    try {
-      return ((this.m18 ?? this.d18())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitFits" does not hold */
-  w6(): string {
-    try {
-      ((this.m18 ?? this.d18()));
-    } catch (e) {
-      return $condFail(e, "pagedSplitFits");
-    }
-    return this.x7([...[], "pagedSplitFits"]);
-  }
-  /** when "pagedSplitStorageFits" */
-  c7(): boolean {
-    try {
-      return ((this.m21 ?? this.d21())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitStorageFits" does not hold */
-  w7(): string {
-    try {
-      ((this.m21 ?? this.d21()));
-    } catch (e) {
-      return $condFail(e, "pagedSplitStorageFits");
-    }
-    return this.x9([...[], "pagedSplitStorageFits"]);
-  }
-  /** when "separateKv" */
-  c8(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w8(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "separateKv");
-    }
-    return this.x10([...[], "separateKv"]);
-  }
   /** when "present.slotMappingT" */
-  c9(): boolean {
-    try {
-      return ((this.t8 !== null)) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
+  c6(): boolean {
+    return ((this.t8 !== null)) === true;
   }
   /** why "present.slotMappingT" does not hold */
-  w9(): string {
-    try {
-      ((this.t8 !== null));
-    } catch (e) {
-      return $condFail(e, "present.slotMappingT");
-    }
-    return $where([]) + "`present.slotMappingT` is false";
+  w6(): string {
+    return $where([]) + $q61;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, "input", "slotMappingT", 4, 1073741824, K0A0S5, "maxStorageBufferBindingSize");
+    return $buf(this.t8!, $q104, $q40, 4, 1073741824, K0A0S6, $q105);
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "8e076d9924492dd4"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "59327ea3536e5ed9"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ad3581f5d9e0ff1d"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "a83a471680cffe42"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ebf4876d5528b62b"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "d03142c63e9c0960"
-      : $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "1b3ae74a3efe0eae"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1a7434181df42672"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "6292d5d72623febe"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "cc151d631e579fe9"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "aefd553305ce3d07"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "160b68b737f01a93"
-      : $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
-      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
-      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
-      : $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === true ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q154 : k0_0 === 8 ? $q155 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q156 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q157 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q158 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q159 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q122 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const k2_0 = this.a2, k2_1 = this.s3[3];
+      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
+      st = 1;
+      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S12, $q129);
+      st = 2;
+      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S12, $q130);
+      if (this.t1 === null) $omitted(K0A0S13, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K0A0S13, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      if (this.t8 === null) $omitted(K0A0S13, $q160, $q40);
+      const q4 = this.z8();
+      st = 3;
+      const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_5 = new Uint8Array(16);
+      $u32(b0_5, 0, r2, K0A0S13, $q134);
+      st = 4;
+      const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r3, 65535, K0A0S13, "x");
+      st = 5;
+      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r4, 65535, K0A0S13, "y");
+      const q5 = this.z0();
+      const q6 = this.z5();
+      const q7 = this.z6();
+      const q8 = this.z7();
+      const q9: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
+      const q10: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      st = 6;
+      const r5: unknown = (this.m2 ?? this.d2());
+      st = 7;
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_8 = new Uint8Array(16);
+      $u32(b1_8, 0, r5, K0A0S14, $q133);
+      $f32(b1_8, 4, r6);
+      const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S14, "y");
+      st = 8;
+      const r7: unknown = (this.m12 ?? this.d12());
+      const w1z = $wg(r7, 65535, K0A0S14, "z");
+      const q11 = this.z9();
+      const w2y = $wg(this.a2, 65535, K0A0S15, "y");
+      const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
+      return { kernel: $q24, variant: "separate_slot_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q160, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q5), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q6), $bd(4, $q144, 1, q7), $bd(5, $q145, 1, q8), $bd(6, $q150, 0, q9), $bd(7, $q151, 0, q10), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q9), $bd(1, $q151, 1, q10), $bd(2, $q112, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S12, "the shape of intermediate `partialOut`");
+      return $evalAt(e, K0A0V4, st);
     }
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S12, "intermediate `partialOut`");
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-    } catch (e) {
-      $evalFail(e, K0A0S12, "the shape of intermediate `partialStats`");
-    }
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S12, "intermediate `partialStats`");
-    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q4 = this.z8();
-    let r2: unknown = undefined;
-    try {
-      r2 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
-    } catch (e) {
-      $evalFail(e, K0A0S13, "uniform field `params.scatterCount`");
-    }
-    const b0_5 = new Uint8Array(16);
-    $u32(b0_5, 0, r2, K0A0S13, "params.scatterCount");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S13, "dispatch x");
-    }
-    const w0x = $wg(r3, 65535, K0A0S13, "x");
-    let r4: unknown = undefined;
-    try {
-      r4 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S13, "dispatch y");
-    }
-    const w0y = $wg(r4, 65535, K0A0S13, "y");
-    const q5 = this.z0();
-    const q6 = this.z5();
-    const q7 = this.z6();
-    const q8 = this.z7();
-    const q9: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
-    const q10: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
-    let r5: unknown = undefined;
-    try {
-      r5 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S14, "uniform field `params.batchSize`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S14, "uniform field `params.scale`");
-    }
-    const b1_8 = new Uint8Array(16);
-    $u32(b1_8, 0, r5, K0A0S14, "params.batchSize");
-    $f32(b1_8, 4, r6);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S14, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S14, "y");
-    let r7: unknown = undefined;
-    try {
-      r7 = (this.m12 ?? this.d12());
-    } catch (e) {
-      $evalFail(e, K0A0S14, "dispatch z");
-    }
-    const w1z = $wg(r7, 65535, K0A0S14, "z");
-    const q11 = this.z9();
-    const w2y = $wg(this.a2, 65535, K0A0S15, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S15, "z");
-    return { kernel: "PagedAttention", variant: "separate_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "partial_out", type: "storage", resource: q9 }, { binding: 7, name: "partial_stats", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q9 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q10 }, { binding: 2, name: "output", type: "storage", resource: q11 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r1(): string {
-    if (!this.c6()) return this.w6();
-    if (!this.c7()) return this.w7();
-    if (!this.c8()) return this.w8();
-    return this.w9();
-  }
-  /** when "pagedSplitFits" */
-  c10(): boolean {
-    try {
-      return ((this.m18 ?? this.d18())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitFits" does not hold */
-  w10(): string {
-    try {
-      ((this.m18 ?? this.d18()));
-    } catch (e) {
-      return $condFail(e, "pagedSplitFits");
-    }
-    return this.x7([...[], "pagedSplitFits"]);
-  }
-  /** when "pagedSplitStorageFits" */
-  c11(): boolean {
-    try {
-      return ((this.m21 ?? this.d21())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitStorageFits" does not hold */
-  w11(): string {
-    try {
-      ((this.m21 ?? this.d21()));
-    } catch (e) {
-      return $condFail(e, "pagedSplitStorageFits");
-    }
-    return this.x9([...[], "pagedSplitStorageFits"]);
+    if (!this.c2()) return this.w2();
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    return this.w6();
   }
   /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
     try {
       return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
     } catch (e) {
-      throw $wrap(e, "packedStride");
+      throw $wrap(e, $q161);
     }
   }
   /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
   d25(): boolean {
-    try {
-      return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.t0!.shape[1] === (this.m24 ?? this.d24()))));
-    } catch (e) {
-      throw $wrap(e, "packedKv");
-    }
+    return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m24 ?? this.d24()))));
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : i === 1 ? $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")" : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + "dim(shapes.queryT, 1) = " + $showT($try(() => this.t0!.shape[1])) + ", " + "packedStride = " + $showT($try(() => (this.m24 ?? this.d24()))) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $where(path) + $q162 + $q163 + $sv(() => (this.t1 !== null)) + ")" : i === 1 ? $where(path) + $q164 + $q165 + $sv(() => (this.t2 !== null)) + ")" : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + $q103 + $sv(() => this.s0[1]) + ", " + $q166 + $sv(() => (this.m24 ?? this.d24())) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
-  c12(): boolean {
+  c7(): boolean {
     try {
       return ((this.m25 ?? this.d25())) === true;
     } catch (e) {
@@ -1225,314 +1370,141 @@ class K0A0 {
     }
   }
   /** why "packedKv" does not hold */
-  w12(): string {
+  w7(): string {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
-      return $condFail(e, "packedKv");
+      return $condFail(e, $q167);
     }
-    return this.x11([...[], "packedKv"]);
-  }
-  /** when "not present.slotMappingT" */
-  c13(): boolean {
-    try {
-      return (!((this.t8 !== null))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not present.slotMappingT" does not hold */
-  w13(): string {
-    try {
-      (!((this.t8 !== null)));
-    } catch (e) {
-      return $condFail(e, "not present.slotMappingT");
-    }
-    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+    return this.x11([...[], $q167]);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "b21c1aa3240051c5"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "6c1823ac95c001a3"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "3310c9cb20d58682"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "2806b06a878c55ba"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cd47e10108901079"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bec528b1a43dd4c5"
-      : $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1b3ae74a3efe0eae"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "dd31de6d4a5bf666"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "6292d5d72623febe"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "cc151d631e579fe9"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "aefd553305ce3d07"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "160b68b737f01a93"
-      : $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
-      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
-      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
-      : $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === false ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q168 : k0_0 === 8 ? $q169 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q170 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q171 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q172 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q173 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q174 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const k2_0 = this.a2, k2_1 = this.s3[3];
+      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
+      st = 1;
+      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S19, $q129);
+      st = 2;
+      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S19, $q130);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      st = 3;
+      const r2: unknown = (this.m2 ?? this.d2());
+      st = 4;
+      const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_6 = new Uint8Array(16);
+      $u32(b0_6, 0, r2, K0A0S20, $q133);
+      $u32(b0_6, 4, r3, K0A0S20, $q134);
+      st = 5;
+      const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r4, 65535, K0A0S20, "x");
+      st = 6;
+      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r5, 65535, K0A0S20, "y");
+      const q6: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      st = 7;
+      const r6: unknown = (this.m2 ?? this.d2());
+      st = 8;
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_8 = new Uint8Array(16);
+      $u32(b1_8, 0, r6, K0A0S21, $q133);
+      $f32(b1_8, 4, r7);
+      const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S21, "y");
+      st = 9;
+      const r8: unknown = (this.m12 ?? this.d12());
+      const w1z = $wg(r8, 65535, K0A0S21, "z");
+      const q8 = this.z9();
+      const w2y = $wg(this.a2, 65535, K0A0S22, "y");
+      const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
+      return { kernel: $q24, variant: "packed_derived_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q150, 0, q6), $bd(7, $q151, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q6), $bd(1, $q151, 1, q7), $bd(2, $q112, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S19, "the shape of intermediate `partialOut`");
+      return $evalAt(e, K0A0V5, st);
     }
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S19, "intermediate `partialOut`");
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-    } catch (e) {
-      $evalFail(e, K0A0S19, "the shape of intermediate `partialStats`");
-    }
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S19, "intermediate `partialStats`");
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    const q3 = this.z5();
-    const q4 = this.z6();
-    const q5 = this.z7();
-    let r2: unknown = undefined;
-    try {
-      r2 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S20, "uniform field `params.batchSize`");
-    }
-    let r3: unknown = undefined;
-    try {
-      r3 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
-    } catch (e) {
-      $evalFail(e, K0A0S20, "uniform field `params.scatterCount`");
-    }
-    const b0_6 = new Uint8Array(16);
-    $u32(b0_6, 0, r2, K0A0S20, "params.batchSize");
-    $u32(b0_6, 4, r3, K0A0S20, "params.scatterCount");
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S20, "dispatch x");
-    }
-    const w0x = $wg(r4, 65535, K0A0S20, "x");
-    let r5: unknown = undefined;
-    try {
-      r5 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S20, "dispatch y");
-    }
-    const w0y = $wg(r5, 65535, K0A0S20, "y");
-    const q6: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
-    const q7: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
-    let r6: unknown = undefined;
-    try {
-      r6 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S21, "uniform field `params.batchSize`");
-    }
-    let r7: unknown = undefined;
-    try {
-      r7 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S21, "uniform field `params.scale`");
-    }
-    const b1_8 = new Uint8Array(16);
-    $u32(b1_8, 0, r6, K0A0S21, "params.batchSize");
-    $f32(b1_8, 4, r7);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S21, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S21, "y");
-    let r8: unknown = undefined;
-    try {
-      r8 = (this.m12 ?? this.d12());
-    } catch (e) {
-      $evalFail(e, K0A0S21, "dispatch z");
-    }
-    const w1z = $wg(r8, 65535, K0A0S21, "z");
-    const q8 = this.z9();
-    const w2y = $wg(this.a2, 65535, K0A0S22, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S22, "z");
-    return { kernel: "PagedAttention", variant: "packed_derived_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "partial_out", type: "storage", resource: q6 }, { binding: 7, name: "partial_stats", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q6 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q7 }, { binding: 2, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r2(): string {
-    if (!this.c10()) return this.w10();
-    if (!this.c11()) return this.w11();
-    if (!this.c12()) return this.w12();
-    return this.w13();
-  }
-  /** when "pagedSplitFits" */
-  c14(): boolean {
-    try {
-      return ((this.m18 ?? this.d18())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitFits" does not hold */
-  w14(): string {
-    try {
-      ((this.m18 ?? this.d18()));
-    } catch (e) {
-      return $condFail(e, "pagedSplitFits");
-    }
-    return this.x7([...[], "pagedSplitFits"]);
-  }
-  /** when "pagedSplitStorageFits" */
-  c15(): boolean {
-    try {
-      return ((this.m21 ?? this.d21())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitStorageFits" does not hold */
-  w15(): string {
-    try {
-      ((this.m21 ?? this.d21()));
-    } catch (e) {
-      return $condFail(e, "pagedSplitStorageFits");
-    }
-    return this.x9([...[], "pagedSplitStorageFits"]);
-  }
-  /** when "packedKv" */
-  c16(): boolean {
-    try {
-      return ((this.m25 ?? this.d25())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w16(): string {
-    try {
-      ((this.m25 ?? this.d25()));
-    } catch (e) {
-      return $condFail(e, "packedKv");
-    }
-    return this.x11([...[], "packedKv"]);
-  }
-  /** when "present.slotMappingT" */
-  c17(): boolean {
-    try {
-      return ((this.t8 !== null)) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "present.slotMappingT" does not hold */
-  w17(): string {
-    try {
-      ((this.t8 !== null));
-    } catch (e) {
-      return $condFail(e, "present.slotMappingT");
-    }
-    return $where([]) + "`present.slotMappingT` is false";
+    if (!this.c2()) return this.w2();
+    if (!this.c3()) return this.w3();
+    if (!this.c7()) return this.w7();
+    return this.w5();
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "f0b75a24773d5926"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "9e59f4b77c19b6cd"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "b9d0900f86698900"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "d5c8db5d31bfbbbe"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "5276cbeaed8a6768"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "7ccb12838b47d18e"
-      : $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1b3ae74a3efe0eae"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "dd31de6d4a5bf666"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "6292d5d72623febe"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "cc151d631e579fe9"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "aefd553305ce3d07"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "160b68b737f01a93"
-      : $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 28 && k2_1 === 128 ? "c8d02ce80923aefc"
-      : k2_0 === 32 && k2_1 === 128 ? "5019342e40dd795d"
-      : k2_0 === 32 && k2_1 === 96 ? "9d4bf86c7efa3c57"
-      : $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.t3!.shape[3] as number);
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === false ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q175 : k0_0 === 8 ? $q176 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q177 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q178 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q179 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q174 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const k2_0 = this.a2, k2_1 = this.s3[3];
+      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
+      st = 1;
+      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S26, $q129);
+      st = 2;
+      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S26, $q130);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      if (this.t8 === null) $omitted(K0A0S27, $q160, $q40);
+      const q3 = this.z8();
+      st = 3;
+      const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_4 = new Uint8Array(16);
+      $u32(b0_4, 0, r2, K0A0S27, $q134);
+      st = 4;
+      const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r3, 65535, K0A0S27, "x");
+      st = 5;
+      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r4, 65535, K0A0S27, "y");
+      const q4 = this.z5();
+      const q5 = this.z6();
+      const q6 = this.z7();
+      const q7: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
+      const q8: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      st = 6;
+      const r5: unknown = (this.m2 ?? this.d2());
+      st = 7;
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_8 = new Uint8Array(16);
+      $u32(b1_8, 0, r5, K0A0S28, $q133);
+      $f32(b1_8, 4, r6);
+      const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S28, "y");
+      st = 8;
+      const r7: unknown = (this.m12 ?? this.d12());
+      const w1z = $wg(r7, 65535, K0A0S28, "z");
+      const q9 = this.z9();
+      const w2y = $wg(this.a2, 65535, K0A0S29, "y");
+      const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
+      return { kernel: $q24, variant: "packed_slot_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q160, 1, q3), $ub(4, $q146, 2, b0_4)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q150, 0, q7), $bd(7, $q151, 0, q8), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q7), $bd(1, $q151, 1, q8), $bd(2, $q112, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S26, "the shape of intermediate `partialOut`");
+      return $evalAt(e, K0A0V6, st);
     }
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S26, "intermediate `partialOut`");
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-    } catch (e) {
-      $evalFail(e, K0A0S26, "the shape of intermediate `partialStats`");
-    }
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K0A0S26, "intermediate `partialStats`");
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot_splitk`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q3 = this.z8();
-    let r2: unknown = undefined;
-    try {
-      r2 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
-    } catch (e) {
-      $evalFail(e, K0A0S27, "uniform field `params.scatterCount`");
-    }
-    const b0_4 = new Uint8Array(16);
-    $u32(b0_4, 0, r2, K0A0S27, "params.scatterCount");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S27, "dispatch x");
-    }
-    const w0x = $wg(r3, 65535, K0A0S27, "x");
-    let r4: unknown = undefined;
-    try {
-      r4 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S27, "dispatch y");
-    }
-    const w0y = $wg(r4, 65535, K0A0S27, "y");
-    const q4 = this.z5();
-    const q5 = this.z6();
-    const q6 = this.z7();
-    const q7: BindingResource = { kind: "scratch", scratch: "partialOut", offset: 0, size: x0 };
-    const q8: BindingResource = { kind: "scratch", scratch: "partialStats", offset: 0, size: x1 };
-    let r5: unknown = undefined;
-    try {
-      r5 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S28, "uniform field `params.batchSize`");
-    }
-    let r6: unknown = undefined;
-    try {
-      r6 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S28, "uniform field `params.scale`");
-    }
-    const b1_8 = new Uint8Array(16);
-    $u32(b1_8, 0, r5, K0A0S28, "params.batchSize");
-    $f32(b1_8, 4, r6);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S28, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S28, "y");
-    let r7: unknown = undefined;
-    try {
-      r7 = (this.m12 ?? this.d12());
-    } catch (e) {
-      $evalFail(e, K0A0S28, "dispatch z");
-    }
-    const w1z = $wg(r7, 65535, K0A0S28, "z");
-    const q9 = this.z9();
-    const w2y = $wg(this.a2, 65535, K0A0S29, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K0A0S29, "z");
-    return { kernel: "PagedAttention", variant: "packed_slot_splitk", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attention", name: "PagedAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "partial_out", type: "storage", resource: q7 }, { binding: 7, name: "partial_stats", type: "storage", resource: q8 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "PagedAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial_out", type: "read-only-storage", resource: q7 }, { binding: 1, name: "partial_stats", type: "read-only-storage", resource: q8 }, { binding: 2, name: "output", type: "storage", resource: q9 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partialOut", size: x0 }, { id: "partialStats", size: x1 }], outputShapes: shapes };
   }
   r3(): string {
-    if (!this.c14()) return this.w14();
-    if (!this.c15()) return this.w15();
-    if (!this.c16()) return this.w16();
-    return this.w17();
+    if (!this.c2()) return this.w2();
+    if (!this.c3()) return this.w3();
+    if (!this.c7()) return this.w7();
+    return this.w6();
   }
   /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
   d26(): number {
     try {
-      return (this.m26 = $mulN($chk((2 as number) * (this.t3!.shape[3] as number)) as number, (this.m19 ?? this.d19()) as number));
+      return (this.m26 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
@@ -1571,18 +1543,14 @@ class K0A0 {
   }
   /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
-    try {
-      return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (49152 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnStorageFits");
-    }
+    return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (49152 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $showT($try(() => (this.m30 ?? this.d30()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 49152" + ")" : i === 1 ? $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "pagedAttnWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => (((this.m30 ?? this.d30()) as number) <= (49152 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $sv(() => (this.m30 ?? this.d30())) + ", " + $q81 + ")" : i === 1 ? $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q181 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q66 + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q181 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q77 + ")")($first([() => (((this.m30 ?? this.d30()) as number) <= (49152 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
-  c18(): boolean {
+  c8(): boolean {
     try {
       return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
@@ -1590,28 +1558,24 @@ class K0A0 {
     }
   }
   /** why "pagedAttnStorageFits" does not hold */
-  w18(): string {
+  w8(): string {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, "pagedAttnStorageFits");
+      return $condFail(e, $q182);
     }
-    return this.x12([...[], "pagedAttnStorageFits"]);
+    return this.x12([...[], $q182]);
   }
   /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
-    try {
-      return (this.m32 = (this.m13 ?? this.d13()));
-    } catch (e) {
-      throw $wrap(e, "outputStoreOk");
-    }
+    return (this.m32 = (this.m13 ?? this.d13()));
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $where(path) + "`cacheVec4Ok or has(device.features, \"shader-f16\")` is false (" + "cacheVec4Ok = " + $showT($try(() => (this.m13 ?? this.d13()))) + ", " + "has(device.features, \"shader-f16\") = false" + ")";
+    return $where(path) + "`cacheVec4Ok or has(device.features, \"shader-f16\")` is false (" + "cacheVec4Ok = " + $sv(() => (this.m13 ?? this.d13())) + ", " + "has(device.features, \"shader-f16\") = false" + ")";
   }
   /** when "outputStoreOk" */
-  c19(): boolean {
+  c9(): boolean {
     try {
       return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
@@ -1619,597 +1583,244 @@ class K0A0 {
     }
   }
   /** why "outputStoreOk" does not hold */
-  w19(): string {
+  w9(): string {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, "outputStoreOk");
+      return $condFail(e, $q183);
     }
-    return this.x13([...[], "outputStoreOk"]);
-  }
-  /** when "separateKv" */
-  c20(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w20(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "separateKv");
-    }
-    return this.x10([...[], "separateKv"]);
-  }
-  /** when "not present.slotMappingT" */
-  c21(): boolean {
-    try {
-      return (!((this.t8 !== null))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not present.slotMappingT" does not hold */
-  w21(): string {
-    try {
-      (!((this.t8 !== null)));
-    } catch (e) {
-      return $condFail(e, "not present.slotMappingT");
-    }
-    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+    return this.x13([...[], $q183]);
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "81755a0829fda486"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === false ? "75b7d59346223909"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "faa60e1f49e93f8b"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "6986978caaefd17c"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "5461503982bcd2a9"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === false ? "ee3a77bc93a885d3"
-      : $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "14ea7f89fb68f157"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1b114f6a4217bbad"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b622b212bb1ef507"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "07824cffb1aac7b8"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "a952cc90093457d6"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "b17f7831087062e2"
-      : $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_derived`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    const q4 = this.z5();
-    const q5 = this.z6();
-    const q6 = this.z7();
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = (this.m2 ?? this.d2());
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === true ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q114 : k0_0 === 8 ? $q115 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q116 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q117 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q118 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q119 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q184 : k1_0 === 8 ? $q185 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q186 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q187 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q188 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      if (this.t1 === null) $omitted(K0A0S32, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K0A0S32, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z5();
+      const q5 = this.z6();
+      const q6 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_7 = new Uint8Array(16);
+      $u32(b0_7, 0, r0, K0A0S32, $q133);
+      $u32(b0_7, 4, r1, K0A0S32, $q134);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r2, 65535, K0A0S32, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r3, 65535, K0A0S32, "y");
+      const q7 = this.z0();
+      const q8 = this.z9();
+      st = 5;
+      const r4: unknown = (this.m2 ?? this.d2());
+      st = 6;
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_7 = new Uint8Array(16);
+      $u32(b1_7, 0, r4, K0A0S33, $q133);
+      $f32(b1_7, 4, r5);
+      const w1x = $wg(this.s0[0], 65535, K0A0S33, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S33, "y");
+      return { kernel: $q24, variant: "separate_derived", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q143, 1, q4), $bd(5, $q144, 1, q5), $bd(6, $q145, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q7), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q112, 0, q8), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S32, "uniform field `params.batchSize`");
+      return $evalAt(e, K0A0V7, st);
     }
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
-    } catch (e) {
-      $evalFail(e, K0A0S32, "uniform field `params.scatterCount`");
-    }
-    const b0_7 = new Uint8Array(16);
-    $u32(b0_7, 0, r0, K0A0S32, "params.batchSize");
-    $u32(b0_7, 4, r1, K0A0S32, "params.scatterCount");
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S32, "dispatch x");
-    }
-    const w0x = $wg(r2, 65535, K0A0S32, "x");
-    let r3: unknown = undefined;
-    try {
-      r3 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S32, "dispatch y");
-    }
-    const w0y = $wg(r3, 65535, K0A0S32, "y");
-    const q7 = this.z0();
-    const q8 = this.z9();
-    let r4: unknown = undefined;
-    try {
-      r4 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S33, "uniform field `params.batchSize`");
-    }
-    let r5: unknown = undefined;
-    try {
-      r5 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S33, "uniform field `params.scale`");
-    }
-    const b1_7 = new Uint8Array(16);
-    $u32(b1_7, 0, r4, K0A0S33, "params.batchSize");
-    $f32(b1_7, 4, r5);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S33, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S33, "y");
-    return { kernel: "PagedAttention", variant: "separate_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 6, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q8 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r4(): string {
-    if (!this.c18()) return this.w18();
-    if (!this.c19()) return this.w19();
-    if (!this.c20()) return this.w20();
-    return this.w21();
-  }
-  /** when "pagedAttnStorageFits" */
-  c22(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedAttnStorageFits" does not hold */
-  w22(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, "pagedAttnStorageFits");
-    }
-    return this.x12([...[], "pagedAttnStorageFits"]);
-  }
-  /** when "outputStoreOk" */
-  c23(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "outputStoreOk" does not hold */
-  w23(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, "outputStoreOk");
-    }
-    return this.x13([...[], "outputStoreOk"]);
-  }
-  /** when "separateKv" */
-  c24(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w24(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "separateKv");
-    }
-    return this.x10([...[], "separateKv"]);
-  }
-  /** when "present.slotMappingT" */
-  c25(): boolean {
-    try {
-      return ((this.t8 !== null)) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "present.slotMappingT" does not hold */
-  w25(): string {
-    try {
-      ((this.t8 !== null));
-    } catch (e) {
-      return $condFail(e, "present.slotMappingT");
-    }
-    return $where([]) + "`present.slotMappingT` is false";
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    if (!this.c4()) return this.w4();
+    return this.w5();
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "8e076d9924492dd4"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === true && k0_5 === true ? "59327ea3536e5ed9"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ad3581f5d9e0ff1d"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "a83a471680cffe42"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "ebf4876d5528b62b"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === true && k0_5 === true ? "d03142c63e9c0960"
-      : $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "14ea7f89fb68f157"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === true ? "1b114f6a4217bbad"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "b622b212bb1ef507"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "07824cffb1aac7b8"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === true ? "a952cc90093457d6"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === true ? "b17f7831087062e2"
-      : $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    if (this.t1 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    if (this.t8 === null) $fail("eval", "PagedAttention: variant `separate_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q4 = this.z8();
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === true ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q154 : k0_0 === 8 ? $q155 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q156 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q157 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q158 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q159 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q184 : k1_0 === 8 ? $q185 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q186 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q187 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q188 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      if (this.t1 === null) $omitted(K0A0S36, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K0A0S36, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      if (this.t8 === null) $omitted(K0A0S36, $q160, $q40);
+      const q4 = this.z8();
+      st = 1;
+      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_5 = new Uint8Array(16);
+      $u32(b0_5, 0, r0, K0A0S36, $q134);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r1, 65535, K0A0S36, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r2, 65535, K0A0S36, "y");
+      const q5 = this.z0();
+      const q6 = this.z5();
+      const q7 = this.z6();
+      const q8 = this.z7();
+      const q9 = this.z9();
+      st = 4;
+      const r3: unknown = (this.m2 ?? this.d2());
+      st = 5;
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_7 = new Uint8Array(16);
+      $u32(b1_7, 0, r3, K0A0S37, $q133);
+      $f32(b1_7, 4, r4);
+      const w1x = $wg(this.s0[0], 65535, K0A0S37, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S37, "y");
+      return { kernel: $q24, variant: "separate_slot", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q160, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q5), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q6), $bd(4, $q144, 1, q7), $bd(5, $q145, 1, q8), $bd(6, $q112, 0, q9), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S36, "uniform field `params.scatterCount`");
+      return $evalAt(e, K0A0V8, st);
     }
-    const b0_5 = new Uint8Array(16);
-    $u32(b0_5, 0, r0, K0A0S36, "params.scatterCount");
-    let r1: unknown = undefined;
-    try {
-      r1 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S36, "dispatch x");
-    }
-    const w0x = $wg(r1, 65535, K0A0S36, "x");
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S36, "dispatch y");
-    }
-    const w0y = $wg(r2, 65535, K0A0S36, "y");
-    const q5 = this.z0();
-    const q6 = this.z5();
-    const q7 = this.z6();
-    const q8 = this.z7();
-    const q9 = this.z9();
-    let r3: unknown = undefined;
-    try {
-      r3 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S37, "uniform field `params.batchSize`");
-    }
-    let r4: unknown = undefined;
-    try {
-      r4 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S37, "uniform field `params.scale`");
-    }
-    const b1_7 = new Uint8Array(16);
-    $u32(b1_7, 0, r3, K0A0S37, "params.batchSize");
-    $f32(b1_7, 4, r4);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S37, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S37, "y");
-    return { kernel: "PagedAttention", variant: "separate_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "key_cache", type: "storage", resource: q2 }, { binding: 3, name: "value_cache", type: "storage", resource: q3 }, { binding: 4, name: "slot_mapping", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q5 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q2 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q3 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q6 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q7 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q8 }, { binding: 6, name: "output", type: "storage", resource: q9 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r5(): string {
-    if (!this.c22()) return this.w22();
-    if (!this.c23()) return this.w23();
-    if (!this.c24()) return this.w24();
-    return this.w25();
-  }
-  /** when "pagedAttnStorageFits" */
-  c26(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedAttnStorageFits" does not hold */
-  w26(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, "pagedAttnStorageFits");
-    }
-    return this.x12([...[], "pagedAttnStorageFits"]);
-  }
-  /** when "outputStoreOk" */
-  c27(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "outputStoreOk" does not hold */
-  w27(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, "outputStoreOk");
-    }
-    return this.x13([...[], "outputStoreOk"]);
-  }
-  /** when "packedKv" */
-  c28(): boolean {
-    try {
-      return ((this.m25 ?? this.d25())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w28(): string {
-    try {
-      ((this.m25 ?? this.d25()));
-    } catch (e) {
-      return $condFail(e, "packedKv");
-    }
-    return this.x11([...[], "packedKv"]);
-  }
-  /** when "not present.slotMappingT" */
-  c29(): boolean {
-    try {
-      return (!((this.t8 !== null))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not present.slotMappingT" does not hold */
-  w29(): string {
-    try {
-      (!((this.t8 !== null)));
-    } catch (e) {
-      return $condFail(e, "not present.slotMappingT");
-    }
-    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $showT($try(() => (this.t8 !== null))) + ")";
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    if (!this.c4()) return this.w4();
+    return this.w6();
   }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "b21c1aa3240051c5"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === false ? "6c1823ac95c001a3"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "3310c9cb20d58682"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "2806b06a878c55ba"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "cd47e10108901079"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === false ? "bec528b1a43dd4c5"
-      : $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "0ea6fee8332f1c9e"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "6887e1d164139315"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "89f55f15db4422a0"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "8e73dab42f9d6be9"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1b1c19f8dbb9ad22"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "b81a250f45ac6641"
-      : $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    const q3 = this.z5();
-    const q4 = this.z6();
-    const q5 = this.z7();
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = (this.m2 ?? this.d2());
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === false ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q168 : k0_0 === 8 ? $q169 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q170 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q171 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q172 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q173 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q191 : k1_0 === 8 ? $q192 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q193 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q194 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q195 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_6 = new Uint8Array(16);
+      $u32(b0_6, 0, r0, K0A0S40, $q133);
+      $u32(b0_6, 4, r1, K0A0S40, $q134);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r2, 65535, K0A0S40, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r3, 65535, K0A0S40, "y");
+      const q6 = this.z9();
+      st = 5;
+      const r4: unknown = (this.m2 ?? this.d2());
+      st = 6;
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_7 = new Uint8Array(16);
+      $u32(b1_7, 0, r4, K0A0S41, $q133);
+      $f32(b1_7, 4, r5);
+      const w1x = $wg(this.s0[0], 65535, K0A0S41, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S41, "y");
+      return { kernel: $q24, variant: "packed_derived", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q112, 0, q6), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S40, "uniform field `params.batchSize`");
+      return $evalAt(e, K0A0V9, st);
     }
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
-    } catch (e) {
-      $evalFail(e, K0A0S40, "uniform field `params.scatterCount`");
-    }
-    const b0_6 = new Uint8Array(16);
-    $u32(b0_6, 0, r0, K0A0S40, "params.batchSize");
-    $u32(b0_6, 4, r1, K0A0S40, "params.scatterCount");
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S40, "dispatch x");
-    }
-    const w0x = $wg(r2, 65535, K0A0S40, "x");
-    let r3: unknown = undefined;
-    try {
-      r3 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S40, "dispatch y");
-    }
-    const w0y = $wg(r3, 65535, K0A0S40, "y");
-    const q6 = this.z9();
-    let r4: unknown = undefined;
-    try {
-      r4 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S41, "uniform field `params.batchSize`");
-    }
-    let r5: unknown = undefined;
-    try {
-      r5 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S41, "uniform field `params.scale`");
-    }
-    const b1_7 = new Uint8Array(16);
-    $u32(b1_7, 0, r4, K0A0S41, "params.batchSize");
-    $f32(b1_7, 4, r5);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S41, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S41, "y");
-    return { kernel: "PagedAttention", variant: "packed_derived", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q4 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q5 }, { binding: 6, name: "output", type: "storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r6(): string {
-    if (!this.c26()) return this.w26();
-    if (!this.c27()) return this.w27();
-    if (!this.c28()) return this.w28();
-    return this.w29();
-  }
-  /** when "pagedAttnStorageFits" */
-  c30(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedAttnStorageFits" does not hold */
-  w30(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, "pagedAttnStorageFits");
-    }
-    return this.x12([...[], "pagedAttnStorageFits"]);
-  }
-  /** when "outputStoreOk" */
-  c31(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "outputStoreOk" does not hold */
-  w31(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, "outputStoreOk");
-    }
-    return this.x13([...[], "outputStoreOk"]);
-  }
-  /** when "packedKv" */
-  c32(): boolean {
-    try {
-      return ((this.m25 ?? this.d25())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w32(): string {
-    try {
-      ((this.m25 ?? this.d25()));
-    } catch (e) {
-      return $condFail(e, "packedKv");
-    }
-    return this.x11([...[], "packedKv"]);
-  }
-  /** when "present.slotMappingT" */
-  c33(): boolean {
-    try {
-      return ((this.t8 !== null)) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "present.slotMappingT" does not hold */
-  w33(): string {
-    try {
-      ((this.t8 !== null));
-    } catch (e) {
-      return $condFail(e, "present.slotMappingT");
-    }
-    return $where([]) + "`present.slotMappingT` is false";
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    if (!this.c7()) return this.w7();
+    return this.w5();
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.t3!.shape[1], k0_3 = this.t3!.shape[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-    const s0: string = k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "f0b75a24773d5926"
-      : k0_0 === 32 && k0_1 === 32 && k0_2 === 16 && k0_3 === 96 && k0_4 === false && k0_5 === true ? "9e59f4b77c19b6cd"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "b9d0900f86698900"
-      : k0_0 === 4 && k0_1 === 28 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "d5c8db5d31bfbbbe"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 16 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "5276cbeaed8a6768"
-      : k0_0 === 8 && k0_1 === 32 && k0_2 === 32 && k0_3 === 128 && k0_4 === false && k0_5 === true ? "7ccb12838b47d18e"
-      : $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-    const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.t3!.shape[1], k1_3 = this.t3!.shape[3], k1_4 = (this.t1 !== null);
-    const s1: string = k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "0ea6fee8332f1c9e"
-      : k1_0 === 32 && k1_1 === 32 && k1_2 === 16 && k1_3 === 96 && k1_4 === false ? "6887e1d164139315"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "89f55f15db4422a0"
-      : k1_0 === 4 && k1_1 === 28 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "8e73dab42f9d6be9"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 16 && k1_3 === 128 && k1_4 === false ? "1b1c19f8dbb9ad22"
-      : k1_0 === 8 && k1_1 === 32 && k1_2 === 32 && k1_3 === 128 && k1_4 === false ? "b81a250f45ac6641"
-      : $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    if (this.t8 === null) $fail("eval", "PagedAttention: variant `packed_slot`: pass `scatter`: binding `slot_mapping` needs tensor `slotMappingT`, which the call omits");
-    const q3 = this.z8();
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number);
+      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
+      const s0: string = (k0_4 === false ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q175 : k0_0 === 8 ? $q176 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q177 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q178 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q179 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
+      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
+      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q191 : k1_0 === 8 ? $q192 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q193 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q194 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q195 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      if (this.t8 === null) $omitted(K0A0S44, $q160, $q40);
+      const q3 = this.z8();
+      st = 1;
+      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b0_4 = new Uint8Array(16);
+      $u32(b0_4, 0, r0, K0A0S44, $q134);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r1, 65535, K0A0S44, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r2, 65535, K0A0S44, "y");
+      const q4 = this.z5();
+      const q5 = this.z6();
+      const q6 = this.z7();
+      const q7 = this.z9();
+      st = 4;
+      const r3: unknown = (this.m2 ?? this.d2());
+      st = 5;
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const b1_7 = new Uint8Array(16);
+      $u32(b1_7, 0, r3, K0A0S45, $q133);
+      $f32(b1_7, 4, r4);
+      const w1x = $wg(this.s0[0], 65535, K0A0S45, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S45, "y");
+      return { kernel: $q24, variant: "packed_slot", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q160, 1, q3), $ub(4, $q146, 2, b0_4)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q112, 0, q7), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K0A0S44, "uniform field `params.scatterCount`");
+      return $evalAt(e, K0A0V10, st);
     }
-    const b0_4 = new Uint8Array(16);
-    $u32(b0_4, 0, r0, K0A0S44, "params.scatterCount");
-    let r1: unknown = undefined;
-    try {
-      r1 = Math.min(($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K0A0S44, "dispatch x");
-    }
-    const w0x = $wg(r1, 65535, K0A0S44, "x");
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K0A0S44, "dispatch y");
-    }
-    const w0y = $wg(r2, 65535, K0A0S44, "y");
-    const q4 = this.z5();
-    const q5 = this.z6();
-    const q6 = this.z7();
-    const q7 = this.z9();
-    let r3: unknown = undefined;
-    try {
-      r3 = (this.m2 ?? this.d2());
-    } catch (e) {
-      $evalFail(e, K0A0S45, "uniform field `params.batchSize`");
-    }
-    let r4: unknown = undefined;
-    try {
-      r4 = ((this.a3 !== undefined) ? $attr(this.a3, "scale") : 0);
-    } catch (e) {
-      $evalFail(e, K0A0S45, "uniform field `params.scale`");
-    }
-    const b1_7 = new Uint8Array(16);
-    $u32(b1_7, 0, r3, K0A0S45, "params.batchSize");
-    $f32(b1_7, 4, r4);
-    const w1x = $wg(this.t0!.shape[0], 65535, K0A0S45, "x");
-    const w1y = $wg(this.a1, 65535, K0A0S45, "y");
-    return { kernel: "PagedAttention", variant: "packed_slot", passes: [{ id: "scatter", name: "PagedAttention.ScatterKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "storage", resource: q1 }, { binding: 2, name: "value_cache", type: "storage", resource: q2 }, { binding: 3, name: "slot_mapping", type: "read-only-storage", resource: q3 }, { binding: 4, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_4 } }], workgroups: [w0x, w0y, 1] }, { id: "main", name: "PagedAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "key_cache", type: "read-only-storage", resource: q1 }, { binding: 2, name: "value_cache", type: "read-only-storage", resource: q2 }, { binding: 3, name: "cumulative_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "past_seqlens", type: "read-only-storage", resource: q5 }, { binding: 5, name: "block_table", type: "read-only-storage", resource: q6 }, { binding: 6, name: "output", type: "storage", resource: q7 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_7 } }], workgroups: [w1x, w1y, 1] }], scratch: [], outputShapes: shapes };
   }
   r7(): string {
-    if (!this.c30()) return this.w30();
-    if (!this.c31()) return this.w31();
-    if (!this.c32()) return this.w32();
-    return this.w33();
+    if (!this.c8()) return this.w8();
+    if (!this.c9()) return this.w9();
+    if (!this.c7()) return this.w7();
+    return this.w6();
   }
   plan(): Plan {
     let o0: unknown = undefined;
     try {
-      o0 = [(this.t0!.shape[0] as number), ($mulN(this.a2 as number, this.t3!.shape[3] as number) as number)];
+      o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, "PagedAttention", "the shape of output `outputT`");
+      $evalFail(e, $q24, $q197);
     }
-    const h0 = $outShape(o0, 2, "PagedAttention", "outputT");
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: "float16" };
-    else if (!$same(this.t9.shape, h0)) $badOutput("PagedAttention", "outputT", this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.t3!.shape, 4, "PagedAttention", "keyCacheT");
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput("PagedAttention", "keyCacheT", this.u3.shape, h1, "shapes.keyCacheT");
-    const h2 = $outShape(this.t4!.shape, 4, "PagedAttention", "valueCacheT");
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput("PagedAttention", "valueCacheT", this.u4.shape, h2, "shapes.valueCacheT");
+    const h0 = $outShape(o0, 2, $q24, $q113);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q89 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q24, $q113, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q24, $q106);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q24, $q106, this.u3.shape, h1, "shapes.keyCacheT");
+    const h2 = $outShape(this.s4, 4, $q24, $q107);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q24, $q107, this.u4.shape, h2, "shapes.valueCacheT");
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail("contract", "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail("contract", "PagedAttention: condition `dispatchFits` failed: " + this.w1());
-    if (this.c2() && this.c3() && this.c4() && this.c5()) return this.p0(shapes);
-    if (this.c6() && this.c7() && this.c8() && this.c9()) return this.p1(shapes);
-    if (this.c10() && this.c11() && this.c12() && this.c13()) return this.p2(shapes);
-    if (this.c14() && this.c15() && this.c16() && this.c17()) return this.p3(shapes);
-    if (this.c18() && this.c19() && this.c20() && this.c21()) return this.p4(shapes);
-    if (this.c22() && this.c23() && this.c24() && this.c25()) return this.p5(shapes);
-    if (this.c26() && this.c27() && this.c28() && this.c29()) return this.p6(shapes);
-    if (this.c30() && this.c31() && this.c32() && this.c33()) return this.p7(shapes);
-    return $fail("no_variant", "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    if (!this.c0()) $fail($q198, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q198, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
+    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
+    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
+    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p2(shapes);
+    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p3(shapes);
+    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p4(shapes);
+    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
+    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
+    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
+    return $fail($q199, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, "inputs", K0);
-  const outs = $bag(c, "outputs", K0);
-  const attrs = $bag(c, "attrs", K0);
+  const ins = $bag(c, $q200, K0);
+  const outs = $bag(c, $q201, K0);
+  const attrs = $bag(c, $q202, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -2230,35 +1841,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case "queryT":
-          t0 = $td(ins[key], K0, "input", "queryT");
+        case $q111:
+          t0 = $td(ins[key], K0, $q104, key);
           break;
-        case "keyT":
-          t1 = $td(ins[key], K0, "input", "keyT");
+        case $q85:
+          t1 = $td(ins[key], K0, $q104, key);
           break;
-        case "valueT":
-          t2 = $td(ins[key], K0, "input", "valueT");
+        case $q87:
+          t2 = $td(ins[key], K0, $q104, key);
           break;
-        case "keyCacheT":
-          t3 = $td(ins[key], K0, "input", "keyCacheT");
+        case $q106:
+          t3 = $td(ins[key], K0, $q104, key);
           break;
-        case "valueCacheT":
-          t4 = $td(ins[key], K0, "input", "valueCacheT");
+        case $q107:
+          t4 = $td(ins[key], K0, $q104, key);
           break;
-        case "cumulativeSequenceLengthT":
-          t5 = $td(ins[key], K0, "input", "cumulativeSequenceLengthT");
+        case $q108:
+          t5 = $td(ins[key], K0, $q104, key);
           break;
-        case "pastSeqlensT":
-          t6 = $td(ins[key], K0, "input", "pastSeqlensT");
+        case $q109:
+          t6 = $td(ins[key], K0, $q104, key);
           break;
-        case "blockTableT":
-          t7 = $td(ins[key], K0, "input", "blockTableT");
+        case $q110:
+          t7 = $td(ins[key], K0, $q104, key);
           break;
-        case "slotMappingT":
-          t8 = $td(ins[key], K0, "input", "slotMappingT");
+        case $q40:
+          t8 = $td(ins[key], K0, $q104, key);
           break;
         default:
-          $fail("invalid_call", K0 + ": unknown input `" + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q203 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -2266,17 +1877,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case "outputT":
-          t9 = $td(outs[key], K0, "output", "outputT");
+        case $q113:
+          t9 = $td(outs[key], K0, $q112, key);
           break;
-        case "keyCacheT":
-          u3 = $td(outs[key], K0, "output", "keyCacheT");
+        case $q106:
+          u3 = $td(outs[key], K0, $q112, key);
           break;
-        case "valueCacheT":
-          u4 = $td(outs[key], K0, "output", "valueCacheT");
+        case $q107:
+          u4 = $td(outs[key], K0, $q112, key);
           break;
         default:
-          $fail("invalid_call", K0 + ": unknown output `" + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q204 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -2284,20 +1895,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case "is_causal":
-          g0 = $av(attrs[key], K0, "is_causal");
+        case $q205:
+          g0 = $av(attrs[key], K0, key);
           break;
-        case "kv_num_heads":
-          g1 = $av(attrs[key], K0, "kv_num_heads");
+        case $q206:
+          g1 = $av(attrs[key], K0, key);
           break;
-        case "num_heads":
-          g2 = $av(attrs[key], K0, "num_heads");
+        case $q207:
+          g2 = $av(attrs[key], K0, key);
           break;
-        case "scale":
-          g3 = $av(attrs[key], K0, "scale");
+        case $q138:
+          g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail("invalid_call", K0 + ": unknown attribute `" + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q208 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -2306,160 +1917,160 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $fail("invalid_call", K0 + ": required input `queryT` is missing");
+    $missing(K0, $q104, $q111);
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t0.dtype;
-      by0 = "queryT";
+      by0 = $q111;
     } else if (prev !== t0.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "queryT` has dtype " + t0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q104, $q111, t0.dtype, by0, "T", prev);
     }
-    if (t0.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "queryT` must have rank 2, got " + t0.shape.length);
+    if (t0.shape.length !== 2) $badRank(K0, $q104, $q111, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t1.dtype;
-      by0 = "keyT";
+      by0 = $q85;
     } else if (prev !== t1.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "keyT` has dtype " + t1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q104, $q85, t1.dtype, by0, "T", prev);
     }
-    if (t1.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "keyT` must have rank 2, got " + t1.shape.length);
+    if (t1.shape.length !== 2) $badRank(K0, $q104, $q85, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t2.dtype;
-      by0 = "valueT";
+      by0 = $q87;
     } else if (prev !== t2.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "valueT` has dtype " + t2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q104, $q87, t2.dtype, by0, "T", prev);
     }
-    if (t2.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "valueT` must have rank 2, got " + t2.shape.length);
+    if (t2.shape.length !== 2) $badRank(K0, $q104, $q87, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $fail("invalid_call", K0 + ": required input `keyCacheT` is missing");
+    $missing(K0, $q104, $q106);
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t3.dtype;
-      by0 = "keyCacheT";
+      by0 = $q106;
     } else if (prev !== t3.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "keyCacheT` has dtype " + t3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q104, $q106, t3.dtype, by0, "T", prev);
     }
-    if (t3.shape.length !== 4) $fail("invalid_call", K0 + ": input `" + "keyCacheT` must have rank 4, got " + t3.shape.length);
+    if (t3.shape.length !== 4) $badRank(K0, $q104, $q106, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $fail("invalid_call", K0 + ": required input `valueCacheT` is missing");
+    $missing(K0, $q104, $q107);
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t4.dtype;
-      by0 = "valueCacheT";
+      by0 = $q107;
     } else if (prev !== t4.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "valueCacheT` has dtype " + t4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q104, $q107, t4.dtype, by0, "T", prev);
     }
-    if (t4.shape.length !== 4) $fail("invalid_call", K0 + ": input `" + "valueCacheT` must have rank 4, got " + t4.shape.length);
+    if (t4.shape.length !== 4) $badRank(K0, $q104, $q107, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $fail("invalid_call", K0 + ": required input `cumulativeSequenceLengthT` is missing");
+    $missing(K0, $q104, $q108);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t5.dtype;
-      by1 = "cumulativeSequenceLengthT";
+      by1 = $q108;
     } else if (prev !== t5.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "cumulativeSequenceLengthT` has dtype " + t5.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
+      $dtypeClash(K0, $q104, $q108, t5.dtype, by1, "S", prev);
     }
-    if (t5.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "cumulativeSequenceLengthT` must have rank 1, got " + t5.shape.length);
+    if (t5.shape.length !== 1) $badRank(K0, $q104, $q108, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $fail("invalid_call", K0 + ": required input `pastSeqlensT` is missing");
+    $missing(K0, $q104, $q109);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t6.dtype;
-      by1 = "pastSeqlensT";
+      by1 = $q109;
     } else if (prev !== t6.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "pastSeqlensT` has dtype " + t6.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
+      $dtypeClash(K0, $q104, $q109, t6.dtype, by1, "S", prev);
     }
-    if (t6.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "pastSeqlensT` must have rank 1, got " + t6.shape.length);
+    if (t6.shape.length !== 1) $badRank(K0, $q104, $q109, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $fail("invalid_call", K0 + ": required input `blockTableT` is missing");
+    $missing(K0, $q104, $q110);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t7.dtype;
-      by1 = "blockTableT";
+      by1 = $q110;
     } else if (prev !== t7.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "blockTableT` has dtype " + t7.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
+      $dtypeClash(K0, $q104, $q110, t7.dtype, by1, "S", prev);
     }
-    if (t7.shape.length !== 2) $fail("invalid_call", K0 + ": input `" + "blockTableT` must have rank 2, got " + t7.shape.length);
+    if (t7.shape.length !== 2) $badRank(K0, $q104, $q110, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t8.dtype;
-      by1 = "slotMappingT";
+      by1 = $q40;
     } else if (prev !== t8.dtype) {
-      $fail("invalid_call", K0 + ": input `" + "slotMappingT` has dtype " + t8.dtype + ", but \u0060" + by1 + "` makes S = " + prev);
+      $dtypeClash(K0, $q104, $q40, t8.dtype, by1, "S", prev);
     }
-    if (t8.shape.length !== 1) $fail("invalid_call", K0 + ": input `" + "slotMappingT` must have rank 1, got " + t8.shape.length);
+    if (t8.shape.length !== 1) $badRank(K0, $q104, $q40, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t9.dtype;
-      by0 = "outputT";
+      by0 = $q113;
     } else if (prev !== t9.dtype) {
-      $fail("invalid_call", K0 + ": output `" + "outputT` has dtype " + t9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q112, $q113, t9.dtype, by0, "T", prev);
     }
-    if (t9.shape.length !== 2) $fail("invalid_call", K0 + ": output `" + "outputT` must have rank 2, got " + t9.shape.length);
+    if (t9.shape.length !== 2) $badRank(K0, $q112, $q113, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = u3.dtype;
-      by0 = "keyCacheT";
+      by0 = $q106;
     } else if (prev !== u3.dtype) {
-      $fail("invalid_call", K0 + ": output `" + "keyCacheT` has dtype " + u3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q112, $q106, u3.dtype, by0, "T", prev);
     }
-    if (u3.shape.length !== 4) $fail("invalid_call", K0 + ": output `" + "keyCacheT` must have rank 4, got " + u3.shape.length);
+    if (u3.shape.length !== 4) $badRank(K0, $q112, $q106, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = u4.dtype;
-      by0 = "valueCacheT";
+      by0 = $q107;
     } else if (prev !== u4.dtype) {
-      $fail("invalid_call", K0 + ": output `" + "valueCacheT` has dtype " + u4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K0, $q112, $q107, u4.dtype, by0, "T", prev);
     }
-    if (u4.shape.length !== 4) $fail("invalid_call", K0 + ": output `" + "valueCacheT` must have rank 4, got " + u4.shape.length);
+    if (u4.shape.length !== 4) $badRank(K0, $q112, $q107, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = "float16";
-  else if (dt0 !== "float16") $fail("invalid_call", K0 + ": T = " + dt0 + " is not allowed; allowed: float16");
-  if (dt1 === undefined) dt1 = "int32";
-  else if (dt1 !== "int32") $fail("invalid_call", K0 + ": S = " + dt1 + " is not allowed; allowed: int32");
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", K0 + ": attribute `is_causal` must be a finite number, got " + $show(g0));
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", K0 + ": attribute `kv_num_heads` must be a finite number, got " + $show(g1));
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", K0 + ": attribute `num_heads` must be a finite number, got " + $show(g2));
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", K0 + ": attribute `scale` must be a finite number, got " + $show(g3));
+  if (dt0 === undefined) dt0 = $q89;
+  else if (dt0 !== $q89) $fail($q0, K0 + $q209 + dt0 + $q210);
+  if (dt1 === undefined) dt1 = $q211;
+  else if (dt1 !== $q211) $fail($q0, K0 + ": S = " + dt1 + $q212);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q205, $q213, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q206, $q213, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q207, $q213, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q138, $q213, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
-  if (a0 !== undefined && a0 !== 1) $fail("invalid_call", K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail("invalid_call", K0 + ": attribute `kv_num_heads` is required");
-  if (a2 === undefined) $fail("invalid_call", K0 + ": attribute `num_heads` is required");
-  if (dt0 === "float16" && dt1 === "int32") return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail("no_variant", K0 + ": nothing was built for " + "T=" + dt0 + ", " + "S=" + dt1 + " on profile desktop-48k");
+  if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
+  if (a1 === undefined) $fail($q0, K0 + $q214);
+  if (a2 === undefined) $fail($q0, K0 + $q215);
+  if (dt0 === $q89 && dt1 === $q211) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q199, K0 + $q216 + "T=" + dt0 + ", " + "S=" + dt1 + $q217);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2493,20 +2104,21 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = "SparseAttention";
+const K1 = $q218;
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
 const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with ";
 const K1A0S2 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
 const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
 const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with ";
-const K1A0V0: readonly string[] = ["attrs.do_rotary", "attrs.kv_num_heads", "attrs.num_heads", "attrs.sparse_block_size", "dim(shapes.pastKeyT, 3)", "present.keyT"];
+const K1A0V0: readonly string[] = ["attrs.do_rotary", $q25, $q26, "attrs.sparse_block_size", $q219, $q29];
 const K1A0S5 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0V1: readonly string[] = ["attrs.num_heads", "dim(shapes.pastKeyT, 3)"];
+const K1A0V1: readonly string[] = [$q26, $q219];
 const K1A0S6 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with ";
 const K1A0S7 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S8 = "SparseAttention";
+const K1A0S8 = $q218;
 const K1A0S9 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
 const K1A0S10 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
+const K1A0V2: readonly string[] = [K1A0S7, $q220, K1A0S7, $q221, K1A0S0, $q34, K1A0S0, $q35, K1A0S3, $q34, K1A0S3, $q35, K1A0S9, $q222, K1A0S9, $q34, K1A0S9, $q37, K1A0S10, $q37];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`: pass `append`";
 const K1A0S12 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with ";
 const K1A0S13 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with ";
@@ -2514,6 +2126,7 @@ const K1A0S14 = "SparseAttention: variant `packed_splitk`: no shader was built f
 const K1A0S15 = "SparseAttention: variant `packed_splitk`";
 const K1A0S16 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
 const K1A0S17 = "SparseAttention: variant `packed_splitk`: pass `merge`";
+const K1A0V3: readonly string[] = [K1A0S15, $q221, K1A0S11, $q34, K1A0S11, $q35, K1A0S16, $q222, K1A0S16, $q34, K1A0S16, $q37, K1A0S17, $q37];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
 const K1A0S19 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with ";
 const K1A0S20 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
@@ -2523,6 +2136,7 @@ const K1A0S23 = "SparseAttention: variant `separate_rotary_splitk`: no shader wa
 const K1A0S24 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S25 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
 const K1A0S26 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
+const K1A0V4: readonly string[] = [K1A0S24, $q220, K1A0S24, $q221, K1A0S18, $q34, K1A0S18, $q35, K1A0S20, $q34, K1A0S20, $q35, K1A0S25, $q222, K1A0S25, $q34, K1A0S25, $q37, K1A0S26, $q37];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`: pass `append`";
 const K1A0S28 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with ";
 const K1A0S29 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with ";
@@ -2530,6 +2144,7 @@ const K1A0S30 = "SparseAttention: variant `separate_splitk`: no shader was built
 const K1A0S31 = "SparseAttention: variant `separate_splitk`";
 const K1A0S32 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
 const K1A0S33 = "SparseAttention: variant `separate_splitk`: pass `merge`";
+const K1A0V5: readonly string[] = [K1A0S31, $q221, K1A0S27, $q34, K1A0S27, $q35, K1A0S32, $q222, K1A0S32, $q34, K1A0S32, $q37, K1A0S33, $q37];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`: pass `append`";
 const K1A0S35 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with ";
 const K1A0S36 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
@@ -2537,10 +2152,12 @@ const K1A0S37 = "SparseAttention: variant `packed_rotary`: no shader was built f
 const K1A0S38 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with ";
 const K1A0S39 = "SparseAttention: variant `packed_rotary`";
 const K1A0S40 = "SparseAttention: variant `packed_rotary`: pass `attend`";
+const K1A0V6: readonly string[] = [K1A0S39, $q220, K1A0S34, $q34, K1A0S34, $q35, K1A0S36, $q34, K1A0S36, $q35, K1A0S40, $q222];
 const K1A0S41 = "SparseAttention: variant `packed`: pass `append`";
 const K1A0S42 = "SparseAttention: variant `packed`: no shader was built for pass `append` with ";
 const K1A0S43 = "SparseAttention: variant `packed`: no shader was built for pass `attend` with ";
 const K1A0S44 = "SparseAttention: variant `packed`: pass `attend`";
+const K1A0V7: readonly string[] = [K1A0S41, $q34, K1A0S41, $q35, K1A0S44, $q222];
 const K1A0S45 = "SparseAttention: variant `separate_rotary`: pass `append`";
 const K1A0S46 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with ";
 const K1A0S47 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
@@ -2548,10 +2165,12 @@ const K1A0S48 = "SparseAttention: variant `separate_rotary`: no shader was built
 const K1A0S49 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with ";
 const K1A0S50 = "SparseAttention: variant `separate_rotary`";
 const K1A0S51 = "SparseAttention: variant `separate_rotary`: pass `attend`";
+const K1A0V8: readonly string[] = [K1A0S50, $q220, K1A0S45, $q34, K1A0S45, $q35, K1A0S47, $q34, K1A0S47, $q35, K1A0S51, $q222];
 const K1A0S52 = "SparseAttention: variant `separate`: pass `append`";
 const K1A0S53 = "SparseAttention: variant `separate`: no shader was built for pass `append` with ";
 const K1A0S54 = "SparseAttention: variant `separate`: no shader was built for pass `attend` with ";
 const K1A0S55 = "SparseAttention: variant `separate`: pass `attend`";
+const K1A0V9: readonly string[] = [K1A0S52, $q34, K1A0S52, $q35, K1A0S55, $q222];
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2606,6 +2225,13 @@ class K1A0 {
   private declare m29: number | undefined;
   private declare m30: boolean | undefined;
   private declare m31: boolean | undefined;
+  declare readonly s0: readonly number[];
+  declare readonly s3: readonly number[];
+  declare readonly s4: readonly number[];
+  declare readonly s5: readonly number[];
+  declare readonly s6: readonly number[];
+  declare readonly s7: readonly number[];
+  declare readonly s8: readonly number[];
   constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
     this.t0 = t0;
     this.t1 = t1;
@@ -2627,6 +2253,13 @@ class K1A0 {
     this.a3 = a3;
     this.a4 = a4;
     this.a5 = a5;
+    this.s0 = t0!.shape;
+    this.s3 = t3!.shape;
+    this.s4 = t4!.shape;
+    this.s5 = t5!.shape;
+    this.s6 = t6!.shape;
+    this.s7 = t7!.shape;
+    this.s8 = t8!.shape;
     this.m0 = undefined;
     this.m1 = undefined;
     this.m2 = undefined;
@@ -2663,56 +2296,40 @@ class K1A0 {
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
     try {
-      return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.t5!.shape[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
+      return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, "headLayoutOk");
+      throw $wrap(e, $q38);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
   d1(): boolean {
-    try {
-      return (this.m1 = (this.a0 === 1));
-    } catch (e) {
-      throw $wrap(e, "usesRotary");
-    }
+    return (this.m1 = (this.a0 === 1));
   }
   /** derive "headSizeOk": computes m2 (read as this.m2 ?? this.d2()) */
   d2(): boolean {
     let n0: number, n1: number;
-    try {
-      return (this.m2 = ((((this.t3!.shape[3] as number) > (0 as number)) && ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.t3!.shape[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
-    } catch (e) {
-      throw $wrap(e, "headSizeOk");
-    }
+    return (this.m2 = ((((this.s3[3] as number) > (0 as number)) && ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.s3[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
   }
   /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
   d3(): number {
     try {
-      return (this.m3 = $mulN(this.a2 as number, this.t3!.shape[3] as number));
+      return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, "qHidden");
+      throw $wrap(e, $q39);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
   d4(): boolean {
-    try {
-      return (this.m4 = (((this.t11!.shape[0] === this.t0!.shape[0]) && (this.t11!.shape[1] === this.t0!.shape[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))));
-    } catch (e) {
-      throw $wrap(e, "ioShapeOk");
-    }
+    return (this.m4 = (((this.t11!.shape[0] === this.s0[0]) && (this.t11!.shape[1] === this.s0[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))));
   }
   /** derive "cacheShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
   d5(): boolean {
-    try {
-      return (this.m5 = ((($same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]) && (this.t3!.shape[0] === this.t0!.shape[0])) && (this.t3!.shape[1] === this.a1)) && ((this.t3!.shape[2] as number) >= (1 as number))));
-    } catch (e) {
-      throw $wrap(e, "cacheShapeOk");
-    }
+    return (this.m5 = ((($same(this.s4 as readonly number[], this.s3 as readonly number[]) && (this.s3[0] === this.s0[0])) && (this.s3[1] === this.a1)) && ((this.s3[2] as number) >= (1 as number))));
   }
   /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): number {
     try {
-      return (this.m6 = $chk((this.t5!.shape[1] as number) - (1 as number)));
+      return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
       throw $wrap(e, "maxBlocks");
     }
@@ -2720,23 +2337,19 @@ class K1A0 {
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
   d7(): boolean {
     try {
-      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.t6!.shape[0] === this.t5!.shape[0])) && ((this.t6!.shape[1] as number) >= (1 as number))) && ((this.t6!.shape[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
+      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, "layoutShapeOk");
+      throw $wrap(e, $q223);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
-    try {
-      return (this.m8 = ((this.t7!.shape[0] === 1) && (this.t8!.shape[0] === this.t0!.shape[0])));
-    } catch (e) {
-      throw $wrap(e, "lengthsShapeOk");
-    }
+    return (this.m8 = ((this.s7[0] === 1) && (this.s8[0] === this.s0[0])));
   }
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), "cosCacheT") : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q224) : 0));
     } catch (e) {
       throw $wrap(e, "rotaryHalf");
     }
@@ -2753,17 +2366,17 @@ class K1A0 {
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2)) && ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2)) && $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number))) && ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")) && ($need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype === "float16")) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q225, $q224).shape.length === 2)) && ($need(this.t10, $q226, $q227).shape.length === 2)) && $same($need(this.t10, $q228, $q227).shape as readonly number[], $need(this.t9, $q229, $q224).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q230, $q224).dtype === $q89)) && ($need(this.t10, $q231, $q227).dtype === $q89)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, "rotaryOk");
+      throw $wrap(e, $q232);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
   d12(): number {
     try {
-      return (this.m12 = $mulN(this.a1 as number, this.t3!.shape[3] as number));
+      return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, "kvHidden");
+      throw $wrap(e, $q83);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2771,66 +2384,62 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, "packedStride");
+      throw $wrap(e, $q161);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
   d14(): boolean {
     try {
-      return (this.m14 = ((($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (2147483647 as number))));
+      return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, "indexFits");
+      throw $wrap(e, $q233);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
   d15(): boolean {
-    try {
-      return (this.m15 = ((((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11())) && (this.m14 ?? this.d14())));
-    } catch (e) {
-      throw $wrap(e, "sparseContractOk");
-    }
+    return (this.m15 = ((((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11())) && (this.m14 ?? this.d14())));
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`attrs.num_heads > 0` is false (" + "attrs.num_heads = " + $showT($try(() => this.a2)) + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads > 0` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 2 ? $where(path) + "`attrs.num_heads % attrs.kv_num_heads == 0` is false (" + "attrs.num_heads % attrs.kv_num_heads = " + $showT($try(() => $modN((this.a2 as number), (this.a1 as number)))) + ")" : i === 3 ? $where(path) + "`numLayout > 0` is false (" + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")" : i === 4 ? $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $showT($try(() => $modN((this.a2 as number), (this.t5!.shape[0] as number)))) + ")" : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $showT($try(() => this.a5)) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.t5!.shape[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.t5!.shape[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $where(path) + $q47 + $q48 + $sv(() => this.a2) + ")" : i === 1 ? $where(path) + $q49 + $q43 + $sv(() => this.a1) + ")" : i === 2 ? $where(path) + $q50 + $q51 + $sv(() => $modN((this.a2 as number), (this.a1 as number))) + ")" : i === 3 ? $where(path) + "`numLayout > 0` is false (" + $q234 + $sv(() => this.s5[0]) + ")" : i === 4 ? $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $sv(() => $modN((this.a2 as number), (this.s5[0] as number))) + ")" : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $sv(() => this.a5) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $showT($try(() => this.a0)) + ")";
+    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $sv(() => this.a0) + ")";
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $where(path) + "`headSize > 0` is false (" + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : i === 1 ? $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $showT($try(() => (n1 = (this.t3!.shape[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")" : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $showT($try(() => (n2 = (this.t3!.shape[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2))) + ")" : c === false ? $where(path) + "`true` is false" : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.t3!.shape[3] as number) > (0 as number)), () => ((n0 = (this.t3!.shape[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $where(path) + $q44 + $q45 + $sv(() => this.s3[3]) + ")" : i === 1 ? $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $sv(() => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)) + ")" : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $sv(() => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)) + ")" : c === false ? $where(path) + $q60 : this.x3([...path, $q235]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + "dim(shapes.outputT, 0) = " + $showT($try(() => this.t11!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + "dim(shapes.outputT, 1) = " + $showT($try(() => this.t11!.shape[1])) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")" : i === 2 ? $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $showT($try(() => this.t11!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")" : $where(path) + "`f16Ok(tensorDtypes.queryT)` is false (" + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t11!.shape[0] === this.t0!.shape[0]), () => (this.t11!.shape[1] === this.t0!.shape[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + $q55 + $sv(() => this.t11!.shape[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + $q57 + $sv(() => this.t11!.shape[1]) + ", " + $q236 + $sv(() => this.s0[1]) + ")" : i === 2 ? $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $sv(() => this.t11!.shape[2]) + ", " + $q58 + $sv(() => (this.m3 ?? this.d3())) + ")" : $where(path) + $q59 + $q46 + ")")($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $showT($try(() => this.t4!.shape)) + ", " + "shapes.pastKeyT = " + $showT($try(() => this.t3!.shape)) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $showT($try(() => this.t3!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 2 ? $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $showT($try(() => this.t3!.shape[1])) + ", " + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ")" : i === 3 ? $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $showT($try(() => this.t3!.shape[2])) + ")" : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = \"float16\"" + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => $same(this.t4!.shape as readonly number[], this.t3!.shape as readonly number[]), () => (this.t3!.shape[0] === this.t0!.shape[0]), () => (this.t3!.shape[1] === this.a1), () => ((this.t3!.shape[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $sv(() => this.s4) + ", " + "shapes.pastKeyT = " + $sv(() => this.s3) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $sv(() => this.s3[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 2 ? $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $sv(() => this.s3[1]) + ", " + $q43 + $sv(() => this.a1) + ")" : i === 3 ? $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $sv(() => this.s3[2]) + ")" : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = \"float16\"" + ", " + $q46 + ")")($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`maxBlocks >= 1` is false (" + "maxBlocks = " + $showT($try(() => (this.m6 ?? this.d6()))) + ")" : i === 1 ? $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $showT($try(() => this.t6!.shape[0])) + ", " + "numLayout = " + $showT($try(() => this.t5!.shape[0])) + ")" : i === 2 ? $where(path) + "`maxNnz >= 1` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ")" : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + "maxNnz = " + $showT($try(() => this.t6!.shape[1])) + ", " + "maxBlocks * maxBlocks = " + $showT($try(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)))) + ")")($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.t6!.shape[0] === this.t5!.shape[0]), () => ((this.t6!.shape[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + $q53 + $q54 + $sv(() => (this.m6 ?? this.d6())) + ")" : i === 1 ? $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $sv(() => this.s6[0]) + ", " + $q234 + $sv(() => this.s5[0]) + ")" : i === 2 ? $where(path) + "`maxNnz >= 1` is false (" + $q237 + $sv(() => this.s6[1]) + ")" : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + $q237 + $sv(() => this.s6[1]) + ", " + "maxBlocks * maxBlocks = " + $sv(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))) + ")")($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $showT($try(() => this.t7!.shape[0])) + ")" : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $showT($try(() => this.t8!.shape[0])) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")")($first([() => (this.t7!.shape[0] === 1)]));
+    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $sv(() => this.s7[0]) + ")" : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $sv(() => this.s8[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")")($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $showT($try(() => $need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $showT($try(() => $need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length)) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $showT($try(() => $need(this.t10, "shapes.sinCacheT", "sinCacheT").shape)) + ", " + "shapes.cosCacheT = " + $showT($try(() => $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape)) + ")" : i === 5 ? $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $showT($try(() => (this.m9 ?? this.d9()))) + ")" : i === 6 ? $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $showT($try(() => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1))) + ")" : i === 7 ? $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $showT($try(() => (this.m10 ?? this.d10()))) + ", " + "headSize = " + $showT($try(() => this.t3!.shape[3])) + ")" : i === 8 ? $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $showT($try(() => $need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $showT($try(() => $need(this.t10, "tensorDtypes.sinCacheT", "sinCacheT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")")($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, "ranks.cosCacheT", "cosCacheT").shape.length === 2), () => ($need(this.t10, "ranks.sinCacheT", "sinCacheT").shape.length === 2), () => $same($need(this.t10, "shapes.sinCacheT", "sinCacheT").shape as readonly number[], $need(this.t9, "shapes.cosCacheT", "cosCacheT").shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.t3!.shape[3] as number)), () => ($need(this.t9, "tensorDtypes.cosCacheT", "cosCacheT").dtype === "float16")])) : c === false ? ((i: number) => i === 0 ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $showT($try(() => (this.t9 !== null))) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $showT($try(() => (this.t10 !== null))) + ")")($first([() => !((this.t9 !== null))])) : this.x3([...path, "usesRotary"]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $sv(() => $need(this.t9, $q225, $q224).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $sv(() => $need(this.t10, $q226, $q227).shape.length) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $sv(() => $need(this.t10, $q228, $q227).shape) + ", " + "shapes.cosCacheT = " + $sv(() => $need(this.t9, $q229, $q224).shape) + ")" : i === 5 ? $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $sv(() => (this.m9 ?? this.d9())) + ")" : i === 6 ? $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $sv(() => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)) + ")" : i === 7 ? $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $sv(() => (this.m10 ?? this.d10())) + ", " + $q45 + $sv(() => this.s3[3]) + ")" : i === 8 ? $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $sv(() => $need(this.t9, $q230, $q224).dtype) + ", " + $q46 + ")" : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $sv(() => $need(this.t10, $q231, $q227).dtype) + ", " + $q46 + ")")($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q225, $q224).shape.length === 2), () => ($need(this.t10, $q226, $q227).shape.length === 2), () => $same($need(this.t10, $q228, $q227).shape as readonly number[], $need(this.t9, $q229, $q224).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q230, $q224).dtype === $q89)])) : c === false ? ((i: number) => i === 0 ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $sv(() => (this.t9 !== null)) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $sv(() => (this.t10 !== null)) + ")")($first([() => !((this.t9 !== null))])) : this.x3([...path, $q235]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $showT($try(() => $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number))) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number))) + ")")($first([() => (($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $sv(() => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $sv(() => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)) + ")")($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, "headLayoutOk"]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, "ioShapeOk"]) : i === 3 ? this.x5([...path, "cacheShapeOk"]) : i === 4 ? this.x6([...path, "layoutShapeOk"]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, "rotaryOk"]) : this.x9([...path, "indexFits"]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q38]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q63]) : i === 3 ? this.x5([...path, $q62]) : i === 4 ? this.x6([...path, $q223]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q232]) : this.x9([...path, $q233]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2845,14 +2454,14 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, "sparseContractOk");
+      return $condFail(e, $q238);
     }
-    return this.x0([...[], "sparseContractOk"]);
+    return this.x0([...[], $q238]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
     try {
-      return (this.m16 = $mulN($mulN($mulN(this.t0!.shape[0] as number, this.a1 as number) as number, this.t0!.shape[1] as number) as number, this.t3!.shape[3] as number));
+      return (this.m16 = $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s0[1] as number) as number, this.s3[3] as number));
     } catch (e) {
       throw $wrap(e, "appendCount");
     }
@@ -2860,7 +2469,7 @@ class K1A0 {
   /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
   d17(): number {
     try {
-      return (this.m17 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number));
+      return (this.m17 = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number));
     } catch (e) {
       throw $wrap(e, "rotaryCount");
     }
@@ -2868,14 +2477,14 @@ class K1A0 {
   /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
   d18(): boolean {
     try {
-      return (this.m18 = ((((((this.t0!.shape[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.t0!.shape[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+      return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, "dispatchFits");
+      throw $wrap(e, $q67);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "attrs.kv_num_heads = " + $showT($try(() => this.a1)) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 2 ? $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 3 ? $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 4 ? $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $showT($try(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = 64" + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => ((this.t0!.shape[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.t0!.shape[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q236 + $sv(() => this.s0[1]) + ", " + $q65 + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q43 + $sv(() => this.a1) + ", " + $q65 + ")" : i === 2 ? $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q52 + $sv(() => this.s0[0]) + ", " + $q65 + ")" : i === 3 ? $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $sv(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)))) + ", " + $q65 + ")" : i === 4 ? $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $sv(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)))) + ", " + $q65 + ")" : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = 64" + ", " + $q77 + ")")($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2890,21 +2499,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, "dispatchFits");
+      return $condFail(e, $q67);
     }
-    return this.x10([...[], "dispatchFits"]);
+    return this.x10([...[], $q67]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
-      return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
+      return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, "bindingsFit");
+      throw $wrap(e, $q239);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $showT($try(() => $mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824" + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $showT($try(() => $mulN($chk(($chk((2 as number) * (this.t0!.shape[0] as number)) as number) * (this.t0!.shape[1] as number)) as number, (this.m13 ?? this.d13()) as number))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824" + ")")($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.t0!.shape[0] as number)) as number, this.a1 as number) as number, this.t3!.shape[2] as number) as number, this.t3!.shape[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $sv(() => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)) + ", " + $q240 + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $sv(() => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)) + ", " + $q240 + ")")($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2919,21 +2528,17 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, "bindingsFit");
+      return $condFail(e, $q239);
     }
-    return this.x11([...[], "bindingsFit"]);
+    return this.x11([...[], $q239]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
-    try {
-      return (this.m20 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.t0!.shape[2] === (this.m13 ?? this.d13()))));
-    } catch (e) {
-      throw $wrap(e, "packedKv");
-    }
+    return (this.m20 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[2] === (this.m13 ?? this.d13()))));
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`not present.keyT` is false (" + "present.keyT = " + $showT($try(() => (this.t1 !== null))) + ")" : i === 1 ? $where(path) + "`not present.valueT` is false (" + "present.valueT = " + $showT($try(() => (this.t2 !== null))) + ")" : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "packedStride = " + $showT($try(() => (this.m13 ?? this.d13()))) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $where(path) + $q162 + $q163 + $sv(() => (this.t1 !== null)) + ")" : i === 1 ? $where(path) + $q164 + $q165 + $sv(() => (this.t2 !== null)) + ")" : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + $q241 + $sv(() => this.s0[2]) + ", " + $q166 + $sv(() => (this.m13 ?? this.d13())) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2948,9 +2553,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, "packedKv");
+      return $condFail(e, $q167);
     }
-    return this.x12([...[], "packedKv"]);
+    return this.x12([...[], $q167]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2965,37 +2570,33 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, "usesRotary");
+      return $condFail(e, $q235);
     }
-    return this.x3([...[], "usesRotary"]);
+    return this.x3([...[], $q235]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "qPerKv");
+      throw $wrap(e, $q80);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
     try {
-      return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.t3!.shape[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
+      return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
       throw $wrap(e, "attnStorageBytes");
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): boolean {
-    try {
-      return (this.m23 = ((((this.m21 ?? this.d21()) as number) <= (32 as number)) && (((this.m22 ?? this.d22()) as number) <= (49152 as number))));
-    } catch (e) {
-      throw $wrap(e, "attnStorageFits");
-    }
+    return (this.m23 = ((((this.m21 ?? this.d21()) as number) <= (32 as number)) && (((this.m22 ?? this.d22()) as number) <= (49152 as number))));
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $showT($try(() => (this.m21 ?? this.d21()))) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $showT($try(() => (this.m22 ?? this.d22()))) + ", " + "device.limits.maxComputeWorkgroupStorageSize = 49152" + ")")($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $sv(() => (this.m21 ?? this.d21())) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $sv(() => (this.m22 ?? this.d22())) + ", " + $q81 + ")")($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -3010,14 +2611,14 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, "attnStorageFits");
+      return $condFail(e, $q242);
     }
-    return this.x13([...[], "attnStorageFits"]);
+    return this.x13([...[], $q242]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
     try {
-      return (this.m24 = Math.min((this.t3!.shape[2] as number), ($mulN((this.m6 ?? this.d6()) as number, this.a5 as number) as number)));
+      return (this.m24 = Math.min((this.s3[2] as number), ($mulN((this.m6 ?? this.d6()) as number, this.a5 as number) as number)));
     } catch (e) {
       throw $wrap(e, "sparseKeyCeiling");
     }
@@ -3033,7 +2634,7 @@ class K1A0 {
   /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
   d26(): number {
     try {
-      return (this.m26 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a1 as number));
+      return (this.m26 = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a1 as number));
     } catch (e) {
       throw $wrap(e, "sparseBaseWorkgroups");
     }
@@ -3043,13 +2644,13 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "numSplits");
+      throw $wrap(e, $q68);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
   d28(): number {
     try {
-      return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number) as number, 4 as number));
+      return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
       throw $wrap(e, "sparsePartialBytes");
     }
@@ -3057,7 +2658,7 @@ class K1A0 {
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
     try {
-      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.t3!.shape[3] as number) / (4 as number))) as number)) as number)) as number)));
+      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, "sparseMergeWg");
     }
@@ -3065,14 +2666,14 @@ class K1A0 {
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): boolean {
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
-      throw $wrap(e, "sparseSplitFits");
+      throw $wrap(e, $q243);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`numSplits >= 2` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ")" : i === 1 ? $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $showT($try(() => $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 2 ? $where(path) + "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "numSplits = " + $showT($try(() => (this.m27 ?? this.d27()))) + ", " + "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535" + ")" : i === 3 ? $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $showT($try(() => (this.m28 ?? this.d28()))) + ", " + "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824" + ")" : i === 4 ? $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeInvocationsPerWorkgroup = 1024" + ")" : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + "sparseMergeWg = " + $showT($try(() => (this.m29 ?? this.d29()))) + ", " + "device.limits.maxComputeWorkgroupSizeX = 1024" + ")")($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $where(path) + $q69 + $q70 + $sv(() => (this.m27 ?? this.d27())) + ")" : i === 1 ? $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $sv(() => $chk((this.s0[0] as number) * (this.s0[1] as number))) + ", " + $q65 + ")" : i === 2 ? $where(path) + $q76 + $q70 + $sv(() => (this.m27 ?? this.d27())) + ", " + $q65 + ")" : i === 3 ? $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $sv(() => (this.m28 ?? this.d28())) + ", " + $q240 + ")" : i === 4 ? $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q244 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q66 + ")" : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q244 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q77 + ")")($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -3087,185 +2688,148 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, "sparseSplitFits");
+      return $condFail(e, $q243);
     }
-    return this.x14([...[], "sparseSplitFits"]);
+    return this.x14([...[], $q243]);
   }
   k0_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S0, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S0, $q246);
     }
   }
   k0_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   k0_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S3, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S3, $q246);
     }
   }
   k0_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, "input", "queryT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t0!, $q104, $q111, 2, 1073741824, K1A0S8, $q105);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, "input", "pastKeyT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t3!, $q104, $q247, 2, 1073741824, K1A0S8, $q105);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, "input", "pastValueT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t4!, $q104, $q248, 2, 1073741824, K1A0S8, $q105);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, "input", "totalSequenceLengthT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t7!, $q104, $q249, 4, 1073741824, K1A0S8, $q105);
   }
   z8(): BindingResource {
-    return $buf(this.t8!, "input", "keyTotalSequenceLengthsT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t8!, $q104, $q250, 4, 1073741824, K1A0S8, $q105);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, "input", "cosCacheT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t9!, $q104, $q224, 2, 1073741824, K1A0S8, $q105);
   }
   z10(): BindingResource {
-    return $buf(this.t10!, "input", "sinCacheT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t10!, $q104, $q227, 2, 1073741824, K1A0S8, $q105);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, "input", "blockRowIndicesT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t5!, $q104, $q251, 4, 1073741824, K1A0S8, $q105);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, "input", "blockColIndicesT", 4, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t6!, $q104, $q252, 4, 1073741824, K1A0S8, $q105);
   }
   z11(): BindingResource {
-    return $buf(this.t11!, "output", "outputT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t11!, $q112, $q113, 2, 1073741824, K1A0S8, $q105);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let k0_4: unknown = undefined;
-    let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "742962c2aba2b799";
-    if (s0 === undefined) $fail("missing_shader", K1A0S1 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    let k1_3: unknown = undefined;
-    let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "bc41f32c70cb2068";
-    if (s1 === undefined) $fail("missing_shader", K1A0S4 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k0_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "b56c4543363a0038"
-      : $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-    const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
-    const s3: string = k3_0 === 32 && k3_1 === 128 ? "b91df1292816e575"
-      : $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      let k0_4: unknown = undefined;
+      let s0: string | undefined = undefined;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
+      if (s0 === undefined) $fail($q21, K1A0S1 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k0_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      let k1_3: unknown = undefined;
+      let s1: string | undefined = undefined;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q263;
+      if (s1 === undefined) $fail($q21, K1A0S4 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k0_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
+      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === false ? $q264 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      const k3_0 = this.a2, k3_1 = this.s3[3];
+      const s3: string = (k3_0 === 32 ? (k3_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
+      st = 1;
+      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S7, $q266);
+      st = 2;
+      const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K1A0S7, $q267);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      if (this.t9 === null) $omitted(K1A0S0, $q268, $q224);
+      const q5 = this.z9();
+      if (this.t10 === null) $omitted(K1A0S0, $q269, $q227);
+      const q6 = this.z10();
+      const b0_7 = new Uint8Array(16);
+      $u32(b0_7, 0, this.s0[1], K1A0S0, $q270);
+      $u32(b0_7, 4, this.s0[0], K1A0S0, $q133);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r2, 65535, K1A0S0, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r3, 65535, K1A0S0, "y");
+      const q7: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const b1_6 = new Uint8Array(16);
+      $u32(b1_6, 0, this.s0[1], K1A0S3, $q270);
+      $u32(b1_6, 4, this.s0[0], K1A0S3, $q133);
+      st = 5;
+      const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+      const w1x = $wg(r4, 65535, K1A0S3, "x");
+      st = 6;
+      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w1y = $wg(r5, 65535, K1A0S3, "y");
+      const q8 = this.z5();
+      const q9 = this.z6();
+      const q10: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x1 };
+      st = 7;
+      const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b2_8 = new Uint8Array(32);
+      $u32(b2_8, 0, this.s0[1], K1A0S9, $q270);
+      $u32(b2_8, 4, this.s0[0], K1A0S9, $q133);
+      $u32(b2_8, 8, this.s5[0], K1A0S9, $q273);
+      $u32(b2_8, 12, r6, K1A0S9, $q274);
+      $u32(b2_8, 16, this.s6[1], K1A0S9, $q275);
+      $u32(b2_8, 20, this.s3[2], K1A0S9, $q276);
+      $f32(b2_8, 24, this.a4);
+      st = 8;
+      const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w2x = $wg(r7, 65535, K1A0S9, "x");
+      const w2y = $wg(this.a1, 65535, K1A0S9, "y");
+      st = 9;
+      const r8: unknown = (this.m27 ?? this.d27());
+      const w2z = $wg(r8, 65535, K1A0S9, "z");
+      const q11 = this.z11();
+      const w3y = $wg(this.a2, 65535, K1A0S10, "y");
+      st = 10;
+      const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w3z = $wg(r9, 65535, K1A0S10, "z");
+      return { kernel: $q218, variant: "packed_rotary_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q268, 1, q5), $bd(6, $q269, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q0), $bd(1, $q268, 1, q5), $bd(2, $q269, 1, q6), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q285, 0, q7), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q286, $q287, s2, [$bd(0, $q149, 1, q7), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q8), $bd(4, $q289, 1, q9), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q272, 0, q10), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z), $pass($q152, $q290, s3, [$bd(0, $q272, 1, q10), $bd(1, $q112, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q271, size: x0 }, { id: $q272, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S7, "the shape of intermediate `rotatedQuery`");
+      return $evalAt(e, K1A0V2, st);
     }
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S7, "intermediate `rotatedQuery`");
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
-    } catch (e) {
-      $evalFail(e, K1A0S7, "the shape of intermediate `partial`");
-    }
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S7, "intermediate `partial`");
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    const q3 = this.z7();
-    const q4 = this.z8();
-    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q5 = this.z9();
-    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q6 = this.z10();
-    const b0_7 = new Uint8Array(16);
-    $u32(b0_7, 0, this.t0!.shape[1], K1A0S0, "params.seqLen");
-    $u32(b0_7, 4, this.t0!.shape[0], K1A0S0, "params.batchSize");
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S0, "dispatch x");
-    }
-    const w0x = $wg(r2, 65535, K1A0S0, "x");
-    let r3: unknown = undefined;
-    try {
-      r3 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S0, "dispatch y");
-    }
-    const w0y = $wg(r3, 65535, K1A0S0, "y");
-    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const b1_6 = new Uint8Array(16);
-    $u32(b1_6, 0, this.t0!.shape[1], K1A0S3, "params.seqLen");
-    $u32(b1_6, 4, this.t0!.shape[0], K1A0S3, "params.batchSize");
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S3, "dispatch x");
-    }
-    const w1x = $wg(r4, 65535, K1A0S3, "x");
-    let r5: unknown = undefined;
-    try {
-      r5 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S3, "dispatch y");
-    }
-    const w1y = $wg(r5, 65535, K1A0S3, "y");
-    const q8 = this.z5();
-    const q9 = this.z6();
-    const q10: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
-    let r6: unknown = undefined;
-    try {
-      r6 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S9, "uniform field `params.rowStride`");
-    }
-    const b2_8 = new Uint8Array(32);
-    $u32(b2_8, 0, this.t0!.shape[1], K1A0S9, "params.seqLen");
-    $u32(b2_8, 4, this.t0!.shape[0], K1A0S9, "params.batchSize");
-    $u32(b2_8, 8, this.t5!.shape[0], K1A0S9, "params.numLayout");
-    $u32(b2_8, 12, r6, K1A0S9, "params.rowStride");
-    $u32(b2_8, 16, this.t6!.shape[1], K1A0S9, "params.colStride");
-    $u32(b2_8, 20, this.t3!.shape[2], K1A0S9, "params.maxCacheSeq");
-    $f32(b2_8, 24, this.a4);
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch x");
-    }
-    const w2x = $wg(r7, 65535, K1A0S9, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S9, "y");
-    let r8: unknown = undefined;
-    try {
-      r8 = (this.m27 ?? this.d27());
-    } catch (e) {
-      $evalFail(e, K1A0S9, "dispatch z");
-    }
-    const w2z = $wg(r8, 65535, K1A0S9, "z");
-    const q11 = this.z11();
-    const w3y = $wg(this.a2, 65535, K1A0S10, "y");
-    let r9: unknown = undefined;
-    try {
-      r9 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S10, "dispatch z");
-    }
-    const w3z = $wg(r9, 65535, K1A0S10, "z");
-    return { kernel: "SparseAttention", variant: "packed_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q10 }, { binding: 1, name: "output", type: "storage", resource: q11 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
   r0(): string {
     if (!this.c3()) return this.w3();
@@ -3273,25 +2837,8 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  /** when "packedKv" */
-  c7(): boolean {
-    try {
-      return ((this.m20 ?? this.d20())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w7(): string {
-    try {
-      ((this.m20 ?? this.d20()));
-    } catch (e) {
-      return $condFail(e, "packedKv");
-    }
-    return this.x12([...[], "packedKv"]);
-  }
   /** when "not usesRotary" */
-  c8(): boolean {
+  c7(): boolean {
     try {
       return (!((this.m1 ?? this.d1()))) === true;
     } catch (e) {
@@ -3299,165 +2846,106 @@ class K1A0 {
     }
   }
   /** why "not usesRotary" does not hold */
-  w8(): string {
+  w7(): string {
     try {
       (!((this.m1 ?? this.d1())));
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
-  }
-  /** when "attnStorageFits" */
-  c9(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w9(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
-  }
-  /** when "sparseSplitFits" */
-  c10(): boolean {
-    try {
-      return ((this.m30 ?? this.d30())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseSplitFits" does not hold */
-  w10(): string {
-    try {
-      ((this.m30 ?? this.d30()));
-    } catch (e) {
-      return $condFail(e, "sparseSplitFits");
-    }
-    return this.x14([...[], "sparseSplitFits"]);
+    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $sv(() => (this.m1 ?? this.d1())) + ")";
   }
   k1_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S11, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S11, $q246);
     }
   }
   k1_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "30c267ed5c3a2505";
-    if (s0 === undefined) $fail("missing_shader", K1A0S12 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k1_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "14cc1a02a8db4914"
-      : $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 32 && k2_1 === 128 ? "b91df1292816e575"
-      : $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
+      let s0: string | undefined = undefined;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q291;
+      if (s0 === undefined) $fail($q21, K1A0S12 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k1_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
+      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+      const k2_0 = this.a2, k2_1 = this.s3[3];
+      const s2: string = (k2_0 === 32 ? (k2_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
+      st = 1;
+      const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K1A0S15, $q267);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      const b0_5 = new Uint8Array(16);
+      $u32(b0_5, 0, this.s0[1], K1A0S11, $q270);
+      $u32(b0_5, 4, this.s0[0], K1A0S11, $q133);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r1, 65535, K1A0S11, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r2, 65535, K1A0S11, "y");
+      const q5 = this.z5();
+      const q6 = this.z6();
+      const q7: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x0 };
+      st = 4;
+      const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b1_8 = new Uint8Array(32);
+      $u32(b1_8, 0, this.s0[1], K1A0S16, $q270);
+      $u32(b1_8, 4, this.s0[0], K1A0S16, $q133);
+      $u32(b1_8, 8, this.s5[0], K1A0S16, $q273);
+      $u32(b1_8, 12, r3, K1A0S16, $q274);
+      $u32(b1_8, 16, this.s6[1], K1A0S16, $q275);
+      $u32(b1_8, 20, this.s3[2], K1A0S16, $q276);
+      $f32(b1_8, 24, this.a4);
+      st = 5;
+      const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w1x = $wg(r4, 65535, K1A0S16, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S16, "y");
+      st = 6;
+      const r5: unknown = (this.m27 ?? this.d27());
+      const w1z = $wg(r5, 65535, K1A0S16, "z");
+      const q8 = this.z11();
+      const w2y = $wg(this.a2, 65535, K1A0S17, "y");
+      st = 7;
+      const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w2z = $wg(r6, 65535, K1A0S17, "z");
+      return { kernel: $q218, variant: "packed_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q286, $q287, s1, [$bd(0, $q149, 1, q0), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q5), $bd(4, $q289, 1, q6), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q272, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q290, s2, [$bd(0, $q272, 1, q7), $bd(1, $q112, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q272, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S15, "the shape of intermediate `partial`");
+      return $evalAt(e, K1A0V3, st);
     }
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S15, "intermediate `partial`");
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    const q3 = this.z7();
-    const q4 = this.z8();
-    const b0_5 = new Uint8Array(16);
-    $u32(b0_5, 0, this.t0!.shape[1], K1A0S11, "params.seqLen");
-    $u32(b0_5, 4, this.t0!.shape[0], K1A0S11, "params.batchSize");
-    let r1: unknown = undefined;
-    try {
-      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S11, "dispatch x");
-    }
-    const w0x = $wg(r1, 65535, K1A0S11, "x");
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S11, "dispatch y");
-    }
-    const w0y = $wg(r2, 65535, K1A0S11, "y");
-    const q5 = this.z5();
-    const q6 = this.z6();
-    const q7: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
-    let r3: unknown = undefined;
-    try {
-      r3 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S16, "uniform field `params.rowStride`");
-    }
-    const b1_8 = new Uint8Array(32);
-    $u32(b1_8, 0, this.t0!.shape[1], K1A0S16, "params.seqLen");
-    $u32(b1_8, 4, this.t0!.shape[0], K1A0S16, "params.batchSize");
-    $u32(b1_8, 8, this.t5!.shape[0], K1A0S16, "params.numLayout");
-    $u32(b1_8, 12, r3, K1A0S16, "params.rowStride");
-    $u32(b1_8, 16, this.t6!.shape[1], K1A0S16, "params.colStride");
-    $u32(b1_8, 20, this.t3!.shape[2], K1A0S16, "params.maxCacheSeq");
-    $f32(b1_8, 24, this.a4);
-    let r4: unknown = undefined;
-    try {
-      r4 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S16, "dispatch x");
-    }
-    const w1x = $wg(r4, 65535, K1A0S16, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S16, "y");
-    let r5: unknown = undefined;
-    try {
-      r5 = (this.m27 ?? this.d27());
-    } catch (e) {
-      $evalFail(e, K1A0S16, "dispatch z");
-    }
-    const w1z = $wg(r5, 65535, K1A0S16, "z");
-    const q8 = this.z11();
-    const w2y = $wg(this.a2, 65535, K1A0S17, "y");
-    let r6: unknown = undefined;
-    try {
-      r6 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S17, "dispatch z");
-    }
-    const w2z = $wg(r6, 65535, K1A0S17, "z");
-    return { kernel: "SparseAttention", variant: "packed_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "partial", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q7 }, { binding: 1, name: "output", type: "storage", resource: q8 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
   r1(): string {
+    if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    return this.w10();
+    if (!this.c5()) return this.w5();
+    return this.w6();
   }
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3)) && ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3)) && $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[])) && ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0])) && ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1])) && ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12()))) && ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16")) && ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")) && (this.t0!.shape[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q84, $q85).shape.length === 3)) && ($need(this.t2, $q86, $q87).shape.length === 3)) && $same($need(this.t1, $q292, $q85).shape as readonly number[], $need(this.t2, $q293, $q87).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q85) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q85) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q85) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q88, $q85).dtype === $q89)) && ($need(this.t2, $q90, $q87).dtype === $q89)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, "separateKv");
+      throw $wrap(e, $q91);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`present.keyT` is false" : i === 1 ? $where(path) + "`present.valueT` is false" : i === 2 ? $where(path) + "`ranks.keyT == 3` is false (" + "ranks.keyT = " + $showT($try(() => $need(this.t1, "ranks.keyT", "keyT").shape.length)) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 3` is false (" + "ranks.valueT = " + $showT($try(() => $need(this.t2, "ranks.valueT", "valueT").shape.length)) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $showT($try(() => $need(this.t1, "shapes.keyT", "keyT").shape)) + ", " + "shapes.valueT = " + $showT($try(() => $need(this.t2, "shapes.valueT", "valueT").shape)) + ")" : i === 5 ? $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + "dim(shapes.keyT, 0) = " + $showT($try(() => $dimT(this.t1, (0 as number), "keyT"))) + ", " + "batchSize = " + $showT($try(() => this.t0!.shape[0])) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + "dim(shapes.keyT, 1) = " + $showT($try(() => $dimT(this.t1, (1 as number), "keyT"))) + ", " + "seqLen = " + $showT($try(() => this.t0!.shape[1])) + ")" : i === 7 ? $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $showT($try(() => $dimT(this.t1, (2 as number), "keyT"))) + ", " + "kvHidden = " + $showT($try(() => (this.m12 ?? this.d12()))) + ")" : i === 8 ? $where(path) + "`tensorDtypes.keyT == tensorDtypes.queryT` is false (" + "tensorDtypes.keyT = " + $showT($try(() => $need(this.t1, "tensorDtypes.keyT", "keyT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : i === 9 ? $where(path) + "`tensorDtypes.valueT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueT = " + $showT($try(() => $need(this.t2, "tensorDtypes.valueT", "valueT").dtype)) + ", " + "tensorDtypes.queryT = \"float16\"" + ")" : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + "dim(shapes.queryT, 2) = " + $showT($try(() => this.t0!.shape[2])) + ", " + "qHidden = " + $showT($try(() => (this.m3 ?? this.d3()))) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, "ranks.keyT", "keyT").shape.length === 3), () => ($need(this.t2, "ranks.valueT", "valueT").shape.length === 3), () => $same($need(this.t1, "shapes.keyT", "keyT").shape as readonly number[], $need(this.t2, "shapes.valueT", "valueT").shape as readonly number[]), () => ($dimT(this.t1, (0 as number), "keyT") === this.t0!.shape[0]), () => ($dimT(this.t1, (1 as number), "keyT") === this.t0!.shape[1]), () => ($dimT(this.t1, (2 as number), "keyT") === (this.m12 ?? this.d12())), () => ($need(this.t1, "tensorDtypes.keyT", "keyT").dtype === "float16"), () => ($need(this.t2, "tensorDtypes.valueT", "valueT").dtype === "float16")]));
+    return ((i: number) => i === 0 ? $where(path) + $q92 : i === 1 ? $where(path) + $q93 : i === 2 ? $where(path) + "`ranks.keyT == 3` is false (" + $q94 + $sv(() => $need(this.t1, $q84, $q85).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 3` is false (" + $q95 + $sv(() => $need(this.t2, $q86, $q87).shape.length) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $sv(() => $need(this.t1, $q292, $q85).shape) + ", " + "shapes.valueT = " + $sv(() => $need(this.t2, $q293, $q87).shape) + ")" : i === 5 ? $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + $q96 + $sv(() => $dimT(this.t1, (0 as number), $q85)) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + $q97 + $sv(() => $dimT(this.t1, (1 as number), $q85)) + ", " + $q236 + $sv(() => this.s0[1]) + ")" : i === 7 ? $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $sv(() => $dimT(this.t1, (2 as number), $q85)) + ", " + $q98 + $sv(() => (this.m12 ?? this.d12())) + ")" : i === 8 ? $where(path) + $q99 + $q100 + $sv(() => $need(this.t1, $q88, $q85).dtype) + ", " + $q46 + ")" : i === 9 ? $where(path) + $q101 + $q102 + $sv(() => $need(this.t2, $q90, $q87).dtype) + ", " + $q46 + ")" : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + $q241 + $sv(() => this.s0[2]) + ", " + $q58 + $sv(() => (this.m3 ?? this.d3())) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q84, $q85).shape.length === 3), () => ($need(this.t2, $q86, $q87).shape.length === 3), () => $same($need(this.t1, $q292, $q85).shape as readonly number[], $need(this.t2, $q293, $q87).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q85) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q85) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q85) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q88, $q85).dtype === $q89), () => ($need(this.t2, $q90, $q87).dtype === $q89)]));
   }
   /** when "separateKv" */
-  c11(): boolean {
+  c8(): boolean {
     try {
       return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
@@ -3465,1032 +2953,592 @@ class K1A0 {
     }
   }
   /** why "separateKv" does not hold */
-  w11(): string {
+  w8(): string {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, "separateKv");
+      return $condFail(e, $q91);
     }
-    return this.x15([...[], "separateKv"]);
-  }
-  /** when "usesRotary" */
-  c12(): boolean {
-    try {
-      return ((this.m1 ?? this.d1())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "usesRotary" does not hold */
-  w12(): string {
-    try {
-      ((this.m1 ?? this.d1()));
-    } catch (e) {
-      return $condFail(e, "usesRotary");
-    }
-    return this.x3([...[], "usesRotary"]);
-  }
-  /** when "attnStorageFits" */
-  c13(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w13(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
-  }
-  /** when "sparseSplitFits" */
-  c14(): boolean {
-    try {
-      return ((this.m30 ?? this.d30())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseSplitFits" does not hold */
-  w14(): string {
-    try {
-      ((this.m30 ?? this.d30()));
-    } catch (e) {
-      return $condFail(e, "sparseSplitFits");
-    }
-    return this.x14([...[], "sparseSplitFits"]);
+    return this.x15([...[], $q91]);
   }
   k2_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S18, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S18, $q246);
     }
   }
   k2_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   k2_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S20, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S20, $q246);
     }
   }
   k2_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   z1(): BindingResource {
-    return $buf(this.t1!, "input", "keyT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t1!, $q104, $q85, 2, 1073741824, K1A0S8, $q105);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, "input", "valueT", 2, 1073741824, K1A0S8, "maxStorageBufferBindingSize");
+    return $buf(this.t2!, $q104, $q87, 2, 1073741824, K1A0S8, $q105);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let k0_4: unknown = undefined;
-    let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "cdfbd4128cb4b7fb";
-    if (s0 === undefined) $fail("missing_shader", K1A0S19 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    let k1_3: unknown = undefined;
-    let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "f2be311d29ec445b";
-    if (s1 === undefined) $fail("missing_shader", K1A0S21 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k2_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "b56c4543363a0038"
-      : $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-    const k3_0 = this.a2, k3_1 = this.t3!.shape[3];
-    const s3: string = k3_0 === 32 && k3_1 === 128 ? "b91df1292816e575"
-      : $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      let k0_4: unknown = undefined;
+      let s0: string | undefined = undefined;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q294;
+      if (s0 === undefined) $fail($q21, K1A0S19 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k2_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      let k1_3: unknown = undefined;
+      let s1: string | undefined = undefined;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q295;
+      if (s1 === undefined) $fail($q21, K1A0S21 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k2_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
+      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === true ? $q264 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      const k3_0 = this.a2, k3_1 = this.s3[3];
+      const s3: string = (k3_0 === 32 ? (k3_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
+      st = 1;
+      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S24, $q266);
+      st = 2;
+      const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K1A0S24, $q267);
+      if (this.t1 === null) $omitted(K1A0S18, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K1A0S18, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      if (this.t9 === null) $omitted(K1A0S18, $q268, $q224);
+      const q6 = this.z9();
+      if (this.t10 === null) $omitted(K1A0S18, $q269, $q227);
+      const q7 = this.z10();
+      const b0_8 = new Uint8Array(16);
+      $u32(b0_8, 0, this.s0[1], K1A0S18, $q270);
+      $u32(b0_8, 4, this.s0[0], K1A0S18, $q133);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r2, 65535, K1A0S18, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r3, 65535, K1A0S18, "y");
+      const q8 = this.z0();
+      const q9: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const b1_6 = new Uint8Array(16);
+      $u32(b1_6, 0, this.s0[1], K1A0S20, $q270);
+      $u32(b1_6, 4, this.s0[0], K1A0S20, $q133);
+      st = 5;
+      const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+      const w1x = $wg(r4, 65535, K1A0S20, "x");
+      st = 6;
+      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w1y = $wg(r5, 65535, K1A0S20, "y");
+      const q10 = this.z5();
+      const q11 = this.z6();
+      const q12: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x1 };
+      st = 7;
+      const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b2_8 = new Uint8Array(32);
+      $u32(b2_8, 0, this.s0[1], K1A0S25, $q270);
+      $u32(b2_8, 4, this.s0[0], K1A0S25, $q133);
+      $u32(b2_8, 8, this.s5[0], K1A0S25, $q273);
+      $u32(b2_8, 12, r6, K1A0S25, $q274);
+      $u32(b2_8, 16, this.s6[1], K1A0S25, $q275);
+      $u32(b2_8, 20, this.s3[2], K1A0S25, $q276);
+      $f32(b2_8, 24, this.a4);
+      st = 8;
+      const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w2x = $wg(r7, 65535, K1A0S25, "x");
+      const w2y = $wg(this.a1, 65535, K1A0S25, "y");
+      st = 9;
+      const r8: unknown = (this.m27 ?? this.d27());
+      const w2z = $wg(r8, 65535, K1A0S25, "z");
+      const q13 = this.z11();
+      const w3y = $wg(this.a2, 65535, K1A0S26, "y");
+      st = 10;
+      const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w3z = $wg(r9, 65535, K1A0S26, "z");
+      return { kernel: $q218, variant: "separate_rotary_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $bd(6, $q268, 1, q6), $bd(7, $q269, 1, q7), $ub(8, $q146, 2, b0_8)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q8), $bd(1, $q268, 1, q6), $bd(2, $q269, 1, q7), $bd(3, $q281, 1, q4), $bd(4, $q282, 1, q5), $bd(5, $q285, 0, q9), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q286, $q287, s2, [$bd(0, $q149, 1, q9), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q10), $bd(4, $q289, 1, q11), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q272, 0, q12), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z), $pass($q152, $q290, s3, [$bd(0, $q272, 1, q12), $bd(1, $q112, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q271, size: x0 }, { id: $q272, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S24, "the shape of intermediate `rotatedQuery`");
+      return $evalAt(e, K1A0V4, st);
     }
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S24, "intermediate `rotatedQuery`");
-    let r1: unknown = undefined;
-    try {
-      r1 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
-    } catch (e) {
-      $evalFail(e, K1A0S24, "the shape of intermediate `partial`");
-    }
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S24, "intermediate `partial`");
-    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    const q4 = this.z7();
-    const q5 = this.z8();
-    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q6 = this.z9();
-    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary_splitk`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q7 = this.z10();
-    const b0_8 = new Uint8Array(16);
-    $u32(b0_8, 0, this.t0!.shape[1], K1A0S18, "params.seqLen");
-    $u32(b0_8, 4, this.t0!.shape[0], K1A0S18, "params.batchSize");
-    let r2: unknown = undefined;
-    try {
-      r2 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S18, "dispatch x");
-    }
-    const w0x = $wg(r2, 65535, K1A0S18, "x");
-    let r3: unknown = undefined;
-    try {
-      r3 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S18, "dispatch y");
-    }
-    const w0y = $wg(r3, 65535, K1A0S18, "y");
-    const q8 = this.z0();
-    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const b1_6 = new Uint8Array(16);
-    $u32(b1_6, 0, this.t0!.shape[1], K1A0S20, "params.seqLen");
-    $u32(b1_6, 4, this.t0!.shape[0], K1A0S20, "params.batchSize");
-    let r4: unknown = undefined;
-    try {
-      r4 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S20, "dispatch x");
-    }
-    const w1x = $wg(r4, 65535, K1A0S20, "x");
-    let r5: unknown = undefined;
-    try {
-      r5 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S20, "dispatch y");
-    }
-    const w1y = $wg(r5, 65535, K1A0S20, "y");
-    const q10 = this.z5();
-    const q11 = this.z6();
-    const q12: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x1 };
-    let r6: unknown = undefined;
-    try {
-      r6 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S25, "uniform field `params.rowStride`");
-    }
-    const b2_8 = new Uint8Array(32);
-    $u32(b2_8, 0, this.t0!.shape[1], K1A0S25, "params.seqLen");
-    $u32(b2_8, 4, this.t0!.shape[0], K1A0S25, "params.batchSize");
-    $u32(b2_8, 8, this.t5!.shape[0], K1A0S25, "params.numLayout");
-    $u32(b2_8, 12, r6, K1A0S25, "params.rowStride");
-    $u32(b2_8, 16, this.t6!.shape[1], K1A0S25, "params.colStride");
-    $u32(b2_8, 20, this.t3!.shape[2], K1A0S25, "params.maxCacheSeq");
-    $f32(b2_8, 24, this.a4);
-    let r7: unknown = undefined;
-    try {
-      r7 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S25, "dispatch x");
-    }
-    const w2x = $wg(r7, 65535, K1A0S25, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S25, "y");
-    let r8: unknown = undefined;
-    try {
-      r8 = (this.m27 ?? this.d27());
-    } catch (e) {
-      $evalFail(e, K1A0S25, "dispatch z");
-    }
-    const w2z = $wg(r8, 65535, K1A0S25, "z");
-    const q13 = this.z11();
-    const w3y = $wg(this.a2, 65535, K1A0S26, "y");
-    let r9: unknown = undefined;
-    try {
-      r9 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S26, "dispatch z");
-    }
-    const w3z = $wg(r9, 65535, K1A0S26, "z");
-    return { kernel: "SparseAttention", variant: "separate_rotary_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s3, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q12 }, { binding: 1, name: "output", type: "storage", resource: q13 }], workgroups: [1, w3y, w3z] }], scratch: [{ id: "rotatedQuery", size: x0 }, { id: "partial", size: x1 }], outputShapes: shapes };
   }
   r2(): string {
-    if (!this.c11()) return this.w11();
-    if (!this.c12()) return this.w12();
-    if (!this.c13()) return this.w13();
-    return this.w14();
-  }
-  /** when "separateKv" */
-  c15(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w15(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, "separateKv");
-    }
-    return this.x15([...[], "separateKv"]);
-  }
-  /** when "not usesRotary" */
-  c16(): boolean {
-    try {
-      return (!((this.m1 ?? this.d1()))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not usesRotary" does not hold */
-  w16(): string {
-    try {
-      (!((this.m1 ?? this.d1())));
-    } catch (e) {
-      return $condFail(e, "not usesRotary");
-    }
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
-  }
-  /** when "attnStorageFits" */
-  c17(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w17(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
-  }
-  /** when "sparseSplitFits" */
-  c18(): boolean {
-    try {
-      return ((this.m30 ?? this.d30())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseSplitFits" does not hold */
-  w18(): string {
-    try {
-      ((this.m30 ?? this.d30()));
-    } catch (e) {
-      return $condFail(e, "sparseSplitFits");
-    }
-    return this.x14([...[], "sparseSplitFits"]);
+    if (!this.c8()) return this.w8();
+    if (!this.c4()) return this.w4();
+    if (!this.c5()) return this.w5();
+    return this.w6();
   }
   k3_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S27, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S27, $q246);
     }
   }
   k3_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "dd2b703a3b7ff024";
-    if (s0 === undefined) $fail("missing_shader", K1A0S28 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k3_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "b56c4543363a0038"
-      : $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-    const k2_0 = this.a2, k2_1 = this.t3!.shape[3];
-    const s2: string = k2_0 === 32 && k2_1 === 128 ? "b91df1292816e575"
-      : $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($mulN($mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.t3!.shape[3] as number) + (4 as number)) as number);
+      let s0: string | undefined = undefined;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q296;
+      if (s0 === undefined) $fail($q21, K1A0S28 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k3_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
+      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === true ? $q264 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+      const k2_0 = this.a2, k2_1 = this.s3[3];
+      const s2: string = (k2_0 === 32 ? (k2_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
+      st = 1;
+      const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K1A0S31, $q267);
+      if (this.t1 === null) $omitted(K1A0S27, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K1A0S27, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      const b0_6 = new Uint8Array(16);
+      $u32(b0_6, 0, this.s0[1], K1A0S27, $q270);
+      $u32(b0_6, 4, this.s0[0], K1A0S27, $q133);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r1, 65535, K1A0S27, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r2, 65535, K1A0S27, "y");
+      const q6 = this.z0();
+      const q7 = this.z5();
+      const q8 = this.z6();
+      const q9: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x0 };
+      st = 4;
+      const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b1_8 = new Uint8Array(32);
+      $u32(b1_8, 0, this.s0[1], K1A0S32, $q270);
+      $u32(b1_8, 4, this.s0[0], K1A0S32, $q133);
+      $u32(b1_8, 8, this.s5[0], K1A0S32, $q273);
+      $u32(b1_8, 12, r3, K1A0S32, $q274);
+      $u32(b1_8, 16, this.s6[1], K1A0S32, $q275);
+      $u32(b1_8, 20, this.s3[2], K1A0S32, $q276);
+      $f32(b1_8, 24, this.a4);
+      st = 5;
+      const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w1x = $wg(r4, 65535, K1A0S32, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S32, "y");
+      st = 6;
+      const r5: unknown = (this.m27 ?? this.d27());
+      const w1z = $wg(r5, 65535, K1A0S32, "z");
+      const q10 = this.z11();
+      const w2y = $wg(this.a2, 65535, K1A0S33, "y");
+      st = 7;
+      const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const w2z = $wg(r6, 65535, K1A0S33, "z");
+      return { kernel: $q218, variant: "separate_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q286, $q287, s1, [$bd(0, $q149, 1, q6), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q7), $bd(4, $q289, 1, q8), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q272, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q290, s2, [$bd(0, $q272, 1, q9), $bd(1, $q112, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q272, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S31, "the shape of intermediate `partial`");
+      return $evalAt(e, K1A0V5, st);
     }
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, "maxStorageBufferBindingSize", K1A0S31, "intermediate `partial`");
-    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_splitk`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    const q4 = this.z7();
-    const q5 = this.z8();
-    const b0_6 = new Uint8Array(16);
-    $u32(b0_6, 0, this.t0!.shape[1], K1A0S27, "params.seqLen");
-    $u32(b0_6, 4, this.t0!.shape[0], K1A0S27, "params.batchSize");
-    let r1: unknown = undefined;
-    try {
-      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S27, "dispatch x");
-    }
-    const w0x = $wg(r1, 65535, K1A0S27, "x");
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S27, "dispatch y");
-    }
-    const w0y = $wg(r2, 65535, K1A0S27, "y");
-    const q6 = this.z0();
-    const q7 = this.z5();
-    const q8 = this.z6();
-    const q9: BindingResource = { kind: "scratch", scratch: "partial", offset: 0, size: x0 };
-    let r3: unknown = undefined;
-    try {
-      r3 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S32, "uniform field `params.rowStride`");
-    }
-    const b1_8 = new Uint8Array(32);
-    $u32(b1_8, 0, this.t0!.shape[1], K1A0S32, "params.seqLen");
-    $u32(b1_8, 4, this.t0!.shape[0], K1A0S32, "params.batchSize");
-    $u32(b1_8, 8, this.t5!.shape[0], K1A0S32, "params.numLayout");
-    $u32(b1_8, 12, r3, K1A0S32, "params.rowStride");
-    $u32(b1_8, 16, this.t6!.shape[1], K1A0S32, "params.colStride");
-    $u32(b1_8, 20, this.t3!.shape[2], K1A0S32, "params.maxCacheSeq");
-    $f32(b1_8, 24, this.a4);
-    let r4: unknown = undefined;
-    try {
-      r4 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S32, "dispatch x");
-    }
-    const w1x = $wg(r4, 65535, K1A0S32, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S32, "y");
-    let r5: unknown = undefined;
-    try {
-      r5 = (this.m27 ?? this.d27());
-    } catch (e) {
-      $evalFail(e, K1A0S32, "dispatch z");
-    }
-    const w1z = $wg(r5, 65535, K1A0S32, "z");
-    const q10 = this.z11();
-    const w2y = $wg(this.a2, 65535, K1A0S33, "y");
-    let r6: unknown = undefined;
-    try {
-      r6 = $chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number));
-    } catch (e) {
-      $evalFail(e, K1A0S33, "dispatch z");
-    }
-    const w2z = $wg(r6, 65535, K1A0S33, "z");
-    return { kernel: "SparseAttention", variant: "separate_splitk", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "split_attend", name: "SparseAttention.AttendSplitK", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "partial", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }, { id: "merge", name: "SparseAttention.AttendSplitKMerge", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "partial", type: "read-only-storage", resource: q9 }, { binding: 1, name: "output", type: "storage", resource: q10 }], workgroups: [1, w2y, w2z] }], scratch: [{ id: "partial", size: x0 }], outputShapes: shapes };
   }
   r3(): string {
-    if (!this.c15()) return this.w15();
-    if (!this.c16()) return this.w16();
-    if (!this.c17()) return this.w17();
-    return this.w18();
-  }
-  /** when "packedKv" */
-  c19(): boolean {
-    try {
-      return ((this.m20 ?? this.d20())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w19(): string {
-    try {
-      ((this.m20 ?? this.d20()));
-    } catch (e) {
-      return $condFail(e, "packedKv");
-    }
-    return this.x12([...[], "packedKv"]);
-  }
-  /** when "usesRotary" */
-  c20(): boolean {
-    try {
-      return ((this.m1 ?? this.d1())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "usesRotary" does not hold */
-  w20(): string {
-    try {
-      ((this.m1 ?? this.d1()));
-    } catch (e) {
-      return $condFail(e, "usesRotary");
-    }
-    return this.x3([...[], "usesRotary"]);
-  }
-  /** when "attnStorageFits" */
-  c21(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w21(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
+    if (!this.c8()) return this.w8();
+    if (!this.c7()) return this.w7();
+    if (!this.c5()) return this.w5();
+    return this.w6();
   }
   k4_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S34, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S34, $q246);
     }
   }
   k4_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   k4_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S36, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S36, $q246);
     }
   }
   k4_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let k0_4: unknown = undefined;
-    let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = "742962c2aba2b799";
-    if (s0 === undefined) $fail("missing_shader", K1A0S35 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    let k1_3: unknown = undefined;
-    let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = "bc41f32c70cb2068";
-    if (s1 === undefined) $fail("missing_shader", K1A0S37 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k4_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === false ? "d82557a43c6ed8dc"
-      : $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      let k0_4: unknown = undefined;
+      let s0: string | undefined = undefined;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
+      if (s0 === undefined) $fail($q21, K1A0S35 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k4_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      let k1_3: unknown = undefined;
+      let s1: string | undefined = undefined;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q263;
+      if (s1 === undefined) $fail($q21, K1A0S37 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k4_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
+      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === false ? $q297 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      st = 1;
+      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S39, $q266);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      if (this.t9 === null) $omitted(K1A0S34, $q268, $q224);
+      const q5 = this.z9();
+      if (this.t10 === null) $omitted(K1A0S34, $q269, $q227);
+      const q6 = this.z10();
+      const b0_7 = new Uint8Array(16);
+      $u32(b0_7, 0, this.s0[1], K1A0S34, $q270);
+      $u32(b0_7, 4, this.s0[0], K1A0S34, $q133);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r1, 65535, K1A0S34, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r2, 65535, K1A0S34, "y");
+      const q7: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const b1_6 = new Uint8Array(16);
+      $u32(b1_6, 0, this.s0[1], K1A0S36, $q270);
+      $u32(b1_6, 4, this.s0[0], K1A0S36, $q133);
+      st = 4;
+      const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+      const w1x = $wg(r3, 65535, K1A0S36, "x");
+      st = 5;
+      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w1y = $wg(r4, 65535, K1A0S36, "y");
+      const q8 = this.z5();
+      const q9 = this.z6();
+      const q10 = this.z11();
+      st = 6;
+      const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b2_8 = new Uint8Array(32);
+      $u32(b2_8, 0, this.s0[1], K1A0S40, $q270);
+      $u32(b2_8, 4, this.s0[0], K1A0S40, $q133);
+      $u32(b2_8, 8, this.s5[0], K1A0S40, $q273);
+      $u32(b2_8, 12, r5, K1A0S40, $q274);
+      $u32(b2_8, 16, this.s6[1], K1A0S40, $q275);
+      $u32(b2_8, 20, this.s3[2], K1A0S40, $q276);
+      $f32(b2_8, 24, this.a4);
+      const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
+      const w2y = $wg(this.a1, 65535, K1A0S40, "y");
+      const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
+      return { kernel: $q218, variant: "packed_rotary", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q268, 1, q5), $bd(6, $q269, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q0), $bd(1, $q268, 1, q5), $bd(2, $q269, 1, q6), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q285, 0, q7), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q298, $q299, s2, [$bd(0, $q149, 1, q7), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q8), $bd(4, $q289, 1, q9), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q112, 0, q10), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q271, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S39, "the shape of intermediate `rotatedQuery`");
+      return $evalAt(e, K1A0V6, st);
     }
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S39, "intermediate `rotatedQuery`");
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    const q3 = this.z7();
-    const q4 = this.z8();
-    if (this.t9 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q5 = this.z9();
-    if (this.t10 === null) $fail("eval", "SparseAttention: variant `packed_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q6 = this.z10();
-    const b0_7 = new Uint8Array(16);
-    $u32(b0_7, 0, this.t0!.shape[1], K1A0S34, "params.seqLen");
-    $u32(b0_7, 4, this.t0!.shape[0], K1A0S34, "params.batchSize");
-    let r1: unknown = undefined;
-    try {
-      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S34, "dispatch x");
-    }
-    const w0x = $wg(r1, 65535, K1A0S34, "x");
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S34, "dispatch y");
-    }
-    const w0y = $wg(r2, 65535, K1A0S34, "y");
-    const q7: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const b1_6 = new Uint8Array(16);
-    $u32(b1_6, 0, this.t0!.shape[1], K1A0S36, "params.seqLen");
-    $u32(b1_6, 4, this.t0!.shape[0], K1A0S36, "params.batchSize");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S36, "dispatch x");
-    }
-    const w1x = $wg(r3, 65535, K1A0S36, "x");
-    let r4: unknown = undefined;
-    try {
-      r4 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S36, "dispatch y");
-    }
-    const w1y = $wg(r4, 65535, K1A0S36, "y");
-    const q8 = this.z5();
-    const q9 = this.z6();
-    const q10 = this.z11();
-    let r5: unknown = undefined;
-    try {
-      r5 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S40, "uniform field `params.rowStride`");
-    }
-    const b2_8 = new Uint8Array(32);
-    $u32(b2_8, 0, this.t0!.shape[1], K1A0S40, "params.seqLen");
-    $u32(b2_8, 4, this.t0!.shape[0], K1A0S40, "params.batchSize");
-    $u32(b2_8, 8, this.t5!.shape[0], K1A0S40, "params.numLayout");
-    $u32(b2_8, 12, r5, K1A0S40, "params.rowStride");
-    $u32(b2_8, 16, this.t6!.shape[1], K1A0S40, "params.colStride");
-    $u32(b2_8, 20, this.t3!.shape[2], K1A0S40, "params.maxCacheSeq");
-    $f32(b2_8, 24, this.a4);
-    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S40, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S40, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S40, "z");
-    return { kernel: "SparseAttention", variant: "packed_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 6, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_7 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q5 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q6 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "rotated_query", type: "storage", resource: q7 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q7 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q8 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q9 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q10 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
   }
   r4(): string {
-    if (!this.c19()) return this.w19();
-    if (!this.c20()) return this.w20();
-    return this.w21();
-  }
-  /** when "packedKv" */
-  c22(): boolean {
-    try {
-      return ((this.m20 ?? this.d20())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w22(): string {
-    try {
-      ((this.m20 ?? this.d20()));
-    } catch (e) {
-      return $condFail(e, "packedKv");
-    }
-    return this.x12([...[], "packedKv"]);
-  }
-  /** when "not usesRotary" */
-  c23(): boolean {
-    try {
-      return (!((this.m1 ?? this.d1()))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not usesRotary" does not hold */
-  w23(): string {
-    try {
-      (!((this.m1 ?? this.d1())));
-    } catch (e) {
-      return $condFail(e, "not usesRotary");
-    }
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
-  }
-  /** when "attnStorageFits" */
-  c24(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w24(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
+    if (!this.c3()) return this.w3();
+    if (!this.c4()) return this.w4();
+    return this.w5();
   }
   k5_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S41, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S41, $q246);
     }
   }
   k5_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = "30c267ed5c3a2505";
-    if (s0 === undefined) $fail("missing_shader", K1A0S42 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k5_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === false ? "5835a978a63ac45d"
-      : $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-    const q0 = this.z0();
-    const q1 = this.z3();
-    const q2 = this.z4();
-    const q3 = this.z7();
-    const q4 = this.z8();
-    const b0_5 = new Uint8Array(16);
-    $u32(b0_5, 0, this.t0!.shape[1], K1A0S41, "params.seqLen");
-    $u32(b0_5, 4, this.t0!.shape[0], K1A0S41, "params.batchSize");
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      let s0: string | undefined = undefined;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q291;
+      if (s0 === undefined) $fail($q21, K1A0S42 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k5_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
+      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      const b0_5 = new Uint8Array(16);
+      $u32(b0_5, 0, this.s0[1], K1A0S41, $q270);
+      $u32(b0_5, 4, this.s0[0], K1A0S41, $q133);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r0, 65535, K1A0S41, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r1, 65535, K1A0S41, "y");
+      const q5 = this.z5();
+      const q6 = this.z6();
+      const q7 = this.z11();
+      st = 3;
+      const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b1_8 = new Uint8Array(32);
+      $u32(b1_8, 0, this.s0[1], K1A0S44, $q270);
+      $u32(b1_8, 4, this.s0[0], K1A0S44, $q133);
+      $u32(b1_8, 8, this.s5[0], K1A0S44, $q273);
+      $u32(b1_8, 12, r2, K1A0S44, $q274);
+      $u32(b1_8, 16, this.s6[1], K1A0S44, $q275);
+      $u32(b1_8, 20, this.s3[2], K1A0S44, $q276);
+      $f32(b1_8, 24, this.a4);
+      const w1x = $wg(this.s0[1], 65535, K1A0S44, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S44, "y");
+      const w1z = $wg(this.s0[0], 65535, K1A0S44, "z");
+      return { kernel: $q218, variant: "packed", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q298, $q299, s1, [$bd(0, $q149, 1, q0), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q5), $bd(4, $q289, 1, q6), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q112, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S41, "dispatch x");
+      return $evalAt(e, K1A0V7, st);
     }
-    const w0x = $wg(r0, 65535, K1A0S41, "x");
-    let r1: unknown = undefined;
-    try {
-      r1 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S41, "dispatch y");
-    }
-    const w0y = $wg(r1, 65535, K1A0S41, "y");
-    const q5 = this.z5();
-    const q6 = this.z6();
-    const q7 = this.z11();
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S44, "uniform field `params.rowStride`");
-    }
-    const b1_8 = new Uint8Array(32);
-    $u32(b1_8, 0, this.t0!.shape[1], K1A0S44, "params.seqLen");
-    $u32(b1_8, 4, this.t0!.shape[0], K1A0S44, "params.batchSize");
-    $u32(b1_8, 8, this.t5!.shape[0], K1A0S44, "params.numLayout");
-    $u32(b1_8, 12, r2, K1A0S44, "params.rowStride");
-    $u32(b1_8, 16, this.t6!.shape[1], K1A0S44, "params.colStride");
-    $u32(b1_8, 20, this.t3!.shape[2], K1A0S44, "params.maxCacheSeq");
-    $f32(b1_8, 24, this.a4);
-    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S44, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S44, "y");
-    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S44, "z");
-    return { kernel: "SparseAttention", variant: "packed", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "storage", resource: q1 }, { binding: 2, name: "present_value", type: "storage", resource: q2 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 5, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_5 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q0 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q2 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q5 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q6 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q3 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q4 }, { binding: 7, name: "output", type: "storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: shapes };
   }
   r5(): string {
-    if (!this.c22()) return this.w22();
-    if (!this.c23()) return this.w23();
-    return this.w24();
-  }
-  /** when "separateKv" */
-  c25(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w25(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, "separateKv");
-    }
-    return this.x15([...[], "separateKv"]);
-  }
-  /** when "usesRotary" */
-  c26(): boolean {
-    try {
-      return ((this.m1 ?? this.d1())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "usesRotary" does not hold */
-  w26(): string {
-    try {
-      ((this.m1 ?? this.d1()));
-    } catch (e) {
-      return $condFail(e, "usesRotary");
-    }
-    return this.x3([...[], "usesRotary"]);
-  }
-  /** when "attnStorageFits" */
-  c27(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w27(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
+    if (!this.c3()) return this.w3();
+    if (!this.c7()) return this.w7();
+    return this.w5();
   }
   k6_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S45, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S45, $q246);
     }
   }
   k6_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   k6_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S47, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S47, $q246);
     }
   }
   k6_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let k0_4: unknown = undefined;
-    let s0: string | undefined = undefined;
-    if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = "cdfbd4128cb4b7fb";
-    if (s0 === undefined) $fail("missing_shader", K1A0S46 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    let k1_3: unknown = undefined;
-    let s1: string | undefined = undefined;
-    if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.t3!.shape[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = "f2be311d29ec445b";
-    if (s1 === undefined) $fail("missing_shader", K1A0S48 + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k6_1_3s() + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.t3!.shape[3], k2_5 = (this.t1 !== null);
-    const s2: string = k2_0 === 1 && k2_1 === 8 && k2_2 === 32 && k2_3 === 64 && k2_4 === 128 && k2_5 === true ? "d82557a43c6ed8dc"
-      : $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = $mulN($chk((this.t0!.shape[0] as number) * (this.t0!.shape[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      let k0_4: unknown = undefined;
+      let s0: string | undefined = undefined;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q294;
+      if (s0 === undefined) $fail($q21, K1A0S46 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k6_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      let k1_3: unknown = undefined;
+      let s1: string | undefined = undefined;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q295;
+      if (s1 === undefined) $fail($q21, K1A0S48 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k6_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
+      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === true ? $q297 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      st = 1;
+      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S50, $q266);
+      if (this.t1 === null) $omitted(K1A0S45, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K1A0S45, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      if (this.t9 === null) $omitted(K1A0S45, $q268, $q224);
+      const q6 = this.z9();
+      if (this.t10 === null) $omitted(K1A0S45, $q269, $q227);
+      const q7 = this.z10();
+      const b0_8 = new Uint8Array(16);
+      $u32(b0_8, 0, this.s0[1], K1A0S45, $q270);
+      $u32(b0_8, 4, this.s0[0], K1A0S45, $q133);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r1, 65535, K1A0S45, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r2, 65535, K1A0S45, "y");
+      const q8 = this.z0();
+      const q9: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const b1_6 = new Uint8Array(16);
+      $u32(b1_6, 0, this.s0[1], K1A0S47, $q270);
+      $u32(b1_6, 4, this.s0[0], K1A0S47, $q133);
+      st = 4;
+      const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+      const w1x = $wg(r3, 65535, K1A0S47, "x");
+      st = 5;
+      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w1y = $wg(r4, 65535, K1A0S47, "y");
+      const q10 = this.z5();
+      const q11 = this.z6();
+      const q12 = this.z11();
+      st = 6;
+      const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b2_8 = new Uint8Array(32);
+      $u32(b2_8, 0, this.s0[1], K1A0S51, $q270);
+      $u32(b2_8, 4, this.s0[0], K1A0S51, $q133);
+      $u32(b2_8, 8, this.s5[0], K1A0S51, $q273);
+      $u32(b2_8, 12, r5, K1A0S51, $q274);
+      $u32(b2_8, 16, this.s6[1], K1A0S51, $q275);
+      $u32(b2_8, 20, this.s3[2], K1A0S51, $q276);
+      $f32(b2_8, 24, this.a4);
+      const w2x = $wg(this.s0[1], 65535, K1A0S51, "x");
+      const w2y = $wg(this.a1, 65535, K1A0S51, "y");
+      const w2z = $wg(this.s0[0], 65535, K1A0S51, "z");
+      return { kernel: $q218, variant: "separate_rotary", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $bd(6, $q268, 1, q6), $bd(7, $q269, 1, q7), $ub(8, $q146, 2, b0_8)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q8), $bd(1, $q268, 1, q6), $bd(2, $q269, 1, q7), $bd(3, $q281, 1, q4), $bd(4, $q282, 1, q5), $bd(5, $q285, 0, q9), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q298, $q299, s2, [$bd(0, $q149, 1, q9), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q10), $bd(4, $q289, 1, q11), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q112, 0, q12), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q271, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S50, "the shape of intermediate `rotatedQuery`");
+      return $evalAt(e, K1A0V8, st);
     }
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, "maxStorageBufferBindingSize", K1A0S50, "intermediate `rotatedQuery`");
-    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    const q4 = this.z7();
-    const q5 = this.z8();
-    if (this.t9 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `cos_cache` needs tensor `cosCacheT`, which the call omits");
-    const q6 = this.z9();
-    if (this.t10 === null) $fail("eval", "SparseAttention: variant `separate_rotary`: pass `append`: binding `sin_cache` needs tensor `sinCacheT`, which the call omits");
-    const q7 = this.z10();
-    const b0_8 = new Uint8Array(16);
-    $u32(b0_8, 0, this.t0!.shape[1], K1A0S45, "params.seqLen");
-    $u32(b0_8, 4, this.t0!.shape[0], K1A0S45, "params.batchSize");
-    let r1: unknown = undefined;
-    try {
-      r1 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S45, "dispatch x");
-    }
-    const w0x = $wg(r1, 65535, K1A0S45, "x");
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S45, "dispatch y");
-    }
-    const w0y = $wg(r2, 65535, K1A0S45, "y");
-    const q8 = this.z0();
-    const q9: BindingResource = { kind: "scratch", scratch: "rotatedQuery", offset: 0, size: x0 };
-    const b1_6 = new Uint8Array(16);
-    $u32(b1_6, 0, this.t0!.shape[1], K1A0S47, "params.seqLen");
-    $u32(b1_6, 4, this.t0!.shape[0], K1A0S47, "params.batchSize");
-    let r3: unknown = undefined;
-    try {
-      r3 = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S47, "dispatch x");
-    }
-    const w1x = $wg(r3, 65535, K1A0S47, "x");
-    let r4: unknown = undefined;
-    try {
-      r4 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S47, "dispatch y");
-    }
-    const w1y = $wg(r4, 65535, K1A0S47, "y");
-    const q10 = this.z5();
-    const q11 = this.z6();
-    const q12 = this.z11();
-    let r5: unknown = undefined;
-    try {
-      r5 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S51, "uniform field `params.rowStride`");
-    }
-    const b2_8 = new Uint8Array(32);
-    $u32(b2_8, 0, this.t0!.shape[1], K1A0S51, "params.seqLen");
-    $u32(b2_8, 4, this.t0!.shape[0], K1A0S51, "params.batchSize");
-    $u32(b2_8, 8, this.t5!.shape[0], K1A0S51, "params.numLayout");
-    $u32(b2_8, 12, r5, K1A0S51, "params.rowStride");
-    $u32(b2_8, 16, this.t6!.shape[1], K1A0S51, "params.colStride");
-    $u32(b2_8, 20, this.t3!.shape[2], K1A0S51, "params.maxCacheSeq");
-    $f32(b2_8, 24, this.a4);
-    const w2x = $wg(this.t0!.shape[1], 65535, K1A0S51, "x");
-    const w2y = $wg(this.a1, 65535, K1A0S51, "y");
-    const w2z = $wg(this.t0!.shape[0], 65535, K1A0S51, "z");
-    return { kernel: "SparseAttention", variant: "separate_rotary", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 7, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_8 } }], workgroups: [w0x, w0y, 1] }, { id: "rotate_q", name: "SparseAttention.RotateQuery", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q8 }, { binding: 1, name: "cos_cache", type: "read-only-storage", resource: q6 }, { binding: 2, name: "sin_cache", type: "read-only-storage", resource: q7 }, { binding: 3, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 4, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 5, name: "rotated_query", type: "storage", resource: q9 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_6 } }], workgroups: [w1x, w1y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s2, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q9 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q10 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q11 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q12 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b2_8 } }], workgroups: [w2x, w2y, w2z] }], scratch: [{ id: "rotatedQuery", size: x0 }], outputShapes: shapes };
   }
   r6(): string {
-    if (!this.c25()) return this.w25();
-    if (!this.c26()) return this.w26();
-    return this.w27();
-  }
-  /** when "separateKv" */
-  c28(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w28(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, "separateKv");
-    }
-    return this.x15([...[], "separateKv"]);
-  }
-  /** when "not usesRotary" */
-  c29(): boolean {
-    try {
-      return (!((this.m1 ?? this.d1()))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not usesRotary" does not hold */
-  w29(): string {
-    try {
-      (!((this.m1 ?? this.d1())));
-    } catch (e) {
-      return $condFail(e, "not usesRotary");
-    }
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $showT($try(() => (this.m1 ?? this.d1()))) + ")";
-  }
-  /** when "attnStorageFits" */
-  c30(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w30(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, "attnStorageFits");
-    }
-    return this.x13([...[], "attnStorageFits"]);
+    if (!this.c8()) return this.w8();
+    if (!this.c4()) return this.w4();
+    return this.w5();
   }
   k7_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT");
+      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
     } catch (e) {
-      return $evalFail(e, K1A0S52, "shader key dim(shapes.cosCacheT, 1)");
+      return $evalFail(e, K1A0S52, $q246);
     }
   }
   k7_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, "dim(shapes.cosCacheT, 1)", "cosCacheT").shape, 1, "shapes.cosCacheT"));
+      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
     } catch (e) {
-      if (e instanceof EvalFailure) return "error: " + e.message;
+      if (e instanceof EvalFailure) return $q16 + e.message;
       throw e;
     }
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.t3!.shape[2] === 8192 && this.t3!.shape[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = "dd2b703a3b7ff024";
-    if (s0 === undefined) $fail("missing_shader", K1A0S53 + "attrs.do_rotary=" + $show(this.a0) + ", " + "attrs.kv_num_heads=" + $show(this.a1) + ", " + "attrs.num_heads=" + $show(this.a2) + ", " + "attrs.rotary_interleaved=" + $show(this.a3) + ", " + "dim(shapes.cosCacheT, 1)=" + this.k7_0_4s() + ", " + "dim(shapes.pastKeyT, 2)=" + $show(this.t3!.shape[2]) + ", " + "dim(shapes.pastKeyT, 3)=" + $show(this.t3!.shape[3]) + ", " + "present.cosCacheT=" + $show((this.t9 !== null)) + ", " + "present.keyT=" + $show((this.t1 !== null)) + K1A0S2);
-    const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.t3!.shape[3], k1_5 = (this.t1 !== null);
-    const s1: string = k1_0 === 0 && k1_1 === 8 && k1_2 === 32 && k1_3 === 64 && k1_4 === 128 && k1_5 === true ? "d82557a43c6ed8dc"
-      : $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-    if (this.t1 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `key` needs tensor `keyT`, which the call omits");
-    const q0 = this.z1();
-    if (this.t2 === null) $fail("eval", "SparseAttention: variant `separate`: pass `append`: binding `value` needs tensor `valueT`, which the call omits");
-    const q1 = this.z2();
-    const q2 = this.z3();
-    const q3 = this.z4();
-    const q4 = this.z7();
-    const q5 = this.z8();
-    const b0_6 = new Uint8Array(16);
-    $u32(b0_6, 0, this.t0!.shape[1], K1A0S52, "params.seqLen");
-    $u32(b0_6, 4, this.t0!.shape[0], K1A0S52, "params.batchSize");
-    let r0: unknown = undefined;
+    let st = 0;
     try {
-      r0 = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      let s0: string | undefined = undefined;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q296;
+      if (s0 === undefined) $fail($q21, K1A0S53 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k7_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
+      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === true ? $q297 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+      if (this.t1 === null) $omitted(K1A0S52, $q131, $q85);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(K1A0S52, $q132, $q87);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      const b0_6 = new Uint8Array(16);
+      $u32(b0_6, 0, this.s0[1], K1A0S52, $q270);
+      $u32(b0_6, 4, this.s0[0], K1A0S52, $q133);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const w0x = $wg(r0, 65535, K1A0S52, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const w0y = $wg(r1, 65535, K1A0S52, "y");
+      const q6 = this.z0();
+      const q7 = this.z5();
+      const q8 = this.z6();
+      const q9 = this.z11();
+      st = 3;
+      const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b1_8 = new Uint8Array(32);
+      $u32(b1_8, 0, this.s0[1], K1A0S55, $q270);
+      $u32(b1_8, 4, this.s0[0], K1A0S55, $q133);
+      $u32(b1_8, 8, this.s5[0], K1A0S55, $q273);
+      $u32(b1_8, 12, r2, K1A0S55, $q274);
+      $u32(b1_8, 16, this.s6[1], K1A0S55, $q275);
+      $u32(b1_8, 20, this.s3[2], K1A0S55, $q276);
+      $f32(b1_8, 24, this.a4);
+      const w1x = $wg(this.s0[1], 65535, K1A0S55, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S55, "y");
+      const w1z = $wg(this.s0[0], 65535, K1A0S55, "z");
+      return { kernel: $q218, variant: "separate", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q298, $q299, s1, [$bd(0, $q149, 1, q6), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q7), $bd(4, $q289, 1, q8), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q112, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
-      $evalFail(e, K1A0S52, "dispatch x");
+      return $evalAt(e, K1A0V9, st);
     }
-    const w0x = $wg(r0, 65535, K1A0S52, "x");
-    let r1: unknown = undefined;
-    try {
-      r1 = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-    } catch (e) {
-      $evalFail(e, K1A0S52, "dispatch y");
-    }
-    const w0y = $wg(r1, 65535, K1A0S52, "y");
-    const q6 = this.z0();
-    const q7 = this.z5();
-    const q8 = this.z6();
-    const q9 = this.z11();
-    let r2: unknown = undefined;
-    try {
-      r2 = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-    } catch (e) {
-      $evalFail(e, K1A0S55, "uniform field `params.rowStride`");
-    }
-    const b1_8 = new Uint8Array(32);
-    $u32(b1_8, 0, this.t0!.shape[1], K1A0S55, "params.seqLen");
-    $u32(b1_8, 4, this.t0!.shape[0], K1A0S55, "params.batchSize");
-    $u32(b1_8, 8, this.t5!.shape[0], K1A0S55, "params.numLayout");
-    $u32(b1_8, 12, r2, K1A0S55, "params.rowStride");
-    $u32(b1_8, 16, this.t6!.shape[1], K1A0S55, "params.colStride");
-    $u32(b1_8, 20, this.t3!.shape[2], K1A0S55, "params.maxCacheSeq");
-    $f32(b1_8, 24, this.a4);
-    const w1x = $wg(this.t0!.shape[1], 65535, K1A0S55, "x");
-    const w1y = $wg(this.a1, 65535, K1A0S55, "y");
-    const w1z = $wg(this.t0!.shape[0], 65535, K1A0S55, "z");
-    return { kernel: "SparseAttention", variant: "separate", passes: [{ id: "append", name: "SparseAttention.AppendKV", shader: s0, entryPoint: "main", bindings: [{ binding: 0, name: "key", type: "read-only-storage", resource: q0 }, { binding: 1, name: "value", type: "read-only-storage", resource: q1 }, { binding: 2, name: "present_key", type: "storage", resource: q2 }, { binding: 3, name: "present_value", type: "storage", resource: q3 }, { binding: 4, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 5, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 6, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b0_6 } }], workgroups: [w0x, w0y, 1] }, { id: "attend", name: "SparseAttention.Attend", shader: s1, entryPoint: "main", bindings: [{ binding: 0, name: "query", type: "read-only-storage", resource: q6 }, { binding: 1, name: "present_key", type: "read-only-storage", resource: q2 }, { binding: 2, name: "present_value", type: "read-only-storage", resource: q3 }, { binding: 3, name: "block_row_indices", type: "read-only-storage", resource: q7 }, { binding: 4, name: "block_col_indices", type: "read-only-storage", resource: q8 }, { binding: 5, name: "total_sequence_length", type: "read-only-storage", resource: q4 }, { binding: 6, name: "key_total_sequence_lengths", type: "read-only-storage", resource: q5 }, { binding: 7, name: "output", type: "storage", resource: q9 }, { binding: 8, name: "params", type: "uniform", resource: { kind: "uniform", bytes: b1_8 } }], workgroups: [w1x, w1y, w1z] }], scratch: [], outputShapes: shapes };
   }
   r7(): string {
-    if (!this.c28()) return this.w28();
-    if (!this.c29()) return this.w29();
-    return this.w30();
+    if (!this.c8()) return this.w8();
+    if (!this.c7()) return this.w7();
+    return this.w5();
   }
   plan(): Plan {
     let o0: unknown = undefined;
     try {
-      o0 = [(this.t0!.shape[0] as number), (this.t0!.shape[1] as number), ($mulN(this.a2 as number, this.t3!.shape[3] as number) as number)];
+      o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, "SparseAttention", "the shape of output `outputT`");
+      $evalFail(e, $q218, $q197);
     }
-    const h0 = $outShape(o0, 3, "SparseAttention", "outputT");
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: "float16" };
-    else if (!$same(this.t11.shape, h0)) $badOutput("SparseAttention", "outputT", this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.t3!.shape, 4, "SparseAttention", "pastKeyT");
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput("SparseAttention", "pastKeyT", this.u3.shape, h1, "shapes.pastKeyT");
-    const h2 = $outShape(this.t4!.shape, 4, "SparseAttention", "pastValueT");
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput("SparseAttention", "pastValueT", this.u4.shape, h2, "shapes.pastValueT");
+    const h0 = $outShape(o0, 3, $q218, $q113);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q89 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q218, $q113, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q218, $q247);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q218, $q247, this.u3.shape, h1, "shapes.pastKeyT");
+    const h2 = $outShape(this.s4, 4, $q218, $q248);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q218, $q248, this.u4.shape, h2, "shapes.pastValueT");
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail("contract", "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail("contract", "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail("contract", "SparseAttention: condition `bindingsFit` failed: " + this.w2());
-    if (this.c3() && this.c4() && this.c5() && this.c6()) return this.p0(shapes);
-    if (this.c7() && this.c8() && this.c9() && this.c10()) return this.p1(shapes);
-    if (this.c11() && this.c12() && this.c13() && this.c14()) return this.p2(shapes);
-    if (this.c15() && this.c16() && this.c17() && this.c18()) return this.p3(shapes);
-    if (this.c19() && this.c20() && this.c21()) return this.p4(shapes);
-    if (this.c22() && this.c23() && this.c24()) return this.p5(shapes);
-    if (this.c25() && this.c26() && this.c27()) return this.p6(shapes);
-    if (this.c28() && this.c29() && this.c30()) return this.p7(shapes);
-    return $fail("no_variant", "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    if (!this.c0()) $fail($q198, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q198, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q198, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
+    if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
+    if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
+    if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p2(shapes);
+    if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p3(shapes);
+    if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p4(shapes);
+    if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
+    if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
+    if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
+    return $fail($q199, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, "inputs", K1);
-  const outs = $bag(c, "outputs", K1);
-  const attrs = $bag(c, "attrs", K1);
+  const ins = $bag(c, $q200, K1);
+  const outs = $bag(c, $q201, K1);
+  const attrs = $bag(c, $q202, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -4515,41 +3563,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case "queryT":
-          t0 = $td(ins[key], K1, "input", "queryT");
+        case $q111:
+          t0 = $td(ins[key], K1, $q104, key);
           break;
-        case "keyT":
-          t1 = $td(ins[key], K1, "input", "keyT");
+        case $q85:
+          t1 = $td(ins[key], K1, $q104, key);
           break;
-        case "valueT":
-          t2 = $td(ins[key], K1, "input", "valueT");
+        case $q87:
+          t2 = $td(ins[key], K1, $q104, key);
           break;
-        case "pastKeyT":
-          t3 = $td(ins[key], K1, "input", "pastKeyT");
+        case $q247:
+          t3 = $td(ins[key], K1, $q104, key);
           break;
-        case "pastValueT":
-          t4 = $td(ins[key], K1, "input", "pastValueT");
+        case $q248:
+          t4 = $td(ins[key], K1, $q104, key);
           break;
-        case "blockRowIndicesT":
-          t5 = $td(ins[key], K1, "input", "blockRowIndicesT");
+        case $q251:
+          t5 = $td(ins[key], K1, $q104, key);
           break;
-        case "blockColIndicesT":
-          t6 = $td(ins[key], K1, "input", "blockColIndicesT");
+        case $q252:
+          t6 = $td(ins[key], K1, $q104, key);
           break;
-        case "totalSequenceLengthT":
-          t7 = $td(ins[key], K1, "input", "totalSequenceLengthT");
+        case $q249:
+          t7 = $td(ins[key], K1, $q104, key);
           break;
-        case "keyTotalSequenceLengthsT":
-          t8 = $td(ins[key], K1, "input", "keyTotalSequenceLengthsT");
+        case $q250:
+          t8 = $td(ins[key], K1, $q104, key);
           break;
-        case "cosCacheT":
-          t9 = $td(ins[key], K1, "input", "cosCacheT");
+        case $q224:
+          t9 = $td(ins[key], K1, $q104, key);
           break;
-        case "sinCacheT":
-          t10 = $td(ins[key], K1, "input", "sinCacheT");
+        case $q227:
+          t10 = $td(ins[key], K1, $q104, key);
           break;
         default:
-          $fail("invalid_call", K1 + ": unknown input `" + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q203 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -4557,17 +3605,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case "outputT":
-          t11 = $td(outs[key], K1, "output", "outputT");
+        case $q113:
+          t11 = $td(outs[key], K1, $q112, key);
           break;
-        case "pastKeyT":
-          u3 = $td(outs[key], K1, "output", "pastKeyT");
+        case $q247:
+          u3 = $td(outs[key], K1, $q112, key);
           break;
-        case "pastValueT":
-          u4 = $td(outs[key], K1, "output", "pastValueT");
+        case $q248:
+          u4 = $td(outs[key], K1, $q112, key);
           break;
         default:
-          $fail("invalid_call", K1 + ": unknown output `" + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q204 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -4575,26 +3623,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case "do_rotary":
-          g0 = $av(attrs[key], K1, "do_rotary");
+        case $q300:
+          g0 = $av(attrs[key], K1, key);
           break;
-        case "kv_num_heads":
-          g1 = $av(attrs[key], K1, "kv_num_heads");
+        case $q206:
+          g1 = $av(attrs[key], K1, key);
           break;
-        case "num_heads":
-          g2 = $av(attrs[key], K1, "num_heads");
+        case $q207:
+          g2 = $av(attrs[key], K1, key);
           break;
-        case "rotary_interleaved":
-          g3 = $av(attrs[key], K1, "rotary_interleaved");
+        case $q301:
+          g3 = $av(attrs[key], K1, key);
           break;
-        case "scale":
-          g4 = $av(attrs[key], K1, "scale");
+        case $q138:
+          g4 = $av(attrs[key], K1, key);
           break;
-        case "sparse_block_size":
-          g5 = $av(attrs[key], K1, "sparse_block_size");
+        case $q302:
+          g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail("invalid_call", K1 + ": unknown attribute `" + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q208 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -4603,189 +3651,189 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $fail("invalid_call", K1 + ": required input `queryT` is missing");
+    $missing(K1, $q104, $q111);
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t0.dtype;
-      by0 = "queryT";
+      by0 = $q111;
     } else if (prev !== t0.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "queryT` has dtype " + t0.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q111, t0.dtype, by0, "T", prev);
     }
-    if (t0.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "queryT` must have rank 3, got " + t0.shape.length);
+    if (t0.shape.length !== 3) $badRank(K1, $q104, $q111, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t1.dtype;
-      by0 = "keyT";
+      by0 = $q85;
     } else if (prev !== t1.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "keyT` has dtype " + t1.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q85, t1.dtype, by0, "T", prev);
     }
-    if (t1.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "keyT` must have rank 3, got " + t1.shape.length);
+    if (t1.shape.length !== 3) $badRank(K1, $q104, $q85, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t2.dtype;
-      by0 = "valueT";
+      by0 = $q87;
     } else if (prev !== t2.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "valueT` has dtype " + t2.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q87, t2.dtype, by0, "T", prev);
     }
-    if (t2.shape.length !== 3) $fail("invalid_call", K1 + ": input `" + "valueT` must have rank 3, got " + t2.shape.length);
+    if (t2.shape.length !== 3) $badRank(K1, $q104, $q87, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $fail("invalid_call", K1 + ": required input `pastKeyT` is missing");
+    $missing(K1, $q104, $q247);
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t3.dtype;
-      by0 = "pastKeyT";
+      by0 = $q247;
     } else if (prev !== t3.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "pastKeyT` has dtype " + t3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q247, t3.dtype, by0, "T", prev);
     }
-    if (t3.shape.length !== 4) $fail("invalid_call", K1 + ": input `" + "pastKeyT` must have rank 4, got " + t3.shape.length);
+    if (t3.shape.length !== 4) $badRank(K1, $q104, $q247, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $fail("invalid_call", K1 + ": required input `pastValueT` is missing");
+    $missing(K1, $q104, $q248);
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t4.dtype;
-      by0 = "pastValueT";
+      by0 = $q248;
     } else if (prev !== t4.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "pastValueT` has dtype " + t4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q248, t4.dtype, by0, "T", prev);
     }
-    if (t4.shape.length !== 4) $fail("invalid_call", K1 + ": input `" + "pastValueT` must have rank 4, got " + t4.shape.length);
+    if (t4.shape.length !== 4) $badRank(K1, $q104, $q248, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $fail("invalid_call", K1 + ": required input `blockRowIndicesT` is missing");
+    $missing(K1, $q104, $q251);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t5.dtype;
-      by1 = "blockRowIndicesT";
+      by1 = $q251;
     } else if (prev !== t5.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "blockRowIndicesT` has dtype " + t5.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
+      $dtypeClash(K1, $q104, $q251, t5.dtype, by1, "M", prev);
     }
-    if (t5.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "blockRowIndicesT` must have rank 2, got " + t5.shape.length);
+    if (t5.shape.length !== 2) $badRank(K1, $q104, $q251, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $fail("invalid_call", K1 + ": required input `blockColIndicesT` is missing");
+    $missing(K1, $q104, $q252);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t6.dtype;
-      by1 = "blockColIndicesT";
+      by1 = $q252;
     } else if (prev !== t6.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "blockColIndicesT` has dtype " + t6.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
+      $dtypeClash(K1, $q104, $q252, t6.dtype, by1, "M", prev);
     }
-    if (t6.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "blockColIndicesT` must have rank 2, got " + t6.shape.length);
+    if (t6.shape.length !== 2) $badRank(K1, $q104, $q252, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $fail("invalid_call", K1 + ": required input `totalSequenceLengthT` is missing");
+    $missing(K1, $q104, $q249);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t7.dtype;
-      by1 = "totalSequenceLengthT";
+      by1 = $q249;
     } else if (prev !== t7.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "totalSequenceLengthT` has dtype " + t7.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
+      $dtypeClash(K1, $q104, $q249, t7.dtype, by1, "M", prev);
     }
-    if (t7.shape.length !== 1) $fail("invalid_call", K1 + ": input `" + "totalSequenceLengthT` must have rank 1, got " + t7.shape.length);
+    if (t7.shape.length !== 1) $badRank(K1, $q104, $q249, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $fail("invalid_call", K1 + ": required input `keyTotalSequenceLengthsT` is missing");
+    $missing(K1, $q104, $q250);
   } else {
     const prev = dt1;
     if (prev === undefined) {
       dt1 = t8.dtype;
-      by1 = "keyTotalSequenceLengthsT";
+      by1 = $q250;
     } else if (prev !== t8.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "keyTotalSequenceLengthsT` has dtype " + t8.dtype + ", but \u0060" + by1 + "` makes M = " + prev);
+      $dtypeClash(K1, $q104, $q250, t8.dtype, by1, "M", prev);
     }
-    if (t8.shape.length !== 1) $fail("invalid_call", K1 + ": input `" + "keyTotalSequenceLengthsT` must have rank 1, got " + t8.shape.length);
+    if (t8.shape.length !== 1) $badRank(K1, $q104, $q250, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t9.dtype;
-      by0 = "cosCacheT";
+      by0 = $q224;
     } else if (prev !== t9.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "cosCacheT` has dtype " + t9.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q224, t9.dtype, by0, "T", prev);
     }
-    if (t9.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "cosCacheT` must have rank 2, got " + t9.shape.length);
+    if (t9.shape.length !== 2) $badRank(K1, $q104, $q224, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t10.dtype;
-      by0 = "sinCacheT";
+      by0 = $q227;
     } else if (prev !== t10.dtype) {
-      $fail("invalid_call", K1 + ": input `" + "sinCacheT` has dtype " + t10.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q104, $q227, t10.dtype, by0, "T", prev);
     }
-    if (t10.shape.length !== 2) $fail("invalid_call", K1 + ": input `" + "sinCacheT` must have rank 2, got " + t10.shape.length);
+    if (t10.shape.length !== 2) $badRank(K1, $q104, $q227, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = t11.dtype;
-      by0 = "outputT";
+      by0 = $q113;
     } else if (prev !== t11.dtype) {
-      $fail("invalid_call", K1 + ": output `" + "outputT` has dtype " + t11.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q112, $q113, t11.dtype, by0, "T", prev);
     }
-    if (t11.shape.length !== 3) $fail("invalid_call", K1 + ": output `" + "outputT` must have rank 3, got " + t11.shape.length);
+    if (t11.shape.length !== 3) $badRank(K1, $q112, $q113, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = u3.dtype;
-      by0 = "pastKeyT";
+      by0 = $q247;
     } else if (prev !== u3.dtype) {
-      $fail("invalid_call", K1 + ": output `" + "pastKeyT` has dtype " + u3.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q112, $q247, u3.dtype, by0, "T", prev);
     }
-    if (u3.shape.length !== 4) $fail("invalid_call", K1 + ": output `" + "pastKeyT` must have rank 4, got " + u3.shape.length);
+    if (u3.shape.length !== 4) $badRank(K1, $q112, $q247, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
     const prev = dt0;
     if (prev === undefined) {
       dt0 = u4.dtype;
-      by0 = "pastValueT";
+      by0 = $q248;
     } else if (prev !== u4.dtype) {
-      $fail("invalid_call", K1 + ": output `" + "pastValueT` has dtype " + u4.dtype + ", but \u0060" + by0 + "` makes T = " + prev);
+      $dtypeClash(K1, $q112, $q248, u4.dtype, by0, "T", prev);
     }
-    if (u4.shape.length !== 4) $fail("invalid_call", K1 + ": output `" + "pastValueT` must have rank 4, got " + u4.shape.length);
+    if (u4.shape.length !== 4) $badRank(K1, $q112, $q248, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = "float16";
-  else if (dt0 !== "float16") $fail("invalid_call", K1 + ": T = " + dt0 + " is not allowed; allowed: float16");
-  if (dt1 === undefined) dt1 = "int32";
-  else if (dt1 !== "int32") $fail("invalid_call", K1 + ": M = " + dt1 + " is not allowed; allowed: int32");
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $fail("invalid_call", K1 + ": attribute `do_rotary` must be a finite number, got " + $show(g0));
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $fail("invalid_call", K1 + ": attribute `kv_num_heads` must be a finite number, got " + $show(g1));
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $fail("invalid_call", K1 + ": attribute `num_heads` must be a finite number, got " + $show(g2));
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` must be a finite number, got " + $show(g3));
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $fail("invalid_call", K1 + ": attribute `scale` must be a finite number, got " + $show(g4));
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $fail("invalid_call", K1 + ": attribute `sparse_block_size` must be a finite number, got " + $show(g5));
+  if (dt0 === undefined) dt0 = $q89;
+  else if (dt0 !== $q89) $fail($q0, K1 + $q209 + dt0 + $q210);
+  if (dt1 === undefined) dt1 = $q211;
+  else if (dt1 !== $q211) $fail($q0, K1 + ": M = " + dt1 + $q212);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q300, $q213, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q206, $q213, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q207, $q213, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q301, $q213, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q138, $q213, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q302, $q213, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail("invalid_call", K1 + ": attribute `do_rotary` is " + $show(a0) + "; allowed values: 0, 1");
-  if (a1 === undefined) $fail("invalid_call", K1 + ": attribute `kv_num_heads` is required");
-  if (a2 === undefined) $fail("invalid_call", K1 + ": attribute `num_heads` is required");
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail("invalid_call", K1 + ": attribute `rotary_interleaved` is " + $show(a3) + "; allowed values: 0, 1");
-  if (a5 === undefined) $fail("invalid_call", K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === "float16" && dt1 === "int32") return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail("no_variant", K1 + ": nothing was built for " + "T=" + dt0 + ", " + "M=" + dt1 + " on profile desktop-48k");
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q303);
+  if (a1 === undefined) $fail($q0, K1 + $q214);
+  if (a2 === undefined) $fail($q0, K1 + $q215);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q303);
+  if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
+  if (dt0 === $q89 && dt1 === $q211) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q199, K1 + $q216 + "T=" + dt0 + ", " + "M=" + dt1 + $q217);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

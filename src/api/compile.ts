@@ -13,14 +13,19 @@ import { parseJson, resolvePointer, type JsonNode } from "../core/json-source.js
 import { didYouMean } from "../core/did-you-mean.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import { generateBundleIndex, indexProfileOf } from "../emit/bundle-index.js";
 import type { EmitKind } from "../emit/code-writer.js";
-import { commentText, generateDispatcher, moduleFiles } from "../emit/dispatcher.js";
-import { manifestFor, profilesIndex } from "../emit/manifest.js";
 import { TemplateRenderer } from "../emit/render.js";
-import { IMPLICIT_INSTANCE, renderShader, validateShaders, type RenderContext, type ShaderRecord } from "../emit/shader.js";
+import {
+  enabledFeatures,
+  IMPLICIT_INSTANCE,
+  renderShader,
+  validateShaders,
+  type RenderContext,
+  type ShaderRecord,
+} from "../emit/shader.js";
 import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
-import { WgslValidator } from "../emit/validate-wgsl.js";
+import type { WgslValidator } from "../emit/validate-wgsl.js";
+import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
@@ -49,6 +54,8 @@ export interface CompileOptions {
   readonly generate?: boolean;
   /** Renders and Tint verdicts to reuse from earlier compilations and to keep for later ones (kernelc watch). */
   readonly cache?: ShaderCache;
+  /** Parsed template reads to reuse from earlier compilations and to keep for later ones (kernelc watch); see makeCheckContext. */
+  readonly templateReads?: CheckContext["templateReadsCache"];
   /** A validator to use (and leave open) instead of starting one for this compilation. */
   readonly validator?: WgslValidator;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
@@ -81,6 +88,22 @@ export interface CompileResult {
 
 /** Compiles the project of `loaded` (its root, specs and templates) into the files of a bundle. */
 export async function compile(loaded: LoadedConfig, options: CompileOptions = {}): Promise<CompileResult> {
+  // Tint's validator starts (on its worker threads) while the specs are checked; Dawn and the
+  // generators are loaded only by the phases that use them.
+  const validating = options.validator
+    ? Promise.resolve(options.validator)
+    : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create());
+  try {
+    return await compileWith(loaded, options, validating);
+  } finally {
+    // A failed compilation never validates: the validator it started is released all the same.
+    const validator = await validating.catch(() => undefined);
+    validator?.forgetPrefetched();
+    if (!options.validator) validator?.dispose();
+  }
+}
+
+async function compileWith(loaded: LoadedConfig, options: CompileOptions, validating: Promise<WgslValidator>): Promise<CompileResult> {
   const progress = options.onProgress ?? (() => {});
   const templatesDir = path.resolve(loaded.root, loaded.config.templates);
   // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
@@ -97,7 +120,10 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
 
   // load + check
   progress("checking specs");
-  const lint = lintPaths(options.specs ?? [path.resolve(loaded.root, loaded.config.specs)], makeCheckContext(templatesDir));
+  const lint = lintPaths(
+    options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
+    makeCheckContext(templatesDir, options.templateReads),
+  );
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
   if (failed()) return fail();
@@ -135,34 +161,62 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
     cache,
   };
   const locate = pointerLocator(sources);
-  const results: ProfileResult[] = profiles.map((profile) => ({
-    profile,
-    kernels: kernels.map((kernel) => {
+  const validator = await validating;
+  const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
+  const prefetched = new Set<string>();
+  const results: ProfileResult[] = [];
+  for (const profile of profiles) {
+    const kernelResults: KernelOnProfile[] = [];
+    for (const kernel of kernels) {
       progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
       const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
-      return { build, model: renderKernel(kernel, profile, build, ctx) };
-    }),
-  }));
+      kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
+      // Validation of what is rendered so far runs beside the next renders.
+      prefetchValidations(ctx.shaders, validator, shaderCache, wanted, prefetched);
+    }
+    results.push({ profile, kernels: kernelResults });
+  }
 
   // validate
-  const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => [...rec.kernels].some((k) => only.has(k)))) : ctx.shaders;
+  const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  const validator = options.validator ?? (await WgslValidator.create());
-  try {
-    await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
-  } finally {
-    if (!options.validator) validator.dispose();
-  }
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
   return {
-    files: generateFiles(loaded.root, selected, results, options.emit ?? loaded.config.emit),
+    files: await generateFiles(loaded.root, selected, results, options.emit ?? loaded.config.emit),
     diagnostics: merged(),
     profiles: results,
     sources,
     shaderCount: ctx.shaders.size,
   };
+}
+
+/**
+ * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
+ * no verdict in the cache: the features a shader enables among those of each profile rendering it
+ * (as validateShaders computes them). validateShaders then takes the results. `done` holds the
+ * shader and feature-set pairs already started.
+ */
+function prefetchValidations(
+  shaders: ReadonlyMap<string, ShaderRecord>,
+  validator: WgslValidator,
+  cache: ShaderCache,
+  wanted: (rec: ShaderRecord) => boolean,
+  done: Set<string>,
+): void {
+  for (const [id, rec] of shaders) {
+    if (!wanted(rec)) continue;
+    let enabled: Set<string> | undefined;
+    for (const [key, features] of rec.featureSets) {
+      if (done.has(`${id}|${key}`)) continue;
+      done.add(`${id}|${key}`);
+      enabled ??= enabledFeatures(rec.body);
+      const relevant = features.filter((f) => enabled!.has(f));
+      if (!cache.verdicts.has(`${id}|${relevant.join(",")}`)) validator.prefetch(rec.body, relevant);
+    }
+  }
 }
 
 /** The profiles to build: the config's, or those named in the options (unknown names are an error). */
@@ -341,12 +395,14 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
 }
 
 /** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, profiles.json and the index.ts that loadBundle reads. */
-function generateFiles(
+async function generateFiles(
   root: string,
   shaders: ReadonlyMap<string, ShaderRecord>,
   results: readonly ProfileResult[],
   emit: EmitKind,
-): Map<string, string> {
+): Promise<Map<string, string>> {
+  const [{ generateBundleIndex, indexProfileOf }, { commentText, generateDispatcher, moduleFiles }, { manifestFor, profilesIndex }] =
+    await Promise.all([import("../emit/bundle-index.js"), import("../emit/dispatcher.js"), import("../emit/manifest.js")]);
   const files = new Map<string, string>();
   for (const [id, rec] of shaders) {
     const header = `// Generated by kernelc ${KERNELC_VERSION} from ${commentText(

@@ -12,7 +12,7 @@ import { KERNELC_VERSION } from "../core/version.js";
 import type { Call } from "../model/plan.js";
 import { explainCallReport, explainReport } from "../emit/explain.js";
 import type { LoadedConfig } from "../plan/config.js";
-import type { Candidate } from "../plan/enumerate.js";
+import { explainCandidates, type ExplainedCandidate } from "../emit/explain-values.js";
 import { compile, type ProfileResult } from "./compile.js";
 import { loadProjectConfig } from "./config.js";
 import { lintPaths, makeCheckContext } from "./lint.js";
@@ -21,6 +21,7 @@ export type { Diagnostic, DiagnosticNote, Location, Severity, Span } from "../co
 export type { KernelcConfig, LoadedConfig } from "../plan/config.js";
 export type { Profile } from "../plan/profiles.js";
 export type { Call, Manifest, Plan } from "../model/plan.js";
+export type { ExplainedCandidate, ShaderExplain } from "../emit/explain-values.js";
 
 /** kernelc's version (the package's). */
 export const version: string = KERNELC_VERSION;
@@ -149,8 +150,11 @@ export interface ExplainOptions extends ProjectOptions {
 export interface ExplainResult {
   readonly ok: boolean;
   readonly diagnostics: readonly Diagnostic[];
-  /** Every candidate (variant × dtypes × tunables) with its status and reason; empty on errors. */
-  readonly candidates: readonly Candidate[];
+  /**
+   * Every candidate (variant × dtypes × tunables) with its status and reason; a built one also
+   * with the values of the spec's `explain` derive entries per built shader; empty on errors.
+   */
+  readonly candidates: readonly ExplainedCandidate[];
   /** The report `kernelc explain` prints (with the call's part when a call was given). */
   readonly text: string;
   /** For a call: the variant picked and why each higher-priority one was rejected (as `kernelc explain --format json` prints it). */
@@ -187,13 +191,14 @@ export async function explain(kernel: string, options: ExplainOptions): Promise<
       makeDiagnostic("usage", `no kernel named \`${kernel}\``, undefined, { hint: `kernels: ${names.join(", ")}` }),
     ]);
   }
-  let text = explainReport(entry.build, built.profile);
+  const candidates = explainCandidates(entry.build, entry.model);
+  let text = explainReport(entry.build, built.profile, candidates);
   let call: unknown;
   if (options.call !== undefined) {
     text += "\n" + (explainCallReport(entry.model, options.call, "text") as string);
     call = explainCallReport(entry.model, options.call, "json");
   }
-  return { ok: true, diagnostics: result.diagnostics, candidates: entry.build.candidates, text, call };
+  return { ok: true, diagnostics: result.diagnostics, candidates, text, call };
 }
 
 /** Renders diagnostics as `kernelc` prints them (code frames from `sources`, then a summary line); "" for none. */

@@ -11,13 +11,16 @@ import { sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
 import { discoverSpecFiles, loadSpecPath } from "../load/load-spec.js";
 import { FEATURE_NAMES, LIMIT_NAMES } from "../plan/profiles.js";
 
-/** A check context for a project rooted at `templatesDir`'s parent. */
-export function makeCheckContext(templatesDir: string): CheckContext {
+/**
+ * A check context for a project rooted at `templatesDir`'s parent. `templateReadsCache` keeps the
+ * templates' parsed reads (by real path, size and modification time) across checks (kernelc watch).
+ */
+export function makeCheckContext(templatesDir: string, templateReadsCache: CheckContext["templateReadsCache"] = new Map()): CheckContext {
   return {
     templatesDir: path.resolve(templatesDir),
     limitNames: new Set(LIMIT_NAMES),
     featureNames: new Set(FEATURE_NAMES),
-    templateReadsCache: new Map(),
+    templateReadsCache,
   };
 }
 

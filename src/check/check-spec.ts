@@ -635,6 +635,25 @@ class SpecChecker {
     return { id: b.id, name: b.name, kind: b.kind, ref: b.ref, refIsInput, buffer, elementType, fields, where: b.where };
   }
 
+  /** The spec's `explain` list names derive entries (top-level, or of a variant or pass); showing one is a use of it. */
+  private checkExplainList(variants: readonly CheckedVariant[]): void {
+    const known = new Set(this.spec.derive.map((d) => d.name));
+    for (const v of variants) {
+      for (const name of v.derive.keys()) known.add(name);
+      for (const p of v.passes) for (const name of p.derive.keys()) known.add(name);
+    }
+    for (const e of this.spec.explain) {
+      this.usedDerives.add(e.name);
+      if (!known.has(e.name))
+        this.report(
+          "unknown_derive",
+          `\`explain\` names \`${e.name}\`, which is not a derive entry of the spec`,
+          e.where,
+          didYouMean(e.name, known) ?? "list names of entries under `derive` (of the kernel, a variant or a pass)",
+        );
+    }
+  }
+
   run(): CheckedKernel {
     const spec = this.spec;
     // Top-level derive entries.
@@ -703,6 +722,7 @@ class SpecChecker {
       seenVariants.set(v.id, v.where);
       variants.push(this.checkVariant(v, order, top, topBindings));
     });
+    this.checkExplainList(variants);
     // Unused derive entries and tunables: only meaningful when every template could be read and
     // every expression checked (a broken expression's reads are unknown, so its names would be
     // reported as unused).

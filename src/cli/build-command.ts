@@ -27,6 +27,7 @@ import {
   swapIn,
   testPause,
   treeEquals,
+  updateInPlace,
   type OutTarget,
 } from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
@@ -43,6 +44,11 @@ export interface BuildOptions {
   /** The language of the generated modules; overrides the config's `emit`. */
   readonly emit?: EmitKind;
   readonly format: Format;
+  /**
+   * Update out/ in place, writing only the files that changed (kernelc watch; see updateInPlace),
+   * when it holds a complete earlier build; otherwise, and by default, the new tree is swapped in whole.
+   */
+  readonly inPlace?: boolean;
 }
 
 /** What a build run shares between its steps. */
@@ -216,7 +222,9 @@ async function writeBuild(run: BuildRun): Promise<number> {
   const same =
     treeEquals(current, files) ||
     (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
-  if (!same) {
+  if (!same && opts.inPlace && !run.partial && info !== undefined && current.unexpected.length === 0 && current.files.has(MARKER)) {
+    updateInPlace(target.dir, current, files);
+  } else if (!same) {
     const staging = stageTree(target.dir, files);
     try {
       testPause(io.env, "staged");

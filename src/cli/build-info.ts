@@ -37,8 +37,20 @@ export interface BuildInfo {
 /** kernelc's own folder (dist/ when installed, src/ under the tests). */
 const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
+/**
+ * The hash of the code this process runs, computed once: the code is loaded once, so a session
+ * that rebuilds (kernelc watch) hashes it once, and an edit of dist/ during the session does not
+ * change what the session's builds are made by.
+ */
+let codeHash: string | undefined;
+
 /** A hash of kernelc's own code and schema/, so that a changed compiler never counts as a no-op build. */
 function compilerCodeHash(): string {
+  codeHash ??= hashCompilerCode();
+  return codeHash;
+}
+
+function hashCompilerCode(): string {
   const parts: string[] = [];
   for (const [label, dir] of [
     ["code", CODE_DIR],

@@ -10,6 +10,7 @@ import { stableJson } from "../core/stable-json.js";
 import { pinnedTunables } from "../plan/config.js";
 import type { TuneRecord } from "../plan/tune-file.js";
 import { explainCallReport, explainReport } from "../emit/explain.js";
+import { explainCandidates } from "../emit/explain-values.js";
 import { printDiagnostics, type Format, type Io } from "./io.js";
 
 /** What kernelc.tune.json says of this kernel on this profile, and which of its pins the config overrides. */
@@ -60,13 +61,12 @@ export async function runExplain(
   }
   const profile = result.profiles[0]!.profile;
   const tuned = loaded.tuneFile?.tune.profiles[opts.profile]?.[kernelName];
+  const candidates = explainCandidates(entry.build, entry.model);
   if (opts.format === "json") {
-    io.stdout(
-      stableJson({ candidates: entry.build.candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }),
-    );
+    io.stdout(stableJson({ candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }));
     return 0;
   }
-  io.stdout(explainReport(entry.build, profile));
+  io.stdout(explainReport(entry.build, profile, candidates));
   if (tuned) io.stdout(tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName)));
   if (call) io.stdout("\n" + (explainCallReport(entry.model, call, "text") as string));
   return 0;

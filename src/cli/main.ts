@@ -5,15 +5,13 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/diagnostic.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import { runBuild } from "./build-command.js";
-import { runExplain } from "./explain-command.js";
-import { runInit } from "./init-command.js";
-import { runLint, type LintOptions } from "./lint-command.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
-import { runProfiles } from "./profiles-command.js";
-import { runTune, type TuneCommandOptions } from "./tune-command.js";
-import { runWatch, type WatchOptions } from "./watch-command.js";
+// Each command's module is imported when the command runs (below), so that a command loads only
+// what it uses: `lint` neither the dispatcher generator nor the tuner, `profiles` no compiler.
+import type { LintOptions } from "./lint-command.js";
+import type { TuneCommandOptions } from "./tune-command.js";
+import type { WatchOptions } from "./watch-command.js";
 
 export type { Format, Io } from "./io.js";
 
@@ -35,7 +33,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .command("init")
     .description("start a project: kernelc.config.json, an example spec, template and call (never overwrites a file)")
     .argument("[dir]", "the project folder (created if missing; default: the current folder)")
-    .action((dir: string | undefined) => {
+    .action(async (dir: string | undefined) => {
+      const { runInit } = await import("./init-command.js");
       code = runInit(io, dir);
     });
 
@@ -51,6 +50,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--no-render", "check specs only: schema, expressions, types, references (no rendering or WGSL validation)")
     .addOption(formatOption())
     .action(async (paths: string[], opts: LintOptions) => {
+      const { runLint } = await import("./lint-command.js");
       code = await runLint(io, paths, opts);
     });
 
@@ -81,6 +81,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         emit?: "ts" | "js";
         format: Format;
       }) => {
+        const { runBuild } = await import("./build-command.js");
         code = await runBuild(io, opts);
       },
     );
@@ -93,6 +94,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--out <dir>", "output folder (overrides the config)")
     .addOption(formatOption())
     .action(async (opts: WatchOptions) => {
+      const { runWatch } = await import("./watch-command.js");
       code = await runWatch(io, opts);
     });
 
@@ -105,6 +107,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--config <file>", "config file")
     .addOption(formatOption())
     .action(async (kernel: string, opts: { profile: string; call?: string; config?: string; format: Format }) => {
+      const { runExplain } = await import("./explain-command.js");
       code = await runExplain(io, kernel, opts);
     });
 
@@ -120,6 +123,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--config <file>", "config file")
     .addOption(formatOption())
     .action(async (opts: TuneCommandOptions) => {
+      const { runTune } = await import("./tune-command.js");
       code = await runTune(io, opts);
     });
 
@@ -128,7 +132,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .description("list the device profiles (defaults plus the config's) as a table")
     .option("--config <file>", "config file")
     .option("--json", "print as JSON")
-    .action((opts: { config?: string; json?: boolean }) => {
+    .action(async (opts: { config?: string; json?: boolean }) => {
+      const { runProfiles } = await import("./profiles-command.js");
       code = runProfiles(io, opts);
     });
 

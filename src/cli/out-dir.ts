@@ -263,6 +263,53 @@ function rank(rel: string): number {
 }
 
 /**
+ * Brings a kernelc-written `outDir` (the tree `current`, marker included, nothing unexpected) to
+ * `files` by touching only what differs: each new or changed file is written beside itself and
+ * renamed over (so a reader never sees a partly written file), shaders first and build-info.json
+ * last; then files no longer built, and folders left empty, are removed. For kernelc watch, where a
+ * template edit changes a few shaders of a large tree: files are not flushed to disk one by one as
+ * `kernelc build`'s staged swap does, and an interruption leaves a mixed tree whose build-info.json
+ * no longer matches its inputs, which the next build replaces whole.
+ */
+export function updateInPlace(outDir: string, current: OnDiskTree, files: ReadonlyMap<string, string>): void {
+  const order = [...files.keys()].sort((a, b) => writeRank(a) - writeRank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  const write = (rel: string): void => {
+    const text = files.get(rel)!;
+    const have = current.files.get(rel);
+    if (have && have.equals(Buffer.from(text, "utf8"))) return;
+    const p = path.join(outDir, ...rel.split("/"));
+    fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o777 });
+    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
+    try {
+      fs.writeFileSync(tmp, text, { flag: "wx", mode: 0o666 });
+      fs.renameSync(tmp, p);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+  };
+  for (const rel of order) if (rel !== BUILD_INFO) write(rel);
+  const emptied = new Set<string>();
+  for (const rel of current.files.keys()) {
+    if (files.has(rel) || rel === MARKER || rel === BUILD_INFO) continue;
+    fs.rmSync(path.join(outDir, ...rel.split("/")), { force: true });
+    for (let dir = path.posix.dirname(rel); dir !== "."; dir = path.posix.dirname(dir)) emptied.add(dir);
+  }
+  // Deepest first, so that a folder whose subfolders were emptied is empty in its turn.
+  for (const dir of [...emptied].sort((a, b) => b.split("/").length - a.split("/").length)) {
+    const abs = path.join(outDir, ...dir.split("/"));
+    if (fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
+  }
+  if (files.has(BUILD_INFO)) write(BUILD_INFO);
+  else fs.rmSync(path.join(outDir, BUILD_INFO), { force: true });
+}
+
+/** Shaders before the files that name them (dispatchers, manifests, index.ts), build-info.json last. */
+function writeRank(rel: string): number {
+  return rel === MARKER ? 0 : rel.startsWith("shaders/") ? 1 : rel === BUILD_INFO ? 3 : 2;
+}
+
+/**
  * Replaces `outDir` by `staging`: the previous tree is renamed aside, the staged one renamed in,
  * then the previous one removed. A crash between the renames is repaired by `recoverOutDir`.
  */

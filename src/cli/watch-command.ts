@@ -8,7 +8,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { compile } from "../api/compile.js";
+import { compile, type CompileOptions } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
 import { createShaderCache, type ShaderCache } from "../emit/shader-cache.js";
 import { WgslValidator } from "../emit/validate-wgsl.js";
@@ -52,6 +52,7 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
   const first = loadProjectConfig(io.cwd, opts.config);
   const configFile = first.file ?? path.join(first.root, CONFIG_FILE);
   const cache = createShaderCache();
+  const templateReads: NonNullable<CompileOptions["templateReads"]> = new Map();
   const validator = WgslValidator.create();
   const watchers: fs.FSWatcher[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -65,9 +66,18 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
     const infoFile = path.join(path.resolve(first.root, opts.out ?? first.config.out), BUILD_INFO);
     const before = readIfPresent(infoFile);
     // The first build compiles even when out/ is current, to fill the cache for the edits to come.
-    const buildOptions = { config: opts.config, profile: opts.profile, out: opts.out, format: opts.format, force: builds++ === 0 };
+    // Later builds update out/ in place: only the files an edit changed are written.
+    const initial = builds++ === 0;
+    const buildOptions = {
+      config: opts.config,
+      profile: opts.profile,
+      out: opts.out,
+      format: opts.format,
+      force: initial,
+      inPlace: !initial,
+    };
     const code = await runBuild(io, buildOptions, async (loaded) =>
-      compile(loaded, { profiles: opts.profile, cache, validator: await validator }),
+      compile(loaded, { profiles: opts.profile, cache, templateReads, validator: await validator }),
     );
     const result: RebuildResult = {
       wrote: code === 0 && readIfPresent(infoFile) !== before,

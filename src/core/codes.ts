@@ -41,6 +41,7 @@ export const CODES = {
     severity: "error",
     summary: "A derive entry nests deeper than the limit (a very long chain of entries reading each other).",
   },
+  unknown_derive: { severity: "error", summary: "The spec's `explain` list names a derive entry the spec does not define." },
   unknown_tensor: { severity: "error", summary: "A reference to an input or output the spec does not declare." },
   unknown_attribute: { severity: "error", summary: "A reference to an undeclared attribute." },
   unknown_tunable: { severity: "error", summary: "A reference to an undeclared tunable." },

@@ -5,6 +5,7 @@ import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret
 import { describeF16Storage, f16StorageFor } from "../plan/f16-storage.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import type { Call } from "../model/plan.js";
+import { instanceExplainText, type ExplainedCandidate } from "./explain-values.js";
 
 const KEY_LIMITS = [
   "maxComputeWorkgroupStorageSize",
@@ -23,8 +24,11 @@ function describeCombo(dtypes: Readonly<Record<string, string>>, tunables: Reado
   return [d, t].filter(Boolean).join("; ");
 }
 
-/** Every candidate of one kernel on one profile, emitted or pruned, with the reason and instances. */
-export function explainReport(build: KernelProfileBuild, profile: Profile): string {
+/**
+ * Every candidate of one kernel on one profile, emitted or pruned, with the reason and instances;
+ * with `explained` (explainCandidates), each built instance also shows the spec's `explain` values.
+ */
+export function explainReport(build: KernelProfileBuild, profile: Profile, explained?: readonly ExplainedCandidate[]): string {
   const k = build.kernel;
   const limits = resolveProfile(profile);
   const lines: string[] = [];
@@ -34,8 +38,8 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
   // Only for a kernel that binds f16 data on this profile (a built candidate says how it is stored).
   if (build.candidates.some((c) => c.f16Storage)) lines.push(`  f16 storage: ${describeF16Storage(f16StorageFor(profile.features))}`);
   if (build.noVariantReason) lines.push(`  NO VARIANT: ${build.noVariantReason}`);
-  const groups = new Map<string, (typeof build.candidates)[number][]>();
-  for (const c of build.candidates) {
+  const groups = new Map<string, ExplainedCandidate[]>();
+  for (const c of explained ?? build.candidates) {
     const key = describeCombo(c.dtypes, c.tunables);
     groups.set(key, [...(groups.get(key) ?? []), c]);
   }
@@ -55,7 +59,10 @@ export function explainReport(build: KernelProfileBuild, profile: Profile): stri
       if (c.reason) lines.push(`      ${c.reason}`);
       if (c.f16Storage)
         lines.push(`      f16 tensors ${c.f16Storage === "packed" ? "packed in u32 pairs, computed in f32" : "native (array<f16>)"}`);
-      for (const i of c.instances) lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}`);
+      for (const i of c.instances) {
+        const shown = i.status === "built" ? instanceExplainText(c, i.name) : "";
+        lines.push(`      instance ${i.name}: ${i.status}${i.reason ? ` — ${i.reason}` : ""}${shown ? `; ${shown}` : ""}`);
+      }
     }
   }
   return lines.join("\n") + "\n";

@@ -3,9 +3,11 @@
  * bundle's profiles.json.
  */
 import { KERNELC_VERSION } from "../core/version.js";
+import type { Value } from "../model/ir.js";
 import type { PipelineDesc } from "../model/plan.js";
 import type { KernelModel } from "../plan/dispatch-model.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
+import { shaderExplainValues } from "./explain-values.js";
 
 /** The manifest of one profile: required limits and features, shaders, pipelines, and every kernel's variants. */
 export function manifestFor(profile: Profile, models: readonly KernelModel[], specFiles: readonly string[]): unknown {
@@ -14,6 +16,7 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
   const kernels: Record<string, unknown> = {};
   for (const m of models) {
     const variants: unknown[] = [];
+    const explained = new ExplainTable();
     for (const a of m.assignments) {
       for (const vm of a.variants) {
         variants.push({
@@ -22,10 +25,12 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
           tunables: a.facts.tunables,
           requiredFeatures: vm.variant.features,
           passes: vm.passes.map((pm) => {
-            for (const id of pm.shaders.values()) {
+            for (const [key, id] of pm.shaders) {
               shaders[id] = `../shaders/${id}.wgsl`;
               const types = pm.bindings.map((b) => b.buffer);
               pipelines.set(`${id}|main|${types.join(",")}`, { shader: id, entryPoint: "main", bindings: types });
+              const values = shaderExplainValues(m.kernel, vm.variant, pm.pass, a.facts, pm.keyLeaves, JSON.parse(key) as (Value | null)[]);
+              for (const [name, v] of Object.entries(values)) explained.add(id, name, v);
             }
             return {
               id: pm.pass.id,
@@ -43,6 +48,7 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
       sinceVersion: m.kernel.spec.sinceVersion,
       variants,
       notBuilt: m.prunedVariants,
+      ...explained.entry(),
     };
   }
   return {
@@ -54,6 +60,33 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
     pipelines: [...pipelines.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, p]) => p),
     kernels,
   };
+}
+
+/**
+ * The values of the spec's `explain` derive entries per shader id of one kernel (a tool's view,
+ * e.g. which attention design a shader renders; the runtime does not read them). Kept once per
+ * shader, not per variant using it; a name whose value differs between two uses of one shader
+ * (the text does not depend on it) is left out for that shader.
+ */
+class ExplainTable {
+  private readonly values = new Map<string, Map<string, Value | undefined>>();
+
+  add(shader: string, name: string, value: Value): void {
+    const row = this.values.get(shader) ?? new Map<string, Value | undefined>();
+    this.values.set(shader, row);
+    if (!row.has(name)) row.set(name, value);
+    else if (JSON.stringify(row.get(name)) !== JSON.stringify(value)) row.set(name, undefined);
+  }
+
+  /** `{ explain: { shader id: { name: value } } }`, or nothing when no shader has a value. */
+  entry(): { explain?: Record<string, Record<string, Value>> } {
+    const out: Record<string, Record<string, Value>> = {};
+    for (const [shader, row] of [...this.values].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const kept = [...row].filter((e): e is [string, Value] => e[1] !== undefined);
+      if (kept.length) out[shader] = Object.fromEntries(kept);
+    }
+    return Object.keys(out).length ? { explain: out } : {};
+  }
 }
 
 /** profiles.json: the built profiles in run-time selection order, with their manifests. */

@@ -4,6 +4,10 @@
  * shader is compiled as a module and then as a compute pipeline with entry point `main`, which
  * catches entry-point errors (a missing `main`, bad workgroup size) that module compilation does not.
  */
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { create, globals } from "webgpu";
 import { checkWorkgroupLimits, workgroupFacts } from "./wgsl-limits.js";
 
@@ -20,33 +24,33 @@ export interface WgslProblem {
 const SHADER_FEATURES = ["shader-f16", "subgroups"] as const;
 
 /**
- * Validates WGSL with Tint. One device per distinct feature set, requested with the null adapter's
- * highest limits. Call dispose() when done so Dawn lets the process exit.
+ * Validates WGSL with Tint in this thread. One device per distinct feature set, requested with
+ * the null adapter's highest limits. Call dispose() when done so Dawn lets the process exit.
  */
 let sharedGpu: GPU | undefined;
 
-export class WgslValidator {
+export class TintSession {
   private readonly devices = new Map<string, Promise<GPUDevice>>();
 
   private constructor(
-    /** Held for the validator's lifetime: Dawn tears its instance down when the GPU object is collected. */
+    /** Held for the session's lifetime: Dawn tears its instance down when the GPU object is collected. */
     private readonly gpu: GPU,
     /** Used for its feature list only. */
     private readonly adapter: GPUAdapter,
   ) {}
 
-  /** Starts Dawn's null backend (once per process) and gets an adapter. */
-  static async create(): Promise<WgslValidator> {
+  /** Starts Dawn's null backend (once per thread) and gets an adapter. */
+  static async create(): Promise<TintSession> {
     // Dawn's binding reads GPUBufferUsage and friends from globalThis; installing them is idempotent.
     Object.assign(globalThis, globals);
-    // One Dawn instance for the whole process, never released: Dawn tears an instance down when its
+    // One Dawn instance for the whole thread, never released: Dawn tears an instance down when its
     // GPU object is garbage-collected, and doing that while other instances live has been seen to
     // deadlock or crash the process.
     sharedGpu ??= create(["backend=null"]);
     const gpu = sharedGpu;
     const adapter = await gpu.requestAdapter();
     if (!adapter) throw new Error("Dawn's null backend offered no adapter; WGSL cannot be validated");
-    return new WgslValidator(gpu, adapter);
+    return new TintSession(gpu, adapter);
   }
 
   /**
@@ -112,9 +116,175 @@ export class WgslValidator {
     return adapter.requestDevice({ requiredFeatures: features, requiredLimits: computeLimits(adapter) });
   }
 
-  /** The features the validator's adapter offers, among those it can enable. */
+  /** The features the adapter offers, among those it can enable. */
   supportedFeatures(): string[] {
     return SHADER_FEATURES.filter((f) => this.adapter.features.has(f));
+  }
+}
+
+/** A request to a validation worker, and its answer. */
+export interface WorkerRequest {
+  readonly id: number;
+  readonly wgsl: string;
+  readonly features: readonly string[];
+}
+export type WorkerAnswer =
+  | { readonly ready: true; readonly features: readonly string[] }
+  | { readonly id: number; readonly problems: readonly WgslProblem[] }
+  | { readonly id: number; readonly error: string };
+
+/** The worker script (compiled next to this module; absent when running from TypeScript sources, e.g. in tests). */
+const WORKER_URL = new URL("./validate-worker.js", import.meta.url);
+
+/** One validation worker: a thread with its own Dawn, kept for the process and unreferenced while idle. */
+class TintWorker {
+  readonly ready: Promise<readonly string[]>;
+  private readonly pending = new Map<number, { resolve: (p: WgslProblem[]) => void; reject: (e: Error) => void }>();
+  private next = 0;
+  private failure?: Error;
+
+  constructor(private readonly worker: Worker) {
+    worker.unref();
+    let onReady!: (features: readonly string[]) => void;
+    let onFail!: (e: Error) => void;
+    this.ready = new Promise((resolve, reject) => {
+      onReady = resolve;
+      onFail = reject;
+    });
+    // The promise is awaited by create(); a failure before then must not be unhandled.
+    this.ready.catch(() => undefined);
+    worker.on("message", (m: WorkerAnswer) => {
+      if ("ready" in m) {
+        // Unreferenced again once running: an unref() before the thread is online does not last.
+        if (this.pending.size === 0) worker.unref();
+        return onReady(m.features);
+      }
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (this.pending.size === 0) worker.unref();
+      if ("error" in m) p.reject(new Error(`WGSL validation failed in the validation worker: ${m.error}`));
+      else p.resolve([...m.problems]);
+    });
+    const fail = (err: Error): void => {
+      // A later validator starts new workers.
+      workerPool = undefined;
+      this.failure = err;
+      onFail(err);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    worker.on("error", fail);
+    worker.on("exit", (code) => fail(new Error(`the WGSL validation worker exited (code ${code})`)));
+  }
+
+  /** Requests in flight. */
+  get load(): number {
+    return this.pending.size;
+  }
+
+  validate(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Referenced while it has work, so that the process waits for the answer.
+      this.worker.ref();
+      this.worker.postMessage({ id, wgsl, features } satisfies WorkerRequest);
+    });
+  }
+}
+
+/** The process's validation workers (started on first use; Dawn instances are never torn down, see TintSession). */
+let workerPool: Promise<TintWorker[]> | undefined;
+
+async function startWorkers(): Promise<TintWorker[]> {
+  const count = Math.max(1, Math.min(4, availableParallelism()));
+  // No Node options of the calling process: the script needs none, and some (`--input-type` of a
+  // `node -e` caller, loaders) would stop a worker started from a file.
+  const workers = Array.from({ length: count }, () => new TintWorker(new Worker(WORKER_URL, { execArgv: [] })));
+  await Promise.all(workers.map((w) => w.ready));
+  return workers;
+}
+
+/**
+ * Validates WGSL with Tint. From the compiled package, on worker threads (one per core, at most
+ * four, each with its own Dawn), so that validation runs beside rendering and on every core: a
+ * compilation starts a validation with prefetch() as soon as a shader is rendered and takes its
+ * result with validate(). From the TypeScript sources (tests), in this thread. Call dispose() when done.
+ */
+export class WgslValidator {
+  /** Validations started by prefetch() and not yet taken by validate(), by features and text. */
+  private readonly started = new Map<string, Promise<WgslProblem[]>>();
+
+  private constructor(
+    private readonly workers: readonly TintWorker[] | undefined,
+    private readonly session: TintSession | undefined,
+    private readonly features: readonly string[],
+  ) {}
+
+  /** Starts the validation workers (once per process), or Dawn in this thread when there is no compiled worker script. */
+  static async create(): Promise<WgslValidator> {
+    if (existsSync(fileURLToPath(WORKER_URL))) {
+      workerPool ??= startWorkers();
+      try {
+        const workers = await workerPool;
+        return new WgslValidator(workers, undefined, await workers[0].ready);
+      } catch (err) {
+        workerPool = undefined;
+        throw err;
+      }
+    }
+    const session = await TintSession.create();
+    return new WgslValidator(undefined, session, session.supportedFeatures());
+  }
+
+  /**
+   * Problems in `wgsl` compiled on a device with `features` (those among shader-f16 and subgroups that
+   * the adapter has). Tint's errors and warnings come with their line and column; if the module is
+   * clean, a failed compute pipeline (entry point `main`, layout "auto") is reported at line 0.
+   */
+  validate(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
+    const key = `${features.join(",")}\n${wgsl}`;
+    const started = this.started.get(key);
+    if (started) {
+      this.started.delete(key);
+      return started;
+    }
+    return this.run(wgsl, features);
+  }
+
+  /** Starts validating `wgsl` now; the next validate() of the same text and features takes the result. */
+  prefetch(wgsl: string, features: readonly string[]): void {
+    const key = `${features.join(",")}\n${wgsl}`;
+    if (this.started.has(key)) return;
+    const p = this.run(wgsl, features);
+    p.catch(() => undefined); // reported by the validate() that takes it
+    this.started.set(key, p);
+  }
+
+  /** Forgets validations started by prefetch() that no validate() took. */
+  forgetPrefetched(): void {
+    this.started.clear();
+  }
+
+  private run(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
+    if (this.session) return this.session.validate(wgsl, features);
+    const workers = this.workers!;
+    let least = workers[0];
+    for (const w of workers) if (w.load < least.load) least = w;
+    return least.validate(wgsl, features);
+  }
+
+  /** Releases what this validator holds (the workers stay, unreferenced, for the process's next validator). */
+  dispose(): void {
+    this.started.clear();
+    this.session?.dispose();
+  }
+
+  /** The features the validator's adapter offers, among those it can enable. */
+  supportedFeatures(): string[] {
+    return [...this.features];
   }
 }
 

@@ -206,6 +206,7 @@ class SpecBuilder {
       when: conditions(member(o, "when")),
       bindings: mapEntries(o, "bindings", (e) => this.binding(e.key, e.value)),
       variants: asArray(need(o, "variants")).items.map((v) => this.variant(v)),
+      explain: explainList(member(o, "explain")),
     };
   }
 
@@ -308,6 +309,11 @@ function intermediate(node: JsonNode): IntermediateSpec {
 function deriveEntries(node: JsonNode | undefined): DeriveEntry[] {
   if (node === undefined) return [];
   return asObject(node).entries.map((e) => ({ ...named(e), expr: exprOf(e.value) }));
+}
+
+/** The spec's `explain` list: derive names, each with where it is written. */
+function explainList(node: JsonNode | undefined): { name: string; where: Where }[] {
+  return node === undefined ? [] : asArray(node).items.map((i) => ({ name: asString(i), where: whereOf(i) }));
 }
 
 function conditions(node: JsonNode | undefined): ExprSource[] {

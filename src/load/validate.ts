@@ -8,9 +8,12 @@
  * object branches, by which branch's key field (`arg`, `scratch`, `struct`) the object has. The
  * value is re-validated against that branch alone, recursively.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, SchemaObject, ValidateFunction } from "ajv";
+import { SCHEMA_SHA256, validate as precompiledCheck } from "./spec-schema-check.generated.js";
 import type { Diagnostic, Span } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { dedupeDiagnostics } from "../core/dedupe.js";
@@ -54,15 +57,32 @@ interface SpecValidator {
  */
 let compiled: SpecValidator | undefined;
 
-/** The compiled spec schema (compiled on first use). */
+/** The schema file's text (read once per process). */
+let schemaText: string | undefined;
+const readSchemaText = (): string => (schemaText ??= readFileSync(SCHEMA_URL, "utf8"));
+
+/** The compiled spec schema (compiled on first use, with every error and the schema objects Ajv's errors point at). */
 function specValidator(): SpecValidator {
   if (compiled === undefined) {
-    const schema = JSON.parse(readFileSync(SCHEMA_URL, "utf8")) as SchemaObject;
-    const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
+    const schema = JSON.parse(readSchemaText()) as SchemaObject;
+    // Ajv (88 modules) is loaded only here: a valid spec is checked by the precompiled validator.
+    const { Ajv2020: Ajv } = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+    const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
     const validate = ajv.compile(schema);
     compiled = { ajv, validate, schema };
   }
   return compiled;
+}
+
+/**
+ * Whether the precompiled validator (scripts/gen-spec-validator.mjs) was generated from this
+ * schema file; when not (the schema was edited and the script not rerun), every spec goes through
+ * Ajv, so a stale precompilation costs time but never changes a verdict.
+ */
+let precompiledCurrent: boolean | undefined;
+function precompiledIsCurrent(): boolean {
+  precompiledCurrent ??= createHash("sha256").update(readSchemaText()).digest("hex") === SCHEMA_SHA256;
+  return precompiledCurrent;
 }
 
 /** The spec JSON Schema as loaded from schema/kernel-spec.schema.json. */
@@ -78,8 +98,12 @@ export function specSchema(): SchemaObject {
 export function validateSpecTree(root: JsonNode, file: string): Diagnostic[] {
   const forbidden = forbiddenKeyDiagnostics(root, file);
   const forbiddenPointers = new Set(forbidden.map((d) => d.location?.pointer));
+  const plain = toPlain(root);
+  // The precompiled validator answers valid or not (the same schema, the same verdict); only an
+  // invalid spec needs Ajv's full error list, with the schema objects its messages are built from.
+  if (precompiledIsCurrent() && precompiledCheck(plain) === true) return forbidden;
   const v = specValidator();
-  const ok = v.validate(toPlain(root));
+  const ok = v.validate(plain);
   if (ok) return forbidden;
   const ctx: Ctx = { v, root, file };
   const converted = convertErrors(ctx, v.validate.errors ?? [], "").filter((d) => !forbiddenPointers.has(d.location?.pointer));

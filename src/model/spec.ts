@@ -153,4 +153,6 @@ export interface KernelSpec {
   readonly when: readonly ExprSource[];
   readonly bindings: readonly BindingSpec[];
   readonly variants: readonly VariantSpec[];
+  /** Derive entries `kernelc explain` and the manifest show per built shader (the spec's `explain` list). */
+  readonly explain: readonly { readonly name: string; readonly where: Where }[];
 }

@@ -7,7 +7,7 @@
  */
 import { deriveEnv, nonFiniteDiagnostic, nonFiniteNodes } from "../check/check-spec.js";
 import type { Diagnostic } from "../core/diagnostic.js";
-import type { CExpr, CheckedKernel } from "../model/checked.js";
+import type { CExpr, CheckedDerive, CheckedKernel } from "../model/checked.js";
 import type { AssignmentBuild } from "./enumerate.js";
 import { DeriveEnv, StaticLeaves } from "./env.js";
 
@@ -40,8 +40,10 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
   for (const { variant: v } of assignment.variants) {
     const venv = deriveEnv(kernel, v);
     const ve = new DeriveEnv(venv, leaves);
+    // An entry that neither is overridden here nor reads one (directly or not) has the value it has
+    // in the enclosing environment, checked there already: only the others are evaluated again.
     check(
-      [...venv.values()].map((d) => d.expr),
+      changedEntries(venv, v.derive.keys()).map((d) => d.expr),
       ve,
     );
     check(v.when, ve);
@@ -53,7 +55,7 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
       const penv = deriveEnv(kernel, v, p);
       const pe = new DeriveEnv(penv, leaves);
       check(
-        [...penv.values()].map((d) => d.expr),
+        changedEntries(penv, p.derive.keys()).map((d) => d.expr),
         pe,
       );
       check(p.dispatch, pe);
@@ -64,4 +66,23 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
     }
   }
   return out;
+}
+
+/** The entries of `env` that are among `overridden` or read one of them, directly or through other entries. */
+function changedEntries(env: ReadonlyMap<string, CheckedDerive>, overridden: Iterable<string>): CheckedDerive[] {
+  const changed = new Set(overridden);
+  for (let grew = changed.size > 0; grew;) {
+    grew = false;
+    for (const d of env.values()) {
+      if (changed.has(d.name)) continue;
+      for (const r of d.reads) {
+        if (changed.has(r)) {
+          changed.add(d.name);
+          grew = true;
+          break;
+        }
+      }
+    }
+  }
+  return [...env.values()].filter((d) => changed.has(d.name));
 }

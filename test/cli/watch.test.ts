@@ -107,6 +107,46 @@ describe("kernelc watch", () => {
     expect(stderr).toMatch(/^wrote out\/: 2 profiles, 2 shaders\nrebuilt in \d+ ms \(1 rendered, 3 reused; 1 validated, 3 reused\)$/m);
   }, 60_000);
 
+  it("a rebuild writes only the files the edit changed, and out/ is then what a fresh build writes", async () => {
+    const dir = project();
+    const log = rebuilds();
+    session = startWatch(
+      { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} },
+      { format: "json", onRebuild: log.onRebuild },
+    );
+    await log.next();
+    const out = path.join(dir, "out");
+    const list = (): string[] =>
+      fs
+        .readdirSync(out, { recursive: true, encoding: "utf8" })
+        .filter((rel) => fs.statSync(path.join(out, rel)).isFile())
+        .sort();
+    const inode = (rel: string): number => fs.statSync(path.join(out, rel)).ino;
+    const before = new Map(list().map((rel) => [rel, fs.readFileSync(path.join(out, rel), "utf8")]));
+    const inodes = new Map(list().map((rel) => [rel, inode(rel)]));
+    const bigShader = [...before].find(([rel, text]) => rel.startsWith("shaders") && text.includes("big.wgsl.jinja"))![0];
+
+    fs.appendFileSync(path.join(dir, "templates", "small.wgsl.jinja"), "// edited small\n");
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    const after = list();
+    // The shader of the unedited template and the marker were left as they were (same file);
+    // the edited template's shader was replaced by a new one, and nothing else is left over.
+    expect(inode(bigShader)).toBe(inodes.get(bigShader));
+    expect(inode(".kernelc-out")).toBe(inodes.get(".kernelc-out"));
+    expect(after.filter((rel) => rel.startsWith("shaders/"))).toHaveLength(2);
+    expect(after.some((rel) => /\.tmp-/.test(rel))).toBe(false);
+    const changed = after.filter((rel) => before.get(rel) !== fs.readFileSync(path.join(out, rel), "utf8"));
+    expect(changed).toContain("build-info.json");
+    expect(changed).not.toContain(bigShader);
+
+    // A fresh build of the edited project finds out/ current, byte for byte.
+    await session.close();
+    session = undefined;
+    let stderr = "";
+    const check = await main(["build", "--check"], { stdout: () => {}, stderr: (t) => (stderr += t), cwd: dir, isTTY: false, env: {} });
+    expect(check, stderr).toBe(0);
+  }, 60_000);
+
   it("an edit with an error leaves out/ as it was; the fix writes it", async () => {
     const dir = project();
     const log = rebuilds();

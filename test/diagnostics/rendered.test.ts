@@ -368,6 +368,26 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expect(r.stderr).toMatch(FRAME);
     expectGolden("not_callable", r);
   });
+
+  it("unknown_derive: the spec's `explain` list names no derive entry (with a did-you-mean)", async () => {
+    const spec = baseSpec();
+    spec.explain = ["wg", "grups"];
+    const r = await cli(["lint"], writeProject({ spec }));
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toEqual(["unknown_derive"]);
+    expect(r.stderr).toMatch(FRAME);
+    expect(r.stderr).toContain("did you mean `groups`?");
+    expectGolden("unknown_derive", r);
+
+    // A listed name counts as a use: a derive entry only `explain` names is not reported unused.
+    const listed = baseSpec();
+    (listed.derive as { [key: string]: Json }).spare = "n * 2";
+    listed.explain = ["spare"];
+    const ok = await cli(["lint"], writeProject({ spec: listed }));
+    expect(ok.code).toBe(0);
+    expect(codesIn(ok.stderr)).toEqual([]);
+  });
+
   it("tune_unavailable: the measurement cache's folder is a file (refused before any GPU is opened)", async () => {
     const dir = writeProject({});
     fs.writeFileSync(path.join(dir, ".kernelc-cache"), "not a folder\n");

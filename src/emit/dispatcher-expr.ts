@@ -544,9 +544,9 @@ export class AssignmentGen {
       const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
       const c = this.expr(o, e, cur);
       if (c.value !== undefined) return q(`${text} = ${showValue(c.value)}`);
-      return `${q(`${text} = `)} + $sv(() => ${c.code})`;
+      return `${q(`${text} = `)}, () => ${c.code}`;
     });
-    return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
+    return `$why(${pathCode}, ${q(head)}, [${parts.join(", ")}])`;
   }
 
   /**

@@ -304,6 +304,20 @@ function $showT(v«: unknown»)«: string» {
 function $sv(f«: () => unknown»)«: string» {
   return $showT($try(f));
 }
+/**
+ * Why a condition is false, with its operands: the derive path, the head ("<condition> is false"),
+ * then " (x = 1, y = 2)": each operand is its whole text (a constant), or its "name = " label
+ * followed by a function computing its value (shown as $sv shows it).
+ */
+function $why(path«: readonly string[]», head«: string», parts«: readonly (string | (() => unknown))[]»)«: string» {
+  let s = $where(path) + head + " (";
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]«!»;
+    if (typeof p === "function") s += $sv(p);
+    else s += (i ? ", " : "") + p;
+  }
+  return s + ")";
+}
 function $where(path«: readonly string[]»)«: string» {
   let s = "";
   for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";

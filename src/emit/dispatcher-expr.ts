@@ -540,13 +540,25 @@ export class AssignmentGen {
     const operands = operandsOf(node).filter((o) => o.k !== "const");
     const head = `\`${nodeText(cur, node)}\` is false`;
     if (operands.length === 0) return `$where(${pathCode}) + ${q(head)}`;
-    const parts = operands.map((o) => {
-      const text = o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o);
+    // The condition's text is written as the gaps between its operands' texts when they occur in
+    // it in order (each name is then spelled once in the module), else as one gap.
+    const texts = operands.map((o) => (o.k === "leaf" ? leafText(o.leaf) : nodeText(cur, o)));
+    const whole = nodeText(cur, node);
+    let gaps: string[] = [];
+    for (let at = 0, i = 0; i <= texts.length; i++) {
+      const next = i < texts.length ? whole.indexOf(texts[i]!, at) : whole.length;
+      if (next < 0) {
+        gaps = [whole];
+        break;
+      }
+      gaps.push(whole.slice(at, next));
+      at = next + (texts[i]?.length ?? 0);
+    }
+    const parts = operands.map((o, i) => {
       const c = this.expr(o, e, cur);
-      if (c.value !== undefined) return q(`${text} = ${showValue(c.value)}`);
-      return `${q(`${text} = `)} + $sv(() => ${c.code})`;
+      return `${q(texts[i]!)}, ${c.value !== undefined ? q(showValue(c.value)) : `() => ${c.code}`}`;
     });
-    return `$where(${pathCode}) + ${q(head + " (")} + ${parts.join(` + ", " + `)} + ")"`;
+    return `$why(${pathCode}, [${gaps.map((x) => q(x)).join(", ")}], [${parts.join(", ")}])`;
   }
 
   /**

@@ -24,7 +24,14 @@ export interface AssignmentContext {
   readonly sc: (text: string) => string;
   /** The module constant holding a value (code of a literal; equal ones are pooled), with its type. */
   readonly konst: (code: string, type: string) => string;
+  /** The class's name, the module's declarations (`consts`), and the kernel's shared functions by their text. */
+  readonly cls: string;
+  readonly consts: string[];
+  readonly shared: Map<string, string>;
 }
+
+/** Per kernel (its declarations array): module functions shared by its classes, by their text. */
+const sharedFunctions = new WeakMap<string[], Map<string, string>>();
 
 /** The body of a variant's plan method: mirrors interpret.ts buildPlan (same order of evaluation, so the same first error). */
 function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: GenEnv): string[] {
@@ -53,17 +60,19 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       // Every key leaf is a plain read: each into a local, then one conditional expression over the
       // built keys in entry order (null matches anything); the locals name the key when none fits.
       const locals = leaves.map((_, i) => `k${pi}_${i}`);
-      if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
       // The call that fails naming the key (its constants are made only when the code needs it).
-      const miss = (): string => {
+      const miss = (vals: readonly string[], headCode: string): string => {
         const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
-        return `$noShader(${sc(head)}, ${names}, [${locals.join(", ")}], ${sc(tail)})`;
+        return `$noShader(${headCode}, ${names}, [${vals.join(", ")}], ${sc(tail)})`;
       };
       if (entries.length > 0 && entries.every((e) => e.key.every((kv) => kv !== null))) {
         // No wildcard: at most one entry's key matches (the first, if keys repeat), so the entries
         // become a decision tree over the leaves, those with fewer distinct values tested first.
         const distinct = leaves.map((_, i) => new Set(entries.map((e) => lit(e.key[i]!))).size);
         const order = leaves.map((_, i) => i).sort((a, b) => distinct[a]! - distinct[b]! || a - b);
+        // The tree is a module function over the key values (`a0`, …) and the message head, one per
+        // distinct tree: the variants that run the same pass with the same shaders share it.
+        const params = leaves.map((_, i) => `a${i}`);
         const tree = (rows: typeof entries, depth: number): string => {
           if (depth === order.length) return q(rows[0]!.id);
           const i = order[depth]!;
@@ -72,18 +81,30 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
             const v = lit(r.key[i]!);
             groups.set(v, [...(groups.get(v) ?? []), r]);
           }
-          const arms = [...groups].map(([v, rs]) => `${locals[i]} === ${v} ? ${tree(rs, depth + 1)}`);
+          const arms = [...groups].map(([v, rs]) => `${params[i]} === ${v} ? ${tree(rs, depth + 1)}`);
           return `(${arms.join(" : ")} : undefined)`;
         };
         // Without key leaves the first entry is the shader (and no call can miss it).
-        body.push(`    const s${pi}${ty(": string")} = ${order.length ? `${tree(entries, 0)} ?? ${miss()}` : q(entries[0]!.id)};`);
+        const choose = (): string => {
+          const ps = [...params.map((a) => `${a}${ty(": unknown")}`), `head${ty(": string")}`].join(", ");
+          const fn = `(${ps})${ty(": string")} {\n  return ${tree(entries, 0)} ?? ${miss(params, "head")};\n}`;
+          let shared = cx.shared.get(fn);
+          if (!shared) {
+            shared = `${cx.cls}T${cx.shared.size}`;
+            cx.shared.set(fn, shared);
+            cx.consts.push(`function ${shared}${fn}`);
+          }
+          return `${shared}(${[...leaves.map((x) => x.code), sc(head)].join(", ")})`;
+        };
+        body.push(`    const s${pi}${ty(": string")} = ${order.length ? choose() : q(entries[0]!.id)};`);
         return;
       }
+      if (locals.length) body.push(`    const ${leaves.map((x, i) => `${locals[i]} = ${x.code}`).join(", ")};`);
       const arms = entries.map((e) => {
         const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
         return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
       });
-      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss()].join("\n      : ")};`);
+      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss(locals, sc(head))].join("\n      : ")};`);
       return;
     }
     // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
@@ -308,12 +329,20 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
   const g = new AssignmentGen(k, a.facts, call);
   // Strings repeated across error paths (message prefixes) become module constants.
   const pool = new Map<string, string>();
+  // A prefix is built on the longest pooled prefix that ends a quoted name (`…\``), or else on the
+  // first such prefix ("Kernel: variant `v`"), so each message prefix spells its kernel and variant once.
   const sc = (text: string): string => {
     let n = pool.get(text);
     if (!n) {
+      const ends: number[] = [];
+      for (let i = text.indexOf("`"), open = true; i >= 0; i = text.indexOf("`", i + 1), open = !open) if (!open) ends.push(i + 1);
+      const inner = ends.filter((e) => e < text.length);
+      const pooled = inner.filter((e) => pool.has(text.slice(0, e)));
+      const cut = pooled.length ? pooled[pooled.length - 1]! : inner[0];
+      const base = cut === undefined ? undefined : sc(text.slice(0, cut));
       n = `${cls}S${pool.size}`;
       pool.set(text, n);
-      consts.push(`const ${n} = ${q(text)};`);
+      consts.push(`const ${n} = ${base === undefined ? q(text) : `${base} + ${q(text.slice(cut))}`};`);
     }
     return n;
   };
@@ -327,7 +356,9 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     }
     return n;
   };
-  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc, konst };
+  let shared = sharedFunctions.get(consts);
+  if (!shared) sharedFunctions.set(consts, (shared = new Map()));
+  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc, konst, cls, consts, shared };
   const lines: string[] = [];
   const checks = g.scoped(() => {
     const out: string[] = [];

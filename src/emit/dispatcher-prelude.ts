@@ -304,6 +304,22 @@ function $showT(v«: unknown»)«: string» {
 function $sv(f«: () => unknown»)«: string» {
   return $showT($try(f));
 }
+/**
+ * Why a condition is false, with its operands: the derive path, the condition's text between
+ * backquotes, "is false", then " (x = 1, y = 2)". The parts hold each operand's text and its value:
+ * a constant's shown value, or a function computing it (shown as $sv shows it). The condition's
+ * text is the gaps with the operands' texts between them, or the one gap alone.
+ */
+function $why(path«: readonly string[]», gaps«: readonly string[]», parts«: readonly (string | (() => unknown))[]»)«: string» {
+  let s = $where(path) + "\u0060" + gaps[0]«!»;
+  for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2]« as string») + gaps[i]«!»;
+  s += "\u0060 is false (";
+  for (let i = 0; i < parts.length; i += 2) {
+    const v = parts[i + 1]«!»;
+    s += (i ? ", " : "") + (parts[i]« as string») + " = " + (typeof v === "function" ? $sv(v) : v);
+  }
+  return s + ")";
+}
 function $where(path«: readonly string[]»)«: string» {
   let s = "";
   for (const p of path) s += (s ? " > " : "in ") + "\u0060" + p + "\u0060";

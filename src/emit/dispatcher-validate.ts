@@ -105,8 +105,20 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   );
 
   // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
-  spec.typeConstraints.forEach((_, i) => w.line(`let dt${i}${ty(": string | undefined")} = undefined;`).line(`let by${i} = "";`));
   const fill = outputsToFill(k);
+  // What is known of a type parameter's dtype where a tensor is checked: not set by any tensor
+  // before ("unset"), set ("set": an earlier required tensor gave it), or either ("maybe"). The
+  // checks test only what is not known; `by` (the tensor that set it) exists when a later tensor
+  // of the parameter may read it.
+  const tensorsOf = new Map<number, number>();
+  for (const t of [...spec.inputs, ...spec.outputs])
+    if (params.has(t.dtype)) tensorsOf.set(paramIndex.get(t.dtype)!, (tensorsOf.get(paramIndex.get(t.dtype)!) ?? 0) + 1);
+  const known = new Map<number, "unset" | "set" | "maybe">();
+  spec.typeConstraints.forEach((_, i) => {
+    w.line(`let dt${i}${ty(": string | undefined")} = undefined;`);
+    if ((tensorsOf.get(i) ?? 0) > 1) w.line(`let by${i} = "";`);
+    known.set(i, "unset");
+  });
   // The checks are written in place; helpers only build the messages.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
     const args = `${K}, ${str(what)}, ${str(id)}`;
@@ -115,13 +127,22 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     w.close("} else {");
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;
-      w.line(`const prev = dt${d};`);
-      w.line(`if (prev === undefined) {`)
-        .line(`  dt${d} = ${local}.dtype;`)
-        .line(`  by${d} = ${str(id)};`);
-      w.line(`} else if (prev !== ${local}.dtype) {`)
-        .line(`  $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, prev);`)
-        .line(`}`);
+      const state = known.get(d)!;
+      if (state === "unset") {
+        w.line(`dt${d} = ${local}.dtype;`);
+        if ((tensorsOf.get(d) ?? 0) > 1) w.line(`by${d} = ${str(id)};`);
+      } else if (state === "set") {
+        w.line(`if (dt${d} !== ${local}.dtype) $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, dt${d}${ty("!")});`);
+      } else {
+        w.line(`const prev = dt${d};`);
+        w.line(`if (prev === undefined) {`)
+          .line(`  dt${d} = ${local}.dtype;`)
+          .line(`  by${d} = ${str(id)};`);
+        w.line(`} else if (prev !== ${local}.dtype) {`)
+          .line(`  $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, prev);`)
+          .line(`}`);
+      }
+      if (state !== "set") known.set(d, optional ? "maybe" : "set");
     } else {
       w.line(`if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + ${local}.dtype);`);
     }

@@ -103,7 +103,7 @@ describe("emit js", () => {
 
   it("plain Node imports the .js modules and plans every call as the .ts modules do", async () => {
     const { js, ts: tsBuild } = await bothBuilds();
-    const dir = writeTree([...js.files].filter(([rel]) => rel.endsWith(".js")));
+    const dir = writeTree(js.files);
     const list = calls();
     fs.writeFileSync(path.join(dir, "calls.json"), JSON.stringify(list));
     fs.writeFileSync(
@@ -120,6 +120,8 @@ describe("emit js", () => {
         `const index = await import("./index.js");`,
         `out.index = { names: index.profiles.map((p) => p.name), shaders: Object.keys(index.shaders).length, generatedBy: index.default.generatedBy };`,
         `out.loaded = (await index.profiles[0].dispatcher()).PROFILE;`,
+        `out.manifest = (await index.profiles[0].manifest()).profile;`,
+        `out.shaderUrl = Object.values(index.shaders)[0]().protocol;`,
         `fs.writeFileSync(new URL("./out.json", import.meta.url), JSON.stringify(out));`,
       ].join("\n"),
     );
@@ -155,6 +157,8 @@ describe("emit js", () => {
       generatedBy: expect.stringMatching(/^kernelc /),
     });
     expect(fromJs.loaded).toBe(PROFILES[0]);
+    expect(fromJs.manifest).toBe(PROFILES[0]);
+    expect(fromJs.shaderUrl).toBe("file:");
   }, 240_000);
 
   it("the .d.ts files type-check a consumer under the strict flags (NodeNext, and ESNext with bundler resolution); a misspelled tensor id is an error", async () => {

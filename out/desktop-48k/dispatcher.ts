@@ -10,303 +10,287 @@ const $q3 = " has shape ";
 const $q4 = " has dtype ";
 const $q5 = " \u0060";
 const $q6 = "\u0060";
-const $q7 = ", got ";
-const $q8 = ": attribute \u0060";
-const $q9 = " / 0)";
-const $q10 = "modulo by zero (";
-const $q11 = " % 0)";
-const $q12 = "): axis out of range for rank ";
-const $q13 = ": tensor \u0060";
-const $q14 = "\u0060 is absent in this call";
-const $q15 = "in \u0060";
-const $q16 = "error: ";
-const $q17 = "eval";
-const $q18 = " failed: ";
-const $q19 = "dim(shapes.";
-const $q20 = " bytes, more than ";
-const $q21 = "missing_shader";
-const $q22 = "uniform";
-const $q23 = "main";
-const $q24 = "PagedAttention";
-const $q25 = "attrs.kv_num_heads";
-const $q26 = "attrs.num_heads";
-const $q27 = "dim(shapes.keyCacheT, 1)";
-const $q28 = "dim(shapes.keyCacheT, 3)";
-const $q29 = "present.keyT";
-const $q30 = "the shape of intermediate `partialOut`";
-const $q31 = "the shape of intermediate `partialStats`";
-const $q32 = "uniform field `params.batchSize`";
-const $q33 = "uniform field `params.scatterCount`";
-const $q34 = "dispatch x";
-const $q35 = "dispatch y";
-const $q36 = "uniform field `params.scale`";
-const $q37 = "dispatch z";
-const $q38 = "headLayoutOk";
-const $q39 = "qHidden";
-const $q40 = "slotMappingT";
-const $q41 = "ranks.slotMappingT";
-const $q42 = "slotShapeOk";
-const $q43 = "attrs.kv_num_heads = ";
-const $q44 = "`headSize > 0` is false (";
-const $q45 = "headSize = ";
-const $q46 = "tensorDtypes.queryT = \"float16\"";
-const $q47 = "`attrs.num_heads > 0` is false (";
-const $q48 = "attrs.num_heads = ";
-const $q49 = "`attrs.kv_num_heads > 0` is false (";
-const $q50 = "`attrs.num_heads % attrs.kv_num_heads == 0` is false (";
-const $q51 = "attrs.num_heads % attrs.kv_num_heads = ";
-const $q52 = "batchSize = ";
-const $q53 = "`maxBlocks >= 1` is false (";
-const $q54 = "maxBlocks = ";
-const $q55 = "dim(shapes.outputT, 0) = ";
-const $q56 = "tokenCount = ";
-const $q57 = "dim(shapes.outputT, 1) = ";
-const $q58 = "qHidden = ";
-const $q59 = "`f16Ok(tensorDtypes.queryT)` is false (";
-const $q60 = "`true` is false";
-const $q61 = "`present.slotMappingT` is false";
-const $q62 = "cacheShapeOk";
-const $q63 = "ioShapeOk";
-const $q64 = "pagedContractOk";
-const $q65 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535";
-const $q66 = "device.limits.maxComputeInvocationsPerWorkgroup = 1024";
-const $q67 = "dispatchFits";
-const $q68 = "numSplits";
-const $q69 = "`numSplits >= 2` is false (";
-const $q70 = "numSplits = ";
-const $q71 = "headVec = ";
-const $q72 = "pagedSplitScratchBytes = ";
-const $q73 = "device.limits.maxStorageBufferBindingSize = 1073741824";
-const $q74 = "device.limits.maxBufferSize = 1073741824";
-const $q75 = "pagedSplitStatsBytes = ";
-const $q76 = "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (";
-const $q77 = "device.limits.maxComputeWorkgroupSizeX = 1024";
-const $q78 = "pagedSplitWg = ";
-const $q79 = "pagedSplitFits";
-const $q80 = "qPerKv";
-const $q81 = "device.limits.maxComputeWorkgroupStorageSize = 49152";
-const $q82 = "pagedSplitStorageFits";
-const $q83 = "kvHidden";
-const $q84 = "ranks.keyT";
-const $q85 = "keyT";
-const $q86 = "ranks.valueT";
-const $q87 = "valueT";
-const $q88 = "tensorDtypes.keyT";
-const $q89 = "float16";
-const $q90 = "tensorDtypes.valueT";
-const $q91 = "separateKv";
-const $q92 = "`present.keyT` is false";
-const $q93 = "`present.valueT` is false";
-const $q94 = "ranks.keyT = ";
-const $q95 = "ranks.valueT = ";
-const $q96 = "dim(shapes.keyT, 0) = ";
-const $q97 = "dim(shapes.keyT, 1) = ";
-const $q98 = "kvHidden = ";
-const $q99 = "`tensorDtypes.keyT == tensorDtypes.queryT` is false (";
-const $q100 = "tensorDtypes.keyT = ";
-const $q101 = "`tensorDtypes.valueT == tensorDtypes.queryT` is false (";
-const $q102 = "tensorDtypes.valueT = ";
-const $q103 = "dim(shapes.queryT, 1) = ";
-const $q104 = "input";
-const $q105 = "maxStorageBufferBindingSize";
-const $q106 = "keyCacheT";
-const $q107 = "valueCacheT";
-const $q108 = "cumulativeSequenceLengthT";
-const $q109 = "pastSeqlensT";
-const $q110 = "blockTableT";
-const $q111 = "queryT";
-const $q112 = "output";
-const $q113 = "outputT";
-const $q114 = "81755a0829fda486";
-const $q115 = "5461503982bcd2a9";
-const $q116 = "75b7d59346223909";
-const $q117 = "ee3a77bc93a885d3";
-const $q118 = "faa60e1f49e93f8b";
-const $q119 = "6986978caaefd17c";
-const $q120 = "1b3ae74a3efe0eae";
-const $q121 = "aefd553305ce3d07";
-const $q122 = "1a7434181df42672";
-const $q123 = "160b68b737f01a93";
-const $q124 = "6292d5d72623febe";
-const $q125 = "cc151d631e579fe9";
-const $q126 = "c8d02ce80923aefc";
-const $q127 = "5019342e40dd795d";
-const $q128 = "9d4bf86c7efa3c57";
-const $q129 = "intermediate `partialOut`";
-const $q130 = "intermediate `partialStats`";
-const $q131 = "key";
-const $q132 = "value";
-const $q133 = "params.batchSize";
-const $q134 = "params.scatterCount";
-const $q135 = "scratch";
-const $q136 = "partialOut";
-const $q137 = "partialStats";
-const $q138 = "scale";
-const $q139 = "scatter";
-const $q140 = "PagedAttention.ScatterKV";
-const $q141 = "key_cache";
-const $q142 = "value_cache";
-const $q143 = "cumulative_sequence_length";
-const $q144 = "past_seqlens";
-const $q145 = "block_table";
-const $q146 = "params";
-const $q147 = "split_attention";
-const $q148 = "PagedAttention.AttendSplitK";
-const $q149 = "query";
-const $q150 = "partial_out";
-const $q151 = "partial_stats";
-const $q152 = "merge";
-const $q153 = "PagedAttention.AttendSplitKMerge";
-const $q154 = "8e076d9924492dd4";
-const $q155 = "ebf4876d5528b62b";
-const $q156 = "59327ea3536e5ed9";
-const $q157 = "d03142c63e9c0960";
-const $q158 = "ad3581f5d9e0ff1d";
-const $q159 = "a83a471680cffe42";
-const $q160 = "slot_mapping";
-const $q161 = "packedStride";
-const $q162 = "`not present.keyT` is false (";
-const $q163 = "present.keyT = ";
-const $q164 = "`not present.valueT` is false (";
-const $q165 = "present.valueT = ";
-const $q166 = "packedStride = ";
-const $q167 = "packedKv";
-const $q168 = "b21c1aa3240051c5";
-const $q169 = "cd47e10108901079";
-const $q170 = "6c1823ac95c001a3";
-const $q171 = "bec528b1a43dd4c5";
-const $q172 = "3310c9cb20d58682";
-const $q173 = "2806b06a878c55ba";
-const $q174 = "dd31de6d4a5bf666";
-const $q175 = "f0b75a24773d5926";
-const $q176 = "5276cbeaed8a6768";
-const $q177 = "9e59f4b77c19b6cd";
-const $q178 = "7ccb12838b47d18e";
-const $q179 = "b9d0900f86698900";
-const $q180 = "d5c8db5d31bfbbbe";
-const $q181 = "pagedAttnWg = ";
-const $q182 = "pagedAttnStorageFits";
-const $q183 = "outputStoreOk";
-const $q184 = "14ea7f89fb68f157";
-const $q185 = "a952cc90093457d6";
-const $q186 = "1b114f6a4217bbad";
-const $q187 = "b17f7831087062e2";
-const $q188 = "b622b212bb1ef507";
-const $q189 = "07824cffb1aac7b8";
-const $q190 = "PagedAttention.Attend";
-const $q191 = "0ea6fee8332f1c9e";
-const $q192 = "1b1c19f8dbb9ad22";
-const $q193 = "6887e1d164139315";
-const $q194 = "b81a250f45ac6641";
-const $q195 = "89f55f15db4422a0";
-const $q196 = "8e73dab42f9d6be9";
-const $q197 = "the shape of output `outputT`";
-const $q198 = "contract";
-const $q199 = "no_variant";
-const $q200 = "inputs";
-const $q201 = "outputs";
-const $q202 = "attrs";
-const $q203 = ": unknown input `";
-const $q204 = ": unknown output `";
-const $q205 = "is_causal";
-const $q206 = "kv_num_heads";
-const $q207 = "num_heads";
-const $q208 = ": unknown attribute `";
-const $q209 = ": T = ";
-const $q210 = " is not allowed; allowed: float16";
-const $q211 = "int32";
-const $q212 = " is not allowed; allowed: int32";
-const $q213 = "a finite number";
-const $q214 = ": attribute `kv_num_heads` is required";
-const $q215 = ": attribute `num_heads` is required";
-const $q216 = ": nothing was built for ";
-const $q217 = " on profile desktop-48k";
-const $q218 = "SparseAttention";
-const $q219 = "dim(shapes.pastKeyT, 3)";
-const $q220 = "the shape of intermediate `rotatedQuery`";
-const $q221 = "the shape of intermediate `partial`";
-const $q222 = "uniform field `params.rowStride`";
-const $q223 = "layoutShapeOk";
-const $q224 = "cosCacheT";
-const $q225 = "ranks.cosCacheT";
-const $q226 = "ranks.sinCacheT";
-const $q227 = "sinCacheT";
-const $q228 = "shapes.sinCacheT";
-const $q229 = "shapes.cosCacheT";
-const $q230 = "tensorDtypes.cosCacheT";
-const $q231 = "tensorDtypes.sinCacheT";
-const $q232 = "rotaryOk";
-const $q233 = "indexFits";
-const $q234 = "numLayout = ";
-const $q235 = "usesRotary";
-const $q236 = "seqLen = ";
-const $q237 = "maxNnz = ";
-const $q238 = "sparseContractOk";
-const $q239 = "bindingsFit";
-const $q240 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 1073741824";
-const $q241 = "dim(shapes.queryT, 2) = ";
-const $q242 = "attnStorageFits";
-const $q243 = "sparseSplitFits";
-const $q244 = "sparseMergeWg = ";
-const $q245 = "dim(shapes.cosCacheT, 1)";
-const $q246 = "shader key dim(shapes.cosCacheT, 1)";
-const $q247 = "pastKeyT";
-const $q248 = "pastValueT";
-const $q249 = "totalSequenceLengthT";
-const $q250 = "keyTotalSequenceLengthsT";
-const $q251 = "blockRowIndicesT";
-const $q252 = "blockColIndicesT";
-const $q253 = "742962c2aba2b799";
-const $q254 = "attrs.do_rotary=";
-const $q255 = "attrs.kv_num_heads=";
-const $q256 = "attrs.num_heads=";
-const $q257 = "attrs.rotary_interleaved=";
-const $q258 = "dim(shapes.cosCacheT, 1)=";
-const $q259 = "dim(shapes.pastKeyT, 2)=";
-const $q260 = "dim(shapes.pastKeyT, 3)=";
-const $q261 = "present.cosCacheT=";
-const $q262 = "present.keyT=";
-const $q263 = "bc41f32c70cb2068";
-const $q264 = "b56c4543363a0038";
-const $q265 = "b91df1292816e575";
-const $q266 = "intermediate `rotatedQuery`";
-const $q267 = "intermediate `partial`";
-const $q268 = "cos_cache";
-const $q269 = "sin_cache";
-const $q270 = "params.seqLen";
-const $q271 = "rotatedQuery";
-const $q272 = "partial";
-const $q273 = "params.numLayout";
-const $q274 = "params.rowStride";
-const $q275 = "params.colStride";
-const $q276 = "params.maxCacheSeq";
-const $q277 = "append";
-const $q278 = "SparseAttention.AppendKV";
-const $q279 = "present_key";
-const $q280 = "present_value";
-const $q281 = "total_sequence_length";
-const $q282 = "key_total_sequence_lengths";
-const $q283 = "rotate_q";
-const $q284 = "SparseAttention.RotateQuery";
-const $q285 = "rotated_query";
-const $q286 = "split_attend";
-const $q287 = "SparseAttention.AttendSplitK";
-const $q288 = "block_row_indices";
-const $q289 = "block_col_indices";
-const $q290 = "SparseAttention.AttendSplitKMerge";
-const $q291 = "30c267ed5c3a2505";
-const $q292 = "shapes.keyT";
-const $q293 = "shapes.valueT";
-const $q294 = "cdfbd4128cb4b7fb";
-const $q295 = "f2be311d29ec445b";
-const $q296 = "dd2b703a3b7ff024";
-const $q297 = "d82557a43c6ed8dc";
-const $q298 = "attend";
-const $q299 = "SparseAttention.Attend";
-const $q300 = "do_rotary";
-const $q301 = "rotary_interleaved";
-const $q302 = "sparse_block_size";
-const $q303 = "; allowed values: 0, 1";
+const $q7 = " = ";
+const $q8 = ", got ";
+const $q9 = ": attribute \u0060";
+const $q10 = " / 0)";
+const $q11 = "modulo by zero (";
+const $q12 = " % 0)";
+const $q13 = "): axis out of range for rank ";
+const $q14 = ": tensor \u0060";
+const $q15 = "\u0060 is absent in this call";
+const $q16 = "in \u0060";
+const $q17 = "error: ";
+const $q18 = "eval";
+const $q19 = " failed: ";
+const $q20 = "dim(shapes.";
+const $q21 = " bytes, more than ";
+const $q22 = "missing_shader";
+const $q23 = "uniform";
+const $q24 = "main";
+const $q25 = "PagedAttention";
+const $q26 = "attrs.kv_num_heads";
+const $q27 = "attrs.num_heads";
+const $q28 = "dim(shapes.keyCacheT, 1)";
+const $q29 = "dim(shapes.keyCacheT, 3)";
+const $q30 = "present.keyT";
+const $q31 = "present.slotMappingT";
+const $q32 = ": no shader was built for pass `scatter` with ";
+const $q33 = "1b3ae74a3efe0eae";
+const $q34 = "aefd553305ce3d07";
+const $q35 = "160b68b737f01a93";
+const $q36 = "6292d5d72623febe";
+const $q37 = "cc151d631e579fe9";
+const $q38 = ": no shader was built for pass `split_attention` with ";
+const $q39 = ": no shader was built for pass `merge` with ";
+const $q40 = ": pass `scatter`";
+const $q41 = ": pass `split_attention`";
+const $q42 = ": pass `merge`";
+const $q43 = "the shape of intermediate `partialOut`";
+const $q44 = "the shape of intermediate `partialStats`";
+const $q45 = "uniform field `params.batchSize`";
+const $q46 = "uniform field `params.scatterCount`";
+const $q47 = "dispatch x";
+const $q48 = "dispatch y";
+const $q49 = "uniform field `params.scale`";
+const $q50 = "dispatch z";
+const $q51 = ": no shader was built for pass `main` with ";
+const $q52 = ": pass `main`";
+const $q53 = "headLayoutOk";
+const $q54 = "batchSize";
+const $q55 = "qHidden";
+const $q56 = "slotMappingT";
+const $q57 = "ranks.slotMappingT";
+const $q58 = "slotShapeOk";
+const $q59 = "sameShape(";
+const $q60 = "shapes.valueCacheT";
+const $q61 = "shapes.keyCacheT";
+const $q62 = " == ";
+const $q63 = " > 0";
+const $q64 = "headSize";
+const $q65 = "\"float16\"";
+const $q66 = "tensorDtypes.queryT";
+const $q67 = " == 0";
+const $q68 = "attrs.num_heads % attrs.kv_num_heads";
+const $q69 = " >= 1";
+const $q70 = "maxBlocks";
+const $q71 = "dim(shapes.outputT, 0)";
+const $q72 = "tokenCount";
+const $q73 = "dim(shapes.outputT, 1)";
+const $q74 = "f16Ok(";
+const $q75 = " == 1";
+const $q76 = "`true` is false";
+const $q77 = "`present.slotMappingT` is false";
+const $q78 = "cacheShapeOk";
+const $q79 = "ioShapeOk";
+const $q80 = "pagedContractOk";
+const $q81 = " <= ";
+const $q82 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q83 = "65535";
+const $q84 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q85 = "1024";
+const $q86 = "dispatchFits";
+const $q87 = "numSplits";
+const $q88 = "headVec";
+const $q89 = "pagedSplitScratchBytes";
+const $q90 = "pagedSplitStatsBytes";
+const $q91 = "pagedSplitWg";
+const $q92 = " >= 2";
+const $q93 = "cacheVec4Ok";
+const $q94 = "device.limits.maxStorageBufferBindingSize";
+const $q95 = "1073741824";
+const $q96 = "device.limits.maxBufferSize";
+const $q97 = "device.limits.maxComputeWorkgroupSizeX";
+const $q98 = "pagedSplitFits";
+const $q99 = "qPerKv";
+const $q100 = "pagedSplitStorageBytes";
+const $q101 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q102 = "49152";
+const $q103 = "pagedSplitStorageFits";
+const $q104 = "kvHidden";
+const $q105 = "ranks.keyT";
+const $q106 = "keyT";
+const $q107 = "ranks.valueT";
+const $q108 = "valueT";
+const $q109 = "tensorDtypes.keyT";
+const $q110 = "float16";
+const $q111 = "tensorDtypes.valueT";
+const $q112 = "separateKv";
+const $q113 = "`present.keyT` is false";
+const $q114 = "`present.valueT` is false";
+const $q115 = " == 2";
+const $q116 = "dim(shapes.keyT, 0)";
+const $q117 = "dim(shapes.keyT, 1)";
+const $q118 = "dim(shapes.queryT, 1)";
+const $q119 = "not ";
+const $q120 = "input";
+const $q121 = "maxStorageBufferBindingSize";
+const $q122 = "keyCacheT";
+const $q123 = "valueCacheT";
+const $q124 = "cumulativeSequenceLengthT";
+const $q125 = "pastSeqlensT";
+const $q126 = "blockTableT";
+const $q127 = "queryT";
+const $q128 = "output";
+const $q129 = "outputT";
+const $q130 = "intermediate `partialOut`";
+const $q131 = "intermediate `partialStats`";
+const $q132 = "key";
+const $q133 = "value";
+const $q134 = "params.batchSize";
+const $q135 = "params.scatterCount";
+const $q136 = "scratch";
+const $q137 = "partialOut";
+const $q138 = "partialStats";
+const $q139 = "scale";
+const $q140 = "scatter";
+const $q141 = "PagedAttention.ScatterKV";
+const $q142 = "key_cache";
+const $q143 = "value_cache";
+const $q144 = "cumulative_sequence_length";
+const $q145 = "past_seqlens";
+const $q146 = "block_table";
+const $q147 = "params";
+const $q148 = "split_attention";
+const $q149 = "PagedAttention.AttendSplitK";
+const $q150 = "query";
+const $q151 = "partial_out";
+const $q152 = "partial_stats";
+const $q153 = "merge";
+const $q154 = "PagedAttention.AttendSplitKMerge";
+const $q155 = "slot_mapping";
+const $q156 = "packedStride";
+const $q157 = "present.valueT";
+const $q158 = "packedKv";
+const $q159 = "pagedAttnWg";
+const $q160 = "pagedAttnStorageBytes";
+const $q161 = "pagedAttnStorageFits";
+const $q162 = "outputStoreOk";
+const $q163 = "PagedAttention.Attend";
+const $q164 = "the shape of output `outputT`";
+const $q165 = "contract";
+const $q166 = "no_variant";
+const $q167 = "inputs";
+const $q168 = "outputs";
+const $q169 = "attrs";
+const $q170 = ": unknown input `";
+const $q171 = ": unknown output `";
+const $q172 = "is_causal";
+const $q173 = "kv_num_heads";
+const $q174 = "num_heads";
+const $q175 = ": unknown attribute `";
+const $q176 = ": T = ";
+const $q177 = " is not allowed; allowed: float16";
+const $q178 = "int32";
+const $q179 = " is not allowed; allowed: int32";
+const $q180 = "a finite number";
+const $q181 = ": attribute `kv_num_heads` is required";
+const $q182 = ": attribute `num_heads` is required";
+const $q183 = ": nothing was built for ";
+const $q184 = " on profile desktop-48k";
+const $q185 = "SparseAttention";
+const $q186 = ": pass `append`";
+const $q187 = ": no shader was built for pass `append` with ";
+const $q188 = ": pass `rotate_q`";
+const $q189 = ": no shader was built for pass `rotate_q` with ";
+const $q190 = "attrs.do_rotary";
+const $q191 = "attrs.sparse_block_size";
+const $q192 = "dim(shapes.pastKeyT, 3)";
+const $q193 = "b56c4543363a0038";
+const $q194 = ": no shader was built for pass `split_attend` with ";
+const $q195 = ": pass `split_attend`";
+const $q196 = "the shape of intermediate `rotatedQuery`";
+const $q197 = "the shape of intermediate `partial`";
+const $q198 = "uniform field `params.rowStride`";
+const $q199 = "d82557a43c6ed8dc";
+const $q200 = ": no shader was built for pass `attend` with ";
+const $q201 = ": pass `attend`";
+const $q202 = "layoutShapeOk";
+const $q203 = "cosCacheT";
+const $q204 = "rotaryHalf";
+const $q205 = "rotaryDim";
+const $q206 = "ranks.cosCacheT";
+const $q207 = "ranks.sinCacheT";
+const $q208 = "sinCacheT";
+const $q209 = "shapes.sinCacheT";
+const $q210 = "shapes.cosCacheT";
+const $q211 = "tensorDtypes.cosCacheT";
+const $q212 = "tensorDtypes.sinCacheT";
+const $q213 = "rotaryOk";
+const $q214 = "indexFits";
+const $q215 = "numLayout";
+const $q216 = "usesRotary";
+const $q217 = "seqLen";
+const $q218 = "shapes.pastValueT";
+const $q219 = "shapes.pastKeyT";
+const $q220 = "maxNnz";
+const $q221 = " <= 2147483647";
+const $q222 = "sparseContractOk";
+const $q223 = "bindingsFit";
+const $q224 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q225 = "dim(shapes.queryT, 2)";
+const $q226 = "attnStorageBytes";
+const $q227 = "attnStorageFits";
+const $q228 = "sparsePartialBytes";
+const $q229 = "sparseMergeWg";
+const $q230 = "sparseSplitFits";
+const $q231 = "dim(shapes.cosCacheT, 1)";
+const $q232 = "shader key dim(shapes.cosCacheT, 1)";
+const $q233 = "pastKeyT";
+const $q234 = "pastValueT";
+const $q235 = "totalSequenceLengthT";
+const $q236 = "keyTotalSequenceLengthsT";
+const $q237 = "blockRowIndicesT";
+const $q238 = "blockColIndicesT";
+const $q239 = "742962c2aba2b799";
+const $q240 = "attrs.do_rotary=";
+const $q241 = "attrs.kv_num_heads=";
+const $q242 = "attrs.num_heads=";
+const $q243 = "attrs.rotary_interleaved=";
+const $q244 = "dim(shapes.cosCacheT, 1)=";
+const $q245 = "dim(shapes.pastKeyT, 2)=";
+const $q246 = "dim(shapes.pastKeyT, 3)=";
+const $q247 = "present.cosCacheT=";
+const $q248 = "present.keyT=";
+const $q249 = "bc41f32c70cb2068";
+const $q250 = "intermediate `rotatedQuery`";
+const $q251 = "intermediate `partial`";
+const $q252 = "cos_cache";
+const $q253 = "sin_cache";
+const $q254 = "params.seqLen";
+const $q255 = "rotatedQuery";
+const $q256 = "partial";
+const $q257 = "params.numLayout";
+const $q258 = "params.rowStride";
+const $q259 = "params.colStride";
+const $q260 = "params.maxCacheSeq";
+const $q261 = "append";
+const $q262 = "SparseAttention.AppendKV";
+const $q263 = "present_key";
+const $q264 = "present_value";
+const $q265 = "total_sequence_length";
+const $q266 = "key_total_sequence_lengths";
+const $q267 = "rotate_q";
+const $q268 = "SparseAttention.RotateQuery";
+const $q269 = "rotated_query";
+const $q270 = "split_attend";
+const $q271 = "SparseAttention.AttendSplitK";
+const $q272 = "block_row_indices";
+const $q273 = "block_col_indices";
+const $q274 = "SparseAttention.AttendSplitKMerge";
+const $q275 = "30c267ed5c3a2505";
+const $q276 = "shapes.keyT";
+const $q277 = "shapes.valueT";
+const $q278 = " == 3";
+const $q279 = "cdfbd4128cb4b7fb";
+const $q280 = "f2be311d29ec445b";
+const $q281 = "dd2b703a3b7ff024";
+const $q282 = "attend";
+const $q283 = "SparseAttention.Attend";
+const $q284 = "do_rotary";
+const $q285 = "rotary_interleaved";
+const $q286 = "sparse_block_size";
+const $q287 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -421,21 +405,21 @@ function $missing(kernel: string, what: string, id: string): never {
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q4 + dtype + ", but \u0060" + by + "\u0060 makes " + param + " = " + prev);
+  return $badTensor(kernel, what, id, $q4 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q7 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
-  return $badTensor(kernel, what, id, " must have rank " + rank + $q7 + got);
+  return $badTensor(kernel, what, id, " must have rank " + rank + $q8 + got);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q8 + name + "\u0060 must be " + want + $q7 + $show(v));
+  return $fail($q0, kernel + $q9 + name + "\u0060 must be " + want + $q8 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q8 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q9 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -468,21 +452,21 @@ function $mulN(a: number, b: number): number {
   return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q9);
+  if (b === 0) $err("integer division by zero (" + a + $q10);
   return $chk(Math.floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q10 + a + $q11);
+  if (b === 0) $err($q11 + a + $q12);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q10 + a + $q11);
+  if (b === 0) $err($q11 + a + $q12);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q9);
+  if (b === 0) $err("division by zero (" + a + $q10);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -493,7 +477,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q12 + rank);
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q13 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -513,7 +497,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q13 + id + $q14);
+  if (t === null) $err(what + $q14 + id + $q15);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -521,7 +505,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q15)) return new EvalFailure($q15 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q16)) return new EvalFailure($q16 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -553,11 +537,27 @@ function $first(tests: readonly (() => unknown)[]): number {
   return tests.length;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q16 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q17 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
   return $showT($try(f));
+}
+/**
+ * Why a condition is false, with its operands: the derive path, the condition's text between
+ * backquotes, "is false", then " (x = 1, y = 2)". The parts hold each operand's text and its value:
+ * a constant's shown value, or a function computing it (shown as $sv shows it). The condition's
+ * text is the gaps with the operands' texts between them, or the one gap alone.
+ */
+function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
+  let s = $where(path) + $q6 + gaps[0]!;
+  for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
+  s += "\u0060 is false (";
+  for (let i = 0; i < parts.length; i += 2) {
+    const v = parts[i + 1]!;
+    s += (i ? ", " : "") + (parts[i] as string) + $q7 + (typeof v === "function" ? $sv(v) : v);
+  }
+  return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
@@ -568,7 +568,7 @@ function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q17, prefix + ": " + what + $q18 + e.message);
+  if (e instanceof EvalFailure) $fail($q18, prefix + ": " + what + $q19 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -580,10 +580,10 @@ function $condFail(e: unknown, text: string): string {
   throw e;
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q19 + id + ", " + ax + "): tensor \u0060" + id + $q14);
+  if (t === null) $err($q20 + id + ", " + ax + "): tensor \u0060" + id + $q15);
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q19 + id + ", " + ax + $q12 + rank);
+  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q20 + id + ", " + ax + $q13 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -596,14 +596,14 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q17, prefix + ": " + what + " needs " + size + $q20 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q18, prefix + ": " + what + " needs " + size + $q21 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
   let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
   if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
-  if (!ok) $fail($q17, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -614,7 +614,7 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q21, head + s + tail);
+  return $fail($q22, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -628,7 +628,7 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
   const n = v as number;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q17, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q18, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -639,40 +639,40 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
-    $fail($q17, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q18, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types by the index the generated code passes ($bd, $ub). */
-const BT = ["storage", "read-only-storage", $q22] as const;
+const BT = ["storage", "read-only-storage", $q23] as const;
 /** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
 function $bd(binding: number, name: string, type: 0 | 1 | 2, resource: BindingResource): BindingPlan {
   return { binding, name, type: BT[type], resource };
 }
 /** A binding of a uniform buffer's bytes. */
 function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array): BindingPlan {
-  return { binding, name, type: BT[type], resource: { kind: $q22, bytes } };
+  return { binding, name, type: BT[type], resource: { kind: $q23, bytes } };
 }
 /** One compute pass of a plan (entry point main). */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q23, bindings, workgroups: [x, y, z] };
+  return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
 }
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q17, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q17, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q18 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q18, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q19 + e.message);
   throw e;
 }
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
 function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= max)) $fail($q17, kernel + $q13 + id + "\u0060 needs " + size + $q20 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q18, kernel + $q14 + id + "\u0060 needs " + size + $q21 + limit + " (" + max + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 
@@ -705,64 +705,95 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q24;
-const K0A0V0: readonly string[] = [$q25, $q26, $q27, $q28, $q29, "present.slotMappingT"];
-const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S1 = " on profile desktop-48k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
-const K0A0V1: readonly string[] = [$q25, $q26, $q27, $q28, $q29];
-const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0V2: readonly string[] = [$q26, $q28];
-const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with ";
-const K0A0S4 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S5 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
-const K0A0S6 = $q24;
-const K0A0S7 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
-const K0A0S8 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
-const K0A0V3: readonly string[] = [K0A0S4, $q30, K0A0S4, $q31, K0A0S5, $q32, K0A0S5, $q33, K0A0S5, $q34, K0A0S5, $q35, K0A0S7, $q32, K0A0S7, $q36, K0A0S7, $q37];
-const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S10 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0S11 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with ";
-const K0A0S12 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S13 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
-const K0A0S14 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
-const K0A0S15 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
-const K0A0V4: readonly string[] = [K0A0S12, $q30, K0A0S12, $q31, K0A0S13, $q33, K0A0S13, $q34, K0A0S13, $q35, K0A0S14, $q32, K0A0S14, $q36, K0A0S14, $q37];
-const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S17 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0S18 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with ";
-const K0A0S19 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S20 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
-const K0A0S21 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
-const K0A0S22 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
-const K0A0V5: readonly string[] = [K0A0S19, $q30, K0A0S19, $q31, K0A0S20, $q32, K0A0S20, $q33, K0A0S20, $q34, K0A0S20, $q35, K0A0S21, $q32, K0A0S21, $q36, K0A0S21, $q37];
-const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S24 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0S25 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with ";
-const K0A0S26 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S27 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
-const K0A0S28 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
-const K0A0S29 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
-const K0A0V6: readonly string[] = [K0A0S26, $q30, K0A0S26, $q31, K0A0S27, $q33, K0A0S27, $q34, K0A0S27, $q35, K0A0S28, $q32, K0A0S28, $q36, K0A0S28, $q37];
-const K0A0S30 = "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with ";
-const K0A0S31 = "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with ";
-const K0A0S32 = "PagedAttention: variant `separate_derived`: pass `scatter`";
-const K0A0S33 = "PagedAttention: variant `separate_derived`: pass `main`";
-const K0A0V7: readonly string[] = [K0A0S32, $q32, K0A0S32, $q33, K0A0S32, $q34, K0A0S32, $q35, K0A0S33, $q32, K0A0S33, $q36];
-const K0A0S34 = "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with ";
-const K0A0S35 = "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with ";
-const K0A0S36 = "PagedAttention: variant `separate_slot`: pass `scatter`";
-const K0A0S37 = "PagedAttention: variant `separate_slot`: pass `main`";
-const K0A0V8: readonly string[] = [K0A0S36, $q33, K0A0S36, $q34, K0A0S36, $q35, K0A0S37, $q32, K0A0S37, $q36];
-const K0A0S38 = "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with ";
-const K0A0S39 = "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with ";
-const K0A0S40 = "PagedAttention: variant `packed_derived`: pass `scatter`";
-const K0A0S41 = "PagedAttention: variant `packed_derived`: pass `main`";
-const K0A0V9: readonly string[] = [K0A0S40, $q32, K0A0S40, $q33, K0A0S40, $q34, K0A0S40, $q35, K0A0S41, $q32, K0A0S41, $q36];
-const K0A0S42 = "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with ";
-const K0A0S43 = "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with ";
-const K0A0S44 = "PagedAttention: variant `packed_slot`: pass `scatter`";
-const K0A0S45 = "PagedAttention: variant `packed_slot`: pass `main`";
-const K0A0V10: readonly string[] = [K0A0S44, $q33, K0A0S44, $q34, K0A0S44, $q35, K0A0S45, $q32, K0A0S45, $q36];
+const K0 = $q25;
+const K0A0V0: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0S0 = " on profile desktop-48k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
+function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0S2 = K0A0S1 + $q32;
+const K0A0V1: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S3 = K0A0S1 + $q38;
+const K0A0V2: readonly string[] = [$q27, $q29];
+function K0A0T2(a0: unknown, a1: unknown, head: string): string {
+  return (a0 === 28 ? (a1 === 128 ? "c8d02ce80923aefc" : undefined) : a0 === 32 ? (a1 === 128 ? "5019342e40dd795d" : a1 === 96 ? "9d4bf86c7efa3c57" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+}
+const K0A0S4 = K0A0S1 + $q39;
+const K0A0S5 = K0A0S1 + $q40;
+const K0A0S6 = $q25;
+const K0A0S7 = K0A0S1 + $q41;
+const K0A0S8 = K0A0S1 + $q42;
+const K0A0V3: readonly string[] = [K0A0S1, $q43, K0A0S1, $q44, K0A0S5, $q45, K0A0S5, $q46, K0A0S5, $q47, K0A0S5, $q48, K0A0S7, $q45, K0A0S7, $q49, K0A0S7, $q50];
+function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
+const K0A0S10 = K0A0S9 + $q32;
+const K0A0S11 = K0A0S9 + $q38;
+const K0A0S12 = K0A0S9 + $q39;
+const K0A0S13 = K0A0S9 + $q40;
+const K0A0S14 = K0A0S9 + $q41;
+const K0A0S15 = K0A0S9 + $q42;
+const K0A0V4: readonly string[] = [K0A0S9, $q43, K0A0S9, $q44, K0A0S13, $q46, K0A0S13, $q47, K0A0S13, $q48, K0A0S14, $q45, K0A0S14, $q49, K0A0S14, $q50];
+function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
+const K0A0S17 = K0A0S16 + $q32;
+function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S18 = K0A0S16 + $q38;
+const K0A0S19 = K0A0S16 + $q39;
+const K0A0S20 = K0A0S16 + $q40;
+const K0A0S21 = K0A0S16 + $q41;
+const K0A0S22 = K0A0S16 + $q42;
+const K0A0V5: readonly string[] = [K0A0S16, $q43, K0A0S16, $q44, K0A0S20, $q45, K0A0S20, $q46, K0A0S20, $q47, K0A0S20, $q48, K0A0S21, $q45, K0A0S21, $q49, K0A0S21, $q50];
+function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
+const K0A0S24 = K0A0S23 + $q32;
+const K0A0S25 = K0A0S23 + $q38;
+const K0A0S26 = K0A0S23 + $q39;
+const K0A0S27 = K0A0S23 + $q40;
+const K0A0S28 = K0A0S23 + $q41;
+const K0A0S29 = K0A0S23 + $q42;
+const K0A0V6: readonly string[] = [K0A0S23, $q43, K0A0S23, $q44, K0A0S27, $q46, K0A0S27, $q47, K0A0S27, $q48, K0A0S28, $q45, K0A0S28, $q49, K0A0S28, $q50];
+const K0A0S30 = "PagedAttention: variant `separate_derived`";
+const K0A0S31 = K0A0S30 + $q32;
+function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S32 = K0A0S30 + $q51;
+const K0A0S33 = K0A0S30 + $q40;
+const K0A0S34 = K0A0S30 + $q52;
+const K0A0V7: readonly string[] = [K0A0S33, $q45, K0A0S33, $q46, K0A0S33, $q47, K0A0S33, $q48, K0A0S34, $q45, K0A0S34, $q49];
+const K0A0S35 = "PagedAttention: variant `separate_slot`";
+const K0A0S36 = K0A0S35 + $q32;
+const K0A0S37 = K0A0S35 + $q51;
+const K0A0S38 = K0A0S35 + $q40;
+const K0A0S39 = K0A0S35 + $q52;
+const K0A0V8: readonly string[] = [K0A0S38, $q46, K0A0S38, $q47, K0A0S38, $q48, K0A0S39, $q45, K0A0S39, $q49];
+const K0A0S40 = "PagedAttention: variant `packed_derived`";
+const K0A0S41 = K0A0S40 + $q32;
+function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S42 = K0A0S40 + $q51;
+const K0A0S43 = K0A0S40 + $q40;
+const K0A0S44 = K0A0S40 + $q52;
+const K0A0V9: readonly string[] = [K0A0S43, $q45, K0A0S43, $q46, K0A0S43, $q47, K0A0S43, $q48, K0A0S44, $q45, K0A0S44, $q49];
+const K0A0S45 = "PagedAttention: variant `packed_slot`";
+const K0A0S46 = K0A0S45 + $q32;
+const K0A0S47 = K0A0S45 + $q51;
+const K0A0S48 = K0A0S45 + $q40;
+const K0A0S49 = K0A0S45 + $q52;
+const K0A0V10: readonly string[] = [K0A0S48, $q46, K0A0S48, $q47, K0A0S48, $q48, K0A0S49, $q45, K0A0S49, $q49];
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -886,7 +917,7 @@ class K0A0 {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, $q38);
+      throw $wrap(e, $q53);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
@@ -894,7 +925,7 @@ class K0A0 {
     try {
       return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, "batchSize");
+      throw $wrap(e, $q54);
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
@@ -906,7 +937,7 @@ class K0A0 {
     try {
       return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q39);
+      throw $wrap(e, $q55);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
@@ -916,9 +947,9 @@ class K0A0 {
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q40) === this.s0[0]) && ($need(this.t8, $q41, $q40).shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q56) === this.s0[0]) && ($need(this.t8, $q57, $q56).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, $q42);
+      throw $wrap(e, $q58);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -927,27 +958,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $sv(() => this.s4) + ", " + "shapes.keyCacheT = " + $sv(() => this.s3) + ")" : i === 1 ? $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $sv(() => this.s3[2]) + ", " + $q43 + $sv(() => this.a1) + ")" : i === 2 ? $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $sv(() => this.s3[1]) + ")" : i === 3 ? $where(path) + $q44 + $q45 + $sv(() => this.s3[3]) + ")" : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = \"float16\"" + ", " + $q46 + ")")($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q60, () => this.s4, $q61, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q26, () => this.a1]) : i === 2 ? $why(path, ["", $q63], ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : $why(path, ["", $q62, ""], ["tensorDtypes.valueCacheT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q47 + $q48 + $sv(() => this.a2) + ")" : i === 1 ? $where(path) + $q49 + $q43 + $sv(() => this.a1) + ")" : $where(path) + $q50 + $q51 + $sv(() => $modN((this.a2 as number), (this.a1 as number))) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`batchSize >= 1` is false (" + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $sv(() => this.s6[0]) + ", " + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : i === 2 ? $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $sv(() => this.s7[0]) + ", " + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : $where(path) + $q53 + $q54 + $sv(() => this.s7[1]) + ")")($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q54, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q54, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q54, () => (this.m2 ?? this.d2())]) : $why(path, ["", $q69], [$q70, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + $q55 + $sv(() => this.t9!.shape[0]) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + $q57 + $sv(() => this.t9!.shape[1]) + ", " + $q58 + $sv(() => (this.m4 ?? this.d4())) + ")" : $where(path) + $q59 + $q46 + ")")($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t9!.shape[0], $q72, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t9!.shape[1], $q55, () => (this.m4 ?? this.d4())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $sv(() => $dimT(this.t8, (0 as number), $q40)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $sv(() => $need(this.t8, $q41, $q40).shape.length) + ")")($first([() => ($dimT(this.t8, (0 as number), $q40) === this.s0[0])])) : c === false ? $where(path) + $q60 : $where(path) + $q61)($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, ["", $q62, ""], ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q56), $q72, () => this.s0[0]]) : $why(path, ["", $q75], [$q57, () => $need(this.t8, $q57, $q56).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q56) === this.s0[0])])) : c === false ? $where(path) + $q76 : $where(path) + $q77)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q62]) : i === 1 ? this.x2([...path, $q38]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q63]) : this.x5([...path, $q42]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q78]) : i === 1 ? this.x2([...path, $q53]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q79]) : this.x5([...path, $q58]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -962,9 +993,9 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, $q64);
+      return $condFail(e, $q80);
     }
-    return this.x0([...[], $q64]);
+    return this.x0([...[], $q80]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
@@ -972,7 +1003,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q56 + $sv(() => this.s0[0]) + ", " + $q65 + ")" : i === 1 ? $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q48 + $sv(() => this.a2) + ", " + $q65 + ")" : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = 64" + ", " + $q66 + ")")($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q72, () => this.s0[0], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q27, () => this.a2, $q82, $q83]) : $why(path, ["", $q81, ""], ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -987,9 +1018,9 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, $q67);
+      return $condFail(e, $q86);
     }
-    return this.x6([...[], $q67]);
+    return this.x6([...[], $q86]);
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
@@ -1020,7 +1051,7 @@ class K0A0 {
     try {
       return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q68);
+      throw $wrap(e, $q87);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
@@ -1033,7 +1064,7 @@ class K0A0 {
     try {
       return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
-      throw $wrap(e, "headVec");
+      throw $wrap(e, $q88);
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
@@ -1041,7 +1072,7 @@ class K0A0 {
     try {
       return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedSplitScratchBytes");
+      throw $wrap(e, $q89);
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
@@ -1049,7 +1080,7 @@ class K0A0 {
     try {
       return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedSplitStatsBytes");
+      throw $wrap(e, $q90);
     }
   }
   /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
@@ -1057,7 +1088,7 @@ class K0A0 {
     try {
       return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "pagedSplitWg");
+      throw $wrap(e, $q91);
     }
   }
   /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
@@ -1067,11 +1098,11 @@ class K0A0 {
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $sv(() => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)) + ")";
+    return $why(path, ["", $q67], ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q69 + $q70 + $sv(() => (this.m12 ?? this.d12())) + ")" : i === 1 ? this.x8([...path, "cacheVec4Ok"]) : i === 2 ? $where(path) + "`headVec >= 1` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ")" : i === 3 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + $q72 + $sv(() => (this.m15 ?? this.d15())) + ", " + $q73 + ")" : i === 4 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + $q72 + $sv(() => (this.m15 ?? this.d15())) + ", " + $q74 + ")" : i === 5 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + $q75 + $sv(() => (this.m16 ?? this.d16())) + ", " + $q73 + ")" : i === 6 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + $q75 + $sv(() => (this.m16 ?? this.d16())) + ", " + $q74 + ")" : i === 7 ? $where(path) + $q76 + $q70 + $sv(() => (this.m12 ?? this.d12())) + ", " + $q65 + ")" : i === 8 ? $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ", " + $q66 + ")" : i === 9 ? $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ", " + $q77 + ")" : i === 10 ? $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q78 + $sv(() => (this.m17 ?? this.d17())) + ", " + $q66 + ")" : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q78 + $sv(() => (this.m17 ?? this.d17())) + ", " + $q77 + ")")($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q93]) : i === 2 ? $why(path, ["", $q69], [$q88, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q94, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q96, $q95]) : i === 5 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q94, $q95]) : i === 6 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q96, $q95]) : i === 7 ? $why(path, ["", $q81, ""], [$q87, () => (this.m12 ?? this.d12()), $q82, $q83]) : i === 8 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q84, $q85]) : i === 9 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q97, $q85]) : i === 10 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q97, $q85]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -1086,16 +1117,16 @@ class K0A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q79);
+      return $condFail(e, $q98);
     }
-    return this.x7([...[], $q79]);
+    return this.x7([...[], $q98]);
   }
   /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): number {
     try {
       return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q80);
+      throw $wrap(e, $q99);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
@@ -1103,7 +1134,7 @@ class K0A0 {
     try {
       return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedSplitStorageBytes");
+      throw $wrap(e, $q100);
     }
   }
   /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
@@ -1112,7 +1143,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $sv(() => (this.m20 ?? this.d20())) + ", " + $q81 + ")";
+    return $why(path, ["", $q81, ""], [$q100, () => (this.m20 ?? this.d20()), $q101, $q102]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -1127,29 +1158,29 @@ class K0A0 {
     try {
       ((this.m21 ?? this.d21()));
     } catch (e) {
-      return $condFail(e, $q82);
+      return $condFail(e, $q103);
     }
-    return this.x9([...[], $q82]);
+    return this.x9([...[], $q103]);
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
     try {
       return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q83);
+      throw $wrap(e, $q104);
     }
   }
   /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q84, $q85).shape.length === 2)) && ($need(this.t2, $q86, $q87).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q85) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q87) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q85) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q87) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q88, $q85).dtype === $q89)) && ($need(this.t2, $q90, $q87).dtype === $q89)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 2)) && ($need(this.t2, $q107, $q108).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q108) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q91);
+      throw $wrap(e, $q112);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q92 : i === 1 ? $where(path) + $q93 : i === 2 ? $where(path) + "`ranks.keyT == 2` is false (" + $q94 + $sv(() => $need(this.t1, $q84, $q85).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 2` is false (" + $q95 + $sv(() => $need(this.t2, $q86, $q87).shape.length) + ")" : i === 4 ? $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + $q96 + $sv(() => $dimT(this.t1, (0 as number), $q85)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 5 ? $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $sv(() => $dimT(this.t2, (0 as number), $q87)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + $q97 + $sv(() => $dimT(this.t1, (1 as number), $q85)) + ", " + $q98 + $sv(() => (this.m22 ?? this.d22())) + ")" : i === 7 ? $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $sv(() => $dimT(this.t2, (1 as number), $q87)) + ", " + $q98 + $sv(() => (this.m22 ?? this.d22())) + ")" : i === 8 ? $where(path) + $q99 + $q100 + $sv(() => $need(this.t1, $q88, $q85).dtype) + ", " + $q46 + ")" : i === 9 ? $where(path) + $q101 + $q102 + $sv(() => $need(this.t2, $q90, $q87).dtype) + ", " + $q46 + ")" : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + $q103 + $sv(() => this.s0[1]) + ", " + $q58 + $sv(() => (this.m4 ?? this.d4())) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q84, $q85).shape.length === 2), () => ($need(this.t2, $q86, $q87).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q85) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q87) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q85) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q87) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q88, $q85).dtype === $q89), () => ($need(this.t2, $q90, $q87).dtype === $q89)]));
+    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q115], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q72, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q108), $q72, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q104, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q108), $q104, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q118, () => this.s0[1], $q55, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 2), () => ($need(this.t2, $q107, $q108).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q108) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -1164,9 +1195,9 @@ class K0A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q91);
+      return $condFail(e, $q112);
     }
-    return this.x10([...[], $q91]);
+    return this.x10([...[], $q112]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1174,53 +1205,50 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $sv(() => (this.t8 !== null)) + ")";
+    return $why([], [$q119, ""], [$q31, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q104, $q85, 2, 1073741824, K0A0S6, $q105);
+    return $buf(this.t1!, $q120, $q106, 2, 1073741824, K0A0S6, $q121);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q104, $q87, 2, 1073741824, K0A0S6, $q105);
+    return $buf(this.t2!, $q120, $q108, 2, 1073741824, K0A0S6, $q121);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q104, $q106, 2, 1073741824, K0A0S6, $q105);
+    return $buf(this.t3!, $q120, $q122, 2, 1073741824, K0A0S6, $q121);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q104, $q107, 2, 1073741824, K0A0S6, $q105);
+    return $buf(this.t4!, $q120, $q123, 2, 1073741824, K0A0S6, $q121);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q104, $q108, 4, 1073741824, K0A0S6, $q105);
+    return $buf(this.t5!, $q120, $q124, 4, 1073741824, K0A0S6, $q121);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q104, $q109, 4, 1073741824, K0A0S6, $q105);
+    return $buf(this.t6!, $q120, $q125, 4, 1073741824, K0A0S6, $q121);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q104, $q110, 4, 1073741824, K0A0S6, $q105);
+    return $buf(this.t7!, $q120, $q126, 4, 1073741824, K0A0S6, $q121);
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q104, $q111, 2, 1073741824, K0A0S6, $q105);
+    return $buf(this.t0!, $q120, $q127, 2, 1073741824, K0A0S6, $q121);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q112, $q113, 2, 1073741824, K0A0S6, $q105);
+    return $buf(this.t9!, $q128, $q129, 2, 1073741824, K0A0S6, $q121);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q114 : k0_0 === 8 ? $q115 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q116 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q117 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q118 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q119 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q122 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S2);
+      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S3);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S4, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S1, $q130);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S4, $q130);
-      if (this.t1 === null) $omitted(K0A0S5, $q131, $q85);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S1, $q131);
+      if (this.t1 === null) $omitted(K0A0S5, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S5, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S5, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1232,8 +1260,8 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r2, K0A0S5, $q133);
-      $u32(b0_7, 4, r3, K0A0S5, $q134);
+      $u32(b0_7, 0, r2, K0A0S5, $q134);
+      $u32(b0_7, 4, r3, K0A0S5, $q135);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S5, "x");
@@ -1241,14 +1269,14 @@ class K0A0 {
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S5, "y");
       const q7 = this.z0();
-      const q8: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q9: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q8: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S7, $q133);
+      $u32(b1_8, 0, r6, K0A0S7, $q134);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
       const w1y = $wg(this.a1, 65535, K0A0S7, "y");
@@ -1258,7 +1286,7 @@ class K0A0 {
       const q10 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S8, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
-      return { kernel: $q24, variant: "separate_derived_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q143, 1, q4), $bd(5, $q144, 1, q5), $bd(6, $q145, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q7), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q150, 0, q8), $bd(7, $q151, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q8), $bd(1, $q151, 1, q9), $bd(2, $q112, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q146, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q7), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q151, 0, q8), $bd(7, $q152, 0, q9), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q8), $bd(1, $q152, 1, q9), $bd(2, $q128, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V3, st);
     }
@@ -1275,38 +1303,35 @@ class K0A0 {
   }
   /** why "present.slotMappingT" does not hold */
   w6(): string {
-    return $where([]) + $q61;
+    return $where([]) + $q77;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q104, $q40, 4, 1073741824, K0A0S6, $q105);
+    return $buf(this.t8!, $q120, $q56, 4, 1073741824, K0A0S6, $q121);
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q154 : k0_0 === 8 ? $q155 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q156 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q157 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q158 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q159 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q122 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S10);
+      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S11);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S12, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S9, $q130);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S12, $q130);
-      if (this.t1 === null) $omitted(K0A0S13, $q131, $q85);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S9, $q131);
+      if (this.t1 === null) $omitted(K0A0S13, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S13, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S13, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S13, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S13, $q155, $q56);
       const q4 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r2, K0A0S13, $q134);
+      $u32(b0_5, 0, r2, K0A0S13, $q135);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S13, "x");
@@ -1317,14 +1342,14 @@ class K0A0 {
       const q6 = this.z5();
       const q7 = this.z6();
       const q8 = this.z7();
-      const q9: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q10: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q9: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
+      const q10: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S14, $q133);
+      $u32(b1_8, 0, r5, K0A0S14, $q134);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
       const w1y = $wg(this.a1, 65535, K0A0S14, "y");
@@ -1334,7 +1359,7 @@ class K0A0 {
       const q11 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S15, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
-      return { kernel: $q24, variant: "separate_slot_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q160, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q5), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q6), $bd(4, $q144, 1, q7), $bd(5, $q145, 1, q8), $bd(6, $q150, 0, q9), $bd(7, $q151, 0, q10), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q9), $bd(1, $q151, 1, q10), $bd(2, $q112, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q155, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q5), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q6), $bd(4, $q145, 1, q7), $bd(5, $q146, 1, q8), $bd(6, $q151, 0, q9), $bd(7, $q152, 0, q10), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q9), $bd(1, $q152, 1, q10), $bd(2, $q128, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V4, st);
     }
@@ -1350,7 +1375,7 @@ class K0A0 {
     try {
       return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q161);
+      throw $wrap(e, $q156);
     }
   }
   /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
@@ -1359,7 +1384,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q162 + $q163 + $sv(() => (this.t1 !== null)) + ")" : i === 1 ? $where(path) + $q164 + $q165 + $sv(() => (this.t2 !== null)) + ")" : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + $q103 + $sv(() => this.s0[1]) + ", " + $q166 + $sv(() => (this.m24 ?? this.d24())) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q157, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q118, () => this.s0[1], $q156, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
@@ -1374,25 +1399,22 @@ class K0A0 {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
-      return $condFail(e, $q167);
+      return $condFail(e, $q158);
     }
-    return this.x11([...[], $q167]);
+    return this.x11([...[], $q158]);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q168 : k0_0 === 8 ? $q169 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q170 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q171 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q172 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q173 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q174 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S17);
+      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S18);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S19, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S16, $q130);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S19, $q130);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S16, $q131);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
@@ -1404,22 +1426,22 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r2, K0A0S20, $q133);
-      $u32(b0_6, 4, r3, K0A0S20, $q134);
+      $u32(b0_6, 0, r2, K0A0S20, $q134);
+      $u32(b0_6, 4, r3, K0A0S20, $q135);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S20, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S20, "y");
-      const q6: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q7: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q6: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S21, $q133);
+      $u32(b1_8, 0, r6, K0A0S21, $q134);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
       const w1y = $wg(this.a1, 65535, K0A0S21, "y");
@@ -1429,7 +1451,7 @@ class K0A0 {
       const q8 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S22, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
-      return { kernel: $q24, variant: "packed_derived_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q150, 0, q6), $bd(7, $q151, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q6), $bd(1, $q151, 1, q7), $bd(2, $q112, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q151, 0, q6), $bd(7, $q152, 0, q7), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q6), $bd(1, $q152, 1, q7), $bd(2, $q128, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V5, st);
     }
@@ -1443,27 +1465,24 @@ class K0A0 {
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q175 : k0_0 === 8 ? $q176 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q177 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q178 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q179 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q174 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S24);
+      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S25);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K0A0S26, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S23, $q130);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K0A0S26, $q130);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S23, $q131);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S27, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S27, $q155, $q56);
       const q3 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r2, K0A0S27, $q134);
+      $u32(b0_4, 0, r2, K0A0S27, $q135);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S27, "x");
@@ -1473,14 +1492,14 @@ class K0A0 {
       const q4 = this.z5();
       const q5 = this.z6();
       const q6 = this.z7();
-      const q7: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q8: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q7: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
+      const q8: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S28, $q133);
+      $u32(b1_8, 0, r5, K0A0S28, $q134);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
       const w1y = $wg(this.a1, 65535, K0A0S28, "y");
@@ -1490,7 +1509,7 @@ class K0A0 {
       const q9 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S29, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
-      return { kernel: $q24, variant: "packed_slot_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q160, 1, q3), $ub(4, $q146, 2, b0_4)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q150, 0, q7), $bd(7, $q151, 0, q8), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q7), $bd(1, $q151, 1, q8), $bd(2, $q112, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q155, 1, q3), $ub(4, $q147, 2, b0_4)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q151, 0, q7), $bd(7, $q152, 0, q8), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q7), $bd(1, $q152, 1, q8), $bd(2, $q128, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V6, st);
     }
@@ -1530,7 +1549,7 @@ class K0A0 {
     try {
       return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "pagedAttnWg");
+      throw $wrap(e, $q159);
     }
   }
   /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
@@ -1538,7 +1557,7 @@ class K0A0 {
     try {
       return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedAttnStorageBytes");
+      throw $wrap(e, $q160);
     }
   }
   /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
@@ -1547,7 +1566,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $sv(() => (this.m30 ?? this.d30())) + ", " + $q81 + ")" : i === 1 ? $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q181 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q66 + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q181 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q77 + ")")($first([() => (((this.m30 ?? this.d30()) as number) <= (49152 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q160, () => (this.m30 ?? this.d30()), $q101, $q102]) : i === 1 ? $why(path, ["", $q81, ""], [$q159, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q159, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m30 ?? this.d30()) as number) <= (49152 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
@@ -1562,9 +1581,9 @@ class K0A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q182);
+      return $condFail(e, $q161);
     }
-    return this.x12([...[], $q182]);
+    return this.x12([...[], $q161]);
   }
   /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
@@ -1572,7 +1591,7 @@ class K0A0 {
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $where(path) + "`cacheVec4Ok or has(device.features, \"shader-f16\")` is false (" + "cacheVec4Ok = " + $sv(() => (this.m13 ?? this.d13())) + ", " + "has(device.features, \"shader-f16\") = false" + ")";
+    return $why(path, ["", " or ", ""], [$q93, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
@@ -1587,20 +1606,18 @@ class K0A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q183);
+      return $condFail(e, $q162);
     }
-    return this.x13([...[], $q183]);
+    return this.x13([...[], $q162]);
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q114 : k0_0 === 8 ? $q115 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q116 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q117 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q118 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q119 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q184 : k1_0 === 8 ? $q185 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q186 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q187 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q188 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      if (this.t1 === null) $omitted(K0A0S32, $q131, $q85);
+      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
+      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
+      if (this.t1 === null) $omitted(K0A0S33, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S32, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S33, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1612,26 +1629,26 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r0, K0A0S32, $q133);
-      $u32(b0_7, 4, r1, K0A0S32, $q134);
+      $u32(b0_7, 0, r0, K0A0S33, $q134);
+      $u32(b0_7, 4, r1, K0A0S33, $q135);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S32, "x");
+      const w0x = $wg(r2, 65535, K0A0S33, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S32, "y");
+      const w0y = $wg(r3, 65535, K0A0S33, "y");
       const q7 = this.z0();
       const q8 = this.z9();
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S33, $q133);
+      $u32(b1_7, 0, r4, K0A0S34, $q134);
       $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S33, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S33, "y");
-      return { kernel: $q24, variant: "separate_derived", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q143, 1, q4), $bd(5, $q144, 1, q5), $bd(6, $q145, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q7), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q112, 0, q8), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S34, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S34, "y");
+      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q146, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q7), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q128, 0, q8), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V7, st);
     }
@@ -1645,28 +1662,26 @@ class K0A0 {
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q154 : k0_0 === 8 ? $q155 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q156 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q157 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q158 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q159 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q184 : k1_0 === 8 ? $q185 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q186 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q187 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q188 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      if (this.t1 === null) $omitted(K0A0S36, $q131, $q85);
+      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
+      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
+      if (this.t1 === null) $omitted(K0A0S38, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S36, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S38, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S36, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S38, $q155, $q56);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r0, K0A0S36, $q134);
+      $u32(b0_5, 0, r0, K0A0S38, $q135);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S36, "x");
+      const w0x = $wg(r1, 65535, K0A0S38, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S36, "y");
+      const w0y = $wg(r2, 65535, K0A0S38, "y");
       const q5 = this.z0();
       const q6 = this.z5();
       const q7 = this.z6();
@@ -1675,13 +1690,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S37, $q133);
+      $u32(b1_7, 0, r3, K0A0S39, $q134);
       $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S37, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S37, "y");
-      return { kernel: $q24, variant: "separate_slot", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q160, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q5), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q6), $bd(4, $q144, 1, q7), $bd(5, $q145, 1, q8), $bd(6, $q112, 0, q9), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S39, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S39, "y");
+      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q155, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q5), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q6), $bd(4, $q145, 1, q7), $bd(5, $q146, 1, q8), $bd(6, $q128, 0, q9), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V8, st);
     }
@@ -1695,10 +1710,8 @@ class K0A0 {
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q168 : k0_0 === 8 ? $q169 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q170 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q171 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q172 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q173 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q191 : k1_0 === 8 ? $q192 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q193 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q194 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q195 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
+      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
@@ -1710,25 +1723,25 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r0, K0A0S40, $q133);
-      $u32(b0_6, 4, r1, K0A0S40, $q134);
+      $u32(b0_6, 0, r0, K0A0S43, $q134);
+      $u32(b0_6, 4, r1, K0A0S43, $q135);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S40, "x");
+      const w0x = $wg(r2, 65535, K0A0S43, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S40, "y");
+      const w0y = $wg(r3, 65535, K0A0S43, "y");
       const q6 = this.z9();
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S41, $q133);
+      $u32(b1_7, 0, r4, K0A0S44, $q134);
       $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S41, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S41, "y");
-      return { kernel: $q24, variant: "packed_derived", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q112, 0, q6), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S44, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S44, "y");
+      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q128, 0, q6), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V9, st);
     }
@@ -1742,25 +1755,23 @@ class K0A0 {
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q175 : k0_0 === 8 ? $q176 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q177 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q178 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q179 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q191 : k1_0 === 8 ? $q192 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q193 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q194 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q195 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
+      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S44, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S48, $q155, $q56);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r0, K0A0S44, $q134);
+      $u32(b0_4, 0, r0, K0A0S48, $q135);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S44, "x");
+      const w0x = $wg(r1, 65535, K0A0S48, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S44, "y");
+      const w0y = $wg(r2, 65535, K0A0S48, "y");
       const q4 = this.z5();
       const q5 = this.z6();
       const q6 = this.z7();
@@ -1768,13 +1779,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S45, $q133);
+      $u32(b1_7, 0, r3, K0A0S49, $q134);
       $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S45, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S45, "y");
-      return { kernel: $q24, variant: "packed_slot", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q160, 1, q3), $ub(4, $q146, 2, b0_4)], w0x, w0y, 1), $pass($q23, $q190, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q112, 0, q7), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S49, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S49, "y");
+      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q155, 1, q3), $ub(4, $q147, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q128, 0, q7), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V10, st);
     }
@@ -1790,18 +1801,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q24, $q197);
+      $evalFail(e, $q25, $q164);
     }
-    const h0 = $outShape(o0, 2, $q24, $q113);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q89 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q24, $q113, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q24, $q106);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q24, $q106, this.u3.shape, h1, "shapes.keyCacheT");
-    const h2 = $outShape(this.s4, 4, $q24, $q107);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q24, $q107, this.u4.shape, h2, "shapes.valueCacheT");
+    const h0 = $outShape(o0, 2, $q25, $q129);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q110 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q129, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q25, $q122);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q122, this.u3.shape, h1, $q61);
+    const h2 = $outShape(this.s4, 4, $q25, $q123);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q123, this.u4.shape, h2, $q60);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q198, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q198, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q165, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q165, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1811,16 +1822,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q199, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q166, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q200, K0);
-  const outs = $bag(c, $q201, K0);
-  const attrs = $bag(c, $q202, K0);
+  const ins = $bag(c, $q167, K0);
+  const outs = $bag(c, $q168, K0);
+  const attrs = $bag(c, $q169, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1841,35 +1852,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q111:
-          t0 = $td(ins[key], K0, $q104, key);
-          break;
-        case $q85:
-          t1 = $td(ins[key], K0, $q104, key);
-          break;
-        case $q87:
-          t2 = $td(ins[key], K0, $q104, key);
+        case $q127:
+          t0 = $td(ins[key], K0, $q120, key);
           break;
         case $q106:
-          t3 = $td(ins[key], K0, $q104, key);
-          break;
-        case $q107:
-          t4 = $td(ins[key], K0, $q104, key);
+          t1 = $td(ins[key], K0, $q120, key);
           break;
         case $q108:
-          t5 = $td(ins[key], K0, $q104, key);
+          t2 = $td(ins[key], K0, $q120, key);
           break;
-        case $q109:
-          t6 = $td(ins[key], K0, $q104, key);
+        case $q122:
+          t3 = $td(ins[key], K0, $q120, key);
           break;
-        case $q110:
-          t7 = $td(ins[key], K0, $q104, key);
+        case $q123:
+          t4 = $td(ins[key], K0, $q120, key);
           break;
-        case $q40:
-          t8 = $td(ins[key], K0, $q104, key);
+        case $q124:
+          t5 = $td(ins[key], K0, $q120, key);
+          break;
+        case $q125:
+          t6 = $td(ins[key], K0, $q120, key);
+          break;
+        case $q126:
+          t7 = $td(ins[key], K0, $q120, key);
+          break;
+        case $q56:
+          t8 = $td(ins[key], K0, $q120, key);
           break;
         default:
-          $fail($q0, K0 + $q203 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q170 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1877,17 +1888,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q113:
-          t9 = $td(outs[key], K0, $q112, key);
+        case $q129:
+          t9 = $td(outs[key], K0, $q128, key);
           break;
-        case $q106:
-          u3 = $td(outs[key], K0, $q112, key);
+        case $q122:
+          u3 = $td(outs[key], K0, $q128, key);
           break;
-        case $q107:
-          u4 = $td(outs[key], K0, $q112, key);
+        case $q123:
+          u4 = $td(outs[key], K0, $q128, key);
           break;
         default:
-          $fail($q0, K0 + $q204 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q171 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1895,20 +1906,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q205:
+        case $q172:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q206:
+        case $q173:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q207:
+        case $q174:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q138:
+        case $q139:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q208 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q175 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1917,160 +1928,90 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q104, $q111);
+    $missing(K0, $q120, $q127);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t0.dtype;
-      by0 = $q111;
-    } else if (prev !== t0.dtype) {
-      $dtypeClash(K0, $q104, $q111, t0.dtype, by0, "T", prev);
-    }
-    if (t0.shape.length !== 2) $badRank(K0, $q104, $q111, 2, t0.shape.length);
+    dt0 = t0.dtype;
+    by0 = $q127;
+    if (t0.shape.length !== 2) $badRank(K0, $q120, $q127, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t1.dtype;
-      by0 = $q85;
-    } else if (prev !== t1.dtype) {
-      $dtypeClash(K0, $q104, $q85, t1.dtype, by0, "T", prev);
-    }
-    if (t1.shape.length !== 2) $badRank(K0, $q104, $q85, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q120, $q106, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q120, $q106, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t2.dtype;
-      by0 = $q87;
-    } else if (prev !== t2.dtype) {
-      $dtypeClash(K0, $q104, $q87, t2.dtype, by0, "T", prev);
-    }
-    if (t2.shape.length !== 2) $badRank(K0, $q104, $q87, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q120, $q108, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q120, $q108, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K0, $q104, $q106);
+    $missing(K0, $q120, $q122);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t3.dtype;
-      by0 = $q106;
-    } else if (prev !== t3.dtype) {
-      $dtypeClash(K0, $q104, $q106, t3.dtype, by0, "T", prev);
-    }
-    if (t3.shape.length !== 4) $badRank(K0, $q104, $q106, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K0, $q120, $q122, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K0, $q120, $q122, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K0, $q104, $q107);
+    $missing(K0, $q120, $q123);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t4.dtype;
-      by0 = $q107;
-    } else if (prev !== t4.dtype) {
-      $dtypeClash(K0, $q104, $q107, t4.dtype, by0, "T", prev);
-    }
-    if (t4.shape.length !== 4) $badRank(K0, $q104, $q107, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K0, $q120, $q123, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K0, $q120, $q123, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K0, $q104, $q108);
+    $missing(K0, $q120, $q124);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t5.dtype;
-      by1 = $q108;
-    } else if (prev !== t5.dtype) {
-      $dtypeClash(K0, $q104, $q108, t5.dtype, by1, "S", prev);
-    }
-    if (t5.shape.length !== 1) $badRank(K0, $q104, $q108, 1, t5.shape.length);
+    dt1 = t5.dtype;
+    by1 = $q124;
+    if (t5.shape.length !== 1) $badRank(K0, $q120, $q124, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K0, $q104, $q109);
+    $missing(K0, $q120, $q125);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t6.dtype;
-      by1 = $q109;
-    } else if (prev !== t6.dtype) {
-      $dtypeClash(K0, $q104, $q109, t6.dtype, by1, "S", prev);
-    }
-    if (t6.shape.length !== 1) $badRank(K0, $q104, $q109, 1, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K0, $q120, $q125, t6.dtype, by1, "S", dt1!);
+    if (t6.shape.length !== 1) $badRank(K0, $q120, $q125, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K0, $q104, $q110);
+    $missing(K0, $q120, $q126);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t7.dtype;
-      by1 = $q110;
-    } else if (prev !== t7.dtype) {
-      $dtypeClash(K0, $q104, $q110, t7.dtype, by1, "S", prev);
-    }
-    if (t7.shape.length !== 2) $badRank(K0, $q104, $q110, 2, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K0, $q120, $q126, t7.dtype, by1, "S", dt1!);
+    if (t7.shape.length !== 2) $badRank(K0, $q120, $q126, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t8.dtype;
-      by1 = $q40;
-    } else if (prev !== t8.dtype) {
-      $dtypeClash(K0, $q104, $q40, t8.dtype, by1, "S", prev);
-    }
-    if (t8.shape.length !== 1) $badRank(K0, $q104, $q40, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q120, $q56, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q120, $q56, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t9.dtype;
-      by0 = $q113;
-    } else if (prev !== t9.dtype) {
-      $dtypeClash(K0, $q112, $q113, t9.dtype, by0, "T", prev);
-    }
-    if (t9.shape.length !== 2) $badRank(K0, $q112, $q113, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q128, $q129, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q128, $q129, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u3.dtype;
-      by0 = $q106;
-    } else if (prev !== u3.dtype) {
-      $dtypeClash(K0, $q112, $q106, u3.dtype, by0, "T", prev);
-    }
-    if (u3.shape.length !== 4) $badRank(K0, $q112, $q106, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q128, $q122, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q128, $q122, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u4.dtype;
-      by0 = $q107;
-    } else if (prev !== u4.dtype) {
-      $dtypeClash(K0, $q112, $q107, u4.dtype, by0, "T", prev);
-    }
-    if (u4.shape.length !== 4) $badRank(K0, $q112, $q107, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q128, $q123, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q128, $q123, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q89;
-  else if (dt0 !== $q89) $fail($q0, K0 + $q209 + dt0 + $q210);
-  if (dt1 === undefined) dt1 = $q211;
-  else if (dt1 !== $q211) $fail($q0, K0 + ": S = " + dt1 + $q212);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q205, $q213, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q206, $q213, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q207, $q213, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q138, $q213, g3);
+  if (dt0 === undefined) dt0 = $q110;
+  else if (dt0 !== $q110) $fail($q0, K0 + $q176 + dt0 + $q177);
+  if (dt1 === undefined) dt1 = $q178;
+  else if (dt1 !== $q178) $fail($q0, K0 + ": S = " + dt1 + $q179);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q172, $q180, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q173, $q180, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q174, $q180, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q139, $q180, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q214);
-  if (a2 === undefined) $fail($q0, K0 + $q215);
-  if (dt0 === $q89 && dt1 === $q211) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q199, K0 + $q216 + "T=" + dt0 + ", " + "S=" + dt1 + $q217);
+  if (a1 === undefined) $fail($q0, K0 + $q181);
+  if (a2 === undefined) $fail($q0, K0 + $q182);
+  if (dt0 === $q110 && dt1 === $q178) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q166, K0 + $q183 + "T=" + dt0 + ", " + "S=" + dt1 + $q184);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2104,73 +2045,102 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q218;
-const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
-const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with ";
-const K1A0S2 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
-const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with ";
-const K1A0V0: readonly string[] = ["attrs.do_rotary", $q25, $q26, "attrs.sparse_block_size", $q219, $q29];
-const K1A0S5 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0V1: readonly string[] = [$q26, $q219];
-const K1A0S6 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with ";
-const K1A0S7 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S8 = $q218;
-const K1A0S9 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
-const K1A0S10 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
-const K1A0V2: readonly string[] = [K1A0S7, $q220, K1A0S7, $q221, K1A0S0, $q34, K1A0S0, $q35, K1A0S3, $q34, K1A0S3, $q35, K1A0S9, $q222, K1A0S9, $q34, K1A0S9, $q37, K1A0S10, $q37];
-const K1A0S11 = "SparseAttention: variant `packed_splitk`: pass `append`";
-const K1A0S12 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with ";
-const K1A0S13 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0S14 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with ";
-const K1A0S15 = "SparseAttention: variant `packed_splitk`";
-const K1A0S16 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
-const K1A0S17 = "SparseAttention: variant `packed_splitk`: pass `merge`";
-const K1A0V3: readonly string[] = [K1A0S15, $q221, K1A0S11, $q34, K1A0S11, $q35, K1A0S16, $q222, K1A0S16, $q34, K1A0S16, $q37, K1A0S17, $q37];
-const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
-const K1A0S19 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with ";
-const K1A0S20 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
-const K1A0S21 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with ";
-const K1A0S22 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0S23 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with ";
-const K1A0S24 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S25 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
-const K1A0S26 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
-const K1A0V4: readonly string[] = [K1A0S24, $q220, K1A0S24, $q221, K1A0S18, $q34, K1A0S18, $q35, K1A0S20, $q34, K1A0S20, $q35, K1A0S25, $q222, K1A0S25, $q34, K1A0S25, $q37, K1A0S26, $q37];
-const K1A0S27 = "SparseAttention: variant `separate_splitk`: pass `append`";
-const K1A0S28 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with ";
-const K1A0S29 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0S30 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with ";
-const K1A0S31 = "SparseAttention: variant `separate_splitk`";
-const K1A0S32 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
-const K1A0S33 = "SparseAttention: variant `separate_splitk`: pass `merge`";
-const K1A0V5: readonly string[] = [K1A0S31, $q221, K1A0S27, $q34, K1A0S27, $q35, K1A0S32, $q222, K1A0S32, $q34, K1A0S32, $q37, K1A0S33, $q37];
-const K1A0S34 = "SparseAttention: variant `packed_rotary`: pass `append`";
-const K1A0S35 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with ";
-const K1A0S36 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
-const K1A0S37 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with ";
-const K1A0S38 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with ";
-const K1A0S39 = "SparseAttention: variant `packed_rotary`";
-const K1A0S40 = "SparseAttention: variant `packed_rotary`: pass `attend`";
-const K1A0V6: readonly string[] = [K1A0S39, $q220, K1A0S34, $q34, K1A0S34, $q35, K1A0S36, $q34, K1A0S36, $q35, K1A0S40, $q222];
-const K1A0S41 = "SparseAttention: variant `packed`: pass `append`";
-const K1A0S42 = "SparseAttention: variant `packed`: no shader was built for pass `append` with ";
-const K1A0S43 = "SparseAttention: variant `packed`: no shader was built for pass `attend` with ";
-const K1A0S44 = "SparseAttention: variant `packed`: pass `attend`";
-const K1A0V7: readonly string[] = [K1A0S41, $q34, K1A0S41, $q35, K1A0S44, $q222];
-const K1A0S45 = "SparseAttention: variant `separate_rotary`: pass `append`";
-const K1A0S46 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with ";
-const K1A0S47 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
-const K1A0S48 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with ";
-const K1A0S49 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with ";
-const K1A0S50 = "SparseAttention: variant `separate_rotary`";
-const K1A0S51 = "SparseAttention: variant `separate_rotary`: pass `attend`";
-const K1A0V8: readonly string[] = [K1A0S50, $q220, K1A0S45, $q34, K1A0S45, $q35, K1A0S47, $q34, K1A0S47, $q35, K1A0S51, $q222];
-const K1A0S52 = "SparseAttention: variant `separate`: pass `append`";
-const K1A0S53 = "SparseAttention: variant `separate`: no shader was built for pass `append` with ";
-const K1A0S54 = "SparseAttention: variant `separate`: no shader was built for pass `attend` with ";
-const K1A0S55 = "SparseAttention: variant `separate`: pass `attend`";
-const K1A0V9: readonly string[] = [K1A0S52, $q34, K1A0S52, $q35, K1A0S55, $q222];
+const K1 = $q185;
+const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S1 = K1A0S0 + $q186;
+const K1A0S2 = K1A0S0 + $q187;
+const K1A0S3 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
+const K1A0S4 = K1A0S0 + $q188;
+const K1A0S5 = K1A0S0 + $q189;
+const K1A0V0: readonly string[] = [$q190, $q26, $q27, $q191, $q192, $q30];
+function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S6 = K1A0S0 + $q194;
+const K1A0V1: readonly string[] = [$q27, $q192];
+function K1A0T1(a0: unknown, a1: unknown, head: string): string {
+  return (a0 === 32 ? (a1 === 128 ? "b91df1292816e575" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+}
+const K1A0S7 = K1A0S0 + $q39;
+const K1A0S8 = $q185;
+const K1A0S9 = K1A0S0 + $q195;
+const K1A0S10 = K1A0S0 + $q42;
+const K1A0V2: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197, K1A0S1, $q47, K1A0S1, $q48, K1A0S4, $q47, K1A0S4, $q48, K1A0S9, $q198, K1A0S9, $q47, K1A0S9, $q50, K1A0S10, $q50];
+const K1A0S11 = "SparseAttention: variant `packed_splitk`";
+const K1A0S12 = K1A0S11 + $q186;
+const K1A0S13 = K1A0S11 + $q187;
+function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S14 = K1A0S11 + $q194;
+const K1A0S15 = K1A0S11 + $q39;
+const K1A0S16 = K1A0S11 + $q195;
+const K1A0S17 = K1A0S11 + $q42;
+const K1A0V3: readonly string[] = [K1A0S11, $q197, K1A0S12, $q47, K1A0S12, $q48, K1A0S16, $q198, K1A0S16, $q47, K1A0S16, $q50, K1A0S17, $q50];
+const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S19 = K1A0S18 + $q186;
+const K1A0S20 = K1A0S18 + $q187;
+const K1A0S21 = K1A0S18 + $q188;
+const K1A0S22 = K1A0S18 + $q189;
+function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S23 = K1A0S18 + $q194;
+const K1A0S24 = K1A0S18 + $q39;
+const K1A0S25 = K1A0S18 + $q195;
+const K1A0S26 = K1A0S18 + $q42;
+const K1A0V4: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197, K1A0S19, $q47, K1A0S19, $q48, K1A0S21, $q47, K1A0S21, $q48, K1A0S25, $q198, K1A0S25, $q47, K1A0S25, $q50, K1A0S26, $q50];
+const K1A0S27 = "SparseAttention: variant `separate_splitk`";
+const K1A0S28 = K1A0S27 + $q186;
+const K1A0S29 = K1A0S27 + $q187;
+function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S30 = K1A0S27 + $q194;
+const K1A0S31 = K1A0S27 + $q39;
+const K1A0S32 = K1A0S27 + $q195;
+const K1A0S33 = K1A0S27 + $q42;
+const K1A0V5: readonly string[] = [K1A0S27, $q197, K1A0S28, $q47, K1A0S28, $q48, K1A0S32, $q198, K1A0S32, $q47, K1A0S32, $q50, K1A0S33, $q50];
+const K1A0S34 = "SparseAttention: variant `packed_rotary`";
+const K1A0S35 = K1A0S34 + $q186;
+const K1A0S36 = K1A0S34 + $q187;
+const K1A0S37 = K1A0S34 + $q188;
+const K1A0S38 = K1A0S34 + $q189;
+function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q199 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S39 = K1A0S34 + $q200;
+const K1A0S40 = K1A0S34 + $q201;
+const K1A0V6: readonly string[] = [K1A0S34, $q196, K1A0S35, $q47, K1A0S35, $q48, K1A0S37, $q47, K1A0S37, $q48, K1A0S40, $q198];
+const K1A0S41 = "SparseAttention: variant `packed`";
+const K1A0S42 = K1A0S41 + $q186;
+const K1A0S43 = K1A0S41 + $q187;
+function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S44 = K1A0S41 + $q200;
+const K1A0S45 = K1A0S41 + $q201;
+const K1A0V7: readonly string[] = [K1A0S42, $q47, K1A0S42, $q48, K1A0S45, $q198];
+const K1A0S46 = "SparseAttention: variant `separate_rotary`";
+const K1A0S47 = K1A0S46 + $q186;
+const K1A0S48 = K1A0S46 + $q187;
+const K1A0S49 = K1A0S46 + $q188;
+const K1A0S50 = K1A0S46 + $q189;
+function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q199 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S51 = K1A0S46 + $q200;
+const K1A0S52 = K1A0S46 + $q201;
+const K1A0V8: readonly string[] = [K1A0S46, $q196, K1A0S47, $q47, K1A0S47, $q48, K1A0S49, $q47, K1A0S49, $q48, K1A0S52, $q198];
+const K1A0S53 = "SparseAttention: variant `separate`";
+const K1A0S54 = K1A0S53 + $q186;
+const K1A0S55 = K1A0S53 + $q187;
+function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q199 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S56 = K1A0S53 + $q200;
+const K1A0S57 = K1A0S53 + $q201;
+const K1A0V9: readonly string[] = [K1A0S54, $q47, K1A0S54, $q48, K1A0S57, $q198];
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2298,7 +2268,7 @@ class K1A0 {
     try {
       return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, $q38);
+      throw $wrap(e, $q53);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
@@ -2315,7 +2285,7 @@ class K1A0 {
     try {
       return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q39);
+      throw $wrap(e, $q55);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
@@ -2331,7 +2301,7 @@ class K1A0 {
     try {
       return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, "maxBlocks");
+      throw $wrap(e, $q70);
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -2339,7 +2309,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q223);
+      throw $wrap(e, $q202);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2349,9 +2319,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q224) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q203) : 0));
     } catch (e) {
-      throw $wrap(e, "rotaryHalf");
+      throw $wrap(e, $q204);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2359,16 +2329,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, "rotaryDim");
+      throw $wrap(e, $q205);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q225, $q224).shape.length === 2)) && ($need(this.t10, $q226, $q227).shape.length === 2)) && $same($need(this.t10, $q228, $q227).shape as readonly number[], $need(this.t9, $q229, $q224).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q230, $q224).dtype === $q89)) && ($need(this.t10, $q231, $q227).dtype === $q89)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q206, $q203).shape.length === 2)) && ($need(this.t10, $q207, $q208).shape.length === 2)) && $same($need(this.t10, $q209, $q208).shape as readonly number[], $need(this.t9, $q210, $q203).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q211, $q203).dtype === $q110)) && ($need(this.t10, $q212, $q208).dtype === $q110)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q232);
+      throw $wrap(e, $q213);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2376,7 +2346,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q83);
+      throw $wrap(e, $q104);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2384,7 +2354,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q161);
+      throw $wrap(e, $q156);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2392,7 +2362,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q233);
+      throw $wrap(e, $q214);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2401,45 +2371,45 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q47 + $q48 + $sv(() => this.a2) + ")" : i === 1 ? $where(path) + $q49 + $q43 + $sv(() => this.a1) + ")" : i === 2 ? $where(path) + $q50 + $q51 + $sv(() => $modN((this.a2 as number), (this.a1 as number))) + ")" : i === 3 ? $where(path) + "`numLayout > 0` is false (" + $q234 + $sv(() => this.s5[0]) + ")" : i === 4 ? $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $sv(() => $modN((this.a2 as number), (this.s5[0] as number))) + ")" : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $sv(() => this.a5) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q215, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $sv(() => this.a0) + ")";
+    return $why(path, ["", $q75], [$q190, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $where(path) + $q44 + $q45 + $sv(() => this.s3[3]) + ")" : i === 1 ? $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $sv(() => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)) + ")" : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $sv(() => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)) + ")" : c === false ? $where(path) + $q60 : this.x3([...path, $q235]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q216]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + $q55 + $sv(() => this.t11!.shape[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + $q57 + $sv(() => this.t11!.shape[1]) + ", " + $q236 + $sv(() => this.s0[1]) + ")" : i === 2 ? $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $sv(() => this.t11!.shape[2]) + ", " + $q58 + $sv(() => (this.m3 ?? this.d3())) + ")" : $where(path) + $q59 + $q46 + ")")($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q217, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $sv(() => this.s4) + ", " + "shapes.pastKeyT = " + $sv(() => this.s3) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $sv(() => this.s3[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 2 ? $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $sv(() => this.s3[1]) + ", " + $q43 + $sv(() => this.a1) + ")" : i === 3 ? $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $sv(() => this.s3[2]) + ")" : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = \"float16\"" + ", " + $q46 + ")")($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q218, () => this.s4, $q219, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q53 + $q54 + $sv(() => (this.m6 ?? this.d6())) + ")" : i === 1 ? $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $sv(() => this.s6[0]) + ", " + $q234 + $sv(() => this.s5[0]) + ")" : i === 2 ? $where(path) + "`maxNnz >= 1` is false (" + $q237 + $sv(() => this.s6[1]) + ")" : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + $q237 + $sv(() => this.s6[1]) + ", " + "maxBlocks * maxBlocks = " + $sv(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))) + ")")($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q215, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q220, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q220, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $sv(() => this.s7[0]) + ")" : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $sv(() => this.s8[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")")($first([() => (this.s7[0] === 1)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q75], ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, ["", $q62, ""], ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q54, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $sv(() => $need(this.t9, $q225, $q224).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $sv(() => $need(this.t10, $q226, $q227).shape.length) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $sv(() => $need(this.t10, $q228, $q227).shape) + ", " + "shapes.cosCacheT = " + $sv(() => $need(this.t9, $q229, $q224).shape) + ")" : i === 5 ? $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $sv(() => (this.m9 ?? this.d9())) + ")" : i === 6 ? $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $sv(() => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)) + ")" : i === 7 ? $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $sv(() => (this.m10 ?? this.d10())) + ", " + $q45 + $sv(() => this.s3[3]) + ")" : i === 8 ? $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $sv(() => $need(this.t9, $q230, $q224).dtype) + ", " + $q46 + ")" : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $sv(() => $need(this.t10, $q231, $q227).dtype) + ", " + $q46 + ")")($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q225, $q224).shape.length === 2), () => ($need(this.t10, $q226, $q227).shape.length === 2), () => $same($need(this.t10, $q228, $q227).shape as readonly number[], $need(this.t9, $q229, $q224).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q230, $q224).dtype === $q89)])) : c === false ? ((i: number) => i === 0 ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $sv(() => (this.t9 !== null)) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $sv(() => (this.t10 !== null)) + ")")($first([() => !((this.t9 !== null))])) : this.x3([...path, $q235]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q115], [$q206, () => $need(this.t9, $q206, $q203).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q207, () => $need(this.t10, $q207, $q208).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q209, () => $need(this.t10, $q209, $q208).shape, $q210, () => $need(this.t9, $q210, $q203).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q204, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q205, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q211, () => $need(this.t9, $q211, $q203).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q212, () => $need(this.t10, $q212, $q208).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q206, $q203).shape.length === 2), () => ($need(this.t10, $q207, $q208).shape.length === 2), () => $same($need(this.t10, $q209, $q208).shape as readonly number[], $need(this.t9, $q210, $q203).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q211, $q203).dtype === $q110)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q119, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q119, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q216]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $sv(() => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $sv(() => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)) + ")")($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q221], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q221], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q38]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q63]) : i === 3 ? this.x5([...path, $q62]) : i === 4 ? this.x6([...path, $q223]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q232]) : this.x9([...path, $q233]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q202]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q213]) : this.x9([...path, $q214]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2454,9 +2424,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q238);
+      return $condFail(e, $q222);
     }
-    return this.x0([...[], $q238]);
+    return this.x0([...[], $q222]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2479,12 +2449,12 @@ class K1A0 {
     try {
       return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, $q67);
+      throw $wrap(e, $q86);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q236 + $sv(() => this.s0[1]) + ", " + $q65 + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q43 + $sv(() => this.a1) + ", " + $q65 + ")" : i === 2 ? $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q52 + $sv(() => this.s0[0]) + ", " + $q65 + ")" : i === 3 ? $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $sv(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)))) + ", " + $q65 + ")" : i === 4 ? $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $sv(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)))) + ", " + $q65 + ")" : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = 64" + ", " + $q77 + ")")($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q217, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q97, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2499,21 +2469,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q67);
+      return $condFail(e, $q86);
     }
-    return this.x10([...[], $q67]);
+    return this.x10([...[], $q86]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, $q239);
+      throw $wrap(e, $q223);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $sv(() => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)) + ", " + $q240 + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $sv(() => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)) + ", " + $q240 + ")")($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q224, $q95]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q224, $q95]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2528,9 +2498,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q239);
+      return $condFail(e, $q223);
     }
-    return this.x11([...[], $q239]);
+    return this.x11([...[], $q223]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2538,7 +2508,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q162 + $q163 + $sv(() => (this.t1 !== null)) + ")" : i === 1 ? $where(path) + $q164 + $q165 + $sv(() => (this.t2 !== null)) + ")" : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + $q241 + $sv(() => this.s0[2]) + ", " + $q166 + $sv(() => (this.m13 ?? this.d13())) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q157, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q225, () => this.s0[2], $q156, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2553,9 +2523,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q167);
+      return $condFail(e, $q158);
     }
-    return this.x12([...[], $q167]);
+    return this.x12([...[], $q158]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2570,16 +2540,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q235);
+      return $condFail(e, $q216);
     }
-    return this.x3([...[], $q235]);
+    return this.x3([...[], $q216]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q80);
+      throw $wrap(e, $q99);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2587,7 +2557,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, "attnStorageBytes");
+      throw $wrap(e, $q226);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2596,7 +2566,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $sv(() => (this.m21 ?? this.d21())) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $sv(() => (this.m22 ?? this.d22())) + ", " + $q81 + ")")($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q99, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q226, () => (this.m22 ?? this.d22()), $q101, $q102]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2611,9 +2581,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q242);
+      return $condFail(e, $q227);
     }
-    return this.x13([...[], $q242]);
+    return this.x13([...[], $q227]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2644,7 +2614,7 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q68);
+      throw $wrap(e, $q87);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
@@ -2652,7 +2622,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "sparsePartialBytes");
+      throw $wrap(e, $q228);
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2660,7 +2630,7 @@ class K1A0 {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "sparseMergeWg");
+      throw $wrap(e, $q229);
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
@@ -2668,12 +2638,12 @@ class K1A0 {
     try {
       return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
-      throw $wrap(e, $q243);
+      throw $wrap(e, $q230);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q69 + $q70 + $sv(() => (this.m27 ?? this.d27())) + ")" : i === 1 ? $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $sv(() => $chk((this.s0[0] as number) * (this.s0[1] as number))) + ", " + $q65 + ")" : i === 2 ? $where(path) + $q76 + $q70 + $sv(() => (this.m27 ?? this.d27())) + ", " + $q65 + ")" : i === 3 ? $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $sv(() => (this.m28 ?? this.d28())) + ", " + $q240 + ")" : i === 4 ? $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q244 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q66 + ")" : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q244 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q77 + ")")($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q228, () => (this.m28 ?? this.d28()), $q224, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q229, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q229, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2688,131 +2658,129 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, $q243);
+      return $condFail(e, $q230);
     }
-    return this.x14([...[], $q243]);
+    return this.x14([...[], $q230]);
   }
   k0_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S0, $q246);
+      return $evalFail(e, K1A0S1, $q232);
     }
   }
   k0_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k0_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S3, $q246);
+      return $evalFail(e, K1A0S4, $q232);
     }
   }
   k0_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q104, $q111, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t0!, $q120, $q127, 2, 1073741824, K1A0S8, $q121);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q104, $q247, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t3!, $q120, $q233, 2, 1073741824, K1A0S8, $q121);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q104, $q248, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t4!, $q120, $q234, 2, 1073741824, K1A0S8, $q121);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q104, $q249, 4, 1073741824, K1A0S8, $q105);
+    return $buf(this.t7!, $q120, $q235, 4, 1073741824, K1A0S8, $q121);
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q104, $q250, 4, 1073741824, K1A0S8, $q105);
+    return $buf(this.t8!, $q120, $q236, 4, 1073741824, K1A0S8, $q121);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q104, $q224, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t9!, $q120, $q203, 2, 1073741824, K1A0S8, $q121);
   }
   z10(): BindingResource {
-    return $buf(this.t10!, $q104, $q227, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t10!, $q120, $q208, 2, 1073741824, K1A0S8, $q121);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q104, $q251, 4, 1073741824, K1A0S8, $q105);
+    return $buf(this.t5!, $q120, $q237, 4, 1073741824, K1A0S8, $q121);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q104, $q252, 4, 1073741824, K1A0S8, $q105);
+    return $buf(this.t6!, $q120, $q238, 4, 1073741824, K1A0S8, $q121);
   }
   z11(): BindingResource {
-    return $buf(this.t11!, $q112, $q113, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t11!, $q128, $q129, 2, 1073741824, K1A0S8, $q121);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
-      if (s0 === undefined) $fail($q21, K1A0S1 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k0_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q239;
+      if (s0 === undefined) $fail($q22, K1A0S2 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k0_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q263;
-      if (s1 === undefined) $fail($q21, K1A0S4 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k0_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === false ? $q264 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-      const k3_0 = this.a2, k3_1 = this.s3[3];
-      const s3: string = (k3_0 === 32 ? (k3_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
+      if (s1 === undefined) $fail($q22, K1A0S5 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k0_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
+      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S7, $q266);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q250);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K1A0S7, $q267);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q251);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S0, $q268, $q224);
+      if (this.t9 === null) $omitted(K1A0S1, $q252, $q203);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S0, $q269, $q227);
+      if (this.t10 === null) $omitted(K1A0S1, $q253, $q208);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S0, $q270);
-      $u32(b0_7, 4, this.s0[0], K1A0S0, $q133);
+      $u32(b0_7, 0, this.s0[1], K1A0S1, $q254);
+      $u32(b0_7, 4, this.s0[0], K1A0S1, $q134);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S0, "x");
+      const w0x = $wg(r2, 65535, K1A0S1, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S0, "y");
-      const q7: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const w0y = $wg(r3, 65535, K1A0S1, "y");
+      const q7: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S3, $q270);
-      $u32(b1_6, 4, this.s0[0], K1A0S3, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S4, $q254);
+      $u32(b1_6, 4, this.s0[0], K1A0S4, $q134);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S3, "x");
+      const w1x = $wg(r4, 65535, K1A0S4, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S3, "y");
+      const w1y = $wg(r5, 65535, K1A0S4, "y");
       const q8 = this.z5();
       const q9 = this.z6();
-      const q10: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x1 };
+      const q10: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S9, $q270);
-      $u32(b2_8, 4, this.s0[0], K1A0S9, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S9, $q273);
-      $u32(b2_8, 12, r6, K1A0S9, $q274);
-      $u32(b2_8, 16, this.s6[1], K1A0S9, $q275);
-      $u32(b2_8, 20, this.s3[2], K1A0S9, $q276);
+      $u32(b2_8, 0, this.s0[1], K1A0S9, $q254);
+      $u32(b2_8, 4, this.s0[0], K1A0S9, $q134);
+      $u32(b2_8, 8, this.s5[0], K1A0S9, $q257);
+      $u32(b2_8, 12, r6, K1A0S9, $q258);
+      $u32(b2_8, 16, this.s6[1], K1A0S9, $q259);
+      $u32(b2_8, 20, this.s3[2], K1A0S9, $q260);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2826,7 +2794,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S10, "z");
-      return { kernel: $q218, variant: "packed_rotary_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q268, 1, q5), $bd(6, $q269, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q0), $bd(1, $q268, 1, q5), $bd(2, $q269, 1, q6), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q285, 0, q7), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q286, $q287, s2, [$bd(0, $q149, 1, q7), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q8), $bd(4, $q289, 1, q9), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q272, 0, q10), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z), $pass($q152, $q290, s3, [$bd(0, $q272, 1, q10), $bd(1, $q112, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q271, size: x0 }, { id: $q272, size: x1 }], outputShapes: shapes };
+      return { kernel: $q185, variant: "packed_rotary_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q252, 1, q5), $bd(6, $q253, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q0), $bd(1, $q252, 1, q5), $bd(2, $q253, 1, q6), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q269, 0, q7), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q270, $q271, s2, [$bd(0, $q150, 1, q7), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q8), $bd(4, $q273, 1, q9), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q256, 0, q10), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z), $pass($q153, $q274, s3, [$bd(0, $q256, 1, q10), $bd(1, $q128, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q255, size: x0 }, { id: $q256, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V2, st);
     }
@@ -2852,20 +2820,20 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $sv(() => (this.m1 ?? this.d1())) + ")";
+    return $why([], [$q119, ""], [$q216, () => (this.m1 ?? this.d1())]);
   }
   k1_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S11, $q246);
+      return $evalFail(e, K1A0S12, $q232);
     }
   }
   k1_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -2873,41 +2841,39 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q291;
-      if (s0 === undefined) $fail($q21, K1A0S12 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k1_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 32 ? (k2_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q275;
+      if (s0 === undefined) $fail($q22, K1A0S13 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k1_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K1A0S15, $q267);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q251);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S11, $q270);
-      $u32(b0_5, 4, this.s0[0], K1A0S11, $q133);
+      $u32(b0_5, 0, this.s0[1], K1A0S12, $q254);
+      $u32(b0_5, 4, this.s0[0], K1A0S12, $q134);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S11, "x");
+      const w0x = $wg(r1, 65535, K1A0S12, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S11, "y");
+      const w0y = $wg(r2, 65535, K1A0S12, "y");
       const q5 = this.z5();
       const q6 = this.z6();
-      const q7: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S16, $q270);
-      $u32(b1_8, 4, this.s0[0], K1A0S16, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S16, $q273);
-      $u32(b1_8, 12, r3, K1A0S16, $q274);
-      $u32(b1_8, 16, this.s6[1], K1A0S16, $q275);
-      $u32(b1_8, 20, this.s3[2], K1A0S16, $q276);
+      $u32(b1_8, 0, this.s0[1], K1A0S16, $q254);
+      $u32(b1_8, 4, this.s0[0], K1A0S16, $q134);
+      $u32(b1_8, 8, this.s5[0], K1A0S16, $q257);
+      $u32(b1_8, 12, r3, K1A0S16, $q258);
+      $u32(b1_8, 16, this.s6[1], K1A0S16, $q259);
+      $u32(b1_8, 20, this.s3[2], K1A0S16, $q260);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2921,7 +2887,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S17, "z");
-      return { kernel: $q218, variant: "packed_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q286, $q287, s1, [$bd(0, $q149, 1, q0), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q5), $bd(4, $q289, 1, q6), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q272, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q290, s2, [$bd(0, $q272, 1, q7), $bd(1, $q112, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q272, size: x0 }], outputShapes: shapes };
+      return { kernel: $q185, variant: "packed_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q270, $q271, s1, [$bd(0, $q150, 1, q0), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q5), $bd(4, $q273, 1, q6), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q256, 0, q7), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q274, s2, [$bd(0, $q256, 1, q7), $bd(1, $q128, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V3, st);
     }
@@ -2935,14 +2901,14 @@ class K1A0 {
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q84, $q85).shape.length === 3)) && ($need(this.t2, $q86, $q87).shape.length === 3)) && $same($need(this.t1, $q292, $q85).shape as readonly number[], $need(this.t2, $q293, $q87).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q85) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q85) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q85) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q88, $q85).dtype === $q89)) && ($need(this.t2, $q90, $q87).dtype === $q89)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 3)) && ($need(this.t2, $q107, $q108).shape.length === 3)) && $same($need(this.t1, $q276, $q106).shape as readonly number[], $need(this.t2, $q277, $q108).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q91);
+      throw $wrap(e, $q112);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q92 : i === 1 ? $where(path) + $q93 : i === 2 ? $where(path) + "`ranks.keyT == 3` is false (" + $q94 + $sv(() => $need(this.t1, $q84, $q85).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 3` is false (" + $q95 + $sv(() => $need(this.t2, $q86, $q87).shape.length) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $sv(() => $need(this.t1, $q292, $q85).shape) + ", " + "shapes.valueT = " + $sv(() => $need(this.t2, $q293, $q87).shape) + ")" : i === 5 ? $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + $q96 + $sv(() => $dimT(this.t1, (0 as number), $q85)) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + $q97 + $sv(() => $dimT(this.t1, (1 as number), $q85)) + ", " + $q236 + $sv(() => this.s0[1]) + ")" : i === 7 ? $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $sv(() => $dimT(this.t1, (2 as number), $q85)) + ", " + $q98 + $sv(() => (this.m12 ?? this.d12())) + ")" : i === 8 ? $where(path) + $q99 + $q100 + $sv(() => $need(this.t1, $q88, $q85).dtype) + ", " + $q46 + ")" : i === 9 ? $where(path) + $q101 + $q102 + $sv(() => $need(this.t2, $q90, $q87).dtype) + ", " + $q46 + ")" : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + $q241 + $sv(() => this.s0[2]) + ", " + $q58 + $sv(() => (this.m3 ?? this.d3())) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q84, $q85).shape.length === 3), () => ($need(this.t2, $q86, $q87).shape.length === 3), () => $same($need(this.t1, $q292, $q85).shape as readonly number[], $need(this.t2, $q293, $q87).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q85) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q85) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q85) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q88, $q85).dtype === $q89), () => ($need(this.t2, $q90, $q87).dtype === $q89)]));
+    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q278], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q278], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q276, () => $need(this.t1, $q276, $q106).shape, $q277, () => $need(this.t2, $q277, $q108).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q217, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q106), $q104, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q225, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 3), () => ($need(this.t2, $q107, $q108).shape.length === 3), () => $same($need(this.t1, $q276, $q106).shape as readonly number[], $need(this.t2, $q277, $q108).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2957,111 +2923,109 @@ class K1A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q91);
+      return $condFail(e, $q112);
     }
-    return this.x15([...[], $q91]);
+    return this.x15([...[], $q112]);
   }
   k2_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S18, $q246);
+      return $evalFail(e, K1A0S19, $q232);
     }
   }
   k2_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k2_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S20, $q246);
+      return $evalFail(e, K1A0S21, $q232);
     }
   }
   k2_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q104, $q85, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t1!, $q120, $q106, 2, 1073741824, K1A0S8, $q121);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q104, $q87, 2, 1073741824, K1A0S8, $q105);
+    return $buf(this.t2!, $q120, $q108, 2, 1073741824, K1A0S8, $q121);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q294;
-      if (s0 === undefined) $fail($q21, K1A0S19 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k2_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q279;
+      if (s0 === undefined) $fail($q22, K1A0S20 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k2_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q295;
-      if (s1 === undefined) $fail($q21, K1A0S21 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k2_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === true ? $q264 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-      const k3_0 = this.a2, k3_1 = this.s3[3];
-      const s3: string = (k3_0 === 32 ? (k3_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q280;
+      if (s1 === undefined) $fail($q22, K1A0S22 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k2_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
+      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S24, $q266);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q250);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q105, K1A0S24, $q267);
-      if (this.t1 === null) $omitted(K1A0S18, $q131, $q85);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q251);
+      if (this.t1 === null) $omitted(K1A0S19, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S18, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S19, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S18, $q268, $q224);
+      if (this.t9 === null) $omitted(K1A0S19, $q252, $q203);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S18, $q269, $q227);
+      if (this.t10 === null) $omitted(K1A0S19, $q253, $q208);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S18, $q270);
-      $u32(b0_8, 4, this.s0[0], K1A0S18, $q133);
+      $u32(b0_8, 0, this.s0[1], K1A0S19, $q254);
+      $u32(b0_8, 4, this.s0[0], K1A0S19, $q134);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S18, "x");
+      const w0x = $wg(r2, 65535, K1A0S19, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S18, "y");
+      const w0y = $wg(r3, 65535, K1A0S19, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S20, $q270);
-      $u32(b1_6, 4, this.s0[0], K1A0S20, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S21, $q254);
+      $u32(b1_6, 4, this.s0[0], K1A0S21, $q134);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S20, "x");
+      const w1x = $wg(r4, 65535, K1A0S21, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S20, "y");
+      const w1y = $wg(r5, 65535, K1A0S21, "y");
       const q10 = this.z5();
       const q11 = this.z6();
-      const q12: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x1 };
+      const q12: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S25, $q270);
-      $u32(b2_8, 4, this.s0[0], K1A0S25, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S25, $q273);
-      $u32(b2_8, 12, r6, K1A0S25, $q274);
-      $u32(b2_8, 16, this.s6[1], K1A0S25, $q275);
-      $u32(b2_8, 20, this.s3[2], K1A0S25, $q276);
+      $u32(b2_8, 0, this.s0[1], K1A0S25, $q254);
+      $u32(b2_8, 4, this.s0[0], K1A0S25, $q134);
+      $u32(b2_8, 8, this.s5[0], K1A0S25, $q257);
+      $u32(b2_8, 12, r6, K1A0S25, $q258);
+      $u32(b2_8, 16, this.s6[1], K1A0S25, $q259);
+      $u32(b2_8, 20, this.s3[2], K1A0S25, $q260);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3075,7 +3039,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S26, "z");
-      return { kernel: $q218, variant: "separate_rotary_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $bd(6, $q268, 1, q6), $bd(7, $q269, 1, q7), $ub(8, $q146, 2, b0_8)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q8), $bd(1, $q268, 1, q6), $bd(2, $q269, 1, q7), $bd(3, $q281, 1, q4), $bd(4, $q282, 1, q5), $bd(5, $q285, 0, q9), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q286, $q287, s2, [$bd(0, $q149, 1, q9), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q10), $bd(4, $q289, 1, q11), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q272, 0, q12), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z), $pass($q152, $q290, s3, [$bd(0, $q272, 1, q12), $bd(1, $q112, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q271, size: x0 }, { id: $q272, size: x1 }], outputShapes: shapes };
+      return { kernel: $q185, variant: "separate_rotary_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $bd(6, $q252, 1, q6), $bd(7, $q253, 1, q7), $ub(8, $q147, 2, b0_8)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q8), $bd(1, $q252, 1, q6), $bd(2, $q253, 1, q7), $bd(3, $q265, 1, q4), $bd(4, $q266, 1, q5), $bd(5, $q269, 0, q9), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q270, $q271, s2, [$bd(0, $q150, 1, q9), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q10), $bd(4, $q273, 1, q11), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q256, 0, q12), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z), $pass($q153, $q274, s3, [$bd(0, $q256, 1, q12), $bd(1, $q128, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q255, size: x0 }, { id: $q256, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V4, st);
     }
@@ -3088,16 +3052,16 @@ class K1A0 {
   }
   k3_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S27, $q246);
+      return $evalFail(e, K1A0S28, $q232);
     }
   }
   k3_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3105,45 +3069,43 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q296;
-      if (s0 === undefined) $fail($q21, K1A0S28 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k3_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === true ? $q264 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 32 ? (k2_1 === 128 ? $q265 : undefined) : undefined) ?? $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q281;
+      if (s0 === undefined) $fail($q22, K1A0S29 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k3_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q105, K1A0S31, $q267);
-      if (this.t1 === null) $omitted(K1A0S27, $q131, $q85);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q251);
+      if (this.t1 === null) $omitted(K1A0S28, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S27, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S28, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S27, $q270);
-      $u32(b0_6, 4, this.s0[0], K1A0S27, $q133);
+      $u32(b0_6, 0, this.s0[1], K1A0S28, $q254);
+      $u32(b0_6, 4, this.s0[0], K1A0S28, $q134);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S27, "x");
+      const w0x = $wg(r1, 65535, K1A0S28, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S27, "y");
+      const w0y = $wg(r2, 65535, K1A0S28, "y");
       const q6 = this.z0();
       const q7 = this.z5();
       const q8 = this.z6();
-      const q9: BindingResource = { kind: $q135, scratch: $q272, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S32, $q270);
-      $u32(b1_8, 4, this.s0[0], K1A0S32, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S32, $q273);
-      $u32(b1_8, 12, r3, K1A0S32, $q274);
-      $u32(b1_8, 16, this.s6[1], K1A0S32, $q275);
-      $u32(b1_8, 20, this.s3[2], K1A0S32, $q276);
+      $u32(b1_8, 0, this.s0[1], K1A0S32, $q254);
+      $u32(b1_8, 4, this.s0[0], K1A0S32, $q134);
+      $u32(b1_8, 8, this.s5[0], K1A0S32, $q257);
+      $u32(b1_8, 12, r3, K1A0S32, $q258);
+      $u32(b1_8, 16, this.s6[1], K1A0S32, $q259);
+      $u32(b1_8, 20, this.s3[2], K1A0S32, $q260);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3157,7 +3119,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S33, "z");
-      return { kernel: $q218, variant: "separate_splitk", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q286, $q287, s1, [$bd(0, $q149, 1, q6), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q7), $bd(4, $q289, 1, q8), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q272, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q290, s2, [$bd(0, $q272, 1, q9), $bd(1, $q112, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q272, size: x0 }], outputShapes: shapes };
+      return { kernel: $q185, variant: "separate_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q270, $q271, s1, [$bd(0, $q150, 1, q6), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q7), $bd(4, $q273, 1, q8), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q256, 0, q9), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q274, s2, [$bd(0, $q256, 1, q9), $bd(1, $q128, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V5, st);
     }
@@ -3170,31 +3132,31 @@ class K1A0 {
   }
   k4_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S34, $q246);
+      return $evalFail(e, K1A0S35, $q232);
     }
   }
   k4_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k4_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S36, $q246);
+      return $evalFail(e, K1A0S37, $q232);
     }
   }
   k4_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3203,62 +3165,61 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
-      if (s0 === undefined) $fail($q21, K1A0S35 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k4_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q239;
+      if (s0 === undefined) $fail($q22, K1A0S36 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k4_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q263;
-      if (s1 === undefined) $fail($q21, K1A0S37 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k4_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === false ? $q297 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
+      if (s1 === undefined) $fail($q22, K1A0S38 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k4_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S39, $q266);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q250);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S34, $q268, $q224);
+      if (this.t9 === null) $omitted(K1A0S35, $q252, $q203);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S34, $q269, $q227);
+      if (this.t10 === null) $omitted(K1A0S35, $q253, $q208);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S34, $q270);
-      $u32(b0_7, 4, this.s0[0], K1A0S34, $q133);
+      $u32(b0_7, 0, this.s0[1], K1A0S35, $q254);
+      $u32(b0_7, 4, this.s0[0], K1A0S35, $q134);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S34, "x");
+      const w0x = $wg(r1, 65535, K1A0S35, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S34, "y");
-      const q7: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const w0y = $wg(r2, 65535, K1A0S35, "y");
+      const q7: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S36, $q270);
-      $u32(b1_6, 4, this.s0[0], K1A0S36, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S37, $q254);
+      $u32(b1_6, 4, this.s0[0], K1A0S37, $q134);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S36, "x");
+      const w1x = $wg(r3, 65535, K1A0S37, "x");
       st = 5;
       const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S36, "y");
+      const w1y = $wg(r4, 65535, K1A0S37, "y");
       const q8 = this.z5();
       const q9 = this.z6();
       const q10 = this.z11();
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S40, $q270);
-      $u32(b2_8, 4, this.s0[0], K1A0S40, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S40, $q273);
-      $u32(b2_8, 12, r5, K1A0S40, $q274);
-      $u32(b2_8, 16, this.s6[1], K1A0S40, $q275);
-      $u32(b2_8, 20, this.s3[2], K1A0S40, $q276);
+      $u32(b2_8, 0, this.s0[1], K1A0S40, $q254);
+      $u32(b2_8, 4, this.s0[0], K1A0S40, $q134);
+      $u32(b2_8, 8, this.s5[0], K1A0S40, $q257);
+      $u32(b2_8, 12, r5, K1A0S40, $q258);
+      $u32(b2_8, 16, this.s6[1], K1A0S40, $q259);
+      $u32(b2_8, 20, this.s3[2], K1A0S40, $q260);
       $f32(b2_8, 24, this.a4);
       const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
       const w2y = $wg(this.a1, 65535, K1A0S40, "y");
       const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
-      return { kernel: $q218, variant: "packed_rotary", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q268, 1, q5), $bd(6, $q269, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q0), $bd(1, $q268, 1, q5), $bd(2, $q269, 1, q6), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $bd(5, $q285, 0, q7), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q298, $q299, s2, [$bd(0, $q149, 1, q7), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q8), $bd(4, $q289, 1, q9), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q112, 0, q10), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q271, size: x0 }], outputShapes: shapes };
+      return { kernel: $q185, variant: "packed_rotary", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q252, 1, q5), $bd(6, $q253, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q0), $bd(1, $q252, 1, q5), $bd(2, $q253, 1, q6), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q269, 0, q7), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q282, $q283, s2, [$bd(0, $q150, 1, q7), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q8), $bd(4, $q273, 1, q9), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q128, 0, q10), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q255, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V6, st);
     }
@@ -3270,16 +3231,16 @@ class K1A0 {
   }
   k5_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S41, $q246);
+      return $evalFail(e, K1A0S42, $q232);
     }
   }
   k5_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3287,41 +3248,40 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q291;
-      if (s0 === undefined) $fail($q21, K1A0S42 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k5_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q275;
+      if (s0 === undefined) $fail($q22, K1A0S43 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k5_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S41, $q270);
-      $u32(b0_5, 4, this.s0[0], K1A0S41, $q133);
+      $u32(b0_5, 0, this.s0[1], K1A0S42, $q254);
+      $u32(b0_5, 4, this.s0[0], K1A0S42, $q134);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S41, "x");
+      const w0x = $wg(r0, 65535, K1A0S42, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S41, "y");
+      const w0y = $wg(r1, 65535, K1A0S42, "y");
       const q5 = this.z5();
       const q6 = this.z6();
       const q7 = this.z11();
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S44, $q270);
-      $u32(b1_8, 4, this.s0[0], K1A0S44, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S44, $q273);
-      $u32(b1_8, 12, r2, K1A0S44, $q274);
-      $u32(b1_8, 16, this.s6[1], K1A0S44, $q275);
-      $u32(b1_8, 20, this.s3[2], K1A0S44, $q276);
+      $u32(b1_8, 0, this.s0[1], K1A0S45, $q254);
+      $u32(b1_8, 4, this.s0[0], K1A0S45, $q134);
+      $u32(b1_8, 8, this.s5[0], K1A0S45, $q257);
+      $u32(b1_8, 12, r2, K1A0S45, $q258);
+      $u32(b1_8, 16, this.s6[1], K1A0S45, $q259);
+      $u32(b1_8, 20, this.s3[2], K1A0S45, $q260);
       $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S44, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S44, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S44, "z");
-      return { kernel: $q218, variant: "packed", passes: [$pass($q277, $q278, s0, [$bd(0, $q149, 1, q0), $bd(1, $q279, 0, q1), $bd(2, $q280, 0, q2), $bd(3, $q281, 1, q3), $bd(4, $q282, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q298, $q299, s1, [$bd(0, $q149, 1, q0), $bd(1, $q279, 1, q1), $bd(2, $q280, 1, q2), $bd(3, $q288, 1, q5), $bd(4, $q289, 1, q6), $bd(5, $q281, 1, q3), $bd(6, $q282, 1, q4), $bd(7, $q112, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[1], 65535, K1A0S45, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S45, "y");
+      const w1z = $wg(this.s0[0], 65535, K1A0S45, "z");
+      return { kernel: $q185, variant: "packed", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q282, $q283, s1, [$bd(0, $q150, 1, q0), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q5), $bd(4, $q273, 1, q6), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q128, 0, q7), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V7, st);
     }
@@ -3333,31 +3293,31 @@ class K1A0 {
   }
   k6_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S45, $q246);
+      return $evalFail(e, K1A0S47, $q232);
     }
   }
   k6_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k6_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S47, $q246);
+      return $evalFail(e, K1A0S49, $q232);
     }
   }
   k6_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3366,66 +3326,65 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q294;
-      if (s0 === undefined) $fail($q21, K1A0S46 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k6_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q279;
+      if (s0 === undefined) $fail($q22, K1A0S48 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k6_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q295;
-      if (s1 === undefined) $fail($q21, K1A0S48 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k6_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === true ? $q297 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q280;
+      if (s1 === undefined) $fail($q22, K1A0S50 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k6_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q105, K1A0S50, $q266);
-      if (this.t1 === null) $omitted(K1A0S45, $q131, $q85);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q250);
+      if (this.t1 === null) $omitted(K1A0S47, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S45, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S47, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S45, $q268, $q224);
+      if (this.t9 === null) $omitted(K1A0S47, $q252, $q203);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S45, $q269, $q227);
+      if (this.t10 === null) $omitted(K1A0S47, $q253, $q208);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S45, $q270);
-      $u32(b0_8, 4, this.s0[0], K1A0S45, $q133);
+      $u32(b0_8, 0, this.s0[1], K1A0S47, $q254);
+      $u32(b0_8, 4, this.s0[0], K1A0S47, $q134);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S45, "x");
+      const w0x = $wg(r1, 65535, K1A0S47, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S45, "y");
+      const w0y = $wg(r2, 65535, K1A0S47, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q135, scratch: $q271, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S47, $q270);
-      $u32(b1_6, 4, this.s0[0], K1A0S47, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S49, $q254);
+      $u32(b1_6, 4, this.s0[0], K1A0S49, $q134);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S47, "x");
+      const w1x = $wg(r3, 65535, K1A0S49, "x");
       st = 5;
       const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S47, "y");
+      const w1y = $wg(r4, 65535, K1A0S49, "y");
       const q10 = this.z5();
       const q11 = this.z6();
       const q12 = this.z11();
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S51, $q270);
-      $u32(b2_8, 4, this.s0[0], K1A0S51, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S51, $q273);
-      $u32(b2_8, 12, r5, K1A0S51, $q274);
-      $u32(b2_8, 16, this.s6[1], K1A0S51, $q275);
-      $u32(b2_8, 20, this.s3[2], K1A0S51, $q276);
+      $u32(b2_8, 0, this.s0[1], K1A0S52, $q254);
+      $u32(b2_8, 4, this.s0[0], K1A0S52, $q134);
+      $u32(b2_8, 8, this.s5[0], K1A0S52, $q257);
+      $u32(b2_8, 12, r5, K1A0S52, $q258);
+      $u32(b2_8, 16, this.s6[1], K1A0S52, $q259);
+      $u32(b2_8, 20, this.s3[2], K1A0S52, $q260);
       $f32(b2_8, 24, this.a4);
-      const w2x = $wg(this.s0[1], 65535, K1A0S51, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S51, "y");
-      const w2z = $wg(this.s0[0], 65535, K1A0S51, "z");
-      return { kernel: $q218, variant: "separate_rotary", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $bd(6, $q268, 1, q6), $bd(7, $q269, 1, q7), $ub(8, $q146, 2, b0_8)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q149, 1, q8), $bd(1, $q268, 1, q6), $bd(2, $q269, 1, q7), $bd(3, $q281, 1, q4), $bd(4, $q282, 1, q5), $bd(5, $q285, 0, q9), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q298, $q299, s2, [$bd(0, $q149, 1, q9), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q10), $bd(4, $q289, 1, q11), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q112, 0, q12), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q271, size: x0 }], outputShapes: shapes };
+      const w2x = $wg(this.s0[1], 65535, K1A0S52, "x");
+      const w2y = $wg(this.a1, 65535, K1A0S52, "y");
+      const w2z = $wg(this.s0[0], 65535, K1A0S52, "z");
+      return { kernel: $q185, variant: "separate_rotary", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $bd(6, $q252, 1, q6), $bd(7, $q253, 1, q7), $ub(8, $q147, 2, b0_8)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q8), $bd(1, $q252, 1, q6), $bd(2, $q253, 1, q7), $bd(3, $q265, 1, q4), $bd(4, $q266, 1, q5), $bd(5, $q269, 0, q9), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q282, $q283, s2, [$bd(0, $q150, 1, q9), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q10), $bd(4, $q273, 1, q11), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q128, 0, q12), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q255, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V8, st);
     }
@@ -3437,16 +3396,16 @@ class K1A0 {
   }
   k7_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q245, $q224).shape, 1, $q229);
+      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
     } catch (e) {
-      return $evalFail(e, K1A0S52, $q246);
+      return $evalFail(e, K1A0S54, $q232);
     }
   }
   k7_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q245, $q224).shape, 1, $q229));
+      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3454,27 +3413,26 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q296;
-      if (s0 === undefined) $fail($q21, K1A0S53 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k7_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === true ? $q297 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-      if (this.t1 === null) $omitted(K1A0S52, $q131, $q85);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q281;
+      if (s0 === undefined) $fail($q22, K1A0S55 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k7_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
+      if (this.t1 === null) $omitted(K1A0S54, $q132, $q106);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S52, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S54, $q133, $q108);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S52, $q270);
-      $u32(b0_6, 4, this.s0[0], K1A0S52, $q133);
+      $u32(b0_6, 0, this.s0[1], K1A0S54, $q254);
+      $u32(b0_6, 4, this.s0[0], K1A0S54, $q134);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S52, "x");
+      const w0x = $wg(r0, 65535, K1A0S54, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S52, "y");
+      const w0y = $wg(r1, 65535, K1A0S54, "y");
       const q6 = this.z0();
       const q7 = this.z5();
       const q8 = this.z6();
@@ -3482,17 +3440,17 @@ class K1A0 {
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S55, $q270);
-      $u32(b1_8, 4, this.s0[0], K1A0S55, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S55, $q273);
-      $u32(b1_8, 12, r2, K1A0S55, $q274);
-      $u32(b1_8, 16, this.s6[1], K1A0S55, $q275);
-      $u32(b1_8, 20, this.s3[2], K1A0S55, $q276);
+      $u32(b1_8, 0, this.s0[1], K1A0S57, $q254);
+      $u32(b1_8, 4, this.s0[0], K1A0S57, $q134);
+      $u32(b1_8, 8, this.s5[0], K1A0S57, $q257);
+      $u32(b1_8, 12, r2, K1A0S57, $q258);
+      $u32(b1_8, 16, this.s6[1], K1A0S57, $q259);
+      $u32(b1_8, 20, this.s3[2], K1A0S57, $q260);
       $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S55, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S55, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S55, "z");
-      return { kernel: $q218, variant: "separate", passes: [$pass($q277, $q278, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q279, 0, q2), $bd(3, $q280, 0, q3), $bd(4, $q281, 1, q4), $bd(5, $q282, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q298, $q299, s1, [$bd(0, $q149, 1, q6), $bd(1, $q279, 1, q2), $bd(2, $q280, 1, q3), $bd(3, $q288, 1, q7), $bd(4, $q289, 1, q8), $bd(5, $q281, 1, q4), $bd(6, $q282, 1, q5), $bd(7, $q112, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[1], 65535, K1A0S57, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S57, "y");
+      const w1z = $wg(this.s0[0], 65535, K1A0S57, "z");
+      return { kernel: $q185, variant: "separate", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q282, $q283, s1, [$bd(0, $q150, 1, q6), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q7), $bd(4, $q273, 1, q8), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q128, 0, q9), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V9, st);
     }
@@ -3507,19 +3465,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q218, $q197);
+      $evalFail(e, $q185, $q164);
     }
-    const h0 = $outShape(o0, 3, $q218, $q113);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q89 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q218, $q113, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q218, $q247);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q218, $q247, this.u3.shape, h1, "shapes.pastKeyT");
-    const h2 = $outShape(this.s4, 4, $q218, $q248);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q218, $q248, this.u4.shape, h2, "shapes.pastValueT");
+    const h0 = $outShape(o0, 3, $q185, $q129);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q110 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q185, $q129, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q185, $q233);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q185, $q233, this.u3.shape, h1, $q219);
+    const h2 = $outShape(this.s4, 4, $q185, $q234);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q185, $q234, this.u4.shape, h2, $q218);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q198, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q198, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q198, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q165, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q165, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q165, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3529,16 +3487,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q199, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q166, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q200, K1);
-  const outs = $bag(c, $q201, K1);
-  const attrs = $bag(c, $q202, K1);
+  const ins = $bag(c, $q167, K1);
+  const outs = $bag(c, $q168, K1);
+  const attrs = $bag(c, $q169, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3563,41 +3521,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q111:
-          t0 = $td(ins[key], K1, $q104, key);
+        case $q127:
+          t0 = $td(ins[key], K1, $q120, key);
           break;
-        case $q85:
-          t1 = $td(ins[key], K1, $q104, key);
+        case $q106:
+          t1 = $td(ins[key], K1, $q120, key);
           break;
-        case $q87:
-          t2 = $td(ins[key], K1, $q104, key);
+        case $q108:
+          t2 = $td(ins[key], K1, $q120, key);
           break;
-        case $q247:
-          t3 = $td(ins[key], K1, $q104, key);
+        case $q233:
+          t3 = $td(ins[key], K1, $q120, key);
           break;
-        case $q248:
-          t4 = $td(ins[key], K1, $q104, key);
+        case $q234:
+          t4 = $td(ins[key], K1, $q120, key);
           break;
-        case $q251:
-          t5 = $td(ins[key], K1, $q104, key);
+        case $q237:
+          t5 = $td(ins[key], K1, $q120, key);
           break;
-        case $q252:
-          t6 = $td(ins[key], K1, $q104, key);
+        case $q238:
+          t6 = $td(ins[key], K1, $q120, key);
           break;
-        case $q249:
-          t7 = $td(ins[key], K1, $q104, key);
+        case $q235:
+          t7 = $td(ins[key], K1, $q120, key);
           break;
-        case $q250:
-          t8 = $td(ins[key], K1, $q104, key);
+        case $q236:
+          t8 = $td(ins[key], K1, $q120, key);
           break;
-        case $q224:
-          t9 = $td(ins[key], K1, $q104, key);
+        case $q203:
+          t9 = $td(ins[key], K1, $q120, key);
           break;
-        case $q227:
-          t10 = $td(ins[key], K1, $q104, key);
+        case $q208:
+          t10 = $td(ins[key], K1, $q120, key);
           break;
         default:
-          $fail($q0, K1 + $q203 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q170 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3605,17 +3563,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q113:
-          t11 = $td(outs[key], K1, $q112, key);
+        case $q129:
+          t11 = $td(outs[key], K1, $q128, key);
           break;
-        case $q247:
-          u3 = $td(outs[key], K1, $q112, key);
+        case $q233:
+          u3 = $td(outs[key], K1, $q128, key);
           break;
-        case $q248:
-          u4 = $td(outs[key], K1, $q112, key);
+        case $q234:
+          u4 = $td(outs[key], K1, $q128, key);
           break;
         default:
-          $fail($q0, K1 + $q204 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q171 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3623,26 +3581,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q300:
+        case $q284:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q206:
+        case $q173:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q207:
+        case $q174:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q301:
+        case $q285:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q138:
+        case $q139:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q302:
+        case $q286:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q208 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q175 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3651,189 +3609,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q104, $q111);
+    $missing(K1, $q120, $q127);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t0.dtype;
-      by0 = $q111;
-    } else if (prev !== t0.dtype) {
-      $dtypeClash(K1, $q104, $q111, t0.dtype, by0, "T", prev);
-    }
-    if (t0.shape.length !== 3) $badRank(K1, $q104, $q111, 3, t0.shape.length);
+    dt0 = t0.dtype;
+    by0 = $q127;
+    if (t0.shape.length !== 3) $badRank(K1, $q120, $q127, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t1.dtype;
-      by0 = $q85;
-    } else if (prev !== t1.dtype) {
-      $dtypeClash(K1, $q104, $q85, t1.dtype, by0, "T", prev);
-    }
-    if (t1.shape.length !== 3) $badRank(K1, $q104, $q85, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q120, $q106, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q120, $q106, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t2.dtype;
-      by0 = $q87;
-    } else if (prev !== t2.dtype) {
-      $dtypeClash(K1, $q104, $q87, t2.dtype, by0, "T", prev);
-    }
-    if (t2.shape.length !== 3) $badRank(K1, $q104, $q87, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q120, $q108, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q120, $q108, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q104, $q247);
+    $missing(K1, $q120, $q233);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t3.dtype;
-      by0 = $q247;
-    } else if (prev !== t3.dtype) {
-      $dtypeClash(K1, $q104, $q247, t3.dtype, by0, "T", prev);
-    }
-    if (t3.shape.length !== 4) $badRank(K1, $q104, $q247, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q233, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q120, $q233, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q104, $q248);
+    $missing(K1, $q120, $q234);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t4.dtype;
-      by0 = $q248;
-    } else if (prev !== t4.dtype) {
-      $dtypeClash(K1, $q104, $q248, t4.dtype, by0, "T", prev);
-    }
-    if (t4.shape.length !== 4) $badRank(K1, $q104, $q248, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q234, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q120, $q234, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q104, $q251);
+    $missing(K1, $q120, $q237);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t5.dtype;
-      by1 = $q251;
-    } else if (prev !== t5.dtype) {
-      $dtypeClash(K1, $q104, $q251, t5.dtype, by1, "M", prev);
-    }
-    if (t5.shape.length !== 2) $badRank(K1, $q104, $q251, 2, t5.shape.length);
+    dt1 = t5.dtype;
+    by1 = $q237;
+    if (t5.shape.length !== 2) $badRank(K1, $q120, $q237, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q104, $q252);
+    $missing(K1, $q120, $q238);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t6.dtype;
-      by1 = $q252;
-    } else if (prev !== t6.dtype) {
-      $dtypeClash(K1, $q104, $q252, t6.dtype, by1, "M", prev);
-    }
-    if (t6.shape.length !== 2) $badRank(K1, $q104, $q252, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q238, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q120, $q238, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q104, $q249);
+    $missing(K1, $q120, $q235);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t7.dtype;
-      by1 = $q249;
-    } else if (prev !== t7.dtype) {
-      $dtypeClash(K1, $q104, $q249, t7.dtype, by1, "M", prev);
-    }
-    if (t7.shape.length !== 1) $badRank(K1, $q104, $q249, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q235, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q120, $q235, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q104, $q250);
+    $missing(K1, $q120, $q236);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t8.dtype;
-      by1 = $q250;
-    } else if (prev !== t8.dtype) {
-      $dtypeClash(K1, $q104, $q250, t8.dtype, by1, "M", prev);
-    }
-    if (t8.shape.length !== 1) $badRank(K1, $q104, $q250, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q236, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q120, $q236, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t9.dtype;
-      by0 = $q224;
-    } else if (prev !== t9.dtype) {
-      $dtypeClash(K1, $q104, $q224, t9.dtype, by0, "T", prev);
-    }
-    if (t9.shape.length !== 2) $badRank(K1, $q104, $q224, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q203, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q120, $q203, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t10.dtype;
-      by0 = $q227;
-    } else if (prev !== t10.dtype) {
-      $dtypeClash(K1, $q104, $q227, t10.dtype, by0, "T", prev);
-    }
-    if (t10.shape.length !== 2) $badRank(K1, $q104, $q227, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q208, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q120, $q208, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t11.dtype;
-      by0 = $q113;
-    } else if (prev !== t11.dtype) {
-      $dtypeClash(K1, $q112, $q113, t11.dtype, by0, "T", prev);
-    }
-    if (t11.shape.length !== 3) $badRank(K1, $q112, $q113, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q128, $q129, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q128, $q129, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u3.dtype;
-      by0 = $q247;
-    } else if (prev !== u3.dtype) {
-      $dtypeClash(K1, $q112, $q247, u3.dtype, by0, "T", prev);
-    }
-    if (u3.shape.length !== 4) $badRank(K1, $q112, $q247, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q128, $q233, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q128, $q233, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u4.dtype;
-      by0 = $q248;
-    } else if (prev !== u4.dtype) {
-      $dtypeClash(K1, $q112, $q248, u4.dtype, by0, "T", prev);
-    }
-    if (u4.shape.length !== 4) $badRank(K1, $q112, $q248, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q128, $q234, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q128, $q234, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q89;
-  else if (dt0 !== $q89) $fail($q0, K1 + $q209 + dt0 + $q210);
-  if (dt1 === undefined) dt1 = $q211;
-  else if (dt1 !== $q211) $fail($q0, K1 + ": M = " + dt1 + $q212);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q300, $q213, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q206, $q213, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q207, $q213, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q301, $q213, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q138, $q213, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q302, $q213, g5);
+  if (dt0 === undefined) dt0 = $q110;
+  else if (dt0 !== $q110) $fail($q0, K1 + $q176 + dt0 + $q177);
+  if (dt1 === undefined) dt1 = $q178;
+  else if (dt1 !== $q178) $fail($q0, K1 + ": M = " + dt1 + $q179);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q284, $q180, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q173, $q180, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q174, $q180, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q285, $q180, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q139, $q180, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q286, $q180, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q303);
-  if (a1 === undefined) $fail($q0, K1 + $q214);
-  if (a2 === undefined) $fail($q0, K1 + $q215);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q303);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q287);
+  if (a1 === undefined) $fail($q0, K1 + $q181);
+  if (a2 === undefined) $fail($q0, K1 + $q182);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q287);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q89 && dt1 === $q211) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q199, K1 + $q216 + "T=" + dt0 + ", " + "M=" + dt1 + $q217);
+  if (dt0 === $q110 && dt1 === $q178) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q166, K1 + $q183 + "T=" + dt0 + ", " + "M=" + dt1 + $q184);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -10,308 +10,283 @@ const $q3 = " has shape ";
 const $q4 = " has dtype ";
 const $q5 = " \u0060";
 const $q6 = "\u0060";
-const $q7 = ", got ";
-const $q8 = ": attribute \u0060";
-const $q9 = " / 0)";
-const $q10 = "modulo by zero (";
-const $q11 = " % 0)";
-const $q12 = "): axis out of range for rank ";
-const $q13 = ": tensor \u0060";
-const $q14 = "\u0060 is absent in this call";
-const $q15 = "in \u0060";
-const $q16 = "error: ";
-const $q17 = "eval";
-const $q18 = " failed: ";
-const $q19 = "dim(shapes.";
-const $q20 = " bytes, more than ";
-const $q21 = "missing_shader";
-const $q22 = "uniform";
-const $q23 = "main";
-const $q24 = "PagedAttention";
-const $q25 = "attrs.kv_num_heads";
-const $q26 = "attrs.num_heads";
-const $q27 = "dim(shapes.keyCacheT, 1)";
-const $q28 = "dim(shapes.keyCacheT, 3)";
-const $q29 = "present.keyT";
-const $q30 = "the shape of intermediate `partialOut`";
-const $q31 = "the shape of intermediate `partialStats`";
-const $q32 = "uniform field `params.batchSize`";
-const $q33 = "uniform field `params.scatterCount`";
-const $q34 = "dispatch x";
-const $q35 = "dispatch y";
-const $q36 = "uniform field `params.scale`";
-const $q37 = "dispatch z";
-const $q38 = "headLayoutOk";
-const $q39 = "qHidden";
-const $q40 = "slotMappingT";
-const $q41 = "ranks.slotMappingT";
-const $q42 = "slotShapeOk";
-const $q43 = "attrs.kv_num_heads = ";
-const $q44 = "`headSize > 0` is false (";
-const $q45 = "headSize = ";
-const $q46 = "tensorDtypes.queryT = \"float16\"";
-const $q47 = "`attrs.num_heads > 0` is false (";
-const $q48 = "attrs.num_heads = ";
-const $q49 = "`attrs.kv_num_heads > 0` is false (";
-const $q50 = "`attrs.num_heads % attrs.kv_num_heads == 0` is false (";
-const $q51 = "attrs.num_heads % attrs.kv_num_heads = ";
-const $q52 = "batchSize = ";
-const $q53 = "`maxBlocks >= 1` is false (";
-const $q54 = "maxBlocks = ";
-const $q55 = "dim(shapes.outputT, 0) = ";
-const $q56 = "tokenCount = ";
-const $q57 = "dim(shapes.outputT, 1) = ";
-const $q58 = "qHidden = ";
-const $q59 = "`f16Ok(tensorDtypes.queryT)` is false (";
-const $q60 = "`true` is false";
-const $q61 = "`present.slotMappingT` is false";
-const $q62 = "cacheShapeOk";
-const $q63 = "ioShapeOk";
-const $q64 = "pagedContractOk";
-const $q65 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535) = 65535";
-const $q66 = "device.limits.maxComputeInvocationsPerWorkgroup = 256";
-const $q67 = "dispatchFits";
-const $q68 = "numSplits";
-const $q69 = "`numSplits >= 2` is false (";
-const $q70 = "numSplits = ";
-const $q71 = "headVec = ";
-const $q72 = "pagedSplitScratchBytes = ";
-const $q73 = "device.limits.maxStorageBufferBindingSize = 134217728";
-const $q74 = "device.limits.maxBufferSize = 268435456";
-const $q75 = "pagedSplitStatsBytes = ";
-const $q76 = "`numSplits <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (";
-const $q77 = "device.limits.maxComputeWorkgroupSizeX = 256";
-const $q78 = "pagedSplitWg = ";
-const $q79 = "pagedSplitFits";
-const $q80 = "qPerKv";
-const $q81 = "device.limits.maxComputeWorkgroupStorageSize = 32768";
-const $q82 = "pagedSplitStorageFits";
-const $q83 = "kvHidden";
-const $q84 = "ranks.keyT";
-const $q85 = "keyT";
-const $q86 = "ranks.valueT";
-const $q87 = "valueT";
-const $q88 = "tensorDtypes.keyT";
-const $q89 = "float16";
-const $q90 = "tensorDtypes.valueT";
-const $q91 = "separateKv";
-const $q92 = "`present.keyT` is false";
-const $q93 = "`present.valueT` is false";
-const $q94 = "ranks.keyT = ";
-const $q95 = "ranks.valueT = ";
-const $q96 = "dim(shapes.keyT, 0) = ";
-const $q97 = "dim(shapes.keyT, 1) = ";
-const $q98 = "kvHidden = ";
-const $q99 = "`tensorDtypes.keyT == tensorDtypes.queryT` is false (";
-const $q100 = "tensorDtypes.keyT = ";
-const $q101 = "`tensorDtypes.valueT == tensorDtypes.queryT` is false (";
-const $q102 = "tensorDtypes.valueT = ";
-const $q103 = "dim(shapes.queryT, 1) = ";
-const $q104 = "input";
-const $q105 = "maxStorageBufferBindingSize";
-const $q106 = "keyCacheT";
-const $q107 = "valueCacheT";
-const $q108 = "cumulativeSequenceLengthT";
-const $q109 = "pastSeqlensT";
-const $q110 = "blockTableT";
-const $q111 = "queryT";
-const $q112 = "output";
-const $q113 = "outputT";
-const $q114 = "81755a0829fda486";
-const $q115 = "5461503982bcd2a9";
-const $q116 = "75b7d59346223909";
-const $q117 = "ee3a77bc93a885d3";
-const $q118 = "faa60e1f49e93f8b";
-const $q119 = "6986978caaefd17c";
-const $q120 = "f587f3d489467c68";
-const $q121 = "b0543c5863da374f";
-const $q122 = "1a7434181df42672";
-const $q123 = "ea5f20c03034f69d";
-const $q124 = "750a11a41a1fbd24";
-const $q125 = "0199d79b2ab8a011";
-const $q126 = "c8d02ce80923aefc";
-const $q127 = "5019342e40dd795d";
-const $q128 = "9d4bf86c7efa3c57";
-const $q129 = "intermediate `partialOut`";
-const $q130 = "intermediate `partialStats`";
-const $q131 = "key";
-const $q132 = "value";
-const $q133 = "params.batchSize";
-const $q134 = "params.scatterCount";
-const $q135 = "scratch";
-const $q136 = "partialOut";
-const $q137 = "partialStats";
-const $q138 = "scale";
-const $q139 = "scatter";
-const $q140 = "PagedAttention.ScatterKV";
-const $q141 = "key_cache";
-const $q142 = "value_cache";
-const $q143 = "cumulative_sequence_length";
-const $q144 = "past_seqlens";
-const $q145 = "block_table";
-const $q146 = "params";
-const $q147 = "split_attention";
-const $q148 = "PagedAttention.AttendSplitK";
-const $q149 = "query";
-const $q150 = "partial_out";
-const $q151 = "partial_stats";
-const $q152 = "merge";
-const $q153 = "PagedAttention.AttendSplitKMerge";
-const $q154 = "8e076d9924492dd4";
-const $q155 = "ebf4876d5528b62b";
-const $q156 = "59327ea3536e5ed9";
-const $q157 = "d03142c63e9c0960";
-const $q158 = "ad3581f5d9e0ff1d";
-const $q159 = "a83a471680cffe42";
-const $q160 = "slot_mapping";
-const $q161 = "packedStride";
-const $q162 = "`not present.keyT` is false (";
-const $q163 = "present.keyT = ";
-const $q164 = "`not present.valueT` is false (";
-const $q165 = "present.valueT = ";
-const $q166 = "packedStride = ";
-const $q167 = "packedKv";
-const $q168 = "b21c1aa3240051c5";
-const $q169 = "cd47e10108901079";
-const $q170 = "6c1823ac95c001a3";
-const $q171 = "bec528b1a43dd4c5";
-const $q172 = "3310c9cb20d58682";
-const $q173 = "2806b06a878c55ba";
-const $q174 = "1f78ddd59b083223";
-const $q175 = "732ddf1db0fd2d6c";
-const $q176 = "dd31de6d4a5bf666";
-const $q177 = "16616e0e4ac7568f";
-const $q178 = "71917dff25a05575";
-const $q179 = "9e7f6412f63e53e4";
-const $q180 = "f0b75a24773d5926";
-const $q181 = "5276cbeaed8a6768";
-const $q182 = "9e59f4b77c19b6cd";
-const $q183 = "7ccb12838b47d18e";
-const $q184 = "b9d0900f86698900";
-const $q185 = "d5c8db5d31bfbbbe";
-const $q186 = "pagedAttnWg = ";
-const $q187 = "pagedAttnStorageFits";
-const $q188 = "outputStoreOk";
-const $q189 = "14ea7f89fb68f157";
-const $q190 = "a952cc90093457d6";
-const $q191 = "1b114f6a4217bbad";
-const $q192 = "b17f7831087062e2";
-const $q193 = "b622b212bb1ef507";
-const $q194 = "07824cffb1aac7b8";
-const $q195 = "PagedAttention.Attend";
-const $q196 = "0ea6fee8332f1c9e";
-const $q197 = "1b1c19f8dbb9ad22";
-const $q198 = "6887e1d164139315";
-const $q199 = "b81a250f45ac6641";
-const $q200 = "89f55f15db4422a0";
-const $q201 = "8e73dab42f9d6be9";
-const $q202 = "the shape of output `outputT`";
-const $q203 = "contract";
-const $q204 = "no_variant";
-const $q205 = "inputs";
-const $q206 = "outputs";
-const $q207 = "attrs";
-const $q208 = ": unknown input `";
-const $q209 = ": unknown output `";
-const $q210 = "is_causal";
-const $q211 = "kv_num_heads";
-const $q212 = "num_heads";
-const $q213 = ": unknown attribute `";
-const $q214 = ": T = ";
-const $q215 = " is not allowed; allowed: float16";
-const $q216 = "int32";
-const $q217 = " is not allowed; allowed: int32";
-const $q218 = "a finite number";
-const $q219 = ": attribute `kv_num_heads` is required";
-const $q220 = ": attribute `num_heads` is required";
-const $q221 = ": nothing was built for ";
-const $q222 = " on profile mobile-256";
-const $q223 = "SparseAttention";
-const $q224 = "dim(shapes.pastKeyT, 3)";
-const $q225 = "the shape of intermediate `rotatedQuery`";
-const $q226 = "the shape of intermediate `partial`";
-const $q227 = "uniform field `params.rowStride`";
-const $q228 = "layoutShapeOk";
-const $q229 = "cosCacheT";
-const $q230 = "ranks.cosCacheT";
-const $q231 = "ranks.sinCacheT";
-const $q232 = "sinCacheT";
-const $q233 = "shapes.sinCacheT";
-const $q234 = "shapes.cosCacheT";
-const $q235 = "tensorDtypes.cosCacheT";
-const $q236 = "tensorDtypes.sinCacheT";
-const $q237 = "rotaryOk";
-const $q238 = "indexFits";
-const $q239 = "numLayout = ";
-const $q240 = "usesRotary";
-const $q241 = "seqLen = ";
-const $q242 = "maxNnz = ";
-const $q243 = "sparseContractOk";
-const $q244 = "bindingsFit";
-const $q245 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize) = 134217728";
-const $q246 = "dim(shapes.queryT, 2) = ";
-const $q247 = "attnStorageFits";
-const $q248 = "sparseSplitFits";
-const $q249 = "sparseMergeWg = ";
-const $q250 = "dim(shapes.cosCacheT, 1)";
-const $q251 = "shader key dim(shapes.cosCacheT, 1)";
-const $q252 = "pastKeyT";
-const $q253 = "pastValueT";
-const $q254 = "totalSequenceLengthT";
-const $q255 = "keyTotalSequenceLengthsT";
-const $q256 = "blockRowIndicesT";
-const $q257 = "blockColIndicesT";
-const $q258 = "742962c2aba2b799";
-const $q259 = "attrs.do_rotary=";
-const $q260 = "attrs.kv_num_heads=";
-const $q261 = "attrs.num_heads=";
-const $q262 = "attrs.rotary_interleaved=";
-const $q263 = "dim(shapes.cosCacheT, 1)=";
-const $q264 = "dim(shapes.pastKeyT, 2)=";
-const $q265 = "dim(shapes.pastKeyT, 3)=";
-const $q266 = "present.cosCacheT=";
-const $q267 = "present.keyT=";
-const $q268 = "bc41f32c70cb2068";
-const $q269 = "b56c4543363a0038";
-const $q270 = "b91df1292816e575";
-const $q271 = "intermediate `rotatedQuery`";
-const $q272 = "intermediate `partial`";
-const $q273 = "cos_cache";
-const $q274 = "sin_cache";
-const $q275 = "params.seqLen";
-const $q276 = "rotatedQuery";
-const $q277 = "partial";
-const $q278 = "params.numLayout";
-const $q279 = "params.rowStride";
-const $q280 = "params.colStride";
-const $q281 = "params.maxCacheSeq";
-const $q282 = "append";
-const $q283 = "SparseAttention.AppendKV";
-const $q284 = "present_key";
-const $q285 = "present_value";
-const $q286 = "total_sequence_length";
-const $q287 = "key_total_sequence_lengths";
-const $q288 = "rotate_q";
-const $q289 = "SparseAttention.RotateQuery";
-const $q290 = "rotated_query";
-const $q291 = "split_attend";
-const $q292 = "SparseAttention.AttendSplitK";
-const $q293 = "block_row_indices";
-const $q294 = "block_col_indices";
-const $q295 = "SparseAttention.AttendSplitKMerge";
-const $q296 = "30c267ed5c3a2505";
-const $q297 = "shapes.keyT";
-const $q298 = "shapes.valueT";
-const $q299 = "cdfbd4128cb4b7fb";
-const $q300 = "f2be311d29ec445b";
-const $q301 = "dd2b703a3b7ff024";
-const $q302 = "d82557a43c6ed8dc";
-const $q303 = "attend";
-const $q304 = "SparseAttention.Attend";
-const $q305 = "do_rotary";
-const $q306 = "rotary_interleaved";
-const $q307 = "sparse_block_size";
-const $q308 = "; allowed values: 0, 1";
+const $q7 = " = ";
+const $q8 = ", got ";
+const $q9 = ": attribute \u0060";
+const $q10 = " / 0)";
+const $q11 = "modulo by zero (";
+const $q12 = " % 0)";
+const $q13 = "): axis out of range for rank ";
+const $q14 = ": tensor \u0060";
+const $q15 = "\u0060 is absent in this call";
+const $q16 = "in \u0060";
+const $q17 = "error: ";
+const $q18 = "eval";
+const $q19 = " failed: ";
+const $q20 = "dim(shapes.";
+const $q21 = " bytes, more than ";
+const $q22 = "missing_shader";
+const $q23 = "uniform";
+const $q24 = "main";
+const $q25 = "PagedAttention";
+const $q26 = "attrs.kv_num_heads";
+const $q27 = "attrs.num_heads";
+const $q28 = "dim(shapes.keyCacheT, 1)";
+const $q29 = "dim(shapes.keyCacheT, 3)";
+const $q30 = "present.keyT";
+const $q31 = "present.slotMappingT";
+const $q32 = ": no shader was built for pass `scatter` with ";
+const $q33 = ": no shader was built for pass `split_attention` with ";
+const $q34 = ": no shader was built for pass `merge` with ";
+const $q35 = ": pass `scatter`";
+const $q36 = ": pass `split_attention`";
+const $q37 = ": pass `merge`";
+const $q38 = "the shape of intermediate `partialOut`";
+const $q39 = "the shape of intermediate `partialStats`";
+const $q40 = "uniform field `params.batchSize`";
+const $q41 = "uniform field `params.scatterCount`";
+const $q42 = "dispatch x";
+const $q43 = "dispatch y";
+const $q44 = "uniform field `params.scale`";
+const $q45 = "dispatch z";
+const $q46 = ": no shader was built for pass `main` with ";
+const $q47 = ": pass `main`";
+const $q48 = "headLayoutOk";
+const $q49 = "batchSize";
+const $q50 = "qHidden";
+const $q51 = "slotMappingT";
+const $q52 = "ranks.slotMappingT";
+const $q53 = "slotShapeOk";
+const $q54 = "sameShape(";
+const $q55 = "shapes.valueCacheT";
+const $q56 = "shapes.keyCacheT";
+const $q57 = " == ";
+const $q58 = " > 0";
+const $q59 = "headSize";
+const $q60 = "\"float16\"";
+const $q61 = "tensorDtypes.queryT";
+const $q62 = " == 0";
+const $q63 = "attrs.num_heads % attrs.kv_num_heads";
+const $q64 = " >= 1";
+const $q65 = "maxBlocks";
+const $q66 = "dim(shapes.outputT, 0)";
+const $q67 = "tokenCount";
+const $q68 = "dim(shapes.outputT, 1)";
+const $q69 = "f16Ok(";
+const $q70 = " == 1";
+const $q71 = "`true` is false";
+const $q72 = "`present.slotMappingT` is false";
+const $q73 = "cacheShapeOk";
+const $q74 = "ioShapeOk";
+const $q75 = "pagedContractOk";
+const $q76 = " <= ";
+const $q77 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q78 = "65535";
+const $q79 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q80 = "256";
+const $q81 = "dispatchFits";
+const $q82 = "numSplits";
+const $q83 = "headVec";
+const $q84 = "pagedSplitScratchBytes";
+const $q85 = "pagedSplitStatsBytes";
+const $q86 = "pagedSplitWg";
+const $q87 = " >= 2";
+const $q88 = "cacheVec4Ok";
+const $q89 = "device.limits.maxStorageBufferBindingSize";
+const $q90 = "134217728";
+const $q91 = "device.limits.maxBufferSize";
+const $q92 = "268435456";
+const $q93 = "device.limits.maxComputeWorkgroupSizeX";
+const $q94 = "pagedSplitFits";
+const $q95 = "qPerKv";
+const $q96 = "pagedSplitStorageBytes";
+const $q97 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q98 = "32768";
+const $q99 = "pagedSplitStorageFits";
+const $q100 = "kvHidden";
+const $q101 = "ranks.keyT";
+const $q102 = "keyT";
+const $q103 = "ranks.valueT";
+const $q104 = "valueT";
+const $q105 = "tensorDtypes.keyT";
+const $q106 = "float16";
+const $q107 = "tensorDtypes.valueT";
+const $q108 = "separateKv";
+const $q109 = "`present.keyT` is false";
+const $q110 = "`present.valueT` is false";
+const $q111 = " == 2";
+const $q112 = "dim(shapes.keyT, 0)";
+const $q113 = "dim(shapes.keyT, 1)";
+const $q114 = "dim(shapes.queryT, 1)";
+const $q115 = "not ";
+const $q116 = "input";
+const $q117 = "maxStorageBufferBindingSize";
+const $q118 = "keyCacheT";
+const $q119 = "valueCacheT";
+const $q120 = "cumulativeSequenceLengthT";
+const $q121 = "pastSeqlensT";
+const $q122 = "blockTableT";
+const $q123 = "queryT";
+const $q124 = "output";
+const $q125 = "outputT";
+const $q126 = "intermediate `partialOut`";
+const $q127 = "intermediate `partialStats`";
+const $q128 = "key";
+const $q129 = "value";
+const $q130 = "params.batchSize";
+const $q131 = "params.scatterCount";
+const $q132 = "scratch";
+const $q133 = "partialOut";
+const $q134 = "partialStats";
+const $q135 = "scale";
+const $q136 = "scatter";
+const $q137 = "PagedAttention.ScatterKV";
+const $q138 = "key_cache";
+const $q139 = "value_cache";
+const $q140 = "cumulative_sequence_length";
+const $q141 = "past_seqlens";
+const $q142 = "block_table";
+const $q143 = "params";
+const $q144 = "split_attention";
+const $q145 = "PagedAttention.AttendSplitK";
+const $q146 = "query";
+const $q147 = "partial_out";
+const $q148 = "partial_stats";
+const $q149 = "merge";
+const $q150 = "PagedAttention.AttendSplitKMerge";
+const $q151 = "slot_mapping";
+const $q152 = "packedStride";
+const $q153 = "present.valueT";
+const $q154 = "packedKv";
+const $q155 = "pagedAttnWg";
+const $q156 = "pagedAttnStorageBytes";
+const $q157 = "pagedAttnStorageFits";
+const $q158 = "outputStoreOk";
+const $q159 = "PagedAttention.Attend";
+const $q160 = "the shape of output `outputT`";
+const $q161 = "contract";
+const $q162 = "no_variant";
+const $q163 = "inputs";
+const $q164 = "outputs";
+const $q165 = "attrs";
+const $q166 = ": unknown input `";
+const $q167 = ": unknown output `";
+const $q168 = "is_causal";
+const $q169 = "kv_num_heads";
+const $q170 = "num_heads";
+const $q171 = ": unknown attribute `";
+const $q172 = ": T = ";
+const $q173 = " is not allowed; allowed: float16";
+const $q174 = "int32";
+const $q175 = " is not allowed; allowed: int32";
+const $q176 = "a finite number";
+const $q177 = ": attribute `kv_num_heads` is required";
+const $q178 = ": attribute `num_heads` is required";
+const $q179 = ": nothing was built for ";
+const $q180 = " on profile mobile-256";
+const $q181 = "SparseAttention";
+const $q182 = ": pass `append`";
+const $q183 = ": no shader was built for pass `append` with ";
+const $q184 = ": pass `rotate_q`";
+const $q185 = ": no shader was built for pass `rotate_q` with ";
+const $q186 = "attrs.do_rotary";
+const $q187 = "attrs.sparse_block_size";
+const $q188 = "dim(shapes.pastKeyT, 3)";
+const $q189 = "b56c4543363a0038";
+const $q190 = ": no shader was built for pass `split_attend` with ";
+const $q191 = ": pass `split_attend`";
+const $q192 = "the shape of intermediate `rotatedQuery`";
+const $q193 = "the shape of intermediate `partial`";
+const $q194 = "uniform field `params.rowStride`";
+const $q195 = "d82557a43c6ed8dc";
+const $q196 = ": no shader was built for pass `attend` with ";
+const $q197 = ": pass `attend`";
+const $q198 = "layoutShapeOk";
+const $q199 = "cosCacheT";
+const $q200 = "rotaryHalf";
+const $q201 = "rotaryDim";
+const $q202 = "ranks.cosCacheT";
+const $q203 = "ranks.sinCacheT";
+const $q204 = "sinCacheT";
+const $q205 = "shapes.sinCacheT";
+const $q206 = "shapes.cosCacheT";
+const $q207 = "tensorDtypes.cosCacheT";
+const $q208 = "tensorDtypes.sinCacheT";
+const $q209 = "rotaryOk";
+const $q210 = "indexFits";
+const $q211 = "numLayout";
+const $q212 = "usesRotary";
+const $q213 = "seqLen";
+const $q214 = "shapes.pastValueT";
+const $q215 = "shapes.pastKeyT";
+const $q216 = "maxNnz";
+const $q217 = " <= 2147483647";
+const $q218 = "sparseContractOk";
+const $q219 = "bindingsFit";
+const $q220 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q221 = "dim(shapes.queryT, 2)";
+const $q222 = "attnStorageBytes";
+const $q223 = "attnStorageFits";
+const $q224 = "sparsePartialBytes";
+const $q225 = "sparseMergeWg";
+const $q226 = "sparseSplitFits";
+const $q227 = "dim(shapes.cosCacheT, 1)";
+const $q228 = "shader key dim(shapes.cosCacheT, 1)";
+const $q229 = "pastKeyT";
+const $q230 = "pastValueT";
+const $q231 = "totalSequenceLengthT";
+const $q232 = "keyTotalSequenceLengthsT";
+const $q233 = "blockRowIndicesT";
+const $q234 = "blockColIndicesT";
+const $q235 = "742962c2aba2b799";
+const $q236 = "attrs.do_rotary=";
+const $q237 = "attrs.kv_num_heads=";
+const $q238 = "attrs.num_heads=";
+const $q239 = "attrs.rotary_interleaved=";
+const $q240 = "dim(shapes.cosCacheT, 1)=";
+const $q241 = "dim(shapes.pastKeyT, 2)=";
+const $q242 = "dim(shapes.pastKeyT, 3)=";
+const $q243 = "present.cosCacheT=";
+const $q244 = "present.keyT=";
+const $q245 = "bc41f32c70cb2068";
+const $q246 = "intermediate `rotatedQuery`";
+const $q247 = "intermediate `partial`";
+const $q248 = "cos_cache";
+const $q249 = "sin_cache";
+const $q250 = "params.seqLen";
+const $q251 = "rotatedQuery";
+const $q252 = "partial";
+const $q253 = "params.numLayout";
+const $q254 = "params.rowStride";
+const $q255 = "params.colStride";
+const $q256 = "params.maxCacheSeq";
+const $q257 = "append";
+const $q258 = "SparseAttention.AppendKV";
+const $q259 = "present_key";
+const $q260 = "present_value";
+const $q261 = "total_sequence_length";
+const $q262 = "key_total_sequence_lengths";
+const $q263 = "rotate_q";
+const $q264 = "SparseAttention.RotateQuery";
+const $q265 = "rotated_query";
+const $q266 = "split_attend";
+const $q267 = "SparseAttention.AttendSplitK";
+const $q268 = "block_row_indices";
+const $q269 = "block_col_indices";
+const $q270 = "SparseAttention.AttendSplitKMerge";
+const $q271 = "30c267ed5c3a2505";
+const $q272 = "shapes.keyT";
+const $q273 = "shapes.valueT";
+const $q274 = " == 3";
+const $q275 = "cdfbd4128cb4b7fb";
+const $q276 = "f2be311d29ec445b";
+const $q277 = "dd2b703a3b7ff024";
+const $q278 = "attend";
+const $q279 = "SparseAttention.Attend";
+const $q280 = "do_rotary";
+const $q281 = "rotary_interleaved";
+const $q282 = "sparse_block_size";
+const $q283 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -426,21 +401,21 @@ function $missing(kernel: string, what: string, id: string): never {
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q4 + dtype + ", but \u0060" + by + "\u0060 makes " + param + " = " + prev);
+  return $badTensor(kernel, what, id, $q4 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q7 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
-  return $badTensor(kernel, what, id, " must have rank " + rank + $q7 + got);
+  return $badTensor(kernel, what, id, " must have rank " + rank + $q8 + got);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q8 + name + "\u0060 must be " + want + $q7 + $show(v));
+  return $fail($q0, kernel + $q9 + name + "\u0060 must be " + want + $q8 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q8 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q9 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -473,21 +448,21 @@ function $mulN(a: number, b: number): number {
   return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q9);
+  if (b === 0) $err("integer division by zero (" + a + $q10);
   return $chk(Math.floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q10 + a + $q11);
+  if (b === 0) $err($q11 + a + $q12);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q10 + a + $q11);
+  if (b === 0) $err($q11 + a + $q12);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q9);
+  if (b === 0) $err("division by zero (" + a + $q10);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -498,7 +473,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q12 + rank);
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q13 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -518,7 +493,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q13 + id + $q14);
+  if (t === null) $err(what + $q14 + id + $q15);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -526,7 +501,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q15)) return new EvalFailure($q15 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q16)) return new EvalFailure($q16 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -558,11 +533,27 @@ function $first(tests: readonly (() => unknown)[]): number {
   return tests.length;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q16 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q17 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
   return $showT($try(f));
+}
+/**
+ * Why a condition is false, with its operands: the derive path, the condition's text between
+ * backquotes, "is false", then " (x = 1, y = 2)". The parts hold each operand's text and its value:
+ * a constant's shown value, or a function computing it (shown as $sv shows it). The condition's
+ * text is the gaps with the operands' texts between them, or the one gap alone.
+ */
+function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
+  let s = $where(path) + $q6 + gaps[0]!;
+  for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
+  s += "\u0060 is false (";
+  for (let i = 0; i < parts.length; i += 2) {
+    const v = parts[i + 1]!;
+    s += (i ? ", " : "") + (parts[i] as string) + $q7 + (typeof v === "function" ? $sv(v) : v);
+  }
+  return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
@@ -573,7 +564,7 @@ function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q17, prefix + ": " + what + $q18 + e.message);
+  if (e instanceof EvalFailure) $fail($q18, prefix + ": " + what + $q19 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -585,10 +576,10 @@ function $condFail(e: unknown, text: string): string {
   throw e;
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q19 + id + ", " + ax + "): tensor \u0060" + id + $q14);
+  if (t === null) $err($q20 + id + ", " + ax + "): tensor \u0060" + id + $q15);
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q19 + id + ", " + ax + $q12 + rank);
+  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q20 + id + ", " + ax + $q13 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -601,14 +592,14 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q17, prefix + ": " + what + " needs " + size + $q20 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q18, prefix + ": " + what + " needs " + size + $q21 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
   let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
   if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
-  if (!ok) $fail($q17, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -619,7 +610,7 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q21, head + s + tail);
+  return $fail($q22, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -633,7 +624,7 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
   const n = v as number;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q17, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q18, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -644,40 +635,40 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
-    $fail($q17, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q18, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types by the index the generated code passes ($bd, $ub). */
-const BT = ["storage", "read-only-storage", $q22] as const;
+const BT = ["storage", "read-only-storage", $q23] as const;
 /** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
 function $bd(binding: number, name: string, type: 0 | 1 | 2, resource: BindingResource): BindingPlan {
   return { binding, name, type: BT[type], resource };
 }
 /** A binding of a uniform buffer's bytes. */
 function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array): BindingPlan {
-  return { binding, name, type: BT[type], resource: { kind: $q22, bytes } };
+  return { binding, name, type: BT[type], resource: { kind: $q23, bytes } };
 }
 /** One compute pass of a plan (entry point main). */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q23, bindings, workgroups: [x, y, z] };
+  return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
 }
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q17, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q17, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q18 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q18, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q19 + e.message);
   throw e;
 }
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
 function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= max)) $fail($q17, kernel + $q13 + id + "\u0060 needs " + size + $q20 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q18, kernel + $q14 + id + "\u0060 needs " + size + $q21 + limit + " (" + max + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 
@@ -710,64 +701,95 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q24;
-const K0A0V0: readonly string[] = [$q25, $q26, $q27, $q28, $q29, "present.slotMappingT"];
-const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S1 = " on profile mobile-256; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
-const K0A0V1: readonly string[] = [$q25, $q26, $q27, $q28, $q29];
-const K0A0S2 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0V2: readonly string[] = [$q26, $q28];
-const K0A0S3 = "PagedAttention: variant `separate_derived_splitk`: no shader was built for pass `merge` with ";
-const K0A0S4 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S5 = "PagedAttention: variant `separate_derived_splitk`: pass `scatter`";
-const K0A0S6 = $q24;
-const K0A0S7 = "PagedAttention: variant `separate_derived_splitk`: pass `split_attention`";
-const K0A0S8 = "PagedAttention: variant `separate_derived_splitk`: pass `merge`";
-const K0A0V3: readonly string[] = [K0A0S4, $q30, K0A0S4, $q31, K0A0S5, $q32, K0A0S5, $q33, K0A0S5, $q34, K0A0S5, $q35, K0A0S7, $q32, K0A0S7, $q36, K0A0S7, $q37];
-const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S10 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0S11 = "PagedAttention: variant `separate_slot_splitk`: no shader was built for pass `merge` with ";
-const K0A0S12 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S13 = "PagedAttention: variant `separate_slot_splitk`: pass `scatter`";
-const K0A0S14 = "PagedAttention: variant `separate_slot_splitk`: pass `split_attention`";
-const K0A0S15 = "PagedAttention: variant `separate_slot_splitk`: pass `merge`";
-const K0A0V4: readonly string[] = [K0A0S12, $q30, K0A0S12, $q31, K0A0S13, $q33, K0A0S13, $q34, K0A0S13, $q35, K0A0S14, $q32, K0A0S14, $q36, K0A0S14, $q37];
-const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S17 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0S18 = "PagedAttention: variant `packed_derived_splitk`: no shader was built for pass `merge` with ";
-const K0A0S19 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S20 = "PagedAttention: variant `packed_derived_splitk`: pass `scatter`";
-const K0A0S21 = "PagedAttention: variant `packed_derived_splitk`: pass `split_attention`";
-const K0A0S22 = "PagedAttention: variant `packed_derived_splitk`: pass `merge`";
-const K0A0V5: readonly string[] = [K0A0S19, $q30, K0A0S19, $q31, K0A0S20, $q32, K0A0S20, $q33, K0A0S20, $q34, K0A0S20, $q35, K0A0S21, $q32, K0A0S21, $q36, K0A0S21, $q37];
-const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `scatter` with ";
-const K0A0S24 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `split_attention` with ";
-const K0A0S25 = "PagedAttention: variant `packed_slot_splitk`: no shader was built for pass `merge` with ";
-const K0A0S26 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S27 = "PagedAttention: variant `packed_slot_splitk`: pass `scatter`";
-const K0A0S28 = "PagedAttention: variant `packed_slot_splitk`: pass `split_attention`";
-const K0A0S29 = "PagedAttention: variant `packed_slot_splitk`: pass `merge`";
-const K0A0V6: readonly string[] = [K0A0S26, $q30, K0A0S26, $q31, K0A0S27, $q33, K0A0S27, $q34, K0A0S27, $q35, K0A0S28, $q32, K0A0S28, $q36, K0A0S28, $q37];
-const K0A0S30 = "PagedAttention: variant `separate_derived`: no shader was built for pass `scatter` with ";
-const K0A0S31 = "PagedAttention: variant `separate_derived`: no shader was built for pass `main` with ";
-const K0A0S32 = "PagedAttention: variant `separate_derived`: pass `scatter`";
-const K0A0S33 = "PagedAttention: variant `separate_derived`: pass `main`";
-const K0A0V7: readonly string[] = [K0A0S32, $q32, K0A0S32, $q33, K0A0S32, $q34, K0A0S32, $q35, K0A0S33, $q32, K0A0S33, $q36];
-const K0A0S34 = "PagedAttention: variant `separate_slot`: no shader was built for pass `scatter` with ";
-const K0A0S35 = "PagedAttention: variant `separate_slot`: no shader was built for pass `main` with ";
-const K0A0S36 = "PagedAttention: variant `separate_slot`: pass `scatter`";
-const K0A0S37 = "PagedAttention: variant `separate_slot`: pass `main`";
-const K0A0V8: readonly string[] = [K0A0S36, $q33, K0A0S36, $q34, K0A0S36, $q35, K0A0S37, $q32, K0A0S37, $q36];
-const K0A0S38 = "PagedAttention: variant `packed_derived`: no shader was built for pass `scatter` with ";
-const K0A0S39 = "PagedAttention: variant `packed_derived`: no shader was built for pass `main` with ";
-const K0A0S40 = "PagedAttention: variant `packed_derived`: pass `scatter`";
-const K0A0S41 = "PagedAttention: variant `packed_derived`: pass `main`";
-const K0A0V9: readonly string[] = [K0A0S40, $q32, K0A0S40, $q33, K0A0S40, $q34, K0A0S40, $q35, K0A0S41, $q32, K0A0S41, $q36];
-const K0A0S42 = "PagedAttention: variant `packed_slot`: no shader was built for pass `scatter` with ";
-const K0A0S43 = "PagedAttention: variant `packed_slot`: no shader was built for pass `main` with ";
-const K0A0S44 = "PagedAttention: variant `packed_slot`: pass `scatter`";
-const K0A0S45 = "PagedAttention: variant `packed_slot`: pass `main`";
-const K0A0V10: readonly string[] = [K0A0S44, $q33, K0A0S44, $q34, K0A0S44, $q35, K0A0S45, $q32, K0A0S45, $q36];
+const K0 = $q25;
+const K0A0V0: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0S0 = " on profile mobile-256; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
+function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0S2 = K0A0S1 + $q32;
+const K0A0V1: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S3 = K0A0S1 + $q33;
+const K0A0V2: readonly string[] = [$q27, $q29];
+function K0A0T2(a0: unknown, a1: unknown, head: string): string {
+  return (a0 === 28 ? (a1 === 128 ? "c8d02ce80923aefc" : undefined) : a0 === 32 ? (a1 === 128 ? "5019342e40dd795d" : a1 === 96 ? "9d4bf86c7efa3c57" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+}
+const K0A0S4 = K0A0S1 + $q34;
+const K0A0S5 = K0A0S1 + $q35;
+const K0A0S6 = $q25;
+const K0A0S7 = K0A0S1 + $q36;
+const K0A0S8 = K0A0S1 + $q37;
+const K0A0V3: readonly string[] = [K0A0S1, $q38, K0A0S1, $q39, K0A0S5, $q40, K0A0S5, $q41, K0A0S5, $q42, K0A0S5, $q43, K0A0S7, $q40, K0A0S7, $q44, K0A0S7, $q45];
+function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
+const K0A0S10 = K0A0S9 + $q32;
+const K0A0S11 = K0A0S9 + $q33;
+const K0A0S12 = K0A0S9 + $q34;
+const K0A0S13 = K0A0S9 + $q35;
+const K0A0S14 = K0A0S9 + $q36;
+const K0A0S15 = K0A0S9 + $q37;
+const K0A0V4: readonly string[] = [K0A0S9, $q38, K0A0S9, $q39, K0A0S13, $q41, K0A0S13, $q42, K0A0S13, $q43, K0A0S14, $q40, K0A0S14, $q44, K0A0S14, $q45];
+function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
+const K0A0S17 = K0A0S16 + $q32;
+function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S18 = K0A0S16 + $q33;
+const K0A0S19 = K0A0S16 + $q34;
+const K0A0S20 = K0A0S16 + $q35;
+const K0A0S21 = K0A0S16 + $q36;
+const K0A0S22 = K0A0S16 + $q37;
+const K0A0V5: readonly string[] = [K0A0S16, $q38, K0A0S16, $q39, K0A0S20, $q40, K0A0S20, $q41, K0A0S20, $q42, K0A0S20, $q43, K0A0S21, $q40, K0A0S21, $q44, K0A0S21, $q45];
+function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+}
+const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
+const K0A0S24 = K0A0S23 + $q32;
+const K0A0S25 = K0A0S23 + $q33;
+const K0A0S26 = K0A0S23 + $q34;
+const K0A0S27 = K0A0S23 + $q35;
+const K0A0S28 = K0A0S23 + $q36;
+const K0A0S29 = K0A0S23 + $q37;
+const K0A0V6: readonly string[] = [K0A0S23, $q38, K0A0S23, $q39, K0A0S27, $q41, K0A0S27, $q42, K0A0S27, $q43, K0A0S28, $q40, K0A0S28, $q44, K0A0S28, $q45];
+const K0A0S30 = "PagedAttention: variant `separate_derived`";
+const K0A0S31 = K0A0S30 + $q32;
+function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S32 = K0A0S30 + $q46;
+const K0A0S33 = K0A0S30 + $q35;
+const K0A0S34 = K0A0S30 + $q47;
+const K0A0V7: readonly string[] = [K0A0S33, $q40, K0A0S33, $q41, K0A0S33, $q42, K0A0S33, $q43, K0A0S34, $q40, K0A0S34, $q44];
+const K0A0S35 = "PagedAttention: variant `separate_slot`";
+const K0A0S36 = K0A0S35 + $q32;
+const K0A0S37 = K0A0S35 + $q46;
+const K0A0S38 = K0A0S35 + $q35;
+const K0A0S39 = K0A0S35 + $q47;
+const K0A0V8: readonly string[] = [K0A0S38, $q41, K0A0S38, $q42, K0A0S38, $q43, K0A0S39, $q40, K0A0S39, $q44];
+const K0A0S40 = "PagedAttention: variant `packed_derived`";
+const K0A0S41 = K0A0S40 + $q32;
+function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+}
+const K0A0S42 = K0A0S40 + $q46;
+const K0A0S43 = K0A0S40 + $q35;
+const K0A0S44 = K0A0S40 + $q47;
+const K0A0V9: readonly string[] = [K0A0S43, $q40, K0A0S43, $q41, K0A0S43, $q42, K0A0S43, $q43, K0A0S44, $q40, K0A0S44, $q44];
+const K0A0S45 = "PagedAttention: variant `packed_slot`";
+const K0A0S46 = K0A0S45 + $q32;
+const K0A0S47 = K0A0S45 + $q46;
+const K0A0S48 = K0A0S45 + $q35;
+const K0A0S49 = K0A0S45 + $q47;
+const K0A0V10: readonly string[] = [K0A0S48, $q41, K0A0S48, $q42, K0A0S48, $q43, K0A0S49, $q40, K0A0S49, $q44];
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -891,7 +913,7 @@ class K0A0 {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, $q38);
+      throw $wrap(e, $q48);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
@@ -899,7 +921,7 @@ class K0A0 {
     try {
       return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, "batchSize");
+      throw $wrap(e, $q49);
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
@@ -911,7 +933,7 @@ class K0A0 {
     try {
       return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q39);
+      throw $wrap(e, $q50);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
@@ -921,9 +943,9 @@ class K0A0 {
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q40) === this.s0[0]) && ($need(this.t8, $q41, $q40).shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q51) === this.s0[0]) && ($need(this.t8, $q52, $q51).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, $q42);
+      throw $wrap(e, $q53);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -932,27 +954,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.valueCacheT, shapes.keyCacheT)` is false (" + "shapes.valueCacheT = " + $sv(() => this.s4) + ", " + "shapes.keyCacheT = " + $sv(() => this.s3) + ")" : i === 1 ? $where(path) + "`dim(shapes.keyCacheT, 2) == attrs.kv_num_heads` is false (" + "dim(shapes.keyCacheT, 2) = " + $sv(() => this.s3[2]) + ", " + $q43 + $sv(() => this.a1) + ")" : i === 2 ? $where(path) + "`blockSize > 0` is false (" + "blockSize = " + $sv(() => this.s3[1]) + ")" : i === 3 ? $where(path) + $q44 + $q45 + $sv(() => this.s3[3]) + ")" : $where(path) + "`tensorDtypes.valueCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.valueCacheT = \"float16\"" + ", " + $q46 + ")")($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q55, () => this.s4, $q56, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q26, () => this.a1]) : i === 2 ? $why(path, ["", $q58], ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : $why(path, ["", $q57, ""], ["tensorDtypes.valueCacheT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q47 + $q48 + $sv(() => this.a2) + ")" : i === 1 ? $where(path) + $q49 + $q43 + $sv(() => this.a1) + ")" : $where(path) + $q50 + $q51 + $sv(() => $modN((this.a2 as number), (this.a1 as number))) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`batchSize >= 1` is false (" + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastSeqlensT, 0) == batchSize` is false (" + "dim(shapes.pastSeqlensT, 0) = " + $sv(() => this.s6[0]) + ", " + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : i === 2 ? $where(path) + "`dim(shapes.blockTableT, 0) == batchSize` is false (" + "dim(shapes.blockTableT, 0) = " + $sv(() => this.s7[0]) + ", " + $q52 + $sv(() => (this.m2 ?? this.d2())) + ")" : $where(path) + $q53 + $q54 + $sv(() => this.s7[1]) + ")")($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q49, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q49, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q49, () => (this.m2 ?? this.d2())]) : $why(path, ["", $q64], [$q65, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == tokenCount` is false (" + $q55 + $sv(() => this.t9!.shape[0]) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == qHidden` is false (" + $q57 + $sv(() => this.t9!.shape[1]) + ", " + $q58 + $sv(() => (this.m4 ?? this.d4())) + ")" : $where(path) + $q59 + $q46 + ")")($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t9!.shape[0], $q67, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t9!.shape[1], $q50, () => (this.m4 ?? this.d4())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`dim(shapes.slotMappingT, 0) == tokenCount` is false (" + "dim(shapes.slotMappingT, 0) = " + $sv(() => $dimT(this.t8, (0 as number), $q40)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : $where(path) + "`ranks.slotMappingT == 1` is false (" + "ranks.slotMappingT = " + $sv(() => $need(this.t8, $q41, $q40).shape.length) + ")")($first([() => ($dimT(this.t8, (0 as number), $q40) === this.s0[0])])) : c === false ? $where(path) + $q60 : $where(path) + $q61)($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, ["", $q57, ""], ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q51), $q67, () => this.s0[0]]) : $why(path, ["", $q70], [$q52, () => $need(this.t8, $q52, $q51).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q51) === this.s0[0])])) : c === false ? $where(path) + $q71 : $where(path) + $q72)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q62]) : i === 1 ? this.x2([...path, $q38]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q63]) : this.x5([...path, $q42]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q73]) : i === 1 ? this.x2([...path, $q48]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q74]) : this.x5([...path, $q53]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -967,9 +989,9 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, $q64);
+      return $condFail(e, $q75);
     }
-    return this.x0([...[], $q64]);
+    return this.x0([...[], $q75]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
@@ -977,7 +999,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`tokenCount <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q56 + $sv(() => this.s0[0]) + ", " + $q65 + ")" : i === 1 ? $where(path) + "`attrs.num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q48 + $sv(() => this.a2) + ", " + $q65 + ")" : $where(path) + "`tunables.SCATTER_WORKGROUP_SIZE <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + "tunables.SCATTER_WORKGROUP_SIZE = 64" + ", " + $q66 + ")")($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q67, () => this.s0[0], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q27, () => this.a2, $q77, $q78]) : $why(path, ["", $q76, ""], ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q79, $q80]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -992,9 +1014,9 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, $q67);
+      return $condFail(e, $q81);
     }
-    return this.x6([...[], $q67]);
+    return this.x6([...[], $q81]);
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
@@ -1025,7 +1047,7 @@ class K0A0 {
     try {
       return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q68);
+      throw $wrap(e, $q82);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
@@ -1038,7 +1060,7 @@ class K0A0 {
     try {
       return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
-      throw $wrap(e, "headVec");
+      throw $wrap(e, $q83);
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
@@ -1046,7 +1068,7 @@ class K0A0 {
     try {
       return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedSplitScratchBytes");
+      throw $wrap(e, $q84);
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
@@ -1054,7 +1076,7 @@ class K0A0 {
     try {
       return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedSplitStatsBytes");
+      throw $wrap(e, $q85);
     }
   }
   /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
@@ -1062,7 +1084,7 @@ class K0A0 {
     try {
       return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "pagedSplitWg");
+      throw $wrap(e, $q86);
     }
   }
   /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
@@ -1072,11 +1094,11 @@ class K0A0 {
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $where(path) + "`headSize % 4 == 0` is false (" + "headSize % 4 = " + $sv(() => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)) + ")";
+    return $why(path, ["", $q62], ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q69 + $q70 + $sv(() => (this.m12 ?? this.d12())) + ")" : i === 1 ? this.x8([...path, "cacheVec4Ok"]) : i === 2 ? $where(path) + "`headVec >= 1` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ")" : i === 3 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxStorageBufferBindingSize` is false (" + $q72 + $sv(() => (this.m15 ?? this.d15())) + ", " + $q73 + ")" : i === 4 ? $where(path) + "`pagedSplitScratchBytes <= device.limits.maxBufferSize` is false (" + $q72 + $sv(() => (this.m15 ?? this.d15())) + ", " + $q74 + ")" : i === 5 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxStorageBufferBindingSize` is false (" + $q75 + $sv(() => (this.m16 ?? this.d16())) + ", " + $q73 + ")" : i === 6 ? $where(path) + "`pagedSplitStatsBytes <= device.limits.maxBufferSize` is false (" + $q75 + $sv(() => (this.m16 ?? this.d16())) + ", " + $q74 + ")" : i === 7 ? $where(path) + $q76 + $q70 + $sv(() => (this.m12 ?? this.d12())) + ", " + $q65 + ")" : i === 8 ? $where(path) + "`headVec <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ", " + $q66 + ")" : i === 9 ? $where(path) + "`headVec <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q71 + $sv(() => (this.m14 ?? this.d14())) + ", " + $q77 + ")" : i === 10 ? $where(path) + "`pagedSplitWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q78 + $sv(() => (this.m17 ?? this.d17())) + ", " + $q66 + ")" : $where(path) + "`pagedSplitWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q78 + $sv(() => (this.m17 ?? this.d17())) + ", " + $q77 + ")")($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q88]) : i === 2 ? $why(path, ["", $q64], [$q83, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q89, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q91, $q92]) : i === 5 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q89, $q90]) : i === 6 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q91, $q92]) : i === 7 ? $why(path, ["", $q76, ""], [$q82, () => (this.m12 ?? this.d12()), $q77, $q78]) : i === 8 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q79, $q80]) : i === 9 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q93, $q80]) : i === 10 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q93, $q80]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -1091,16 +1113,16 @@ class K0A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q79);
+      return $condFail(e, $q94);
     }
-    return this.x7([...[], $q79]);
+    return this.x7([...[], $q94]);
   }
   /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): number {
     try {
       return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q80);
+      throw $wrap(e, $q95);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
@@ -1108,7 +1130,7 @@ class K0A0 {
     try {
       return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedSplitStorageBytes");
+      throw $wrap(e, $q96);
     }
   }
   /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
@@ -1117,7 +1139,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $where(path) + "`pagedSplitStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedSplitStorageBytes = " + $sv(() => (this.m20 ?? this.d20())) + ", " + $q81 + ")";
+    return $why(path, ["", $q76, ""], [$q96, () => (this.m20 ?? this.d20()), $q97, $q98]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -1132,29 +1154,29 @@ class K0A0 {
     try {
       ((this.m21 ?? this.d21()));
     } catch (e) {
-      return $condFail(e, $q82);
+      return $condFail(e, $q99);
     }
-    return this.x9([...[], $q82]);
+    return this.x9([...[], $q99]);
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
     try {
       return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q83);
+      throw $wrap(e, $q100);
     }
   }
   /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q84, $q85).shape.length === 2)) && ($need(this.t2, $q86, $q87).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q85) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q87) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q85) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q87) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q88, $q85).dtype === $q89)) && ($need(this.t2, $q90, $q87).dtype === $q89)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 2)) && ($need(this.t2, $q103, $q104).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q104) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q91);
+      throw $wrap(e, $q108);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q92 : i === 1 ? $where(path) + $q93 : i === 2 ? $where(path) + "`ranks.keyT == 2` is false (" + $q94 + $sv(() => $need(this.t1, $q84, $q85).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 2` is false (" + $q95 + $sv(() => $need(this.t2, $q86, $q87).shape.length) + ")" : i === 4 ? $where(path) + "`dim(shapes.keyT, 0) == tokenCount` is false (" + $q96 + $sv(() => $dimT(this.t1, (0 as number), $q85)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 5 ? $where(path) + "`dim(shapes.valueT, 0) == tokenCount` is false (" + "dim(shapes.valueT, 0) = " + $sv(() => $dimT(this.t2, (0 as number), $q87)) + ", " + $q56 + $sv(() => this.s0[0]) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == kvHidden` is false (" + $q97 + $sv(() => $dimT(this.t1, (1 as number), $q85)) + ", " + $q98 + $sv(() => (this.m22 ?? this.d22())) + ")" : i === 7 ? $where(path) + "`dim(shapes.valueT, 1) == kvHidden` is false (" + "dim(shapes.valueT, 1) = " + $sv(() => $dimT(this.t2, (1 as number), $q87)) + ", " + $q98 + $sv(() => (this.m22 ?? this.d22())) + ")" : i === 8 ? $where(path) + $q99 + $q100 + $sv(() => $need(this.t1, $q88, $q85).dtype) + ", " + $q46 + ")" : i === 9 ? $where(path) + $q101 + $q102 + $sv(() => $need(this.t2, $q90, $q87).dtype) + ", " + $q46 + ")" : $where(path) + "`dim(shapes.queryT, 1) == qHidden` is false (" + $q103 + $sv(() => this.s0[1]) + ", " + $q58 + $sv(() => (this.m4 ?? this.d4())) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q84, $q85).shape.length === 2), () => ($need(this.t2, $q86, $q87).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q85) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q87) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q85) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q87) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q88, $q85).dtype === $q89), () => ($need(this.t2, $q90, $q87).dtype === $q89)]));
+    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q111], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q67, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q104), $q67, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q100, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q104), $q100, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q114, () => this.s0[1], $q50, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 2), () => ($need(this.t2, $q103, $q104).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q104) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -1169,9 +1191,9 @@ class K0A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q91);
+      return $condFail(e, $q108);
     }
-    return this.x10([...[], $q91]);
+    return this.x10([...[], $q108]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1179,53 +1201,50 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $where([]) + "`not present.slotMappingT` is false (" + "present.slotMappingT = " + $sv(() => (this.t8 !== null)) + ")";
+    return $why([], [$q115, ""], [$q31, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q104, $q85, 2, 134217728, K0A0S6, $q105);
+    return $buf(this.t1!, $q116, $q102, 2, 134217728, K0A0S6, $q117);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q104, $q87, 2, 134217728, K0A0S6, $q105);
+    return $buf(this.t2!, $q116, $q104, 2, 134217728, K0A0S6, $q117);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q104, $q106, 2, 134217728, K0A0S6, $q105);
+    return $buf(this.t3!, $q116, $q118, 2, 134217728, K0A0S6, $q117);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q104, $q107, 2, 134217728, K0A0S6, $q105);
+    return $buf(this.t4!, $q116, $q119, 2, 134217728, K0A0S6, $q117);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q104, $q108, 4, 134217728, K0A0S6, $q105);
+    return $buf(this.t5!, $q116, $q120, 4, 134217728, K0A0S6, $q117);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q104, $q109, 4, 134217728, K0A0S6, $q105);
+    return $buf(this.t6!, $q116, $q121, 4, 134217728, K0A0S6, $q117);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q104, $q110, 4, 134217728, K0A0S6, $q105);
+    return $buf(this.t7!, $q116, $q122, 4, 134217728, K0A0S6, $q117);
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q104, $q111, 2, 134217728, K0A0S6, $q105);
+    return $buf(this.t0!, $q116, $q123, 2, 134217728, K0A0S6, $q117);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q112, $q113, 2, 134217728, K0A0S6, $q105);
+    return $buf(this.t9!, $q124, $q125, 2, 134217728, K0A0S6, $q117);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q114 : k0_0 === 8 ? $q115 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q116 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q117 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q118 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q119 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S0, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q122 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S2, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S3, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S2);
+      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S3);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q105, K0A0S4, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S1, $q126);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q105, K0A0S4, $q130);
-      if (this.t1 === null) $omitted(K0A0S5, $q131, $q85);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S1, $q127);
+      if (this.t1 === null) $omitted(K0A0S5, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S5, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S5, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1237,8 +1256,8 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r2, K0A0S5, $q133);
-      $u32(b0_7, 4, r3, K0A0S5, $q134);
+      $u32(b0_7, 0, r2, K0A0S5, $q130);
+      $u32(b0_7, 4, r3, K0A0S5, $q131);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S5, "x");
@@ -1246,14 +1265,14 @@ class K0A0 {
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S5, "y");
       const q7 = this.z0();
-      const q8: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q9: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q8: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S7, $q133);
+      $u32(b1_8, 0, r6, K0A0S7, $q130);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
       const w1y = $wg(this.a1, 65535, K0A0S7, "y");
@@ -1263,7 +1282,7 @@ class K0A0 {
       const q10 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S8, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
-      return { kernel: $q24, variant: "separate_derived_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q143, 1, q4), $bd(5, $q144, 1, q5), $bd(6, $q145, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q7), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q150, 0, q8), $bd(7, $q151, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q8), $bd(1, $q151, 1, q9), $bd(2, $q112, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q140, 1, q4), $bd(5, $q141, 1, q5), $bd(6, $q142, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q7), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q147, 0, q8), $bd(7, $q148, 0, q9), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q8), $bd(1, $q148, 1, q9), $bd(2, $q124, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V3, st);
     }
@@ -1280,38 +1299,35 @@ class K0A0 {
   }
   /** why "present.slotMappingT" does not hold */
   w6(): string {
-    return $where([]) + $q61;
+    return $where([]) + $q72;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q104, $q40, 4, 134217728, K0A0S6, $q105);
+    return $buf(this.t8!, $q116, $q51, 4, 134217728, K0A0S6, $q117);
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q154 : k0_0 === 8 ? $q155 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q156 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q157 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q158 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q159 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S9, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q120 : k1_0 === 8 ? $q121 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q122 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q123 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q124 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q125 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S10, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S11, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S10);
+      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S11);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q105, K0A0S12, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S9, $q126);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q105, K0A0S12, $q130);
-      if (this.t1 === null) $omitted(K0A0S13, $q131, $q85);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S9, $q127);
+      if (this.t1 === null) $omitted(K0A0S13, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S13, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S13, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S13, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S13, $q151, $q51);
       const q4 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r2, K0A0S13, $q134);
+      $u32(b0_5, 0, r2, K0A0S13, $q131);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S13, "x");
@@ -1322,14 +1338,14 @@ class K0A0 {
       const q6 = this.z5();
       const q7 = this.z6();
       const q8 = this.z7();
-      const q9: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q10: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q9: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
+      const q10: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S14, $q133);
+      $u32(b1_8, 0, r5, K0A0S14, $q130);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
       const w1y = $wg(this.a1, 65535, K0A0S14, "y");
@@ -1339,7 +1355,7 @@ class K0A0 {
       const q11 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S15, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
-      return { kernel: $q24, variant: "separate_slot_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q160, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q5), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q6), $bd(4, $q144, 1, q7), $bd(5, $q145, 1, q8), $bd(6, $q150, 0, q9), $bd(7, $q151, 0, q10), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q9), $bd(1, $q151, 1, q10), $bd(2, $q112, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q151, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q5), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q6), $bd(4, $q141, 1, q7), $bd(5, $q142, 1, q8), $bd(6, $q147, 0, q9), $bd(7, $q148, 0, q10), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q9), $bd(1, $q148, 1, q10), $bd(2, $q124, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V4, st);
     }
@@ -1355,7 +1371,7 @@ class K0A0 {
     try {
       return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q161);
+      throw $wrap(e, $q152);
     }
   }
   /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
@@ -1364,7 +1380,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q162 + $q163 + $sv(() => (this.t1 !== null)) + ")" : i === 1 ? $where(path) + $q164 + $q165 + $sv(() => (this.t2 !== null)) + ")" : $where(path) + "`dim(shapes.queryT, 1) == packedStride` is false (" + $q103 + $sv(() => this.s0[1]) + ", " + $q166 + $sv(() => (this.m24 ?? this.d24())) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q153, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q114, () => this.s0[1], $q152, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
@@ -1379,25 +1395,22 @@ class K0A0 {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
-      return $condFail(e, $q167);
+      return $condFail(e, $q154);
     }
-    return this.x11([...[], $q167]);
+    return this.x11([...[], $q154]);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q168 : k0_0 === 8 ? $q169 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q170 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q171 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q172 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q173 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S16, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q174 : k1_0 === 8 ? $q175 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q176 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q177 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q178 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q179 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S17, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S18, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S17);
+      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S18);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q105, K0A0S19, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S16, $q126);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q105, K0A0S19, $q130);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S16, $q127);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
@@ -1409,22 +1422,22 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r2, K0A0S20, $q133);
-      $u32(b0_6, 4, r3, K0A0S20, $q134);
+      $u32(b0_6, 0, r2, K0A0S20, $q130);
+      $u32(b0_6, 4, r3, K0A0S20, $q131);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S20, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S20, "y");
-      const q6: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q7: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q6: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S21, $q133);
+      $u32(b1_8, 0, r6, K0A0S21, $q130);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
       const w1y = $wg(this.a1, 65535, K0A0S21, "y");
@@ -1434,7 +1447,7 @@ class K0A0 {
       const q8 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S22, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
-      return { kernel: $q24, variant: "packed_derived_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q150, 0, q6), $bd(7, $q151, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q6), $bd(1, $q151, 1, q7), $bd(2, $q112, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q147, 0, q6), $bd(7, $q148, 0, q7), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q6), $bd(1, $q148, 1, q7), $bd(2, $q124, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V5, st);
     }
@@ -1448,27 +1461,24 @@ class K0A0 {
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q180 : k0_0 === 8 ? $q181 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q182 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q183 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q184 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q185 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S23, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q174 : k1_0 === 8 ? $q175 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q176 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q177 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q178 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q179 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S24, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 28 ? (k2_1 === 128 ? $q126 : undefined) : k2_0 === 32 ? (k2_1 === 128 ? $q127 : k2_1 === 96 ? $q128 : undefined) : undefined) ?? $noShader(K0A0S25, K0A0V2, [k2_0, k2_1], K0A0S1);
+      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S24);
+      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S25);
+      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q105, K0A0S26, $q129);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S23, $q126);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q105, K0A0S26, $q130);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S23, $q127);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S27, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S27, $q151, $q51);
       const q3 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r2, K0A0S27, $q134);
+      $u32(b0_4, 0, r2, K0A0S27, $q131);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S27, "x");
@@ -1478,14 +1488,14 @@ class K0A0 {
       const q4 = this.z5();
       const q5 = this.z6();
       const q6 = this.z7();
-      const q7: BindingResource = { kind: $q135, scratch: $q136, offset: 0, size: x0 };
-      const q8: BindingResource = { kind: $q135, scratch: $q137, offset: 0, size: x1 };
+      const q7: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
+      const q8: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S28, $q133);
+      $u32(b1_8, 0, r5, K0A0S28, $q130);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
       const w1y = $wg(this.a1, 65535, K0A0S28, "y");
@@ -1495,7 +1505,7 @@ class K0A0 {
       const q9 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S29, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
-      return { kernel: $q24, variant: "packed_slot_splitk", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q160, 1, q3), $ub(4, $q146, 2, b0_4)], w0x, w0y, 1), $pass($q147, $q148, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q150, 0, q7), $bd(7, $q151, 0, q8), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q153, s2, [$bd(0, $q150, 1, q7), $bd(1, $q151, 1, q8), $bd(2, $q112, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q151, 1, q3), $ub(4, $q143, 2, b0_4)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q147, 0, q7), $bd(7, $q148, 0, q8), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q7), $bd(1, $q148, 1, q8), $bd(2, $q124, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V6, st);
     }
@@ -1535,7 +1545,7 @@ class K0A0 {
     try {
       return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "pagedAttnWg");
+      throw $wrap(e, $q155);
     }
   }
   /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
@@ -1543,7 +1553,7 @@ class K0A0 {
     try {
       return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "pagedAttnStorageBytes");
+      throw $wrap(e, $q156);
     }
   }
   /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
@@ -1552,7 +1562,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`pagedAttnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "pagedAttnStorageBytes = " + $sv(() => (this.m30 ?? this.d30())) + ", " + $q81 + ")" : i === 1 ? $where(path) + "`pagedAttnWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q186 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q66 + ")" : $where(path) + "`pagedAttnWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q186 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q77 + ")")($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q156, () => (this.m30 ?? this.d30()), $q97, $q98]) : i === 1 ? $why(path, ["", $q76, ""], [$q155, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q155, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
@@ -1567,9 +1577,9 @@ class K0A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q187);
+      return $condFail(e, $q157);
     }
-    return this.x12([...[], $q187]);
+    return this.x12([...[], $q157]);
   }
   /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
@@ -1577,7 +1587,7 @@ class K0A0 {
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $where(path) + "`cacheVec4Ok or has(device.features, \"shader-f16\")` is false (" + "cacheVec4Ok = " + $sv(() => (this.m13 ?? this.d13())) + ", " + "has(device.features, \"shader-f16\") = false" + ")";
+    return $why(path, ["", " or ", ""], [$q88, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
@@ -1592,20 +1602,18 @@ class K0A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q188);
+      return $condFail(e, $q158);
     }
-    return this.x13([...[], $q188]);
+    return this.x13([...[], $q158]);
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q114 : k0_0 === 8 ? $q115 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q116 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q117 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q118 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q119 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S30, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q189 : k1_0 === 8 ? $q190 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q191 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q192 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q193 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S31, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      if (this.t1 === null) $omitted(K0A0S32, $q131, $q85);
+      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
+      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
+      if (this.t1 === null) $omitted(K0A0S33, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S32, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S33, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1617,26 +1625,26 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r0, K0A0S32, $q133);
-      $u32(b0_7, 4, r1, K0A0S32, $q134);
+      $u32(b0_7, 0, r0, K0A0S33, $q130);
+      $u32(b0_7, 4, r1, K0A0S33, $q131);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S32, "x");
+      const w0x = $wg(r2, 65535, K0A0S33, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S32, "y");
+      const w0y = $wg(r3, 65535, K0A0S33, "y");
       const q7 = this.z0();
       const q8 = this.z9();
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S33, $q133);
+      $u32(b1_7, 0, r4, K0A0S34, $q130);
       $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S33, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S33, "y");
-      return { kernel: $q24, variant: "separate_derived", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q143, 1, q4), $bd(5, $q144, 1, q5), $bd(6, $q145, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q23, $q195, s1, [$bd(0, $q149, 1, q7), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q112, 0, q8), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S34, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S34, "y");
+      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q140, 1, q4), $bd(5, $q141, 1, q5), $bd(6, $q142, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q7), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q124, 0, q8), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V7, st);
     }
@@ -1650,28 +1658,26 @@ class K0A0 {
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === true ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q154 : k0_0 === 8 ? $q155 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q156 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q157 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q158 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q159 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S34, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === true ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q189 : k1_0 === 8 ? $q190 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q191 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q192 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q193 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S35, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
-      if (this.t1 === null) $omitted(K0A0S36, $q131, $q85);
+      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
+      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
+      if (this.t1 === null) $omitted(K0A0S38, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S36, $q132, $q87);
+      if (this.t2 === null) $omitted(K0A0S38, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S36, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S38, $q151, $q51);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r0, K0A0S36, $q134);
+      $u32(b0_5, 0, r0, K0A0S38, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S36, "x");
+      const w0x = $wg(r1, 65535, K0A0S38, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S36, "y");
+      const w0y = $wg(r2, 65535, K0A0S38, "y");
       const q5 = this.z0();
       const q6 = this.z5();
       const q7 = this.z6();
@@ -1680,13 +1686,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S37, $q133);
+      $u32(b1_7, 0, r3, K0A0S39, $q130);
       $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S37, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S37, "y");
-      return { kernel: $q24, variant: "separate_slot", passes: [$pass($q139, $q140, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q141, 0, q2), $bd(3, $q142, 0, q3), $bd(4, $q160, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q23, $q195, s1, [$bd(0, $q149, 1, q5), $bd(1, $q141, 1, q2), $bd(2, $q142, 1, q3), $bd(3, $q143, 1, q6), $bd(4, $q144, 1, q7), $bd(5, $q145, 1, q8), $bd(6, $q112, 0, q9), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S39, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S39, "y");
+      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q151, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q5), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q6), $bd(4, $q141, 1, q7), $bd(5, $q142, 1, q8), $bd(6, $q124, 0, q9), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V8, st);
     }
@@ -1700,10 +1706,8 @@ class K0A0 {
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === false ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q168 : k0_0 === 8 ? $q169 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q170 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q171 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q172 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q173 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S38, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q196 : k1_0 === 8 ? $q197 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q198 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q199 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q200 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q201 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S39, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
+      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
@@ -1715,25 +1719,25 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r0, K0A0S40, $q133);
-      $u32(b0_6, 4, r1, K0A0S40, $q134);
+      $u32(b0_6, 0, r0, K0A0S43, $q130);
+      $u32(b0_6, 4, r1, K0A0S43, $q131);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S40, "x");
+      const w0x = $wg(r2, 65535, K0A0S43, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S40, "y");
+      const w0y = $wg(r3, 65535, K0A0S43, "y");
       const q6 = this.z9();
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S41, $q133);
+      $u32(b1_7, 0, r4, K0A0S44, $q130);
       $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S41, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S41, "y");
-      return { kernel: $q24, variant: "packed_derived", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q23, $q195, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q112, 0, q6), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S44, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S44, "y");
+      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q124, 0, q6), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V9, st);
     }
@@ -1747,25 +1751,23 @@ class K0A0 {
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
-      const k0_0 = this.a1, k0_1 = this.a2, k0_2 = this.s3[1], k0_3 = this.s3[3], k0_4 = (this.t1 !== null), k0_5 = (this.t8 !== null);
-      const s0: string = (k0_4 === false ? (k0_5 === true ? (k0_1 === 32 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 32 ? $q180 : k0_0 === 8 ? $q181 : undefined) : k0_3 === 96 ? (k0_0 === 32 ? $q182 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 8 ? $q183 : undefined) : undefined) : undefined) : k0_1 === 28 ? (k0_2 === 16 ? (k0_3 === 128 ? (k0_0 === 4 ? $q184 : undefined) : undefined) : k0_2 === 32 ? (k0_3 === 128 ? (k0_0 === 4 ? $q185 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S42, K0A0V0, [k0_0, k0_1, k0_2, k0_3, k0_4, k0_5], K0A0S1);
-      const k1_0 = this.a1, k1_1 = this.a2, k1_2 = this.s3[1], k1_3 = this.s3[3], k1_4 = (this.t1 !== null);
-      const s1: string = (k1_4 === false ? (k1_1 === 32 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 32 ? $q196 : k1_0 === 8 ? $q197 : undefined) : k1_3 === 96 ? (k1_0 === 32 ? $q198 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 8 ? $q199 : undefined) : undefined) : undefined) : k1_1 === 28 ? (k1_2 === 16 ? (k1_3 === 128 ? (k1_0 === 4 ? $q200 : undefined) : undefined) : k1_2 === 32 ? (k1_3 === 128 ? (k1_0 === 4 ? $q201 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K0A0S43, K0A0V1, [k1_0, k1_1, k1_2, k1_3, k1_4], K0A0S1);
+      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
+      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S44, $q160, $q40);
+      if (this.t8 === null) $omitted(K0A0S48, $q151, $q51);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r0, K0A0S44, $q134);
+      $u32(b0_4, 0, r0, K0A0S48, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S44, "x");
+      const w0x = $wg(r1, 65535, K0A0S48, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S44, "y");
+      const w0y = $wg(r2, 65535, K0A0S48, "y");
       const q4 = this.z5();
       const q5 = this.z6();
       const q6 = this.z7();
@@ -1773,13 +1775,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q138) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S45, $q133);
+      $u32(b1_7, 0, r3, K0A0S49, $q130);
       $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S45, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S45, "y");
-      return { kernel: $q24, variant: "packed_slot", passes: [$pass($q139, $q140, s0, [$bd(0, $q149, 1, q0), $bd(1, $q141, 0, q1), $bd(2, $q142, 0, q2), $bd(3, $q160, 1, q3), $ub(4, $q146, 2, b0_4)], w0x, w0y, 1), $pass($q23, $q195, s1, [$bd(0, $q149, 1, q0), $bd(1, $q141, 1, q1), $bd(2, $q142, 1, q2), $bd(3, $q143, 1, q4), $bd(4, $q144, 1, q5), $bd(5, $q145, 1, q6), $bd(6, $q112, 0, q7), $ub(7, $q146, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[0], 65535, K0A0S49, "x");
+      const w1y = $wg(this.a1, 65535, K0A0S49, "y");
+      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q151, 1, q3), $ub(4, $q143, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q124, 0, q7), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V10, st);
     }
@@ -1795,18 +1797,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q24, $q202);
+      $evalFail(e, $q25, $q160);
     }
-    const h0 = $outShape(o0, 2, $q24, $q113);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q89 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q24, $q113, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q24, $q106);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q24, $q106, this.u3.shape, h1, "shapes.keyCacheT");
-    const h2 = $outShape(this.s4, 4, $q24, $q107);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q24, $q107, this.u4.shape, h2, "shapes.valueCacheT");
+    const h0 = $outShape(o0, 2, $q25, $q125);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q106 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q125, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q25, $q118);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q118, this.u3.shape, h1, $q56);
+    const h2 = $outShape(this.s4, 4, $q25, $q119);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q119, this.u4.shape, h2, $q55);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q203, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q203, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1816,16 +1818,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q204, "PagedAttention: no variant fits this call on profile mobile-256: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q162, "PagedAttention: no variant fits this call on profile mobile-256: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-256. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q205, K0);
-  const outs = $bag(c, $q206, K0);
-  const attrs = $bag(c, $q207, K0);
+  const ins = $bag(c, $q163, K0);
+  const outs = $bag(c, $q164, K0);
+  const attrs = $bag(c, $q165, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1846,35 +1848,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q111:
-          t0 = $td(ins[key], K0, $q104, key);
+        case $q123:
+          t0 = $td(ins[key], K0, $q116, key);
           break;
-        case $q85:
-          t1 = $td(ins[key], K0, $q104, key);
+        case $q102:
+          t1 = $td(ins[key], K0, $q116, key);
           break;
-        case $q87:
-          t2 = $td(ins[key], K0, $q104, key);
+        case $q104:
+          t2 = $td(ins[key], K0, $q116, key);
           break;
-        case $q106:
-          t3 = $td(ins[key], K0, $q104, key);
+        case $q118:
+          t3 = $td(ins[key], K0, $q116, key);
           break;
-        case $q107:
-          t4 = $td(ins[key], K0, $q104, key);
+        case $q119:
+          t4 = $td(ins[key], K0, $q116, key);
           break;
-        case $q108:
-          t5 = $td(ins[key], K0, $q104, key);
+        case $q120:
+          t5 = $td(ins[key], K0, $q116, key);
           break;
-        case $q109:
-          t6 = $td(ins[key], K0, $q104, key);
+        case $q121:
+          t6 = $td(ins[key], K0, $q116, key);
           break;
-        case $q110:
-          t7 = $td(ins[key], K0, $q104, key);
+        case $q122:
+          t7 = $td(ins[key], K0, $q116, key);
           break;
-        case $q40:
-          t8 = $td(ins[key], K0, $q104, key);
+        case $q51:
+          t8 = $td(ins[key], K0, $q116, key);
           break;
         default:
-          $fail($q0, K0 + $q208 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1882,17 +1884,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q113:
-          t9 = $td(outs[key], K0, $q112, key);
+        case $q125:
+          t9 = $td(outs[key], K0, $q124, key);
           break;
-        case $q106:
-          u3 = $td(outs[key], K0, $q112, key);
+        case $q118:
+          u3 = $td(outs[key], K0, $q124, key);
           break;
-        case $q107:
-          u4 = $td(outs[key], K0, $q112, key);
+        case $q119:
+          u4 = $td(outs[key], K0, $q124, key);
           break;
         default:
-          $fail($q0, K0 + $q209 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1900,20 +1902,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q210:
+        case $q168:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q211:
+        case $q169:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q212:
+        case $q170:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q138:
+        case $q135:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q213 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1922,160 +1924,90 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q104, $q111);
+    $missing(K0, $q116, $q123);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t0.dtype;
-      by0 = $q111;
-    } else if (prev !== t0.dtype) {
-      $dtypeClash(K0, $q104, $q111, t0.dtype, by0, "T", prev);
-    }
-    if (t0.shape.length !== 2) $badRank(K0, $q104, $q111, 2, t0.shape.length);
+    dt0 = t0.dtype;
+    by0 = $q123;
+    if (t0.shape.length !== 2) $badRank(K0, $q116, $q123, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t1.dtype;
-      by0 = $q85;
-    } else if (prev !== t1.dtype) {
-      $dtypeClash(K0, $q104, $q85, t1.dtype, by0, "T", prev);
-    }
-    if (t1.shape.length !== 2) $badRank(K0, $q104, $q85, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q116, $q102, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q116, $q102, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t2.dtype;
-      by0 = $q87;
-    } else if (prev !== t2.dtype) {
-      $dtypeClash(K0, $q104, $q87, t2.dtype, by0, "T", prev);
-    }
-    if (t2.shape.length !== 2) $badRank(K0, $q104, $q87, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q116, $q104, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q116, $q104, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K0, $q104, $q106);
+    $missing(K0, $q116, $q118);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t3.dtype;
-      by0 = $q106;
-    } else if (prev !== t3.dtype) {
-      $dtypeClash(K0, $q104, $q106, t3.dtype, by0, "T", prev);
-    }
-    if (t3.shape.length !== 4) $badRank(K0, $q104, $q106, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K0, $q116, $q118, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K0, $q116, $q118, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K0, $q104, $q107);
+    $missing(K0, $q116, $q119);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t4.dtype;
-      by0 = $q107;
-    } else if (prev !== t4.dtype) {
-      $dtypeClash(K0, $q104, $q107, t4.dtype, by0, "T", prev);
-    }
-    if (t4.shape.length !== 4) $badRank(K0, $q104, $q107, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K0, $q116, $q119, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K0, $q116, $q119, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K0, $q104, $q108);
+    $missing(K0, $q116, $q120);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t5.dtype;
-      by1 = $q108;
-    } else if (prev !== t5.dtype) {
-      $dtypeClash(K0, $q104, $q108, t5.dtype, by1, "S", prev);
-    }
-    if (t5.shape.length !== 1) $badRank(K0, $q104, $q108, 1, t5.shape.length);
+    dt1 = t5.dtype;
+    by1 = $q120;
+    if (t5.shape.length !== 1) $badRank(K0, $q116, $q120, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K0, $q104, $q109);
+    $missing(K0, $q116, $q121);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t6.dtype;
-      by1 = $q109;
-    } else if (prev !== t6.dtype) {
-      $dtypeClash(K0, $q104, $q109, t6.dtype, by1, "S", prev);
-    }
-    if (t6.shape.length !== 1) $badRank(K0, $q104, $q109, 1, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K0, $q116, $q121, t6.dtype, by1, "S", dt1!);
+    if (t6.shape.length !== 1) $badRank(K0, $q116, $q121, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K0, $q104, $q110);
+    $missing(K0, $q116, $q122);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t7.dtype;
-      by1 = $q110;
-    } else if (prev !== t7.dtype) {
-      $dtypeClash(K0, $q104, $q110, t7.dtype, by1, "S", prev);
-    }
-    if (t7.shape.length !== 2) $badRank(K0, $q104, $q110, 2, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K0, $q116, $q122, t7.dtype, by1, "S", dt1!);
+    if (t7.shape.length !== 2) $badRank(K0, $q116, $q122, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t8.dtype;
-      by1 = $q40;
-    } else if (prev !== t8.dtype) {
-      $dtypeClash(K0, $q104, $q40, t8.dtype, by1, "S", prev);
-    }
-    if (t8.shape.length !== 1) $badRank(K0, $q104, $q40, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q116, $q51, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q116, $q51, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t9.dtype;
-      by0 = $q113;
-    } else if (prev !== t9.dtype) {
-      $dtypeClash(K0, $q112, $q113, t9.dtype, by0, "T", prev);
-    }
-    if (t9.shape.length !== 2) $badRank(K0, $q112, $q113, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q124, $q125, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q124, $q125, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u3.dtype;
-      by0 = $q106;
-    } else if (prev !== u3.dtype) {
-      $dtypeClash(K0, $q112, $q106, u3.dtype, by0, "T", prev);
-    }
-    if (u3.shape.length !== 4) $badRank(K0, $q112, $q106, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q124, $q118, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q124, $q118, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u4.dtype;
-      by0 = $q107;
-    } else if (prev !== u4.dtype) {
-      $dtypeClash(K0, $q112, $q107, u4.dtype, by0, "T", prev);
-    }
-    if (u4.shape.length !== 4) $badRank(K0, $q112, $q107, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q124, $q119, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q124, $q119, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q89;
-  else if (dt0 !== $q89) $fail($q0, K0 + $q214 + dt0 + $q215);
-  if (dt1 === undefined) dt1 = $q216;
-  else if (dt1 !== $q216) $fail($q0, K0 + ": S = " + dt1 + $q217);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q210, $q218, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q211, $q218, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q212, $q218, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q138, $q218, g3);
+  if (dt0 === undefined) dt0 = $q106;
+  else if (dt0 !== $q106) $fail($q0, K0 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q168, $q176, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q169, $q176, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q170, $q176, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q135, $q176, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q219);
-  if (a2 === undefined) $fail($q0, K0 + $q220);
-  if (dt0 === $q89 && dt1 === $q216) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q204, K0 + $q221 + "T=" + dt0 + ", " + "S=" + dt1 + $q222);
+  if (a1 === undefined) $fail($q0, K0 + $q177);
+  if (a2 === undefined) $fail($q0, K0 + $q178);
+  if (dt0 === $q106 && dt1 === $q174) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q162, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2109,73 +2041,102 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q223;
-const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`: pass `append`";
-const K1A0S1 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `append` with ";
-const K1A0S2 = " on profile mobile-256; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = "SparseAttention: variant `packed_rotary_splitk`: pass `rotate_q`";
-const K1A0S4 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `rotate_q` with ";
-const K1A0V0: readonly string[] = ["attrs.do_rotary", $q25, $q26, "attrs.sparse_block_size", $q224, $q29];
-const K1A0S5 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0V1: readonly string[] = [$q26, $q224];
-const K1A0S6 = "SparseAttention: variant `packed_rotary_splitk`: no shader was built for pass `merge` with ";
-const K1A0S7 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S8 = $q223;
-const K1A0S9 = "SparseAttention: variant `packed_rotary_splitk`: pass `split_attend`";
-const K1A0S10 = "SparseAttention: variant `packed_rotary_splitk`: pass `merge`";
-const K1A0V2: readonly string[] = [K1A0S7, $q225, K1A0S7, $q226, K1A0S0, $q34, K1A0S0, $q35, K1A0S3, $q34, K1A0S3, $q35, K1A0S9, $q227, K1A0S9, $q34, K1A0S9, $q37, K1A0S10, $q37];
-const K1A0S11 = "SparseAttention: variant `packed_splitk`: pass `append`";
-const K1A0S12 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `append` with ";
-const K1A0S13 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0S14 = "SparseAttention: variant `packed_splitk`: no shader was built for pass `merge` with ";
-const K1A0S15 = "SparseAttention: variant `packed_splitk`";
-const K1A0S16 = "SparseAttention: variant `packed_splitk`: pass `split_attend`";
-const K1A0S17 = "SparseAttention: variant `packed_splitk`: pass `merge`";
-const K1A0V3: readonly string[] = [K1A0S15, $q226, K1A0S11, $q34, K1A0S11, $q35, K1A0S16, $q227, K1A0S16, $q34, K1A0S16, $q37, K1A0S17, $q37];
-const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`: pass `append`";
-const K1A0S19 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `append` with ";
-const K1A0S20 = "SparseAttention: variant `separate_rotary_splitk`: pass `rotate_q`";
-const K1A0S21 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `rotate_q` with ";
-const K1A0S22 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0S23 = "SparseAttention: variant `separate_rotary_splitk`: no shader was built for pass `merge` with ";
-const K1A0S24 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S25 = "SparseAttention: variant `separate_rotary_splitk`: pass `split_attend`";
-const K1A0S26 = "SparseAttention: variant `separate_rotary_splitk`: pass `merge`";
-const K1A0V4: readonly string[] = [K1A0S24, $q225, K1A0S24, $q226, K1A0S18, $q34, K1A0S18, $q35, K1A0S20, $q34, K1A0S20, $q35, K1A0S25, $q227, K1A0S25, $q34, K1A0S25, $q37, K1A0S26, $q37];
-const K1A0S27 = "SparseAttention: variant `separate_splitk`: pass `append`";
-const K1A0S28 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `append` with ";
-const K1A0S29 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `split_attend` with ";
-const K1A0S30 = "SparseAttention: variant `separate_splitk`: no shader was built for pass `merge` with ";
-const K1A0S31 = "SparseAttention: variant `separate_splitk`";
-const K1A0S32 = "SparseAttention: variant `separate_splitk`: pass `split_attend`";
-const K1A0S33 = "SparseAttention: variant `separate_splitk`: pass `merge`";
-const K1A0V5: readonly string[] = [K1A0S31, $q226, K1A0S27, $q34, K1A0S27, $q35, K1A0S32, $q227, K1A0S32, $q34, K1A0S32, $q37, K1A0S33, $q37];
-const K1A0S34 = "SparseAttention: variant `packed_rotary`: pass `append`";
-const K1A0S35 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `append` with ";
-const K1A0S36 = "SparseAttention: variant `packed_rotary`: pass `rotate_q`";
-const K1A0S37 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `rotate_q` with ";
-const K1A0S38 = "SparseAttention: variant `packed_rotary`: no shader was built for pass `attend` with ";
-const K1A0S39 = "SparseAttention: variant `packed_rotary`";
-const K1A0S40 = "SparseAttention: variant `packed_rotary`: pass `attend`";
-const K1A0V6: readonly string[] = [K1A0S39, $q225, K1A0S34, $q34, K1A0S34, $q35, K1A0S36, $q34, K1A0S36, $q35, K1A0S40, $q227];
-const K1A0S41 = "SparseAttention: variant `packed`: pass `append`";
-const K1A0S42 = "SparseAttention: variant `packed`: no shader was built for pass `append` with ";
-const K1A0S43 = "SparseAttention: variant `packed`: no shader was built for pass `attend` with ";
-const K1A0S44 = "SparseAttention: variant `packed`: pass `attend`";
-const K1A0V7: readonly string[] = [K1A0S41, $q34, K1A0S41, $q35, K1A0S44, $q227];
-const K1A0S45 = "SparseAttention: variant `separate_rotary`: pass `append`";
-const K1A0S46 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `append` with ";
-const K1A0S47 = "SparseAttention: variant `separate_rotary`: pass `rotate_q`";
-const K1A0S48 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `rotate_q` with ";
-const K1A0S49 = "SparseAttention: variant `separate_rotary`: no shader was built for pass `attend` with ";
-const K1A0S50 = "SparseAttention: variant `separate_rotary`";
-const K1A0S51 = "SparseAttention: variant `separate_rotary`: pass `attend`";
-const K1A0V8: readonly string[] = [K1A0S50, $q225, K1A0S45, $q34, K1A0S45, $q35, K1A0S47, $q34, K1A0S47, $q35, K1A0S51, $q227];
-const K1A0S52 = "SparseAttention: variant `separate`: pass `append`";
-const K1A0S53 = "SparseAttention: variant `separate`: no shader was built for pass `append` with ";
-const K1A0S54 = "SparseAttention: variant `separate`: no shader was built for pass `attend` with ";
-const K1A0S55 = "SparseAttention: variant `separate`: pass `attend`";
-const K1A0V9: readonly string[] = [K1A0S52, $q34, K1A0S52, $q35, K1A0S55, $q227];
+const K1 = $q181;
+const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
+const K1A0S1 = K1A0S0 + $q182;
+const K1A0S2 = K1A0S0 + $q183;
+const K1A0S3 = " on profile mobile-256; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
+const K1A0S4 = K1A0S0 + $q184;
+const K1A0S5 = K1A0S0 + $q185;
+const K1A0V0: readonly string[] = [$q186, $q26, $q27, $q187, $q188, $q30];
+function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S6 = K1A0S0 + $q190;
+const K1A0V1: readonly string[] = [$q27, $q188];
+function K1A0T1(a0: unknown, a1: unknown, head: string): string {
+  return (a0 === 32 ? (a1 === 128 ? "b91df1292816e575" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+}
+const K1A0S7 = K1A0S0 + $q34;
+const K1A0S8 = $q181;
+const K1A0S9 = K1A0S0 + $q191;
+const K1A0S10 = K1A0S0 + $q37;
+const K1A0V2: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193, K1A0S1, $q42, K1A0S1, $q43, K1A0S4, $q42, K1A0S4, $q43, K1A0S9, $q194, K1A0S9, $q42, K1A0S9, $q45, K1A0S10, $q45];
+const K1A0S11 = "SparseAttention: variant `packed_splitk`";
+const K1A0S12 = K1A0S11 + $q182;
+const K1A0S13 = K1A0S11 + $q183;
+function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S14 = K1A0S11 + $q190;
+const K1A0S15 = K1A0S11 + $q34;
+const K1A0S16 = K1A0S11 + $q191;
+const K1A0S17 = K1A0S11 + $q37;
+const K1A0V3: readonly string[] = [K1A0S11, $q193, K1A0S12, $q42, K1A0S12, $q43, K1A0S16, $q194, K1A0S16, $q42, K1A0S16, $q45, K1A0S17, $q45];
+const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S19 = K1A0S18 + $q182;
+const K1A0S20 = K1A0S18 + $q183;
+const K1A0S21 = K1A0S18 + $q184;
+const K1A0S22 = K1A0S18 + $q185;
+function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S23 = K1A0S18 + $q190;
+const K1A0S24 = K1A0S18 + $q34;
+const K1A0S25 = K1A0S18 + $q191;
+const K1A0S26 = K1A0S18 + $q37;
+const K1A0V4: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193, K1A0S19, $q42, K1A0S19, $q43, K1A0S21, $q42, K1A0S21, $q43, K1A0S25, $q194, K1A0S25, $q42, K1A0S25, $q45, K1A0S26, $q45];
+const K1A0S27 = "SparseAttention: variant `separate_splitk`";
+const K1A0S28 = K1A0S27 + $q182;
+const K1A0S29 = K1A0S27 + $q183;
+function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S30 = K1A0S27 + $q190;
+const K1A0S31 = K1A0S27 + $q34;
+const K1A0S32 = K1A0S27 + $q191;
+const K1A0S33 = K1A0S27 + $q37;
+const K1A0V5: readonly string[] = [K1A0S27, $q193, K1A0S28, $q42, K1A0S28, $q43, K1A0S32, $q194, K1A0S32, $q42, K1A0S32, $q45, K1A0S33, $q45];
+const K1A0S34 = "SparseAttention: variant `packed_rotary`";
+const K1A0S35 = K1A0S34 + $q182;
+const K1A0S36 = K1A0S34 + $q183;
+const K1A0S37 = K1A0S34 + $q184;
+const K1A0S38 = K1A0S34 + $q185;
+function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S39 = K1A0S34 + $q196;
+const K1A0S40 = K1A0S34 + $q197;
+const K1A0V6: readonly string[] = [K1A0S34, $q192, K1A0S35, $q42, K1A0S35, $q43, K1A0S37, $q42, K1A0S37, $q43, K1A0S40, $q194];
+const K1A0S41 = "SparseAttention: variant `packed`";
+const K1A0S42 = K1A0S41 + $q182;
+const K1A0S43 = K1A0S41 + $q183;
+function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S44 = K1A0S41 + $q196;
+const K1A0S45 = K1A0S41 + $q197;
+const K1A0V7: readonly string[] = [K1A0S42, $q42, K1A0S42, $q43, K1A0S45, $q194];
+const K1A0S46 = "SparseAttention: variant `separate_rotary`";
+const K1A0S47 = K1A0S46 + $q182;
+const K1A0S48 = K1A0S46 + $q183;
+const K1A0S49 = K1A0S46 + $q184;
+const K1A0S50 = K1A0S46 + $q185;
+function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S51 = K1A0S46 + $q196;
+const K1A0S52 = K1A0S46 + $q197;
+const K1A0V8: readonly string[] = [K1A0S46, $q192, K1A0S47, $q42, K1A0S47, $q43, K1A0S49, $q42, K1A0S49, $q43, K1A0S52, $q194];
+const K1A0S53 = "SparseAttention: variant `separate`";
+const K1A0S54 = K1A0S53 + $q182;
+const K1A0S55 = K1A0S53 + $q183;
+function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+}
+const K1A0S56 = K1A0S53 + $q196;
+const K1A0S57 = K1A0S53 + $q197;
+const K1A0V9: readonly string[] = [K1A0S54, $q42, K1A0S54, $q43, K1A0S57, $q194];
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2303,7 +2264,7 @@ class K1A0 {
     try {
       return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, $q38);
+      throw $wrap(e, $q48);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
@@ -2320,7 +2281,7 @@ class K1A0 {
     try {
       return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q39);
+      throw $wrap(e, $q50);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
@@ -2336,7 +2297,7 @@ class K1A0 {
     try {
       return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, "maxBlocks");
+      throw $wrap(e, $q65);
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -2344,7 +2305,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q228);
+      throw $wrap(e, $q198);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2354,9 +2315,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q229) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q199) : 0));
     } catch (e) {
-      throw $wrap(e, "rotaryHalf");
+      throw $wrap(e, $q200);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2364,16 +2325,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, "rotaryDim");
+      throw $wrap(e, $q201);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q230, $q229).shape.length === 2)) && ($need(this.t10, $q231, $q232).shape.length === 2)) && $same($need(this.t10, $q233, $q232).shape as readonly number[], $need(this.t9, $q234, $q229).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q235, $q229).dtype === $q89)) && ($need(this.t10, $q236, $q232).dtype === $q89)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q202, $q199).shape.length === 2)) && ($need(this.t10, $q203, $q204).shape.length === 2)) && $same($need(this.t10, $q205, $q204).shape as readonly number[], $need(this.t9, $q206, $q199).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q207, $q199).dtype === $q106)) && ($need(this.t10, $q208, $q204).dtype === $q106)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q237);
+      throw $wrap(e, $q209);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2381,7 +2342,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q83);
+      throw $wrap(e, $q100);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2389,7 +2350,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q161);
+      throw $wrap(e, $q152);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2397,7 +2358,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q238);
+      throw $wrap(e, $q210);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2406,45 +2367,45 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q47 + $q48 + $sv(() => this.a2) + ")" : i === 1 ? $where(path) + $q49 + $q43 + $sv(() => this.a1) + ")" : i === 2 ? $where(path) + $q50 + $q51 + $sv(() => $modN((this.a2 as number), (this.a1 as number))) + ")" : i === 3 ? $where(path) + "`numLayout > 0` is false (" + $q239 + $sv(() => this.s5[0]) + ")" : i === 4 ? $where(path) + "`attrs.num_heads % numLayout == 0` is false (" + "attrs.num_heads % numLayout = " + $sv(() => $modN((this.a2 as number), (this.s5[0] as number))) + ")" : $where(path) + "`attrs.sparse_block_size > 0` is false (" + "attrs.sparse_block_size = " + $sv(() => this.a5) + ")")($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q211, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $where(path) + "`attrs.do_rotary == 1` is false (" + "attrs.do_rotary = " + $sv(() => this.a0) + ")";
+    return $why(path, ["", $q70], [$q186, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $where(path) + $q44 + $q45 + $sv(() => this.s3[3]) + ")" : i === 1 ? $where(path) + "`headSize % 8 == 0` is false (" + "headSize % 8 = " + $sv(() => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)) + ")" : ((c: unknown) => c === true ? $where(path) + "`headSize % 16 == 0` is false (" + "headSize % 16 = " + $sv(() => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)) + ")" : c === false ? $where(path) + $q60 : this.x3([...path, $q240]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q212]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.outputT, 0) == batchSize` is false (" + $q55 + $sv(() => this.t11!.shape[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 1 ? $where(path) + "`dim(shapes.outputT, 1) == seqLen` is false (" + $q57 + $sv(() => this.t11!.shape[1]) + ", " + $q241 + $sv(() => this.s0[1]) + ")" : i === 2 ? $where(path) + "`dim(shapes.outputT, 2) == qHidden` is false (" + "dim(shapes.outputT, 2) = " + $sv(() => this.t11!.shape[2]) + ", " + $q58 + $sv(() => (this.m3 ?? this.d3())) + ")" : $where(path) + $q59 + $q46 + ")")($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q213, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`sameShape(shapes.pastValueT, shapes.pastKeyT)` is false (" + "shapes.pastValueT = " + $sv(() => this.s4) + ", " + "shapes.pastKeyT = " + $sv(() => this.s3) + ")" : i === 1 ? $where(path) + "`dim(shapes.pastKeyT, 0) == batchSize` is false (" + "dim(shapes.pastKeyT, 0) = " + $sv(() => this.s3[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 2 ? $where(path) + "`dim(shapes.pastKeyT, 1) == attrs.kv_num_heads` is false (" + "dim(shapes.pastKeyT, 1) = " + $sv(() => this.s3[1]) + ", " + $q43 + $sv(() => this.a1) + ")" : i === 3 ? $where(path) + "`maxCacheSeq >= 1` is false (" + "maxCacheSeq = " + $sv(() => this.s3[2]) + ")" : $where(path) + "`tensorDtypes.pastValueT == tensorDtypes.queryT` is false (" + "tensorDtypes.pastValueT = \"float16\"" + ", " + $q46 + ")")($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q214, () => this.s4, $q215, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q53 + $q54 + $sv(() => (this.m6 ?? this.d6())) + ")" : i === 1 ? $where(path) + "`dim(shapes.blockColIndicesT, 0) == numLayout` is false (" + "dim(shapes.blockColIndicesT, 0) = " + $sv(() => this.s6[0]) + ", " + $q239 + $sv(() => this.s5[0]) + ")" : i === 2 ? $where(path) + "`maxNnz >= 1` is false (" + $q242 + $sv(() => this.s6[1]) + ")" : $where(path) + "`maxNnz <= maxBlocks * maxBlocks` is false (" + $q242 + $sv(() => this.s6[1]) + ", " + "maxBlocks * maxBlocks = " + $sv(() => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))) + ")")($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q211, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q216, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q216, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`dim(shapes.totalSequenceLengthT, 0) == 1` is false (" + "dim(shapes.totalSequenceLengthT, 0) = " + $sv(() => this.s7[0]) + ")" : $where(path) + "`dim(shapes.keyTotalSequenceLengthsT, 0) == batchSize` is false (" + "dim(shapes.keyTotalSequenceLengthsT, 0) = " + $sv(() => this.s8[0]) + ", " + $q52 + $sv(() => this.s0[0]) + ")")($first([() => (this.s7[0] === 1)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q70], ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, ["", $q57, ""], ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q49, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $where(path) + "`ranks.cosCacheT == 2` is false (" + "ranks.cosCacheT = " + $sv(() => $need(this.t9, $q230, $q229).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.sinCacheT == 2` is false (" + "ranks.sinCacheT = " + $sv(() => $need(this.t10, $q231, $q232).shape.length) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.sinCacheT, shapes.cosCacheT)` is false (" + "shapes.sinCacheT = " + $sv(() => $need(this.t10, $q233, $q232).shape) + ", " + "shapes.cosCacheT = " + $sv(() => $need(this.t9, $q234, $q229).shape) + ")" : i === 5 ? $where(path) + "`rotaryHalf >= 8` is false (" + "rotaryHalf = " + $sv(() => (this.m9 ?? this.d9())) + ")" : i === 6 ? $where(path) + "`rotaryHalf % 8 == 0` is false (" + "rotaryHalf % 8 = " + $sv(() => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)) + ")" : i === 7 ? $where(path) + "`rotaryDim <= headSize` is false (" + "rotaryDim = " + $sv(() => (this.m10 ?? this.d10())) + ", " + $q45 + $sv(() => this.s3[3]) + ")" : i === 8 ? $where(path) + "`tensorDtypes.cosCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.cosCacheT = " + $sv(() => $need(this.t9, $q235, $q229).dtype) + ", " + $q46 + ")" : $where(path) + "`tensorDtypes.sinCacheT == tensorDtypes.queryT` is false (" + "tensorDtypes.sinCacheT = " + $sv(() => $need(this.t10, $q236, $q232).dtype) + ", " + $q46 + ")")($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q230, $q229).shape.length === 2), () => ($need(this.t10, $q231, $q232).shape.length === 2), () => $same($need(this.t10, $q233, $q232).shape as readonly number[], $need(this.t9, $q234, $q229).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q235, $q229).dtype === $q89)])) : c === false ? ((i: number) => i === 0 ? $where(path) + "`not present.cosCacheT` is false (" + "present.cosCacheT = " + $sv(() => (this.t9 !== null)) + ")" : $where(path) + "`not present.sinCacheT` is false (" + "present.sinCacheT = " + $sv(() => (this.t10 !== null)) + ")")($first([() => !((this.t9 !== null))])) : this.x3([...path, $q240]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q111], [$q202, () => $need(this.t9, $q202, $q199).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q203, () => $need(this.t10, $q203, $q204).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q205, () => $need(this.t10, $q205, $q204).shape, $q206, () => $need(this.t9, $q206, $q199).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q200, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q201, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q207, () => $need(this.t9, $q207, $q199).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q208, () => $need(this.t10, $q208, $q204).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q202, $q199).shape.length === 2), () => ($need(this.t10, $q203, $q204).shape.length === 2), () => $same($need(this.t10, $q205, $q204).shape as readonly number[], $need(this.t9, $q206, $q199).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q207, $q199).dtype === $q106)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q115, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q115, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q212]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`batchSize * seqLen * packedStride <= 2147483647` is false (" + "batchSize * seqLen * packedStride = " + $sv(() => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)) + ")" : $where(path) + "`batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= 2147483647` is false (" + "batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $sv(() => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)) + ")")($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q217], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q217], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q38]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q63]) : i === 3 ? this.x5([...path, $q62]) : i === 4 ? this.x6([...path, $q228]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q237]) : this.x9([...path, $q238]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q198]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q209]) : this.x9([...path, $q210]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2459,9 +2420,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q243);
+      return $condFail(e, $q218);
     }
-    return this.x0([...[], $q243]);
+    return this.x0([...[], $q218]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2484,12 +2445,12 @@ class K1A0 {
     try {
       return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, $q67);
+      throw $wrap(e, $q81);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q241 + $sv(() => this.s0[1]) + ", " + $q65 + ")" : i === 1 ? $where(path) + "`attrs.kv_num_heads <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q43 + $sv(() => this.a1) + ", " + $q65 + ")" : i === 2 ? $where(path) + "`batchSize <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + $q52 + $sv(() => this.s0[0]) + ", " + $q65 + ")" : i === 3 ? $where(path) + "`ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535) = " + $sv(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)))) + ", " + $q65 + ")" : i === 4 ? $where(path) + "`ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535) = " + $sv(() => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)))) + ", " + $q65 + ")" : $where(path) + "`appendWorkgroupSize <= device.limits.maxComputeWorkgroupSizeX` is false (" + "appendWorkgroupSize = 64" + ", " + $q77 + ")")($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q213, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q93, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2504,21 +2465,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q67);
+      return $condFail(e, $q81);
     }
-    return this.x10([...[], $q67]);
+    return this.x10([...[], $q81]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
     } catch (e) {
-      throw $wrap(e, $q244);
+      throw $wrap(e, $q219);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize = " + $sv(() => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)) + ", " + $q245 + ")" : $where(path) + "`2 * batchSize * seqLen * packedStride <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "2 * batchSize * seqLen * packedStride = " + $sv(() => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)) + ", " + $q245 + ")")($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q220, $q90]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q220, $q90]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2533,9 +2494,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q244);
+      return $condFail(e, $q219);
     }
-    return this.x11([...[], $q244]);
+    return this.x11([...[], $q219]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2543,7 +2504,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q162 + $q163 + $sv(() => (this.t1 !== null)) + ")" : i === 1 ? $where(path) + $q164 + $q165 + $sv(() => (this.t2 !== null)) + ")" : $where(path) + "`dim(shapes.queryT, 2) == packedStride` is false (" + $q246 + $sv(() => this.s0[2]) + ", " + $q166 + $sv(() => (this.m13 ?? this.d13())) + ")")($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q153, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q221, () => this.s0[2], $q152, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2558,9 +2519,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q167);
+      return $condFail(e, $q154);
     }
-    return this.x12([...[], $q167]);
+    return this.x12([...[], $q154]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2575,16 +2536,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q240);
+      return $condFail(e, $q212);
     }
-    return this.x3([...[], $q240]);
+    return this.x3([...[], $q212]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q80);
+      throw $wrap(e, $q95);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2592,7 +2553,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, "attnStorageBytes");
+      throw $wrap(e, $q222);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2601,7 +2562,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + "`qPerKv <= 32` is false (" + "qPerKv = " + $sv(() => (this.m21 ?? this.d21())) + ")" : $where(path) + "`attnStorageBytes <= device.limits.maxComputeWorkgroupStorageSize` is false (" + "attnStorageBytes = " + $sv(() => (this.m22 ?? this.d22())) + ", " + $q81 + ")")($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q95, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q222, () => (this.m22 ?? this.d22()), $q97, $q98]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2616,9 +2577,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q247);
+      return $condFail(e, $q223);
     }
-    return this.x13([...[], $q247]);
+    return this.x13([...[], $q223]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2649,7 +2610,7 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q68);
+      throw $wrap(e, $q82);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
@@ -2657,7 +2618,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, "sparsePartialBytes");
+      throw $wrap(e, $q224);
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2665,7 +2626,7 @@ class K1A0 {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "sparseMergeWg");
+      throw $wrap(e, $q225);
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
@@ -2673,12 +2634,12 @@ class K1A0 {
     try {
       return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))));
     } catch (e) {
-      throw $wrap(e, $q248);
+      throw $wrap(e, $q226);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q69 + $q70 + $sv(() => (this.m27 ?? this.d27())) + ")" : i === 1 ? $where(path) + "`batchSize * seqLen <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)` is false (" + "batchSize * seqLen = " + $sv(() => $chk((this.s0[0] as number) * (this.s0[1] as number))) + ", " + $q65 + ")" : i === 2 ? $where(path) + $q76 + $q70 + $sv(() => (this.m27 ?? this.d27())) + ", " + $q65 + ")" : i === 3 ? $where(path) + "`sparsePartialBytes <= min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)` is false (" + "sparsePartialBytes = " + $sv(() => (this.m28 ?? this.d28())) + ", " + $q245 + ")" : i === 4 ? $where(path) + "`sparseMergeWg <= device.limits.maxComputeInvocationsPerWorkgroup` is false (" + $q249 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q66 + ")" : $where(path) + "`sparseMergeWg <= device.limits.maxComputeWorkgroupSizeX` is false (" + $q249 + $sv(() => (this.m29 ?? this.d29())) + ", " + $q77 + ")")($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q224, () => (this.m28 ?? this.d28()), $q220, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q225, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q225, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2693,131 +2654,129 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, $q248);
+      return $condFail(e, $q226);
     }
-    return this.x14([...[], $q248]);
+    return this.x14([...[], $q226]);
   }
   k0_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S0, $q251);
+      return $evalFail(e, K1A0S1, $q228);
     }
   }
   k0_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k0_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S3, $q251);
+      return $evalFail(e, K1A0S4, $q228);
     }
   }
   k0_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q104, $q111, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t0!, $q116, $q123, 2, 134217728, K1A0S8, $q117);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q104, $q252, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t3!, $q116, $q229, 2, 134217728, K1A0S8, $q117);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q104, $q253, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t4!, $q116, $q230, 2, 134217728, K1A0S8, $q117);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q104, $q254, 4, 134217728, K1A0S8, $q105);
+    return $buf(this.t7!, $q116, $q231, 4, 134217728, K1A0S8, $q117);
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q104, $q255, 4, 134217728, K1A0S8, $q105);
+    return $buf(this.t8!, $q116, $q232, 4, 134217728, K1A0S8, $q117);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q104, $q229, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t9!, $q116, $q199, 2, 134217728, K1A0S8, $q117);
   }
   z10(): BindingResource {
-    return $buf(this.t10!, $q104, $q232, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t10!, $q116, $q204, 2, 134217728, K1A0S8, $q117);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q104, $q256, 4, 134217728, K1A0S8, $q105);
+    return $buf(this.t5!, $q116, $q233, 4, 134217728, K1A0S8, $q117);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q104, $q257, 4, 134217728, K1A0S8, $q105);
+    return $buf(this.t6!, $q116, $q234, 4, 134217728, K1A0S8, $q117);
   }
   z11(): BindingResource {
-    return $buf(this.t11!, $q112, $q113, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t11!, $q124, $q125, 2, 134217728, K1A0S8, $q117);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q258;
-      if (s0 === undefined) $fail($q21, K1A0S1 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k0_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q235;
+      if (s0 === undefined) $fail($q22, K1A0S2 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k0_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q268;
-      if (s1 === undefined) $fail($q21, K1A0S4 + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k0_1_3s() + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === false ? $q269 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S5, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-      const k3_0 = this.a2, k3_1 = this.s3[3];
-      const s3: string = (k3_0 === 32 ? (k3_1 === 128 ? $q270 : undefined) : undefined) ?? $noShader(K1A0S6, K1A0V1, [k3_0, k3_1], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q245;
+      if (s1 === undefined) $fail($q22, K1A0S5 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k0_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
+      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q105, K1A0S7, $q271);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q246);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q105, K1A0S7, $q272);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q247);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S0, $q273, $q229);
+      if (this.t9 === null) $omitted(K1A0S1, $q248, $q199);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S0, $q274, $q232);
+      if (this.t10 === null) $omitted(K1A0S1, $q249, $q204);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S0, $q275);
-      $u32(b0_7, 4, this.s0[0], K1A0S0, $q133);
+      $u32(b0_7, 0, this.s0[1], K1A0S1, $q250);
+      $u32(b0_7, 4, this.s0[0], K1A0S1, $q130);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S0, "x");
+      const w0x = $wg(r2, 65535, K1A0S1, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S0, "y");
-      const q7: BindingResource = { kind: $q135, scratch: $q276, offset: 0, size: x0 };
+      const w0y = $wg(r3, 65535, K1A0S1, "y");
+      const q7: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S3, $q275);
-      $u32(b1_6, 4, this.s0[0], K1A0S3, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S4, $q250);
+      $u32(b1_6, 4, this.s0[0], K1A0S4, $q130);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S3, "x");
+      const w1x = $wg(r4, 65535, K1A0S4, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S3, "y");
+      const w1y = $wg(r5, 65535, K1A0S4, "y");
       const q8 = this.z5();
       const q9 = this.z6();
-      const q10: BindingResource = { kind: $q135, scratch: $q277, offset: 0, size: x1 };
+      const q10: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S9, $q275);
-      $u32(b2_8, 4, this.s0[0], K1A0S9, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S9, $q278);
-      $u32(b2_8, 12, r6, K1A0S9, $q279);
-      $u32(b2_8, 16, this.s6[1], K1A0S9, $q280);
-      $u32(b2_8, 20, this.s3[2], K1A0S9, $q281);
+      $u32(b2_8, 0, this.s0[1], K1A0S9, $q250);
+      $u32(b2_8, 4, this.s0[0], K1A0S9, $q130);
+      $u32(b2_8, 8, this.s5[0], K1A0S9, $q253);
+      $u32(b2_8, 12, r6, K1A0S9, $q254);
+      $u32(b2_8, 16, this.s6[1], K1A0S9, $q255);
+      $u32(b2_8, 20, this.s3[2], K1A0S9, $q256);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2831,7 +2790,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S10, "z");
-      return { kernel: $q223, variant: "packed_rotary_splitk", passes: [$pass($q282, $q283, s0, [$bd(0, $q149, 1, q0), $bd(1, $q284, 0, q1), $bd(2, $q285, 0, q2), $bd(3, $q286, 1, q3), $bd(4, $q287, 1, q4), $bd(5, $q273, 1, q5), $bd(6, $q274, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q288, $q289, s1, [$bd(0, $q149, 1, q0), $bd(1, $q273, 1, q5), $bd(2, $q274, 1, q6), $bd(3, $q286, 1, q3), $bd(4, $q287, 1, q4), $bd(5, $q290, 0, q7), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q291, $q292, s2, [$bd(0, $q149, 1, q7), $bd(1, $q284, 1, q1), $bd(2, $q285, 1, q2), $bd(3, $q293, 1, q8), $bd(4, $q294, 1, q9), $bd(5, $q286, 1, q3), $bd(6, $q287, 1, q4), $bd(7, $q277, 0, q10), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z), $pass($q152, $q295, s3, [$bd(0, $q277, 1, q10), $bd(1, $q112, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q276, size: x0 }, { id: $q277, size: x1 }], outputShapes: shapes };
+      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q248, 1, q5), $bd(6, $q249, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q0), $bd(1, $q248, 1, q5), $bd(2, $q249, 1, q6), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q265, 0, q7), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q266, $q267, s2, [$bd(0, $q146, 1, q7), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q8), $bd(4, $q269, 1, q9), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q252, 0, q10), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z), $pass($q149, $q270, s3, [$bd(0, $q252, 1, q10), $bd(1, $q124, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q251, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V2, st);
     }
@@ -2857,20 +2816,20 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $where([]) + "`not usesRotary` is false (" + "usesRotary = " + $sv(() => (this.m1 ?? this.d1())) + ")";
+    return $why([], [$q115, ""], [$q212, () => (this.m1 ?? this.d1())]);
   }
   k1_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S11, $q251);
+      return $evalFail(e, K1A0S12, $q228);
     }
   }
   k1_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -2878,41 +2837,39 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q296;
-      if (s0 === undefined) $fail($q21, K1A0S12 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k1_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S13, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 32 ? (k2_1 === 128 ? $q270 : undefined) : undefined) ?? $noShader(K1A0S14, K1A0V1, [k2_0, k2_1], K1A0S2);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q271;
+      if (s0 === undefined) $fail($q22, K1A0S13 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k1_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q105, K1A0S15, $q272);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q247);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S11, $q275);
-      $u32(b0_5, 4, this.s0[0], K1A0S11, $q133);
+      $u32(b0_5, 0, this.s0[1], K1A0S12, $q250);
+      $u32(b0_5, 4, this.s0[0], K1A0S12, $q130);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S11, "x");
+      const w0x = $wg(r1, 65535, K1A0S12, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S11, "y");
+      const w0y = $wg(r2, 65535, K1A0S12, "y");
       const q5 = this.z5();
       const q6 = this.z6();
-      const q7: BindingResource = { kind: $q135, scratch: $q277, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S16, $q275);
-      $u32(b1_8, 4, this.s0[0], K1A0S16, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S16, $q278);
-      $u32(b1_8, 12, r3, K1A0S16, $q279);
-      $u32(b1_8, 16, this.s6[1], K1A0S16, $q280);
-      $u32(b1_8, 20, this.s3[2], K1A0S16, $q281);
+      $u32(b1_8, 0, this.s0[1], K1A0S16, $q250);
+      $u32(b1_8, 4, this.s0[0], K1A0S16, $q130);
+      $u32(b1_8, 8, this.s5[0], K1A0S16, $q253);
+      $u32(b1_8, 12, r3, K1A0S16, $q254);
+      $u32(b1_8, 16, this.s6[1], K1A0S16, $q255);
+      $u32(b1_8, 20, this.s3[2], K1A0S16, $q256);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2926,7 +2883,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S17, "z");
-      return { kernel: $q223, variant: "packed_splitk", passes: [$pass($q282, $q283, s0, [$bd(0, $q149, 1, q0), $bd(1, $q284, 0, q1), $bd(2, $q285, 0, q2), $bd(3, $q286, 1, q3), $bd(4, $q287, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q291, $q292, s1, [$bd(0, $q149, 1, q0), $bd(1, $q284, 1, q1), $bd(2, $q285, 1, q2), $bd(3, $q293, 1, q5), $bd(4, $q294, 1, q6), $bd(5, $q286, 1, q3), $bd(6, $q287, 1, q4), $bd(7, $q277, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q295, s2, [$bd(0, $q277, 1, q7), $bd(1, $q112, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q277, size: x0 }], outputShapes: shapes };
+      return { kernel: $q181, variant: "packed_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q266, $q267, s1, [$bd(0, $q146, 1, q0), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q5), $bd(4, $q269, 1, q6), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q252, 0, q7), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q270, s2, [$bd(0, $q252, 1, q7), $bd(1, $q124, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V3, st);
     }
@@ -2940,14 +2897,14 @@ class K1A0 {
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q84, $q85).shape.length === 3)) && ($need(this.t2, $q86, $q87).shape.length === 3)) && $same($need(this.t1, $q297, $q85).shape as readonly number[], $need(this.t2, $q298, $q87).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q85) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q85) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q85) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q88, $q85).dtype === $q89)) && ($need(this.t2, $q90, $q87).dtype === $q89)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 3)) && ($need(this.t2, $q103, $q104).shape.length === 3)) && $same($need(this.t1, $q272, $q102).shape as readonly number[], $need(this.t2, $q273, $q104).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q91);
+      throw $wrap(e, $q108);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q92 : i === 1 ? $where(path) + $q93 : i === 2 ? $where(path) + "`ranks.keyT == 3` is false (" + $q94 + $sv(() => $need(this.t1, $q84, $q85).shape.length) + ")" : i === 3 ? $where(path) + "`ranks.valueT == 3` is false (" + $q95 + $sv(() => $need(this.t2, $q86, $q87).shape.length) + ")" : i === 4 ? $where(path) + "`sameShape(shapes.keyT, shapes.valueT)` is false (" + "shapes.keyT = " + $sv(() => $need(this.t1, $q297, $q85).shape) + ", " + "shapes.valueT = " + $sv(() => $need(this.t2, $q298, $q87).shape) + ")" : i === 5 ? $where(path) + "`dim(shapes.keyT, 0) == batchSize` is false (" + $q96 + $sv(() => $dimT(this.t1, (0 as number), $q85)) + ", " + $q52 + $sv(() => this.s0[0]) + ")" : i === 6 ? $where(path) + "`dim(shapes.keyT, 1) == seqLen` is false (" + $q97 + $sv(() => $dimT(this.t1, (1 as number), $q85)) + ", " + $q241 + $sv(() => this.s0[1]) + ")" : i === 7 ? $where(path) + "`dim(shapes.keyT, 2) == kvHidden` is false (" + "dim(shapes.keyT, 2) = " + $sv(() => $dimT(this.t1, (2 as number), $q85)) + ", " + $q98 + $sv(() => (this.m12 ?? this.d12())) + ")" : i === 8 ? $where(path) + $q99 + $q100 + $sv(() => $need(this.t1, $q88, $q85).dtype) + ", " + $q46 + ")" : i === 9 ? $where(path) + $q101 + $q102 + $sv(() => $need(this.t2, $q90, $q87).dtype) + ", " + $q46 + ")" : $where(path) + "`dim(shapes.queryT, 2) == qHidden` is false (" + $q246 + $sv(() => this.s0[2]) + ", " + $q58 + $sv(() => (this.m3 ?? this.d3())) + ")")($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q84, $q85).shape.length === 3), () => ($need(this.t2, $q86, $q87).shape.length === 3), () => $same($need(this.t1, $q297, $q85).shape as readonly number[], $need(this.t2, $q298, $q87).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q85) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q85) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q85) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q88, $q85).dtype === $q89), () => ($need(this.t2, $q90, $q87).dtype === $q89)]));
+    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q274], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q274], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q272, () => $need(this.t1, $q272, $q102).shape, $q273, () => $need(this.t2, $q273, $q104).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q213, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q102), $q100, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q221, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 3), () => ($need(this.t2, $q103, $q104).shape.length === 3), () => $same($need(this.t1, $q272, $q102).shape as readonly number[], $need(this.t2, $q273, $q104).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2962,111 +2919,109 @@ class K1A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q91);
+      return $condFail(e, $q108);
     }
-    return this.x15([...[], $q91]);
+    return this.x15([...[], $q108]);
   }
   k2_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S18, $q251);
+      return $evalFail(e, K1A0S19, $q228);
     }
   }
   k2_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k2_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S20, $q251);
+      return $evalFail(e, K1A0S21, $q228);
     }
   }
   k2_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q104, $q85, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t1!, $q116, $q102, 2, 134217728, K1A0S8, $q117);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q104, $q87, 2, 134217728, K1A0S8, $q105);
+    return $buf(this.t2!, $q116, $q104, 2, 134217728, K1A0S8, $q117);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q299;
-      if (s0 === undefined) $fail($q21, K1A0S19 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k2_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q275;
+      if (s0 === undefined) $fail($q22, K1A0S20 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k2_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q300;
-      if (s1 === undefined) $fail($q21, K1A0S21 + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k2_1_3s() + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === true ? $q269 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S22, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
-      const k3_0 = this.a2, k3_1 = this.s3[3];
-      const s3: string = (k3_0 === 32 ? (k3_1 === 128 ? $q270 : undefined) : undefined) ?? $noShader(K1A0S23, K1A0V1, [k3_0, k3_1], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q276;
+      if (s1 === undefined) $fail($q22, K1A0S22 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k2_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
+      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q105, K1A0S24, $q271);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q246);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q105, K1A0S24, $q272);
-      if (this.t1 === null) $omitted(K1A0S18, $q131, $q85);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q247);
+      if (this.t1 === null) $omitted(K1A0S19, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S18, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S19, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S18, $q273, $q229);
+      if (this.t9 === null) $omitted(K1A0S19, $q248, $q199);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S18, $q274, $q232);
+      if (this.t10 === null) $omitted(K1A0S19, $q249, $q204);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S18, $q275);
-      $u32(b0_8, 4, this.s0[0], K1A0S18, $q133);
+      $u32(b0_8, 0, this.s0[1], K1A0S19, $q250);
+      $u32(b0_8, 4, this.s0[0], K1A0S19, $q130);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S18, "x");
+      const w0x = $wg(r2, 65535, K1A0S19, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S18, "y");
+      const w0y = $wg(r3, 65535, K1A0S19, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q135, scratch: $q276, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S20, $q275);
-      $u32(b1_6, 4, this.s0[0], K1A0S20, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S21, $q250);
+      $u32(b1_6, 4, this.s0[0], K1A0S21, $q130);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S20, "x");
+      const w1x = $wg(r4, 65535, K1A0S21, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S20, "y");
+      const w1y = $wg(r5, 65535, K1A0S21, "y");
       const q10 = this.z5();
       const q11 = this.z6();
-      const q12: BindingResource = { kind: $q135, scratch: $q277, offset: 0, size: x1 };
+      const q12: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S25, $q275);
-      $u32(b2_8, 4, this.s0[0], K1A0S25, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S25, $q278);
-      $u32(b2_8, 12, r6, K1A0S25, $q279);
-      $u32(b2_8, 16, this.s6[1], K1A0S25, $q280);
-      $u32(b2_8, 20, this.s3[2], K1A0S25, $q281);
+      $u32(b2_8, 0, this.s0[1], K1A0S25, $q250);
+      $u32(b2_8, 4, this.s0[0], K1A0S25, $q130);
+      $u32(b2_8, 8, this.s5[0], K1A0S25, $q253);
+      $u32(b2_8, 12, r6, K1A0S25, $q254);
+      $u32(b2_8, 16, this.s6[1], K1A0S25, $q255);
+      $u32(b2_8, 20, this.s3[2], K1A0S25, $q256);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3080,7 +3035,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S26, "z");
-      return { kernel: $q223, variant: "separate_rotary_splitk", passes: [$pass($q282, $q283, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q284, 0, q2), $bd(3, $q285, 0, q3), $bd(4, $q286, 1, q4), $bd(5, $q287, 1, q5), $bd(6, $q273, 1, q6), $bd(7, $q274, 1, q7), $ub(8, $q146, 2, b0_8)], w0x, w0y, 1), $pass($q288, $q289, s1, [$bd(0, $q149, 1, q8), $bd(1, $q273, 1, q6), $bd(2, $q274, 1, q7), $bd(3, $q286, 1, q4), $bd(4, $q287, 1, q5), $bd(5, $q290, 0, q9), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q291, $q292, s2, [$bd(0, $q149, 1, q9), $bd(1, $q284, 1, q2), $bd(2, $q285, 1, q3), $bd(3, $q293, 1, q10), $bd(4, $q294, 1, q11), $bd(5, $q286, 1, q4), $bd(6, $q287, 1, q5), $bd(7, $q277, 0, q12), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z), $pass($q152, $q295, s3, [$bd(0, $q277, 1, q12), $bd(1, $q112, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q276, size: x0 }, { id: $q277, size: x1 }], outputShapes: shapes };
+      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $bd(6, $q248, 1, q6), $bd(7, $q249, 1, q7), $ub(8, $q143, 2, b0_8)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q8), $bd(1, $q248, 1, q6), $bd(2, $q249, 1, q7), $bd(3, $q261, 1, q4), $bd(4, $q262, 1, q5), $bd(5, $q265, 0, q9), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q266, $q267, s2, [$bd(0, $q146, 1, q9), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q10), $bd(4, $q269, 1, q11), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q252, 0, q12), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z), $pass($q149, $q270, s3, [$bd(0, $q252, 1, q12), $bd(1, $q124, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q251, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V4, st);
     }
@@ -3093,16 +3048,16 @@ class K1A0 {
   }
   k3_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S27, $q251);
+      return $evalFail(e, K1A0S28, $q228);
     }
   }
   k3_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3110,45 +3065,43 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q301;
-      if (s0 === undefined) $fail($q21, K1A0S28 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k3_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === true ? $q269 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S29, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-      const k2_0 = this.a2, k2_1 = this.s3[3];
-      const s2: string = (k2_0 === 32 ? (k2_1 === 128 ? $q270 : undefined) : undefined) ?? $noShader(K1A0S30, K1A0V1, [k2_0, k2_1], K1A0S2);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q277;
+      if (s0 === undefined) $fail($q22, K1A0S29 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k3_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q105, K1A0S31, $q272);
-      if (this.t1 === null) $omitted(K1A0S27, $q131, $q85);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q247);
+      if (this.t1 === null) $omitted(K1A0S28, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S27, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S28, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S27, $q275);
-      $u32(b0_6, 4, this.s0[0], K1A0S27, $q133);
+      $u32(b0_6, 0, this.s0[1], K1A0S28, $q250);
+      $u32(b0_6, 4, this.s0[0], K1A0S28, $q130);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S27, "x");
+      const w0x = $wg(r1, 65535, K1A0S28, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S27, "y");
+      const w0y = $wg(r2, 65535, K1A0S28, "y");
       const q6 = this.z0();
       const q7 = this.z5();
       const q8 = this.z6();
-      const q9: BindingResource = { kind: $q135, scratch: $q277, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S32, $q275);
-      $u32(b1_8, 4, this.s0[0], K1A0S32, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S32, $q278);
-      $u32(b1_8, 12, r3, K1A0S32, $q279);
-      $u32(b1_8, 16, this.s6[1], K1A0S32, $q280);
-      $u32(b1_8, 20, this.s3[2], K1A0S32, $q281);
+      $u32(b1_8, 0, this.s0[1], K1A0S32, $q250);
+      $u32(b1_8, 4, this.s0[0], K1A0S32, $q130);
+      $u32(b1_8, 8, this.s5[0], K1A0S32, $q253);
+      $u32(b1_8, 12, r3, K1A0S32, $q254);
+      $u32(b1_8, 16, this.s6[1], K1A0S32, $q255);
+      $u32(b1_8, 20, this.s3[2], K1A0S32, $q256);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3162,7 +3115,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S33, "z");
-      return { kernel: $q223, variant: "separate_splitk", passes: [$pass($q282, $q283, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q284, 0, q2), $bd(3, $q285, 0, q3), $bd(4, $q286, 1, q4), $bd(5, $q287, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q291, $q292, s1, [$bd(0, $q149, 1, q6), $bd(1, $q284, 1, q2), $bd(2, $q285, 1, q3), $bd(3, $q293, 1, q7), $bd(4, $q294, 1, q8), $bd(5, $q286, 1, q4), $bd(6, $q287, 1, q5), $bd(7, $q277, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z), $pass($q152, $q295, s2, [$bd(0, $q277, 1, q9), $bd(1, $q112, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q277, size: x0 }], outputShapes: shapes };
+      return { kernel: $q181, variant: "separate_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q266, $q267, s1, [$bd(0, $q146, 1, q6), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q7), $bd(4, $q269, 1, q8), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q252, 0, q9), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q270, s2, [$bd(0, $q252, 1, q9), $bd(1, $q124, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V5, st);
     }
@@ -3175,31 +3128,31 @@ class K1A0 {
   }
   k4_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S34, $q251);
+      return $evalFail(e, K1A0S35, $q228);
     }
   }
   k4_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k4_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S36, $q251);
+      return $evalFail(e, K1A0S37, $q228);
     }
   }
   k4_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3208,62 +3161,61 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q258;
-      if (s0 === undefined) $fail($q21, K1A0S35 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k4_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q235;
+      if (s0 === undefined) $fail($q22, K1A0S36 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k4_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q268;
-      if (s1 === undefined) $fail($q21, K1A0S37 + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k4_1_3s() + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === false ? $q302 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S38, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q245;
+      if (s1 === undefined) $fail($q22, K1A0S38 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k4_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q105, K1A0S39, $q271);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q246);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S34, $q273, $q229);
+      if (this.t9 === null) $omitted(K1A0S35, $q248, $q199);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S34, $q274, $q232);
+      if (this.t10 === null) $omitted(K1A0S35, $q249, $q204);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S34, $q275);
-      $u32(b0_7, 4, this.s0[0], K1A0S34, $q133);
+      $u32(b0_7, 0, this.s0[1], K1A0S35, $q250);
+      $u32(b0_7, 4, this.s0[0], K1A0S35, $q130);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S34, "x");
+      const w0x = $wg(r1, 65535, K1A0S35, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S34, "y");
-      const q7: BindingResource = { kind: $q135, scratch: $q276, offset: 0, size: x0 };
+      const w0y = $wg(r2, 65535, K1A0S35, "y");
+      const q7: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S36, $q275);
-      $u32(b1_6, 4, this.s0[0], K1A0S36, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S37, $q250);
+      $u32(b1_6, 4, this.s0[0], K1A0S37, $q130);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S36, "x");
+      const w1x = $wg(r3, 65535, K1A0S37, "x");
       st = 5;
       const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S36, "y");
+      const w1y = $wg(r4, 65535, K1A0S37, "y");
       const q8 = this.z5();
       const q9 = this.z6();
       const q10 = this.z11();
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S40, $q275);
-      $u32(b2_8, 4, this.s0[0], K1A0S40, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S40, $q278);
-      $u32(b2_8, 12, r5, K1A0S40, $q279);
-      $u32(b2_8, 16, this.s6[1], K1A0S40, $q280);
-      $u32(b2_8, 20, this.s3[2], K1A0S40, $q281);
+      $u32(b2_8, 0, this.s0[1], K1A0S40, $q250);
+      $u32(b2_8, 4, this.s0[0], K1A0S40, $q130);
+      $u32(b2_8, 8, this.s5[0], K1A0S40, $q253);
+      $u32(b2_8, 12, r5, K1A0S40, $q254);
+      $u32(b2_8, 16, this.s6[1], K1A0S40, $q255);
+      $u32(b2_8, 20, this.s3[2], K1A0S40, $q256);
       $f32(b2_8, 24, this.a4);
       const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
       const w2y = $wg(this.a1, 65535, K1A0S40, "y");
       const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
-      return { kernel: $q223, variant: "packed_rotary", passes: [$pass($q282, $q283, s0, [$bd(0, $q149, 1, q0), $bd(1, $q284, 0, q1), $bd(2, $q285, 0, q2), $bd(3, $q286, 1, q3), $bd(4, $q287, 1, q4), $bd(5, $q273, 1, q5), $bd(6, $q274, 1, q6), $ub(7, $q146, 2, b0_7)], w0x, w0y, 1), $pass($q288, $q289, s1, [$bd(0, $q149, 1, q0), $bd(1, $q273, 1, q5), $bd(2, $q274, 1, q6), $bd(3, $q286, 1, q3), $bd(4, $q287, 1, q4), $bd(5, $q290, 0, q7), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q303, $q304, s2, [$bd(0, $q149, 1, q7), $bd(1, $q284, 1, q1), $bd(2, $q285, 1, q2), $bd(3, $q293, 1, q8), $bd(4, $q294, 1, q9), $bd(5, $q286, 1, q3), $bd(6, $q287, 1, q4), $bd(7, $q112, 0, q10), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q276, size: x0 }], outputShapes: shapes };
+      return { kernel: $q181, variant: "packed_rotary", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q248, 1, q5), $bd(6, $q249, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q0), $bd(1, $q248, 1, q5), $bd(2, $q249, 1, q6), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q265, 0, q7), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q278, $q279, s2, [$bd(0, $q146, 1, q7), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q8), $bd(4, $q269, 1, q9), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q124, 0, q10), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V6, st);
     }
@@ -3275,16 +3227,16 @@ class K1A0 {
   }
   k5_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S41, $q251);
+      return $evalFail(e, K1A0S42, $q228);
     }
   }
   k5_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3292,41 +3244,40 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q296;
-      if (s0 === undefined) $fail($q21, K1A0S42 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k5_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S43, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q271;
+      if (s0 === undefined) $fail($q22, K1A0S43 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k5_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S41, $q275);
-      $u32(b0_5, 4, this.s0[0], K1A0S41, $q133);
+      $u32(b0_5, 0, this.s0[1], K1A0S42, $q250);
+      $u32(b0_5, 4, this.s0[0], K1A0S42, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S41, "x");
+      const w0x = $wg(r0, 65535, K1A0S42, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S41, "y");
+      const w0y = $wg(r1, 65535, K1A0S42, "y");
       const q5 = this.z5();
       const q6 = this.z6();
       const q7 = this.z11();
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S44, $q275);
-      $u32(b1_8, 4, this.s0[0], K1A0S44, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S44, $q278);
-      $u32(b1_8, 12, r2, K1A0S44, $q279);
-      $u32(b1_8, 16, this.s6[1], K1A0S44, $q280);
-      $u32(b1_8, 20, this.s3[2], K1A0S44, $q281);
+      $u32(b1_8, 0, this.s0[1], K1A0S45, $q250);
+      $u32(b1_8, 4, this.s0[0], K1A0S45, $q130);
+      $u32(b1_8, 8, this.s5[0], K1A0S45, $q253);
+      $u32(b1_8, 12, r2, K1A0S45, $q254);
+      $u32(b1_8, 16, this.s6[1], K1A0S45, $q255);
+      $u32(b1_8, 20, this.s3[2], K1A0S45, $q256);
       $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S44, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S44, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S44, "z");
-      return { kernel: $q223, variant: "packed", passes: [$pass($q282, $q283, s0, [$bd(0, $q149, 1, q0), $bd(1, $q284, 0, q1), $bd(2, $q285, 0, q2), $bd(3, $q286, 1, q3), $bd(4, $q287, 1, q4), $ub(5, $q146, 2, b0_5)], w0x, w0y, 1), $pass($q303, $q304, s1, [$bd(0, $q149, 1, q0), $bd(1, $q284, 1, q1), $bd(2, $q285, 1, q2), $bd(3, $q293, 1, q5), $bd(4, $q294, 1, q6), $bd(5, $q286, 1, q3), $bd(6, $q287, 1, q4), $bd(7, $q112, 0, q7), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[1], 65535, K1A0S45, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S45, "y");
+      const w1z = $wg(this.s0[0], 65535, K1A0S45, "z");
+      return { kernel: $q181, variant: "packed", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q278, $q279, s1, [$bd(0, $q146, 1, q0), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q5), $bd(4, $q269, 1, q6), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q124, 0, q7), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V7, st);
     }
@@ -3338,31 +3289,31 @@ class K1A0 {
   }
   k6_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S45, $q251);
+      return $evalFail(e, K1A0S47, $q228);
     }
   }
   k6_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   k6_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S47, $q251);
+      return $evalFail(e, K1A0S49, $q228);
     }
   }
   k6_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3371,66 +3322,65 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q299;
-      if (s0 === undefined) $fail($q21, K1A0S46 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k6_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q275;
+      if (s0 === undefined) $fail($q22, K1A0S48 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k6_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q300;
-      if (s1 === undefined) $fail($q21, K1A0S48 + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k6_1_3s() + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k2_0 = this.a0, k2_1 = this.a1, k2_2 = this.a2, k2_3 = this.a5, k2_4 = this.s3[3], k2_5 = (this.t1 !== null);
-      const s2: string = (k2_0 === 1 ? (k2_1 === 8 ? (k2_2 === 32 ? (k2_3 === 64 ? (k2_4 === 128 ? (k2_5 === true ? $q302 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S49, K1A0V0, [k2_0, k2_1, k2_2, k2_3, k2_4, k2_5], K1A0S2);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q276;
+      if (s1 === undefined) $fail($q22, K1A0S50 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k6_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q105, K1A0S50, $q271);
-      if (this.t1 === null) $omitted(K1A0S45, $q131, $q85);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q246);
+      if (this.t1 === null) $omitted(K1A0S47, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S45, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S47, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S45, $q273, $q229);
+      if (this.t9 === null) $omitted(K1A0S47, $q248, $q199);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S45, $q274, $q232);
+      if (this.t10 === null) $omitted(K1A0S47, $q249, $q204);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S45, $q275);
-      $u32(b0_8, 4, this.s0[0], K1A0S45, $q133);
+      $u32(b0_8, 0, this.s0[1], K1A0S47, $q250);
+      $u32(b0_8, 4, this.s0[0], K1A0S47, $q130);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S45, "x");
+      const w0x = $wg(r1, 65535, K1A0S47, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S45, "y");
+      const w0y = $wg(r2, 65535, K1A0S47, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q135, scratch: $q276, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S47, $q275);
-      $u32(b1_6, 4, this.s0[0], K1A0S47, $q133);
+      $u32(b1_6, 0, this.s0[1], K1A0S49, $q250);
+      $u32(b1_6, 4, this.s0[0], K1A0S49, $q130);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S47, "x");
+      const w1x = $wg(r3, 65535, K1A0S49, "x");
       st = 5;
       const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S47, "y");
+      const w1y = $wg(r4, 65535, K1A0S49, "y");
       const q10 = this.z5();
       const q11 = this.z6();
       const q12 = this.z11();
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S51, $q275);
-      $u32(b2_8, 4, this.s0[0], K1A0S51, $q133);
-      $u32(b2_8, 8, this.s5[0], K1A0S51, $q278);
-      $u32(b2_8, 12, r5, K1A0S51, $q279);
-      $u32(b2_8, 16, this.s6[1], K1A0S51, $q280);
-      $u32(b2_8, 20, this.s3[2], K1A0S51, $q281);
+      $u32(b2_8, 0, this.s0[1], K1A0S52, $q250);
+      $u32(b2_8, 4, this.s0[0], K1A0S52, $q130);
+      $u32(b2_8, 8, this.s5[0], K1A0S52, $q253);
+      $u32(b2_8, 12, r5, K1A0S52, $q254);
+      $u32(b2_8, 16, this.s6[1], K1A0S52, $q255);
+      $u32(b2_8, 20, this.s3[2], K1A0S52, $q256);
       $f32(b2_8, 24, this.a4);
-      const w2x = $wg(this.s0[1], 65535, K1A0S51, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S51, "y");
-      const w2z = $wg(this.s0[0], 65535, K1A0S51, "z");
-      return { kernel: $q223, variant: "separate_rotary", passes: [$pass($q282, $q283, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q284, 0, q2), $bd(3, $q285, 0, q3), $bd(4, $q286, 1, q4), $bd(5, $q287, 1, q5), $bd(6, $q273, 1, q6), $bd(7, $q274, 1, q7), $ub(8, $q146, 2, b0_8)], w0x, w0y, 1), $pass($q288, $q289, s1, [$bd(0, $q149, 1, q8), $bd(1, $q273, 1, q6), $bd(2, $q274, 1, q7), $bd(3, $q286, 1, q4), $bd(4, $q287, 1, q5), $bd(5, $q290, 0, q9), $ub(6, $q146, 2, b1_6)], w1x, w1y, 1), $pass($q303, $q304, s2, [$bd(0, $q149, 1, q9), $bd(1, $q284, 1, q2), $bd(2, $q285, 1, q3), $bd(3, $q293, 1, q10), $bd(4, $q294, 1, q11), $bd(5, $q286, 1, q4), $bd(6, $q287, 1, q5), $bd(7, $q112, 0, q12), $ub(8, $q146, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q276, size: x0 }], outputShapes: shapes };
+      const w2x = $wg(this.s0[1], 65535, K1A0S52, "x");
+      const w2y = $wg(this.a1, 65535, K1A0S52, "y");
+      const w2z = $wg(this.s0[0], 65535, K1A0S52, "z");
+      return { kernel: $q181, variant: "separate_rotary", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $bd(6, $q248, 1, q6), $bd(7, $q249, 1, q7), $ub(8, $q143, 2, b0_8)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q8), $bd(1, $q248, 1, q6), $bd(2, $q249, 1, q7), $bd(3, $q261, 1, q4), $bd(4, $q262, 1, q5), $bd(5, $q265, 0, q9), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q278, $q279, s2, [$bd(0, $q146, 1, q9), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q10), $bd(4, $q269, 1, q11), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q124, 0, q12), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V8, st);
     }
@@ -3442,16 +3392,16 @@ class K1A0 {
   }
   k7_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q250, $q229).shape, 1, $q234);
+      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
     } catch (e) {
-      return $evalFail(e, K1A0S52, $q251);
+      return $evalFail(e, K1A0S54, $q228);
     }
   }
   k7_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q250, $q229).shape, 1, $q234));
+      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
     } catch (e) {
-      if (e instanceof EvalFailure) return $q16 + e.message;
+      if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
@@ -3459,27 +3409,26 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q301;
-      if (s0 === undefined) $fail($q21, K1A0S53 + $q259 + $show(this.a0) + ", " + $q260 + $show(this.a1) + ", " + $q261 + $show(this.a2) + ", " + $q262 + $show(this.a3) + ", " + $q263 + this.k7_0_4s() + ", " + $q264 + $show(this.s3[2]) + ", " + $q265 + $show(this.s3[3]) + ", " + $q266 + $show((this.t9 !== null)) + ", " + $q267 + $show((this.t1 !== null)) + K1A0S2);
-      const k1_0 = this.a0, k1_1 = this.a1, k1_2 = this.a2, k1_3 = this.a5, k1_4 = this.s3[3], k1_5 = (this.t1 !== null);
-      const s1: string = (k1_0 === 0 ? (k1_1 === 8 ? (k1_2 === 32 ? (k1_3 === 64 ? (k1_4 === 128 ? (k1_5 === true ? $q302 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(K1A0S54, K1A0V0, [k1_0, k1_1, k1_2, k1_3, k1_4, k1_5], K1A0S2);
-      if (this.t1 === null) $omitted(K1A0S52, $q131, $q85);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q277;
+      if (s0 === undefined) $fail($q22, K1A0S55 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k7_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
+      if (this.t1 === null) $omitted(K1A0S54, $q128, $q102);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S52, $q132, $q87);
+      if (this.t2 === null) $omitted(K1A0S54, $q129, $q104);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S52, $q275);
-      $u32(b0_6, 4, this.s0[0], K1A0S52, $q133);
+      $u32(b0_6, 0, this.s0[1], K1A0S54, $q250);
+      $u32(b0_6, 4, this.s0[0], K1A0S54, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S52, "x");
+      const w0x = $wg(r0, 65535, K1A0S54, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S52, "y");
+      const w0y = $wg(r1, 65535, K1A0S54, "y");
       const q6 = this.z0();
       const q7 = this.z5();
       const q8 = this.z6();
@@ -3487,17 +3436,17 @@ class K1A0 {
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S55, $q275);
-      $u32(b1_8, 4, this.s0[0], K1A0S55, $q133);
-      $u32(b1_8, 8, this.s5[0], K1A0S55, $q278);
-      $u32(b1_8, 12, r2, K1A0S55, $q279);
-      $u32(b1_8, 16, this.s6[1], K1A0S55, $q280);
-      $u32(b1_8, 20, this.s3[2], K1A0S55, $q281);
+      $u32(b1_8, 0, this.s0[1], K1A0S57, $q250);
+      $u32(b1_8, 4, this.s0[0], K1A0S57, $q130);
+      $u32(b1_8, 8, this.s5[0], K1A0S57, $q253);
+      $u32(b1_8, 12, r2, K1A0S57, $q254);
+      $u32(b1_8, 16, this.s6[1], K1A0S57, $q255);
+      $u32(b1_8, 20, this.s3[2], K1A0S57, $q256);
       $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S55, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S55, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S55, "z");
-      return { kernel: $q223, variant: "separate", passes: [$pass($q282, $q283, s0, [$bd(0, $q131, 1, q0), $bd(1, $q132, 1, q1), $bd(2, $q284, 0, q2), $bd(3, $q285, 0, q3), $bd(4, $q286, 1, q4), $bd(5, $q287, 1, q5), $ub(6, $q146, 2, b0_6)], w0x, w0y, 1), $pass($q303, $q304, s1, [$bd(0, $q149, 1, q6), $bd(1, $q284, 1, q2), $bd(2, $q285, 1, q3), $bd(3, $q293, 1, q7), $bd(4, $q294, 1, q8), $bd(5, $q286, 1, q4), $bd(6, $q287, 1, q5), $bd(7, $q112, 0, q9), $ub(8, $q146, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      const w1x = $wg(this.s0[1], 65535, K1A0S57, "x");
+      const w1y = $wg(this.a1, 65535, K1A0S57, "y");
+      const w1z = $wg(this.s0[0], 65535, K1A0S57, "z");
+      return { kernel: $q181, variant: "separate", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q278, $q279, s1, [$bd(0, $q146, 1, q6), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q7), $bd(4, $q269, 1, q8), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q124, 0, q9), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V9, st);
     }
@@ -3512,19 +3461,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q223, $q202);
+      $evalFail(e, $q181, $q160);
     }
-    const h0 = $outShape(o0, 3, $q223, $q113);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q89 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q223, $q113, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q223, $q252);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q223, $q252, this.u3.shape, h1, "shapes.pastKeyT");
-    const h2 = $outShape(this.s4, 4, $q223, $q253);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q223, $q253, this.u4.shape, h2, "shapes.pastValueT");
+    const h0 = $outShape(o0, 3, $q181, $q125);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q106 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q125, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q181, $q229);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q229, this.u3.shape, h1, $q215);
+    const h2 = $outShape(this.s4, 4, $q181, $q230);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q230, this.u4.shape, h2, $q214);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q203, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q203, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q203, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3534,16 +3483,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q204, "SparseAttention: no variant fits this call on profile mobile-256: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q162, "SparseAttention: no variant fits this call on profile mobile-256: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-256. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q205, K1);
-  const outs = $bag(c, $q206, K1);
-  const attrs = $bag(c, $q207, K1);
+  const ins = $bag(c, $q163, K1);
+  const outs = $bag(c, $q164, K1);
+  const attrs = $bag(c, $q165, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3568,41 +3517,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q111:
-          t0 = $td(ins[key], K1, $q104, key);
+        case $q123:
+          t0 = $td(ins[key], K1, $q116, key);
           break;
-        case $q85:
-          t1 = $td(ins[key], K1, $q104, key);
+        case $q102:
+          t1 = $td(ins[key], K1, $q116, key);
           break;
-        case $q87:
-          t2 = $td(ins[key], K1, $q104, key);
-          break;
-        case $q252:
-          t3 = $td(ins[key], K1, $q104, key);
-          break;
-        case $q253:
-          t4 = $td(ins[key], K1, $q104, key);
-          break;
-        case $q256:
-          t5 = $td(ins[key], K1, $q104, key);
-          break;
-        case $q257:
-          t6 = $td(ins[key], K1, $q104, key);
-          break;
-        case $q254:
-          t7 = $td(ins[key], K1, $q104, key);
-          break;
-        case $q255:
-          t8 = $td(ins[key], K1, $q104, key);
+        case $q104:
+          t2 = $td(ins[key], K1, $q116, key);
           break;
         case $q229:
-          t9 = $td(ins[key], K1, $q104, key);
+          t3 = $td(ins[key], K1, $q116, key);
+          break;
+        case $q230:
+          t4 = $td(ins[key], K1, $q116, key);
+          break;
+        case $q233:
+          t5 = $td(ins[key], K1, $q116, key);
+          break;
+        case $q234:
+          t6 = $td(ins[key], K1, $q116, key);
+          break;
+        case $q231:
+          t7 = $td(ins[key], K1, $q116, key);
           break;
         case $q232:
-          t10 = $td(ins[key], K1, $q104, key);
+          t8 = $td(ins[key], K1, $q116, key);
+          break;
+        case $q199:
+          t9 = $td(ins[key], K1, $q116, key);
+          break;
+        case $q204:
+          t10 = $td(ins[key], K1, $q116, key);
           break;
         default:
-          $fail($q0, K1 + $q208 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3610,17 +3559,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q113:
-          t11 = $td(outs[key], K1, $q112, key);
+        case $q125:
+          t11 = $td(outs[key], K1, $q124, key);
           break;
-        case $q252:
-          u3 = $td(outs[key], K1, $q112, key);
+        case $q229:
+          u3 = $td(outs[key], K1, $q124, key);
           break;
-        case $q253:
-          u4 = $td(outs[key], K1, $q112, key);
+        case $q230:
+          u4 = $td(outs[key], K1, $q124, key);
           break;
         default:
-          $fail($q0, K1 + $q209 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3628,26 +3577,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q305:
+        case $q280:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q211:
+        case $q169:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q212:
+        case $q170:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q306:
+        case $q281:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q138:
+        case $q135:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q307:
+        case $q282:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q213 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3656,189 +3605,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q104, $q111);
+    $missing(K1, $q116, $q123);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t0.dtype;
-      by0 = $q111;
-    } else if (prev !== t0.dtype) {
-      $dtypeClash(K1, $q104, $q111, t0.dtype, by0, "T", prev);
-    }
-    if (t0.shape.length !== 3) $badRank(K1, $q104, $q111, 3, t0.shape.length);
+    dt0 = t0.dtype;
+    by0 = $q123;
+    if (t0.shape.length !== 3) $badRank(K1, $q116, $q123, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t1.dtype;
-      by0 = $q85;
-    } else if (prev !== t1.dtype) {
-      $dtypeClash(K1, $q104, $q85, t1.dtype, by0, "T", prev);
-    }
-    if (t1.shape.length !== 3) $badRank(K1, $q104, $q85, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q116, $q102, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q116, $q102, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t2.dtype;
-      by0 = $q87;
-    } else if (prev !== t2.dtype) {
-      $dtypeClash(K1, $q104, $q87, t2.dtype, by0, "T", prev);
-    }
-    if (t2.shape.length !== 3) $badRank(K1, $q104, $q87, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q116, $q104, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q116, $q104, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q104, $q252);
+    $missing(K1, $q116, $q229);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t3.dtype;
-      by0 = $q252;
-    } else if (prev !== t3.dtype) {
-      $dtypeClash(K1, $q104, $q252, t3.dtype, by0, "T", prev);
-    }
-    if (t3.shape.length !== 4) $badRank(K1, $q104, $q252, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q229, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q116, $q229, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q104, $q253);
+    $missing(K1, $q116, $q230);
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t4.dtype;
-      by0 = $q253;
-    } else if (prev !== t4.dtype) {
-      $dtypeClash(K1, $q104, $q253, t4.dtype, by0, "T", prev);
-    }
-    if (t4.shape.length !== 4) $badRank(K1, $q104, $q253, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q230, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q116, $q230, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q104, $q256);
+    $missing(K1, $q116, $q233);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t5.dtype;
-      by1 = $q256;
-    } else if (prev !== t5.dtype) {
-      $dtypeClash(K1, $q104, $q256, t5.dtype, by1, "M", prev);
-    }
-    if (t5.shape.length !== 2) $badRank(K1, $q104, $q256, 2, t5.shape.length);
+    dt1 = t5.dtype;
+    by1 = $q233;
+    if (t5.shape.length !== 2) $badRank(K1, $q116, $q233, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q104, $q257);
+    $missing(K1, $q116, $q234);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t6.dtype;
-      by1 = $q257;
-    } else if (prev !== t6.dtype) {
-      $dtypeClash(K1, $q104, $q257, t6.dtype, by1, "M", prev);
-    }
-    if (t6.shape.length !== 2) $badRank(K1, $q104, $q257, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q234, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q116, $q234, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q104, $q254);
+    $missing(K1, $q116, $q231);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t7.dtype;
-      by1 = $q254;
-    } else if (prev !== t7.dtype) {
-      $dtypeClash(K1, $q104, $q254, t7.dtype, by1, "M", prev);
-    }
-    if (t7.shape.length !== 1) $badRank(K1, $q104, $q254, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q231, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q116, $q231, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q104, $q255);
+    $missing(K1, $q116, $q232);
   } else {
-    const prev = dt1;
-    if (prev === undefined) {
-      dt1 = t8.dtype;
-      by1 = $q255;
-    } else if (prev !== t8.dtype) {
-      $dtypeClash(K1, $q104, $q255, t8.dtype, by1, "M", prev);
-    }
-    if (t8.shape.length !== 1) $badRank(K1, $q104, $q255, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q232, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q116, $q232, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t9.dtype;
-      by0 = $q229;
-    } else if (prev !== t9.dtype) {
-      $dtypeClash(K1, $q104, $q229, t9.dtype, by0, "T", prev);
-    }
-    if (t9.shape.length !== 2) $badRank(K1, $q104, $q229, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q199, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q116, $q199, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t10.dtype;
-      by0 = $q232;
-    } else if (prev !== t10.dtype) {
-      $dtypeClash(K1, $q104, $q232, t10.dtype, by0, "T", prev);
-    }
-    if (t10.shape.length !== 2) $badRank(K1, $q104, $q232, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q204, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q116, $q204, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = t11.dtype;
-      by0 = $q113;
-    } else if (prev !== t11.dtype) {
-      $dtypeClash(K1, $q112, $q113, t11.dtype, by0, "T", prev);
-    }
-    if (t11.shape.length !== 3) $badRank(K1, $q112, $q113, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q124, $q125, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q124, $q125, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u3.dtype;
-      by0 = $q252;
-    } else if (prev !== u3.dtype) {
-      $dtypeClash(K1, $q112, $q252, u3.dtype, by0, "T", prev);
-    }
-    if (u3.shape.length !== 4) $badRank(K1, $q112, $q252, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q124, $q229, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q124, $q229, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    const prev = dt0;
-    if (prev === undefined) {
-      dt0 = u4.dtype;
-      by0 = $q253;
-    } else if (prev !== u4.dtype) {
-      $dtypeClash(K1, $q112, $q253, u4.dtype, by0, "T", prev);
-    }
-    if (u4.shape.length !== 4) $badRank(K1, $q112, $q253, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q124, $q230, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q124, $q230, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q89;
-  else if (dt0 !== $q89) $fail($q0, K1 + $q214 + dt0 + $q215);
-  if (dt1 === undefined) dt1 = $q216;
-  else if (dt1 !== $q216) $fail($q0, K1 + ": M = " + dt1 + $q217);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q305, $q218, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q211, $q218, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q212, $q218, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q306, $q218, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q138, $q218, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q307, $q218, g5);
+  if (dt0 === undefined) dt0 = $q106;
+  else if (dt0 !== $q106) $fail($q0, K1 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q280, $q176, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q281, $q176, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q135, $q176, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q282, $q176, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q308);
-  if (a1 === undefined) $fail($q0, K1 + $q219);
-  if (a2 === undefined) $fail($q0, K1 + $q220);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q308);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q283);
+  if (a1 === undefined) $fail($q0, K1 + $q177);
+  if (a2 === undefined) $fail($q0, K1 + $q178);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q283);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q89 && dt1 === $q216) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q204, K1 + $q221 + "T=" + dt0 + ", " + "M=" + dt1 + $q222);
+  if (dt0 === $q106 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -18,7 +18,7 @@ import { UNKNOWN } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import type { CheckedBinding, CheckedKernel, CheckedPass } from "../model/checked.js";
 import type { ShaderRequest } from "../plan/enumerate.js";
-import { DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
+import { bindingElementType, DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
@@ -80,18 +80,7 @@ export interface PassRequest {
 
 function declBindings(bindings: readonly CheckedBinding[], env: DeriveEnv): DeclBinding[] {
   return bindings.map((b, i) => {
-    let elementType: string | undefined;
-    if (b.elementType) {
-      if ("literal" in b.elementType) elementType = b.elementType.literal;
-      else {
-        const v = env.derive(b.elementType.derive);
-        if (typeof v !== "string")
-          throw new EvalError(
-            `element type \`$${b.elementType.derive}\` of binding \`${b.name}\` is ${v === UNKNOWN ? "not known at build time" : String(v)}`,
-          );
-        elementType = v;
-      }
-    }
+    const elementType = bindingElementType(b, env);
     return { binding: i, name: b.name, type: b.buffer, elementType, fields: b.fields?.map((f) => ({ name: f.name, type: f.type })) };
   });
 }

@@ -5,7 +5,7 @@
  * - `CallLeaves`: one call's view — every leaf known (or an error, e.g. an absent tensor's shape).
  * `DeriveEnv` evaluates derive entries on demand, memoized, on top of either.
  */
-import { CheckedDerive, CheckedKernel } from "../model/checked.js";
+import { CheckedBinding, CheckedDerive, CheckedKernel } from "../model/checked.js";
 import type { Leaf, Value } from "../model/ir.js";
 import { EvalError, ONNX_TO_WGSL, dim as dimOf } from "../lang/ops.js";
 import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../lang/evaluate.js";
@@ -196,4 +196,20 @@ export class DeriveEnv implements EvalEnv {
       throw err;
     }
   }
+}
+
+/**
+ * A binding's WGSL element type at build time: its literal, or the string value of the derive
+ * entry it names. Undefined for a binding without one (the params uniform). Throws EvalError when
+ * the derive value is not a string known at build time.
+ */
+export function bindingElementType(b: CheckedBinding, env: DeriveEnv): string | undefined {
+  if (!b.elementType) return undefined;
+  if ("literal" in b.elementType) return b.elementType.literal;
+  const v = env.derive(b.elementType.derive);
+  if (typeof v !== "string")
+    throw new EvalError(
+      `element type \`$${b.elementType.derive}\` of binding \`${b.name}\` is ${v === UNKNOWN ? "not known at build time" : String(v)}`,
+    );
+  return v;
 }

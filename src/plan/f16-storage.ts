@@ -8,7 +8,7 @@
 import { deriveEnv } from "../check/check-spec.js";
 import { EvalError } from "../lang/ops.js";
 import type { CheckedKernel, CheckedVariant } from "../model/checked.js";
-import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
+import { bindingElementType, DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
 
 /** The storage form of f16 tensors on a profile. */
 export type F16Storage = "native" | "packed";
@@ -34,11 +34,8 @@ export function variantBindsF16(kernel: CheckedKernel, variant: CheckedVariant, 
   return variant.passes.some((pass) => {
     const env = new DeriveEnv(deriveEnv(kernel, variant, pass), new StaticLeaves(facts));
     return pass.bindings.some((b) => {
-      if (!b.elementType) return false;
-      if ("literal" in b.elementType) return b.elementType.literal.includes("f16");
       try {
-        const v = env.derive(b.elementType.derive);
-        return typeof v === "string" && v.includes("f16");
+        return bindingElementType(b, env)?.includes("f16") ?? false;
       } catch (err) {
         if (err instanceof EvalError) return false;
         throw err;

@@ -19,11 +19,8 @@ import { afterAll, describe, expect, test } from "vitest";
 import { compile, type CompileResult } from "../../src/api/compile.js";
 import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { workgroupFacts } from "../../src/emit/wgsl-limits.js";
-import { EvalError } from "../../src/lang/ops.js";
 import type { CheckedKernel } from "../../src/model/checked.js";
 import type { Call, Plan, TensorDesc } from "../../src/model/plan.js";
-import { passKeyLeaves } from "../../src/plan/enumerate.js";
-import { CallLeaves } from "../../src/plan/env.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { f16StorageFor } from "../../src/plan/f16-storage.js";
 import { DEFAULT_PROFILES, requiredLimitsFor, type Profile } from "../../src/plan/profiles.js";
@@ -35,6 +32,7 @@ import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import * as path from "node:path";
 import { createBuffer, getGpuAdapter, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
 import { importDispatcher, repoRoot } from "../support/project-build.js";
+import { instancesForCalls, type CallInstance } from "../support/compiled-plan.js";
 import { rng } from "../support/rng.js";
 
 // The desktop profiles' PagedAttention at head size 128 (the row design) takes its subgroup
@@ -314,29 +312,14 @@ const CALLS: Record<string, Call[]> = {
 };
 
 /** One instance per call: the values of every run-time leaf the kernel's templates depend on. */
-function instancesOf(kernel: CheckedKernel, calls: readonly Call[]): { name: string; values: Record<string, number | boolean> }[] {
-  const leaves = new Map<string, ReturnType<typeof passKeyLeaves>[number]>();
-  for (const v of kernel.variants) for (const p of v.passes) for (const l of passKeyLeaves(kernel, v, p)) leaves.set(l.key, l);
+function instancesOf(kernel: CheckedKernel, calls: readonly Call[]): CallInstance[] {
   const facts = {
     dtypes: Object.fromEntries(kernel.spec.typeConstraints.map((tc) => [tc.name, tc.types[0]])),
     tunables: {},
     limits: {},
     features: new Set<string>(),
   };
-  return calls.map((call, i) => {
-    const env = new CallLeaves(kernel, call, facts);
-    const values: Record<string, number | boolean> = {};
-    for (const l of leaves.values()) {
-      try {
-        const v =
-          l.axis !== undefined ? env.dim(l.leaf.name, l.axis) : l.key.startsWith("has(") ? env.hasAttr(l.leaf.name) : env.leaf(l.leaf);
-        if (typeof v === "number" || typeof v === "boolean") values[l.key] = v;
-      } catch (err) {
-        if (!(err instanceof EvalError)) throw err;
-      }
-    }
-    return { name: `case-${i}`, values };
-  });
+  return instancesForCalls(kernel, facts, calls, "case");
 }
 
 /** This repository's specs and templates built for the nine default profiles, with the cases' instances. */

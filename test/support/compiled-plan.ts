@@ -5,7 +5,8 @@
  */
 import { compile, type CompileResult } from "../../src/api/compile.js";
 import { passKeyLeaves } from "../../src/plan/enumerate.js";
-import { CallLeaves } from "../../src/plan/env.js";
+import { CallLeaves, type StaticFacts } from "../../src/plan/env.js";
+import type { CheckedKernel } from "../../src/model/checked.js";
 import { loadConfig, type LoadedConfig } from "../../src/plan/config.js";
 import type { Call, Plan } from "../../src/model/plan.js";
 import { EvalError } from "../../src/lang/ops.js";
@@ -21,7 +22,7 @@ export interface CompiledPlanner {
 
 function withConfig(
   loaded: LoadedConfig,
-  instances: Record<string, { name: string; values: Record<string, number | boolean> }[]>,
+  instances: Record<string, CallInstance[]>,
   profile: string,
   kernel: string,
   tunables?: Record<string, number>,
@@ -30,6 +31,35 @@ function withConfig(
     ? { ...loaded.config.tunables, [profile]: { ...(loaded.config.tunables[profile] ?? {}), [kernel]: tunables } }
     : loaded.config.tunables;
   return { ...loaded, config: { ...loaded.config, instances, tunables: pins } };
+}
+
+/** A configured instance: leaf key → value. */
+export interface CallInstance {
+  readonly name: string;
+  readonly values: Record<string, number | boolean>;
+}
+
+/**
+ * One instance per call (named `${prefix}-${i}`): the value of every run-time leaf the kernel's
+ * templates depend on, as the call gives it; leaves the call cannot give are left out.
+ */
+export function instancesForCalls(kernel: CheckedKernel, facts: StaticFacts, calls: readonly Call[], prefix: string): CallInstance[] {
+  const leaves = new Map<string, ReturnType<typeof passKeyLeaves>[number]>();
+  for (const v of kernel.variants) for (const p of v.passes) for (const l of passKeyLeaves(kernel, v, p)) leaves.set(l.key, l);
+  return calls.map((call, i) => {
+    const env = new CallLeaves(kernel, call, facts);
+    const values: Record<string, number | boolean> = {};
+    for (const l of leaves.values()) {
+      try {
+        const v =
+          l.axis !== undefined ? env.dim(l.leaf.name, l.axis) : l.key.startsWith("has(") ? env.hasAttr(l.leaf.name) : env.leaf(l.leaf);
+        if (typeof v === "number" || typeof v === "boolean") values[l.key] = v;
+      } catch (err) {
+        if (!(err instanceof EvalError)) throw err;
+      }
+    }
+    return { name: `${prefix}-${i}`, values };
+  });
 }
 
 /** Builds `kernel` for `profile` with one instance per distinct key of `calls`, and returns its planner. */
@@ -44,24 +74,8 @@ export async function compileForCalls(
   const probe = await compile(withConfig(loaded, {}, profile, kernel, tunables), { profiles: [profile] });
   if (probe.diagnostics.some((d) => d.severity === "error")) throw new Error(probe.diagnostics.map((d) => d.message).join("\n"));
   const model = probe.profiles[0].kernels.find((k) => k.model.kernel.spec.name === kernel)!.model;
-  const k = model.kernel;
-  const leaves = new Map<string, ReturnType<typeof passKeyLeaves>[number]>();
-  for (const v of k.variants) for (const p of v.passes) for (const l of passKeyLeaves(k, v, p)) leaves.set(l.key, l);
-  const instances = calls.map((call, i) => {
-    const facts = model.assignments[0]?.facts ?? { dtypes: {}, tunables: {}, limits: {}, features: new Set<string>() };
-    const env = new CallLeaves(k, call, facts);
-    const values: Record<string, number | boolean> = {};
-    for (const l of leaves.values()) {
-      try {
-        const v =
-          l.axis !== undefined ? env.dim(l.leaf.name, l.axis) : l.key.startsWith("has(") ? env.hasAttr(l.leaf.name) : env.leaf(l.leaf);
-        if (typeof v === "number" || typeof v === "boolean") values[l.key] = v;
-      } catch (err) {
-        if (!(err instanceof EvalError)) throw err;
-      }
-    }
-    return { name: `call-${i}`, values };
-  });
+  const facts = model.assignments[0]?.facts ?? { dtypes: {}, tunables: {}, limits: {}, features: new Set<string>() };
+  const instances = instancesForCalls(model.kernel, facts, calls, "call");
   const build = await compile(withConfig(loaded, { [kernel]: instances }, profile, kernel, tunables), { profiles: [profile] });
   const errors = build.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) throw new Error(errors.map((d) => `${d.code}: ${d.message}`).join("\n"));

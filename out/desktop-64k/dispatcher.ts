@@ -36,10 +36,10 @@ const $q29 = "dim(shapes.keyCacheT, 3)";
 const $q30 = "present.keyT";
 const $q31 = "present.slotMappingT";
 const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = "cff77ea48e3b2a4d";
-const $q34 = "a3f71e5df0a929dc";
+const $q33 = "8443c715a1612a2d";
+const $q34 = "be2da609b1a23099";
 const $q35 = "b6ac05a3739713ee";
-const $q36 = "21d764075d533b89";
+const $q36 = "649540f8f634b8b0";
 const $q37 = "320c6331c3bc3fbf";
 const $q38 = ": no shader was built for pass `split_attention` with ";
 const $q39 = ": no shader was built for pass `merge` with ";
@@ -95,202 +95,203 @@ const $q88 = "headVec";
 const $q89 = "pagedSplitScratchBytes";
 const $q90 = "pagedSplitStatsBytes";
 const $q91 = "pagedSplitWg";
-const $q92 = " >= 2";
-const $q93 = "cacheVec4Ok";
-const $q94 = "device.limits.maxStorageBufferBindingSize";
-const $q95 = "1073741824";
-const $q96 = "device.limits.maxBufferSize";
-const $q97 = "device.limits.maxComputeWorkgroupSizeX";
-const $q98 = "pagedSplitFits";
-const $q99 = "qPerKv";
-const $q100 = "pagedSplitStorageBytes";
-const $q101 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q102 = "65536";
-const $q103 = "pagedSplitStorageFits";
-const $q104 = "kvHidden";
-const $q105 = "ranks.keyT";
-const $q106 = "keyT";
-const $q107 = "ranks.valueT";
-const $q108 = "valueT";
-const $q109 = "tensorDtypes.keyT";
-const $q110 = "float16";
-const $q111 = "tensorDtypes.valueT";
-const $q112 = "separateKv";
-const $q113 = "`present.keyT` is false";
-const $q114 = "`present.valueT` is false";
-const $q115 = " == 2";
-const $q116 = "dim(shapes.keyT, 0)";
-const $q117 = "dim(shapes.keyT, 1)";
-const $q118 = "dim(shapes.queryT, 1)";
-const $q119 = "not ";
-const $q120 = "input";
-const $q121 = "maxStorageBufferBindingSize";
-const $q122 = "keyCacheT";
-const $q123 = "valueCacheT";
-const $q124 = "cumulativeSequenceLengthT";
-const $q125 = "pastSeqlensT";
-const $q126 = "blockTableT";
-const $q127 = "queryT";
-const $q128 = "output";
-const $q129 = "outputT";
-const $q130 = "intermediate `partialOut`";
-const $q131 = "intermediate `partialStats`";
-const $q132 = "key";
-const $q133 = "value";
-const $q134 = "params.batchSize";
-const $q135 = "params.scatterCount";
-const $q136 = "scratch";
-const $q137 = "partialOut";
-const $q138 = "partialStats";
-const $q139 = "scale";
-const $q140 = "scatter";
-const $q141 = "PagedAttention.ScatterKV";
-const $q142 = "key_cache";
-const $q143 = "value_cache";
-const $q144 = "cumulative_sequence_length";
-const $q145 = "past_seqlens";
-const $q146 = "block_table";
-const $q147 = "params";
-const $q148 = "split_attention";
-const $q149 = "PagedAttention.AttendSplitK";
-const $q150 = "query";
-const $q151 = "partial_out";
-const $q152 = "partial_stats";
-const $q153 = "merge";
-const $q154 = "PagedAttention.AttendSplitKMerge";
-const $q155 = "slot_mapping";
-const $q156 = "packedStride";
-const $q157 = "present.valueT";
-const $q158 = "packedKv";
-const $q159 = "pagedAttnWg";
-const $q160 = "pagedAttnStorageBytes";
-const $q161 = "pagedAttnStorageFits";
-const $q162 = "outputStoreOk";
-const $q163 = "PagedAttention.Attend";
-const $q164 = "the shape of output `outputT`";
-const $q165 = "contract";
-const $q166 = "no_variant";
-const $q167 = "inputs";
-const $q168 = "outputs";
-const $q169 = "attrs";
-const $q170 = ": unknown input `";
-const $q171 = ": unknown output `";
-const $q172 = "is_causal";
-const $q173 = "kv_num_heads";
-const $q174 = "num_heads";
-const $q175 = ": unknown attribute `";
-const $q176 = ": T = ";
-const $q177 = " is not allowed; allowed: float16";
-const $q178 = "int32";
-const $q179 = " is not allowed; allowed: int32";
-const $q180 = "a finite number";
-const $q181 = ": attribute `kv_num_heads` is required";
-const $q182 = ": attribute `num_heads` is required";
-const $q183 = ": nothing was built for ";
-const $q184 = " on profile desktop-64k";
-const $q185 = "SparseAttention";
-const $q186 = ": pass `append`";
-const $q187 = ": no shader was built for pass `append` with ";
-const $q188 = ": pass `rotate_q`";
-const $q189 = ": no shader was built for pass `rotate_q` with ";
-const $q190 = "attrs.do_rotary";
-const $q191 = "attrs.sparse_block_size";
-const $q192 = "dim(shapes.pastKeyT, 3)";
-const $q193 = "b5d96cdd14879df8";
-const $q194 = ": no shader was built for pass `split_attend` with ";
-const $q195 = ": pass `split_attend`";
-const $q196 = "the shape of intermediate `rotatedQuery`";
-const $q197 = "the shape of intermediate `partial`";
-const $q198 = "uniform field `params.rowStride`";
-const $q199 = "6ebd9903c3151907";
-const $q200 = ": no shader was built for pass `attend` with ";
-const $q201 = ": pass `attend`";
-const $q202 = "layoutShapeOk";
-const $q203 = "cosCacheT";
-const $q204 = "rotaryHalf";
-const $q205 = "rotaryDim";
-const $q206 = "ranks.cosCacheT";
-const $q207 = "ranks.sinCacheT";
-const $q208 = "sinCacheT";
-const $q209 = "shapes.sinCacheT";
-const $q210 = "shapes.cosCacheT";
-const $q211 = "tensorDtypes.cosCacheT";
-const $q212 = "tensorDtypes.sinCacheT";
-const $q213 = "rotaryOk";
-const $q214 = "indexFits";
-const $q215 = "numLayout";
-const $q216 = "usesRotary";
-const $q217 = "seqLen";
-const $q218 = "shapes.pastValueT";
-const $q219 = "shapes.pastKeyT";
-const $q220 = "maxNnz";
-const $q221 = " <= 2147483647";
-const $q222 = "sparseContractOk";
-const $q223 = "bindingsFit";
-const $q224 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q225 = "dim(shapes.queryT, 2)";
-const $q226 = "attnStorageBytes";
-const $q227 = "attnStorageFits";
-const $q228 = "sparsePartialBytes";
-const $q229 = "sparseMergeWg";
+const $q92 = "pagedSplitFits";
+const $q93 = " >= 2";
+const $q94 = "cacheVec4Ok";
+const $q95 = "device.limits.maxStorageBufferBindingSize";
+const $q96 = "1073741824";
+const $q97 = "device.limits.maxBufferSize";
+const $q98 = "device.limits.maxComputeWorkgroupSizeX";
+const $q99 = "pagedMergeWg";
+const $q100 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q101 = "65536";
+const $q102 = "qPerKv";
+const $q103 = "pagedSplitStorageBytes";
+const $q104 = "pagedSplitStorageFits";
+const $q105 = "kvHidden";
+const $q106 = "ranks.keyT";
+const $q107 = "keyT";
+const $q108 = "ranks.valueT";
+const $q109 = "valueT";
+const $q110 = "tensorDtypes.keyT";
+const $q111 = "float16";
+const $q112 = "tensorDtypes.valueT";
+const $q113 = "separateKv";
+const $q114 = "`present.keyT` is false";
+const $q115 = "`present.valueT` is false";
+const $q116 = " == 2";
+const $q117 = "dim(shapes.keyT, 0)";
+const $q118 = "dim(shapes.keyT, 1)";
+const $q119 = "dim(shapes.queryT, 1)";
+const $q120 = "not ";
+const $q121 = "input";
+const $q122 = "maxStorageBufferBindingSize";
+const $q123 = "keyCacheT";
+const $q124 = "valueCacheT";
+const $q125 = "cumulativeSequenceLengthT";
+const $q126 = "pastSeqlensT";
+const $q127 = "blockTableT";
+const $q128 = "queryT";
+const $q129 = "output";
+const $q130 = "outputT";
+const $q131 = "intermediate `partialOut`";
+const $q132 = "intermediate `partialStats`";
+const $q133 = "key";
+const $q134 = "value";
+const $q135 = "params.batchSize";
+const $q136 = "params.scatterCount";
+const $q137 = "scratch";
+const $q138 = "partialOut";
+const $q139 = "partialStats";
+const $q140 = "scale";
+const $q141 = "scatter";
+const $q142 = "PagedAttention.ScatterKV";
+const $q143 = "key_cache";
+const $q144 = "value_cache";
+const $q145 = "cumulative_sequence_length";
+const $q146 = "past_seqlens";
+const $q147 = "block_table";
+const $q148 = "params";
+const $q149 = "split_attention";
+const $q150 = "PagedAttention.AttendSplitK";
+const $q151 = "query";
+const $q152 = "partial_out";
+const $q153 = "partial_stats";
+const $q154 = "merge";
+const $q155 = "PagedAttention.AttendSplitKMerge";
+const $q156 = "slot_mapping";
+const $q157 = "packedStride";
+const $q158 = "present.valueT";
+const $q159 = "packedKv";
+const $q160 = "pagedAttnWg";
+const $q161 = "pagedAttnStorageBytes";
+const $q162 = "pagedAttnStorageFits";
+const $q163 = "outputStoreOk";
+const $q164 = "PagedAttention.Attend";
+const $q165 = "the shape of output `outputT`";
+const $q166 = "contract";
+const $q167 = "no_variant";
+const $q168 = "inputs";
+const $q169 = "outputs";
+const $q170 = "attrs";
+const $q171 = ": unknown input `";
+const $q172 = ": unknown output `";
+const $q173 = "is_causal";
+const $q174 = "kv_num_heads";
+const $q175 = "num_heads";
+const $q176 = ": unknown attribute `";
+const $q177 = ": T = ";
+const $q178 = " is not allowed; allowed: float16";
+const $q179 = "int32";
+const $q180 = " is not allowed; allowed: int32";
+const $q181 = "a finite number";
+const $q182 = ": attribute `kv_num_heads` is required";
+const $q183 = ": attribute `num_heads` is required";
+const $q184 = ": nothing was built for ";
+const $q185 = " on profile desktop-64k";
+const $q186 = "SparseAttention";
+const $q187 = ": pass `append`";
+const $q188 = ": no shader was built for pass `append` with ";
+const $q189 = ": pass `rotate_q`";
+const $q190 = ": no shader was built for pass `rotate_q` with ";
+const $q191 = "attrs.do_rotary";
+const $q192 = "attrs.sparse_block_size";
+const $q193 = "dim(shapes.pastKeyT, 3)";
+const $q194 = "b5d96cdd14879df8";
+const $q195 = ": no shader was built for pass `split_attend` with ";
+const $q196 = ": pass `split_attend`";
+const $q197 = "the shape of intermediate `rotatedQuery`";
+const $q198 = "the shape of intermediate `partial`";
+const $q199 = "uniform field `params.rowStride`";
+const $q200 = "6ebd9903c3151907";
+const $q201 = ": no shader was built for pass `attend` with ";
+const $q202 = ": pass `attend`";
+const $q203 = "layoutShapeOk";
+const $q204 = "cosCacheT";
+const $q205 = "rotaryHalf";
+const $q206 = "rotaryDim";
+const $q207 = "ranks.cosCacheT";
+const $q208 = "ranks.sinCacheT";
+const $q209 = "sinCacheT";
+const $q210 = "shapes.sinCacheT";
+const $q211 = "shapes.cosCacheT";
+const $q212 = "tensorDtypes.cosCacheT";
+const $q213 = "tensorDtypes.sinCacheT";
+const $q214 = "rotaryOk";
+const $q215 = "indexFits";
+const $q216 = "numLayout";
+const $q217 = "usesRotary";
+const $q218 = "seqLen";
+const $q219 = "shapes.pastValueT";
+const $q220 = "shapes.pastKeyT";
+const $q221 = "maxNnz";
+const $q222 = " <= 2147483647";
+const $q223 = "sparseContractOk";
+const $q224 = "bindingsFit";
+const $q225 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q226 = "dim(shapes.queryT, 2)";
+const $q227 = "attnStorageBytes";
+const $q228 = "attnStorageFits";
+const $q229 = "sparsePartialBytes";
 const $q230 = "sparseSplitFits";
-const $q231 = "dim(shapes.cosCacheT, 1)";
-const $q232 = "shader key dim(shapes.cosCacheT, 1)";
-const $q233 = "pastKeyT";
-const $q234 = "pastValueT";
-const $q235 = "totalSequenceLengthT";
-const $q236 = "keyTotalSequenceLengthsT";
-const $q237 = "blockRowIndicesT";
-const $q238 = "blockColIndicesT";
-const $q239 = "53e66795f9f06e1d";
-const $q240 = "attrs.do_rotary=";
-const $q241 = "attrs.kv_num_heads=";
-const $q242 = "attrs.num_heads=";
-const $q243 = "attrs.rotary_interleaved=";
-const $q244 = "dim(shapes.cosCacheT, 1)=";
-const $q245 = "dim(shapes.pastKeyT, 2)=";
-const $q246 = "dim(shapes.pastKeyT, 3)=";
-const $q247 = "present.cosCacheT=";
-const $q248 = "present.keyT=";
-const $q249 = "e2e85934a2ff68b0";
-const $q250 = "intermediate `rotatedQuery`";
-const $q251 = "intermediate `partial`";
-const $q252 = "cos_cache";
-const $q253 = "sin_cache";
-const $q254 = "params.seqLen";
-const $q255 = "rotatedQuery";
-const $q256 = "partial";
-const $q257 = "params.numLayout";
-const $q258 = "params.rowStride";
-const $q259 = "params.colStride";
-const $q260 = "params.maxCacheSeq";
-const $q261 = "append";
-const $q262 = "SparseAttention.AppendKV";
-const $q263 = "present_key";
-const $q264 = "present_value";
-const $q265 = "total_sequence_length";
-const $q266 = "key_total_sequence_lengths";
-const $q267 = "rotate_q";
-const $q268 = "SparseAttention.RotateQuery";
-const $q269 = "rotated_query";
-const $q270 = "split_attend";
-const $q271 = "SparseAttention.AttendSplitK";
-const $q272 = "block_row_indices";
-const $q273 = "block_col_indices";
-const $q274 = "SparseAttention.AttendSplitKMerge";
-const $q275 = "5a474934870ba7e5";
-const $q276 = "shapes.keyT";
-const $q277 = "shapes.valueT";
-const $q278 = " == 3";
-const $q279 = "f0b09462c4c98544";
-const $q280 = "6a660dd43e311763";
-const $q281 = "a4768a1ecce226ae";
-const $q282 = "attend";
-const $q283 = "SparseAttention.Attend";
-const $q284 = "do_rotary";
-const $q285 = "rotary_interleaved";
-const $q286 = "sparse_block_size";
-const $q287 = "; allowed values: 0, 1";
+const $q231 = "sparseMergeWg";
+const $q232 = "dim(shapes.cosCacheT, 1)";
+const $q233 = "shader key dim(shapes.cosCacheT, 1)";
+const $q234 = "pastKeyT";
+const $q235 = "pastValueT";
+const $q236 = "totalSequenceLengthT";
+const $q237 = "keyTotalSequenceLengthsT";
+const $q238 = "blockRowIndicesT";
+const $q239 = "blockColIndicesT";
+const $q240 = "53e66795f9f06e1d";
+const $q241 = "attrs.do_rotary=";
+const $q242 = "attrs.kv_num_heads=";
+const $q243 = "attrs.num_heads=";
+const $q244 = "attrs.rotary_interleaved=";
+const $q245 = "dim(shapes.cosCacheT, 1)=";
+const $q246 = "dim(shapes.pastKeyT, 2)=";
+const $q247 = "dim(shapes.pastKeyT, 3)=";
+const $q248 = "present.cosCacheT=";
+const $q249 = "present.keyT=";
+const $q250 = "e2e85934a2ff68b0";
+const $q251 = "intermediate `rotatedQuery`";
+const $q252 = "intermediate `partial`";
+const $q253 = "cos_cache";
+const $q254 = "sin_cache";
+const $q255 = "params.seqLen";
+const $q256 = "rotatedQuery";
+const $q257 = "partial";
+const $q258 = "params.numLayout";
+const $q259 = "params.rowStride";
+const $q260 = "params.colStride";
+const $q261 = "params.maxCacheSeq";
+const $q262 = "append";
+const $q263 = "SparseAttention.AppendKV";
+const $q264 = "present_key";
+const $q265 = "present_value";
+const $q266 = "total_sequence_length";
+const $q267 = "key_total_sequence_lengths";
+const $q268 = "rotate_q";
+const $q269 = "SparseAttention.RotateQuery";
+const $q270 = "rotated_query";
+const $q271 = "split_attend";
+const $q272 = "SparseAttention.AttendSplitK";
+const $q273 = "block_row_indices";
+const $q274 = "block_col_indices";
+const $q275 = "SparseAttention.AttendSplitKMerge";
+const $q276 = "5a474934870ba7e5";
+const $q277 = "shapes.keyT";
+const $q278 = "shapes.valueT";
+const $q279 = " == 3";
+const $q280 = "f0b09462c4c98544";
+const $q281 = "6a660dd43e311763";
+const $q282 = "a4768a1ecce226ae";
+const $q283 = "attend";
+const $q284 = "SparseAttention.Attend";
+const $q285 = "do_rotary";
+const $q286 = "rotary_interleaved";
+const $q287 = "sparse_block_size";
+const $q288 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -720,7 +721,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 const K0A0S3 = K0A0S1 + $q38;
 const K0A0V2: readonly string[] = [$q27, $q29];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
 }
 const K0A0S4 = K0A0S1 + $q39;
 const K0A0S5 = K0A0S1 + $q40;
@@ -830,21 +831,22 @@ class K0A0 {
   private declare m15: number | undefined;
   private declare m16: number | undefined;
   private declare m17: number | undefined;
-  private declare m18: boolean | undefined;
-  private declare m19: number | undefined;
+  private declare m18: number | undefined;
+  private declare m19: boolean | undefined;
   private declare m20: number | undefined;
-  private declare m21: boolean | undefined;
-  private declare m22: number | undefined;
-  private declare m23: boolean | undefined;
-  private declare m24: number | undefined;
-  private declare m25: boolean | undefined;
-  private declare m26: number | undefined;
+  private declare m21: number | undefined;
+  private declare m22: boolean | undefined;
+  private declare m23: number | undefined;
+  private declare m24: boolean | undefined;
+  private declare m25: number | undefined;
+  private declare m26: boolean | undefined;
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
   private declare m30: number | undefined;
-  private declare m31: boolean | undefined;
+  private declare m31: number | undefined;
   private declare m32: boolean | undefined;
+  private declare m33: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -907,6 +909,7 @@ class K0A0 {
     this.m30 = undefined;
     this.m31 = undefined;
     this.m32 = undefined;
+    this.m33 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -1091,9 +1094,17 @@ class K0A0 {
       throw $wrap(e, $q91);
     }
   }
-  /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): boolean {
-    return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))));
+  /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): number {
+    return (this.m18 = Math.max(((this.m17 ?? this.d17()) as number), (256 as number)));
+  }
+  /** derive "pagedSplitFits": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): boolean {
+    try {
+      return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (65536 as number))));
+    } catch (e) {
+      throw $wrap(e, $q92);
+    }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
@@ -1102,12 +1113,12 @@ class K0A0 {
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q93]) : i === 2 ? $why(path, ["", $q69], [$q88, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q94, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q96, $q95]) : i === 5 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q94, $q95]) : i === 6 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q96, $q95]) : i === 7 ? $why(path, ["", $q81, ""], [$q87, () => (this.m12 ?? this.d12()), $q82, $q83]) : i === 8 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q84, $q85]) : i === 9 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q97, $q85]) : i === 10 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q97, $q85]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q93], [$q87, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q94]) : i === 2 ? $why(path, ["", $q69], [$q88, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q95, $q96]) : i === 4 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q97, $q96]) : i === 5 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q95, $q96]) : i === 6 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q97, $q96]) : i === 7 ? $why(path, ["", $q81, ""], [$q87, () => (this.m12 ?? this.d12()), $q82, $q83]) : i === 8 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q84, $q85]) : i === 9 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q98, $q85]) : i === 10 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q84, $q85]) : i === 11 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q98, $q85]) : i === 12 ? $why(path, ["", $q81, ""], [$q99, () => (this.m18 ?? this.d18()), $q84, $q85]) : i === 13 ? $why(path, ["", $q81, ""], [$q99, () => (this.m18 ?? this.d18()), $q98, $q85]) : $why(path, ["", $q81, ""], ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q100, $q101]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
     try {
-      return ((this.m18 ?? this.d18())) === true;
+      return ((this.m19 ?? this.d19())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1115,40 +1126,40 @@ class K0A0 {
   /** why "pagedSplitFits" does not hold */
   w2(): string {
     try {
-      ((this.m18 ?? this.d18()));
+      ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q98);
+      return $condFail(e, $q92);
     }
-    return this.x7([...[], $q98]);
+    return this.x7([...[], $q92]);
   }
-  /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): number {
-    try {
-      return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q99);
-    }
-  }
-  /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
+  /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
-      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+      return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q100);
+      throw $wrap(e, $q102);
     }
   }
-  /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): boolean {
-    return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (65536 as number)));
+  /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): number {
+    try {
+      return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q103);
+    }
+  }
+  /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): boolean {
+    return (this.m22 = (((this.m21 ?? this.d21()) as number) <= (65536 as number)));
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, ["", $q81, ""], [$q100, () => (this.m20 ?? this.d20()), $q101, $q102]);
+    return $why(path, ["", $q81, ""], [$q103, () => (this.m21 ?? this.d21()), $q100, $q101]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
     try {
-      return ((this.m21 ?? this.d21())) === true;
+      return ((this.m22 ?? this.d22())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1156,36 +1167,36 @@ class K0A0 {
   /** why "pagedSplitStorageFits" does not hold */
   w3(): string {
     try {
-      ((this.m21 ?? this.d21()));
+      ((this.m22 ?? this.d22()));
     } catch (e) {
-      return $condFail(e, $q103);
+      return $condFail(e, $q104);
     }
-    return this.x9([...[], $q103]);
+    return this.x9([...[], $q104]);
   }
-  /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): number {
+  /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): number {
     try {
-      return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
+      return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q104);
+      throw $wrap(e, $q105);
     }
   }
-  /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): boolean {
+  /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 2)) && ($need(this.t2, $q107, $q108).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q108) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q106, $q107).shape.length === 2)) && ($need(this.t2, $q108, $q109).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q107) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q109) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q110, $q107).dtype === $q111)) && ($need(this.t2, $q112, $q109).dtype === $q111)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q112);
+      throw $wrap(e, $q113);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q115], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q72, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q108), $q72, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q104, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q108), $q104, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q118, () => this.s0[1], $q55, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 2), () => ($need(this.t2, $q107, $q108).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q108) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
+    return ((i: number) => i === 0 ? $where(path) + $q114 : i === 1 ? $where(path) + $q115 : i === 2 ? $why(path, ["", $q116], [$q106, () => $need(this.t1, $q106, $q107).shape.length]) : i === 3 ? $why(path, ["", $q116], [$q108, () => $need(this.t2, $q108, $q109).shape.length]) : i === 4 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (0 as number), $q107), $q72, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q109), $q72, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q118, () => $dimT(this.t1, (1 as number), $q107), $q105, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q109), $q105, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, ["", $q62, ""], [$q110, () => $need(this.t1, $q110, $q107).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q112, () => $need(this.t2, $q112, $q109).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q119, () => this.s0[1], $q55, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q106, $q107).shape.length === 2), () => ($need(this.t2, $q108, $q109).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q107) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q109) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q110, $q107).dtype === $q111), () => ($need(this.t2, $q112, $q109).dtype === $q111)]));
   }
   /** when "separateKv" */
   c4(): boolean {
     try {
-      return ((this.m23 ?? this.d23())) === true;
+      return ((this.m24 ?? this.d24())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1193,11 +1204,11 @@ class K0A0 {
   /** why "separateKv" does not hold */
   w4(): string {
     try {
-      ((this.m23 ?? this.d23()));
+      ((this.m24 ?? this.d24()));
     } catch (e) {
-      return $condFail(e, $q112);
+      return $condFail(e, $q113);
     }
-    return this.x10([...[], $q112]);
+    return this.x10([...[], $q113]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1205,34 +1216,34 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $why([], [$q119, ""], [$q31, () => (this.t8 !== null)]);
+    return $why([], [$q120, ""], [$q31, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q120, $q106, 2, 1073741824, K0A0S6, $q121);
+    return $buf(this.t1!, $q121, $q107, 2, 1073741824, K0A0S6, $q122);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q120, $q108, 2, 1073741824, K0A0S6, $q121);
+    return $buf(this.t2!, $q121, $q109, 2, 1073741824, K0A0S6, $q122);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q120, $q122, 2, 1073741824, K0A0S6, $q121);
+    return $buf(this.t3!, $q121, $q123, 2, 1073741824, K0A0S6, $q122);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q120, $q123, 2, 1073741824, K0A0S6, $q121);
+    return $buf(this.t4!, $q121, $q124, 2, 1073741824, K0A0S6, $q122);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q120, $q124, 4, 1073741824, K0A0S6, $q121);
+    return $buf(this.t5!, $q121, $q125, 4, 1073741824, K0A0S6, $q122);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q120, $q125, 4, 1073741824, K0A0S6, $q121);
+    return $buf(this.t6!, $q121, $q126, 4, 1073741824, K0A0S6, $q122);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q120, $q126, 4, 1073741824, K0A0S6, $q121);
+    return $buf(this.t7!, $q121, $q127, 4, 1073741824, K0A0S6, $q122);
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q120, $q127, 2, 1073741824, K0A0S6, $q121);
+    return $buf(this.t0!, $q121, $q128, 2, 1073741824, K0A0S6, $q122);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q128, $q129, 2, 1073741824, K0A0S6, $q121);
+    return $buf(this.t9!, $q129, $q130, 2, 1073741824, K0A0S6, $q122);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1242,13 +1253,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S1, $q130);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S1, $q131);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S1, $q131);
-      if (this.t1 === null) $omitted(K0A0S5, $q132, $q106);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S1, $q132);
+      if (this.t1 === null) $omitted(K0A0S5, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S5, $q133, $q108);
+      if (this.t2 === null) $omitted(K0A0S5, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1260,8 +1271,8 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r2, K0A0S5, $q134);
-      $u32(b0_7, 4, r3, K0A0S5, $q135);
+      $u32(b0_7, 0, r2, K0A0S5, $q135);
+      $u32(b0_7, 4, r3, K0A0S5, $q136);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S5, "x");
@@ -1269,14 +1280,14 @@ class K0A0 {
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S5, "y");
       const q7 = this.z0();
-      const q8: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
-      const q9: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
+      const q8: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S7, $q134);
+      $u32(b1_8, 0, r6, K0A0S7, $q135);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
       const w1y = $wg(this.a1, 65535, K0A0S7, "y");
@@ -1286,7 +1297,7 @@ class K0A0 {
       const q10 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S8, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q146, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q7), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q151, 0, q8), $bd(7, $q152, 0, q9), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q8), $bd(1, $q152, 1, q9), $bd(2, $q128, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q147, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q7), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q152, 0, q8), $bd(7, $q153, 0, q9), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q8), $bd(1, $q153, 1, q9), $bd(2, $q129, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V3, st);
     }
@@ -1306,7 +1317,7 @@ class K0A0 {
     return $where([]) + $q77;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q120, $q56, 4, 1073741824, K0A0S6, $q121);
+    return $buf(this.t8!, $q121, $q56, 4, 1073741824, K0A0S6, $q122);
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1316,22 +1327,22 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S9, $q130);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S9, $q131);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S9, $q131);
-      if (this.t1 === null) $omitted(K0A0S13, $q132, $q106);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S9, $q132);
+      if (this.t1 === null) $omitted(K0A0S13, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S13, $q133, $q108);
+      if (this.t2 === null) $omitted(K0A0S13, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S13, $q155, $q56);
+      if (this.t8 === null) $omitted(K0A0S13, $q156, $q56);
       const q4 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r2, K0A0S13, $q135);
+      $u32(b0_5, 0, r2, K0A0S13, $q136);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S13, "x");
@@ -1342,14 +1353,14 @@ class K0A0 {
       const q6 = this.z5();
       const q7 = this.z6();
       const q8 = this.z7();
-      const q9: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
-      const q10: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
+      const q9: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
+      const q10: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S14, $q134);
+      $u32(b1_8, 0, r5, K0A0S14, $q135);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
       const w1y = $wg(this.a1, 65535, K0A0S14, "y");
@@ -1359,7 +1370,7 @@ class K0A0 {
       const q11 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S15, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q155, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q5), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q6), $bd(4, $q145, 1, q7), $bd(5, $q146, 1, q8), $bd(6, $q151, 0, q9), $bd(7, $q152, 0, q10), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q9), $bd(1, $q152, 1, q10), $bd(2, $q128, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q156, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q5), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q6), $bd(4, $q146, 1, q7), $bd(5, $q147, 1, q8), $bd(6, $q152, 0, q9), $bd(7, $q153, 0, q10), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q9), $bd(1, $q153, 1, q10), $bd(2, $q129, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V4, st);
     }
@@ -1370,26 +1381,26 @@ class K0A0 {
     if (!this.c4()) return this.w4();
     return this.w6();
   }
-  /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): number {
+  /** derive "packedStride": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): number {
     try {
-      return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
+      return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q156);
+      throw $wrap(e, $q157);
     }
   }
-  /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): boolean {
-    return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m24 ?? this.d24()))));
+  /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): boolean {
+    return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m25 ?? this.d25()))));
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q157, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q118, () => this.s0[1], $q156, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q120, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q120, ""], [$q158, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q119, () => this.s0[1], $q157, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
     try {
-      return ((this.m25 ?? this.d25())) === true;
+      return ((this.m26 ?? this.d26())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1397,11 +1408,11 @@ class K0A0 {
   /** why "packedKv" does not hold */
   w7(): string {
     try {
-      ((this.m25 ?? this.d25()));
+      ((this.m26 ?? this.d26()));
     } catch (e) {
-      return $condFail(e, $q158);
+      return $condFail(e, $q159);
     }
-    return this.x11([...[], $q158]);
+    return this.x11([...[], $q159]);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1411,10 +1422,10 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S16, $q130);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S16, $q131);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S16, $q131);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S16, $q132);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
@@ -1426,22 +1437,22 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r2, K0A0S20, $q134);
-      $u32(b0_6, 4, r3, K0A0S20, $q135);
+      $u32(b0_6, 0, r2, K0A0S20, $q135);
+      $u32(b0_6, 4, r3, K0A0S20, $q136);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S20, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S20, "y");
-      const q6: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
-      const q7: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
+      const q6: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S21, $q134);
+      $u32(b1_8, 0, r6, K0A0S21, $q135);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
       const w1y = $wg(this.a1, 65535, K0A0S21, "y");
@@ -1451,7 +1462,7 @@ class K0A0 {
       const q8 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S22, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q151, 0, q6), $bd(7, $q152, 0, q7), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q6), $bd(1, $q152, 1, q7), $bd(2, $q128, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $bd(6, $q152, 0, q6), $bd(7, $q153, 0, q7), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q6), $bd(1, $q153, 1, q7), $bd(2, $q129, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V5, st);
     }
@@ -1470,19 +1481,19 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S23, $q130);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S23, $q131);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S23, $q131);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S23, $q132);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S27, $q155, $q56);
+      if (this.t8 === null) $omitted(K0A0S27, $q156, $q56);
       const q3 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r2, K0A0S27, $q135);
+      $u32(b0_4, 0, r2, K0A0S27, $q136);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S27, "x");
@@ -1492,14 +1503,14 @@ class K0A0 {
       const q4 = this.z5();
       const q5 = this.z6();
       const q6 = this.z7();
-      const q7: BindingResource = { kind: $q136, scratch: $q137, offset: 0, size: x0 };
-      const q8: BindingResource = { kind: $q136, scratch: $q138, offset: 0, size: x1 };
+      const q7: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
+      const q8: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S28, $q134);
+      $u32(b1_8, 0, r5, K0A0S28, $q135);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
       const w1y = $wg(this.a1, 65535, K0A0S28, "y");
@@ -1509,7 +1520,7 @@ class K0A0 {
       const q9 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S29, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q155, 1, q3), $ub(4, $q147, 2, b0_4)], w0x, w0y, 1), $pass($q148, $q149, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q151, 0, q7), $bd(7, $q152, 0, q8), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q154, s2, [$bd(0, $q151, 1, q7), $bd(1, $q152, 1, q8), $bd(2, $q128, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q137, size: x0 }, { id: $q138, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q156, 1, q3), $ub(4, $q148, 2, b0_4)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q152, 0, q7), $bd(7, $q153, 0, q8), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q7), $bd(1, $q153, 1, q8), $bd(2, $q129, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V6, st);
     }
@@ -1520,58 +1531,58 @@ class K0A0 {
     if (!this.c7()) return this.w7();
     return this.w6();
   }
-  /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): number {
+  /** derive "pagedAttnQueryFloats": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
     try {
-      return (this.m26 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number));
+      return (this.m27 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
-  /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
+  /** derive "pagedAttnLaneFloats": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
     try {
-      return (this.m27 = $addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number));
+      return (this.m28 = $addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
-  /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
+  /** derive "pagedAttnWgBudget": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
     try {
-      return (this.m28 = $divN(($chk(Math.floor(($subN(16384 as number, (this.m26 ?? this.d26()) as number) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+      return (this.m29 = $divN(($chk(Math.floor(($subN(16384 as number, (this.m27 ?? this.d27()) as number) as number))) as number), ((this.m28 ?? this.d28()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
-  /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q159);
-    }
-  }
-  /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
+  /** derive "pagedAttnWg": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): number {
     try {
-      return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
+      return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
       throw $wrap(e, $q160);
     }
   }
-  /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
-    return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (65536 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+  /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): number {
+    try {
+      return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q161);
+    }
+  }
+  /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
+    return (this.m32 = (((((this.m31 ?? this.d31()) as number) <= (65536 as number)) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))));
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q160, () => (this.m30 ?? this.d30()), $q101, $q102]) : i === 1 ? $why(path, ["", $q81, ""], [$q159, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q159, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m30 ?? this.d30()) as number) <= (65536 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q161, () => (this.m31 ?? this.d31()), $q100, $q101]) : i === 1 ? $why(path, ["", $q81, ""], [$q160, () => (this.m30 ?? this.d30()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q160, () => (this.m30 ?? this.d30()), $q98, $q85]))($first([() => (((this.m31 ?? this.d31()) as number) <= (65536 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1579,24 +1590,24 @@ class K0A0 {
   /** why "pagedAttnStorageFits" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q161);
+      return $condFail(e, $q162);
     }
-    return this.x12([...[], $q161]);
+    return this.x12([...[], $q162]);
   }
-  /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    return (this.m32 = ((this.m13 ?? this.d13()) || true));
+  /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
+  d33(): boolean {
+    return (this.m33 = ((this.m13 ?? this.d13()) || true));
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, ["", " or ", ""], [$q93, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
+    return $why(path, ["", " or ", ""], [$q94, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
     try {
-      return ((this.m32 ?? this.d32())) === true;
+      return ((this.m33 ?? this.d33())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1604,20 +1615,20 @@ class K0A0 {
   /** why "outputStoreOk" does not hold */
   w9(): string {
     try {
-      ((this.m32 ?? this.d32()));
+      ((this.m33 ?? this.d33()));
     } catch (e) {
-      return $condFail(e, $q162);
+      return $condFail(e, $q163);
     }
-    return this.x13([...[], $q162]);
+    return this.x13([...[], $q163]);
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
       const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
-      if (this.t1 === null) $omitted(K0A0S33, $q132, $q106);
+      if (this.t1 === null) $omitted(K0A0S33, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S33, $q133, $q108);
+      if (this.t2 === null) $omitted(K0A0S33, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1629,8 +1640,8 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r0, K0A0S33, $q134);
-      $u32(b0_7, 4, r1, K0A0S33, $q135);
+      $u32(b0_7, 0, r0, K0A0S33, $q135);
+      $u32(b0_7, 4, r1, K0A0S33, $q136);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K0A0S33, "x");
@@ -1642,13 +1653,13 @@ class K0A0 {
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S34, $q134);
+      $u32(b1_7, 0, r4, K0A0S34, $q135);
       $f32(b1_7, 4, r5);
       const w1x = $wg(this.s0[0], 65535, K0A0S34, "x");
       const w1y = $wg(this.a1, 65535, K0A0S34, "y");
-      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q144, 1, q4), $bd(5, $q145, 1, q5), $bd(6, $q146, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q7), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q128, 0, q8), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q147, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q7), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q129, 0, q8), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V7, st);
     }
@@ -1664,18 +1675,18 @@ class K0A0 {
     try {
       const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
       const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
-      if (this.t1 === null) $omitted(K0A0S38, $q132, $q106);
+      if (this.t1 === null) $omitted(K0A0S38, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S38, $q133, $q108);
+      if (this.t2 === null) $omitted(K0A0S38, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S38, $q155, $q56);
+      if (this.t8 === null) $omitted(K0A0S38, $q156, $q56);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r0, K0A0S38, $q135);
+      $u32(b0_5, 0, r0, K0A0S38, $q136);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K0A0S38, "x");
@@ -1690,13 +1701,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S39, $q134);
+      $u32(b1_7, 0, r3, K0A0S39, $q135);
       $f32(b1_7, 4, r4);
       const w1x = $wg(this.s0[0], 65535, K0A0S39, "x");
       const w1y = $wg(this.a1, 65535, K0A0S39, "y");
-      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q140, $q141, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q142, 0, q2), $bd(3, $q143, 0, q3), $bd(4, $q155, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q5), $bd(1, $q142, 1, q2), $bd(2, $q143, 1, q3), $bd(3, $q144, 1, q6), $bd(4, $q145, 1, q7), $bd(5, $q146, 1, q8), $bd(6, $q128, 0, q9), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q156, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q5), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q6), $bd(4, $q146, 1, q7), $bd(5, $q147, 1, q8), $bd(6, $q129, 0, q9), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V8, st);
     }
@@ -1723,8 +1734,8 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r0, K0A0S43, $q134);
-      $u32(b0_6, 4, r1, K0A0S43, $q135);
+      $u32(b0_6, 0, r0, K0A0S43, $q135);
+      $u32(b0_6, 4, r1, K0A0S43, $q136);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K0A0S43, "x");
@@ -1735,13 +1746,13 @@ class K0A0 {
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S44, $q134);
+      $u32(b1_7, 0, r4, K0A0S44, $q135);
       $f32(b1_7, 4, r5);
       const w1x = $wg(this.s0[0], 65535, K0A0S44, "x");
       const w1y = $wg(this.a1, 65535, K0A0S44, "y");
-      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q128, 0, q6), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $bd(6, $q129, 0, q6), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V9, st);
     }
@@ -1760,12 +1771,12 @@ class K0A0 {
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S48, $q155, $q56);
+      if (this.t8 === null) $omitted(K0A0S48, $q156, $q56);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r0, K0A0S48, $q135);
+      $u32(b0_4, 0, r0, K0A0S48, $q136);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K0A0S48, "x");
@@ -1779,13 +1790,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q139) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S49, $q134);
+      $u32(b1_7, 0, r3, K0A0S49, $q135);
       $f32(b1_7, 4, r4);
       const w1x = $wg(this.s0[0], 65535, K0A0S49, "x");
       const w1y = $wg(this.a1, 65535, K0A0S49, "y");
-      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q140, $q141, s0, [$bd(0, $q150, 1, q0), $bd(1, $q142, 0, q1), $bd(2, $q143, 0, q2), $bd(3, $q155, 1, q3), $ub(4, $q147, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q163, s1, [$bd(0, $q150, 1, q0), $bd(1, $q142, 1, q1), $bd(2, $q143, 1, q2), $bd(3, $q144, 1, q4), $bd(4, $q145, 1, q5), $bd(5, $q146, 1, q6), $bd(6, $q128, 0, q7), $ub(7, $q147, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q156, 1, q3), $ub(4, $q148, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q129, 0, q7), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V10, st);
     }
@@ -1801,18 +1812,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q164);
+      $evalFail(e, $q25, $q165);
     }
-    const h0 = $outShape(o0, 2, $q25, $q129);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q110 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q129, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q25, $q122);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q122, this.u3.shape, h1, $q61);
-    const h2 = $outShape(this.s4, 4, $q25, $q123);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q123, this.u4.shape, h2, $q60);
+    const h0 = $outShape(o0, 2, $q25, $q130);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q111 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q130, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q25, $q123);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q123, this.u3.shape, h1, $q61);
+    const h2 = $outShape(this.s4, 4, $q25, $q124);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q124, this.u4.shape, h2, $q60);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q165, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q165, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q166, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q166, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1822,16 +1833,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q166, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q167, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q167, K0);
-  const outs = $bag(c, $q168, K0);
-  const attrs = $bag(c, $q169, K0);
+  const ins = $bag(c, $q168, K0);
+  const outs = $bag(c, $q169, K0);
+  const attrs = $bag(c, $q170, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1852,35 +1863,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q127:
-          t0 = $td(ins[key], K0, $q120, key);
+        case $q128:
+          t0 = $td(ins[key], K0, $q121, key);
           break;
-        case $q106:
-          t1 = $td(ins[key], K0, $q120, key);
+        case $q107:
+          t1 = $td(ins[key], K0, $q121, key);
           break;
-        case $q108:
-          t2 = $td(ins[key], K0, $q120, key);
-          break;
-        case $q122:
-          t3 = $td(ins[key], K0, $q120, key);
+        case $q109:
+          t2 = $td(ins[key], K0, $q121, key);
           break;
         case $q123:
-          t4 = $td(ins[key], K0, $q120, key);
+          t3 = $td(ins[key], K0, $q121, key);
           break;
         case $q124:
-          t5 = $td(ins[key], K0, $q120, key);
+          t4 = $td(ins[key], K0, $q121, key);
           break;
         case $q125:
-          t6 = $td(ins[key], K0, $q120, key);
+          t5 = $td(ins[key], K0, $q121, key);
           break;
         case $q126:
-          t7 = $td(ins[key], K0, $q120, key);
+          t6 = $td(ins[key], K0, $q121, key);
+          break;
+        case $q127:
+          t7 = $td(ins[key], K0, $q121, key);
           break;
         case $q56:
-          t8 = $td(ins[key], K0, $q120, key);
+          t8 = $td(ins[key], K0, $q121, key);
           break;
         default:
-          $fail($q0, K0 + $q170 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q171 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1888,17 +1899,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q129:
-          t9 = $td(outs[key], K0, $q128, key);
-          break;
-        case $q122:
-          u3 = $td(outs[key], K0, $q128, key);
+        case $q130:
+          t9 = $td(outs[key], K0, $q129, key);
           break;
         case $q123:
-          u4 = $td(outs[key], K0, $q128, key);
+          u3 = $td(outs[key], K0, $q129, key);
+          break;
+        case $q124:
+          u4 = $td(outs[key], K0, $q129, key);
           break;
         default:
-          $fail($q0, K0 + $q171 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q172 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1906,20 +1917,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q172:
+        case $q173:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q173:
+        case $q174:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q174:
+        case $q175:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q139:
+        case $q140:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q175 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q176 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1928,90 +1939,90 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q120, $q127);
+    $missing(K0, $q121, $q128);
   } else {
     dt0 = t0.dtype;
-    by0 = $q127;
-    if (t0.shape.length !== 2) $badRank(K0, $q120, $q127, 2, t0.shape.length);
+    by0 = $q128;
+    if (t0.shape.length !== 2) $badRank(K0, $q121, $q128, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q120, $q106, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q120, $q106, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q121, $q107, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q121, $q107, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q120, $q108, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q120, $q108, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q121, $q109, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q121, $q109, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K0, $q120, $q122);
+    $missing(K0, $q121, $q123);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K0, $q120, $q122, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K0, $q120, $q122, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K0, $q121, $q123, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K0, $q121, $q123, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K0, $q120, $q123);
+    $missing(K0, $q121, $q124);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K0, $q120, $q123, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K0, $q120, $q123, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K0, $q121, $q124, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K0, $q121, $q124, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K0, $q120, $q124);
+    $missing(K0, $q121, $q125);
   } else {
     dt1 = t5.dtype;
-    by1 = $q124;
-    if (t5.shape.length !== 1) $badRank(K0, $q120, $q124, 1, t5.shape.length);
+    by1 = $q125;
+    if (t5.shape.length !== 1) $badRank(K0, $q121, $q125, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K0, $q120, $q125);
+    $missing(K0, $q121, $q126);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K0, $q120, $q125, t6.dtype, by1, "S", dt1!);
-    if (t6.shape.length !== 1) $badRank(K0, $q120, $q125, 1, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K0, $q121, $q126, t6.dtype, by1, "S", dt1!);
+    if (t6.shape.length !== 1) $badRank(K0, $q121, $q126, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K0, $q120, $q126);
+    $missing(K0, $q121, $q127);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K0, $q120, $q126, t7.dtype, by1, "S", dt1!);
-    if (t7.shape.length !== 2) $badRank(K0, $q120, $q126, 2, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K0, $q121, $q127, t7.dtype, by1, "S", dt1!);
+    if (t7.shape.length !== 2) $badRank(K0, $q121, $q127, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q120, $q56, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q120, $q56, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q121, $q56, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q121, $q56, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q128, $q129, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q128, $q129, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q129, $q130, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q129, $q130, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q128, $q122, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q128, $q122, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q129, $q123, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q129, $q123, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q128, $q123, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q128, $q123, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q129, $q124, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q129, $q124, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q110;
-  else if (dt0 !== $q110) $fail($q0, K0 + $q176 + dt0 + $q177);
-  if (dt1 === undefined) dt1 = $q178;
-  else if (dt1 !== $q178) $fail($q0, K0 + ": S = " + dt1 + $q179);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q172, $q180, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q173, $q180, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q174, $q180, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q139, $q180, g3);
+  if (dt0 === undefined) dt0 = $q111;
+  else if (dt0 !== $q111) $fail($q0, K0 + $q177 + dt0 + $q178);
+  if (dt1 === undefined) dt1 = $q179;
+  else if (dt1 !== $q179) $fail($q0, K0 + ": S = " + dt1 + $q180);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q173, $q181, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q174, $q181, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q175, $q181, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q140, $q181, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q181);
-  if (a2 === undefined) $fail($q0, K0 + $q182);
-  if (dt0 === $q110 && dt1 === $q178) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q166, K0 + $q183 + "T=" + dt0 + ", " + "S=" + dt1 + $q184);
+  if (a1 === undefined) $fail($q0, K0 + $q182);
+  if (a2 === undefined) $fail($q0, K0 + $q183);
+  if (dt0 === $q111 && dt1 === $q179) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q167, K0 + $q184 + "T=" + dt0 + ", " + "S=" + dt1 + $q185);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2045,102 +2056,102 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q185;
+const K1 = $q186;
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q186;
-const K1A0S2 = K1A0S0 + $q187;
+const K1A0S1 = K1A0S0 + $q187;
+const K1A0S2 = K1A0S0 + $q188;
 const K1A0S3 = " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q188;
-const K1A0S5 = K1A0S0 + $q189;
-const K1A0V0: readonly string[] = [$q190, $q26, $q27, $q191, $q192, $q30];
+const K1A0S4 = K1A0S0 + $q189;
+const K1A0S5 = K1A0S0 + $q190;
+const K1A0V0: readonly string[] = [$q191, $q26, $q27, $q192, $q193, $q30];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q194;
-const K1A0V1: readonly string[] = [$q27, $q192];
+const K1A0S6 = K1A0S0 + $q195;
+const K1A0V1: readonly string[] = [$q27, $q193];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
 }
 const K1A0S7 = K1A0S0 + $q39;
-const K1A0S8 = $q185;
-const K1A0S9 = K1A0S0 + $q195;
+const K1A0S8 = $q186;
+const K1A0S9 = K1A0S0 + $q196;
 const K1A0S10 = K1A0S0 + $q42;
-const K1A0V2: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197, K1A0S1, $q47, K1A0S1, $q48, K1A0S4, $q47, K1A0S4, $q48, K1A0S9, $q198, K1A0S9, $q47, K1A0S9, $q50, K1A0S10, $q50];
+const K1A0V2: readonly string[] = [K1A0S0, $q197, K1A0S0, $q198, K1A0S1, $q47, K1A0S1, $q48, K1A0S4, $q47, K1A0S4, $q48, K1A0S9, $q199, K1A0S9, $q47, K1A0S9, $q50, K1A0S10, $q50];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q186;
-const K1A0S13 = K1A0S11 + $q187;
+const K1A0S12 = K1A0S11 + $q187;
+const K1A0S13 = K1A0S11 + $q188;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S14 = K1A0S11 + $q194;
+const K1A0S14 = K1A0S11 + $q195;
 const K1A0S15 = K1A0S11 + $q39;
-const K1A0S16 = K1A0S11 + $q195;
+const K1A0S16 = K1A0S11 + $q196;
 const K1A0S17 = K1A0S11 + $q42;
-const K1A0V3: readonly string[] = [K1A0S11, $q197, K1A0S12, $q47, K1A0S12, $q48, K1A0S16, $q198, K1A0S16, $q47, K1A0S16, $q50, K1A0S17, $q50];
+const K1A0V3: readonly string[] = [K1A0S11, $q198, K1A0S12, $q47, K1A0S12, $q48, K1A0S16, $q199, K1A0S16, $q47, K1A0S16, $q50, K1A0S17, $q50];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q186;
-const K1A0S20 = K1A0S18 + $q187;
-const K1A0S21 = K1A0S18 + $q188;
-const K1A0S22 = K1A0S18 + $q189;
+const K1A0S19 = K1A0S18 + $q187;
+const K1A0S20 = K1A0S18 + $q188;
+const K1A0S21 = K1A0S18 + $q189;
+const K1A0S22 = K1A0S18 + $q190;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q194;
+const K1A0S23 = K1A0S18 + $q195;
 const K1A0S24 = K1A0S18 + $q39;
-const K1A0S25 = K1A0S18 + $q195;
+const K1A0S25 = K1A0S18 + $q196;
 const K1A0S26 = K1A0S18 + $q42;
-const K1A0V4: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197, K1A0S19, $q47, K1A0S19, $q48, K1A0S21, $q47, K1A0S21, $q48, K1A0S25, $q198, K1A0S25, $q47, K1A0S25, $q50, K1A0S26, $q50];
+const K1A0V4: readonly string[] = [K1A0S18, $q197, K1A0S18, $q198, K1A0S19, $q47, K1A0S19, $q48, K1A0S21, $q47, K1A0S21, $q48, K1A0S25, $q199, K1A0S25, $q47, K1A0S25, $q50, K1A0S26, $q50];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q186;
-const K1A0S29 = K1A0S27 + $q187;
+const K1A0S28 = K1A0S27 + $q187;
+const K1A0S29 = K1A0S27 + $q188;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S30 = K1A0S27 + $q194;
+const K1A0S30 = K1A0S27 + $q195;
 const K1A0S31 = K1A0S27 + $q39;
-const K1A0S32 = K1A0S27 + $q195;
+const K1A0S32 = K1A0S27 + $q196;
 const K1A0S33 = K1A0S27 + $q42;
-const K1A0V5: readonly string[] = [K1A0S27, $q197, K1A0S28, $q47, K1A0S28, $q48, K1A0S32, $q198, K1A0S32, $q47, K1A0S32, $q50, K1A0S33, $q50];
+const K1A0V5: readonly string[] = [K1A0S27, $q198, K1A0S28, $q47, K1A0S28, $q48, K1A0S32, $q199, K1A0S32, $q47, K1A0S32, $q50, K1A0S33, $q50];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q186;
-const K1A0S36 = K1A0S34 + $q187;
-const K1A0S37 = K1A0S34 + $q188;
-const K1A0S38 = K1A0S34 + $q189;
+const K1A0S35 = K1A0S34 + $q187;
+const K1A0S36 = K1A0S34 + $q188;
+const K1A0S37 = K1A0S34 + $q189;
+const K1A0S38 = K1A0S34 + $q190;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q199 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q200 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q200;
-const K1A0S40 = K1A0S34 + $q201;
-const K1A0V6: readonly string[] = [K1A0S34, $q196, K1A0S35, $q47, K1A0S35, $q48, K1A0S37, $q47, K1A0S37, $q48, K1A0S40, $q198];
+const K1A0S39 = K1A0S34 + $q201;
+const K1A0S40 = K1A0S34 + $q202;
+const K1A0V6: readonly string[] = [K1A0S34, $q197, K1A0S35, $q47, K1A0S35, $q48, K1A0S37, $q47, K1A0S37, $q48, K1A0S40, $q199];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q186;
-const K1A0S43 = K1A0S41 + $q187;
+const K1A0S42 = K1A0S41 + $q187;
+const K1A0S43 = K1A0S41 + $q188;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S44 = K1A0S41 + $q200;
-const K1A0S45 = K1A0S41 + $q201;
-const K1A0V7: readonly string[] = [K1A0S42, $q47, K1A0S42, $q48, K1A0S45, $q198];
+const K1A0S44 = K1A0S41 + $q201;
+const K1A0S45 = K1A0S41 + $q202;
+const K1A0V7: readonly string[] = [K1A0S42, $q47, K1A0S42, $q48, K1A0S45, $q199];
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q186;
-const K1A0S48 = K1A0S46 + $q187;
-const K1A0S49 = K1A0S46 + $q188;
-const K1A0S50 = K1A0S46 + $q189;
+const K1A0S47 = K1A0S46 + $q187;
+const K1A0S48 = K1A0S46 + $q188;
+const K1A0S49 = K1A0S46 + $q189;
+const K1A0S50 = K1A0S46 + $q190;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q199 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q200;
-const K1A0S52 = K1A0S46 + $q201;
-const K1A0V8: readonly string[] = [K1A0S46, $q196, K1A0S47, $q47, K1A0S47, $q48, K1A0S49, $q47, K1A0S49, $q48, K1A0S52, $q198];
+const K1A0S51 = K1A0S46 + $q201;
+const K1A0S52 = K1A0S46 + $q202;
+const K1A0V8: readonly string[] = [K1A0S46, $q197, K1A0S47, $q47, K1A0S47, $q48, K1A0S49, $q47, K1A0S49, $q48, K1A0S52, $q199];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q186;
-const K1A0S55 = K1A0S53 + $q187;
+const K1A0S54 = K1A0S53 + $q187;
+const K1A0S55 = K1A0S53 + $q188;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q199 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S56 = K1A0S53 + $q200;
-const K1A0S57 = K1A0S53 + $q201;
-const K1A0V9: readonly string[] = [K1A0S54, $q47, K1A0S54, $q48, K1A0S57, $q198];
+const K1A0S56 = K1A0S53 + $q201;
+const K1A0S57 = K1A0S53 + $q202;
+const K1A0V9: readonly string[] = [K1A0S54, $q47, K1A0S54, $q48, K1A0S57, $q199];
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2193,8 +2204,9 @@ class K1A0 {
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
-  private declare m30: boolean | undefined;
+  private declare m30: number | undefined;
   private declare m31: boolean | undefined;
+  private declare m32: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -2262,6 +2274,7 @@ class K1A0 {
     this.m29 = undefined;
     this.m30 = undefined;
     this.m31 = undefined;
+    this.m32 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -2309,7 +2322,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q202);
+      throw $wrap(e, $q203);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2319,9 +2332,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q203) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q204) : 0));
     } catch (e) {
-      throw $wrap(e, $q204);
+      throw $wrap(e, $q205);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2329,16 +2342,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q205);
+      throw $wrap(e, $q206);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q206, $q203).shape.length === 2)) && ($need(this.t10, $q207, $q208).shape.length === 2)) && $same($need(this.t10, $q209, $q208).shape as readonly number[], $need(this.t9, $q210, $q203).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q211, $q203).dtype === $q110)) && ($need(this.t10, $q212, $q208).dtype === $q110)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q207, $q204).shape.length === 2)) && ($need(this.t10, $q208, $q209).shape.length === 2)) && $same($need(this.t10, $q210, $q209).shape as readonly number[], $need(this.t9, $q211, $q204).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q212, $q204).dtype === $q111)) && ($need(this.t10, $q213, $q209).dtype === $q111)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q213);
+      throw $wrap(e, $q214);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2346,7 +2359,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q104);
+      throw $wrap(e, $q105);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2354,7 +2367,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q156);
+      throw $wrap(e, $q157);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2362,7 +2375,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q214);
+      throw $wrap(e, $q215);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2371,28 +2384,28 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q215, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q216, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q192, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q75], [$q190, () => this.a0]);
+    return $why(path, ["", $q75], [$q191, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q216]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q217]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q217, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q218, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q218, () => this.s4, $q219, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q219, () => this.s4, $q220, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q215, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q220, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q220, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q216, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q221, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q221, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2401,15 +2414,15 @@ class K1A0 {
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q115], [$q206, () => $need(this.t9, $q206, $q203).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q207, () => $need(this.t10, $q207, $q208).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q209, () => $need(this.t10, $q209, $q208).shape, $q210, () => $need(this.t9, $q210, $q203).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q204, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q205, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q211, () => $need(this.t9, $q211, $q203).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q212, () => $need(this.t10, $q212, $q208).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q206, $q203).shape.length === 2), () => ($need(this.t10, $q207, $q208).shape.length === 2), () => $same($need(this.t10, $q209, $q208).shape as readonly number[], $need(this.t9, $q210, $q203).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q211, $q203).dtype === $q110)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q119, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q119, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q216]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q116], [$q207, () => $need(this.t9, $q207, $q204).shape.length]) : i === 3 ? $why(path, ["", $q116], [$q208, () => $need(this.t10, $q208, $q209).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q210, () => $need(this.t10, $q210, $q209).shape, $q211, () => $need(this.t9, $q211, $q204).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q205, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q206, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q212, () => $need(this.t9, $q212, $q204).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q213, () => $need(this.t10, $q213, $q209).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q207, $q204).shape.length === 2), () => ($need(this.t10, $q208, $q209).shape.length === 2), () => $same($need(this.t10, $q210, $q209).shape as readonly number[], $need(this.t9, $q211, $q204).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q212, $q204).dtype === $q111)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q120, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q120, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q217]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q221], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q221], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q222], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q222], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q202]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q213]) : this.x9([...path, $q214]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q203]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q214]) : this.x9([...path, $q215]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2424,9 +2437,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q222);
+      return $condFail(e, $q223);
     }
-    return this.x0([...[], $q222]);
+    return this.x0([...[], $q223]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2454,7 +2467,7 @@ class K1A0 {
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q217, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q97, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q218, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q98, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2478,12 +2491,12 @@ class K1A0 {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, $q223);
+      throw $wrap(e, $q224);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q224, $q95]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q224, $q95]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q225, $q96]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q225, $q96]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2498,9 +2511,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q223);
+      return $condFail(e, $q224);
     }
-    return this.x11([...[], $q223]);
+    return this.x11([...[], $q224]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2508,7 +2521,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q157, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q225, () => this.s0[2], $q156, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q120, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q120, ""], [$q158, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q226, () => this.s0[2], $q157, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2523,9 +2536,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q158);
+      return $condFail(e, $q159);
     }
-    return this.x12([...[], $q158]);
+    return this.x12([...[], $q159]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2540,16 +2553,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q216);
+      return $condFail(e, $q217);
     }
-    return this.x3([...[], $q216]);
+    return this.x3([...[], $q217]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q99);
+      throw $wrap(e, $q102);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2557,7 +2570,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q226);
+      throw $wrap(e, $q227);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2566,7 +2579,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q99, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q226, () => (this.m22 ?? this.d22()), $q101, $q102]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q102, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q227, () => (this.m22 ?? this.d22()), $q100, $q101]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2581,9 +2594,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q227);
+      return $condFail(e, $q228);
     }
-    return this.x13([...[], $q227]);
+    return this.x13([...[], $q228]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2622,33 +2635,37 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q228);
+      throw $wrap(e, $q229);
     }
   }
-  /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
+  /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q229);
+      throw $wrap(e, "sparseMergeLanes");
     }
   }
-  /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): boolean {
+  /** derive "sparseMergeWg": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): number {
+    return (this.m30 = Math.max(((this.m29 ?? this.d29()) as number), (256 as number)));
+  }
+  /** derive "sparseSplitFits": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+      return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (65536 as number))));
     } catch (e) {
       throw $wrap(e, $q230);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q228, () => (this.m28 ?? this.d28()), $q224, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q229, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q229, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q93], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q229, () => (this.m28 ?? this.d28()), $q225, $q96]) : i === 4 ? $why(path, ["", $q81, ""], [$q231, () => (this.m30 ?? this.d30()), $q84, $q85]) : i === 5 ? $why(path, ["", $q81, ""], [$q231, () => (this.m30 ?? this.d30()), $q98, $q85]) : $why(path, ["", $q81, ""], ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q100, $q101]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
     try {
-      return ((this.m30 ?? this.d30())) === true;
+      return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2656,7 +2673,7 @@ class K1A0 {
   /** why "sparseSplitFits" does not hold */
   w6(): string {
     try {
-      ((this.m30 ?? this.d30()));
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, $q230);
     }
@@ -2664,14 +2681,14 @@ class K1A0 {
   }
   k0_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S1, $q232);
+      return $evalFail(e, K1A0S1, $q233);
     }
   }
   k0_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2679,90 +2696,90 @@ class K1A0 {
   }
   k0_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S4, $q232);
+      return $evalFail(e, K1A0S4, $q233);
     }
   }
   k0_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q120, $q127, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t0!, $q121, $q128, 2, 1073741824, K1A0S8, $q122);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q120, $q233, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t3!, $q121, $q234, 2, 1073741824, K1A0S8, $q122);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q120, $q234, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t4!, $q121, $q235, 2, 1073741824, K1A0S8, $q122);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q120, $q235, 4, 1073741824, K1A0S8, $q121);
+    return $buf(this.t7!, $q121, $q236, 4, 1073741824, K1A0S8, $q122);
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q120, $q236, 4, 1073741824, K1A0S8, $q121);
+    return $buf(this.t8!, $q121, $q237, 4, 1073741824, K1A0S8, $q122);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q120, $q203, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t9!, $q121, $q204, 2, 1073741824, K1A0S8, $q122);
   }
   z10(): BindingResource {
-    return $buf(this.t10!, $q120, $q208, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t10!, $q121, $q209, 2, 1073741824, K1A0S8, $q122);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q120, $q237, 4, 1073741824, K1A0S8, $q121);
+    return $buf(this.t5!, $q121, $q238, 4, 1073741824, K1A0S8, $q122);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q120, $q238, 4, 1073741824, K1A0S8, $q121);
+    return $buf(this.t6!, $q121, $q239, 4, 1073741824, K1A0S8, $q122);
   }
   z11(): BindingResource {
-    return $buf(this.t11!, $q128, $q129, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t11!, $q129, $q130, 2, 1073741824, K1A0S8, $q122);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q239;
-      if (s0 === undefined) $fail($q22, K1A0S2 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k0_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q240;
+      if (s0 === undefined) $fail($q22, K1A0S2 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k0_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
-      if (s1 === undefined) $fail($q22, K1A0S5 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k0_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
+      if (s1 === undefined) $fail($q22, K1A0S5 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k0_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q250);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S0, $q251);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q251);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S0, $q252);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S1, $q252, $q203);
+      if (this.t9 === null) $omitted(K1A0S1, $q253, $q204);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S1, $q253, $q208);
+      if (this.t10 === null) $omitted(K1A0S1, $q254, $q209);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S1, $q254);
-      $u32(b0_7, 4, this.s0[0], K1A0S1, $q134);
+      $u32(b0_7, 0, this.s0[1], K1A0S1, $q255);
+      $u32(b0_7, 4, this.s0[0], K1A0S1, $q135);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K1A0S1, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r3, 65535, K1A0S1, "y");
-      const q7: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S4, $q254);
-      $u32(b1_6, 4, this.s0[0], K1A0S4, $q134);
+      $u32(b1_6, 0, this.s0[1], K1A0S4, $q255);
+      $u32(b1_6, 4, this.s0[0], K1A0S4, $q135);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r4, 65535, K1A0S4, "x");
@@ -2771,16 +2788,16 @@ class K1A0 {
       const w1y = $wg(r5, 65535, K1A0S4, "y");
       const q8 = this.z5();
       const q9 = this.z6();
-      const q10: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x1 };
+      const q10: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S9, $q254);
-      $u32(b2_8, 4, this.s0[0], K1A0S9, $q134);
-      $u32(b2_8, 8, this.s5[0], K1A0S9, $q257);
-      $u32(b2_8, 12, r6, K1A0S9, $q258);
-      $u32(b2_8, 16, this.s6[1], K1A0S9, $q259);
-      $u32(b2_8, 20, this.s3[2], K1A0S9, $q260);
+      $u32(b2_8, 0, this.s0[1], K1A0S9, $q255);
+      $u32(b2_8, 4, this.s0[0], K1A0S9, $q135);
+      $u32(b2_8, 8, this.s5[0], K1A0S9, $q258);
+      $u32(b2_8, 12, r6, K1A0S9, $q259);
+      $u32(b2_8, 16, this.s6[1], K1A0S9, $q260);
+      $u32(b2_8, 20, this.s3[2], K1A0S9, $q261);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2794,7 +2811,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S10, "z");
-      return { kernel: $q185, variant: "packed_rotary_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q252, 1, q5), $bd(6, $q253, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q0), $bd(1, $q252, 1, q5), $bd(2, $q253, 1, q6), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q269, 0, q7), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q270, $q271, s2, [$bd(0, $q150, 1, q7), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q8), $bd(4, $q273, 1, q9), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q256, 0, q10), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z), $pass($q153, $q274, s3, [$bd(0, $q256, 1, q10), $bd(1, $q128, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q255, size: x0 }, { id: $q256, size: x1 }], outputShapes: shapes };
+      return { kernel: $q186, variant: "packed_rotary_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q253, 1, q5), $bd(6, $q254, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q0), $bd(1, $q253, 1, q5), $bd(2, $q254, 1, q6), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q270, 0, q7), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q271, $q272, s2, [$bd(0, $q151, 1, q7), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q8), $bd(4, $q274, 1, q9), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q257, 0, q10), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z), $pass($q154, $q275, s3, [$bd(0, $q257, 1, q10), $bd(1, $q129, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q256, size: x0 }, { id: $q257, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V2, st);
     }
@@ -2820,18 +2837,18 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q119, ""], [$q216, () => (this.m1 ?? this.d1())]);
+    return $why([], [$q120, ""], [$q217, () => (this.m1 ?? this.d1())]);
   }
   k1_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S12, $q232);
+      return $evalFail(e, K1A0S12, $q233);
     }
   }
   k1_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2841,21 +2858,21 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q275;
-      if (s0 === undefined) $fail($q22, K1A0S13 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k1_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q276;
+      if (s0 === undefined) $fail($q22, K1A0S13 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k1_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q251);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S11, $q252);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S12, $q254);
-      $u32(b0_5, 4, this.s0[0], K1A0S12, $q134);
+      $u32(b0_5, 0, this.s0[1], K1A0S12, $q255);
+      $u32(b0_5, 4, this.s0[0], K1A0S12, $q135);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S12, "x");
@@ -2864,16 +2881,16 @@ class K1A0 {
       const w0y = $wg(r2, 65535, K1A0S12, "y");
       const q5 = this.z5();
       const q6 = this.z6();
-      const q7: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S16, $q254);
-      $u32(b1_8, 4, this.s0[0], K1A0S16, $q134);
-      $u32(b1_8, 8, this.s5[0], K1A0S16, $q257);
-      $u32(b1_8, 12, r3, K1A0S16, $q258);
-      $u32(b1_8, 16, this.s6[1], K1A0S16, $q259);
-      $u32(b1_8, 20, this.s3[2], K1A0S16, $q260);
+      $u32(b1_8, 0, this.s0[1], K1A0S16, $q255);
+      $u32(b1_8, 4, this.s0[0], K1A0S16, $q135);
+      $u32(b1_8, 8, this.s5[0], K1A0S16, $q258);
+      $u32(b1_8, 12, r3, K1A0S16, $q259);
+      $u32(b1_8, 16, this.s6[1], K1A0S16, $q260);
+      $u32(b1_8, 20, this.s3[2], K1A0S16, $q261);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2887,7 +2904,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S17, "z");
-      return { kernel: $q185, variant: "packed_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q270, $q271, s1, [$bd(0, $q150, 1, q0), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q5), $bd(4, $q273, 1, q6), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q256, 0, q7), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q274, s2, [$bd(0, $q256, 1, q7), $bd(1, $q128, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
+      return { kernel: $q186, variant: "packed_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q271, $q272, s1, [$bd(0, $q151, 1, q0), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q5), $bd(4, $q274, 1, q6), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q257, 0, q7), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q275, s2, [$bd(0, $q257, 1, q7), $bd(1, $q129, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V3, st);
     }
@@ -2898,22 +2915,22 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
+  /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 3)) && ($need(this.t2, $q107, $q108).shape.length === 3)) && $same($need(this.t1, $q276, $q106).shape as readonly number[], $need(this.t2, $q277, $q108).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q106, $q107).shape.length === 3)) && ($need(this.t2, $q108, $q109).shape.length === 3)) && $same($need(this.t1, $q277, $q107).shape as readonly number[], $need(this.t2, $q278, $q109).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q107) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q107) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q110, $q107).dtype === $q111)) && ($need(this.t2, $q112, $q109).dtype === $q111)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q112);
+      throw $wrap(e, $q113);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q278], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q278], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q276, () => $need(this.t1, $q276, $q106).shape, $q277, () => $need(this.t2, $q277, $q108).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q217, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q106), $q104, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q225, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 3), () => ($need(this.t2, $q107, $q108).shape.length === 3), () => $same($need(this.t1, $q276, $q106).shape as readonly number[], $need(this.t2, $q277, $q108).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
+    return ((i: number) => i === 0 ? $where(path) + $q114 : i === 1 ? $where(path) + $q115 : i === 2 ? $why(path, ["", $q279], [$q106, () => $need(this.t1, $q106, $q107).shape.length]) : i === 3 ? $why(path, ["", $q279], [$q108, () => $need(this.t2, $q108, $q109).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q277, () => $need(this.t1, $q277, $q107).shape, $q278, () => $need(this.t2, $q278, $q109).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (0 as number), $q107), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q118, () => $dimT(this.t1, (1 as number), $q107), $q218, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q107), $q105, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q110, () => $need(this.t1, $q110, $q107).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q112, () => $need(this.t2, $q112, $q109).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q226, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q106, $q107).shape.length === 3), () => ($need(this.t2, $q108, $q109).shape.length === 3), () => $same($need(this.t1, $q277, $q107).shape as readonly number[], $need(this.t2, $q278, $q109).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q107) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q107) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q110, $q107).dtype === $q111), () => ($need(this.t2, $q112, $q109).dtype === $q111)]));
   }
   /** when "separateKv" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2921,22 +2938,22 @@ class K1A0 {
   /** why "separateKv" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q112);
+      return $condFail(e, $q113);
     }
-    return this.x15([...[], $q112]);
+    return this.x15([...[], $q113]);
   }
   k2_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S19, $q232);
+      return $evalFail(e, K1A0S19, $q233);
     }
   }
   k2_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2944,59 +2961,59 @@ class K1A0 {
   }
   k2_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S21, $q232);
+      return $evalFail(e, K1A0S21, $q233);
     }
   }
   k2_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q120, $q106, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t1!, $q121, $q107, 2, 1073741824, K1A0S8, $q122);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q120, $q108, 2, 1073741824, K1A0S8, $q121);
+    return $buf(this.t2!, $q121, $q109, 2, 1073741824, K1A0S8, $q122);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q279;
-      if (s0 === undefined) $fail($q22, K1A0S20 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k2_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q280;
+      if (s0 === undefined) $fail($q22, K1A0S20 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k2_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q280;
-      if (s1 === undefined) $fail($q22, K1A0S22 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k2_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q281;
+      if (s1 === undefined) $fail($q22, K1A0S22 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k2_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q250);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S18, $q251);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q251);
-      if (this.t1 === null) $omitted(K1A0S19, $q132, $q106);
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S18, $q252);
+      if (this.t1 === null) $omitted(K1A0S19, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S19, $q133, $q108);
+      if (this.t2 === null) $omitted(K1A0S19, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S19, $q252, $q203);
+      if (this.t9 === null) $omitted(K1A0S19, $q253, $q204);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S19, $q253, $q208);
+      if (this.t10 === null) $omitted(K1A0S19, $q254, $q209);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S19, $q254);
-      $u32(b0_8, 4, this.s0[0], K1A0S19, $q134);
+      $u32(b0_8, 0, this.s0[1], K1A0S19, $q255);
+      $u32(b0_8, 4, this.s0[0], K1A0S19, $q135);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K1A0S19, "x");
@@ -3004,10 +3021,10 @@ class K1A0 {
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r3, 65535, K1A0S19, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S21, $q254);
-      $u32(b1_6, 4, this.s0[0], K1A0S21, $q134);
+      $u32(b1_6, 0, this.s0[1], K1A0S21, $q255);
+      $u32(b1_6, 4, this.s0[0], K1A0S21, $q135);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r4, 65535, K1A0S21, "x");
@@ -3016,16 +3033,16 @@ class K1A0 {
       const w1y = $wg(r5, 65535, K1A0S21, "y");
       const q10 = this.z5();
       const q11 = this.z6();
-      const q12: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x1 };
+      const q12: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S25, $q254);
-      $u32(b2_8, 4, this.s0[0], K1A0S25, $q134);
-      $u32(b2_8, 8, this.s5[0], K1A0S25, $q257);
-      $u32(b2_8, 12, r6, K1A0S25, $q258);
-      $u32(b2_8, 16, this.s6[1], K1A0S25, $q259);
-      $u32(b2_8, 20, this.s3[2], K1A0S25, $q260);
+      $u32(b2_8, 0, this.s0[1], K1A0S25, $q255);
+      $u32(b2_8, 4, this.s0[0], K1A0S25, $q135);
+      $u32(b2_8, 8, this.s5[0], K1A0S25, $q258);
+      $u32(b2_8, 12, r6, K1A0S25, $q259);
+      $u32(b2_8, 16, this.s6[1], K1A0S25, $q260);
+      $u32(b2_8, 20, this.s3[2], K1A0S25, $q261);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3039,7 +3056,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S26, "z");
-      return { kernel: $q185, variant: "separate_rotary_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $bd(6, $q252, 1, q6), $bd(7, $q253, 1, q7), $ub(8, $q147, 2, b0_8)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q8), $bd(1, $q252, 1, q6), $bd(2, $q253, 1, q7), $bd(3, $q265, 1, q4), $bd(4, $q266, 1, q5), $bd(5, $q269, 0, q9), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q270, $q271, s2, [$bd(0, $q150, 1, q9), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q10), $bd(4, $q273, 1, q11), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q256, 0, q12), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z), $pass($q153, $q274, s3, [$bd(0, $q256, 1, q12), $bd(1, $q128, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q255, size: x0 }, { id: $q256, size: x1 }], outputShapes: shapes };
+      return { kernel: $q186, variant: "separate_rotary_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $bd(6, $q253, 1, q6), $bd(7, $q254, 1, q7), $ub(8, $q148, 2, b0_8)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q8), $bd(1, $q253, 1, q6), $bd(2, $q254, 1, q7), $bd(3, $q266, 1, q4), $bd(4, $q267, 1, q5), $bd(5, $q270, 0, q9), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q271, $q272, s2, [$bd(0, $q151, 1, q9), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q10), $bd(4, $q274, 1, q11), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q257, 0, q12), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z), $pass($q154, $q275, s3, [$bd(0, $q257, 1, q12), $bd(1, $q129, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q256, size: x0 }, { id: $q257, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V4, st);
     }
@@ -3052,14 +3069,14 @@ class K1A0 {
   }
   k3_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S28, $q232);
+      return $evalFail(e, K1A0S28, $q233);
     }
   }
   k3_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3069,24 +3086,24 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q281;
-      if (s0 === undefined) $fail($q22, K1A0S29 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k3_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q282;
+      if (s0 === undefined) $fail($q22, K1A0S29 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k3_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q251);
-      if (this.t1 === null) $omitted(K1A0S28, $q132, $q106);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S27, $q252);
+      if (this.t1 === null) $omitted(K1A0S28, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S28, $q133, $q108);
+      if (this.t2 === null) $omitted(K1A0S28, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S28, $q254);
-      $u32(b0_6, 4, this.s0[0], K1A0S28, $q134);
+      $u32(b0_6, 0, this.s0[1], K1A0S28, $q255);
+      $u32(b0_6, 4, this.s0[0], K1A0S28, $q135);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S28, "x");
@@ -3096,16 +3113,16 @@ class K1A0 {
       const q6 = this.z0();
       const q7 = this.z5();
       const q8 = this.z6();
-      const q9: BindingResource = { kind: $q136, scratch: $q256, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S32, $q254);
-      $u32(b1_8, 4, this.s0[0], K1A0S32, $q134);
-      $u32(b1_8, 8, this.s5[0], K1A0S32, $q257);
-      $u32(b1_8, 12, r3, K1A0S32, $q258);
-      $u32(b1_8, 16, this.s6[1], K1A0S32, $q259);
-      $u32(b1_8, 20, this.s3[2], K1A0S32, $q260);
+      $u32(b1_8, 0, this.s0[1], K1A0S32, $q255);
+      $u32(b1_8, 4, this.s0[0], K1A0S32, $q135);
+      $u32(b1_8, 8, this.s5[0], K1A0S32, $q258);
+      $u32(b1_8, 12, r3, K1A0S32, $q259);
+      $u32(b1_8, 16, this.s6[1], K1A0S32, $q260);
+      $u32(b1_8, 20, this.s3[2], K1A0S32, $q261);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3119,7 +3136,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S33, "z");
-      return { kernel: $q185, variant: "separate_splitk", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q270, $q271, s1, [$bd(0, $q150, 1, q6), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q7), $bd(4, $q273, 1, q8), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q256, 0, q9), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z), $pass($q153, $q274, s2, [$bd(0, $q256, 1, q9), $bd(1, $q128, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
+      return { kernel: $q186, variant: "separate_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q271, $q272, s1, [$bd(0, $q151, 1, q6), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q7), $bd(4, $q274, 1, q8), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q257, 0, q9), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q275, s2, [$bd(0, $q257, 1, q9), $bd(1, $q129, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V5, st);
     }
@@ -3132,14 +3149,14 @@ class K1A0 {
   }
   k4_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S35, $q232);
+      return $evalFail(e, K1A0S35, $q233);
     }
   }
   k4_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3147,14 +3164,14 @@ class K1A0 {
   }
   k4_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S37, $q232);
+      return $evalFail(e, K1A0S37, $q233);
     }
   }
   k4_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3165,38 +3182,38 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q239;
-      if (s0 === undefined) $fail($q22, K1A0S36 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k4_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q240;
+      if (s0 === undefined) $fail($q22, K1A0S36 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k4_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
-      if (s1 === undefined) $fail($q22, K1A0S38 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k4_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
+      if (s1 === undefined) $fail($q22, K1A0S38 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k4_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q250);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S34, $q251);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S35, $q252, $q203);
+      if (this.t9 === null) $omitted(K1A0S35, $q253, $q204);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S35, $q253, $q208);
+      if (this.t10 === null) $omitted(K1A0S35, $q254, $q209);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S35, $q254);
-      $u32(b0_7, 4, this.s0[0], K1A0S35, $q134);
+      $u32(b0_7, 0, this.s0[1], K1A0S35, $q255);
+      $u32(b0_7, 4, this.s0[0], K1A0S35, $q135);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S35, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r2, 65535, K1A0S35, "y");
-      const q7: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S37, $q254);
-      $u32(b1_6, 4, this.s0[0], K1A0S37, $q134);
+      $u32(b1_6, 0, this.s0[1], K1A0S37, $q255);
+      $u32(b1_6, 4, this.s0[0], K1A0S37, $q135);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r3, 65535, K1A0S37, "x");
@@ -3209,17 +3226,17 @@ class K1A0 {
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S40, $q254);
-      $u32(b2_8, 4, this.s0[0], K1A0S40, $q134);
-      $u32(b2_8, 8, this.s5[0], K1A0S40, $q257);
-      $u32(b2_8, 12, r5, K1A0S40, $q258);
-      $u32(b2_8, 16, this.s6[1], K1A0S40, $q259);
-      $u32(b2_8, 20, this.s3[2], K1A0S40, $q260);
+      $u32(b2_8, 0, this.s0[1], K1A0S40, $q255);
+      $u32(b2_8, 4, this.s0[0], K1A0S40, $q135);
+      $u32(b2_8, 8, this.s5[0], K1A0S40, $q258);
+      $u32(b2_8, 12, r5, K1A0S40, $q259);
+      $u32(b2_8, 16, this.s6[1], K1A0S40, $q260);
+      $u32(b2_8, 20, this.s3[2], K1A0S40, $q261);
       $f32(b2_8, 24, this.a4);
       const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
       const w2y = $wg(this.a1, 65535, K1A0S40, "y");
       const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
-      return { kernel: $q185, variant: "packed_rotary", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q252, 1, q5), $bd(6, $q253, 1, q6), $ub(7, $q147, 2, b0_7)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q0), $bd(1, $q252, 1, q5), $bd(2, $q253, 1, q6), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $bd(5, $q269, 0, q7), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q282, $q283, s2, [$bd(0, $q150, 1, q7), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q8), $bd(4, $q273, 1, q9), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q128, 0, q10), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q255, size: x0 }], outputShapes: shapes };
+      return { kernel: $q186, variant: "packed_rotary", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q253, 1, q5), $bd(6, $q254, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q0), $bd(1, $q253, 1, q5), $bd(2, $q254, 1, q6), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q270, 0, q7), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q283, $q284, s2, [$bd(0, $q151, 1, q7), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q8), $bd(4, $q274, 1, q9), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q129, 0, q10), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V6, st);
     }
@@ -3231,14 +3248,14 @@ class K1A0 {
   }
   k5_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S42, $q232);
+      return $evalFail(e, K1A0S42, $q233);
     }
   }
   k5_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3248,8 +3265,8 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q275;
-      if (s0 === undefined) $fail($q22, K1A0S43 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k5_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q276;
+      if (s0 === undefined) $fail($q22, K1A0S43 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k5_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
       const q0 = this.z0();
       const q1 = this.z3();
@@ -3257,8 +3274,8 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S42, $q254);
-      $u32(b0_5, 4, this.s0[0], K1A0S42, $q134);
+      $u32(b0_5, 0, this.s0[1], K1A0S42, $q255);
+      $u32(b0_5, 4, this.s0[0], K1A0S42, $q135);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r0, 65535, K1A0S42, "x");
@@ -3271,17 +3288,17 @@ class K1A0 {
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S45, $q254);
-      $u32(b1_8, 4, this.s0[0], K1A0S45, $q134);
-      $u32(b1_8, 8, this.s5[0], K1A0S45, $q257);
-      $u32(b1_8, 12, r2, K1A0S45, $q258);
-      $u32(b1_8, 16, this.s6[1], K1A0S45, $q259);
-      $u32(b1_8, 20, this.s3[2], K1A0S45, $q260);
+      $u32(b1_8, 0, this.s0[1], K1A0S45, $q255);
+      $u32(b1_8, 4, this.s0[0], K1A0S45, $q135);
+      $u32(b1_8, 8, this.s5[0], K1A0S45, $q258);
+      $u32(b1_8, 12, r2, K1A0S45, $q259);
+      $u32(b1_8, 16, this.s6[1], K1A0S45, $q260);
+      $u32(b1_8, 20, this.s3[2], K1A0S45, $q261);
       $f32(b1_8, 24, this.a4);
       const w1x = $wg(this.s0[1], 65535, K1A0S45, "x");
       const w1y = $wg(this.a1, 65535, K1A0S45, "y");
       const w1z = $wg(this.s0[0], 65535, K1A0S45, "z");
-      return { kernel: $q185, variant: "packed", passes: [$pass($q261, $q262, s0, [$bd(0, $q150, 1, q0), $bd(1, $q263, 0, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 1, q3), $bd(4, $q266, 1, q4), $ub(5, $q147, 2, b0_5)], w0x, w0y, 1), $pass($q282, $q283, s1, [$bd(0, $q150, 1, q0), $bd(1, $q263, 1, q1), $bd(2, $q264, 1, q2), $bd(3, $q272, 1, q5), $bd(4, $q273, 1, q6), $bd(5, $q265, 1, q3), $bd(6, $q266, 1, q4), $bd(7, $q128, 0, q7), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      return { kernel: $q186, variant: "packed", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q151, 1, q0), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q5), $bd(4, $q274, 1, q6), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q129, 0, q7), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V7, st);
     }
@@ -3293,14 +3310,14 @@ class K1A0 {
   }
   k6_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S47, $q232);
+      return $evalFail(e, K1A0S47, $q233);
     }
   }
   k6_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3308,14 +3325,14 @@ class K1A0 {
   }
   k6_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S49, $q232);
+      return $evalFail(e, K1A0S49, $q233);
     }
   }
   k6_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3326,31 +3343,31 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q279;
-      if (s0 === undefined) $fail($q22, K1A0S48 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k6_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q280;
+      if (s0 === undefined) $fail($q22, K1A0S48 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k6_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q280;
-      if (s1 === undefined) $fail($q22, K1A0S50 + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k6_1_3s() + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q281;
+      if (s1 === undefined) $fail($q22, K1A0S50 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k6_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q250);
-      if (this.t1 === null) $omitted(K1A0S47, $q132, $q106);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S46, $q251);
+      if (this.t1 === null) $omitted(K1A0S47, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S47, $q133, $q108);
+      if (this.t2 === null) $omitted(K1A0S47, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S47, $q252, $q203);
+      if (this.t9 === null) $omitted(K1A0S47, $q253, $q204);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S47, $q253, $q208);
+      if (this.t10 === null) $omitted(K1A0S47, $q254, $q209);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S47, $q254);
-      $u32(b0_8, 4, this.s0[0], K1A0S47, $q134);
+      $u32(b0_8, 0, this.s0[1], K1A0S47, $q255);
+      $u32(b0_8, 4, this.s0[0], K1A0S47, $q135);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S47, "x");
@@ -3358,10 +3375,10 @@ class K1A0 {
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r2, 65535, K1A0S47, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q136, scratch: $q255, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S49, $q254);
-      $u32(b1_6, 4, this.s0[0], K1A0S49, $q134);
+      $u32(b1_6, 0, this.s0[1], K1A0S49, $q255);
+      $u32(b1_6, 4, this.s0[0], K1A0S49, $q135);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r3, 65535, K1A0S49, "x");
@@ -3374,17 +3391,17 @@ class K1A0 {
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S52, $q254);
-      $u32(b2_8, 4, this.s0[0], K1A0S52, $q134);
-      $u32(b2_8, 8, this.s5[0], K1A0S52, $q257);
-      $u32(b2_8, 12, r5, K1A0S52, $q258);
-      $u32(b2_8, 16, this.s6[1], K1A0S52, $q259);
-      $u32(b2_8, 20, this.s3[2], K1A0S52, $q260);
+      $u32(b2_8, 0, this.s0[1], K1A0S52, $q255);
+      $u32(b2_8, 4, this.s0[0], K1A0S52, $q135);
+      $u32(b2_8, 8, this.s5[0], K1A0S52, $q258);
+      $u32(b2_8, 12, r5, K1A0S52, $q259);
+      $u32(b2_8, 16, this.s6[1], K1A0S52, $q260);
+      $u32(b2_8, 20, this.s3[2], K1A0S52, $q261);
       $f32(b2_8, 24, this.a4);
       const w2x = $wg(this.s0[1], 65535, K1A0S52, "x");
       const w2y = $wg(this.a1, 65535, K1A0S52, "y");
       const w2z = $wg(this.s0[0], 65535, K1A0S52, "z");
-      return { kernel: $q185, variant: "separate_rotary", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $bd(6, $q252, 1, q6), $bd(7, $q253, 1, q7), $ub(8, $q147, 2, b0_8)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q150, 1, q8), $bd(1, $q252, 1, q6), $bd(2, $q253, 1, q7), $bd(3, $q265, 1, q4), $bd(4, $q266, 1, q5), $bd(5, $q269, 0, q9), $ub(6, $q147, 2, b1_6)], w1x, w1y, 1), $pass($q282, $q283, s2, [$bd(0, $q150, 1, q9), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q10), $bd(4, $q273, 1, q11), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q128, 0, q12), $ub(8, $q147, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q255, size: x0 }], outputShapes: shapes };
+      return { kernel: $q186, variant: "separate_rotary", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $bd(6, $q253, 1, q6), $bd(7, $q254, 1, q7), $ub(8, $q148, 2, b0_8)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q8), $bd(1, $q253, 1, q6), $bd(2, $q254, 1, q7), $bd(3, $q266, 1, q4), $bd(4, $q267, 1, q5), $bd(5, $q270, 0, q9), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q283, $q284, s2, [$bd(0, $q151, 1, q9), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q10), $bd(4, $q274, 1, q11), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q129, 0, q12), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V8, st);
     }
@@ -3396,14 +3413,14 @@ class K1A0 {
   }
   k7_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q231, $q203).shape, 1, $q210);
+      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
     } catch (e) {
-      return $evalFail(e, K1A0S54, $q232);
+      return $evalFail(e, K1A0S54, $q233);
     }
   }
   k7_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q231, $q203).shape, 1, $q210));
+      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3413,20 +3430,20 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q281;
-      if (s0 === undefined) $fail($q22, K1A0S55 + $q240 + $show(this.a0) + ", " + $q241 + $show(this.a1) + ", " + $q242 + $show(this.a2) + ", " + $q243 + $show(this.a3) + ", " + $q244 + this.k7_0_4s() + ", " + $q245 + $show(this.s3[2]) + ", " + $q246 + $show(this.s3[3]) + ", " + $q247 + $show((this.t9 !== null)) + ", " + $q248 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q282;
+      if (s0 === undefined) $fail($q22, K1A0S55 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k7_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
-      if (this.t1 === null) $omitted(K1A0S54, $q132, $q106);
+      if (this.t1 === null) $omitted(K1A0S54, $q133, $q107);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S54, $q133, $q108);
+      if (this.t2 === null) $omitted(K1A0S54, $q134, $q109);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S54, $q254);
-      $u32(b0_6, 4, this.s0[0], K1A0S54, $q134);
+      $u32(b0_6, 0, this.s0[1], K1A0S54, $q255);
+      $u32(b0_6, 4, this.s0[0], K1A0S54, $q135);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r0, 65535, K1A0S54, "x");
@@ -3440,17 +3457,17 @@ class K1A0 {
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S57, $q254);
-      $u32(b1_8, 4, this.s0[0], K1A0S57, $q134);
-      $u32(b1_8, 8, this.s5[0], K1A0S57, $q257);
-      $u32(b1_8, 12, r2, K1A0S57, $q258);
-      $u32(b1_8, 16, this.s6[1], K1A0S57, $q259);
-      $u32(b1_8, 20, this.s3[2], K1A0S57, $q260);
+      $u32(b1_8, 0, this.s0[1], K1A0S57, $q255);
+      $u32(b1_8, 4, this.s0[0], K1A0S57, $q135);
+      $u32(b1_8, 8, this.s5[0], K1A0S57, $q258);
+      $u32(b1_8, 12, r2, K1A0S57, $q259);
+      $u32(b1_8, 16, this.s6[1], K1A0S57, $q260);
+      $u32(b1_8, 20, this.s3[2], K1A0S57, $q261);
       $f32(b1_8, 24, this.a4);
       const w1x = $wg(this.s0[1], 65535, K1A0S57, "x");
       const w1y = $wg(this.a1, 65535, K1A0S57, "y");
       const w1z = $wg(this.s0[0], 65535, K1A0S57, "z");
-      return { kernel: $q185, variant: "separate", passes: [$pass($q261, $q262, s0, [$bd(0, $q132, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q263, 0, q2), $bd(3, $q264, 0, q3), $bd(4, $q265, 1, q4), $bd(5, $q266, 1, q5), $ub(6, $q147, 2, b0_6)], w0x, w0y, 1), $pass($q282, $q283, s1, [$bd(0, $q150, 1, q6), $bd(1, $q263, 1, q2), $bd(2, $q264, 1, q3), $bd(3, $q272, 1, q7), $bd(4, $q273, 1, q8), $bd(5, $q265, 1, q4), $bd(6, $q266, 1, q5), $bd(7, $q128, 0, q9), $ub(8, $q147, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      return { kernel: $q186, variant: "separate", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q151, 1, q6), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q7), $bd(4, $q274, 1, q8), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q129, 0, q9), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V9, st);
     }
@@ -3465,19 +3482,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q185, $q164);
+      $evalFail(e, $q186, $q165);
     }
-    const h0 = $outShape(o0, 3, $q185, $q129);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q110 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q185, $q129, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q185, $q233);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q185, $q233, this.u3.shape, h1, $q219);
-    const h2 = $outShape(this.s4, 4, $q185, $q234);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q185, $q234, this.u4.shape, h2, $q218);
+    const h0 = $outShape(o0, 3, $q186, $q130);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q111 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q186, $q130, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q186, $q234);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q186, $q234, this.u3.shape, h1, $q220);
+    const h2 = $outShape(this.s4, 4, $q186, $q235);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q186, $q235, this.u4.shape, h2, $q219);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q165, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q165, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q165, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q166, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q166, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q166, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3487,16 +3504,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q166, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q167, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q167, K1);
-  const outs = $bag(c, $q168, K1);
-  const attrs = $bag(c, $q169, K1);
+  const ins = $bag(c, $q168, K1);
+  const outs = $bag(c, $q169, K1);
+  const attrs = $bag(c, $q170, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3521,41 +3538,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q127:
-          t0 = $td(ins[key], K1, $q120, key);
+        case $q128:
+          t0 = $td(ins[key], K1, $q121, key);
           break;
-        case $q106:
-          t1 = $td(ins[key], K1, $q120, key);
+        case $q107:
+          t1 = $td(ins[key], K1, $q121, key);
           break;
-        case $q108:
-          t2 = $td(ins[key], K1, $q120, key);
-          break;
-        case $q233:
-          t3 = $td(ins[key], K1, $q120, key);
+        case $q109:
+          t2 = $td(ins[key], K1, $q121, key);
           break;
         case $q234:
-          t4 = $td(ins[key], K1, $q120, key);
-          break;
-        case $q237:
-          t5 = $td(ins[key], K1, $q120, key);
-          break;
-        case $q238:
-          t6 = $td(ins[key], K1, $q120, key);
+          t3 = $td(ins[key], K1, $q121, key);
           break;
         case $q235:
-          t7 = $td(ins[key], K1, $q120, key);
+          t4 = $td(ins[key], K1, $q121, key);
+          break;
+        case $q238:
+          t5 = $td(ins[key], K1, $q121, key);
+          break;
+        case $q239:
+          t6 = $td(ins[key], K1, $q121, key);
           break;
         case $q236:
-          t8 = $td(ins[key], K1, $q120, key);
+          t7 = $td(ins[key], K1, $q121, key);
           break;
-        case $q203:
-          t9 = $td(ins[key], K1, $q120, key);
+        case $q237:
+          t8 = $td(ins[key], K1, $q121, key);
           break;
-        case $q208:
-          t10 = $td(ins[key], K1, $q120, key);
+        case $q204:
+          t9 = $td(ins[key], K1, $q121, key);
+          break;
+        case $q209:
+          t10 = $td(ins[key], K1, $q121, key);
           break;
         default:
-          $fail($q0, K1 + $q170 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q171 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3563,17 +3580,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q129:
-          t11 = $td(outs[key], K1, $q128, key);
-          break;
-        case $q233:
-          u3 = $td(outs[key], K1, $q128, key);
+        case $q130:
+          t11 = $td(outs[key], K1, $q129, key);
           break;
         case $q234:
-          u4 = $td(outs[key], K1, $q128, key);
+          u3 = $td(outs[key], K1, $q129, key);
+          break;
+        case $q235:
+          u4 = $td(outs[key], K1, $q129, key);
           break;
         default:
-          $fail($q0, K1 + $q171 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q172 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3581,26 +3598,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q284:
+        case $q285:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q173:
+        case $q174:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q174:
+        case $q175:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q285:
+        case $q286:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q139:
+        case $q140:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q286:
+        case $q287:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q175 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q176 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3609,107 +3626,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q120, $q127);
+    $missing(K1, $q121, $q128);
   } else {
     dt0 = t0.dtype;
-    by0 = $q127;
-    if (t0.shape.length !== 3) $badRank(K1, $q120, $q127, 3, t0.shape.length);
+    by0 = $q128;
+    if (t0.shape.length !== 3) $badRank(K1, $q121, $q128, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q120, $q106, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q120, $q106, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q121, $q107, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q121, $q107, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q120, $q108, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q120, $q108, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q121, $q109, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q121, $q109, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q120, $q233);
+    $missing(K1, $q121, $q234);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q233, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q120, $q233, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q121, $q234, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q121, $q234, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q120, $q234);
+    $missing(K1, $q121, $q235);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q234, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q120, $q234, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q121, $q235, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q121, $q235, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q120, $q237);
+    $missing(K1, $q121, $q238);
   } else {
     dt1 = t5.dtype;
-    by1 = $q237;
-    if (t5.shape.length !== 2) $badRank(K1, $q120, $q237, 2, t5.shape.length);
+    by1 = $q238;
+    if (t5.shape.length !== 2) $badRank(K1, $q121, $q238, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q120, $q238);
+    $missing(K1, $q121, $q239);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q238, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q120, $q238, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q121, $q239, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q121, $q239, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q120, $q235);
+    $missing(K1, $q121, $q236);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q235, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q120, $q235, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q121, $q236, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q121, $q236, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q120, $q236);
+    $missing(K1, $q121, $q237);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q236, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q120, $q236, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q121, $q237, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q121, $q237, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q203, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q120, $q203, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q121, $q204, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q121, $q204, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q208, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q120, $q208, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q121, $q209, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q121, $q209, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q128, $q129, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q128, $q129, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q129, $q130, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q129, $q130, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q128, $q233, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q128, $q233, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q129, $q234, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q129, $q234, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q128, $q234, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q128, $q234, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q129, $q235, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q129, $q235, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q110;
-  else if (dt0 !== $q110) $fail($q0, K1 + $q176 + dt0 + $q177);
-  if (dt1 === undefined) dt1 = $q178;
-  else if (dt1 !== $q178) $fail($q0, K1 + ": M = " + dt1 + $q179);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q284, $q180, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q173, $q180, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q174, $q180, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q285, $q180, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q139, $q180, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q286, $q180, g5);
+  if (dt0 === undefined) dt0 = $q111;
+  else if (dt0 !== $q111) $fail($q0, K1 + $q177 + dt0 + $q178);
+  if (dt1 === undefined) dt1 = $q179;
+  else if (dt1 !== $q179) $fail($q0, K1 + ": M = " + dt1 + $q180);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q285, $q181, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q174, $q181, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q175, $q181, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q286, $q181, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q140, $q181, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q287, $q181, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q287);
-  if (a1 === undefined) $fail($q0, K1 + $q181);
-  if (a2 === undefined) $fail($q0, K1 + $q182);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q287);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q288);
+  if (a1 === undefined) $fail($q0, K1 + $q182);
+  if (a2 === undefined) $fail($q0, K1 + $q183);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q288);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q110 && dt1 === $q178) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q166, K1 + $q183 + "T=" + dt0 + ", " + "M=" + dt1 + $q184);
+  if (dt0 === $q111 && dt1 === $q179) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q167, K1 + $q184 + "T=" + dt0 + ", " + "M=" + dt1 + $q185);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

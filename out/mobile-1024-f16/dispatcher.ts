@@ -90,203 +90,204 @@ const $q83 = "headVec";
 const $q84 = "pagedSplitScratchBytes";
 const $q85 = "pagedSplitStatsBytes";
 const $q86 = "pagedSplitWg";
-const $q87 = " >= 2";
-const $q88 = "cacheVec4Ok";
-const $q89 = "device.limits.maxStorageBufferBindingSize";
-const $q90 = "134217728";
-const $q91 = "device.limits.maxBufferSize";
-const $q92 = "268435456";
-const $q93 = "device.limits.maxComputeWorkgroupSizeX";
-const $q94 = "pagedSplitFits";
-const $q95 = "qPerKv";
-const $q96 = "pagedSplitStorageBytes";
-const $q97 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q98 = "32768";
-const $q99 = "pagedSplitStorageFits";
-const $q100 = "kvHidden";
-const $q101 = "ranks.keyT";
-const $q102 = "keyT";
-const $q103 = "ranks.valueT";
-const $q104 = "valueT";
-const $q105 = "tensorDtypes.keyT";
-const $q106 = "float16";
-const $q107 = "tensorDtypes.valueT";
-const $q108 = "separateKv";
-const $q109 = "`present.keyT` is false";
-const $q110 = "`present.valueT` is false";
-const $q111 = " == 2";
-const $q112 = "dim(shapes.keyT, 0)";
-const $q113 = "dim(shapes.keyT, 1)";
-const $q114 = "dim(shapes.queryT, 1)";
-const $q115 = "not ";
-const $q116 = "input";
-const $q117 = "maxStorageBufferBindingSize";
-const $q118 = "keyCacheT";
-const $q119 = "valueCacheT";
-const $q120 = "cumulativeSequenceLengthT";
-const $q121 = "pastSeqlensT";
-const $q122 = "blockTableT";
-const $q123 = "queryT";
-const $q124 = "output";
-const $q125 = "outputT";
-const $q126 = "intermediate `partialOut`";
-const $q127 = "intermediate `partialStats`";
-const $q128 = "key";
-const $q129 = "value";
-const $q130 = "params.batchSize";
-const $q131 = "params.scatterCount";
-const $q132 = "scratch";
-const $q133 = "partialOut";
-const $q134 = "partialStats";
-const $q135 = "scale";
-const $q136 = "scatter";
-const $q137 = "PagedAttention.ScatterKV";
-const $q138 = "key_cache";
-const $q139 = "value_cache";
-const $q140 = "cumulative_sequence_length";
-const $q141 = "past_seqlens";
-const $q142 = "block_table";
-const $q143 = "params";
-const $q144 = "split_attention";
-const $q145 = "PagedAttention.AttendSplitK";
-const $q146 = "query";
-const $q147 = "partial_out";
-const $q148 = "partial_stats";
-const $q149 = "merge";
-const $q150 = "PagedAttention.AttendSplitKMerge";
-const $q151 = "slot_mapping";
-const $q152 = "packedStride";
-const $q153 = "present.valueT";
-const $q154 = "packedKv";
-const $q155 = "pagedAttnWg";
-const $q156 = "pagedAttnStorageBytes";
-const $q157 = "pagedAttnStorageFits";
-const $q158 = "outputStoreOk";
-const $q159 = "PagedAttention.Attend";
-const $q160 = "the shape of output `outputT`";
-const $q161 = "contract";
-const $q162 = "no_variant";
-const $q163 = "inputs";
-const $q164 = "outputs";
-const $q165 = "attrs";
-const $q166 = ": unknown input `";
-const $q167 = ": unknown output `";
-const $q168 = "is_causal";
-const $q169 = "kv_num_heads";
-const $q170 = "num_heads";
-const $q171 = ": unknown attribute `";
-const $q172 = ": T = ";
-const $q173 = " is not allowed; allowed: float16";
-const $q174 = "int32";
-const $q175 = " is not allowed; allowed: int32";
-const $q176 = "a finite number";
-const $q177 = ": attribute `kv_num_heads` is required";
-const $q178 = ": attribute `num_heads` is required";
-const $q179 = ": nothing was built for ";
-const $q180 = " on profile mobile-1024-f16";
-const $q181 = "SparseAttention";
-const $q182 = ": pass `append`";
-const $q183 = ": no shader was built for pass `append` with ";
-const $q184 = ": pass `rotate_q`";
-const $q185 = ": no shader was built for pass `rotate_q` with ";
-const $q186 = "attrs.do_rotary";
-const $q187 = "attrs.sparse_block_size";
-const $q188 = "dim(shapes.pastKeyT, 3)";
-const $q189 = "b5d96cdd14879df8";
-const $q190 = ": no shader was built for pass `split_attend` with ";
-const $q191 = ": pass `split_attend`";
-const $q192 = "the shape of intermediate `rotatedQuery`";
-const $q193 = "the shape of intermediate `partial`";
-const $q194 = "uniform field `params.rowStride`";
-const $q195 = "6ebd9903c3151907";
-const $q196 = ": no shader was built for pass `attend` with ";
-const $q197 = ": pass `attend`";
-const $q198 = "layoutShapeOk";
-const $q199 = "cosCacheT";
-const $q200 = "rotaryHalf";
-const $q201 = "rotaryDim";
-const $q202 = "ranks.cosCacheT";
-const $q203 = "ranks.sinCacheT";
-const $q204 = "sinCacheT";
-const $q205 = "shapes.sinCacheT";
-const $q206 = "shapes.cosCacheT";
-const $q207 = "tensorDtypes.cosCacheT";
-const $q208 = "tensorDtypes.sinCacheT";
-const $q209 = "rotaryOk";
-const $q210 = "indexFits";
-const $q211 = "numLayout";
-const $q212 = "usesRotary";
-const $q213 = "seqLen";
-const $q214 = "shapes.pastValueT";
-const $q215 = "shapes.pastKeyT";
-const $q216 = "maxNnz";
-const $q217 = " <= 2147483647";
-const $q218 = "sparseContractOk";
-const $q219 = "bindingsFit";
-const $q220 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q221 = "dim(shapes.queryT, 2)";
-const $q222 = "attnStorageBytes";
-const $q223 = "attnStorageFits";
-const $q224 = "sparsePartialBytes";
-const $q225 = "sparseMergeWg";
+const $q87 = "pagedSplitFits";
+const $q88 = " >= 2";
+const $q89 = "cacheVec4Ok";
+const $q90 = "device.limits.maxStorageBufferBindingSize";
+const $q91 = "134217728";
+const $q92 = "device.limits.maxBufferSize";
+const $q93 = "268435456";
+const $q94 = "device.limits.maxComputeWorkgroupSizeX";
+const $q95 = "pagedMergeWg";
+const $q96 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q97 = "32768";
+const $q98 = "qPerKv";
+const $q99 = "pagedSplitStorageBytes";
+const $q100 = "pagedSplitStorageFits";
+const $q101 = "kvHidden";
+const $q102 = "ranks.keyT";
+const $q103 = "keyT";
+const $q104 = "ranks.valueT";
+const $q105 = "valueT";
+const $q106 = "tensorDtypes.keyT";
+const $q107 = "float16";
+const $q108 = "tensorDtypes.valueT";
+const $q109 = "separateKv";
+const $q110 = "`present.keyT` is false";
+const $q111 = "`present.valueT` is false";
+const $q112 = " == 2";
+const $q113 = "dim(shapes.keyT, 0)";
+const $q114 = "dim(shapes.keyT, 1)";
+const $q115 = "dim(shapes.queryT, 1)";
+const $q116 = "not ";
+const $q117 = "input";
+const $q118 = "maxStorageBufferBindingSize";
+const $q119 = "keyCacheT";
+const $q120 = "valueCacheT";
+const $q121 = "cumulativeSequenceLengthT";
+const $q122 = "pastSeqlensT";
+const $q123 = "blockTableT";
+const $q124 = "queryT";
+const $q125 = "output";
+const $q126 = "outputT";
+const $q127 = "intermediate `partialOut`";
+const $q128 = "intermediate `partialStats`";
+const $q129 = "key";
+const $q130 = "value";
+const $q131 = "params.batchSize";
+const $q132 = "params.scatterCount";
+const $q133 = "scratch";
+const $q134 = "partialOut";
+const $q135 = "partialStats";
+const $q136 = "scale";
+const $q137 = "scatter";
+const $q138 = "PagedAttention.ScatterKV";
+const $q139 = "key_cache";
+const $q140 = "value_cache";
+const $q141 = "cumulative_sequence_length";
+const $q142 = "past_seqlens";
+const $q143 = "block_table";
+const $q144 = "params";
+const $q145 = "split_attention";
+const $q146 = "PagedAttention.AttendSplitK";
+const $q147 = "query";
+const $q148 = "partial_out";
+const $q149 = "partial_stats";
+const $q150 = "merge";
+const $q151 = "PagedAttention.AttendSplitKMerge";
+const $q152 = "slot_mapping";
+const $q153 = "packedStride";
+const $q154 = "present.valueT";
+const $q155 = "packedKv";
+const $q156 = "pagedAttnWg";
+const $q157 = "pagedAttnStorageBytes";
+const $q158 = "pagedAttnStorageFits";
+const $q159 = "outputStoreOk";
+const $q160 = "PagedAttention.Attend";
+const $q161 = "the shape of output `outputT`";
+const $q162 = "contract";
+const $q163 = "no_variant";
+const $q164 = "inputs";
+const $q165 = "outputs";
+const $q166 = "attrs";
+const $q167 = ": unknown input `";
+const $q168 = ": unknown output `";
+const $q169 = "is_causal";
+const $q170 = "kv_num_heads";
+const $q171 = "num_heads";
+const $q172 = ": unknown attribute `";
+const $q173 = ": T = ";
+const $q174 = " is not allowed; allowed: float16";
+const $q175 = "int32";
+const $q176 = " is not allowed; allowed: int32";
+const $q177 = "a finite number";
+const $q178 = ": attribute `kv_num_heads` is required";
+const $q179 = ": attribute `num_heads` is required";
+const $q180 = ": nothing was built for ";
+const $q181 = " on profile mobile-1024-f16";
+const $q182 = "SparseAttention";
+const $q183 = ": pass `append`";
+const $q184 = ": no shader was built for pass `append` with ";
+const $q185 = ": pass `rotate_q`";
+const $q186 = ": no shader was built for pass `rotate_q` with ";
+const $q187 = "attrs.do_rotary";
+const $q188 = "attrs.sparse_block_size";
+const $q189 = "dim(shapes.pastKeyT, 3)";
+const $q190 = "b5d96cdd14879df8";
+const $q191 = ": no shader was built for pass `split_attend` with ";
+const $q192 = ": pass `split_attend`";
+const $q193 = "the shape of intermediate `rotatedQuery`";
+const $q194 = "the shape of intermediate `partial`";
+const $q195 = "uniform field `params.rowStride`";
+const $q196 = "6ebd9903c3151907";
+const $q197 = ": no shader was built for pass `attend` with ";
+const $q198 = ": pass `attend`";
+const $q199 = "layoutShapeOk";
+const $q200 = "cosCacheT";
+const $q201 = "rotaryHalf";
+const $q202 = "rotaryDim";
+const $q203 = "ranks.cosCacheT";
+const $q204 = "ranks.sinCacheT";
+const $q205 = "sinCacheT";
+const $q206 = "shapes.sinCacheT";
+const $q207 = "shapes.cosCacheT";
+const $q208 = "tensorDtypes.cosCacheT";
+const $q209 = "tensorDtypes.sinCacheT";
+const $q210 = "rotaryOk";
+const $q211 = "indexFits";
+const $q212 = "numLayout";
+const $q213 = "usesRotary";
+const $q214 = "seqLen";
+const $q215 = "shapes.pastValueT";
+const $q216 = "shapes.pastKeyT";
+const $q217 = "maxNnz";
+const $q218 = " <= 2147483647";
+const $q219 = "sparseContractOk";
+const $q220 = "bindingsFit";
+const $q221 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q222 = "dim(shapes.queryT, 2)";
+const $q223 = "attnStorageBytes";
+const $q224 = "attnStorageFits";
+const $q225 = "sparsePartialBytes";
 const $q226 = "sparseSplitFits";
-const $q227 = "dim(shapes.cosCacheT, 1)";
-const $q228 = "shader key dim(shapes.cosCacheT, 1)";
-const $q229 = "pastKeyT";
-const $q230 = "pastValueT";
-const $q231 = "totalSequenceLengthT";
-const $q232 = "keyTotalSequenceLengthsT";
-const $q233 = "blockRowIndicesT";
-const $q234 = "blockColIndicesT";
-const $q235 = "53e66795f9f06e1d";
-const $q236 = "attrs.do_rotary=";
-const $q237 = "attrs.kv_num_heads=";
-const $q238 = "attrs.num_heads=";
-const $q239 = "attrs.rotary_interleaved=";
-const $q240 = "dim(shapes.cosCacheT, 1)=";
-const $q241 = "dim(shapes.pastKeyT, 2)=";
-const $q242 = "dim(shapes.pastKeyT, 3)=";
-const $q243 = "present.cosCacheT=";
-const $q244 = "present.keyT=";
-const $q245 = "e2e85934a2ff68b0";
-const $q246 = "intermediate `rotatedQuery`";
-const $q247 = "intermediate `partial`";
-const $q248 = "cos_cache";
-const $q249 = "sin_cache";
-const $q250 = "params.seqLen";
-const $q251 = "rotatedQuery";
-const $q252 = "partial";
-const $q253 = "params.numLayout";
-const $q254 = "params.rowStride";
-const $q255 = "params.colStride";
-const $q256 = "params.maxCacheSeq";
-const $q257 = "append";
-const $q258 = "SparseAttention.AppendKV";
-const $q259 = "present_key";
-const $q260 = "present_value";
-const $q261 = "total_sequence_length";
-const $q262 = "key_total_sequence_lengths";
-const $q263 = "rotate_q";
-const $q264 = "SparseAttention.RotateQuery";
-const $q265 = "rotated_query";
-const $q266 = "split_attend";
-const $q267 = "SparseAttention.AttendSplitK";
-const $q268 = "block_row_indices";
-const $q269 = "block_col_indices";
-const $q270 = "SparseAttention.AttendSplitKMerge";
-const $q271 = "5a474934870ba7e5";
-const $q272 = "shapes.keyT";
-const $q273 = "shapes.valueT";
-const $q274 = " == 3";
-const $q275 = "f0b09462c4c98544";
-const $q276 = "6a660dd43e311763";
-const $q277 = "a4768a1ecce226ae";
-const $q278 = "attend";
-const $q279 = "SparseAttention.Attend";
-const $q280 = "do_rotary";
-const $q281 = "rotary_interleaved";
-const $q282 = "sparse_block_size";
-const $q283 = "; allowed values: 0, 1";
+const $q227 = "sparseMergeWg";
+const $q228 = "dim(shapes.cosCacheT, 1)";
+const $q229 = "shader key dim(shapes.cosCacheT, 1)";
+const $q230 = "pastKeyT";
+const $q231 = "pastValueT";
+const $q232 = "totalSequenceLengthT";
+const $q233 = "keyTotalSequenceLengthsT";
+const $q234 = "blockRowIndicesT";
+const $q235 = "blockColIndicesT";
+const $q236 = "53e66795f9f06e1d";
+const $q237 = "attrs.do_rotary=";
+const $q238 = "attrs.kv_num_heads=";
+const $q239 = "attrs.num_heads=";
+const $q240 = "attrs.rotary_interleaved=";
+const $q241 = "dim(shapes.cosCacheT, 1)=";
+const $q242 = "dim(shapes.pastKeyT, 2)=";
+const $q243 = "dim(shapes.pastKeyT, 3)=";
+const $q244 = "present.cosCacheT=";
+const $q245 = "present.keyT=";
+const $q246 = "e2e85934a2ff68b0";
+const $q247 = "intermediate `rotatedQuery`";
+const $q248 = "intermediate `partial`";
+const $q249 = "cos_cache";
+const $q250 = "sin_cache";
+const $q251 = "params.seqLen";
+const $q252 = "rotatedQuery";
+const $q253 = "partial";
+const $q254 = "params.numLayout";
+const $q255 = "params.rowStride";
+const $q256 = "params.colStride";
+const $q257 = "params.maxCacheSeq";
+const $q258 = "append";
+const $q259 = "SparseAttention.AppendKV";
+const $q260 = "present_key";
+const $q261 = "present_value";
+const $q262 = "total_sequence_length";
+const $q263 = "key_total_sequence_lengths";
+const $q264 = "rotate_q";
+const $q265 = "SparseAttention.RotateQuery";
+const $q266 = "rotated_query";
+const $q267 = "split_attend";
+const $q268 = "SparseAttention.AttendSplitK";
+const $q269 = "block_row_indices";
+const $q270 = "block_col_indices";
+const $q271 = "SparseAttention.AttendSplitKMerge";
+const $q272 = "5a474934870ba7e5";
+const $q273 = "shapes.keyT";
+const $q274 = "shapes.valueT";
+const $q275 = " == 3";
+const $q276 = "f0b09462c4c98544";
+const $q277 = "6a660dd43e311763";
+const $q278 = "a4768a1ecce226ae";
+const $q279 = "attend";
+const $q280 = "SparseAttention.Attend";
+const $q281 = "do_rotary";
+const $q282 = "rotary_interleaved";
+const $q283 = "sparse_block_size";
+const $q284 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -716,7 +717,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 const K0A0S3 = K0A0S1 + $q33;
 const K0A0V2: readonly string[] = [$q27, $q29];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
 }
 const K0A0S4 = K0A0S1 + $q34;
 const K0A0S5 = K0A0S1 + $q35;
@@ -826,21 +827,22 @@ class K0A0 {
   private declare m15: number | undefined;
   private declare m16: number | undefined;
   private declare m17: number | undefined;
-  private declare m18: boolean | undefined;
-  private declare m19: number | undefined;
+  private declare m18: number | undefined;
+  private declare m19: boolean | undefined;
   private declare m20: number | undefined;
-  private declare m21: boolean | undefined;
-  private declare m22: number | undefined;
-  private declare m23: boolean | undefined;
-  private declare m24: number | undefined;
-  private declare m25: boolean | undefined;
-  private declare m26: number | undefined;
+  private declare m21: number | undefined;
+  private declare m22: boolean | undefined;
+  private declare m23: number | undefined;
+  private declare m24: boolean | undefined;
+  private declare m25: number | undefined;
+  private declare m26: boolean | undefined;
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
   private declare m30: number | undefined;
-  private declare m31: boolean | undefined;
+  private declare m31: number | undefined;
   private declare m32: boolean | undefined;
+  private declare m33: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -903,6 +905,7 @@ class K0A0 {
     this.m30 = undefined;
     this.m31 = undefined;
     this.m32 = undefined;
+    this.m33 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -1087,9 +1090,17 @@ class K0A0 {
       throw $wrap(e, $q86);
     }
   }
-  /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): boolean {
-    return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))));
+  /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): number {
+    return (this.m18 = Math.max(((this.m17 ?? this.d17()) as number), (256 as number)));
+  }
+  /** derive "pagedSplitFits": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): boolean {
+    try {
+      return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (32768 as number))));
+    } catch (e) {
+      throw $wrap(e, $q87);
+    }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
@@ -1098,12 +1109,12 @@ class K0A0 {
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q88]) : i === 2 ? $why(path, ["", $q64], [$q83, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q89, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q91, $q92]) : i === 5 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q89, $q90]) : i === 6 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q91, $q92]) : i === 7 ? $why(path, ["", $q76, ""], [$q82, () => (this.m12 ?? this.d12()), $q77, $q78]) : i === 8 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q79, $q80]) : i === 9 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q93, $q80]) : i === 10 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q93, $q80]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q88], [$q82, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q89]) : i === 2 ? $why(path, ["", $q64], [$q83, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q90, $q91]) : i === 4 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q92, $q93]) : i === 5 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q90, $q91]) : i === 6 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q92, $q93]) : i === 7 ? $why(path, ["", $q76, ""], [$q82, () => (this.m12 ?? this.d12()), $q77, $q78]) : i === 8 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q79, $q80]) : i === 9 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q94, $q80]) : i === 10 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q79, $q80]) : i === 11 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q94, $q80]) : i === 12 ? $why(path, ["", $q76, ""], [$q95, () => (this.m18 ?? this.d18()), $q79, $q80]) : i === 13 ? $why(path, ["", $q76, ""], [$q95, () => (this.m18 ?? this.d18()), $q94, $q80]) : $why(path, ["", $q76, ""], ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q96, $q97]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
     try {
-      return ((this.m18 ?? this.d18())) === true;
+      return ((this.m19 ?? this.d19())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1111,40 +1122,40 @@ class K0A0 {
   /** why "pagedSplitFits" does not hold */
   w2(): string {
     try {
-      ((this.m18 ?? this.d18()));
+      ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q94);
+      return $condFail(e, $q87);
     }
-    return this.x7([...[], $q94]);
+    return this.x7([...[], $q87]);
   }
-  /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): number {
-    try {
-      return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q95);
-    }
-  }
-  /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
+  /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
-      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+      return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q96);
+      throw $wrap(e, $q98);
     }
   }
-  /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): boolean {
-    return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (32768 as number)));
+  /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): number {
+    try {
+      return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q99);
+    }
+  }
+  /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): boolean {
+    return (this.m22 = (((this.m21 ?? this.d21()) as number) <= (32768 as number)));
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, ["", $q76, ""], [$q96, () => (this.m20 ?? this.d20()), $q97, $q98]);
+    return $why(path, ["", $q76, ""], [$q99, () => (this.m21 ?? this.d21()), $q96, $q97]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
     try {
-      return ((this.m21 ?? this.d21())) === true;
+      return ((this.m22 ?? this.d22())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1152,36 +1163,36 @@ class K0A0 {
   /** why "pagedSplitStorageFits" does not hold */
   w3(): string {
     try {
-      ((this.m21 ?? this.d21()));
+      ((this.m22 ?? this.d22()));
     } catch (e) {
-      return $condFail(e, $q99);
+      return $condFail(e, $q100);
     }
-    return this.x9([...[], $q99]);
+    return this.x9([...[], $q100]);
   }
-  /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): number {
+  /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): number {
     try {
-      return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
+      return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q100);
+      throw $wrap(e, $q101);
     }
   }
-  /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): boolean {
+  /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 2)) && ($need(this.t2, $q103, $q104).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q104) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q102, $q103).shape.length === 2)) && ($need(this.t2, $q104, $q105).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q103) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q103) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q105) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q106, $q103).dtype === $q107)) && ($need(this.t2, $q108, $q105).dtype === $q107)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q108);
+      throw $wrap(e, $q109);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q111], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q67, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q104), $q67, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q100, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q104), $q100, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q114, () => this.s0[1], $q50, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 2), () => ($need(this.t2, $q103, $q104).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q104) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
+    return ((i: number) => i === 0 ? $where(path) + $q110 : i === 1 ? $where(path) + $q111 : i === 2 ? $why(path, ["", $q112], [$q102, () => $need(this.t1, $q102, $q103).shape.length]) : i === 3 ? $why(path, ["", $q112], [$q104, () => $need(this.t2, $q104, $q105).shape.length]) : i === 4 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (0 as number), $q103), $q67, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q105), $q67, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q114, () => $dimT(this.t1, (1 as number), $q103), $q101, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q105), $q101, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, ["", $q57, ""], [$q106, () => $need(this.t1, $q106, $q103).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q108, () => $need(this.t2, $q108, $q105).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q115, () => this.s0[1], $q50, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q102, $q103).shape.length === 2), () => ($need(this.t2, $q104, $q105).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q103) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q103) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q105) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q106, $q103).dtype === $q107), () => ($need(this.t2, $q108, $q105).dtype === $q107)]));
   }
   /** when "separateKv" */
   c4(): boolean {
     try {
-      return ((this.m23 ?? this.d23())) === true;
+      return ((this.m24 ?? this.d24())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1189,11 +1200,11 @@ class K0A0 {
   /** why "separateKv" does not hold */
   w4(): string {
     try {
-      ((this.m23 ?? this.d23()));
+      ((this.m24 ?? this.d24()));
     } catch (e) {
-      return $condFail(e, $q108);
+      return $condFail(e, $q109);
     }
-    return this.x10([...[], $q108]);
+    return this.x10([...[], $q109]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1201,34 +1212,34 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $why([], [$q115, ""], [$q31, () => (this.t8 !== null)]);
+    return $why([], [$q116, ""], [$q31, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q116, $q102, 2, 134217728, K0A0S6, $q117);
+    return $buf(this.t1!, $q117, $q103, 2, 134217728, K0A0S6, $q118);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q116, $q104, 2, 134217728, K0A0S6, $q117);
+    return $buf(this.t2!, $q117, $q105, 2, 134217728, K0A0S6, $q118);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q116, $q118, 2, 134217728, K0A0S6, $q117);
+    return $buf(this.t3!, $q117, $q119, 2, 134217728, K0A0S6, $q118);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q116, $q119, 2, 134217728, K0A0S6, $q117);
+    return $buf(this.t4!, $q117, $q120, 2, 134217728, K0A0S6, $q118);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q116, $q120, 4, 134217728, K0A0S6, $q117);
+    return $buf(this.t5!, $q117, $q121, 4, 134217728, K0A0S6, $q118);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q116, $q121, 4, 134217728, K0A0S6, $q117);
+    return $buf(this.t6!, $q117, $q122, 4, 134217728, K0A0S6, $q118);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q116, $q122, 4, 134217728, K0A0S6, $q117);
+    return $buf(this.t7!, $q117, $q123, 4, 134217728, K0A0S6, $q118);
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q116, $q123, 2, 134217728, K0A0S6, $q117);
+    return $buf(this.t0!, $q117, $q124, 2, 134217728, K0A0S6, $q118);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q124, $q125, 2, 134217728, K0A0S6, $q117);
+    return $buf(this.t9!, $q125, $q126, 2, 134217728, K0A0S6, $q118);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1238,13 +1249,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S1, $q126);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S1, $q127);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S1, $q127);
-      if (this.t1 === null) $omitted(K0A0S5, $q128, $q102);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S1, $q128);
+      if (this.t1 === null) $omitted(K0A0S5, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S5, $q129, $q104);
+      if (this.t2 === null) $omitted(K0A0S5, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1256,8 +1267,8 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r2, K0A0S5, $q130);
-      $u32(b0_7, 4, r3, K0A0S5, $q131);
+      $u32(b0_7, 0, r2, K0A0S5, $q131);
+      $u32(b0_7, 4, r3, K0A0S5, $q132);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S5, "x");
@@ -1265,14 +1276,14 @@ class K0A0 {
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S5, "y");
       const q7 = this.z0();
-      const q8: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
-      const q9: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
+      const q8: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S7, $q130);
+      $u32(b1_8, 0, r6, K0A0S7, $q131);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
       const w1y = $wg(this.a1, 65535, K0A0S7, "y");
@@ -1282,7 +1293,7 @@ class K0A0 {
       const q10 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S8, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q140, 1, q4), $bd(5, $q141, 1, q5), $bd(6, $q142, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q7), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q147, 0, q8), $bd(7, $q148, 0, q9), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q8), $bd(1, $q148, 1, q9), $bd(2, $q124, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q143, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q7), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q148, 0, q8), $bd(7, $q149, 0, q9), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q8), $bd(1, $q149, 1, q9), $bd(2, $q125, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V3, st);
     }
@@ -1302,7 +1313,7 @@ class K0A0 {
     return $where([]) + $q72;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q116, $q51, 4, 134217728, K0A0S6, $q117);
+    return $buf(this.t8!, $q117, $q51, 4, 134217728, K0A0S6, $q118);
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1312,22 +1323,22 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S9, $q126);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S9, $q127);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S9, $q127);
-      if (this.t1 === null) $omitted(K0A0S13, $q128, $q102);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S9, $q128);
+      if (this.t1 === null) $omitted(K0A0S13, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S13, $q129, $q104);
+      if (this.t2 === null) $omitted(K0A0S13, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S13, $q151, $q51);
+      if (this.t8 === null) $omitted(K0A0S13, $q152, $q51);
       const q4 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r2, K0A0S13, $q131);
+      $u32(b0_5, 0, r2, K0A0S13, $q132);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S13, "x");
@@ -1338,14 +1349,14 @@ class K0A0 {
       const q6 = this.z5();
       const q7 = this.z6();
       const q8 = this.z7();
-      const q9: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
-      const q10: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
+      const q9: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
+      const q10: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S14, $q130);
+      $u32(b1_8, 0, r5, K0A0S14, $q131);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
       const w1y = $wg(this.a1, 65535, K0A0S14, "y");
@@ -1355,7 +1366,7 @@ class K0A0 {
       const q11 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S15, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q151, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q5), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q6), $bd(4, $q141, 1, q7), $bd(5, $q142, 1, q8), $bd(6, $q147, 0, q9), $bd(7, $q148, 0, q10), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q9), $bd(1, $q148, 1, q10), $bd(2, $q124, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q5), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q6), $bd(4, $q142, 1, q7), $bd(5, $q143, 1, q8), $bd(6, $q148, 0, q9), $bd(7, $q149, 0, q10), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q9), $bd(1, $q149, 1, q10), $bd(2, $q125, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V4, st);
     }
@@ -1366,26 +1377,26 @@ class K0A0 {
     if (!this.c4()) return this.w4();
     return this.w6();
   }
-  /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): number {
+  /** derive "packedStride": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): number {
     try {
-      return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
+      return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q152);
+      throw $wrap(e, $q153);
     }
   }
-  /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): boolean {
-    return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m24 ?? this.d24()))));
+  /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): boolean {
+    return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m25 ?? this.d25()))));
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q153, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q114, () => this.s0[1], $q152, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q116, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q116, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q115, () => this.s0[1], $q153, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
     try {
-      return ((this.m25 ?? this.d25())) === true;
+      return ((this.m26 ?? this.d26())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1393,11 +1404,11 @@ class K0A0 {
   /** why "packedKv" does not hold */
   w7(): string {
     try {
-      ((this.m25 ?? this.d25()));
+      ((this.m26 ?? this.d26()));
     } catch (e) {
-      return $condFail(e, $q154);
+      return $condFail(e, $q155);
     }
-    return this.x11([...[], $q154]);
+    return this.x11([...[], $q155]);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1407,10 +1418,10 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S16, $q126);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S16, $q127);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S16, $q127);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S16, $q128);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
@@ -1422,22 +1433,22 @@ class K0A0 {
       st = 4;
       const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r2, K0A0S20, $q130);
-      $u32(b0_6, 4, r3, K0A0S20, $q131);
+      $u32(b0_6, 0, r2, K0A0S20, $q131);
+      $u32(b0_6, 4, r3, K0A0S20, $q132);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r4, 65535, K0A0S20, "x");
       st = 6;
       const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r5, 65535, K0A0S20, "y");
-      const q6: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
-      const q7: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
+      const q6: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = (this.m2 ?? this.d2());
       st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S21, $q130);
+      $u32(b1_8, 0, r6, K0A0S21, $q131);
       $f32(b1_8, 4, r7);
       const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
       const w1y = $wg(this.a1, 65535, K0A0S21, "y");
@@ -1447,7 +1458,7 @@ class K0A0 {
       const q8 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S22, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q147, 0, q6), $bd(7, $q148, 0, q7), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q6), $bd(1, $q148, 1, q7), $bd(2, $q124, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $bd(6, $q148, 0, q6), $bd(7, $q149, 0, q7), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q6), $bd(1, $q149, 1, q7), $bd(2, $q125, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V5, st);
     }
@@ -1466,19 +1477,19 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S23, $q126);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S23, $q127);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S23, $q127);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S23, $q128);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S27, $q151, $q51);
+      if (this.t8 === null) $omitted(K0A0S27, $q152, $q51);
       const q3 = this.z8();
       st = 3;
       const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r2, K0A0S27, $q131);
+      $u32(b0_4, 0, r2, K0A0S27, $q132);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r3, 65535, K0A0S27, "x");
@@ -1488,14 +1499,14 @@ class K0A0 {
       const q4 = this.z5();
       const q5 = this.z6();
       const q6 = this.z7();
-      const q7: BindingResource = { kind: $q132, scratch: $q133, offset: 0, size: x0 };
-      const q8: BindingResource = { kind: $q132, scratch: $q134, offset: 0, size: x1 };
+      const q7: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
+      const q8: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
       st = 6;
       const r5: unknown = (this.m2 ?? this.d2());
       st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S28, $q130);
+      $u32(b1_8, 0, r5, K0A0S28, $q131);
       $f32(b1_8, 4, r6);
       const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
       const w1y = $wg(this.a1, 65535, K0A0S28, "y");
@@ -1505,7 +1516,7 @@ class K0A0 {
       const q9 = this.z9();
       const w2y = $wg(this.a2, 65535, K0A0S29, "y");
       const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q151, 1, q3), $ub(4, $q143, 2, b0_4)], w0x, w0y, 1), $pass($q144, $q145, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q147, 0, q7), $bd(7, $q148, 0, q8), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q150, s2, [$bd(0, $q147, 1, q7), $bd(1, $q148, 1, q8), $bd(2, $q124, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q133, size: x0 }, { id: $q134, size: x1 }], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q144, 2, b0_4)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q148, 0, q7), $bd(7, $q149, 0, q8), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q7), $bd(1, $q149, 1, q8), $bd(2, $q125, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V6, st);
     }
@@ -1516,58 +1527,58 @@ class K0A0 {
     if (!this.c7()) return this.w7();
     return this.w6();
   }
-  /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): number {
+  /** derive "pagedAttnQueryFloats": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
     try {
-      return (this.m26 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number));
+      return (this.m27 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
-  /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
+  /** derive "pagedAttnLaneFloats": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
     try {
-      return (this.m27 = $addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number));
+      return (this.m28 = $addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
-  /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
+  /** derive "pagedAttnWgBudget": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
     try {
-      return (this.m28 = $divN(($chk(Math.floor(($subN(8192 as number, (this.m26 ?? this.d26()) as number) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+      return (this.m29 = $divN(($chk(Math.floor(($subN(8192 as number, (this.m27 ?? this.d27()) as number) as number))) as number), ((this.m28 ?? this.d28()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
-  /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q155);
-    }
-  }
-  /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
+  /** derive "pagedAttnWg": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): number {
     try {
-      return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
+      return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
       throw $wrap(e, $q156);
     }
   }
-  /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
-    return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (32768 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+  /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): number {
+    try {
+      return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q157);
+    }
+  }
+  /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
+    return (this.m32 = (((((this.m31 ?? this.d31()) as number) <= (32768 as number)) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))));
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q156, () => (this.m30 ?? this.d30()), $q97, $q98]) : i === 1 ? $why(path, ["", $q76, ""], [$q155, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q155, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q157, () => (this.m31 ?? this.d31()), $q96, $q97]) : i === 1 ? $why(path, ["", $q76, ""], [$q156, () => (this.m30 ?? this.d30()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q156, () => (this.m30 ?? this.d30()), $q94, $q80]))($first([() => (((this.m31 ?? this.d31()) as number) <= (32768 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1575,24 +1586,24 @@ class K0A0 {
   /** why "pagedAttnStorageFits" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q157);
+      return $condFail(e, $q158);
     }
-    return this.x12([...[], $q157]);
+    return this.x12([...[], $q158]);
   }
-  /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    return (this.m32 = ((this.m13 ?? this.d13()) || true));
+  /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
+  d33(): boolean {
+    return (this.m33 = ((this.m13 ?? this.d13()) || true));
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, ["", " or ", ""], [$q88, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
+    return $why(path, ["", " or ", ""], [$q89, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
     try {
-      return ((this.m32 ?? this.d32())) === true;
+      return ((this.m33 ?? this.d33())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1600,20 +1611,20 @@ class K0A0 {
   /** why "outputStoreOk" does not hold */
   w9(): string {
     try {
-      ((this.m32 ?? this.d32()));
+      ((this.m33 ?? this.d33()));
     } catch (e) {
-      return $condFail(e, $q158);
+      return $condFail(e, $q159);
     }
-    return this.x13([...[], $q158]);
+    return this.x13([...[], $q159]);
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
       const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
-      if (this.t1 === null) $omitted(K0A0S33, $q128, $q102);
+      if (this.t1 === null) $omitted(K0A0S33, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S33, $q129, $q104);
+      if (this.t2 === null) $omitted(K0A0S33, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1625,8 +1636,8 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r0, K0A0S33, $q130);
-      $u32(b0_7, 4, r1, K0A0S33, $q131);
+      $u32(b0_7, 0, r0, K0A0S33, $q131);
+      $u32(b0_7, 4, r1, K0A0S33, $q132);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K0A0S33, "x");
@@ -1638,13 +1649,13 @@ class K0A0 {
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S34, $q130);
+      $u32(b1_7, 0, r4, K0A0S34, $q131);
       $f32(b1_7, 4, r5);
       const w1x = $wg(this.s0[0], 65535, K0A0S34, "x");
       const w1y = $wg(this.a1, 65535, K0A0S34, "y");
-      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q140, 1, q4), $bd(5, $q141, 1, q5), $bd(6, $q142, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q7), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q124, 0, q8), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q143, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q7), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q125, 0, q8), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V7, st);
     }
@@ -1660,18 +1671,18 @@ class K0A0 {
     try {
       const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
       const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
-      if (this.t1 === null) $omitted(K0A0S38, $q128, $q102);
+      if (this.t1 === null) $omitted(K0A0S38, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S38, $q129, $q104);
+      if (this.t2 === null) $omitted(K0A0S38, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S38, $q151, $q51);
+      if (this.t8 === null) $omitted(K0A0S38, $q152, $q51);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r0, K0A0S38, $q131);
+      $u32(b0_5, 0, r0, K0A0S38, $q132);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K0A0S38, "x");
@@ -1686,13 +1697,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S39, $q130);
+      $u32(b1_7, 0, r3, K0A0S39, $q131);
       $f32(b1_7, 4, r4);
       const w1x = $wg(this.s0[0], 65535, K0A0S39, "x");
       const w1y = $wg(this.a1, 65535, K0A0S39, "y");
-      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q136, $q137, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q138, 0, q2), $bd(3, $q139, 0, q3), $bd(4, $q151, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q5), $bd(1, $q138, 1, q2), $bd(2, $q139, 1, q3), $bd(3, $q140, 1, q6), $bd(4, $q141, 1, q7), $bd(5, $q142, 1, q8), $bd(6, $q124, 0, q9), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q5), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q6), $bd(4, $q142, 1, q7), $bd(5, $q143, 1, q8), $bd(6, $q125, 0, q9), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V8, st);
     }
@@ -1719,8 +1730,8 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r0, K0A0S43, $q130);
-      $u32(b0_6, 4, r1, K0A0S43, $q131);
+      $u32(b0_6, 0, r0, K0A0S43, $q131);
+      $u32(b0_6, 4, r1, K0A0S43, $q132);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K0A0S43, "x");
@@ -1731,13 +1742,13 @@ class K0A0 {
       st = 5;
       const r4: unknown = (this.m2 ?? this.d2());
       st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S44, $q130);
+      $u32(b1_7, 0, r4, K0A0S44, $q131);
       $f32(b1_7, 4, r5);
       const w1x = $wg(this.s0[0], 65535, K0A0S44, "x");
       const w1y = $wg(this.a1, 65535, K0A0S44, "y");
-      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q124, 0, q6), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $bd(6, $q125, 0, q6), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V9, st);
     }
@@ -1756,12 +1767,12 @@ class K0A0 {
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S48, $q151, $q51);
+      if (this.t8 === null) $omitted(K0A0S48, $q152, $q51);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r0, K0A0S48, $q131);
+      $u32(b0_4, 0, r0, K0A0S48, $q132);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K0A0S48, "x");
@@ -1775,13 +1786,13 @@ class K0A0 {
       st = 4;
       const r3: unknown = (this.m2 ?? this.d2());
       st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q135) : 0);
+      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
       const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S49, $q130);
+      $u32(b1_7, 0, r3, K0A0S49, $q131);
       $f32(b1_7, 4, r4);
       const w1x = $wg(this.s0[0], 65535, K0A0S49, "x");
       const w1y = $wg(this.a1, 65535, K0A0S49, "y");
-      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q136, $q137, s0, [$bd(0, $q146, 1, q0), $bd(1, $q138, 0, q1), $bd(2, $q139, 0, q2), $bd(3, $q151, 1, q3), $ub(4, $q143, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q159, s1, [$bd(0, $q146, 1, q0), $bd(1, $q138, 1, q1), $bd(2, $q139, 1, q2), $bd(3, $q140, 1, q4), $bd(4, $q141, 1, q5), $bd(5, $q142, 1, q6), $bd(6, $q124, 0, q7), $ub(7, $q143, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q144, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q125, 0, q7), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V10, st);
     }
@@ -1797,18 +1808,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q160);
+      $evalFail(e, $q25, $q161);
     }
-    const h0 = $outShape(o0, 2, $q25, $q125);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q106 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q125, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q25, $q118);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q118, this.u3.shape, h1, $q56);
-    const h2 = $outShape(this.s4, 4, $q25, $q119);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q119, this.u4.shape, h2, $q55);
+    const h0 = $outShape(o0, 2, $q25, $q126);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q107 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q126, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q25, $q119);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q119, this.u3.shape, h1, $q56);
+    const h2 = $outShape(this.s4, 4, $q25, $q120);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q120, this.u4.shape, h2, $q55);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q162, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q162, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1818,16 +1829,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q162, "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q163, "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-1024-f16. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q163, K0);
-  const outs = $bag(c, $q164, K0);
-  const attrs = $bag(c, $q165, K0);
+  const ins = $bag(c, $q164, K0);
+  const outs = $bag(c, $q165, K0);
+  const attrs = $bag(c, $q166, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1848,35 +1859,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q123:
-          t0 = $td(ins[key], K0, $q116, key);
+        case $q124:
+          t0 = $td(ins[key], K0, $q117, key);
           break;
-        case $q102:
-          t1 = $td(ins[key], K0, $q116, key);
+        case $q103:
+          t1 = $td(ins[key], K0, $q117, key);
           break;
-        case $q104:
-          t2 = $td(ins[key], K0, $q116, key);
-          break;
-        case $q118:
-          t3 = $td(ins[key], K0, $q116, key);
+        case $q105:
+          t2 = $td(ins[key], K0, $q117, key);
           break;
         case $q119:
-          t4 = $td(ins[key], K0, $q116, key);
+          t3 = $td(ins[key], K0, $q117, key);
           break;
         case $q120:
-          t5 = $td(ins[key], K0, $q116, key);
+          t4 = $td(ins[key], K0, $q117, key);
           break;
         case $q121:
-          t6 = $td(ins[key], K0, $q116, key);
+          t5 = $td(ins[key], K0, $q117, key);
           break;
         case $q122:
-          t7 = $td(ins[key], K0, $q116, key);
+          t6 = $td(ins[key], K0, $q117, key);
+          break;
+        case $q123:
+          t7 = $td(ins[key], K0, $q117, key);
           break;
         case $q51:
-          t8 = $td(ins[key], K0, $q116, key);
+          t8 = $td(ins[key], K0, $q117, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q167 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1884,17 +1895,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q125:
-          t9 = $td(outs[key], K0, $q124, key);
-          break;
-        case $q118:
-          u3 = $td(outs[key], K0, $q124, key);
+        case $q126:
+          t9 = $td(outs[key], K0, $q125, key);
           break;
         case $q119:
-          u4 = $td(outs[key], K0, $q124, key);
+          u3 = $td(outs[key], K0, $q125, key);
+          break;
+        case $q120:
+          u4 = $td(outs[key], K0, $q125, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q168 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1902,20 +1913,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q168:
+        case $q169:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q169:
+        case $q170:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q170:
+        case $q171:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q135:
+        case $q136:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q172 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1924,90 +1935,90 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q116, $q123);
+    $missing(K0, $q117, $q124);
   } else {
     dt0 = t0.dtype;
-    by0 = $q123;
-    if (t0.shape.length !== 2) $badRank(K0, $q116, $q123, 2, t0.shape.length);
+    by0 = $q124;
+    if (t0.shape.length !== 2) $badRank(K0, $q117, $q124, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q116, $q102, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q116, $q102, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q117, $q103, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q117, $q103, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q116, $q104, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q116, $q104, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q117, $q105, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q117, $q105, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K0, $q116, $q118);
+    $missing(K0, $q117, $q119);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K0, $q116, $q118, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K0, $q116, $q118, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K0, $q117, $q119, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K0, $q117, $q119, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K0, $q116, $q119);
+    $missing(K0, $q117, $q120);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K0, $q116, $q119, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K0, $q116, $q119, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K0, $q117, $q120, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K0, $q117, $q120, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K0, $q116, $q120);
+    $missing(K0, $q117, $q121);
   } else {
     dt1 = t5.dtype;
-    by1 = $q120;
-    if (t5.shape.length !== 1) $badRank(K0, $q116, $q120, 1, t5.shape.length);
+    by1 = $q121;
+    if (t5.shape.length !== 1) $badRank(K0, $q117, $q121, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K0, $q116, $q121);
+    $missing(K0, $q117, $q122);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K0, $q116, $q121, t6.dtype, by1, "S", dt1!);
-    if (t6.shape.length !== 1) $badRank(K0, $q116, $q121, 1, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K0, $q117, $q122, t6.dtype, by1, "S", dt1!);
+    if (t6.shape.length !== 1) $badRank(K0, $q117, $q122, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K0, $q116, $q122);
+    $missing(K0, $q117, $q123);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K0, $q116, $q122, t7.dtype, by1, "S", dt1!);
-    if (t7.shape.length !== 2) $badRank(K0, $q116, $q122, 2, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K0, $q117, $q123, t7.dtype, by1, "S", dt1!);
+    if (t7.shape.length !== 2) $badRank(K0, $q117, $q123, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q116, $q51, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q116, $q51, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q117, $q51, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q117, $q51, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q124, $q125, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q124, $q125, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q125, $q126, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q125, $q126, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q124, $q118, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q124, $q118, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q125, $q119, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q125, $q119, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q124, $q119, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q124, $q119, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q125, $q120, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q125, $q120, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q106;
-  else if (dt0 !== $q106) $fail($q0, K0 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q168, $q176, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q169, $q176, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q135, $q176, g3);
+  if (dt0 === undefined) dt0 = $q107;
+  else if (dt0 !== $q107) $fail($q0, K0 + $q173 + dt0 + $q174);
+  if (dt1 === undefined) dt1 = $q175;
+  else if (dt1 !== $q175) $fail($q0, K0 + ": S = " + dt1 + $q176);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q169, $q177, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q170, $q177, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q171, $q177, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q136, $q177, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q177);
-  if (a2 === undefined) $fail($q0, K0 + $q178);
-  if (dt0 === $q106 && dt1 === $q174) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q162, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
+  if (a1 === undefined) $fail($q0, K0 + $q178);
+  if (a2 === undefined) $fail($q0, K0 + $q179);
+  if (dt0 === $q107 && dt1 === $q175) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q163, K0 + $q180 + "T=" + dt0 + ", " + "S=" + dt1 + $q181);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2041,102 +2052,102 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q181;
+const K1 = $q182;
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q182;
-const K1A0S2 = K1A0S0 + $q183;
+const K1A0S1 = K1A0S0 + $q183;
+const K1A0S2 = K1A0S0 + $q184;
 const K1A0S3 = " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q184;
-const K1A0S5 = K1A0S0 + $q185;
-const K1A0V0: readonly string[] = [$q186, $q26, $q27, $q187, $q188, $q30];
+const K1A0S4 = K1A0S0 + $q185;
+const K1A0S5 = K1A0S0 + $q186;
+const K1A0V0: readonly string[] = [$q187, $q26, $q27, $q188, $q189, $q30];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q190 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q190;
-const K1A0V1: readonly string[] = [$q27, $q188];
+const K1A0S6 = K1A0S0 + $q191;
+const K1A0V1: readonly string[] = [$q27, $q189];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
 }
 const K1A0S7 = K1A0S0 + $q34;
-const K1A0S8 = $q181;
-const K1A0S9 = K1A0S0 + $q191;
+const K1A0S8 = $q182;
+const K1A0S9 = K1A0S0 + $q192;
 const K1A0S10 = K1A0S0 + $q37;
-const K1A0V2: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193, K1A0S1, $q42, K1A0S1, $q43, K1A0S4, $q42, K1A0S4, $q43, K1A0S9, $q194, K1A0S9, $q42, K1A0S9, $q45, K1A0S10, $q45];
+const K1A0V2: readonly string[] = [K1A0S0, $q193, K1A0S0, $q194, K1A0S1, $q42, K1A0S1, $q43, K1A0S4, $q42, K1A0S4, $q43, K1A0S9, $q195, K1A0S9, $q42, K1A0S9, $q45, K1A0S10, $q45];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q182;
-const K1A0S13 = K1A0S11 + $q183;
+const K1A0S12 = K1A0S11 + $q183;
+const K1A0S13 = K1A0S11 + $q184;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S14 = K1A0S11 + $q190;
+const K1A0S14 = K1A0S11 + $q191;
 const K1A0S15 = K1A0S11 + $q34;
-const K1A0S16 = K1A0S11 + $q191;
+const K1A0S16 = K1A0S11 + $q192;
 const K1A0S17 = K1A0S11 + $q37;
-const K1A0V3: readonly string[] = [K1A0S11, $q193, K1A0S12, $q42, K1A0S12, $q43, K1A0S16, $q194, K1A0S16, $q42, K1A0S16, $q45, K1A0S17, $q45];
+const K1A0V3: readonly string[] = [K1A0S11, $q194, K1A0S12, $q42, K1A0S12, $q43, K1A0S16, $q195, K1A0S16, $q42, K1A0S16, $q45, K1A0S17, $q45];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q182;
-const K1A0S20 = K1A0S18 + $q183;
-const K1A0S21 = K1A0S18 + $q184;
-const K1A0S22 = K1A0S18 + $q185;
+const K1A0S19 = K1A0S18 + $q183;
+const K1A0S20 = K1A0S18 + $q184;
+const K1A0S21 = K1A0S18 + $q185;
+const K1A0S22 = K1A0S18 + $q186;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q190;
+const K1A0S23 = K1A0S18 + $q191;
 const K1A0S24 = K1A0S18 + $q34;
-const K1A0S25 = K1A0S18 + $q191;
+const K1A0S25 = K1A0S18 + $q192;
 const K1A0S26 = K1A0S18 + $q37;
-const K1A0V4: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193, K1A0S19, $q42, K1A0S19, $q43, K1A0S21, $q42, K1A0S21, $q43, K1A0S25, $q194, K1A0S25, $q42, K1A0S25, $q45, K1A0S26, $q45];
+const K1A0V4: readonly string[] = [K1A0S18, $q193, K1A0S18, $q194, K1A0S19, $q42, K1A0S19, $q43, K1A0S21, $q42, K1A0S21, $q43, K1A0S25, $q195, K1A0S25, $q42, K1A0S25, $q45, K1A0S26, $q45];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q182;
-const K1A0S29 = K1A0S27 + $q183;
+const K1A0S28 = K1A0S27 + $q183;
+const K1A0S29 = K1A0S27 + $q184;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S30 = K1A0S27 + $q190;
+const K1A0S30 = K1A0S27 + $q191;
 const K1A0S31 = K1A0S27 + $q34;
-const K1A0S32 = K1A0S27 + $q191;
+const K1A0S32 = K1A0S27 + $q192;
 const K1A0S33 = K1A0S27 + $q37;
-const K1A0V5: readonly string[] = [K1A0S27, $q193, K1A0S28, $q42, K1A0S28, $q43, K1A0S32, $q194, K1A0S32, $q42, K1A0S32, $q45, K1A0S33, $q45];
+const K1A0V5: readonly string[] = [K1A0S27, $q194, K1A0S28, $q42, K1A0S28, $q43, K1A0S32, $q195, K1A0S32, $q42, K1A0S32, $q45, K1A0S33, $q45];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q182;
-const K1A0S36 = K1A0S34 + $q183;
-const K1A0S37 = K1A0S34 + $q184;
-const K1A0S38 = K1A0S34 + $q185;
+const K1A0S35 = K1A0S34 + $q183;
+const K1A0S36 = K1A0S34 + $q184;
+const K1A0S37 = K1A0S34 + $q185;
+const K1A0S38 = K1A0S34 + $q186;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q196;
-const K1A0S40 = K1A0S34 + $q197;
-const K1A0V6: readonly string[] = [K1A0S34, $q192, K1A0S35, $q42, K1A0S35, $q43, K1A0S37, $q42, K1A0S37, $q43, K1A0S40, $q194];
+const K1A0S39 = K1A0S34 + $q197;
+const K1A0S40 = K1A0S34 + $q198;
+const K1A0V6: readonly string[] = [K1A0S34, $q193, K1A0S35, $q42, K1A0S35, $q43, K1A0S37, $q42, K1A0S37, $q43, K1A0S40, $q195];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q182;
-const K1A0S43 = K1A0S41 + $q183;
+const K1A0S42 = K1A0S41 + $q183;
+const K1A0S43 = K1A0S41 + $q184;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S44 = K1A0S41 + $q196;
-const K1A0S45 = K1A0S41 + $q197;
-const K1A0V7: readonly string[] = [K1A0S42, $q42, K1A0S42, $q43, K1A0S45, $q194];
+const K1A0S44 = K1A0S41 + $q197;
+const K1A0S45 = K1A0S41 + $q198;
+const K1A0V7: readonly string[] = [K1A0S42, $q42, K1A0S42, $q43, K1A0S45, $q195];
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q182;
-const K1A0S48 = K1A0S46 + $q183;
-const K1A0S49 = K1A0S46 + $q184;
-const K1A0S50 = K1A0S46 + $q185;
+const K1A0S47 = K1A0S46 + $q183;
+const K1A0S48 = K1A0S46 + $q184;
+const K1A0S49 = K1A0S46 + $q185;
+const K1A0S50 = K1A0S46 + $q186;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q196;
-const K1A0S52 = K1A0S46 + $q197;
-const K1A0V8: readonly string[] = [K1A0S46, $q192, K1A0S47, $q42, K1A0S47, $q43, K1A0S49, $q42, K1A0S49, $q43, K1A0S52, $q194];
+const K1A0S51 = K1A0S46 + $q197;
+const K1A0S52 = K1A0S46 + $q198;
+const K1A0V8: readonly string[] = [K1A0S46, $q193, K1A0S47, $q42, K1A0S47, $q43, K1A0S49, $q42, K1A0S49, $q43, K1A0S52, $q195];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q182;
-const K1A0S55 = K1A0S53 + $q183;
+const K1A0S54 = K1A0S53 + $q183;
+const K1A0S55 = K1A0S53 + $q184;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S56 = K1A0S53 + $q196;
-const K1A0S57 = K1A0S53 + $q197;
-const K1A0V9: readonly string[] = [K1A0S54, $q42, K1A0S54, $q43, K1A0S57, $q194];
+const K1A0S56 = K1A0S53 + $q197;
+const K1A0S57 = K1A0S53 + $q198;
+const K1A0V9: readonly string[] = [K1A0S54, $q42, K1A0S54, $q43, K1A0S57, $q195];
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2189,8 +2200,9 @@ class K1A0 {
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
-  private declare m30: boolean | undefined;
+  private declare m30: number | undefined;
   private declare m31: boolean | undefined;
+  private declare m32: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -2258,6 +2270,7 @@ class K1A0 {
     this.m29 = undefined;
     this.m30 = undefined;
     this.m31 = undefined;
+    this.m32 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -2305,7 +2318,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q198);
+      throw $wrap(e, $q199);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2315,9 +2328,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q199) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q200) : 0));
     } catch (e) {
-      throw $wrap(e, $q200);
+      throw $wrap(e, $q201);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2325,16 +2338,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q201);
+      throw $wrap(e, $q202);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q202, $q199).shape.length === 2)) && ($need(this.t10, $q203, $q204).shape.length === 2)) && $same($need(this.t10, $q205, $q204).shape as readonly number[], $need(this.t9, $q206, $q199).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q207, $q199).dtype === $q106)) && ($need(this.t10, $q208, $q204).dtype === $q106)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q203, $q200).shape.length === 2)) && ($need(this.t10, $q204, $q205).shape.length === 2)) && $same($need(this.t10, $q206, $q205).shape as readonly number[], $need(this.t9, $q207, $q200).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q208, $q200).dtype === $q107)) && ($need(this.t10, $q209, $q205).dtype === $q107)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q209);
+      throw $wrap(e, $q210);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2342,7 +2355,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q100);
+      throw $wrap(e, $q101);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2350,7 +2363,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q152);
+      throw $wrap(e, $q153);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2358,7 +2371,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q210);
+      throw $wrap(e, $q211);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2367,28 +2380,28 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q211, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q212, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q188, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q70], [$q186, () => this.a0]);
+    return $why(path, ["", $q70], [$q187, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q212]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q213]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q213, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q214, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q214, () => this.s4, $q215, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q215, () => this.s4, $q216, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q211, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q216, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q216, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q212, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q217, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q217, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2397,15 +2410,15 @@ class K1A0 {
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q111], [$q202, () => $need(this.t9, $q202, $q199).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q203, () => $need(this.t10, $q203, $q204).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q205, () => $need(this.t10, $q205, $q204).shape, $q206, () => $need(this.t9, $q206, $q199).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q200, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q201, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q207, () => $need(this.t9, $q207, $q199).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q208, () => $need(this.t10, $q208, $q204).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q202, $q199).shape.length === 2), () => ($need(this.t10, $q203, $q204).shape.length === 2), () => $same($need(this.t10, $q205, $q204).shape as readonly number[], $need(this.t9, $q206, $q199).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q207, $q199).dtype === $q106)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q115, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q115, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q212]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q112], [$q203, () => $need(this.t9, $q203, $q200).shape.length]) : i === 3 ? $why(path, ["", $q112], [$q204, () => $need(this.t10, $q204, $q205).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q206, () => $need(this.t10, $q206, $q205).shape, $q207, () => $need(this.t9, $q207, $q200).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q201, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q202, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q208, () => $need(this.t9, $q208, $q200).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q209, () => $need(this.t10, $q209, $q205).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q203, $q200).shape.length === 2), () => ($need(this.t10, $q204, $q205).shape.length === 2), () => $same($need(this.t10, $q206, $q205).shape as readonly number[], $need(this.t9, $q207, $q200).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q208, $q200).dtype === $q107)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q116, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q116, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q213]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q217], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q217], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q218], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q218], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q198]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q209]) : this.x9([...path, $q210]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q199]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q210]) : this.x9([...path, $q211]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2420,9 +2433,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q218);
+      return $condFail(e, $q219);
     }
-    return this.x0([...[], $q218]);
+    return this.x0([...[], $q219]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2450,7 +2463,7 @@ class K1A0 {
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q213, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q93, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q214, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q94, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2474,12 +2487,12 @@ class K1A0 {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
     } catch (e) {
-      throw $wrap(e, $q219);
+      throw $wrap(e, $q220);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q220, $q90]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q220, $q90]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q221, $q91]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q221, $q91]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2494,9 +2507,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q219);
+      return $condFail(e, $q220);
     }
-    return this.x11([...[], $q219]);
+    return this.x11([...[], $q220]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2504,7 +2517,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q153, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q221, () => this.s0[2], $q152, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q116, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q116, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q222, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2519,9 +2532,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q154);
+      return $condFail(e, $q155);
     }
-    return this.x12([...[], $q154]);
+    return this.x12([...[], $q155]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2536,16 +2549,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q212);
+      return $condFail(e, $q213);
     }
-    return this.x3([...[], $q212]);
+    return this.x3([...[], $q213]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q95);
+      throw $wrap(e, $q98);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2553,7 +2566,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q222);
+      throw $wrap(e, $q223);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2562,7 +2575,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q95, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q222, () => (this.m22 ?? this.d22()), $q97, $q98]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q98, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q223, () => (this.m22 ?? this.d22()), $q96, $q97]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2577,9 +2590,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q223);
+      return $condFail(e, $q224);
     }
-    return this.x13([...[], $q223]);
+    return this.x13([...[], $q224]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2618,33 +2631,37 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q224);
+      throw $wrap(e, $q225);
     }
   }
-  /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
+  /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q225);
+      throw $wrap(e, "sparseMergeLanes");
     }
   }
-  /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): boolean {
+  /** derive "sparseMergeWg": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): number {
+    return (this.m30 = Math.max(((this.m29 ?? this.d29()) as number), (256 as number)));
+  }
+  /** derive "sparseSplitFits": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+      return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (32768 as number))));
     } catch (e) {
       throw $wrap(e, $q226);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q224, () => (this.m28 ?? this.d28()), $q220, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q225, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q225, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q88], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q225, () => (this.m28 ?? this.d28()), $q221, $q91]) : i === 4 ? $why(path, ["", $q76, ""], [$q227, () => (this.m30 ?? this.d30()), $q79, $q80]) : i === 5 ? $why(path, ["", $q76, ""], [$q227, () => (this.m30 ?? this.d30()), $q94, $q80]) : $why(path, ["", $q76, ""], ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q96, $q97]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
     try {
-      return ((this.m30 ?? this.d30())) === true;
+      return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2652,7 +2669,7 @@ class K1A0 {
   /** why "sparseSplitFits" does not hold */
   w6(): string {
     try {
-      ((this.m30 ?? this.d30()));
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, $q226);
     }
@@ -2660,14 +2677,14 @@ class K1A0 {
   }
   k0_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S1, $q228);
+      return $evalFail(e, K1A0S1, $q229);
     }
   }
   k0_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2675,90 +2692,90 @@ class K1A0 {
   }
   k0_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S4, $q228);
+      return $evalFail(e, K1A0S4, $q229);
     }
   }
   k0_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q116, $q123, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t0!, $q117, $q124, 2, 134217728, K1A0S8, $q118);
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q116, $q229, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t3!, $q117, $q230, 2, 134217728, K1A0S8, $q118);
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q116, $q230, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t4!, $q117, $q231, 2, 134217728, K1A0S8, $q118);
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q116, $q231, 4, 134217728, K1A0S8, $q117);
+    return $buf(this.t7!, $q117, $q232, 4, 134217728, K1A0S8, $q118);
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q116, $q232, 4, 134217728, K1A0S8, $q117);
+    return $buf(this.t8!, $q117, $q233, 4, 134217728, K1A0S8, $q118);
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q116, $q199, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t9!, $q117, $q200, 2, 134217728, K1A0S8, $q118);
   }
   z10(): BindingResource {
-    return $buf(this.t10!, $q116, $q204, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t10!, $q117, $q205, 2, 134217728, K1A0S8, $q118);
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q116, $q233, 4, 134217728, K1A0S8, $q117);
+    return $buf(this.t5!, $q117, $q234, 4, 134217728, K1A0S8, $q118);
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q116, $q234, 4, 134217728, K1A0S8, $q117);
+    return $buf(this.t6!, $q117, $q235, 4, 134217728, K1A0S8, $q118);
   }
   z11(): BindingResource {
-    return $buf(this.t11!, $q124, $q125, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t11!, $q125, $q126, 2, 134217728, K1A0S8, $q118);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q235;
-      if (s0 === undefined) $fail($q22, K1A0S2 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k0_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q236;
+      if (s0 === undefined) $fail($q22, K1A0S2 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k0_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q245;
-      if (s1 === undefined) $fail($q22, K1A0S5 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k0_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q246;
+      if (s1 === undefined) $fail($q22, K1A0S5 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k0_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q246);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S0, $q247);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q247);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S0, $q248);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S1, $q248, $q199);
+      if (this.t9 === null) $omitted(K1A0S1, $q249, $q200);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S1, $q249, $q204);
+      if (this.t10 === null) $omitted(K1A0S1, $q250, $q205);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S1, $q250);
-      $u32(b0_7, 4, this.s0[0], K1A0S1, $q130);
+      $u32(b0_7, 0, this.s0[1], K1A0S1, $q251);
+      $u32(b0_7, 4, this.s0[0], K1A0S1, $q131);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K1A0S1, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r3, 65535, K1A0S1, "y");
-      const q7: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S4, $q250);
-      $u32(b1_6, 4, this.s0[0], K1A0S4, $q130);
+      $u32(b1_6, 0, this.s0[1], K1A0S4, $q251);
+      $u32(b1_6, 4, this.s0[0], K1A0S4, $q131);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r4, 65535, K1A0S4, "x");
@@ -2767,16 +2784,16 @@ class K1A0 {
       const w1y = $wg(r5, 65535, K1A0S4, "y");
       const q8 = this.z5();
       const q9 = this.z6();
-      const q10: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x1 };
+      const q10: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S9, $q250);
-      $u32(b2_8, 4, this.s0[0], K1A0S9, $q130);
-      $u32(b2_8, 8, this.s5[0], K1A0S9, $q253);
-      $u32(b2_8, 12, r6, K1A0S9, $q254);
-      $u32(b2_8, 16, this.s6[1], K1A0S9, $q255);
-      $u32(b2_8, 20, this.s3[2], K1A0S9, $q256);
+      $u32(b2_8, 0, this.s0[1], K1A0S9, $q251);
+      $u32(b2_8, 4, this.s0[0], K1A0S9, $q131);
+      $u32(b2_8, 8, this.s5[0], K1A0S9, $q254);
+      $u32(b2_8, 12, r6, K1A0S9, $q255);
+      $u32(b2_8, 16, this.s6[1], K1A0S9, $q256);
+      $u32(b2_8, 20, this.s3[2], K1A0S9, $q257);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2790,7 +2807,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S10, "z");
-      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q248, 1, q5), $bd(6, $q249, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q0), $bd(1, $q248, 1, q5), $bd(2, $q249, 1, q6), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q265, 0, q7), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q266, $q267, s2, [$bd(0, $q146, 1, q7), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q8), $bd(4, $q269, 1, q9), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q252, 0, q10), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z), $pass($q149, $q270, s3, [$bd(0, $q252, 1, q10), $bd(1, $q124, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q251, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
+      return { kernel: $q182, variant: "packed_rotary_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q249, 1, q5), $bd(6, $q250, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q0), $bd(1, $q249, 1, q5), $bd(2, $q250, 1, q6), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q266, 0, q7), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q267, $q268, s2, [$bd(0, $q147, 1, q7), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q8), $bd(4, $q270, 1, q9), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q253, 0, q10), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z), $pass($q150, $q271, s3, [$bd(0, $q253, 1, q10), $bd(1, $q125, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q252, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V2, st);
     }
@@ -2816,18 +2833,18 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q115, ""], [$q212, () => (this.m1 ?? this.d1())]);
+    return $why([], [$q116, ""], [$q213, () => (this.m1 ?? this.d1())]);
   }
   k1_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S12, $q228);
+      return $evalFail(e, K1A0S12, $q229);
     }
   }
   k1_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2837,21 +2854,21 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q271;
-      if (s0 === undefined) $fail($q22, K1A0S13 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k1_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q272;
+      if (s0 === undefined) $fail($q22, K1A0S13 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k1_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q247);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S11, $q248);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S12, $q250);
-      $u32(b0_5, 4, this.s0[0], K1A0S12, $q130);
+      $u32(b0_5, 0, this.s0[1], K1A0S12, $q251);
+      $u32(b0_5, 4, this.s0[0], K1A0S12, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S12, "x");
@@ -2860,16 +2877,16 @@ class K1A0 {
       const w0y = $wg(r2, 65535, K1A0S12, "y");
       const q5 = this.z5();
       const q6 = this.z6();
-      const q7: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S16, $q250);
-      $u32(b1_8, 4, this.s0[0], K1A0S16, $q130);
-      $u32(b1_8, 8, this.s5[0], K1A0S16, $q253);
-      $u32(b1_8, 12, r3, K1A0S16, $q254);
-      $u32(b1_8, 16, this.s6[1], K1A0S16, $q255);
-      $u32(b1_8, 20, this.s3[2], K1A0S16, $q256);
+      $u32(b1_8, 0, this.s0[1], K1A0S16, $q251);
+      $u32(b1_8, 4, this.s0[0], K1A0S16, $q131);
+      $u32(b1_8, 8, this.s5[0], K1A0S16, $q254);
+      $u32(b1_8, 12, r3, K1A0S16, $q255);
+      $u32(b1_8, 16, this.s6[1], K1A0S16, $q256);
+      $u32(b1_8, 20, this.s3[2], K1A0S16, $q257);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2883,7 +2900,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S17, "z");
-      return { kernel: $q181, variant: "packed_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q266, $q267, s1, [$bd(0, $q146, 1, q0), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q5), $bd(4, $q269, 1, q6), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q252, 0, q7), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q270, s2, [$bd(0, $q252, 1, q7), $bd(1, $q124, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      return { kernel: $q182, variant: "packed_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q147, 1, q0), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q5), $bd(4, $q270, 1, q6), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q253, 0, q7), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q271, s2, [$bd(0, $q253, 1, q7), $bd(1, $q125, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V3, st);
     }
@@ -2894,22 +2911,22 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
+  /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 3)) && ($need(this.t2, $q103, $q104).shape.length === 3)) && $same($need(this.t1, $q272, $q102).shape as readonly number[], $need(this.t2, $q273, $q104).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q102, $q103).shape.length === 3)) && ($need(this.t2, $q104, $q105).shape.length === 3)) && $same($need(this.t1, $q273, $q103).shape as readonly number[], $need(this.t2, $q274, $q105).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q103) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q103) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q103) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q106, $q103).dtype === $q107)) && ($need(this.t2, $q108, $q105).dtype === $q107)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q108);
+      throw $wrap(e, $q109);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q274], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q274], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q272, () => $need(this.t1, $q272, $q102).shape, $q273, () => $need(this.t2, $q273, $q104).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q213, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q102), $q100, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q221, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 3), () => ($need(this.t2, $q103, $q104).shape.length === 3), () => $same($need(this.t1, $q272, $q102).shape as readonly number[], $need(this.t2, $q273, $q104).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
+    return ((i: number) => i === 0 ? $where(path) + $q110 : i === 1 ? $where(path) + $q111 : i === 2 ? $why(path, ["", $q275], [$q102, () => $need(this.t1, $q102, $q103).shape.length]) : i === 3 ? $why(path, ["", $q275], [$q104, () => $need(this.t2, $q104, $q105).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q273, () => $need(this.t1, $q273, $q103).shape, $q274, () => $need(this.t2, $q274, $q105).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (0 as number), $q103), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q114, () => $dimT(this.t1, (1 as number), $q103), $q214, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q103), $q101, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q106, () => $need(this.t1, $q106, $q103).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q108, () => $need(this.t2, $q108, $q105).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q222, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q102, $q103).shape.length === 3), () => ($need(this.t2, $q104, $q105).shape.length === 3), () => $same($need(this.t1, $q273, $q103).shape as readonly number[], $need(this.t2, $q274, $q105).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q103) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q103) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q103) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q106, $q103).dtype === $q107), () => ($need(this.t2, $q108, $q105).dtype === $q107)]));
   }
   /** when "separateKv" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2917,22 +2934,22 @@ class K1A0 {
   /** why "separateKv" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q108);
+      return $condFail(e, $q109);
     }
-    return this.x15([...[], $q108]);
+    return this.x15([...[], $q109]);
   }
   k2_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S19, $q228);
+      return $evalFail(e, K1A0S19, $q229);
     }
   }
   k2_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2940,59 +2957,59 @@ class K1A0 {
   }
   k2_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S21, $q228);
+      return $evalFail(e, K1A0S21, $q229);
     }
   }
   k2_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q116, $q102, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t1!, $q117, $q103, 2, 134217728, K1A0S8, $q118);
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q116, $q104, 2, 134217728, K1A0S8, $q117);
+    return $buf(this.t2!, $q117, $q105, 2, 134217728, K1A0S8, $q118);
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q275;
-      if (s0 === undefined) $fail($q22, K1A0S20 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k2_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q276;
+      if (s0 === undefined) $fail($q22, K1A0S20 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k2_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q276;
-      if (s1 === undefined) $fail($q22, K1A0S22 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k2_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q277;
+      if (s1 === undefined) $fail($q22, K1A0S22 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k2_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q246);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S18, $q247);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q247);
-      if (this.t1 === null) $omitted(K1A0S19, $q128, $q102);
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S18, $q248);
+      if (this.t1 === null) $omitted(K1A0S19, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S19, $q129, $q104);
+      if (this.t2 === null) $omitted(K1A0S19, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S19, $q248, $q199);
+      if (this.t9 === null) $omitted(K1A0S19, $q249, $q200);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S19, $q249, $q204);
+      if (this.t10 === null) $omitted(K1A0S19, $q250, $q205);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S19, $q250);
-      $u32(b0_8, 4, this.s0[0], K1A0S19, $q130);
+      $u32(b0_8, 0, this.s0[1], K1A0S19, $q251);
+      $u32(b0_8, 4, this.s0[0], K1A0S19, $q131);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r2, 65535, K1A0S19, "x");
@@ -3000,10 +3017,10 @@ class K1A0 {
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r3, 65535, K1A0S19, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S21, $q250);
-      $u32(b1_6, 4, this.s0[0], K1A0S21, $q130);
+      $u32(b1_6, 0, this.s0[1], K1A0S21, $q251);
+      $u32(b1_6, 4, this.s0[0], K1A0S21, $q131);
       st = 5;
       const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r4, 65535, K1A0S21, "x");
@@ -3012,16 +3029,16 @@ class K1A0 {
       const w1y = $wg(r5, 65535, K1A0S21, "y");
       const q10 = this.z5();
       const q11 = this.z6();
-      const q12: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x1 };
+      const q12: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x1 };
       st = 7;
       const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S25, $q250);
-      $u32(b2_8, 4, this.s0[0], K1A0S25, $q130);
-      $u32(b2_8, 8, this.s5[0], K1A0S25, $q253);
-      $u32(b2_8, 12, r6, K1A0S25, $q254);
-      $u32(b2_8, 16, this.s6[1], K1A0S25, $q255);
-      $u32(b2_8, 20, this.s3[2], K1A0S25, $q256);
+      $u32(b2_8, 0, this.s0[1], K1A0S25, $q251);
+      $u32(b2_8, 4, this.s0[0], K1A0S25, $q131);
+      $u32(b2_8, 8, this.s5[0], K1A0S25, $q254);
+      $u32(b2_8, 12, r6, K1A0S25, $q255);
+      $u32(b2_8, 16, this.s6[1], K1A0S25, $q256);
+      $u32(b2_8, 20, this.s3[2], K1A0S25, $q257);
       $f32(b2_8, 24, this.a4);
       st = 8;
       const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3035,7 +3052,7 @@ class K1A0 {
       st = 10;
       const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w3z = $wg(r9, 65535, K1A0S26, "z");
-      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $bd(6, $q248, 1, q6), $bd(7, $q249, 1, q7), $ub(8, $q143, 2, b0_8)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q8), $bd(1, $q248, 1, q6), $bd(2, $q249, 1, q7), $bd(3, $q261, 1, q4), $bd(4, $q262, 1, q5), $bd(5, $q265, 0, q9), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q266, $q267, s2, [$bd(0, $q146, 1, q9), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q10), $bd(4, $q269, 1, q11), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q252, 0, q12), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z), $pass($q149, $q270, s3, [$bd(0, $q252, 1, q12), $bd(1, $q124, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q251, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
+      return { kernel: $q182, variant: "separate_rotary_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $bd(6, $q249, 1, q6), $bd(7, $q250, 1, q7), $ub(8, $q144, 2, b0_8)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q8), $bd(1, $q249, 1, q6), $bd(2, $q250, 1, q7), $bd(3, $q262, 1, q4), $bd(4, $q263, 1, q5), $bd(5, $q266, 0, q9), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q267, $q268, s2, [$bd(0, $q147, 1, q9), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q10), $bd(4, $q270, 1, q11), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q253, 0, q12), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z), $pass($q150, $q271, s3, [$bd(0, $q253, 1, q12), $bd(1, $q125, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q252, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V4, st);
     }
@@ -3048,14 +3065,14 @@ class K1A0 {
   }
   k3_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S28, $q228);
+      return $evalFail(e, K1A0S28, $q229);
     }
   }
   k3_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3065,24 +3082,24 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q277;
-      if (s0 === undefined) $fail($q22, K1A0S29 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k3_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q278;
+      if (s0 === undefined) $fail($q22, K1A0S29 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k3_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q247);
-      if (this.t1 === null) $omitted(K1A0S28, $q128, $q102);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S27, $q248);
+      if (this.t1 === null) $omitted(K1A0S28, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S28, $q129, $q104);
+      if (this.t2 === null) $omitted(K1A0S28, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S28, $q250);
-      $u32(b0_6, 4, this.s0[0], K1A0S28, $q130);
+      $u32(b0_6, 0, this.s0[1], K1A0S28, $q251);
+      $u32(b0_6, 4, this.s0[0], K1A0S28, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S28, "x");
@@ -3092,16 +3109,16 @@ class K1A0 {
       const q6 = this.z0();
       const q7 = this.z5();
       const q8 = this.z6();
-      const q9: BindingResource = { kind: $q132, scratch: $q252, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x0 };
       st = 4;
       const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S32, $q250);
-      $u32(b1_8, 4, this.s0[0], K1A0S32, $q130);
-      $u32(b1_8, 8, this.s5[0], K1A0S32, $q253);
-      $u32(b1_8, 12, r3, K1A0S32, $q254);
-      $u32(b1_8, 16, this.s6[1], K1A0S32, $q255);
-      $u32(b1_8, 20, this.s3[2], K1A0S32, $q256);
+      $u32(b1_8, 0, this.s0[1], K1A0S32, $q251);
+      $u32(b1_8, 4, this.s0[0], K1A0S32, $q131);
+      $u32(b1_8, 8, this.s5[0], K1A0S32, $q254);
+      $u32(b1_8, 12, r3, K1A0S32, $q255);
+      $u32(b1_8, 16, this.s6[1], K1A0S32, $q256);
+      $u32(b1_8, 20, this.s3[2], K1A0S32, $q257);
       $f32(b1_8, 24, this.a4);
       st = 5;
       const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -3115,7 +3132,7 @@ class K1A0 {
       st = 7;
       const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const w2z = $wg(r6, 65535, K1A0S33, "z");
-      return { kernel: $q181, variant: "separate_splitk", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q266, $q267, s1, [$bd(0, $q146, 1, q6), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q7), $bd(4, $q269, 1, q8), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q252, 0, q9), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z), $pass($q149, $q270, s2, [$bd(0, $q252, 1, q9), $bd(1, $q124, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      return { kernel: $q182, variant: "separate_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q147, 1, q6), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q7), $bd(4, $q270, 1, q8), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q253, 0, q9), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q271, s2, [$bd(0, $q253, 1, q9), $bd(1, $q125, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V5, st);
     }
@@ -3128,14 +3145,14 @@ class K1A0 {
   }
   k4_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S35, $q228);
+      return $evalFail(e, K1A0S35, $q229);
     }
   }
   k4_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3143,14 +3160,14 @@ class K1A0 {
   }
   k4_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S37, $q228);
+      return $evalFail(e, K1A0S37, $q229);
     }
   }
   k4_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3161,38 +3178,38 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q235;
-      if (s0 === undefined) $fail($q22, K1A0S36 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k4_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q236;
+      if (s0 === undefined) $fail($q22, K1A0S36 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k4_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q245;
-      if (s1 === undefined) $fail($q22, K1A0S38 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k4_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q246;
+      if (s1 === undefined) $fail($q22, K1A0S38 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k4_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q246);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S34, $q247);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S35, $q248, $q199);
+      if (this.t9 === null) $omitted(K1A0S35, $q249, $q200);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S35, $q249, $q204);
+      if (this.t10 === null) $omitted(K1A0S35, $q250, $q205);
       const q6 = this.z10();
       const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S35, $q250);
-      $u32(b0_7, 4, this.s0[0], K1A0S35, $q130);
+      $u32(b0_7, 0, this.s0[1], K1A0S35, $q251);
+      $u32(b0_7, 4, this.s0[0], K1A0S35, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S35, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r2, 65535, K1A0S35, "y");
-      const q7: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
+      const q7: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S37, $q250);
-      $u32(b1_6, 4, this.s0[0], K1A0S37, $q130);
+      $u32(b1_6, 0, this.s0[1], K1A0S37, $q251);
+      $u32(b1_6, 4, this.s0[0], K1A0S37, $q131);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r3, 65535, K1A0S37, "x");
@@ -3205,17 +3222,17 @@ class K1A0 {
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S40, $q250);
-      $u32(b2_8, 4, this.s0[0], K1A0S40, $q130);
-      $u32(b2_8, 8, this.s5[0], K1A0S40, $q253);
-      $u32(b2_8, 12, r5, K1A0S40, $q254);
-      $u32(b2_8, 16, this.s6[1], K1A0S40, $q255);
-      $u32(b2_8, 20, this.s3[2], K1A0S40, $q256);
+      $u32(b2_8, 0, this.s0[1], K1A0S40, $q251);
+      $u32(b2_8, 4, this.s0[0], K1A0S40, $q131);
+      $u32(b2_8, 8, this.s5[0], K1A0S40, $q254);
+      $u32(b2_8, 12, r5, K1A0S40, $q255);
+      $u32(b2_8, 16, this.s6[1], K1A0S40, $q256);
+      $u32(b2_8, 20, this.s3[2], K1A0S40, $q257);
       $f32(b2_8, 24, this.a4);
       const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
       const w2y = $wg(this.a1, 65535, K1A0S40, "y");
       const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
-      return { kernel: $q181, variant: "packed_rotary", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q248, 1, q5), $bd(6, $q249, 1, q6), $ub(7, $q143, 2, b0_7)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q0), $bd(1, $q248, 1, q5), $bd(2, $q249, 1, q6), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $bd(5, $q265, 0, q7), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q278, $q279, s2, [$bd(0, $q146, 1, q7), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q8), $bd(4, $q269, 1, q9), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q124, 0, q10), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
+      return { kernel: $q182, variant: "packed_rotary", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q249, 1, q5), $bd(6, $q250, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q0), $bd(1, $q249, 1, q5), $bd(2, $q250, 1, q6), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q266, 0, q7), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q279, $q280, s2, [$bd(0, $q147, 1, q7), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q8), $bd(4, $q270, 1, q9), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q125, 0, q10), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V6, st);
     }
@@ -3227,14 +3244,14 @@ class K1A0 {
   }
   k5_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S42, $q228);
+      return $evalFail(e, K1A0S42, $q229);
     }
   }
   k5_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3244,8 +3261,8 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q271;
-      if (s0 === undefined) $fail($q22, K1A0S43 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k5_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q272;
+      if (s0 === undefined) $fail($q22, K1A0S43 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k5_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
       const q0 = this.z0();
       const q1 = this.z3();
@@ -3253,8 +3270,8 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S42, $q250);
-      $u32(b0_5, 4, this.s0[0], K1A0S42, $q130);
+      $u32(b0_5, 0, this.s0[1], K1A0S42, $q251);
+      $u32(b0_5, 4, this.s0[0], K1A0S42, $q131);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r0, 65535, K1A0S42, "x");
@@ -3267,17 +3284,17 @@ class K1A0 {
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S45, $q250);
-      $u32(b1_8, 4, this.s0[0], K1A0S45, $q130);
-      $u32(b1_8, 8, this.s5[0], K1A0S45, $q253);
-      $u32(b1_8, 12, r2, K1A0S45, $q254);
-      $u32(b1_8, 16, this.s6[1], K1A0S45, $q255);
-      $u32(b1_8, 20, this.s3[2], K1A0S45, $q256);
+      $u32(b1_8, 0, this.s0[1], K1A0S45, $q251);
+      $u32(b1_8, 4, this.s0[0], K1A0S45, $q131);
+      $u32(b1_8, 8, this.s5[0], K1A0S45, $q254);
+      $u32(b1_8, 12, r2, K1A0S45, $q255);
+      $u32(b1_8, 16, this.s6[1], K1A0S45, $q256);
+      $u32(b1_8, 20, this.s3[2], K1A0S45, $q257);
       $f32(b1_8, 24, this.a4);
       const w1x = $wg(this.s0[1], 65535, K1A0S45, "x");
       const w1y = $wg(this.a1, 65535, K1A0S45, "y");
       const w1z = $wg(this.s0[0], 65535, K1A0S45, "z");
-      return { kernel: $q181, variant: "packed", passes: [$pass($q257, $q258, s0, [$bd(0, $q146, 1, q0), $bd(1, $q259, 0, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 1, q3), $bd(4, $q262, 1, q4), $ub(5, $q143, 2, b0_5)], w0x, w0y, 1), $pass($q278, $q279, s1, [$bd(0, $q146, 1, q0), $bd(1, $q259, 1, q1), $bd(2, $q260, 1, q2), $bd(3, $q268, 1, q5), $bd(4, $q269, 1, q6), $bd(5, $q261, 1, q3), $bd(6, $q262, 1, q4), $bd(7, $q124, 0, q7), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      return { kernel: $q182, variant: "packed", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q279, $q280, s1, [$bd(0, $q147, 1, q0), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q5), $bd(4, $q270, 1, q6), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q125, 0, q7), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V7, st);
     }
@@ -3289,14 +3306,14 @@ class K1A0 {
   }
   k6_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S47, $q228);
+      return $evalFail(e, K1A0S47, $q229);
     }
   }
   k6_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3304,14 +3321,14 @@ class K1A0 {
   }
   k6_1_3(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S49, $q228);
+      return $evalFail(e, K1A0S49, $q229);
     }
   }
   k6_1_3s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3322,31 +3339,31 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q275;
-      if (s0 === undefined) $fail($q22, K1A0S48 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k6_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q276;
+      if (s0 === undefined) $fail($q22, K1A0S48 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k6_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q276;
-      if (s1 === undefined) $fail($q22, K1A0S50 + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k6_1_3s() + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q277;
+      if (s1 === undefined) $fail($q22, K1A0S50 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k6_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q246);
-      if (this.t1 === null) $omitted(K1A0S47, $q128, $q102);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S46, $q247);
+      if (this.t1 === null) $omitted(K1A0S47, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S47, $q129, $q104);
+      if (this.t2 === null) $omitted(K1A0S47, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S47, $q248, $q199);
+      if (this.t9 === null) $omitted(K1A0S47, $q249, $q200);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S47, $q249, $q204);
+      if (this.t10 === null) $omitted(K1A0S47, $q250, $q205);
       const q7 = this.z10();
       const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S47, $q250);
-      $u32(b0_8, 4, this.s0[0], K1A0S47, $q130);
+      $u32(b0_8, 0, this.s0[1], K1A0S47, $q251);
+      $u32(b0_8, 4, this.s0[0], K1A0S47, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r1, 65535, K1A0S47, "x");
@@ -3354,10 +3371,10 @@ class K1A0 {
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const w0y = $wg(r2, 65535, K1A0S47, "y");
       const q8 = this.z0();
-      const q9: BindingResource = { kind: $q132, scratch: $q251, offset: 0, size: x0 };
+      const q9: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
       const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S49, $q250);
-      $u32(b1_6, 4, this.s0[0], K1A0S49, $q130);
+      $u32(b1_6, 0, this.s0[1], K1A0S49, $q251);
+      $u32(b1_6, 4, this.s0[0], K1A0S49, $q131);
       st = 4;
       const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const w1x = $wg(r3, 65535, K1A0S49, "x");
@@ -3370,17 +3387,17 @@ class K1A0 {
       st = 6;
       const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S52, $q250);
-      $u32(b2_8, 4, this.s0[0], K1A0S52, $q130);
-      $u32(b2_8, 8, this.s5[0], K1A0S52, $q253);
-      $u32(b2_8, 12, r5, K1A0S52, $q254);
-      $u32(b2_8, 16, this.s6[1], K1A0S52, $q255);
-      $u32(b2_8, 20, this.s3[2], K1A0S52, $q256);
+      $u32(b2_8, 0, this.s0[1], K1A0S52, $q251);
+      $u32(b2_8, 4, this.s0[0], K1A0S52, $q131);
+      $u32(b2_8, 8, this.s5[0], K1A0S52, $q254);
+      $u32(b2_8, 12, r5, K1A0S52, $q255);
+      $u32(b2_8, 16, this.s6[1], K1A0S52, $q256);
+      $u32(b2_8, 20, this.s3[2], K1A0S52, $q257);
       $f32(b2_8, 24, this.a4);
       const w2x = $wg(this.s0[1], 65535, K1A0S52, "x");
       const w2y = $wg(this.a1, 65535, K1A0S52, "y");
       const w2z = $wg(this.s0[0], 65535, K1A0S52, "z");
-      return { kernel: $q181, variant: "separate_rotary", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $bd(6, $q248, 1, q6), $bd(7, $q249, 1, q7), $ub(8, $q143, 2, b0_8)], w0x, w0y, 1), $pass($q263, $q264, s1, [$bd(0, $q146, 1, q8), $bd(1, $q248, 1, q6), $bd(2, $q249, 1, q7), $bd(3, $q261, 1, q4), $bd(4, $q262, 1, q5), $bd(5, $q265, 0, q9), $ub(6, $q143, 2, b1_6)], w1x, w1y, 1), $pass($q278, $q279, s2, [$bd(0, $q146, 1, q9), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q10), $bd(4, $q269, 1, q11), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q124, 0, q12), $ub(8, $q143, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
+      return { kernel: $q182, variant: "separate_rotary", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $bd(6, $q249, 1, q6), $bd(7, $q250, 1, q7), $ub(8, $q144, 2, b0_8)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q8), $bd(1, $q249, 1, q6), $bd(2, $q250, 1, q7), $bd(3, $q262, 1, q4), $bd(4, $q263, 1, q5), $bd(5, $q266, 0, q9), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q279, $q280, s2, [$bd(0, $q147, 1, q9), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q10), $bd(4, $q270, 1, q11), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q125, 0, q12), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V8, st);
     }
@@ -3392,14 +3409,14 @@ class K1A0 {
   }
   k7_0_4(): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
     } catch (e) {
-      return $evalFail(e, K1A0S54, $q228);
+      return $evalFail(e, K1A0S54, $q229);
     }
   }
   k7_0_4s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -3409,20 +3426,20 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q277;
-      if (s0 === undefined) $fail($q22, K1A0S55 + $q236 + $show(this.a0) + ", " + $q237 + $show(this.a1) + ", " + $q238 + $show(this.a2) + ", " + $q239 + $show(this.a3) + ", " + $q240 + this.k7_0_4s() + ", " + $q241 + $show(this.s3[2]) + ", " + $q242 + $show(this.s3[3]) + ", " + $q243 + $show((this.t9 !== null)) + ", " + $q244 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q278;
+      if (s0 === undefined) $fail($q22, K1A0S55 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k7_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
       const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
-      if (this.t1 === null) $omitted(K1A0S54, $q128, $q102);
+      if (this.t1 === null) $omitted(K1A0S54, $q129, $q103);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S54, $q129, $q104);
+      if (this.t2 === null) $omitted(K1A0S54, $q130, $q105);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S54, $q250);
-      $u32(b0_6, 4, this.s0[0], K1A0S54, $q130);
+      $u32(b0_6, 0, this.s0[1], K1A0S54, $q251);
+      $u32(b0_6, 4, this.s0[0], K1A0S54, $q131);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const w0x = $wg(r0, 65535, K1A0S54, "x");
@@ -3436,17 +3453,17 @@ class K1A0 {
       st = 3;
       const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S57, $q250);
-      $u32(b1_8, 4, this.s0[0], K1A0S57, $q130);
-      $u32(b1_8, 8, this.s5[0], K1A0S57, $q253);
-      $u32(b1_8, 12, r2, K1A0S57, $q254);
-      $u32(b1_8, 16, this.s6[1], K1A0S57, $q255);
-      $u32(b1_8, 20, this.s3[2], K1A0S57, $q256);
+      $u32(b1_8, 0, this.s0[1], K1A0S57, $q251);
+      $u32(b1_8, 4, this.s0[0], K1A0S57, $q131);
+      $u32(b1_8, 8, this.s5[0], K1A0S57, $q254);
+      $u32(b1_8, 12, r2, K1A0S57, $q255);
+      $u32(b1_8, 16, this.s6[1], K1A0S57, $q256);
+      $u32(b1_8, 20, this.s3[2], K1A0S57, $q257);
       $f32(b1_8, 24, this.a4);
       const w1x = $wg(this.s0[1], 65535, K1A0S57, "x");
       const w1y = $wg(this.a1, 65535, K1A0S57, "y");
       const w1z = $wg(this.s0[0], 65535, K1A0S57, "z");
-      return { kernel: $q181, variant: "separate", passes: [$pass($q257, $q258, s0, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q259, 0, q2), $bd(3, $q260, 0, q3), $bd(4, $q261, 1, q4), $bd(5, $q262, 1, q5), $ub(6, $q143, 2, b0_6)], w0x, w0y, 1), $pass($q278, $q279, s1, [$bd(0, $q146, 1, q6), $bd(1, $q259, 1, q2), $bd(2, $q260, 1, q3), $bd(3, $q268, 1, q7), $bd(4, $q269, 1, q8), $bd(5, $q261, 1, q4), $bd(6, $q262, 1, q5), $bd(7, $q124, 0, q9), $ub(8, $q143, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      return { kernel: $q182, variant: "separate", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q279, $q280, s1, [$bd(0, $q147, 1, q6), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q7), $bd(4, $q270, 1, q8), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q125, 0, q9), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V9, st);
     }
@@ -3461,19 +3478,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q181, $q160);
+      $evalFail(e, $q182, $q161);
     }
-    const h0 = $outShape(o0, 3, $q181, $q125);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q106 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q125, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q181, $q229);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q229, this.u3.shape, h1, $q215);
-    const h2 = $outShape(this.s4, 4, $q181, $q230);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q230, this.u4.shape, h2, $q214);
+    const h0 = $outShape(o0, 3, $q182, $q126);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q107 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q182, $q126, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q182, $q230);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q182, $q230, this.u3.shape, h1, $q216);
+    const h2 = $outShape(this.s4, 4, $q182, $q231);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q182, $q231, this.u4.shape, h2, $q215);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q162, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q162, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q162, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3483,16 +3500,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q162, "SparseAttention: no variant fits this call on profile mobile-1024-f16: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q163, "SparseAttention: no variant fits this call on profile mobile-1024-f16: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-1024-f16. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q163, K1);
-  const outs = $bag(c, $q164, K1);
-  const attrs = $bag(c, $q165, K1);
+  const ins = $bag(c, $q164, K1);
+  const outs = $bag(c, $q165, K1);
+  const attrs = $bag(c, $q166, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3517,41 +3534,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q123:
-          t0 = $td(ins[key], K1, $q116, key);
+        case $q124:
+          t0 = $td(ins[key], K1, $q117, key);
           break;
-        case $q102:
-          t1 = $td(ins[key], K1, $q116, key);
+        case $q103:
+          t1 = $td(ins[key], K1, $q117, key);
           break;
-        case $q104:
-          t2 = $td(ins[key], K1, $q116, key);
-          break;
-        case $q229:
-          t3 = $td(ins[key], K1, $q116, key);
+        case $q105:
+          t2 = $td(ins[key], K1, $q117, key);
           break;
         case $q230:
-          t4 = $td(ins[key], K1, $q116, key);
-          break;
-        case $q233:
-          t5 = $td(ins[key], K1, $q116, key);
-          break;
-        case $q234:
-          t6 = $td(ins[key], K1, $q116, key);
+          t3 = $td(ins[key], K1, $q117, key);
           break;
         case $q231:
-          t7 = $td(ins[key], K1, $q116, key);
+          t4 = $td(ins[key], K1, $q117, key);
+          break;
+        case $q234:
+          t5 = $td(ins[key], K1, $q117, key);
+          break;
+        case $q235:
+          t6 = $td(ins[key], K1, $q117, key);
           break;
         case $q232:
-          t8 = $td(ins[key], K1, $q116, key);
+          t7 = $td(ins[key], K1, $q117, key);
           break;
-        case $q199:
-          t9 = $td(ins[key], K1, $q116, key);
+        case $q233:
+          t8 = $td(ins[key], K1, $q117, key);
           break;
-        case $q204:
-          t10 = $td(ins[key], K1, $q116, key);
+        case $q200:
+          t9 = $td(ins[key], K1, $q117, key);
+          break;
+        case $q205:
+          t10 = $td(ins[key], K1, $q117, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q167 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3559,17 +3576,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q125:
-          t11 = $td(outs[key], K1, $q124, key);
-          break;
-        case $q229:
-          u3 = $td(outs[key], K1, $q124, key);
+        case $q126:
+          t11 = $td(outs[key], K1, $q125, key);
           break;
         case $q230:
-          u4 = $td(outs[key], K1, $q124, key);
+          u3 = $td(outs[key], K1, $q125, key);
+          break;
+        case $q231:
+          u4 = $td(outs[key], K1, $q125, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q168 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3577,26 +3594,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q280:
+        case $q281:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q169:
+        case $q170:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q170:
+        case $q171:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q281:
+        case $q282:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q135:
+        case $q136:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q282:
+        case $q283:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q172 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3605,107 +3622,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q116, $q123);
+    $missing(K1, $q117, $q124);
   } else {
     dt0 = t0.dtype;
-    by0 = $q123;
-    if (t0.shape.length !== 3) $badRank(K1, $q116, $q123, 3, t0.shape.length);
+    by0 = $q124;
+    if (t0.shape.length !== 3) $badRank(K1, $q117, $q124, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q116, $q102, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q116, $q102, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q117, $q103, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q117, $q103, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q116, $q104, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q116, $q104, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q117, $q105, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q117, $q105, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q116, $q229);
+    $missing(K1, $q117, $q230);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q229, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q116, $q229, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q117, $q230, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q117, $q230, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q116, $q230);
+    $missing(K1, $q117, $q231);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q230, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q116, $q230, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q117, $q231, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q117, $q231, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q116, $q233);
+    $missing(K1, $q117, $q234);
   } else {
     dt1 = t5.dtype;
-    by1 = $q233;
-    if (t5.shape.length !== 2) $badRank(K1, $q116, $q233, 2, t5.shape.length);
+    by1 = $q234;
+    if (t5.shape.length !== 2) $badRank(K1, $q117, $q234, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q116, $q234);
+    $missing(K1, $q117, $q235);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q234, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q116, $q234, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q117, $q235, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q117, $q235, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q116, $q231);
+    $missing(K1, $q117, $q232);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q231, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q116, $q231, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q117, $q232, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q117, $q232, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q116, $q232);
+    $missing(K1, $q117, $q233);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q232, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q116, $q232, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q117, $q233, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q117, $q233, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q199, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q116, $q199, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q117, $q200, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q117, $q200, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q204, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q116, $q204, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q117, $q205, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q117, $q205, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q124, $q125, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q124, $q125, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q125, $q126, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q125, $q126, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q124, $q229, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q124, $q229, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q125, $q230, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q125, $q230, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q124, $q230, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q124, $q230, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q125, $q231, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q125, $q231, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q106;
-  else if (dt0 !== $q106) $fail($q0, K1 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q280, $q176, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q281, $q176, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q135, $q176, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q282, $q176, g5);
+  if (dt0 === undefined) dt0 = $q107;
+  else if (dt0 !== $q107) $fail($q0, K1 + $q173 + dt0 + $q174);
+  if (dt1 === undefined) dt1 = $q175;
+  else if (dt1 !== $q175) $fail($q0, K1 + ": M = " + dt1 + $q176);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q281, $q177, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q170, $q177, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q171, $q177, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q282, $q177, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q136, $q177, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q283, $q177, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q283);
-  if (a1 === undefined) $fail($q0, K1 + $q177);
-  if (a2 === undefined) $fail($q0, K1 + $q178);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q283);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q284);
+  if (a1 === undefined) $fail($q0, K1 + $q178);
+  if (a2 === undefined) $fail($q0, K1 + $q179);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q284);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q106 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
+  if (dt0 === $q107 && dt1 === $q175) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q163, K1 + $q180 + "T=" + dt0 + ", " + "M=" + dt1 + $q181);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -46,6 +46,8 @@ const recordSchema = z.strictObject({
     runnerUp: scoreSchema.optional(),
     /** Runner-up's score over the winner's (1.07 = the winner is 7% faster). */
     margin: z.number().optional(),
+    /** Every candidate measured, in the order they were compiled (the winner and runner-up among them). */
+    table: z.array(scoreSchema).optional(),
   }),
 });
 

@@ -324,6 +324,7 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
           calls: record.calls,
           candidates: record.candidates,
           winner: record.winner,
+          table: record.table,
           ...(record.runnerUp
             ? { runnerUp: record.runnerUp, margin: Number((record.runnerUp.score / Math.max(record.winner.score, 1e-12)).toFixed(4)) }
             : {}),
@@ -359,7 +360,7 @@ async function tuneKernel(
   rawCalls: readonly TuneCallConfig[],
   override: Readonly<Record<string, readonly number[]>> | undefined,
   ctx: KernelTuneContext,
-): Promise<{ winner: Score; runnerUp?: Score; candidates: number; calls: string[] } | undefined> {
+): Promise<{ winner: Score; runnerUp?: Score; table: Score[]; candidates: number; calls: string[] } | undefined> {
   const configFile = loaded.file ? { file: loaded.file, pointer: `/tune/${kernel}` } : undefined;
   const resolved: TuneCallConfig[] = [];
   for (const call of rawCalls) {
@@ -502,6 +503,7 @@ async function tuneKernel(
   return {
     winner: order[0]![0],
     ...(order[1] ? { runnerUp: order[1][0] } : {}),
+    table: scored,
     candidates: prepared.length,
     calls: usedCalls.map((c) => c.name),
   };

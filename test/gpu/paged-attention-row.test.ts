@@ -127,7 +127,9 @@ const CASES: readonly RowCase[] = [
   {
     profile: "desktop-48k",
     variant: "packed_slot",
-    shape: shape(`G7 bs${ODD_BS} hostile tables`, 7, 1, ODD_BS, { hostile: true }),
+    shape: shape(`G7 bs${ODD_BS} mixed, hostile tables`, 7, 1, ODD_BS, { hostile: true }),
+    // The last sequence with new tokens loses every block (its outputs must be zeros); the others keep most.
+    batch: { past: [89, 30, 0], newTokens: [5, 1, 7] },
   },
 ];
 
@@ -272,7 +274,7 @@ describe.runIf(device)("PagedAttention's row design, executed at the adapter's s
         for (let k = 0; k < before.length; k++) if (cache[k] !== (ref.written[k] ? f32ToF16(want[k]) : before[k])) mismatches++;
         expect(mismatches, `seed ${SEED}, ${id}`).toBe(0);
       }
-      if (!c.shape.hostile) expect(data.liveRows, "the case has visible keys").toBeGreaterThan(0);
+      expect(data.liveRows, "the case has visible keys").toBeGreaterThan(0);
     }, 300_000);
   }
 });

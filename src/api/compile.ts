@@ -23,7 +23,7 @@ import {
   type RenderContext,
   type ShaderRecord,
 } from "../emit/shader.js";
-import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
+import { createShaderCache, TemplateDigests, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
@@ -58,6 +58,12 @@ export interface CompileOptions {
   readonly templateReads?: CheckContext["templateReadsCache"];
   /** A validator to use (and leave open) instead of starting one for this compilation. */
   readonly validator?: WgslValidator;
+  /**
+   * Tint verdicts kept between processes (the CLI keeps them under .kernelc-cache/): a shader whose
+   * exact text has a verdict there is not validated again, and new verdicts are added to it. When
+   * it holds verdicts, Tint is started only once a shader has none.
+   */
+  readonly verdicts?: VerdictStore;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
   readonly emit?: EmitKind;
 }
@@ -88,22 +94,26 @@ export interface CompileResult {
 
 /** Compiles the project of `loaded` (its root, specs and templates) into the files of a bundle. */
 export async function compile(loaded: LoadedConfig, options: CompileOptions = {}): Promise<CompileResult> {
-  // Tint's validator starts (on its worker threads) while the specs are checked; Dawn and the
-  // generators are loaded only by the phases that use them.
-  const validating = options.validator
-    ? Promise.resolve(options.validator)
-    : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create());
+  // Tint's validator starts (on its worker threads) while the specs are checked, unless stored
+  // verdicts may make it unneeded: then it starts when a shader has none. Dawn and the generators
+  // are loaded only by the phases that use them.
+  let validating: Promise<WgslValidator> | undefined;
+  const validator = (): Promise<WgslValidator> =>
+    (validating ??= options.validator
+      ? Promise.resolve(options.validator)
+      : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create()));
+  if (!options.verdicts?.size) void validator().catch(() => undefined);
   try {
-    return await compileWith(loaded, options, validating);
+    return await compileWith(loaded, options, validator);
   } finally {
     // A failed compilation never validates: the validator it started is released all the same.
-    const validator = await validating.catch(() => undefined);
-    validator?.forgetPrefetched();
-    if (!options.validator) validator?.dispose();
+    const started = await validating?.catch(() => undefined);
+    started?.forgetPrefetched();
+    if (!options.validator) started?.dispose();
   }
 }
 
-async function compileWith(loaded: LoadedConfig, options: CompileOptions, validating: Promise<WgslValidator>): Promise<CompileResult> {
+async function compileWith(loaded: LoadedConfig, options: CompileOptions, validator: () => Promise<WgslValidator>): Promise<CompileResult> {
   const progress = options.onProgress ?? (() => {});
   const templatesDir = path.resolve(loaded.root, loaded.config.templates);
   // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
@@ -151,7 +161,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // Renders with the same template files, context and declarations are done once (profiles often
   // share them); with options.cache also across compilations.
   const shaderCache = options.cache ?? createShaderCache();
-  Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
+  Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 });
   const cache = { shaders: shaderCache, digests: new TemplateDigests(templatesDir) };
   const ctx: RenderContext = {
     renderer: new TemplateRenderer(templatesDir),
@@ -161,7 +171,6 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     cache,
   };
   const locate = pointerLocator(sources);
-  const validator = await validating;
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
   const prefetched = new Set<string>();
   const results: ProfileResult[] = [];
@@ -172,7 +181,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
       const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
       kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
-      prefetchValidations(ctx.shaders, validator, shaderCache, wanted, prefetched);
+      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
     }
     results.push({ profile, kernels: kernelResults });
   }
@@ -180,7 +189,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
@@ -195,14 +204,15 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
 
 /**
  * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
- * no verdict in the cache: the features a shader enables among those of each profile rendering it
- * (as validateShaders computes them). validateShaders then takes the results. `done` holds the
- * shader and feature-set pairs already started.
+ * no verdict in the cache or the store: the features a shader enables among those of each profile
+ * rendering it (as validateShaders computes them). validateShaders then takes the results. `done`
+ * holds the shader and feature-set pairs already started.
  */
 function prefetchValidations(
   shaders: ReadonlyMap<string, ShaderRecord>,
-  validator: WgslValidator,
+  validator: () => Promise<WgslValidator>,
   cache: ShaderCache,
+  store: VerdictStore | undefined,
   wanted: (rec: ShaderRecord) => boolean,
   done: Set<string>,
 ): void {
@@ -214,7 +224,12 @@ function prefetchValidations(
       done.add(`${id}|${key}`);
       enabled ??= enabledFeatures(rec.body);
       const relevant = features.filter((f) => enabled!.has(f));
-      if (!cache.verdicts.has(`${id}|${relevant.join(",")}`)) validator.prefetch(rec.body, relevant);
+      if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
+      // Taken (and any failure reported) by validateShaders, which awaits the same validator.
+      void validator().then(
+        (v) => v.prefetch(rec.body, relevant),
+        () => undefined,
+      );
     }
   }
 }

@@ -26,8 +26,26 @@ export interface ShaderCache {
   readonly verdicts: Map<string, readonly WgslProblem[]>;
   /** What the static checks read from a shader's text, by shader id. */
   readonly analyses: Map<string, ShaderAnalysis>;
-  /** How many renders and validations the last compilation did and reused (for tests and benchmarks). */
-  readonly stats: { rendered: number; renderReused: number; validated: number; validationReused: number };
+  /**
+   * How many renders and validations the last compilation did and reused (for tests and
+   * benchmarks); `storeReused`: verdicts taken from the VerdictStore (kept by an earlier process).
+   */
+  readonly stats: { rendered: number; renderReused: number; validated: number; validationReused: number; storeReused: number };
+}
+
+/**
+ * Tint's verdicts kept between processes (kernelc lint, build and watch keep them under
+ * .kernelc-cache/): by the exact text of a shader and the feature set it was validated under, for
+ * one validator (the webgpu package's version and kernelc's validation code). A verdict is taken
+ * only for the very text it was found for, so it can never stand for another shader.
+ */
+export interface VerdictStore {
+  /** Whether the store holds verdicts (a compilation then starts Tint only when a shader has none). */
+  readonly size: number;
+  /** Tint's problems in `wgsl` under `features`, when known. */
+  get(wgsl: string, features: readonly string[]): readonly WgslProblem[] | undefined;
+  /** Records Tint's problems in `wgsl` under `features`. */
+  set(wgsl: string, features: readonly string[], problems: readonly WgslProblem[]): void;
 }
 
 /** An empty cache. */
@@ -36,7 +54,7 @@ export function createShaderCache(): ShaderCache {
     renders: new Map(),
     verdicts: new Map(),
     analyses: new Map(),
-    stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 },
+    stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }
 

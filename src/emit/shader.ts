@@ -22,7 +22,7 @@ import { bindingElementType, DeriveEnv, StaticLeaves, wgslScalar, type StaticFac
 import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
-import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
+import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests, type VerdictStore } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
@@ -294,11 +294,13 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
  */
 export async function validateShaders(
   shaders: ReadonlyMap<string, ShaderRecord>,
-  validator: WgslValidator,
+  validator: WgslValidator | (() => Promise<WgslValidator>),
   templatesDir: string,
   reports: Report[],
   cache?: ShaderCache,
+  store?: VerdictStore,
 ): Promise<void> {
+  const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
   for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;
     const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
@@ -314,11 +316,16 @@ export async function validateShaders(
       let problems = cache?.verdicts.get(verdictKey);
       if (problems) cache!.stats.validationReused++;
       else {
-        problems = await validator.validate(rec.body, relevant);
-        if (cache) {
-          cache.stats.validated++;
-          cache.verdicts.set(verdictKey, problems);
+        const stored = store?.get(rec.body, relevant);
+        if (stored) {
+          problems = stored;
+          if (cache) cache.stats.storeReused++;
+        } else {
+          problems = await (await validatorNow()).validate(rec.body, relevant);
+          store?.set(rec.body, relevant, problems);
+          if (cache) cache.stats.validated++;
         }
+        cache?.verdicts.set(verdictKey, problems);
       }
       const profiles = new Set([...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === key).map((p) => p.name));
       for (const pr of problems.filter((x) => x.severity === "error"))

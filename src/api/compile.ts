@@ -169,6 +169,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     shaders: new Map(),
     reports: diagnostics,
     cache,
+    declared: new Map(),
   };
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));

@@ -66,6 +66,8 @@ export interface RenderContext {
   readonly reports: Report[];
   /** Renders and verdicts kept from earlier compilations, with this compilation's template digests (kernelc watch). */
   readonly cache?: { readonly shaders: ShaderCache; readonly digests: TemplateDigests };
+  /** Declarations made so far, by what they are made from (many requests declare the same bindings). */
+  readonly declared?: Map<string, Declarations>;
 }
 
 /** One pass of one variant to render, with the facts of its assignment on a profile. */
@@ -212,7 +214,12 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   const form = f16StorageFor(req.profile.features);
   let decls: Declarations;
   try {
-    decls = declareResources(declBindings(pass.bindings, env), form, { enableF16: v.features.includes("shader-f16") });
+    const bindings = declBindings(pass.bindings, env);
+    const enableF16 = v.features.includes("shader-f16");
+    const declKey = ctx.declared ? JSON.stringify([bindings, form, enableF16]) : "";
+    const known = ctx.declared?.get(declKey);
+    decls = known ?? declareResources(bindings, form, { enableF16 });
+    if (!known) ctx.declared?.set(declKey, decls);
   } catch (err) {
     ctx.reports.push({
       diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, {

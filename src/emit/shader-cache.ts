@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { sha256Hex } from "../core/hash.js";
 import { walkFiles } from "../core/walk.js";
+import { declarationPrints } from "./declarations-print.js";
 import type { Rendered, RenderError } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
 import type { WorkgroupFacts } from "./wgsl-limits.js";
@@ -77,6 +78,7 @@ function includedNames(text: string): { names: string[]; dynamic: boolean } {
 export class TemplateDigests {
   private readonly texts = new Map<string, string | undefined>();
   private readonly closures = new Map<string, Closure>();
+  private readonly asIs = new Map<string, boolean>();
   private folder?: string;
 
   constructor(private readonly templatesDir: string) {}
@@ -94,6 +96,31 @@ export class TemplateDigests {
   /** Whether the template or an include can read `env.wgsl.f16Storage` (the profile's f16 storage form, known to differ between profiles even where no binding is f16). */
   readsF16Storage(name: string): boolean {
     return this.closure(name).f16Storage;
+  }
+
+  /**
+   * Whether the template and every template it includes or imports print
+   * `env.wgsl.resourceDeclarations` as it stands and do nothing else with it (declarations-print.ts),
+   * so that one render can be filled in with any declarations.
+   */
+  printsDeclarationsAsIs(name: string): boolean {
+    let known = this.asIs.get(name);
+    if (known === undefined) {
+      known = true;
+      const seen = new Set<string>();
+      const stack = [name];
+      while (stack.length > 0 && known) {
+        const next = stack.pop()!;
+        if (seen.has(next)) continue;
+        seen.add(next);
+        const text = this.text(next);
+        const prints = text === undefined ? undefined : declarationPrints(text);
+        known = prints?.asIs ?? false;
+        stack.push(...(prints?.includes ?? []));
+      }
+      this.asIs.set(name, known);
+    }
+    return known;
   }
 
   private text(name: string): string | undefined {

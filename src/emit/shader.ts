@@ -149,12 +149,22 @@ export function renderWithDeclarations(
   context: Readonly<Record<string, unknown>>,
   decls: Declarations,
   form: F16Storage,
+  printsDeclarationsAsIs = false,
 ): RenderedShader {
   const wgsl = {
     f16Storage: form,
     storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
     scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
   };
+  // A template that prints the declarations as they stand is rendered once and filled in twice:
+  // the same two results as the two renders below (TemplateRenderer.renderOpen).
+  const open = printsDeclarationsAsIs ? renderer.renderOpen({ templatesDir, shader, context, wgsl }) : undefined;
+  const first = open?.fill(decls.text);
+  if (open && first) {
+    const usedFirst = helpersCalled(first.wgsl, decls.helpers);
+    const filled = usedFirst.size === 0 ? first : open.fill(decls.withHelpers(usedFirst));
+    if (filled) return filled;
+  }
   const rendered = renderer.render({ templatesDir, shader, context, declarations: decls.text, wgsl });
   const used = helpersCalled(rendered.wgsl, decls.helpers);
   return used.size === 0 ? rendered : renderer.render({ templatesDir, shader, context, declarations: decls.withHelpers(used), wgsl });
@@ -244,7 +254,15 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
     try {
-      rendered = renderWithDeclarations(ctx.renderer, ctx.templatesDir, pass.shader, context, decls, form);
+      rendered = renderWithDeclarations(
+        ctx.renderer,
+        ctx.templatesDir,
+        pass.shader,
+        context,
+        decls,
+        form,
+        ctx.cache?.digests.printsDeclarationsAsIs(pass.shader),
+      );
     } catch (err) {
       if (!(err instanceof RenderError)) throw err;
       rendered = err;

@@ -163,8 +163,12 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   const shaderCache = options.cache ?? createShaderCache();
   Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 });
   const cache = { shaders: shaderCache, digests: new TemplateDigests(templatesDir) };
+  // The renderer keeps parsed templates across compilations with a cache; an edited one is parsed again.
+  let renderer = shaderCache.renderers.get(templatesDir);
+  if (renderer) renderer.refresh();
+  else shaderCache.renderers.set(templatesDir, (renderer = new TemplateRenderer(templatesDir)));
   const ctx: RenderContext = {
-    renderer: new TemplateRenderer(templatesDir),
+    renderer,
     templatesDir,
     shaders: new Map(),
     reports: diagnostics,

@@ -202,6 +202,30 @@ export class TemplateRenderer {
   }
 
   /**
+   * Forgets the parsed templates whose file changed (or moved out of the templates folder, or went
+   * away) since it was read, so that one renderer can serve successive compilations (kernelc
+   * watch): an edit re-parses only the edited template. Nunjucks' own cache busting ("update").
+   */
+  refresh(): void {
+    let changed = false;
+    for (const [name, src] of [...this.loader.sources]) {
+      let now: string | undefined;
+      try {
+        const real = realpathSync(path.join(this.root, ...name.split("/")));
+        if (real.startsWith(this.root + path.sep)) now = readFileSync(real, "utf8");
+      } catch {
+        now = undefined;
+      }
+      if (now === src) continue;
+      changed = true;
+      this.loader.sources.delete(name);
+      this.loader.emit("update", name, path.join(this.root, name));
+    }
+    // The instrumented copies number their files as they are read: start them afresh.
+    if (changed) this.instrumented = undefined;
+  }
+
+  /**
    * Renders one template with a placeholder for the declarations, to be filled in afterwards: for
    * a template that prints `env.wgsl.resourceDeclarations` as it stands and does nothing else with
    * it (declarations-print.ts), `fill(D)` is what render() gives with declarations D. `fill`

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { sha256Hex } from "../core/hash.js";
 import { walkFiles } from "../core/walk.js";
 import { declarationPrints } from "./declarations-print.js";
-import type { Rendered, RenderError } from "./render.js";
+import type { Rendered, RenderError, TemplateRenderer } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
 import type { WorkgroupFacts } from "./wgsl-limits.js";
 
@@ -27,6 +27,8 @@ export interface ShaderCache {
   readonly verdicts: Map<string, readonly WgslProblem[]>;
   /** What the static checks read from a shader's text, by shader id. */
   readonly analyses: Map<string, ShaderAnalysis>;
+  /** The template renderer of each templates folder, its parsed templates kept (refreshed by each compilation). */
+  readonly renderers: Map<string, TemplateRenderer>;
   /**
    * How many renders and validations the last compilation did and reused (for tests and
    * benchmarks); `storeReused`: verdicts taken from the VerdictStore (kept by an earlier process).
@@ -55,6 +57,7 @@ export function createShaderCache(): ShaderCache {
     renders: new Map(),
     verdicts: new Map(),
     analyses: new Map(),
+    renderers: new Map(),
     stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }

@@ -89,19 +89,19 @@ describe("kernelc watch", () => {
     expect(first).toMatchObject({ wrote: true, errors: false });
     // Two templates; the profiles share each render (the templates read nothing of the device) and
     // each verdict (the shaders enable no feature).
-    expect(first.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2 });
+    expect(first.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2, storeReused: 0 });
     expect(shaders(dir)).toHaveLength(2);
 
     fs.appendFileSync(path.join(dir, "templates", "small.wgsl.jinja"), "// edited small\n");
     const second = await log.next();
     expect(second).toMatchObject({ wrote: true, errors: false });
-    expect(second.stats).toEqual({ rendered: 1, renderReused: 3, validated: 1, validationReused: 3 });
+    expect(second.stats).toEqual({ rendered: 1, renderReused: 3, validated: 1, validationReused: 3, storeReused: 0 });
     expect(shaders(dir).filter((s) => s.includes("// edited small"))).toHaveLength(1);
 
     // lib is imported by both templates: both re-render.
     fs.writeFileSync(path.join(dir, "templates", "lib.wgsl.jinja"), "{% macro scaled(v) %}({{ v }}) * params.alpha{% endmacro %}\n");
     const third = await log.next();
-    expect(third.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2 });
+    expect(third.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2, storeReused: 0 });
     expect(shaders(dir).every((s) => s.includes("y[i] = (x[i]) * params.alpha"))).toBe(true);
     expect(fs.readFileSync(path.join(dir, "out", "build-info.json"), "utf8")).toContain('"inputs"');
     expect(stderr).toMatch(/^wrote out\/: 2 profiles, 2 shaders\nrebuilt in \d+ ms \(1 rendered, 3 reused; 1 validated, 3 reused\)$/m);

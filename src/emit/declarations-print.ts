@@ -93,10 +93,20 @@ export function declarationPrints(src: string): DeclarationPrints {
       else includes.push(String(t.value));
       if (x instanceof njNodes.Include && inside) asIs = false;
     }
-    for (const f of node.fields ?? []) if (f !== "children") stack.push([node[f], node, inside]);
-    if ("children" in node) stack.push([node.children, node, inside]);
+    for (const f of childFields(node)) stack.push([node[f], node, inside]);
   }
   return { asIs, includes };
+}
+
+/**
+ * The members of a node that hold nodes: its `fields`, `children`, and `body` where the parser
+ * sets one outside the fields (the Capture of a `{% set x %}…{% endset %}` block).
+ */
+function childFields(node: NjNode): string[] {
+  const out = (node.fields ?? []).filter((f) => f !== "children" && f !== "body");
+  if ("children" in node) out.push("children");
+  if ("body" in node) out.push("body");
+  return out;
 }
 
 function isLiteral(x: unknown, value: string): boolean {
@@ -115,8 +125,7 @@ function findParent(root: unknown, child: object): NjNode | undefined {
       continue;
     }
     const node = x as NjNode;
-    for (const f of node.fields ?? []) if (f !== "children") stack.push([node[f], node]);
-    if ("children" in node) stack.push([node.children, node]);
+    for (const f of childFields(node)) stack.push([node[f], node]);
   }
   return undefined;
 }

@@ -11,6 +11,7 @@ import { dedupeDiagnostics, type Report } from "../core/dedupe.js";
 import { sortDiagnostics, UserError, type Diagnostic, type Location } from "../core/diagnostic.js";
 import { parseJson, resolvePointer, type JsonNode } from "../core/json-source.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { sha256Hex } from "../core/hash.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import type { EmitKind } from "../emit/code-writer.js";
@@ -179,17 +180,37 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
   const prefetched = new Set<string>();
   const results: ProfileResult[] = [];
+  // With a cache kept across compilations (watch), a kernel's enumeration on a profile is reused,
+  // with its reports, while everything it is computed from is unchanged: the config (and its file's
+  // text, which diagnostics point into), the spec's text and what its templates read.
+  const enumerations = options.cache ? shaderCache.enumerations : undefined;
+  const configDigest = enumerations ? sha256Hex(JSON.stringify([loaded, loaded.file ? readText(loaded.file) : null])) : "";
+  const enumerationsUsed = new Set<string>();
   for (const profile of profiles) {
     const kernelResults: KernelOnProfile[] = [];
     for (const kernel of kernels) {
       progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
-      const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
+      const key = enumerations ? enumerationKey(configDigest, kernel, profile, sources) : undefined;
+      let enumerated = key !== undefined ? enumerations?.get(key) : undefined;
+      if (!enumerated) {
+        const reports: Report[] = [];
+        enumerated = {
+          build: enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], reports, locate),
+          reports,
+        };
+        if (key !== undefined) enumerations?.set(key, enumerated);
+      }
+      if (key !== undefined) enumerationsUsed.add(key);
+      diagnostics.push(...enumerated.reports);
+      const build = enumerated.build;
       kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
       prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
     }
     results.push({ profile, kernels: kernelResults });
   }
+
+  for (const key of enumerations?.keys() ?? []) if (!enumerationsUsed.has(key)) enumerations!.delete(key);
 
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
@@ -364,6 +385,34 @@ function enumerateOnProfile(
     });
   }
   return build;
+}
+
+/** The key of one kernel's enumeration on one profile: the config's digest, the profile, the spec's file and text, and what each pass's templates read. */
+function enumerationKey(
+  configDigest: string,
+  kernel: CheckedKernel,
+  profile: Profile,
+  sources: ReadonlyMap<string, string>,
+): string | undefined {
+  const text = sources.get(kernel.spec.file);
+  if (text === undefined) return undefined;
+  const sorted = (xs: Iterable<string>): string[] => [...xs].sort();
+  const reads = kernel.variants.map((v) =>
+    v.passes.map((p) => [
+      p.shader,
+      p.reads ? [sorted(p.reads.names), sorted(p.reads.tunables), sorted(p.reads.dtypes), sorted(p.reads.includes)] : null,
+    ]),
+  );
+  return sha256Hex(JSON.stringify([configDigest, profile, kernel.spec.file, text, reads]));
+}
+
+/** A file's text, or undefined when it cannot be read. */
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** A JSON file's location of a pointer, with the span of the member's key (or of the value) when the file parses. */

@@ -7,7 +7,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { sha256Hex } from "../core/hash.js";
+import type { Report } from "../core/dedupe.js";
 import { walkFiles } from "../core/walk.js";
+import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { declarationPrints } from "./declarations-print.js";
 import type { Rendered, RenderError, TemplateRenderer } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
@@ -29,6 +31,8 @@ export interface ShaderCache {
   readonly analyses: Map<string, ShaderAnalysis>;
   /** The template renderer of each templates folder, its parsed templates kept (refreshed by each compilation). */
   readonly renderers: Map<string, TemplateRenderer>;
+  /** Enumerations of a kernel on a profile, with the reports they made, by what they are computed from (see compile()). */
+  readonly enumerations: Map<string, { readonly build: KernelProfileBuild; readonly reports: readonly Report[] }>;
   /**
    * How many renders and validations the last compilation did and reused (for tests and
    * benchmarks); `storeReused`: verdicts taken from the VerdictStore (kept by an earlier process).
@@ -58,6 +62,7 @@ export function createShaderCache(): ShaderCache {
     verdicts: new Map(),
     analyses: new Map(),
     renderers: new Map(),
+    enumerations: new Map(),
     stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }

@@ -169,6 +169,39 @@ describe("kernelc watch", () => {
     expect(shaders(dir).some((s) => s.includes("y[i] = x[i] * params.alpha + 1.0;"))).toBe(true);
   }, 60_000);
 
+  it("edits of the spec, of what a template reads and of the config enumerate again: out/ is each time what a fresh build writes", async () => {
+    const dir = project();
+    const log = rebuilds();
+    session = startWatch(
+      { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} },
+      { format: "json", onRebuild: log.onRebuild },
+    );
+    await log.next();
+    const fresh = async (): Promise<void> => {
+      let stderr = "";
+      const io = { stdout: () => {}, stderr: (t: string) => (stderr += t), cwd: dir, isTTY: false, env: {} };
+      expect(await main(["build", "--check"], io), stderr).toBe(0);
+    };
+    const specFile = path.join(dir, "specs", "Scale.json");
+    fs.writeFileSync(specFile, JSON.stringify({ ...SPEC, tunables: { WG: { default: 128 } } }, null, 2));
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(shaders(dir).every((t) => t.includes("const WG = 128u;"))).toBe(true);
+    await fresh();
+    const config = {
+      profiles: ["desktop-64k", "core", "compat"],
+      instances: { Scale: [{ name: "a", values: { "dim(shapes.xT, 0)": 4096 } }] },
+    };
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(config));
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(fs.existsSync(path.join(dir, "out", "compat"))).toBe(true);
+    await fresh();
+    // The template now reads a run-time value: its shaders are keyed by it.
+    fs.writeFileSync(path.join(dir, "templates", "small.wgsl.jinja"), body(" + f32({{ n }})"));
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(shaders(dir).some((t) => t.includes("+ f32(4096)"))).toBe(true);
+    await fresh();
+  }, 60_000);
+
   it("is a command: `kernelc watch --help`", async () => {
     let stdout = "";
     const code = await main(["watch", "--help"], {

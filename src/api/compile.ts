@@ -17,6 +17,7 @@ import { KERNELC_VERSION } from "../core/version.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import { TemplateRenderer } from "../emit/render.js";
 import {
+  createRenderMemo,
   enabledFeatures,
   IMPLICIT_INSTANCE,
   renderShader,
@@ -175,6 +176,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     reports: diagnostics,
     cache,
     declared: new Map(),
+    memo: createRenderMemo(),
   };
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));

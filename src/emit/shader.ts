@@ -68,6 +68,21 @@ export interface RenderContext {
   readonly cache?: { readonly shaders: ShaderCache; readonly digests: TemplateDigests };
   /** Declarations made so far, by what they are made from (many requests declare the same bindings). */
   readonly declared?: Map<string, Declarations>;
+  /** What many requests share, computed once: each pass's derive names, each profile's `device`, each render's shader id. */
+  readonly memo?: RenderMemo;
+}
+
+/** Values renderShader computes once per pass, profile or render rather than once per request. */
+export interface RenderMemo {
+  readonly names: WeakMap<CheckedPass, ReturnType<typeof deriveEnv>>;
+  readonly devices: WeakMap<Profile, ReturnType<typeof deviceContext>>;
+  /** A rendered shader's id (the hash of its text). */
+  readonly ids: WeakMap<RenderedShader, string>;
+}
+
+/** An empty RenderMemo. */
+export function createRenderMemo(): RenderMemo {
+  return { names: new WeakMap(), devices: new WeakMap(), ids: new WeakMap() };
 }
 
 /** One pass of one variant to render, with the facts of its assignment on a profile. */
@@ -182,7 +197,11 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     pass: req.passId,
     instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE),
   };
-  const names = deriveEnv(k, v, pass);
+  let names = ctx.memo?.names.get(pass);
+  if (!names) {
+    names = deriveEnv(k, v, pass);
+    ctx.memo?.names.set(pass, names);
+  }
   const env = new DeriveEnv(names, new StaticLeaves(req.facts, r.pinned));
   const context: Record<string, unknown> = Object.create(null);
   try {
@@ -220,7 +239,12 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   }
   context.tunables = { ...req.facts.tunables };
   context.dtypes = Object.fromEntries(Object.entries(req.facts.dtypes).map(([p, t]) => [p, wgslScalar(t)]));
-  context.device = deviceContext(req.profile);
+  let device = ctx.memo?.devices.get(req.profile);
+  if (!device) {
+    device = deviceContext(req.profile);
+    ctx.memo?.devices.set(req.profile, device);
+  }
+  context.device = device;
   const form = f16StorageFor(req.profile.features);
   let decls: Declarations;
   try {
@@ -286,7 +310,11 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     return undefined;
   }
   const body = rendered.wgsl;
-  const id = sha256Hex(body).slice(0, 16);
+  let id = ctx.memo?.ids.get(rendered);
+  if (id === undefined) {
+    id = sha256Hex(body).slice(0, 16);
+    ctx.memo?.ids.set(rendered, id);
+  }
   const rec = ctx.shaders.get(id) ?? {
     body,
     templates: new Set<string>(),

@@ -31,6 +31,8 @@ export interface ShaderCache {
   readonly analyses: Map<string, ShaderAnalysis>;
   /** The template renderer of each templates folder, its parsed templates kept (refreshed by each compilation). */
   readonly renderers: Map<string, TemplateRenderer>;
+  /** The render of each shader request of a reused enumeration, with the profile and template closure it was made for. */
+  readonly requestRenders: WeakMap<object, { readonly key: string; readonly rendered: Rendered }>;
   /** Enumerations of a kernel on a profile, with the reports they made, by what they are computed from (see compile()). */
   readonly enumerations: Map<string, { readonly build: KernelProfileBuild; readonly reports: readonly Report[] }>;
   /**
@@ -63,6 +65,7 @@ export function createShaderCache(): ShaderCache {
     analyses: new Map(),
     renderers: new Map(),
     enumerations: new Map(),
+    requestRenders: new WeakMap(),
     stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }

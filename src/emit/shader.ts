@@ -16,7 +16,7 @@ import { sha256Hex } from "../core/hash.js";
 import { LineMap } from "../core/line-map.js";
 import { UNKNOWN } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
-import type { CheckedBinding, CheckedKernel, CheckedPass } from "../model/checked.js";
+import type { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../model/checked.js";
 import type { ShaderRequest } from "../plan/enumerate.js";
 import { bindingElementType, DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
@@ -197,6 +197,62 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     pass: req.passId,
     instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE),
   };
+  // With a cache kept across compilations (watch), a request of a reused enumeration whose template
+  // closure is unchanged renders what it rendered before: its context, declarations and render key
+  // are not computed again. (The request is the same object only while its kernel's spec, what its
+  // templates read and the config are unchanged; see compile().)
+  const requestKey = ctx.cache ? `${req.profile.name}\0${ctx.cache.digests.digest(pass.shader)}` : undefined;
+  const earlier = requestKey !== undefined ? ctx.cache!.shaders.requestRenders.get(r) : undefined;
+  let rendered: RenderedShader | undefined;
+  if (earlier && earlier.key === requestKey) {
+    rendered = earlier.rendered;
+    ctx.cache!.shaders.stats.renderReused++;
+  } else {
+    rendered = renderRequest(req, ctx, v, pass, where);
+    if (!rendered) return undefined;
+    if (requestKey !== undefined) ctx.cache!.shaders.requestRenders.set(r, { key: requestKey, rendered });
+  }
+  const body = rendered.wgsl;
+  let id = ctx.memo?.ids.get(rendered);
+  if (id === undefined) {
+    id = sha256Hex(body).slice(0, 16);
+    ctx.memo?.ids.set(rendered, id);
+  }
+  const rec = ctx.shaders.get(id) ?? {
+    body,
+    templates: new Set<string>(),
+    kernels: new Set<string>(),
+    rendered,
+    origin: { kernel: k, pass },
+    occurrences: [] as Occurrence[],
+    tunables: req.facts.tunables,
+    featureSets: new Map(),
+    profiles: new Map(),
+  };
+  rec.occurrences.push(where);
+  rec.templates.add(pass.shader);
+  // Templates it includes are sources too (all are named, also one a branch of the template did not use).
+  for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
+  rec.kernels.add(k.spec.name);
+  // A device for this profile has all its features, and the template may use any of them (it can
+  // read them as device.features): validate under the profile's whole feature set.
+  const features = [...req.profile.features].sort();
+  rec.featureSets.set(features.join(","), features);
+  rec.profiles.set(req.profile.name, req.profile);
+  ctx.shaders.set(id, rec);
+  return id;
+}
+
+/** Renders one request (or takes the render of the same inputs from the cache); undefined after reporting why it cannot be rendered. */
+function renderRequest(
+  req: PassRequest,
+  ctx: RenderContext,
+  v: CheckedVariant,
+  pass: CheckedPass,
+  where: Occurrence,
+): RenderedShader | undefined {
+  const k = req.kernel;
+  const r = req.request;
   let names = ctx.memo?.names.get(pass);
   if (!names) {
     names = deriveEnv(k, v, pass);
@@ -309,35 +365,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     });
     return undefined;
   }
-  const body = rendered.wgsl;
-  let id = ctx.memo?.ids.get(rendered);
-  if (id === undefined) {
-    id = sha256Hex(body).slice(0, 16);
-    ctx.memo?.ids.set(rendered, id);
-  }
-  const rec = ctx.shaders.get(id) ?? {
-    body,
-    templates: new Set<string>(),
-    kernels: new Set<string>(),
-    rendered,
-    origin: { kernel: k, pass },
-    occurrences: [] as Occurrence[],
-    tunables: req.facts.tunables,
-    featureSets: new Map(),
-    profiles: new Map(),
-  };
-  rec.occurrences.push(where);
-  rec.templates.add(pass.shader);
-  // Templates it includes are sources too (all are named, also one a branch of the template did not use).
-  for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
-  rec.kernels.add(k.spec.name);
-  // A device for this profile has all its features, and the template may use any of them (it can
-  // read them as device.features): validate under the profile's whole feature set.
-  const features = [...req.profile.features].sort();
-  rec.featureSets.set(features.join(","), features);
-  rec.profiles.set(req.profile.name, req.profile);
-  ctx.shaders.set(id, rec);
-  return id;
+  return rendered;
 }
 
 /**

@@ -394,7 +394,7 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
   };
 }
 
-/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, profiles.json and the index.ts that loadBundle reads. */
+/** The bundle's files: shaders (shared across profiles), per profile a dispatcher, a manifest and kernels.json, profiles.json and the index.ts that loadBundle reads. */
 async function generateFiles(
   root: string,
   shaders: ReadonlyMap<string, ShaderRecord>,
@@ -419,7 +419,9 @@ async function generateFiles(
     const models = r.kernels.map((k) => k.model);
     for (const [rel, text] of moduleFiles(`${r.profile.name}/dispatcher`, generateDispatcher(models, header, r.profile.name), emit))
       files.set(rel, text);
-    files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
+    const described = manifestFor(r.profile, models, specFiles);
+    files.set(`${r.profile.name}/manifest.json`, stableJson(described.manifest));
+    files.set(`${r.profile.name}/kernels.json`, stableJson(described.kernels));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
   const specFiles = [

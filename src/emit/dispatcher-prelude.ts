@@ -451,6 +451,14 @@ function $evalAt(e«: unknown», stages«: readonly string[]», st«: number»)�
   if (st > 0 && e instanceof EvalFailure) $fail("eval", stages[2 * st - 2] + ": " + stages[2 * st - 1] + " failed: " + e.message);
   throw e;
 }
+/**
+ * The catch of a pass method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
+ */
+function $evalIn(e«: unknown», prefix«: string», whats«: readonly string[]», st«: number»)«: never» {
+  if (st > 0 && e instanceof EvalFailure) $fail("eval", prefix + ": " + whats[st - 1] + " failed: " + e.message);
+  throw e;
+}
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
 function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», max«: number», kernel«: string», limit«: string»)«: BindingResource» {
   const size = $round4($product(t.shape) * bytes);

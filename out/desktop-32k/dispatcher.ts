@@ -186,103 +186,95 @@ const $q179 = ": nothing was built for ";
 const $q180 = " on profile desktop-32k";
 const $q181 = "SparseAttention";
 const $q182 = ": pass `append`";
-const $q183 = ": no shader was built for pass `append` with ";
-const $q184 = ": pass `rotate_q`";
-const $q185 = ": no shader was built for pass `rotate_q` with ";
-const $q186 = "attrs.do_rotary";
-const $q187 = "attrs.sparse_block_size";
-const $q188 = "dim(shapes.pastKeyT, 3)";
-const $q189 = "b5d96cdd14879df8";
-const $q190 = ": no shader was built for pass `split_attend` with ";
-const $q191 = "uniform field `params.rowStride`";
-const $q192 = ": pass `split_attend`";
-const $q193 = "the shape of intermediate `rotatedQuery`";
-const $q194 = "the shape of intermediate `partial`";
-const $q195 = "6ebd9903c3151907";
-const $q196 = ": no shader was built for pass `attend` with ";
-const $q197 = ": pass `attend`";
-const $q198 = "layoutShapeOk";
-const $q199 = "cosCacheT";
-const $q200 = "rotaryHalf";
-const $q201 = "rotaryDim";
-const $q202 = "ranks.cosCacheT";
-const $q203 = "ranks.sinCacheT";
-const $q204 = "sinCacheT";
-const $q205 = "shapes.sinCacheT";
-const $q206 = "shapes.cosCacheT";
-const $q207 = "tensorDtypes.cosCacheT";
-const $q208 = "tensorDtypes.sinCacheT";
-const $q209 = "rotaryOk";
-const $q210 = "indexFits";
-const $q211 = "numLayout";
-const $q212 = "usesRotary";
-const $q213 = "seqLen";
-const $q214 = "shapes.pastValueT";
-const $q215 = "shapes.pastKeyT";
-const $q216 = "maxNnz";
-const $q217 = " <= 2147483647";
-const $q218 = "sparseContractOk";
-const $q219 = "bindingsFit";
-const $q220 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q221 = "dim(shapes.queryT, 2)";
-const $q222 = "attnStorageBytes";
-const $q223 = "attnStorageFits";
-const $q224 = "sparsePartialBytes";
-const $q225 = "sparseMergeWg";
-const $q226 = "sparseSplitFits";
-const $q227 = "dim(shapes.cosCacheT, 1)";
-const $q228 = "shader key dim(shapes.cosCacheT, 1)";
-const $q229 = "pastKeyT";
-const $q230 = "pastValueT";
-const $q231 = "totalSequenceLengthT";
-const $q232 = "keyTotalSequenceLengthsT";
-const $q233 = "cos_cache";
-const $q234 = "sin_cache";
-const $q235 = "params.seqLen";
-const $q236 = "append";
-const $q237 = "SparseAttention.AppendKV";
-const $q238 = "present_key";
-const $q239 = "present_value";
-const $q240 = "total_sequence_length";
-const $q241 = "key_total_sequence_lengths";
-const $q242 = "blockRowIndicesT";
-const $q243 = "blockColIndicesT";
-const $q244 = "params.numLayout";
-const $q245 = "params.rowStride";
-const $q246 = "params.colStride";
-const $q247 = "params.maxCacheSeq";
-const $q248 = "split_attend";
-const $q249 = "SparseAttention.AttendSplitK";
-const $q250 = "block_row_indices";
-const $q251 = "block_col_indices";
-const $q252 = "partial";
-const $q253 = "53e66795f9f06e1d";
-const $q254 = "attrs.do_rotary=";
-const $q255 = "attrs.kv_num_heads=";
-const $q256 = "attrs.num_heads=";
-const $q257 = "attrs.rotary_interleaved=";
-const $q258 = "dim(shapes.cosCacheT, 1)=";
-const $q259 = "dim(shapes.pastKeyT, 2)=";
-const $q260 = "dim(shapes.pastKeyT, 3)=";
-const $q261 = "present.cosCacheT=";
-const $q262 = "present.keyT=";
-const $q263 = "e2e85934a2ff68b0";
-const $q264 = "intermediate `rotatedQuery`";
-const $q265 = "intermediate `partial`";
-const $q266 = "rotatedQuery";
-const $q267 = "5a474934870ba7e5";
-const $q268 = "shapes.keyT";
-const $q269 = "shapes.valueT";
-const $q270 = " == 3";
-const $q271 = "f0b09462c4c98544";
-const $q272 = "6a660dd43e311763";
-const $q273 = "a4768a1ecce226ae";
-const $q274 = "attend";
-const $q275 = "SparseAttention.Attend";
-const $q276 = "do_rotary";
-const $q277 = "rotary_interleaved";
-const $q278 = "sparse_block_size";
-const $q279 = "; allowed values: 0, 1";
+const $q183 = "attrs.do_rotary";
+const $q184 = "attrs.rotary_interleaved";
+const $q185 = "dim(shapes.cosCacheT, 1)";
+const $q186 = "dim(shapes.pastKeyT, 3)";
+const $q187 = "present.cosCacheT";
+const $q188 = ": no shader was built for pass `append` with ";
+const $q189 = ": pass `rotate_q`";
+const $q190 = ": no shader was built for pass `rotate_q` with ";
+const $q191 = "attrs.sparse_block_size";
+const $q192 = "b5d96cdd14879df8";
+const $q193 = ": no shader was built for pass `split_attend` with ";
+const $q194 = "uniform field `params.rowStride`";
+const $q195 = ": pass `split_attend`";
+const $q196 = "the shape of intermediate `rotatedQuery`";
+const $q197 = "the shape of intermediate `partial`";
+const $q198 = "6ebd9903c3151907";
+const $q199 = ": no shader was built for pass `attend` with ";
+const $q200 = ": pass `attend`";
+const $q201 = "layoutShapeOk";
+const $q202 = "cosCacheT";
+const $q203 = "rotaryHalf";
+const $q204 = "rotaryDim";
+const $q205 = "ranks.cosCacheT";
+const $q206 = "ranks.sinCacheT";
+const $q207 = "sinCacheT";
+const $q208 = "shapes.sinCacheT";
+const $q209 = "shapes.cosCacheT";
+const $q210 = "tensorDtypes.cosCacheT";
+const $q211 = "tensorDtypes.sinCacheT";
+const $q212 = "rotaryOk";
+const $q213 = "indexFits";
+const $q214 = "numLayout";
+const $q215 = "usesRotary";
+const $q216 = "seqLen";
+const $q217 = "shapes.pastValueT";
+const $q218 = "shapes.pastKeyT";
+const $q219 = "maxNnz";
+const $q220 = " <= 2147483647";
+const $q221 = "sparseContractOk";
+const $q222 = "bindingsFit";
+const $q223 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q224 = "dim(shapes.queryT, 2)";
+const $q225 = "attnStorageBytes";
+const $q226 = "attnStorageFits";
+const $q227 = "sparsePartialBytes";
+const $q228 = "sparseMergeWg";
+const $q229 = "sparseSplitFits";
+const $q230 = "pastKeyT";
+const $q231 = "pastValueT";
+const $q232 = "totalSequenceLengthT";
+const $q233 = "keyTotalSequenceLengthsT";
+const $q234 = "cos_cache";
+const $q235 = "sin_cache";
+const $q236 = "params.seqLen";
+const $q237 = "append";
+const $q238 = "SparseAttention.AppendKV";
+const $q239 = "present_key";
+const $q240 = "present_value";
+const $q241 = "total_sequence_length";
+const $q242 = "key_total_sequence_lengths";
+const $q243 = "blockRowIndicesT";
+const $q244 = "blockColIndicesT";
+const $q245 = "params.numLayout";
+const $q246 = "params.rowStride";
+const $q247 = "params.colStride";
+const $q248 = "params.maxCacheSeq";
+const $q249 = "split_attend";
+const $q250 = "SparseAttention.AttendSplitK";
+const $q251 = "block_row_indices";
+const $q252 = "block_col_indices";
+const $q253 = "partial";
+const $q254 = "53e66795f9f06e1d";
+const $q255 = "e2e85934a2ff68b0";
+const $q256 = "intermediate `rotatedQuery`";
+const $q257 = "intermediate `partial`";
+const $q258 = "rotatedQuery";
+const $q259 = "5a474934870ba7e5";
+const $q260 = "shapes.keyT";
+const $q261 = "shapes.valueT";
+const $q262 = " == 3";
+const $q263 = "f0b09462c4c98544";
+const $q264 = "6a660dd43e311763";
+const $q265 = "a4768a1ecce226ae";
+const $q266 = "attend";
+const $q267 = "SparseAttention.Attend";
+const $q268 = "do_rotary";
+const $q269 = "rotary_interleaved";
+const $q270 = "sparse_block_size";
+const $q271 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -608,6 +600,12 @@ function $noShader(head: string, names: readonly string[], vals: readonly unknow
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail($q22, head + s + tail);
 }
+/** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
+function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
+  return $fail($q22, head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
@@ -884,49 +882,7 @@ class K0A0 {
     this.s5 = t5!.shape;
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q7 = undefined;
-    this.q0 = undefined;
-    this.q9 = undefined;
-    this.q8 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.m31 = undefined;
-    this.m32 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -1946,101 +1902,103 @@ export interface SparseAttentionCall {
 const K1 = $q181;
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
 const K1A0S1 = K1A0S0 + $q182;
-const K1A0S2 = K1A0S0 + $q183;
+const K1A0V0: readonly string[] = [$q183, $q26, $q27, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q30];
+const K1A0S2 = K1A0S0 + $q188;
 const K1A0S3 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q184;
-const K1A0S5 = K1A0S0 + $q185;
-const K1A0V0: readonly string[] = [$q186, $q26, $q27, $q187, $q188, $q30];
+const K1A0S4 = K1A0S0 + $q189;
+const K1A0V1: readonly string[] = [$q26, $q27, $q184, $q185, $q186, $q187, $q30];
+const K1A0S5 = K1A0S0 + $q190;
+const K1A0V2: readonly string[] = [$q183, $q26, $q27, $q191, $q186, $q30];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q190;
-const K1A0V1: readonly string[] = [$q27, $q188];
+const K1A0S6 = K1A0S0 + $q193;
+const K1A0V3: readonly string[] = [$q27, $q186];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V3, [a0, a1], K1A0S3);
 }
 const K1A0S7 = K1A0S0 + $q39;
 const K1A0S8 = $q181;
-const K1A0V2: readonly string[] = [$q42, $q43];
-const K1A0V3: readonly string[] = [$q191, $q42, $q46];
-const K1A0S9 = K1A0S0 + $q192;
-const K1A0V4: readonly string[] = [$q46];
+const K1A0V4: readonly string[] = [$q42, $q43];
+const K1A0V5: readonly string[] = [$q194, $q42, $q46];
+const K1A0S9 = K1A0S0 + $q195;
+const K1A0V6: readonly string[] = [$q46];
 const K1A0S10 = K1A0S0 + $q48;
-const K1A0V5: readonly string[] = [K1A0S0, $q193, K1A0S0, $q194];
+const K1A0V7: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q182;
-const K1A0S13 = K1A0S11 + $q183;
+const K1A0S12 = K1A0S11 + $q188;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S14 = K1A0S11 + $q190;
-const K1A0S15 = K1A0S11 + $q39;
-const K1A0S16 = K1A0S11 + $q192;
+const K1A0S13 = K1A0S11 + $q193;
+const K1A0S14 = K1A0S11 + $q39;
+const K1A0S15 = K1A0S11 + $q182;
+const K1A0S16 = K1A0S11 + $q195;
 const K1A0S17 = K1A0S11 + $q48;
-const K1A0V6: readonly string[] = [K1A0S11, $q194];
+const K1A0V8: readonly string[] = [K1A0S11, $q197];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S19 = K1A0S18 + $q182;
-const K1A0S20 = K1A0S18 + $q183;
-const K1A0S21 = K1A0S18 + $q184;
-const K1A0S22 = K1A0S18 + $q185;
+const K1A0S20 = K1A0S18 + $q188;
+const K1A0S21 = K1A0S18 + $q189;
+const K1A0S22 = K1A0S18 + $q190;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q190;
+const K1A0S23 = K1A0S18 + $q193;
 const K1A0S24 = K1A0S18 + $q39;
-const K1A0S25 = K1A0S18 + $q192;
+const K1A0S25 = K1A0S18 + $q195;
 const K1A0S26 = K1A0S18 + $q48;
-const K1A0V7: readonly string[] = [K1A0S18, $q193, K1A0S18, $q194];
+const K1A0V9: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q182;
-const K1A0S29 = K1A0S27 + $q183;
+const K1A0S28 = K1A0S27 + $q188;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S30 = K1A0S27 + $q190;
-const K1A0S31 = K1A0S27 + $q39;
-const K1A0S32 = K1A0S27 + $q192;
+const K1A0S29 = K1A0S27 + $q193;
+const K1A0S30 = K1A0S27 + $q39;
+const K1A0S31 = K1A0S27 + $q182;
+const K1A0S32 = K1A0S27 + $q195;
 const K1A0S33 = K1A0S27 + $q48;
-const K1A0V8: readonly string[] = [K1A0S27, $q194];
+const K1A0V10: readonly string[] = [K1A0S27, $q197];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
 const K1A0S35 = K1A0S34 + $q182;
-const K1A0S36 = K1A0S34 + $q183;
-const K1A0S37 = K1A0S34 + $q184;
-const K1A0S38 = K1A0S34 + $q185;
+const K1A0S36 = K1A0S34 + $q188;
+const K1A0S37 = K1A0S34 + $q189;
+const K1A0S38 = K1A0S34 + $q190;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q196;
-const K1A0V9: readonly string[] = [$q191];
-const K1A0S40 = K1A0S34 + $q197;
-const K1A0V10: readonly string[] = [K1A0S34, $q193];
+const K1A0S39 = K1A0S34 + $q199;
+const K1A0V11: readonly string[] = [$q194];
+const K1A0S40 = K1A0S34 + $q200;
+const K1A0V12: readonly string[] = [K1A0S34, $q196];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q182;
-const K1A0S43 = K1A0S41 + $q183;
+const K1A0S42 = K1A0S41 + $q188;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S44 = K1A0S41 + $q196;
-const K1A0S45 = K1A0S41 + $q197;
+const K1A0S43 = K1A0S41 + $q199;
+const K1A0S44 = K1A0S41 + $q182;
+const K1A0S45 = K1A0S41 + $q200;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
 const K1A0S47 = K1A0S46 + $q182;
-const K1A0S48 = K1A0S46 + $q183;
-const K1A0S49 = K1A0S46 + $q184;
-const K1A0S50 = K1A0S46 + $q185;
+const K1A0S48 = K1A0S46 + $q188;
+const K1A0S49 = K1A0S46 + $q189;
+const K1A0S50 = K1A0S46 + $q190;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q196;
-const K1A0S52 = K1A0S46 + $q197;
-const K1A0V11: readonly string[] = [K1A0S46, $q193];
+const K1A0S51 = K1A0S46 + $q199;
+const K1A0S52 = K1A0S46 + $q200;
+const K1A0V13: readonly string[] = [K1A0S46, $q196];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q182;
-const K1A0S55 = K1A0S53 + $q183;
+const K1A0S54 = K1A0S53 + $q188;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q195 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S56 = K1A0S53 + $q196;
-const K1A0S57 = K1A0S53 + $q197;
+const K1A0S55 = K1A0S53 + $q199;
+const K1A0S56 = K1A0S53 + $q182;
+const K1A0S57 = K1A0S53 + $q200;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2142,50 +2100,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.q0 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q7 = undefined;
-    this.q8 = undefined;
-    this.q9 = undefined;
-    this.q10 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q11 = undefined;
-    this.m31 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m31 = this.q1 = this.q2 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -2233,7 +2148,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q198);
+      throw $wrap(e, $q201);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2243,9 +2158,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q199) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q202) : 0));
     } catch (e) {
-      throw $wrap(e, $q200);
+      throw $wrap(e, $q203);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2253,16 +2168,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q201);
+      throw $wrap(e, $q204);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q202, $q199).shape.length === 2)) && ($need(this.t10, $q203, $q204).shape.length === 2)) && $same($need(this.t10, $q205, $q204).shape as readonly number[], $need(this.t9, $q206, $q199).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q207, $q199).dtype === $q110)) && ($need(this.t10, $q208, $q204).dtype === $q110)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q205, $q202).shape.length === 2)) && ($need(this.t10, $q206, $q207).shape.length === 2)) && $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q210, $q202).dtype === $q110)) && ($need(this.t10, $q211, $q207).dtype === $q110)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q209);
+      throw $wrap(e, $q212);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2286,7 +2201,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q210);
+      throw $wrap(e, $q213);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2295,28 +2210,28 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q211, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q214, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q75], [$q186, () => this.a0]);
+    return $why(path, ["", $q75], [$q183, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q212]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q213, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q216, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q214, () => this.s4, $q215, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q217, () => this.s4, $q218, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q211, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q216, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q216, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q214, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q219, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q219, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2325,15 +2240,15 @@ class K1A0 {
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q115], [$q202, () => $need(this.t9, $q202, $q199).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q203, () => $need(this.t10, $q203, $q204).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q205, () => $need(this.t10, $q205, $q204).shape, $q206, () => $need(this.t9, $q206, $q199).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q200, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q201, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q207, () => $need(this.t9, $q207, $q199).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q208, () => $need(this.t10, $q208, $q204).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q202, $q199).shape.length === 2), () => ($need(this.t10, $q203, $q204).shape.length === 2), () => $same($need(this.t10, $q205, $q204).shape as readonly number[], $need(this.t9, $q206, $q199).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q207, $q199).dtype === $q110)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q119, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q119, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q212]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q115], [$q205, () => $need(this.t9, $q205, $q202).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q206, () => $need(this.t10, $q206, $q207).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q208, () => $need(this.t10, $q208, $q207).shape, $q209, () => $need(this.t9, $q209, $q202).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q203, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q204, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q210, () => $need(this.t9, $q210, $q202).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q211, () => $need(this.t10, $q211, $q207).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q205, $q202).shape.length === 2), () => ($need(this.t10, $q206, $q207).shape.length === 2), () => $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q210, $q202).dtype === $q110)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q187, () => (this.t9 !== null)]) : $why(path, [$q119, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q217], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q217], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q220], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q220], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q198]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q209]) : this.x9([...path, $q210]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q201]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q212]) : this.x9([...path, $q213]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2348,9 +2263,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q218);
+      return $condFail(e, $q221);
     }
-    return this.x0([...[], $q218]);
+    return this.x0([...[], $q221]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2378,7 +2293,7 @@ class K1A0 {
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q213, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q97, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q216, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q97, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2402,12 +2317,12 @@ class K1A0 {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, $q219);
+      throw $wrap(e, $q222);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q220, $q95]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q220, $q95]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q223, $q95]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q223, $q95]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2422,9 +2337,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q219);
+      return $condFail(e, $q222);
     }
-    return this.x11([...[], $q219]);
+    return this.x11([...[], $q222]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2432,7 +2347,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q221, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q224, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2464,9 +2379,9 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q212);
+      return $condFail(e, $q215);
     }
-    return this.x3([...[], $q212]);
+    return this.x3([...[], $q215]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
@@ -2481,7 +2396,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q222);
+      throw $wrap(e, $q225);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2490,7 +2405,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q99, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q222, () => (this.m22 ?? this.d22()), $q101, $q102]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q99, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q225, () => (this.m22 ?? this.d22()), $q101, $q102]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2505,9 +2420,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q223);
+      return $condFail(e, $q226);
     }
-    return this.x13([...[], $q223]);
+    return this.x13([...[], $q226]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2546,7 +2461,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q224);
+      throw $wrap(e, $q227);
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2554,7 +2469,7 @@ class K1A0 {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q225);
+      throw $wrap(e, $q228);
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
@@ -2562,12 +2477,12 @@ class K1A0 {
     try {
       return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
-      throw $wrap(e, $q226);
+      throw $wrap(e, $q229);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q224, () => (this.m28 ?? this.d28()), $q220, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q225, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q225, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q227, () => (this.m28 ?? this.d28()), $q223, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q228, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q228, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2582,35 +2497,20 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, $q226);
+      return $condFail(e, $q229);
     }
-    return this.x14([...[], $q226]);
+    return this.x14([...[], $q229]);
   }
-  k0_0_4(): unknown {
+  k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
+      return $dimS($need(this.t9, $q185, $q202).shape, 1, $q209);
     } catch (e) {
-      return $evalFail(e, K1A0S1, $q228);
+      return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
-  k0_0_4s(): string {
+  k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k0_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S4, $q228);
-    }
-  }
-  k0_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
+      return $show($dimS($need(this.t9, $q185, $q202).shape, 1, $q209));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2620,22 +2520,22 @@ class K1A0 {
     return (this.q0 ??= $buf(this.t0!, $q120, $q139, 2, 1073741824, K1A0S8, $q121));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q120, $q229, 2, 1073741824, K1A0S8, $q121));
+    return (this.q3 ??= $buf(this.t3!, $q120, $q230, 2, 1073741824, K1A0S8, $q121));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q120, $q230, 2, 1073741824, K1A0S8, $q121));
+    return (this.q4 ??= $buf(this.t4!, $q120, $q231, 2, 1073741824, K1A0S8, $q121));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q120, $q231, 4, 1073741824, K1A0S8, $q121));
+    return (this.q7 ??= $buf(this.t7!, $q120, $q232, 4, 1073741824, K1A0S8, $q121));
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q120, $q232, 4, 1073741824, K1A0S8, $q121));
+    return (this.q8 ??= $buf(this.t8!, $q120, $q233, 4, 1073741824, K1A0S8, $q121));
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q120, $q199, 2, 1073741824, K1A0S8, $q121));
+    return (this.q9 ??= $buf(this.t9!, $q120, $q202, 2, 1073741824, K1A0S8, $q121));
   }
   z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q120, $q204, 2, 1073741824, K1A0S8, $q121));
+    return (this.q10 ??= $buf(this.t10!, $q120, $q207, 2, 1073741824, K1A0S8, $q121));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2645,12 +2545,12 @@ class K1A0 {
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q233, $q199);
+      if (this.t9 === null) $omitted(pp, $q234, $q202);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q234, $q204);
+      if (this.t10 === null) $omitted(pp, $q235, $q207);
       const q6 = this.z10();
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q235);
+      $u32(b7, 0, this.s0[1], pp, $q236);
       $u32(b7, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2658,23 +2558,23 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q141, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, $q233, 1, q5), $bd(6, $q234, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
+      return $pass($q237, $q238, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 0, q1), $bd(2, $q240, 0, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q234, 1, q5), $bd(6, $q235, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   y1(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
     try {
       const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q233, $q199);
+      if (this.t9 === null) $omitted(pp, $q234, $q202);
       const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q234, $q204);
+      if (this.t10 === null) $omitted(pp, $q235, $q207);
       const q2 = this.z10();
       const q3 = this.z7();
       const q4 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q235);
+      $u32(b6, 0, this.s0[1], pp, $q236);
       $u32(b6, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
@@ -2682,16 +2582,16 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q141, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q141, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q138, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q120, $q242, 4, 1073741824, K1A0S8, $q121));
+    return (this.q5 ??= $buf(this.t5!, $q120, $q243, 4, 1073741824, K1A0S8, $q121));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q120, $q243, 4, 1073741824, K1A0S8, $q121));
+    return (this.q6 ??= $buf(this.t6!, $q120, $q244, 4, 1073741824, K1A0S8, $q121));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -2705,12 +2605,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 0, this.s0[1], pp, $q236);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
+      $u32(b8, 8, this.s5[0], pp, $q245);
+      $u32(b8, 12, r0, pp, $q246);
+      $u32(b8, 16, this.s6[1], pp, $q247);
+      $u32(b8, 20, this.s3[2], pp, $q248);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2719,9 +2619,9 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q248, $q249, s, [$bd(0, $q141, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q252, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q249, $q250, s, [$bd(0, $q141, 1, c0), $bd(1, $q239, 1, q0), $bd(2, $q240, 1, q1), $bd(3, $q251, 1, q2), $bd(4, $q252, 1, q3), $bd(5, $q241, 1, q4), $bd(6, $q242, 1, q5), $bd(7, $q253, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V3, st);
+      return $evalIn(e, pp, K1A0V5, st);
     }
   }
   z11(): BindingResource {
@@ -2735,9 +2635,9 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q146, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q252, 1, c0), $bd(1, $q144, 0, q0)], 1, wy, wz);
+      return $pass($q146, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q253, 1, c0), $bd(1, $q144, 0, q0)], 1, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V6, st);
     }
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2745,25 +2645,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
-      if (s0 === undefined) $fail($q22, K1A0S2 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k0_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q254;
+      if (s0 === undefined) $noShown(K1A0S2, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q263;
-      if (s1 === undefined) $fail($q22, K1A0S5 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k0_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q255;
+      if (s1 === undefined) $noShown(K1A0S5, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q264);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q256);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q265);
-      const c0: BindingResource = { kind: $q149, scratch: $q266, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q252, offset: 0, size: x1 };
-      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q266, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q257);
+      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
+      const c1: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x1 };
+      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q258, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V5, st);
+      return $evalAt(e, K1A0V7, st);
     }
   }
   r0(): string {
@@ -2787,22 +2687,7 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q119, ""], [$q212, () => (this.m1 ?? this.d1())]);
-  }
-  k1_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S12, $q228);
-    }
-  }
-  k1_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
+    return $why([], [$q119, ""], [$q215, () => (this.m1 ?? this.d1())]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2813,7 +2698,7 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q235);
+      $u32(b5, 0, this.s0[1], pp, $q236);
       $u32(b5, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2821,9 +2706,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q141, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
+      return $pass($q237, $q238, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 0, q1), $bd(2, $q240, 0, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   y5(pp: string, s: string, c0: BindingResource): PassPlan {
@@ -2839,12 +2724,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 0, this.s0[1], pp, $q236);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
+      $u32(b8, 8, this.s5[0], pp, $q245);
+      $u32(b8, 12, r0, pp, $q246);
+      $u32(b8, 16, this.s6[1], pp, $q247);
+      $u32(b8, 20, this.s3[2], pp, $q248);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2853,26 +2738,26 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q248, $q249, s, [$bd(0, $q141, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q252, 0, c0), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q249, $q250, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 1, q1), $bd(2, $q240, 1, q2), $bd(3, $q251, 1, q3), $bd(4, $q252, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q242, 1, q6), $bd(7, $q253, 0, c0), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V3, st);
+      return $evalIn(e, pp, K1A0V5, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q267;
-      if (s0 === undefined) $fail($q22, K1A0S13 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k1_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q259;
+      if (s0 === undefined) $noShown(K1A0S12, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q265);
-      const c0: BindingResource = { kind: $q149, scratch: $q252, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "packed_splitk", passes: [this.y4(K1A0S12, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q257);
+      const c0: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x0 };
+      return { kernel: $q181, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V6, st);
+      return $evalAt(e, K1A0V8, st);
     }
   }
   r1(): string {
@@ -2884,14 +2769,14 @@ class K1A0 {
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 3)) && ($need(this.t2, $q107, $q108).shape.length === 3)) && $same($need(this.t1, $q268, $q106).shape as readonly number[], $need(this.t2, $q269, $q108).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 3)) && ($need(this.t2, $q107, $q108).shape.length === 3)) && $same($need(this.t1, $q260, $q106).shape as readonly number[], $need(this.t2, $q261, $q108).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
       throw $wrap(e, $q112);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q270], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q270], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q268, () => $need(this.t1, $q268, $q106).shape, $q269, () => $need(this.t2, $q269, $q108).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q213, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q106), $q104, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q221, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 3), () => ($need(this.t2, $q107, $q108).shape.length === 3), () => $same($need(this.t1, $q268, $q106).shape as readonly number[], $need(this.t2, $q269, $q108).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
+    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q262], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q262], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q260, () => $need(this.t1, $q260, $q106).shape, $q261, () => $need(this.t2, $q261, $q108).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q216, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q106), $q104, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q224, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 3), () => ($need(this.t2, $q107, $q108).shape.length === 3), () => $same($need(this.t1, $q260, $q106).shape as readonly number[], $need(this.t2, $q261, $q108).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2910,36 +2795,6 @@ class K1A0 {
     }
     return this.x15([...[], $q112]);
   }
-  k2_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S19, $q228);
-    }
-  }
-  k2_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k2_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S21, $q228);
-    }
-  }
-  k2_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   z1(): BindingResource {
     return (this.q1 ??= $buf(this.t1!, $q120, $q106, 2, 1073741824, K1A0S8, $q121));
   }
@@ -2957,12 +2812,12 @@ class K1A0 {
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q233, $q199);
+      if (this.t9 === null) $omitted(pp, $q234, $q202);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q234, $q204);
+      if (this.t10 === null) $omitted(pp, $q235, $q207);
       const q7 = this.z10();
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 0, this.s0[1], pp, $q236);
       $u32(b8, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2970,9 +2825,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q233, 1, q6), $bd(7, $q234, 1, q7), $ub(8, $q138, 2, b8)], wx, wy, 1);
+      return $pass($q237, $q238, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 0, q3), $bd(4, $q241, 1, q4), $bd(5, $q242, 1, q5), $bd(6, $q234, 1, q6), $bd(7, $q235, 1, q7), $ub(8, $q138, 2, b8)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2980,25 +2835,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q271;
-      if (s0 === undefined) $fail($q22, K1A0S20 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k2_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q263;
+      if (s0 === undefined) $noShown(K1A0S20, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q272;
-      if (s1 === undefined) $fail($q22, K1A0S22 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k2_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q264;
+      if (s1 === undefined) $noShown(K1A0S22, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q264);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q256);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q265);
-      const c0: BindingResource = { kind: $q149, scratch: $q266, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q252, offset: 0, size: x1 };
-      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q266, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q257);
+      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
+      const c1: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x1 };
+      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q258, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V7, st);
+      return $evalAt(e, K1A0V9, st);
     }
   }
   r2(): string {
@@ -3006,21 +2861,6 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     if (!this.c5()) return this.w5();
     return this.w6();
-  }
-  k3_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S28, $q228);
-    }
-  }
-  k3_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
   }
   y7(pp: string, s: string): PassPlan {
     let st = 0;
@@ -3034,7 +2874,7 @@ class K1A0 {
       const q4 = this.z7();
       const q5 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q235);
+      $u32(b6, 0, this.s0[1], pp, $q236);
       $u32(b6, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -3042,26 +2882,26 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass($q237, $q238, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 0, q3), $bd(4, $q241, 1, q4), $bd(5, $q242, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q273;
-      if (s0 === undefined) $fail($q22, K1A0S29 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k3_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q265;
+      if (s0 === undefined) $noShown(K1A0S28, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q265);
-      const c0: BindingResource = { kind: $q149, scratch: $q252, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "separate_splitk", passes: [this.y7(K1A0S28, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q257);
+      const c0: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x0 };
+      return { kernel: $q181, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V8, st);
+      return $evalAt(e, K1A0V10, st);
     }
   }
   r3(): string {
@@ -3069,36 +2909,6 @@ class K1A0 {
     if (!this.c7()) return this.w7();
     if (!this.c5()) return this.w5();
     return this.w6();
-  }
-  k4_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S35, $q228);
-    }
-  }
-  k4_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k4_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S37, $q228);
-    }
-  }
-  k4_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
   }
   y8(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
@@ -3113,19 +2923,19 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 0, this.s0[1], pp, $q236);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
+      $u32(b8, 8, this.s5[0], pp, $q245);
+      $u32(b8, 12, r0, pp, $q246);
+      $u32(b8, 16, this.s6[1], pp, $q247);
+      $u32(b8, 20, this.s3[2], pp, $q248);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q274, $q275, s, [$bd(0, $q141, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q144, 0, q6), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q266, $q267, s, [$bd(0, $q141, 1, c0), $bd(1, $q239, 1, q0), $bd(2, $q240, 1, q1), $bd(3, $q251, 1, q2), $bd(4, $q252, 1, q3), $bd(5, $q241, 1, q4), $bd(6, $q242, 1, q5), $bd(7, $q144, 0, q6), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V9, st);
+      return $evalIn(e, pp, K1A0V11, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -3133,41 +2943,26 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
-      if (s0 === undefined) $fail($q22, K1A0S36 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k4_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q254;
+      if (s0 === undefined) $noShown(K1A0S36, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q263;
-      if (s1 === undefined) $fail($q22, K1A0S38 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k4_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q255;
+      if (s1 === undefined) $noShown(K1A0S38, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q264);
-      const c0: BindingResource = { kind: $q149, scratch: $q266, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q266, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q256);
+      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
+      return { kernel: $q181, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q258, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V10, st);
+      return $evalAt(e, K1A0V12, st);
     }
   }
   r4(): string {
     if (!this.c3()) return this.w3();
     if (!this.c4()) return this.w4();
     return this.w5();
-  }
-  k5_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S42, $q228);
-    }
-  }
-  k5_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
   }
   y9(pp: string, s: string): PassPlan {
     let st = 0;
@@ -3183,82 +2978,52 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 0, this.s0[1], pp, $q236);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
+      $u32(b8, 8, this.s5[0], pp, $q245);
+      $u32(b8, 12, r0, pp, $q246);
+      $u32(b8, 16, this.s6[1], pp, $q247);
+      $u32(b8, 20, this.s3[2], pp, $q248);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q274, $q275, s, [$bd(0, $q141, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q144, 0, q7), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q266, $q267, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 1, q1), $bd(2, $q240, 1, q2), $bd(3, $q251, 1, q3), $bd(4, $q252, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q242, 1, q6), $bd(7, $q144, 0, q7), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V9, st);
+      return $evalIn(e, pp, K1A0V11, st);
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q267;
-    if (s0 === undefined) $fail($q22, K1A0S43 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k5_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
-    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
-    return { kernel: $q181, variant: "packed", passes: [this.y4(K1A0S42, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q259;
+    if (s0 === undefined) $noShown(K1A0S42, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
+    return { kernel: $q181, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
     return this.w5();
   }
-  k6_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S47, $q228);
-    }
-  }
-  k6_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k6_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S49, $q228);
-    }
-  }
-  k6_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q271;
-      if (s0 === undefined) $fail($q22, K1A0S48 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k6_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q263;
+      if (s0 === undefined) $noShown(K1A0S48, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q272;
-      if (s1 === undefined) $fail($q22, K1A0S50 + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k6_1_3s() + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q264;
+      if (s1 === undefined) $noShown(K1A0S50, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q264);
-      const c0: BindingResource = { kind: $q149, scratch: $q266, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q266, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q256);
+      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
+      return { kernel: $q181, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q258, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V11, st);
+      return $evalAt(e, K1A0V13, st);
     }
   }
   r6(): string {
@@ -3266,27 +3031,12 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  k7_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q227, $q199).shape, 1, $q206);
-    } catch (e) {
-      return $evalFail(e, K1A0S54, $q228);
-    }
-  }
-  k7_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q227, $q199).shape, 1, $q206));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q273;
-    if (s0 === undefined) $fail($q22, K1A0S55 + $q254 + $show(this.a0) + ", " + $q255 + $show(this.a1) + ", " + $q256 + $show(this.a2) + ", " + $q257 + $show(this.a3) + ", " + $q258 + this.k7_0_4s() + ", " + $q259 + $show(this.s3[2]) + ", " + $q260 + $show(this.s3[3]) + ", " + $q261 + $show((this.t9 !== null)) + ", " + $q262 + $show((this.t1 !== null)) + K1A0S3);
-    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
-    return { kernel: $q181, variant: "separate", passes: [this.y7(K1A0S54, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q265;
+    if (s0 === undefined) $noShown(K1A0S54, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
+    return { kernel: $q181, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3303,10 +3053,10 @@ class K1A0 {
     const h0 = $outShape(o0, 3, $q181, $q145);
     if (this.t11 === null) this.t11 = { shape: h0, dtype: $q110 };
     else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q145, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q181, $q229);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q229, this.u3.shape, h1, $q215);
-    const h2 = $outShape(this.s4, 4, $q181, $q230);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q230, this.u4.shape, h2, $q214);
+    const h1 = $outShape(this.s3, 4, $q181, $q230);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q230, this.u3.shape, h1, $q218);
+    const h2 = $outShape(this.s4, 4, $q181, $q231);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q231, this.u4.shape, h2, $q217);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
     if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
     if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
@@ -3363,28 +3113,28 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q108:
           t2 = $td(ins[key], K1, $q120, key);
           break;
-        case $q229:
+        case $q230:
           t3 = $td(ins[key], K1, $q120, key);
           break;
-        case $q230:
+        case $q231:
           t4 = $td(ins[key], K1, $q120, key);
           break;
-        case $q242:
+        case $q243:
           t5 = $td(ins[key], K1, $q120, key);
           break;
-        case $q243:
+        case $q244:
           t6 = $td(ins[key], K1, $q120, key);
           break;
-        case $q231:
+        case $q232:
           t7 = $td(ins[key], K1, $q120, key);
           break;
-        case $q232:
+        case $q233:
           t8 = $td(ins[key], K1, $q120, key);
           break;
-        case $q199:
+        case $q202:
           t9 = $td(ins[key], K1, $q120, key);
           break;
-        case $q204:
+        case $q207:
           t10 = $td(ins[key], K1, $q120, key);
           break;
         default:
@@ -3399,10 +3149,10 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q145:
           t11 = $td(outs[key], K1, $q144, key);
           break;
-        case $q229:
+        case $q230:
           u3 = $td(outs[key], K1, $q144, key);
           break;
-        case $q230:
+        case $q231:
           u4 = $td(outs[key], K1, $q144, key);
           break;
         default:
@@ -3414,7 +3164,7 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q276:
+        case $q268:
           g0 = $av(attrs[key], K1, key);
           break;
         case $q169:
@@ -3423,13 +3173,13 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q170:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q277:
+        case $q269:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q140:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q278:
+        case $q270:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
@@ -3459,51 +3209,51 @@ export function plan1(call: SparseAttentionCall): Plan {
     if (t2.shape.length !== 3) $badRank(K1, $q120, $q108, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q120, $q229);
-  } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q229, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q120, $q229, 4, t3.shape.length);
-  }
-  if (t4 === null) {
     $missing(K1, $q120, $q230);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q230, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q120, $q230, 4, t4.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q230, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q120, $q230, 4, t3.shape.length);
   }
-  if (t5 === null) {
-    $missing(K1, $q120, $q242);
-  } else {
-    dt1 = t5.dtype;
-    by1 = $q242;
-    if (t5.shape.length !== 2) $badRank(K1, $q120, $q242, 2, t5.shape.length);
-  }
-  if (t6 === null) {
-    $missing(K1, $q120, $q243);
-  } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q243, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q120, $q243, 2, t6.shape.length);
-  }
-  if (t7 === null) {
+  if (t4 === null) {
     $missing(K1, $q120, $q231);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q231, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q120, $q231, 1, t7.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q231, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q120, $q231, 4, t4.shape.length);
   }
-  if (t8 === null) {
+  if (t5 === null) {
+    $missing(K1, $q120, $q243);
+  } else {
+    dt1 = t5.dtype;
+    by1 = $q243;
+    if (t5.shape.length !== 2) $badRank(K1, $q120, $q243, 2, t5.shape.length);
+  }
+  if (t6 === null) {
+    $missing(K1, $q120, $q244);
+  } else {
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q244, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q120, $q244, 2, t6.shape.length);
+  }
+  if (t7 === null) {
     $missing(K1, $q120, $q232);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q232, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q120, $q232, 1, t8.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q232, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q120, $q232, 1, t7.shape.length);
+  }
+  if (t8 === null) {
+    $missing(K1, $q120, $q233);
+  } else {
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q233, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q120, $q233, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q199, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q120, $q199, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q202, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q120, $q202, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q204, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q120, $q204, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q207, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q120, $q207, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
@@ -3512,34 +3262,34 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q144, $q229, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q144, $q229, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q144, $q230, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q144, $q230, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q144, $q230, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q144, $q230, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q144, $q231, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q144, $q231, 4, u4.shape.length);
   }
   if (dt0 === undefined) dt0 = $q110;
   else if (dt0 !== $q110) $fail($q0, K1 + $q172 + dt0 + $q173);
   if (dt1 === undefined) dt1 = $q174;
   else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q276, $q176, g0);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q268, $q176, g0);
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
   if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q277, $q176, g3);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q269, $q176, g3);
   if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q140, $q176, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q278, $q176, g5);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q270, $q176, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q279);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q271);
   if (a1 === undefined) $fail($q0, K1 + $q177);
   if (a2 === undefined) $fail($q0, K1 + $q178);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q279);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q271);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
   if (dt0 === $q110 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
   return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);

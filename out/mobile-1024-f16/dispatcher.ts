@@ -182,103 +182,95 @@ const $q175 = ": nothing was built for ";
 const $q176 = " on profile mobile-1024-f16";
 const $q177 = "SparseAttention";
 const $q178 = ": pass `append`";
-const $q179 = ": no shader was built for pass `append` with ";
-const $q180 = ": pass `rotate_q`";
-const $q181 = ": no shader was built for pass `rotate_q` with ";
-const $q182 = "attrs.do_rotary";
-const $q183 = "attrs.sparse_block_size";
-const $q184 = "dim(shapes.pastKeyT, 3)";
-const $q185 = "b5d96cdd14879df8";
-const $q186 = ": no shader was built for pass `split_attend` with ";
-const $q187 = "uniform field `params.rowStride`";
-const $q188 = ": pass `split_attend`";
-const $q189 = "the shape of intermediate `rotatedQuery`";
-const $q190 = "the shape of intermediate `partial`";
-const $q191 = "6ebd9903c3151907";
-const $q192 = ": no shader was built for pass `attend` with ";
-const $q193 = ": pass `attend`";
-const $q194 = "layoutShapeOk";
-const $q195 = "cosCacheT";
-const $q196 = "rotaryHalf";
-const $q197 = "rotaryDim";
-const $q198 = "ranks.cosCacheT";
-const $q199 = "ranks.sinCacheT";
-const $q200 = "sinCacheT";
-const $q201 = "shapes.sinCacheT";
-const $q202 = "shapes.cosCacheT";
-const $q203 = "tensorDtypes.cosCacheT";
-const $q204 = "tensorDtypes.sinCacheT";
-const $q205 = "rotaryOk";
-const $q206 = "indexFits";
-const $q207 = "numLayout";
-const $q208 = "usesRotary";
-const $q209 = "seqLen";
-const $q210 = "shapes.pastValueT";
-const $q211 = "shapes.pastKeyT";
-const $q212 = "maxNnz";
-const $q213 = " <= 2147483647";
-const $q214 = "sparseContractOk";
-const $q215 = "bindingsFit";
-const $q216 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q217 = "dim(shapes.queryT, 2)";
-const $q218 = "attnStorageBytes";
-const $q219 = "attnStorageFits";
-const $q220 = "sparsePartialBytes";
-const $q221 = "sparseMergeWg";
-const $q222 = "sparseSplitFits";
-const $q223 = "dim(shapes.cosCacheT, 1)";
-const $q224 = "shader key dim(shapes.cosCacheT, 1)";
-const $q225 = "pastKeyT";
-const $q226 = "pastValueT";
-const $q227 = "totalSequenceLengthT";
-const $q228 = "keyTotalSequenceLengthsT";
-const $q229 = "cos_cache";
-const $q230 = "sin_cache";
-const $q231 = "params.seqLen";
-const $q232 = "append";
-const $q233 = "SparseAttention.AppendKV";
-const $q234 = "present_key";
-const $q235 = "present_value";
-const $q236 = "total_sequence_length";
-const $q237 = "key_total_sequence_lengths";
-const $q238 = "blockRowIndicesT";
-const $q239 = "blockColIndicesT";
-const $q240 = "params.numLayout";
-const $q241 = "params.rowStride";
-const $q242 = "params.colStride";
-const $q243 = "params.maxCacheSeq";
-const $q244 = "split_attend";
-const $q245 = "SparseAttention.AttendSplitK";
-const $q246 = "block_row_indices";
-const $q247 = "block_col_indices";
-const $q248 = "partial";
-const $q249 = "53e66795f9f06e1d";
-const $q250 = "attrs.do_rotary=";
-const $q251 = "attrs.kv_num_heads=";
-const $q252 = "attrs.num_heads=";
-const $q253 = "attrs.rotary_interleaved=";
-const $q254 = "dim(shapes.cosCacheT, 1)=";
-const $q255 = "dim(shapes.pastKeyT, 2)=";
-const $q256 = "dim(shapes.pastKeyT, 3)=";
-const $q257 = "present.cosCacheT=";
-const $q258 = "present.keyT=";
-const $q259 = "e2e85934a2ff68b0";
-const $q260 = "intermediate `rotatedQuery`";
-const $q261 = "intermediate `partial`";
-const $q262 = "rotatedQuery";
-const $q263 = "5a474934870ba7e5";
-const $q264 = "shapes.keyT";
-const $q265 = "shapes.valueT";
-const $q266 = " == 3";
-const $q267 = "f0b09462c4c98544";
-const $q268 = "6a660dd43e311763";
-const $q269 = "a4768a1ecce226ae";
-const $q270 = "attend";
-const $q271 = "SparseAttention.Attend";
-const $q272 = "do_rotary";
-const $q273 = "rotary_interleaved";
-const $q274 = "sparse_block_size";
-const $q275 = "; allowed values: 0, 1";
+const $q179 = "attrs.do_rotary";
+const $q180 = "attrs.rotary_interleaved";
+const $q181 = "dim(shapes.cosCacheT, 1)";
+const $q182 = "dim(shapes.pastKeyT, 3)";
+const $q183 = "present.cosCacheT";
+const $q184 = ": no shader was built for pass `append` with ";
+const $q185 = ": pass `rotate_q`";
+const $q186 = ": no shader was built for pass `rotate_q` with ";
+const $q187 = "attrs.sparse_block_size";
+const $q188 = "b5d96cdd14879df8";
+const $q189 = ": no shader was built for pass `split_attend` with ";
+const $q190 = "uniform field `params.rowStride`";
+const $q191 = ": pass `split_attend`";
+const $q192 = "the shape of intermediate `rotatedQuery`";
+const $q193 = "the shape of intermediate `partial`";
+const $q194 = "6ebd9903c3151907";
+const $q195 = ": no shader was built for pass `attend` with ";
+const $q196 = ": pass `attend`";
+const $q197 = "layoutShapeOk";
+const $q198 = "cosCacheT";
+const $q199 = "rotaryHalf";
+const $q200 = "rotaryDim";
+const $q201 = "ranks.cosCacheT";
+const $q202 = "ranks.sinCacheT";
+const $q203 = "sinCacheT";
+const $q204 = "shapes.sinCacheT";
+const $q205 = "shapes.cosCacheT";
+const $q206 = "tensorDtypes.cosCacheT";
+const $q207 = "tensorDtypes.sinCacheT";
+const $q208 = "rotaryOk";
+const $q209 = "indexFits";
+const $q210 = "numLayout";
+const $q211 = "usesRotary";
+const $q212 = "seqLen";
+const $q213 = "shapes.pastValueT";
+const $q214 = "shapes.pastKeyT";
+const $q215 = "maxNnz";
+const $q216 = " <= 2147483647";
+const $q217 = "sparseContractOk";
+const $q218 = "bindingsFit";
+const $q219 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q220 = "dim(shapes.queryT, 2)";
+const $q221 = "attnStorageBytes";
+const $q222 = "attnStorageFits";
+const $q223 = "sparsePartialBytes";
+const $q224 = "sparseMergeWg";
+const $q225 = "sparseSplitFits";
+const $q226 = "pastKeyT";
+const $q227 = "pastValueT";
+const $q228 = "totalSequenceLengthT";
+const $q229 = "keyTotalSequenceLengthsT";
+const $q230 = "cos_cache";
+const $q231 = "sin_cache";
+const $q232 = "params.seqLen";
+const $q233 = "append";
+const $q234 = "SparseAttention.AppendKV";
+const $q235 = "present_key";
+const $q236 = "present_value";
+const $q237 = "total_sequence_length";
+const $q238 = "key_total_sequence_lengths";
+const $q239 = "blockRowIndicesT";
+const $q240 = "blockColIndicesT";
+const $q241 = "params.numLayout";
+const $q242 = "params.rowStride";
+const $q243 = "params.colStride";
+const $q244 = "params.maxCacheSeq";
+const $q245 = "split_attend";
+const $q246 = "SparseAttention.AttendSplitK";
+const $q247 = "block_row_indices";
+const $q248 = "block_col_indices";
+const $q249 = "partial";
+const $q250 = "53e66795f9f06e1d";
+const $q251 = "e2e85934a2ff68b0";
+const $q252 = "intermediate `rotatedQuery`";
+const $q253 = "intermediate `partial`";
+const $q254 = "rotatedQuery";
+const $q255 = "5a474934870ba7e5";
+const $q256 = "shapes.keyT";
+const $q257 = "shapes.valueT";
+const $q258 = " == 3";
+const $q259 = "f0b09462c4c98544";
+const $q260 = "6a660dd43e311763";
+const $q261 = "a4768a1ecce226ae";
+const $q262 = "attend";
+const $q263 = "SparseAttention.Attend";
+const $q264 = "do_rotary";
+const $q265 = "rotary_interleaved";
+const $q266 = "sparse_block_size";
+const $q267 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -604,6 +596,12 @@ function $noShader(head: string, names: readonly string[], vals: readonly unknow
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail($q22, head + s + tail);
 }
+/** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
+function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
+  return $fail($q22, head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
@@ -880,49 +878,7 @@ class K0A0 {
     this.s5 = t5!.shape;
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q7 = undefined;
-    this.q0 = undefined;
-    this.q9 = undefined;
-    this.q8 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.m31 = undefined;
-    this.m32 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -1942,101 +1898,103 @@ export interface SparseAttentionCall {
 const K1 = $q177;
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
 const K1A0S1 = K1A0S0 + $q178;
-const K1A0S2 = K1A0S0 + $q179;
+const K1A0V0: readonly string[] = [$q179, $q26, $q27, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q30];
+const K1A0S2 = K1A0S0 + $q184;
 const K1A0S3 = " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q180;
-const K1A0S5 = K1A0S0 + $q181;
-const K1A0V0: readonly string[] = [$q182, $q26, $q27, $q183, $q184, $q30];
+const K1A0S4 = K1A0S0 + $q185;
+const K1A0V1: readonly string[] = [$q26, $q27, $q180, $q181, $q182, $q183, $q30];
+const K1A0S5 = K1A0S0 + $q186;
+const K1A0V2: readonly string[] = [$q179, $q26, $q27, $q187, $q182, $q30];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q185 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q186;
-const K1A0V1: readonly string[] = [$q27, $q184];
+const K1A0S6 = K1A0S0 + $q189;
+const K1A0V3: readonly string[] = [$q27, $q182];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V3, [a0, a1], K1A0S3);
 }
 const K1A0S7 = K1A0S0 + $q34;
 const K1A0S8 = $q177;
-const K1A0V2: readonly string[] = [$q37, $q38];
-const K1A0V3: readonly string[] = [$q187, $q37, $q41];
-const K1A0S9 = K1A0S0 + $q188;
-const K1A0V4: readonly string[] = [$q41];
+const K1A0V4: readonly string[] = [$q37, $q38];
+const K1A0V5: readonly string[] = [$q190, $q37, $q41];
+const K1A0S9 = K1A0S0 + $q191;
+const K1A0V6: readonly string[] = [$q41];
 const K1A0S10 = K1A0S0 + $q43;
-const K1A0V5: readonly string[] = [K1A0S0, $q189, K1A0S0, $q190];
+const K1A0V7: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q178;
-const K1A0S13 = K1A0S11 + $q179;
+const K1A0S12 = K1A0S11 + $q184;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S14 = K1A0S11 + $q186;
-const K1A0S15 = K1A0S11 + $q34;
-const K1A0S16 = K1A0S11 + $q188;
+const K1A0S13 = K1A0S11 + $q189;
+const K1A0S14 = K1A0S11 + $q34;
+const K1A0S15 = K1A0S11 + $q178;
+const K1A0S16 = K1A0S11 + $q191;
 const K1A0S17 = K1A0S11 + $q43;
-const K1A0V6: readonly string[] = [K1A0S11, $q190];
+const K1A0V8: readonly string[] = [K1A0S11, $q193];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S19 = K1A0S18 + $q178;
-const K1A0S20 = K1A0S18 + $q179;
-const K1A0S21 = K1A0S18 + $q180;
-const K1A0S22 = K1A0S18 + $q181;
+const K1A0S20 = K1A0S18 + $q184;
+const K1A0S21 = K1A0S18 + $q185;
+const K1A0S22 = K1A0S18 + $q186;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q185 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q186;
+const K1A0S23 = K1A0S18 + $q189;
 const K1A0S24 = K1A0S18 + $q34;
-const K1A0S25 = K1A0S18 + $q188;
+const K1A0S25 = K1A0S18 + $q191;
 const K1A0S26 = K1A0S18 + $q43;
-const K1A0V7: readonly string[] = [K1A0S18, $q189, K1A0S18, $q190];
+const K1A0V9: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q178;
-const K1A0S29 = K1A0S27 + $q179;
+const K1A0S28 = K1A0S27 + $q184;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q185 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S30 = K1A0S27 + $q186;
-const K1A0S31 = K1A0S27 + $q34;
-const K1A0S32 = K1A0S27 + $q188;
+const K1A0S29 = K1A0S27 + $q189;
+const K1A0S30 = K1A0S27 + $q34;
+const K1A0S31 = K1A0S27 + $q178;
+const K1A0S32 = K1A0S27 + $q191;
 const K1A0S33 = K1A0S27 + $q43;
-const K1A0V8: readonly string[] = [K1A0S27, $q190];
+const K1A0V10: readonly string[] = [K1A0S27, $q193];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
 const K1A0S35 = K1A0S34 + $q178;
-const K1A0S36 = K1A0S34 + $q179;
-const K1A0S37 = K1A0S34 + $q180;
-const K1A0S38 = K1A0S34 + $q181;
+const K1A0S36 = K1A0S34 + $q184;
+const K1A0S37 = K1A0S34 + $q185;
+const K1A0S38 = K1A0S34 + $q186;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q192;
-const K1A0V9: readonly string[] = [$q187];
-const K1A0S40 = K1A0S34 + $q193;
-const K1A0V10: readonly string[] = [K1A0S34, $q189];
+const K1A0S39 = K1A0S34 + $q195;
+const K1A0V11: readonly string[] = [$q190];
+const K1A0S40 = K1A0S34 + $q196;
+const K1A0V12: readonly string[] = [K1A0S34, $q192];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q178;
-const K1A0S43 = K1A0S41 + $q179;
+const K1A0S42 = K1A0S41 + $q184;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S44 = K1A0S41 + $q192;
-const K1A0S45 = K1A0S41 + $q193;
+const K1A0S43 = K1A0S41 + $q195;
+const K1A0S44 = K1A0S41 + $q178;
+const K1A0S45 = K1A0S41 + $q196;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
 const K1A0S47 = K1A0S46 + $q178;
-const K1A0S48 = K1A0S46 + $q179;
-const K1A0S49 = K1A0S46 + $q180;
-const K1A0S50 = K1A0S46 + $q181;
+const K1A0S48 = K1A0S46 + $q184;
+const K1A0S49 = K1A0S46 + $q185;
+const K1A0S50 = K1A0S46 + $q186;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q192;
-const K1A0S52 = K1A0S46 + $q193;
-const K1A0V11: readonly string[] = [K1A0S46, $q189];
+const K1A0S51 = K1A0S46 + $q195;
+const K1A0S52 = K1A0S46 + $q196;
+const K1A0V13: readonly string[] = [K1A0S46, $q192];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q178;
-const K1A0S55 = K1A0S53 + $q179;
+const K1A0S54 = K1A0S53 + $q184;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S56 = K1A0S53 + $q192;
-const K1A0S57 = K1A0S53 + $q193;
+const K1A0S55 = K1A0S53 + $q195;
+const K1A0S56 = K1A0S53 + $q178;
+const K1A0S57 = K1A0S53 + $q196;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2138,50 +2096,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.q0 = undefined;
-    this.q3 = undefined;
-    this.q4 = undefined;
-    this.q7 = undefined;
-    this.q8 = undefined;
-    this.q9 = undefined;
-    this.q10 = undefined;
-    this.q5 = undefined;
-    this.q6 = undefined;
-    this.q11 = undefined;
-    this.m31 = undefined;
-    this.q1 = undefined;
-    this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m31 = this.q1 = this.q2 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -2229,7 +2144,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q194);
+      throw $wrap(e, $q197);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2239,9 +2154,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q195) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q198) : 0));
     } catch (e) {
-      throw $wrap(e, $q196);
+      throw $wrap(e, $q199);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2249,16 +2164,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q197);
+      throw $wrap(e, $q200);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q198, $q195).shape.length === 2)) && ($need(this.t10, $q199, $q200).shape.length === 2)) && $same($need(this.t10, $q201, $q200).shape as readonly number[], $need(this.t9, $q202, $q195).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q203, $q195).dtype === $q106)) && ($need(this.t10, $q204, $q200).dtype === $q106)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q201, $q198).shape.length === 2)) && ($need(this.t10, $q202, $q203).shape.length === 2)) && $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q206, $q198).dtype === $q106)) && ($need(this.t10, $q207, $q203).dtype === $q106)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q205);
+      throw $wrap(e, $q208);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2282,7 +2197,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q206);
+      throw $wrap(e, $q209);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2291,28 +2206,28 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q207, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q183, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q210, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q70], [$q182, () => this.a0]);
+    return $why(path, ["", $q70], [$q179, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q208]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q209, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q212, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q210, () => this.s4, $q211, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q213, () => this.s4, $q214, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q207, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q212, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q212, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q210, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q215, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q215, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2321,15 +2236,15 @@ class K1A0 {
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q111], [$q198, () => $need(this.t9, $q198, $q195).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q199, () => $need(this.t10, $q199, $q200).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q201, () => $need(this.t10, $q201, $q200).shape, $q202, () => $need(this.t9, $q202, $q195).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q196, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q197, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q203, () => $need(this.t9, $q203, $q195).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q204, () => $need(this.t10, $q204, $q200).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q198, $q195).shape.length === 2), () => ($need(this.t10, $q199, $q200).shape.length === 2), () => $same($need(this.t10, $q201, $q200).shape as readonly number[], $need(this.t9, $q202, $q195).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q203, $q195).dtype === $q106)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q115, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q115, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q208]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q111], [$q201, () => $need(this.t9, $q201, $q198).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q202, () => $need(this.t10, $q202, $q203).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q204, () => $need(this.t10, $q204, $q203).shape, $q205, () => $need(this.t9, $q205, $q198).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q199, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q200, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q206, () => $need(this.t9, $q206, $q198).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q207, () => $need(this.t10, $q207, $q203).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q201, $q198).shape.length === 2), () => ($need(this.t10, $q202, $q203).shape.length === 2), () => $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q206, $q198).dtype === $q106)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q183, () => (this.t9 !== null)]) : $why(path, [$q115, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q213], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q213], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q216], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q216], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q194]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q205]) : this.x9([...path, $q206]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q197]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q208]) : this.x9([...path, $q209]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2344,9 +2259,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q214);
+      return $condFail(e, $q217);
     }
-    return this.x0([...[], $q214]);
+    return this.x0([...[], $q217]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2374,7 +2289,7 @@ class K1A0 {
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q209, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q93, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q212, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q93, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2398,12 +2313,12 @@ class K1A0 {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
     } catch (e) {
-      throw $wrap(e, $q215);
+      throw $wrap(e, $q218);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q216, $q90]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q216, $q90]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q219, $q90]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q219, $q90]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2418,9 +2333,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q215);
+      return $condFail(e, $q218);
     }
-    return this.x11([...[], $q215]);
+    return this.x11([...[], $q218]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2428,7 +2343,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q150, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q217, () => this.s0[2], $q149, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q150, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q220, () => this.s0[2], $q149, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2460,9 +2375,9 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q208);
+      return $condFail(e, $q211);
     }
-    return this.x3([...[], $q208]);
+    return this.x3([...[], $q211]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
@@ -2477,7 +2392,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q218);
+      throw $wrap(e, $q221);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2486,7 +2401,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q95, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q218, () => (this.m22 ?? this.d22()), $q97, $q98]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q95, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q221, () => (this.m22 ?? this.d22()), $q97, $q98]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2501,9 +2416,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q219);
+      return $condFail(e, $q222);
     }
-    return this.x13([...[], $q219]);
+    return this.x13([...[], $q222]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2542,7 +2457,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q220);
+      throw $wrap(e, $q223);
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2550,7 +2465,7 @@ class K1A0 {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q221);
+      throw $wrap(e, $q224);
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
@@ -2558,12 +2473,12 @@ class K1A0 {
     try {
       return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
-      throw $wrap(e, $q222);
+      throw $wrap(e, $q225);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q220, () => (this.m28 ?? this.d28()), $q216, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q221, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q221, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q223, () => (this.m28 ?? this.d28()), $q219, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q224, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q224, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2578,35 +2493,20 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, $q222);
+      return $condFail(e, $q225);
     }
-    return this.x14([...[], $q222]);
+    return this.x14([...[], $q225]);
   }
-  k0_0_4(): unknown {
+  k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
+      return $dimS($need(this.t9, $q181, $q198).shape, 1, $q205);
     } catch (e) {
-      return $evalFail(e, K1A0S1, $q224);
+      return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
-  k0_0_4s(): string {
+  k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k0_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S4, $q224);
-    }
-  }
-  k0_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
+      return $show($dimS($need(this.t9, $q181, $q198).shape, 1, $q205));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2616,22 +2516,22 @@ class K1A0 {
     return (this.q0 ??= $buf(this.t0!, $q116, $q135, 2, 134217728, K1A0S8, $q117));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q116, $q225, 2, 134217728, K1A0S8, $q117));
+    return (this.q3 ??= $buf(this.t3!, $q116, $q226, 2, 134217728, K1A0S8, $q117));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q116, $q226, 2, 134217728, K1A0S8, $q117));
+    return (this.q4 ??= $buf(this.t4!, $q116, $q227, 2, 134217728, K1A0S8, $q117));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q116, $q227, 4, 134217728, K1A0S8, $q117));
+    return (this.q7 ??= $buf(this.t7!, $q116, $q228, 4, 134217728, K1A0S8, $q117));
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q116, $q228, 4, 134217728, K1A0S8, $q117));
+    return (this.q8 ??= $buf(this.t8!, $q116, $q229, 4, 134217728, K1A0S8, $q117));
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q116, $q195, 2, 134217728, K1A0S8, $q117));
+    return (this.q9 ??= $buf(this.t9!, $q116, $q198, 2, 134217728, K1A0S8, $q117));
   }
   z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q116, $q200, 2, 134217728, K1A0S8, $q117));
+    return (this.q10 ??= $buf(this.t10!, $q116, $q203, 2, 134217728, K1A0S8, $q117));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2641,12 +2541,12 @@ class K1A0 {
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q229, $q195);
+      if (this.t9 === null) $omitted(pp, $q230, $q198);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q230, $q200);
+      if (this.t10 === null) $omitted(pp, $q231, $q203);
       const q6 = this.z10();
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q231);
+      $u32(b7, 0, this.s0[1], pp, $q232);
       $u32(b7, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2654,23 +2554,23 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q137, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q229, 1, q5), $bd(6, $q230, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
+      return $pass($q233, $q234, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 0, q1), $bd(2, $q236, 0, q2), $bd(3, $q237, 1, q3), $bd(4, $q238, 1, q4), $bd(5, $q230, 1, q5), $bd(6, $q231, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   y1(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
     try {
       const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q229, $q195);
+      if (this.t9 === null) $omitted(pp, $q230, $q198);
       const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q230, $q200);
+      if (this.t10 === null) $omitted(pp, $q231, $q203);
       const q2 = this.z10();
       const q3 = this.z7();
       const q4 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q231);
+      $u32(b6, 0, this.s0[1], pp, $q232);
       $u32(b6, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
@@ -2678,16 +2578,16 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q137, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q137, 1, q0), $bd(1, $q230, 1, q1), $bd(2, $q231, 1, q2), $bd(3, $q237, 1, q3), $bd(4, $q238, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q134, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q116, $q238, 4, 134217728, K1A0S8, $q117));
+    return (this.q5 ??= $buf(this.t5!, $q116, $q239, 4, 134217728, K1A0S8, $q117));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q116, $q239, 4, 134217728, K1A0S8, $q117));
+    return (this.q6 ??= $buf(this.t6!, $q116, $q240, 4, 134217728, K1A0S8, $q117));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -2701,12 +2601,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 0, this.s0[1], pp, $q232);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
+      $u32(b8, 8, this.s5[0], pp, $q241);
+      $u32(b8, 12, r0, pp, $q242);
+      $u32(b8, 16, this.s6[1], pp, $q243);
+      $u32(b8, 20, this.s3[2], pp, $q244);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2715,9 +2615,9 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q244, $q245, s, [$bd(0, $q137, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q248, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q245, $q246, s, [$bd(0, $q137, 1, c0), $bd(1, $q235, 1, q0), $bd(2, $q236, 1, q1), $bd(3, $q247, 1, q2), $bd(4, $q248, 1, q3), $bd(5, $q237, 1, q4), $bd(6, $q238, 1, q5), $bd(7, $q249, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V3, st);
+      return $evalIn(e, pp, K1A0V5, st);
     }
   }
   z11(): BindingResource {
@@ -2731,9 +2631,9 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q142, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q248, 1, c0), $bd(1, $q140, 0, q0)], 1, wy, wz);
+      return $pass($q142, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q249, 1, c0), $bd(1, $q140, 0, q0)], 1, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V6, st);
     }
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2741,25 +2641,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
-      if (s0 === undefined) $fail($q22, K1A0S2 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k0_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q250;
+      if (s0 === undefined) $noShown(K1A0S2, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q259;
-      if (s1 === undefined) $fail($q22, K1A0S5 + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k0_1_3s() + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q251;
+      if (s1 === undefined) $noShown(K1A0S5, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q260);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q252);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q261);
-      const c0: BindingResource = { kind: $q145, scratch: $q262, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q248, offset: 0, size: x1 };
-      return { kernel: $q177, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q262, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q253);
+      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
+      const c1: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x1 };
+      return { kernel: $q177, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q254, size: x0 }, { id: $q249, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V5, st);
+      return $evalAt(e, K1A0V7, st);
     }
   }
   r0(): string {
@@ -2783,22 +2683,7 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q115, ""], [$q208, () => (this.m1 ?? this.d1())]);
-  }
-  k1_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S12, $q224);
-    }
-  }
-  k1_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
+    return $why([], [$q115, ""], [$q211, () => (this.m1 ?? this.d1())]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2809,7 +2694,7 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q231);
+      $u32(b5, 0, this.s0[1], pp, $q232);
       $u32(b5, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2817,9 +2702,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q137, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
+      return $pass($q233, $q234, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 0, q1), $bd(2, $q236, 0, q2), $bd(3, $q237, 1, q3), $bd(4, $q238, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   y5(pp: string, s: string, c0: BindingResource): PassPlan {
@@ -2835,12 +2720,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 0, this.s0[1], pp, $q232);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
+      $u32(b8, 8, this.s5[0], pp, $q241);
+      $u32(b8, 12, r0, pp, $q242);
+      $u32(b8, 16, this.s6[1], pp, $q243);
+      $u32(b8, 20, this.s3[2], pp, $q244);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2849,26 +2734,26 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q244, $q245, s, [$bd(0, $q137, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q248, 0, c0), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q245, $q246, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 1, q1), $bd(2, $q236, 1, q2), $bd(3, $q247, 1, q3), $bd(4, $q248, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q238, 1, q6), $bd(7, $q249, 0, c0), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V3, st);
+      return $evalIn(e, pp, K1A0V5, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q263;
-      if (s0 === undefined) $fail($q22, K1A0S13 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k1_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q255;
+      if (s0 === undefined) $noShown(K1A0S12, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q261);
-      const c0: BindingResource = { kind: $q145, scratch: $q248, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "packed_splitk", passes: [this.y4(K1A0S12, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q253);
+      const c0: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x0 };
+      return { kernel: $q177, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q249, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V6, st);
+      return $evalAt(e, K1A0V8, st);
     }
   }
   r1(): string {
@@ -2880,14 +2765,14 @@ class K1A0 {
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 3)) && ($need(this.t2, $q103, $q104).shape.length === 3)) && $same($need(this.t1, $q264, $q102).shape as readonly number[], $need(this.t2, $q265, $q104).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 3)) && ($need(this.t2, $q103, $q104).shape.length === 3)) && $same($need(this.t1, $q256, $q102).shape as readonly number[], $need(this.t2, $q257, $q104).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
       throw $wrap(e, $q108);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q266], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q266], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q264, () => $need(this.t1, $q264, $q102).shape, $q265, () => $need(this.t2, $q265, $q104).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q209, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q102), $q100, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q217, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 3), () => ($need(this.t2, $q103, $q104).shape.length === 3), () => $same($need(this.t1, $q264, $q102).shape as readonly number[], $need(this.t2, $q265, $q104).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
+    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q258], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q258], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q256, () => $need(this.t1, $q256, $q102).shape, $q257, () => $need(this.t2, $q257, $q104).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q212, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q102), $q100, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q220, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 3), () => ($need(this.t2, $q103, $q104).shape.length === 3), () => $same($need(this.t1, $q256, $q102).shape as readonly number[], $need(this.t2, $q257, $q104).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2906,36 +2791,6 @@ class K1A0 {
     }
     return this.x15([...[], $q108]);
   }
-  k2_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S19, $q224);
-    }
-  }
-  k2_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k2_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S21, $q224);
-    }
-  }
-  k2_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   z1(): BindingResource {
     return (this.q1 ??= $buf(this.t1!, $q116, $q102, 2, 134217728, K1A0S8, $q117));
   }
@@ -2953,12 +2808,12 @@ class K1A0 {
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q229, $q195);
+      if (this.t9 === null) $omitted(pp, $q230, $q198);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q230, $q200);
+      if (this.t10 === null) $omitted(pp, $q231, $q203);
       const q7 = this.z10();
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 0, this.s0[1], pp, $q232);
       $u32(b8, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2966,9 +2821,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q229, 1, q6), $bd(7, $q230, 1, q7), $ub(8, $q134, 2, b8)], wx, wy, 1);
+      return $pass($q233, $q234, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 0, q3), $bd(4, $q237, 1, q4), $bd(5, $q238, 1, q5), $bd(6, $q230, 1, q6), $bd(7, $q231, 1, q7), $ub(8, $q134, 2, b8)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2976,25 +2831,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q267;
-      if (s0 === undefined) $fail($q22, K1A0S20 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k2_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q259;
+      if (s0 === undefined) $noShown(K1A0S20, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q268;
-      if (s1 === undefined) $fail($q22, K1A0S22 + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k2_1_3s() + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q260;
+      if (s1 === undefined) $noShown(K1A0S22, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q260);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q252);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q261);
-      const c0: BindingResource = { kind: $q145, scratch: $q262, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q248, offset: 0, size: x1 };
-      return { kernel: $q177, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q262, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q253);
+      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
+      const c1: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x1 };
+      return { kernel: $q177, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q254, size: x0 }, { id: $q249, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V7, st);
+      return $evalAt(e, K1A0V9, st);
     }
   }
   r2(): string {
@@ -3002,21 +2857,6 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     if (!this.c5()) return this.w5();
     return this.w6();
-  }
-  k3_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S28, $q224);
-    }
-  }
-  k3_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
   }
   y7(pp: string, s: string): PassPlan {
     let st = 0;
@@ -3030,7 +2870,7 @@ class K1A0 {
       const q4 = this.z7();
       const q5 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q231);
+      $u32(b6, 0, this.s0[1], pp, $q232);
       $u32(b6, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -3038,26 +2878,26 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass($q233, $q234, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 0, q3), $bd(4, $q237, 1, q4), $bd(5, $q238, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V2, st);
+      return $evalIn(e, pp, K1A0V4, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q269;
-      if (s0 === undefined) $fail($q22, K1A0S29 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k3_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q261;
+      if (s0 === undefined) $noShown(K1A0S28, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q261);
-      const c0: BindingResource = { kind: $q145, scratch: $q248, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "separate_splitk", passes: [this.y7(K1A0S28, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q253);
+      const c0: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x0 };
+      return { kernel: $q177, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q249, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V8, st);
+      return $evalAt(e, K1A0V10, st);
     }
   }
   r3(): string {
@@ -3065,36 +2905,6 @@ class K1A0 {
     if (!this.c7()) return this.w7();
     if (!this.c5()) return this.w5();
     return this.w6();
-  }
-  k4_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S35, $q224);
-    }
-  }
-  k4_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k4_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S37, $q224);
-    }
-  }
-  k4_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
   }
   y8(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
@@ -3109,19 +2919,19 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 0, this.s0[1], pp, $q232);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
+      $u32(b8, 8, this.s5[0], pp, $q241);
+      $u32(b8, 12, r0, pp, $q242);
+      $u32(b8, 16, this.s6[1], pp, $q243);
+      $u32(b8, 20, this.s3[2], pp, $q244);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q270, $q271, s, [$bd(0, $q137, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q140, 0, q6), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q262, $q263, s, [$bd(0, $q137, 1, c0), $bd(1, $q235, 1, q0), $bd(2, $q236, 1, q1), $bd(3, $q247, 1, q2), $bd(4, $q248, 1, q3), $bd(5, $q237, 1, q4), $bd(6, $q238, 1, q5), $bd(7, $q140, 0, q6), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V9, st);
+      return $evalIn(e, pp, K1A0V11, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -3129,41 +2939,26 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
-      if (s0 === undefined) $fail($q22, K1A0S36 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k4_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q250;
+      if (s0 === undefined) $noShown(K1A0S36, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q259;
-      if (s1 === undefined) $fail($q22, K1A0S38 + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k4_1_3s() + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q251;
+      if (s1 === undefined) $noShown(K1A0S38, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q260);
-      const c0: BindingResource = { kind: $q145, scratch: $q262, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q262, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q252);
+      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
+      return { kernel: $q177, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q254, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V10, st);
+      return $evalAt(e, K1A0V12, st);
     }
   }
   r4(): string {
     if (!this.c3()) return this.w3();
     if (!this.c4()) return this.w4();
     return this.w5();
-  }
-  k5_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S42, $q224);
-    }
-  }
-  k5_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
   }
   y9(pp: string, s: string): PassPlan {
     let st = 0;
@@ -3179,82 +2974,52 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 0, this.s0[1], pp, $q232);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
+      $u32(b8, 8, this.s5[0], pp, $q241);
+      $u32(b8, 12, r0, pp, $q242);
+      $u32(b8, 16, this.s6[1], pp, $q243);
+      $u32(b8, 20, this.s3[2], pp, $q244);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q270, $q271, s, [$bd(0, $q137, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q140, 0, q7), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q262, $q263, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 1, q1), $bd(2, $q236, 1, q2), $bd(3, $q247, 1, q3), $bd(4, $q248, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q238, 1, q6), $bd(7, $q140, 0, q7), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V9, st);
+      return $evalIn(e, pp, K1A0V11, st);
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q263;
-    if (s0 === undefined) $fail($q22, K1A0S43 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k5_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
-    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
-    return { kernel: $q177, variant: "packed", passes: [this.y4(K1A0S42, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S42, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
+    return { kernel: $q177, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
     return this.w5();
   }
-  k6_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S47, $q224);
-    }
-  }
-  k6_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k6_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S49, $q224);
-    }
-  }
-  k6_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q267;
-      if (s0 === undefined) $fail($q22, K1A0S48 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k6_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q259;
+      if (s0 === undefined) $noShown(K1A0S48, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q268;
-      if (s1 === undefined) $fail($q22, K1A0S50 + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k6_1_3s() + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q260;
+      if (s1 === undefined) $noShown(K1A0S50, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q260);
-      const c0: BindingResource = { kind: $q145, scratch: $q262, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q262, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q252);
+      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
+      return { kernel: $q177, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q254, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V11, st);
+      return $evalAt(e, K1A0V13, st);
     }
   }
   r6(): string {
@@ -3262,27 +3027,12 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  k7_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q223, $q195).shape, 1, $q202);
-    } catch (e) {
-      return $evalFail(e, K1A0S54, $q224);
-    }
-  }
-  k7_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q223, $q195).shape, 1, $q202));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q269;
-    if (s0 === undefined) $fail($q22, K1A0S55 + $q250 + $show(this.a0) + ", " + $q251 + $show(this.a1) + ", " + $q252 + $show(this.a2) + ", " + $q253 + $show(this.a3) + ", " + $q254 + this.k7_0_4s() + ", " + $q255 + $show(this.s3[2]) + ", " + $q256 + $show(this.s3[3]) + ", " + $q257 + $show((this.t9 !== null)) + ", " + $q258 + $show((this.t1 !== null)) + K1A0S3);
-    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
-    return { kernel: $q177, variant: "separate", passes: [this.y7(K1A0S54, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q261;
+    if (s0 === undefined) $noShown(K1A0S54, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
+    return { kernel: $q177, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3299,10 +3049,10 @@ class K1A0 {
     const h0 = $outShape(o0, 3, $q177, $q141);
     if (this.t11 === null) this.t11 = { shape: h0, dtype: $q106 };
     else if (!$same(this.t11.shape, h0)) $badOutput($q177, $q141, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q177, $q225);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q177, $q225, this.u3.shape, h1, $q211);
-    const h2 = $outShape(this.s4, 4, $q177, $q226);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q177, $q226, this.u4.shape, h2, $q210);
+    const h1 = $outShape(this.s3, 4, $q177, $q226);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q177, $q226, this.u3.shape, h1, $q214);
+    const h2 = $outShape(this.s4, 4, $q177, $q227);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q177, $q227, this.u4.shape, h2, $q213);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
     if (!this.c0()) $fail($q157, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
     if (!this.c1()) $fail($q157, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
@@ -3359,28 +3109,28 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q104:
           t2 = $td(ins[key], K1, $q116, key);
           break;
-        case $q225:
+        case $q226:
           t3 = $td(ins[key], K1, $q116, key);
           break;
-        case $q226:
+        case $q227:
           t4 = $td(ins[key], K1, $q116, key);
           break;
-        case $q238:
+        case $q239:
           t5 = $td(ins[key], K1, $q116, key);
           break;
-        case $q239:
+        case $q240:
           t6 = $td(ins[key], K1, $q116, key);
           break;
-        case $q227:
+        case $q228:
           t7 = $td(ins[key], K1, $q116, key);
           break;
-        case $q228:
+        case $q229:
           t8 = $td(ins[key], K1, $q116, key);
           break;
-        case $q195:
+        case $q198:
           t9 = $td(ins[key], K1, $q116, key);
           break;
-        case $q200:
+        case $q203:
           t10 = $td(ins[key], K1, $q116, key);
           break;
         default:
@@ -3395,10 +3145,10 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q141:
           t11 = $td(outs[key], K1, $q140, key);
           break;
-        case $q225:
+        case $q226:
           u3 = $td(outs[key], K1, $q140, key);
           break;
-        case $q226:
+        case $q227:
           u4 = $td(outs[key], K1, $q140, key);
           break;
         default:
@@ -3410,7 +3160,7 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q272:
+        case $q264:
           g0 = $av(attrs[key], K1, key);
           break;
         case $q165:
@@ -3419,13 +3169,13 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q166:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q273:
+        case $q265:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q136:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q274:
+        case $q266:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
@@ -3455,51 +3205,51 @@ export function plan1(call: SparseAttentionCall): Plan {
     if (t2.shape.length !== 3) $badRank(K1, $q116, $q104, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q116, $q225);
-  } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q225, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q116, $q225, 4, t3.shape.length);
-  }
-  if (t4 === null) {
     $missing(K1, $q116, $q226);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q226, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q116, $q226, 4, t4.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q226, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q116, $q226, 4, t3.shape.length);
   }
-  if (t5 === null) {
-    $missing(K1, $q116, $q238);
-  } else {
-    dt1 = t5.dtype;
-    by1 = $q238;
-    if (t5.shape.length !== 2) $badRank(K1, $q116, $q238, 2, t5.shape.length);
-  }
-  if (t6 === null) {
-    $missing(K1, $q116, $q239);
-  } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q239, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q116, $q239, 2, t6.shape.length);
-  }
-  if (t7 === null) {
+  if (t4 === null) {
     $missing(K1, $q116, $q227);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q227, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q116, $q227, 1, t7.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q227, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q116, $q227, 4, t4.shape.length);
   }
-  if (t8 === null) {
+  if (t5 === null) {
+    $missing(K1, $q116, $q239);
+  } else {
+    dt1 = t5.dtype;
+    by1 = $q239;
+    if (t5.shape.length !== 2) $badRank(K1, $q116, $q239, 2, t5.shape.length);
+  }
+  if (t6 === null) {
+    $missing(K1, $q116, $q240);
+  } else {
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q240, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q116, $q240, 2, t6.shape.length);
+  }
+  if (t7 === null) {
     $missing(K1, $q116, $q228);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q228, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q116, $q228, 1, t8.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q228, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q116, $q228, 1, t7.shape.length);
+  }
+  if (t8 === null) {
+    $missing(K1, $q116, $q229);
+  } else {
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q229, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q116, $q229, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q195, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q116, $q195, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q198, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q116, $q198, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q200, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q116, $q200, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q203, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q116, $q203, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
@@ -3508,34 +3258,34 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q140, $q225, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q140, $q225, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q140, $q226, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q140, $q226, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q140, $q226, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q140, $q226, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q140, $q227, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q140, $q227, 4, u4.shape.length);
   }
   if (dt0 === undefined) dt0 = $q106;
   else if (dt0 !== $q106) $fail($q0, K1 + $q168 + dt0 + $q169);
   if (dt1 === undefined) dt1 = $q170;
   else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q272, $q172, g0);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q264, $q172, g0);
   if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q165, $q172, g1);
   if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q166, $q172, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q273, $q172, g3);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q265, $q172, g3);
   if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q136, $q172, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q274, $q172, g5);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q266, $q172, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q275);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q267);
   if (a1 === undefined) $fail($q0, K1 + $q173);
   if (a2 === undefined) $fail($q0, K1 + $q174);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q275);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q267);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
   if (dt0 === $q106 && dt1 === $q170) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
   return $fail($q158, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);

@@ -635,7 +635,8 @@ export class AssignmentGen {
     const body = [...names, ...attrs]
       .map((x) => `    this.${x} = ${x};`)
       .concat(shapes.map((i) => `    this.s${i} = t${i}${ty("!")}.shape;`))
-      .concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
+      // Memo fields start undefined, in one chained assignment (stored last to first).
+      .concat(this.fields.length ? [`    ${this.fields.map((f) => `this.${f.name} = `).join("")}undefined;`] : []);
     return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }
 }

@@ -30,6 +30,8 @@ export interface AssignmentContext {
   readonly shared: Map<string, string>;
   /** The class's pass methods by their text (signature and body). */
   readonly passMethods: Map<string, string>;
+  /** The class's methods reading a shader key leaf lazily, by their text. */
+  readonly keyReads: Map<string, string>;
 }
 
 /** Per kernel (its declarations array): module functions shared by its classes, by their text. */
@@ -115,18 +117,23 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const reads = pm.keyLeaves.map((l, i) => {
       const leaf = leaves[i]!;
       if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
-      const read = `k${vi}_${pi}_${i}`;
-      g.method(
-        `${read}()${ty(": unknown")}`,
-        `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`,
-      );
-      g.method(
-        `${read}s()${ty(": string")}`,
-        `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`,
-      );
+      // The methods reading the leaf (called with the pass's message prefix) and showing it are
+      // shared by every pass and variant of the class that reads the same leaf.
+      const readText = `(pp${ty(": string")})${ty(": unknown")} {\n    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, pp, ${q(`shader key ${l.key}`)});\n    }\n  }`;
+      let read = cx.keyReads.get(readText);
+      if (!read) {
+        read = `k${cx.keyReads.size}`;
+        cx.keyReads.set(readText, read);
+        g.shared(read, () => readText);
+        g.shared(
+          `${read}s`,
+          () =>
+            `()${ty(": string")} {\n    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }\n  }`,
+        );
+      }
       if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
       body.push(`    let k${pi}_${i}${ty(": unknown")} = undefined;`);
-      return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
+      return { value: `(k${pi}_${i} ??= this.${read}(${sc(pprefix)}))`, shown: `this.${read}s()` };
     });
     body.push(`    let s${pi}${ty(": string | undefined")} = undefined;`);
     entries.forEach((e, ei) => {
@@ -135,8 +142,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       );
       body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
     });
-    const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i]!.key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
-    body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${sc(head)} + ${keyDesc} + ${sc(tail)});`);
+    const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
+    body.push(`    if (s${pi} === undefined) $noShown(${sc(head)}, ${names}, [${reads.map((r) => r.shown).join(", ")}], ${sc(tail)});`);
   });
   let tmpCount = 0;
   /**
@@ -414,7 +421,19 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
   };
   let shared = sharedFunctions.get(consts);
   if (!shared) sharedFunctions.set(consts, (shared = new Map()));
-  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc, konst, cls, consts, shared, passMethods: new Map() };
+  const cx: AssignmentContext = {
+    model,
+    facts: a.facts,
+    g,
+    valid: call,
+    sc,
+    konst,
+    cls,
+    consts,
+    shared,
+    passMethods: new Map(),
+    keyReads: new Map(),
+  };
   const lines: string[] = [];
   const checks = g.scoped(() => {
     const out: string[] = [];

@@ -392,6 +392,12 @@ function $noShader(head«: string», names«: readonly string[]», vals«: reado
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail("missing_shader", head + s + tail);
 }
+/** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
+function $noShown(head«: string», names«: readonly string[]», shown«: readonly string[]», tail«: string»)«: never» {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
+  return $fail("missing_shader", head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */

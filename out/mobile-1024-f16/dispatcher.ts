@@ -359,8 +359,21 @@ function $bag(c: object, k: string, kernel: string): Bag | undefined {
 function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s: unknown = $hasOwn.call(v, $q1) ? (v as Bag)[$q1] : undefined;
-  const dtype: unknown = $hasOwn.call(v, $q2) ? (v as Bag)[$q2] : undefined;
+  // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
+  // hasOwnProperty there to a check of the enumeration cache), then by hasOwnProperty for one that is
+  // not enumerable. Each is then read once, shape first, and only when it is the tensor's own.
+  let hasShape = false;
+  let hasDtype = false;
+  for (const k in v) {
+    if ($hasOwn.call(v, k)) {
+      if (k === $q1) hasShape = true;
+      else if (k === $q2) hasDtype = true;
+    }
+  }
+  if (!hasShape) hasShape = $hasOwn.call(v, $q1);
+  if (!hasDtype) hasDtype = $hasOwn.call(v, $q2);
+  const s: unknown = hasShape ? (v as Bag)[$q1] : undefined;
+  const dtype: unknown = hasDtype ? (v as Bag)[$q2] : undefined;
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");

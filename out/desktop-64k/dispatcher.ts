@@ -29,100 +29,100 @@ const $q22 = "missing_shader";
 const $q23 = "uniform";
 const $q24 = "main";
 const $q25 = "PagedAttention";
-const $q26 = "attrs.kv_num_heads";
-const $q27 = "attrs.num_heads";
-const $q28 = "dim(shapes.keyCacheT, 1)";
-const $q29 = "dim(shapes.keyCacheT, 3)";
-const $q30 = "present.keyT";
-const $q31 = "present.slotMappingT";
-const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = "cff77ea48e3b2a4d";
-const $q34 = "a3f71e5df0a929dc";
-const $q35 = "b6ac05a3739713ee";
-const $q36 = "21d764075d533b89";
-const $q37 = "320c6331c3bc3fbf";
-const $q38 = ": no shader was built for pass `split_attention` with ";
-const $q39 = ": no shader was built for pass `merge` with ";
-const $q40 = "uniform field `params.batchSize`";
-const $q41 = "uniform field `params.scatterCount`";
-const $q42 = "dispatch x";
-const $q43 = "dispatch y";
-const $q44 = ": pass `scatter`";
-const $q45 = "uniform field `params.scale`";
-const $q46 = "dispatch z";
-const $q47 = ": pass `split_attention`";
-const $q48 = ": pass `merge`";
-const $q49 = "the shape of intermediate `partialOut`";
-const $q50 = "the shape of intermediate `partialStats`";
-const $q51 = ": no shader was built for pass `main` with ";
-const $q52 = ": pass `main`";
-const $q53 = "headLayoutOk";
-const $q54 = "batchSize";
-const $q55 = "qHidden";
-const $q56 = "slotMappingT";
-const $q57 = "ranks.slotMappingT";
-const $q58 = "slotShapeOk";
-const $q59 = "sameShape(";
-const $q60 = "shapes.valueCacheT";
-const $q61 = "shapes.keyCacheT";
-const $q62 = " == ";
-const $q63 = " > 0";
-const $q64 = "headSize";
-const $q65 = "\"float16\"";
-const $q66 = "tensorDtypes.queryT";
-const $q67 = " == 0";
-const $q68 = "attrs.num_heads % attrs.kv_num_heads";
-const $q69 = " >= 1";
-const $q70 = "maxBlocks";
-const $q71 = "dim(shapes.outputT, 0)";
-const $q72 = "tokenCount";
-const $q73 = "dim(shapes.outputT, 1)";
-const $q74 = "f16Ok(";
-const $q75 = " == 1";
-const $q76 = "`true` is false";
-const $q77 = "`present.slotMappingT` is false";
-const $q78 = "cacheShapeOk";
-const $q79 = "ioShapeOk";
-const $q80 = "pagedContractOk";
-const $q81 = " <= ";
-const $q82 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q83 = "65535";
-const $q84 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q85 = "1024";
-const $q86 = "dispatchFits";
-const $q87 = "numSplits";
-const $q88 = "headVec";
-const $q89 = "pagedSplitScratchBytes";
-const $q90 = "pagedSplitStatsBytes";
-const $q91 = "pagedSplitWg";
-const $q92 = " >= 2";
-const $q93 = "cacheVec4Ok";
-const $q94 = "device.limits.maxStorageBufferBindingSize";
-const $q95 = "1073741824";
-const $q96 = "device.limits.maxBufferSize";
-const $q97 = "device.limits.maxComputeWorkgroupSizeX";
-const $q98 = "pagedSplitFits";
-const $q99 = "qPerKv";
-const $q100 = "pagedSplitStorageBytes";
-const $q101 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q102 = "65536";
-const $q103 = "pagedSplitStorageFits";
-const $q104 = "kvHidden";
-const $q105 = "ranks.keyT";
-const $q106 = "keyT";
-const $q107 = "ranks.valueT";
-const $q108 = "valueT";
-const $q109 = "tensorDtypes.keyT";
-const $q110 = "float16";
-const $q111 = "tensorDtypes.valueT";
-const $q112 = "separateKv";
-const $q113 = "`present.keyT` is false";
-const $q114 = "`present.valueT` is false";
-const $q115 = " == 2";
-const $q116 = "dim(shapes.keyT, 0)";
-const $q117 = "dim(shapes.keyT, 1)";
-const $q118 = "dim(shapes.queryT, 1)";
-const $q119 = "not ";
+const $q26 = "sameShape(";
+const $q27 = " == ";
+const $q28 = " > 0";
+const $q29 = " == 0";
+const $q30 = " >= 1";
+const $q31 = "f16Ok(";
+const $q32 = " == 1";
+const $q33 = " <= ";
+const $q34 = " >= 2";
+const $q35 = " == 2";
+const $q36 = "not ";
+const $q37 = "attrs.kv_num_heads";
+const $q38 = "attrs.num_heads";
+const $q39 = "dim(shapes.keyCacheT, 1)";
+const $q40 = "dim(shapes.keyCacheT, 3)";
+const $q41 = "present.keyT";
+const $q42 = "present.slotMappingT";
+const $q43 = ": no shader was built for pass `scatter` with ";
+const $q44 = "cff77ea48e3b2a4d";
+const $q45 = "a3f71e5df0a929dc";
+const $q46 = "b6ac05a3739713ee";
+const $q47 = "21d764075d533b89";
+const $q48 = "320c6331c3bc3fbf";
+const $q49 = ": no shader was built for pass `split_attention` with ";
+const $q50 = ": no shader was built for pass `merge` with ";
+const $q51 = "uniform field `params.batchSize`";
+const $q52 = "uniform field `params.scatterCount`";
+const $q53 = "dispatch x";
+const $q54 = "dispatch y";
+const $q55 = ": pass `scatter`";
+const $q56 = "uniform field `params.scale`";
+const $q57 = "dispatch z";
+const $q58 = ": pass `split_attention`";
+const $q59 = ": pass `merge`";
+const $q60 = "the shape of intermediate `partialOut`";
+const $q61 = "the shape of intermediate `partialStats`";
+const $q62 = ": no shader was built for pass `main` with ";
+const $q63 = ": pass `main`";
+const $q64 = "headLayoutOk";
+const $q65 = "batchSize";
+const $q66 = "qHidden";
+const $q67 = "slotMappingT";
+const $q68 = "ranks.slotMappingT";
+const $q69 = "slotShapeOk";
+const $q70 = "shapes.valueCacheT";
+const $q71 = "shapes.keyCacheT";
+const $q72 = "headSize";
+const $q73 = "\"float16\"";
+const $q74 = "tensorDtypes.queryT";
+const $q75 = "attrs.num_heads % attrs.kv_num_heads";
+const $q76 = "maxBlocks";
+const $q77 = "dim(shapes.outputT, 0)";
+const $q78 = "tokenCount";
+const $q79 = "dim(shapes.outputT, 1)";
+const $q80 = "`true` is false";
+const $q81 = "`present.slotMappingT` is false";
+const $q82 = "cacheShapeOk";
+const $q83 = "ioShapeOk";
+const $q84 = "pagedContractOk";
+const $q85 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q86 = "65535";
+const $q87 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q88 = "1024";
+const $q89 = "dispatchFits";
+const $q90 = "numSplits";
+const $q91 = "headVec";
+const $q92 = "pagedSplitScratchBytes";
+const $q93 = "pagedSplitStatsBytes";
+const $q94 = "pagedSplitWg";
+const $q95 = "cacheVec4Ok";
+const $q96 = "device.limits.maxStorageBufferBindingSize";
+const $q97 = "1073741824";
+const $q98 = "device.limits.maxBufferSize";
+const $q99 = "device.limits.maxComputeWorkgroupSizeX";
+const $q100 = "pagedSplitFits";
+const $q101 = "qPerKv";
+const $q102 = "pagedSplitStorageBytes";
+const $q103 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q104 = "65536";
+const $q105 = "pagedSplitStorageFits";
+const $q106 = "kvHidden";
+const $q107 = "ranks.keyT";
+const $q108 = "keyT";
+const $q109 = "ranks.valueT";
+const $q110 = "valueT";
+const $q111 = "tensorDtypes.keyT";
+const $q112 = "float16";
+const $q113 = "tensorDtypes.valueT";
+const $q114 = "separateKv";
+const $q115 = "`present.keyT` is false";
+const $q116 = "`present.valueT` is false";
+const $q117 = "dim(shapes.keyT, 0)";
+const $q118 = "dim(shapes.keyT, 1)";
+const $q119 = "dim(shapes.queryT, 1)";
 const $q120 = "input";
 const $q121 = "maxStorageBufferBindingSize";
 const $q122 = "keyCacheT";
@@ -152,129 +152,126 @@ const $q145 = "outputT";
 const $q146 = "merge";
 const $q147 = "intermediate `partialOut`";
 const $q148 = "intermediate `partialStats`";
-const $q149 = "scratch";
-const $q150 = "partialOut";
-const $q151 = "partialStats";
-const $q152 = "slot_mapping";
-const $q153 = "packedStride";
-const $q154 = "present.valueT";
-const $q155 = "packedKv";
-const $q156 = "pagedAttnWg";
-const $q157 = "pagedAttnStorageBytes";
-const $q158 = "pagedAttnStorageFits";
-const $q159 = "outputStoreOk";
-const $q160 = "the shape of output `outputT`";
-const $q161 = "contract";
-const $q162 = "no_variant";
-const $q163 = "inputs";
-const $q164 = "outputs";
-const $q165 = "attrs";
-const $q166 = ": unknown input `";
-const $q167 = ": unknown output `";
-const $q168 = "is_causal";
-const $q169 = "kv_num_heads";
-const $q170 = "num_heads";
-const $q171 = ": unknown attribute `";
-const $q172 = ": T = ";
-const $q173 = " is not allowed; allowed: float16";
-const $q174 = "int32";
-const $q175 = " is not allowed; allowed: int32";
-const $q176 = "a finite number";
-const $q177 = ": attribute `kv_num_heads` is required";
-const $q178 = ": attribute `num_heads` is required";
-const $q179 = ": nothing was built for ";
-const $q180 = " on profile desktop-64k";
-const $q181 = "SparseAttention";
-const $q182 = ": pass `append`";
-const $q183 = "attrs.do_rotary";
-const $q184 = "attrs.rotary_interleaved";
-const $q185 = "dim(shapes.cosCacheT, 1)";
-const $q186 = "dim(shapes.pastKeyT, 3)";
-const $q187 = "present.cosCacheT";
-const $q188 = ": no shader was built for pass `append` with ";
-const $q189 = ": pass `rotate_q`";
-const $q190 = ": no shader was built for pass `rotate_q` with ";
-const $q191 = "attrs.sparse_block_size";
-const $q192 = "b5d96cdd14879df8";
-const $q193 = ": no shader was built for pass `split_attend` with ";
-const $q194 = "uniform field `params.rowStride`";
-const $q195 = ": pass `split_attend`";
-const $q196 = "the shape of intermediate `rotatedQuery`";
-const $q197 = "the shape of intermediate `partial`";
-const $q198 = "6ebd9903c3151907";
-const $q199 = ": no shader was built for pass `attend` with ";
-const $q200 = ": pass `attend`";
-const $q201 = "layoutShapeOk";
-const $q202 = "cosCacheT";
-const $q203 = "rotaryHalf";
-const $q204 = "rotaryDim";
-const $q205 = "ranks.cosCacheT";
-const $q206 = "ranks.sinCacheT";
-const $q207 = "sinCacheT";
-const $q208 = "shapes.sinCacheT";
-const $q209 = "shapes.cosCacheT";
-const $q210 = "tensorDtypes.cosCacheT";
-const $q211 = "tensorDtypes.sinCacheT";
-const $q212 = "rotaryOk";
-const $q213 = "indexFits";
-const $q214 = "numLayout";
-const $q215 = "usesRotary";
-const $q216 = "seqLen";
-const $q217 = "shapes.pastValueT";
-const $q218 = "shapes.pastKeyT";
-const $q219 = "maxNnz";
-const $q220 = " <= 2147483647";
-const $q221 = "sparseContractOk";
-const $q222 = "bindingsFit";
-const $q223 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q224 = "dim(shapes.queryT, 2)";
-const $q225 = "attnStorageBytes";
-const $q226 = "attnStorageFits";
-const $q227 = "sparsePartialBytes";
-const $q228 = "sparseMergeWg";
-const $q229 = "sparseSplitFits";
-const $q230 = "pastKeyT";
-const $q231 = "pastValueT";
-const $q232 = "totalSequenceLengthT";
-const $q233 = "keyTotalSequenceLengthsT";
-const $q234 = "cos_cache";
-const $q235 = "sin_cache";
-const $q236 = "params.seqLen";
-const $q237 = "append";
-const $q238 = "SparseAttention.AppendKV";
-const $q239 = "present_key";
-const $q240 = "present_value";
-const $q241 = "total_sequence_length";
-const $q242 = "key_total_sequence_lengths";
-const $q243 = "blockRowIndicesT";
-const $q244 = "blockColIndicesT";
-const $q245 = "params.numLayout";
-const $q246 = "params.rowStride";
-const $q247 = "params.colStride";
-const $q248 = "params.maxCacheSeq";
-const $q249 = "split_attend";
-const $q250 = "SparseAttention.AttendSplitK";
-const $q251 = "block_row_indices";
-const $q252 = "block_col_indices";
-const $q253 = "partial";
-const $q254 = "53e66795f9f06e1d";
-const $q255 = "e2e85934a2ff68b0";
-const $q256 = "intermediate `rotatedQuery`";
-const $q257 = "intermediate `partial`";
-const $q258 = "rotatedQuery";
-const $q259 = "5a474934870ba7e5";
-const $q260 = "shapes.keyT";
-const $q261 = "shapes.valueT";
-const $q262 = " == 3";
-const $q263 = "f0b09462c4c98544";
-const $q264 = "6a660dd43e311763";
-const $q265 = "a4768a1ecce226ae";
-const $q266 = "attend";
-const $q267 = "SparseAttention.Attend";
-const $q268 = "do_rotary";
-const $q269 = "rotary_interleaved";
-const $q270 = "sparse_block_size";
-const $q271 = "; allowed values: 0, 1";
+const $q149 = "partialOut";
+const $q150 = "partialStats";
+const $q151 = "slot_mapping";
+const $q152 = "packedStride";
+const $q153 = "present.valueT";
+const $q154 = "packedKv";
+const $q155 = "pagedAttnWg";
+const $q156 = "pagedAttnStorageBytes";
+const $q157 = "pagedAttnStorageFits";
+const $q158 = "outputStoreOk";
+const $q159 = "the shape of output `outputT`";
+const $q160 = "contract";
+const $q161 = "no_variant";
+const $q162 = "inputs";
+const $q163 = "outputs";
+const $q164 = "attrs";
+const $q165 = ": unknown input `";
+const $q166 = ": unknown output `";
+const $q167 = "is_causal";
+const $q168 = "kv_num_heads";
+const $q169 = "num_heads";
+const $q170 = ": unknown attribute `";
+const $q171 = ": T = ";
+const $q172 = " is not allowed; allowed: float16";
+const $q173 = "int32";
+const $q174 = " is not allowed; allowed: int32";
+const $q175 = "a finite number";
+const $q176 = ": attribute `kv_num_heads` is required";
+const $q177 = ": attribute `num_heads` is required";
+const $q178 = ": nothing was built for ";
+const $q179 = " on profile desktop-64k";
+const $q180 = "SparseAttention";
+const $q181 = ": pass `append`";
+const $q182 = "attrs.do_rotary";
+const $q183 = "attrs.rotary_interleaved";
+const $q184 = "dim(shapes.cosCacheT, 1)";
+const $q185 = "dim(shapes.pastKeyT, 3)";
+const $q186 = "present.cosCacheT";
+const $q187 = ": no shader was built for pass `append` with ";
+const $q188 = ": pass `rotate_q`";
+const $q189 = ": no shader was built for pass `rotate_q` with ";
+const $q190 = "attrs.sparse_block_size";
+const $q191 = "b5d96cdd14879df8";
+const $q192 = ": no shader was built for pass `split_attend` with ";
+const $q193 = "uniform field `params.rowStride`";
+const $q194 = ": pass `split_attend`";
+const $q195 = "the shape of intermediate `rotatedQuery`";
+const $q196 = "the shape of intermediate `partial`";
+const $q197 = "6ebd9903c3151907";
+const $q198 = ": no shader was built for pass `attend` with ";
+const $q199 = ": pass `attend`";
+const $q200 = "layoutShapeOk";
+const $q201 = "cosCacheT";
+const $q202 = "rotaryHalf";
+const $q203 = "rotaryDim";
+const $q204 = "ranks.cosCacheT";
+const $q205 = "ranks.sinCacheT";
+const $q206 = "sinCacheT";
+const $q207 = "shapes.sinCacheT";
+const $q208 = "shapes.cosCacheT";
+const $q209 = "tensorDtypes.cosCacheT";
+const $q210 = "tensorDtypes.sinCacheT";
+const $q211 = "rotaryOk";
+const $q212 = "indexFits";
+const $q213 = "numLayout";
+const $q214 = "usesRotary";
+const $q215 = "seqLen";
+const $q216 = "shapes.pastValueT";
+const $q217 = "shapes.pastKeyT";
+const $q218 = "maxNnz";
+const $q219 = "sparseContractOk";
+const $q220 = "bindingsFit";
+const $q221 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q222 = "dim(shapes.queryT, 2)";
+const $q223 = "attnStorageBytes";
+const $q224 = "attnStorageFits";
+const $q225 = "sparsePartialBytes";
+const $q226 = "sparseMergeWg";
+const $q227 = "sparseSplitFits";
+const $q228 = "pastKeyT";
+const $q229 = "pastValueT";
+const $q230 = "totalSequenceLengthT";
+const $q231 = "keyTotalSequenceLengthsT";
+const $q232 = "cos_cache";
+const $q233 = "sin_cache";
+const $q234 = "params.seqLen";
+const $q235 = "append";
+const $q236 = "SparseAttention.AppendKV";
+const $q237 = "present_key";
+const $q238 = "present_value";
+const $q239 = "total_sequence_length";
+const $q240 = "key_total_sequence_lengths";
+const $q241 = "blockRowIndicesT";
+const $q242 = "blockColIndicesT";
+const $q243 = "params.numLayout";
+const $q244 = "params.rowStride";
+const $q245 = "params.colStride";
+const $q246 = "params.maxCacheSeq";
+const $q247 = "split_attend";
+const $q248 = "SparseAttention.AttendSplitK";
+const $q249 = "block_row_indices";
+const $q250 = "block_col_indices";
+const $q251 = "partial";
+const $q252 = "53e66795f9f06e1d";
+const $q253 = "e2e85934a2ff68b0";
+const $q254 = "intermediate `rotatedQuery`";
+const $q255 = "intermediate `partial`";
+const $q256 = "rotatedQuery";
+const $q257 = "5a474934870ba7e5";
+const $q258 = "shapes.keyT";
+const $q259 = "shapes.valueT";
+const $q260 = "f0b09462c4c98544";
+const $q261 = "6a660dd43e311763";
+const $q262 = "a4768a1ecce226ae";
+const $q263 = "attend";
+const $q264 = "SparseAttention.Attend";
+const $q265 = "do_rotary";
+const $q266 = "rotary_interleaved";
+const $q267 = "sparse_block_size";
+const $q268 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -660,6 +657,10 @@ function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array):
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
   return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
 }
+/** A scratch buffer's whole range as a binding resource. */
+function $scratch(scratch: string, size: number): BindingResource {
+  return { kind: "scratch", scratch, offset: 0, size };
+}
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
   return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -717,94 +718,106 @@ export interface PagedAttentionCall {
 }
 
 const K0 = $q25;
-const K0A0V0: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0V0: readonly string[] = [$q26, ", ", ")"];
+const K0A0V1: readonly string[] = ["", $q27, ""];
+const K0A0V2: readonly string[] = ["", $q28];
+const K0A0V3: readonly string[] = ["", $q29];
+const K0A0V4: readonly string[] = ["", $q30];
+const K0A0V5: readonly string[] = [$q31, ")"];
+const K0A0V6: readonly string[] = ["", $q32];
+const K0A0V7: readonly string[] = ["", $q33, ""];
+const K0A0V8: readonly string[] = ["", $q34];
+const K0A0V9: readonly string[] = ["", $q35];
+const K0A0V10: readonly string[] = [$q36, ""];
+const K0A0V11: readonly string[] = [$q37, $q38, $q39, $q40, $q41, $q42];
 const K0A0S0 = " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S2 = K0A0S1 + $q32;
-const K0A0V1: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+const K0A0S2 = K0A0S1 + $q43;
+const K0A0V12: readonly string[] = [$q37, $q38, $q39, $q40, $q41];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q44 : a0 === 8 ? $q45 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q46 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q47 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q48 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S3 = K0A0S1 + $q38;
-const K0A0V2: readonly string[] = [$q27, $q29];
+const K0A0S3 = K0A0S1 + $q49;
+const K0A0V13: readonly string[] = [$q38, $q40];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
 }
-const K0A0S4 = K0A0S1 + $q39;
+const K0A0S4 = K0A0S1 + $q50;
 const K0A0S5 = $q25;
-const K0A0V3: readonly string[] = [$q40, $q41, $q42, $q43];
-const K0A0S6 = K0A0S1 + $q44;
-const K0A0V4: readonly string[] = [$q40, $q45, $q46];
-const K0A0S7 = K0A0S1 + $q47;
-const K0A0S8 = K0A0S1 + $q48;
-const K0A0V5: readonly string[] = [K0A0S1, $q49, K0A0S1, $q50];
+const K0A0V14: readonly string[] = [$q51, $q52, $q53, $q54];
+const K0A0S6 = K0A0S1 + $q55;
+const K0A0V15: readonly string[] = [$q51, $q56, $q57];
+const K0A0S7 = K0A0S1 + $q58;
+const K0A0S8 = K0A0S1 + $q59;
+const K0A0V16: readonly string[] = [K0A0S1, $q60, K0A0S1, $q61];
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S10 = K0A0S9 + $q32;
-const K0A0S11 = K0A0S9 + $q38;
-const K0A0S12 = K0A0S9 + $q39;
-const K0A0V6: readonly string[] = [$q41, $q42, $q43];
-const K0A0S13 = K0A0S9 + $q44;
-const K0A0S14 = K0A0S9 + $q47;
-const K0A0S15 = K0A0S9 + $q48;
-const K0A0V7: readonly string[] = [K0A0S9, $q49, K0A0S9, $q50];
+const K0A0S10 = K0A0S9 + $q43;
+const K0A0S11 = K0A0S9 + $q49;
+const K0A0S12 = K0A0S9 + $q50;
+const K0A0V17: readonly string[] = [$q52, $q53, $q54];
+const K0A0S13 = K0A0S9 + $q55;
+const K0A0S14 = K0A0S9 + $q58;
+const K0A0S15 = K0A0S9 + $q59;
+const K0A0V18: readonly string[] = [K0A0S9, $q60, K0A0S9, $q61];
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S17 = K0A0S16 + $q32;
+const K0A0S17 = K0A0S16 + $q43;
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q44 : a0 === 8 ? $q45 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q46 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q47 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q48 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S18 = K0A0S16 + $q38;
-const K0A0S19 = K0A0S16 + $q39;
-const K0A0S20 = K0A0S16 + $q44;
-const K0A0S21 = K0A0S16 + $q47;
-const K0A0S22 = K0A0S16 + $q48;
-const K0A0V8: readonly string[] = [K0A0S16, $q49, K0A0S16, $q50];
+const K0A0S18 = K0A0S16 + $q49;
+const K0A0S19 = K0A0S16 + $q50;
+const K0A0S20 = K0A0S16 + $q55;
+const K0A0S21 = K0A0S16 + $q58;
+const K0A0S22 = K0A0S16 + $q59;
+const K0A0V19: readonly string[] = [K0A0S16, $q60, K0A0S16, $q61];
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S24 = K0A0S23 + $q32;
-const K0A0S25 = K0A0S23 + $q38;
-const K0A0S26 = K0A0S23 + $q39;
-const K0A0S27 = K0A0S23 + $q44;
-const K0A0S28 = K0A0S23 + $q47;
-const K0A0S29 = K0A0S23 + $q48;
-const K0A0V9: readonly string[] = [K0A0S23, $q49, K0A0S23, $q50];
+const K0A0S24 = K0A0S23 + $q43;
+const K0A0S25 = K0A0S23 + $q49;
+const K0A0S26 = K0A0S23 + $q50;
+const K0A0S27 = K0A0S23 + $q55;
+const K0A0S28 = K0A0S23 + $q58;
+const K0A0S29 = K0A0S23 + $q59;
+const K0A0V20: readonly string[] = [K0A0S23, $q60, K0A0S23, $q61];
+const K0A0V21: readonly string[] = ["", " or ", ""];
 const K0A0S30 = "PagedAttention: variant `separate_derived`";
-const K0A0S31 = K0A0S30 + $q32;
+const K0A0S31 = K0A0S30 + $q43;
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S32 = K0A0S30 + $q51;
-const K0A0S33 = K0A0S30 + $q44;
-const K0A0V10: readonly string[] = [$q40, $q45];
-const K0A0S34 = K0A0S30 + $q52;
+const K0A0S32 = K0A0S30 + $q62;
+const K0A0S33 = K0A0S30 + $q55;
+const K0A0V22: readonly string[] = [$q51, $q56];
+const K0A0S34 = K0A0S30 + $q63;
 const K0A0S35 = "PagedAttention: variant `separate_slot`";
-const K0A0S36 = K0A0S35 + $q32;
-const K0A0S37 = K0A0S35 + $q51;
-const K0A0S38 = K0A0S35 + $q44;
-const K0A0S39 = K0A0S35 + $q52;
+const K0A0S36 = K0A0S35 + $q43;
+const K0A0S37 = K0A0S35 + $q62;
+const K0A0S38 = K0A0S35 + $q55;
+const K0A0S39 = K0A0S35 + $q63;
 const K0A0S40 = "PagedAttention: variant `packed_derived`";
-const K0A0S41 = K0A0S40 + $q32;
+const K0A0S41 = K0A0S40 + $q43;
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S42 = K0A0S40 + $q51;
-const K0A0S43 = K0A0S40 + $q44;
-const K0A0S44 = K0A0S40 + $q52;
+const K0A0S42 = K0A0S40 + $q62;
+const K0A0S43 = K0A0S40 + $q55;
+const K0A0S44 = K0A0S40 + $q63;
 const K0A0S45 = "PagedAttention: variant `packed_slot`";
-const K0A0S46 = K0A0S45 + $q32;
-const K0A0S47 = K0A0S45 + $q51;
-const K0A0S48 = K0A0S45 + $q44;
-const K0A0S49 = K0A0S45 + $q52;
+const K0A0S46 = K0A0S45 + $q43;
+const K0A0S47 = K0A0S45 + $q62;
+const K0A0S48 = K0A0S45 + $q55;
+const K0A0S49 = K0A0S45 + $q63;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -906,7 +919,7 @@ class K0A0 {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, $q53);
+      throw $wrap(e, $q64);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
@@ -914,7 +927,7 @@ class K0A0 {
     try {
       return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q54);
+      throw $wrap(e, $q65);
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
@@ -926,7 +939,7 @@ class K0A0 {
     try {
       return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q55);
+      throw $wrap(e, $q66);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
@@ -936,9 +949,9 @@ class K0A0 {
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q56) === this.s0[0]) && ($need(this.t8, $q57, $q56).shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q67) === this.s0[0]) && ($need(this.t8, $q68, $q67).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, $q58);
+      throw $wrap(e, $q69);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -947,27 +960,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q60, () => this.s4, $q61, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q26, () => this.a1]) : i === 2 ? $why(path, ["", $q63], ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : $why(path, ["", $q62, ""], ["tensorDtypes.valueCacheT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V0, [$q70, () => this.s4, $q71, () => this.s3]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q37, () => this.a1]) : i === 2 ? $why(path, K0A0V2, ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, K0A0V2, [$q72, () => this.s3[3]]) : $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V2, [$q38, () => this.a2]) : i === 1 ? $why(path, K0A0V2, [$q37, () => this.a1]) : $why(path, K0A0V3, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q54, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q54, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q54, () => (this.m2 ?? this.d2())]) : $why(path, ["", $q69], [$q70, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V4, [$q65, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q65, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q65, () => (this.m2 ?? this.d2())]) : $why(path, K0A0V4, [$q76, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t9!.shape[0], $q72, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t9!.shape[1], $q55, () => (this.m4 ?? this.d4())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V1, [$q77, () => this.t9!.shape[0], $q78, () => this.s0[0]]) : i === 1 ? $why(path, K0A0V1, [$q79, () => this.t9!.shape[1], $q66, () => (this.m4 ?? this.d4())]) : $why(path, K0A0V5, [$q74, $q73]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, ["", $q62, ""], ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q56), $q72, () => this.s0[0]]) : $why(path, ["", $q75], [$q57, () => $need(this.t8, $q57, $q56).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q56) === this.s0[0])])) : c === false ? $where(path) + $q76 : $where(path) + $q77)($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q67), $q78, () => this.s0[0]]) : $why(path, K0A0V6, [$q68, () => $need(this.t8, $q68, $q67).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q67) === this.s0[0])])) : c === false ? $where(path) + $q80 : $where(path) + $q81)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q78]) : i === 1 ? this.x2([...path, $q53]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q79]) : this.x5([...path, $q58]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q82]) : i === 1 ? this.x2([...path, $q64]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q83]) : this.x5([...path, $q69]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -982,9 +995,9 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, $q80);
+      return $condFail(e, $q84);
     }
-    return this.x0([...[], $q80]);
+    return this.x0([...[], $q84]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
@@ -992,7 +1005,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q72, () => this.s0[0], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q27, () => this.a2, $q82, $q83]) : $why(path, ["", $q81, ""], ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q78, () => this.s0[0], $q85, $q86]) : i === 1 ? $why(path, K0A0V7, [$q38, () => this.a2, $q85, $q86]) : $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q87, $q88]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -1007,9 +1020,9 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, $q86);
+      return $condFail(e, $q89);
     }
-    return this.x6([...[], $q86]);
+    return this.x6([...[], $q89]);
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
@@ -1040,7 +1053,7 @@ class K0A0 {
     try {
       return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((4096 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q87);
+      throw $wrap(e, $q90);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
@@ -1053,7 +1066,7 @@ class K0A0 {
     try {
       return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
-      throw $wrap(e, $q88);
+      throw $wrap(e, $q91);
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
@@ -1061,7 +1074,7 @@ class K0A0 {
     try {
       return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q89);
+      throw $wrap(e, $q92);
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
@@ -1069,7 +1082,7 @@ class K0A0 {
     try {
       return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q90);
+      throw $wrap(e, $q93);
     }
   }
   /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
@@ -1077,7 +1090,7 @@ class K0A0 {
     try {
       return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q91);
+      throw $wrap(e, $q94);
     }
   }
   /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
@@ -1087,11 +1100,11 @@ class K0A0 {
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $why(path, ["", $q67], ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+    return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q93]) : i === 2 ? $why(path, ["", $q69], [$q88, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q94, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q96, $q95]) : i === 5 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q94, $q95]) : i === 6 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q96, $q95]) : i === 7 ? $why(path, ["", $q81, ""], [$q87, () => (this.m12 ?? this.d12()), $q82, $q83]) : i === 8 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q84, $q85]) : i === 9 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q97, $q85]) : i === 10 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q97, $q85]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q90, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q95]) : i === 2 ? $why(path, K0A0V4, [$q91, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q96, $q97]) : i === 4 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q98, $q97]) : i === 5 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q96, $q97]) : i === 6 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q98, $q97]) : i === 7 ? $why(path, K0A0V7, [$q90, () => (this.m12 ?? this.d12()), $q85, $q86]) : i === 8 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q87, $q88]) : i === 9 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q99, $q88]) : i === 10 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q87, $q88]) : $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q99, $q88]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -1106,16 +1119,16 @@ class K0A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q98);
+      return $condFail(e, $q100);
     }
-    return this.x7([...[], $q98]);
+    return this.x7([...[], $q100]);
   }
   /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): number {
     try {
       return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q99);
+      throw $wrap(e, $q101);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
@@ -1123,7 +1136,7 @@ class K0A0 {
     try {
       return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q100);
+      throw $wrap(e, $q102);
     }
   }
   /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
@@ -1132,7 +1145,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, ["", $q81, ""], [$q100, () => (this.m20 ?? this.d20()), $q101, $q102]);
+    return $why(path, K0A0V7, [$q102, () => (this.m20 ?? this.d20()), $q103, $q104]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -1147,29 +1160,29 @@ class K0A0 {
     try {
       ((this.m21 ?? this.d21()));
     } catch (e) {
-      return $condFail(e, $q103);
+      return $condFail(e, $q105);
     }
-    return this.x9([...[], $q103]);
+    return this.x9([...[], $q105]);
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
     try {
       return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q104);
+      throw $wrap(e, $q106);
     }
   }
   /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 2)) && ($need(this.t2, $q107, $q108).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q108) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q107, $q108).shape.length === 2)) && ($need(this.t2, $q109, $q110).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q110) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q108) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q110) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q111, $q108).dtype === $q112)) && ($need(this.t2, $q113, $q110).dtype === $q112)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q112);
+      throw $wrap(e, $q114);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q115], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q72, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q108), $q72, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q104, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q108), $q104, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q118, () => this.s0[1], $q55, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 2), () => ($need(this.t2, $q107, $q108).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q108) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
+    return ((i: number) => i === 0 ? $where(path) + $q115 : i === 1 ? $where(path) + $q116 : i === 2 ? $why(path, K0A0V9, [$q107, () => $need(this.t1, $q107, $q108).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q109, () => $need(this.t2, $q109, $q110).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q117, () => $dimT(this.t1, (0 as number), $q108), $q78, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q110), $q78, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q118, () => $dimT(this.t1, (1 as number), $q108), $q106, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q110), $q106, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, K0A0V1, [$q111, () => $need(this.t1, $q111, $q108).dtype, $q74, $q73]) : i === 9 ? $why(path, K0A0V1, [$q113, () => $need(this.t2, $q113, $q110).dtype, $q74, $q73]) : $why(path, K0A0V1, [$q119, () => this.s0[1], $q66, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q107, $q108).shape.length === 2), () => ($need(this.t2, $q109, $q110).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q110) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q108) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q110) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q111, $q108).dtype === $q112), () => ($need(this.t2, $q113, $q110).dtype === $q112)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -1184,9 +1197,9 @@ class K0A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q112);
+      return $condFail(e, $q114);
     }
-    return this.x10([...[], $q112]);
+    return this.x10([...[], $q114]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1194,13 +1207,13 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $why([], [$q119, ""], [$q31, () => (this.t8 !== null)]);
+    return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q120, $q106, 2, 1073741824, K0A0S5, $q121));
+    return (this.q1 ??= $buf(this.t1!, $q120, $q108, 2, 1073741824, K0A0S5, $q121));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q120, $q108, 2, 1073741824, K0A0S5, $q121));
+    return (this.q2 ??= $buf(this.t2!, $q120, $q110, 2, 1073741824, K0A0S5, $q121));
   }
   z3(): BindingResource {
     return (this.q3 ??= $buf(this.t3!, $q120, $q122, 2, 1073741824, K0A0S5, $q121));
@@ -1220,9 +1233,9 @@ class K0A0 {
   y0(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q106);
+      if (this.t1 === null) $omitted(pp, $q127, $q108);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q108);
+      if (this.t2 === null) $omitted(pp, $q128, $q110);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1244,7 +1257,7 @@ class K0A0 {
       const wy = $wg(r3, 65535, pp, "y");
       return $pass($q131, $q132, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q133, 0, q2), $bd(3, $q134, 0, q3), $bd(4, $q135, 1, q4), $bd(5, $q136, 1, q5), $bd(6, $q137, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V3, st);
+      return $evalIn(e, pp, K0A0V14, st);
     }
   }
   z0(): BindingResource {
@@ -1273,7 +1286,7 @@ class K0A0 {
       const wz = $wg(r2, 65535, pp, "z");
       return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q134, 1, q2), $bd(3, $q135, 1, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q142, 0, c0), $bd(7, $q143, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V4, st);
+      return $evalIn(e, pp, K0A0V15, st);
     }
   }
   z9(): BindingResource {
@@ -1297,11 +1310,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S1, $q148);
-      const c0: BindingResource = { kind: $q149, scratch: $q150, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q151, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q149, x0);
+      const c1 = $scratch($q150, x1);
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V5, st);
+      return $evalAt(e, K0A0V16, st);
     }
   }
   r0(): string {
@@ -1316,21 +1329,21 @@ class K0A0 {
   }
   /** why "present.slotMappingT" does not hold */
   w6(): string {
-    return $where([]) + $q77;
+    return $where([]) + $q81;
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q120, $q56, 4, 1073741824, K0A0S5, $q121));
+    return (this.q8 ??= $buf(this.t8!, $q120, $q67, 4, 1073741824, K0A0S5, $q121));
   }
   y3(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q106);
+      if (this.t1 === null) $omitted(pp, $q127, $q108);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q108);
+      if (this.t2 === null) $omitted(pp, $q128, $q110);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q152, $q56);
+      if (this.t8 === null) $omitted(pp, $q151, $q67);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
@@ -1342,9 +1355,9 @@ class K0A0 {
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q131, $q132, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q133, 0, q2), $bd(3, $q134, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
+      return $pass($q131, $q132, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q133, 0, q2), $bd(3, $q134, 0, q3), $bd(4, $q151, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V6, st);
+      return $evalIn(e, pp, K0A0V17, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1359,11 +1372,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S9, $q148);
-      const c0: BindingResource = { kind: $q149, scratch: $q150, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q151, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q149, x0);
+      const c1 = $scratch($q150, x1);
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V7, st);
+      return $evalAt(e, K0A0V18, st);
     }
   }
   r1(): string {
@@ -1377,7 +1390,7 @@ class K0A0 {
     try {
       return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q153);
+      throw $wrap(e, $q152);
     }
   }
   /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
@@ -1386,7 +1399,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q118, () => this.s0[1], $q153, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q153, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q119, () => this.s0[1], $q152, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
@@ -1401,9 +1414,9 @@ class K0A0 {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
-      return $condFail(e, $q155);
+      return $condFail(e, $q154);
     }
-    return this.x11([...[], $q155]);
+    return this.x11([...[], $q154]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1429,7 +1442,7 @@ class K0A0 {
       const wy = $wg(r3, 65535, pp, "y");
       return $pass($q131, $q132, s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 0, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 1, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V3, st);
+      return $evalIn(e, pp, K0A0V14, st);
     }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1444,11 +1457,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S16, $q148);
-      const c0: BindingResource = { kind: $q149, scratch: $q150, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q151, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q149, x0);
+      const c1 = $scratch($q150, x1);
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V8, st);
+      return $evalAt(e, K0A0V19, st);
     }
   }
   r2(): string {
@@ -1463,7 +1476,7 @@ class K0A0 {
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q152, $q56);
+      if (this.t8 === null) $omitted(pp, $q151, $q67);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
@@ -1475,9 +1488,9 @@ class K0A0 {
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q131, $q132, s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 0, q1), $bd(2, $q134, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q138, 2, b4)], wx, wy, 1);
+      return $pass($q131, $q132, s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 0, q1), $bd(2, $q134, 0, q2), $bd(3, $q151, 1, q3), $ub(4, $q138, 2, b4)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V6, st);
+      return $evalIn(e, pp, K0A0V17, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1492,11 +1505,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S23, $q148);
-      const c0: BindingResource = { kind: $q149, scratch: $q150, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q151, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q149, x0);
+      const c1 = $scratch($q150, x1);
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V9, st);
+      return $evalAt(e, K0A0V20, st);
     }
   }
   r3(): string {
@@ -1534,7 +1547,7 @@ class K0A0 {
     try {
       return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q156);
+      throw $wrap(e, $q155);
     }
   }
   /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
@@ -1542,7 +1555,7 @@ class K0A0 {
     try {
       return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q157);
+      throw $wrap(e, $q156);
     }
   }
   /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
@@ -1551,7 +1564,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q157, () => (this.m30 ?? this.d30()), $q101, $q102]) : i === 1 ? $why(path, ["", $q81, ""], [$q156, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q156, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m30 ?? this.d30()) as number) <= (65536 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q103, $q104]) : i === 1 ? $why(path, K0A0V7, [$q155, () => (this.m29 ?? this.d29()), $q87, $q88]) : $why(path, K0A0V7, [$q155, () => (this.m29 ?? this.d29()), $q99, $q88]))($first([() => (((this.m30 ?? this.d30()) as number) <= (65536 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
@@ -1566,9 +1579,9 @@ class K0A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q158);
+      return $condFail(e, $q157);
     }
-    return this.x12([...[], $q158]);
+    return this.x12([...[], $q157]);
   }
   /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
@@ -1576,7 +1589,7 @@ class K0A0 {
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, ["", " or ", ""], [$q93, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
+    return $why(path, K0A0V21, [$q95, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
@@ -1591,9 +1604,9 @@ class K0A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q159);
+      return $condFail(e, $q158);
     }
-    return this.x13([...[], $q159]);
+    return this.x13([...[], $q158]);
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1616,7 +1629,7 @@ class K0A0 {
       const wy = $wg(this.a1, 65535, pp, "y");
       return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q134, 1, q2), $bd(3, $q135, 1, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q144, 0, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V10, st);
+      return $evalIn(e, pp, K0A0V22, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1668,18 +1681,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q160);
+      $evalFail(e, $q25, $q159);
     }
     const h0 = $outShape(o0, 2, $q25, $q145);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q110 };
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q112 };
     else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q145, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
     const h1 = $outShape(this.s3, 4, $q25, $q122);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q122, this.u3.shape, h1, $q61);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q122, this.u3.shape, h1, $q71);
     const h2 = $outShape(this.s4, 4, $q25, $q123);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q123, this.u4.shape, h2, $q60);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q123, this.u4.shape, h2, $q70);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q160, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q160, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1689,16 +1702,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q162, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q161, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q163, K0);
-  const outs = $bag(c, $q164, K0);
-  const attrs = $bag(c, $q165, K0);
+  const ins = $bag(c, $q162, K0);
+  const outs = $bag(c, $q163, K0);
+  const attrs = $bag(c, $q164, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1722,10 +1735,10 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q139:
           t0 = $td(ins[key], K0, $q120, key);
           break;
-        case $q106:
+        case $q108:
           t1 = $td(ins[key], K0, $q120, key);
           break;
-        case $q108:
+        case $q110:
           t2 = $td(ins[key], K0, $q120, key);
           break;
         case $q122:
@@ -1743,11 +1756,11 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q126:
           t7 = $td(ins[key], K0, $q120, key);
           break;
-        case $q56:
+        case $q67:
           t8 = $td(ins[key], K0, $q120, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q165 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1765,7 +1778,7 @@ export function plan0(call: PagedAttentionCall): Plan {
           u4 = $td(outs[key], K0, $q144, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q166 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1773,20 +1786,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q168:
+        case $q167:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q169:
+        case $q168:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q170:
+        case $q169:
           g2 = $av(attrs[key], K0, key);
           break;
         case $q140:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q170 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1803,13 +1816,13 @@ export function plan0(call: PagedAttentionCall): Plan {
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q120, $q106, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q120, $q106, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q120, $q108, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q120, $q108, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q120, $q108, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q120, $q108, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q120, $q110, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q120, $q110, 2, t2.shape.length);
   }
   if (t3 === null) {
     $missing(K0, $q120, $q122);
@@ -1844,8 +1857,8 @@ export function plan0(call: PagedAttentionCall): Plan {
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q120, $q56, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q120, $q56, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q120, $q67, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q120, $q67, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
@@ -1862,23 +1875,23 @@ export function plan0(call: PagedAttentionCall): Plan {
     if (dt0 !== u4.dtype) $dtypeClash(K0, $q144, $q123, u4.dtype, by0, "T", dt0!);
     if (u4.shape.length !== 4) $badRank(K0, $q144, $q123, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q110;
-  else if (dt0 !== $q110) $fail($q0, K0 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q168, $q176, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q169, $q176, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q140, $q176, g3);
+  if (dt0 === undefined) dt0 = $q112;
+  else if (dt0 !== $q112) $fail($q0, K0 + $q171 + dt0 + $q172);
+  if (dt1 === undefined) dt1 = $q173;
+  else if (dt1 !== $q173) $fail($q0, K0 + ": S = " + dt1 + $q174);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q167, $q175, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q168, $q175, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q169, $q175, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q140, $q175, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q177);
-  if (a2 === undefined) $fail($q0, K0 + $q178);
-  if (dt0 === $q110 && dt1 === $q174) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q162, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
+  if (a1 === undefined) $fail($q0, K0 + $q176);
+  if (a2 === undefined) $fail($q0, K0 + $q177);
+  if (dt0 === $q112 && dt1 === $q173) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q161, K0 + $q178 + "T=" + dt0 + ", " + "S=" + dt1 + $q179);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1912,106 +1925,121 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q181;
+const K1 = $q180;
+const K1A0V0: readonly string[] = ["", $q28];
+const K1A0V1: readonly string[] = ["", $q29];
+const K1A0V2: readonly string[] = ["", $q32];
+const K1A0V3: readonly string[] = ["", $q27, ""];
+const K1A0V4: readonly string[] = [$q31, ")"];
+const K1A0V5: readonly string[] = [$q26, ", ", ")"];
+const K1A0V6: readonly string[] = ["", $q30];
+const K1A0V7: readonly string[] = ["", $q33, ""];
+const K1A0V8: readonly string[] = ["", $q35];
+const K1A0V9: readonly string[] = ["", " >= 8"];
+const K1A0V10: readonly string[] = [$q36, ""];
+const K1A0V11: readonly string[] = ["", " <= 2147483647"];
+const K1A0V12: readonly string[] = ["", " <= 32"];
+const K1A0V13: readonly string[] = ["", $q34];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q182;
-const K1A0V0: readonly string[] = [$q183, $q26, $q27, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q30];
-const K1A0S2 = K1A0S0 + $q188;
+const K1A0S1 = K1A0S0 + $q181;
+const K1A0V14: readonly string[] = [$q182, $q37, $q38, $q183, $q184, "dim(shapes.pastKeyT, 2)", $q185, $q186, $q41];
+const K1A0S2 = K1A0S0 + $q187;
 const K1A0S3 = " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q189;
-const K1A0V1: readonly string[] = [$q26, $q27, $q184, $q185, $q186, $q187, $q30];
-const K1A0S5 = K1A0S0 + $q190;
-const K1A0V2: readonly string[] = [$q183, $q26, $q27, $q191, $q186, $q30];
+const K1A0S4 = K1A0S0 + $q188;
+const K1A0V15: readonly string[] = [$q37, $q38, $q183, $q184, $q185, $q186, $q41];
+const K1A0S5 = K1A0S0 + $q189;
+const K1A0V16: readonly string[] = [$q182, $q37, $q38, $q190, $q185, $q41];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q193;
-const K1A0V3: readonly string[] = [$q27, $q186];
+const K1A0S6 = K1A0S0 + $q192;
+const K1A0V17: readonly string[] = [$q38, $q185];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V3, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
 }
-const K1A0S7 = K1A0S0 + $q39;
-const K1A0S8 = $q181;
-const K1A0V4: readonly string[] = [$q42, $q43];
-const K1A0V5: readonly string[] = [$q194, $q42, $q46];
-const K1A0S9 = K1A0S0 + $q195;
-const K1A0V6: readonly string[] = [$q46];
-const K1A0S10 = K1A0S0 + $q48;
-const K1A0V7: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
+const K1A0S7 = K1A0S0 + $q50;
+const K1A0S8 = $q180;
+const K1A0V18: readonly string[] = [$q53, $q54];
+const K1A0V19: readonly string[] = [$q193, $q53, $q57];
+const K1A0S9 = K1A0S0 + $q194;
+const K1A0V20: readonly string[] = [$q57];
+const K1A0S10 = K1A0S0 + $q59;
+const K1A0V21: readonly string[] = [K1A0S0, $q195, K1A0S0, $q196];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q188;
+const K1A0S12 = K1A0S11 + $q187;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S13 = K1A0S11 + $q193;
-const K1A0S14 = K1A0S11 + $q39;
-const K1A0S15 = K1A0S11 + $q182;
-const K1A0S16 = K1A0S11 + $q195;
-const K1A0S17 = K1A0S11 + $q48;
-const K1A0V8: readonly string[] = [K1A0S11, $q197];
+const K1A0S13 = K1A0S11 + $q192;
+const K1A0S14 = K1A0S11 + $q50;
+const K1A0S15 = K1A0S11 + $q181;
+const K1A0S16 = K1A0S11 + $q194;
+const K1A0S17 = K1A0S11 + $q59;
+const K1A0V22: readonly string[] = [K1A0S11, $q196];
+const K1A0V23: readonly string[] = ["", " == 3"];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q182;
-const K1A0S20 = K1A0S18 + $q188;
-const K1A0S21 = K1A0S18 + $q189;
-const K1A0S22 = K1A0S18 + $q190;
+const K1A0S19 = K1A0S18 + $q181;
+const K1A0S20 = K1A0S18 + $q187;
+const K1A0S21 = K1A0S18 + $q188;
+const K1A0S22 = K1A0S18 + $q189;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q193;
-const K1A0S24 = K1A0S18 + $q39;
-const K1A0S25 = K1A0S18 + $q195;
-const K1A0S26 = K1A0S18 + $q48;
-const K1A0V9: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197];
+const K1A0S23 = K1A0S18 + $q192;
+const K1A0S24 = K1A0S18 + $q50;
+const K1A0S25 = K1A0S18 + $q194;
+const K1A0S26 = K1A0S18 + $q59;
+const K1A0V24: readonly string[] = [K1A0S18, $q195, K1A0S18, $q196];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q188;
+const K1A0S28 = K1A0S27 + $q187;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S29 = K1A0S27 + $q193;
-const K1A0S30 = K1A0S27 + $q39;
-const K1A0S31 = K1A0S27 + $q182;
-const K1A0S32 = K1A0S27 + $q195;
-const K1A0S33 = K1A0S27 + $q48;
-const K1A0V10: readonly string[] = [K1A0S27, $q197];
+const K1A0S29 = K1A0S27 + $q192;
+const K1A0S30 = K1A0S27 + $q50;
+const K1A0S31 = K1A0S27 + $q181;
+const K1A0S32 = K1A0S27 + $q194;
+const K1A0S33 = K1A0S27 + $q59;
+const K1A0V25: readonly string[] = [K1A0S27, $q196];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q182;
-const K1A0S36 = K1A0S34 + $q188;
-const K1A0S37 = K1A0S34 + $q189;
-const K1A0S38 = K1A0S34 + $q190;
+const K1A0S35 = K1A0S34 + $q181;
+const K1A0S36 = K1A0S34 + $q187;
+const K1A0S37 = K1A0S34 + $q188;
+const K1A0S38 = K1A0S34 + $q189;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q197 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q199;
-const K1A0V11: readonly string[] = [$q194];
-const K1A0S40 = K1A0S34 + $q200;
-const K1A0V12: readonly string[] = [K1A0S34, $q196];
+const K1A0S39 = K1A0S34 + $q198;
+const K1A0V26: readonly string[] = [$q193];
+const K1A0S40 = K1A0S34 + $q199;
+const K1A0V27: readonly string[] = [K1A0S34, $q195];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q188;
+const K1A0S42 = K1A0S41 + $q187;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S43 = K1A0S41 + $q199;
-const K1A0S44 = K1A0S41 + $q182;
-const K1A0S45 = K1A0S41 + $q200;
+const K1A0S43 = K1A0S41 + $q198;
+const K1A0S44 = K1A0S41 + $q181;
+const K1A0S45 = K1A0S41 + $q199;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q182;
-const K1A0S48 = K1A0S46 + $q188;
-const K1A0S49 = K1A0S46 + $q189;
-const K1A0S50 = K1A0S46 + $q190;
+const K1A0S47 = K1A0S46 + $q181;
+const K1A0S48 = K1A0S46 + $q187;
+const K1A0S49 = K1A0S46 + $q188;
+const K1A0S50 = K1A0S46 + $q189;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q197 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q199;
-const K1A0S52 = K1A0S46 + $q200;
-const K1A0V13: readonly string[] = [K1A0S46, $q196];
+const K1A0S51 = K1A0S46 + $q198;
+const K1A0S52 = K1A0S46 + $q199;
+const K1A0V28: readonly string[] = [K1A0S46, $q195];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q188;
+const K1A0S54 = K1A0S53 + $q187;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q197 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S55 = K1A0S53 + $q199;
-const K1A0S56 = K1A0S53 + $q182;
-const K1A0S57 = K1A0S53 + $q200;
+const K1A0S55 = K1A0S53 + $q198;
+const K1A0S56 = K1A0S53 + $q181;
+const K1A0S57 = K1A0S53 + $q199;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2120,7 +2148,7 @@ class K1A0 {
     try {
       return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, $q53);
+      throw $wrap(e, $q64);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
@@ -2137,7 +2165,7 @@ class K1A0 {
     try {
       return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q55);
+      throw $wrap(e, $q66);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
@@ -2153,7 +2181,7 @@ class K1A0 {
     try {
       return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q70);
+      throw $wrap(e, $q76);
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -2161,7 +2189,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q201);
+      throw $wrap(e, $q200);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2171,9 +2199,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q202) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q201) : 0));
     } catch (e) {
-      throw $wrap(e, $q203);
+      throw $wrap(e, $q202);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2181,16 +2209,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q204);
+      throw $wrap(e, $q203);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q205, $q202).shape.length === 2)) && ($need(this.t10, $q206, $q207).shape.length === 2)) && $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q210, $q202).dtype === $q110)) && ($need(this.t10, $q211, $q207).dtype === $q110)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q204, $q201).shape.length === 2)) && ($need(this.t10, $q205, $q206).shape.length === 2)) && $same($need(this.t10, $q207, $q206).shape as readonly number[], $need(this.t9, $q208, $q201).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q209, $q201).dtype === $q112)) && ($need(this.t10, $q210, $q206).dtype === $q112)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q212);
+      throw $wrap(e, $q211);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2198,7 +2226,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q104);
+      throw $wrap(e, $q106);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2206,7 +2234,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q153);
+      throw $wrap(e, $q152);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2214,7 +2242,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q213);
+      throw $wrap(e, $q212);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2223,45 +2251,45 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q214, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q213, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q190, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q75], [$q183, () => this.a0]);
+    return $why(path, K1A0V2, [$q182, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q72, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : this.x3([...path, $q214]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q216, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q77, () => this.t11!.shape[0], $q65, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q79, () => this.t11!.shape[1], $q215, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q66, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q74, $q73]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q217, () => this.s4, $q218, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q216, () => this.s4, $q217, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q65, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q214, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q219, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q219, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q76, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q213, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q218, () => this.s6[1]]) : $why(path, K1A0V7, [$q218, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q75], ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, ["", $q62, ""], ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q54, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V2, ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, K1A0V3, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q65, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q115], [$q205, () => $need(this.t9, $q205, $q202).shape.length]) : i === 3 ? $why(path, ["", $q115], [$q206, () => $need(this.t10, $q206, $q207).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q208, () => $need(this.t10, $q208, $q207).shape, $q209, () => $need(this.t9, $q209, $q202).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q203, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q204, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q210, () => $need(this.t9, $q210, $q202).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q211, () => $need(this.t10, $q211, $q207).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q205, $q202).shape.length === 2), () => ($need(this.t10, $q206, $q207).shape.length === 2), () => $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q210, $q202).dtype === $q110)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q187, () => (this.t9 !== null)]) : $why(path, [$q119, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q204, () => $need(this.t9, $q204, $q201).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q205, () => $need(this.t10, $q205, $q206).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q207, () => $need(this.t10, $q207, $q206).shape, $q208, () => $need(this.t9, $q208, $q201).shape]) : i === 5 ? $why(path, K1A0V9, [$q202, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q203, () => (this.m10 ?? this.d10()), $q72, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q209, () => $need(this.t9, $q209, $q201).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q210, () => $need(this.t10, $q210, $q206).dtype, $q74, $q73]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q204, $q201).shape.length === 2), () => ($need(this.t10, $q205, $q206).shape.length === 2), () => $same($need(this.t10, $q207, $q206).shape as readonly number[], $need(this.t9, $q208, $q201).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q209, $q201).dtype === $q112)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q186, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q214]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q220], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q220], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V11, ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, K1A0V11, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q201]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q212]) : this.x9([...path, $q213]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q64]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q83]) : i === 3 ? this.x5([...path, $q82]) : i === 4 ? this.x6([...path, $q200]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q211]) : this.x9([...path, $q212]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2276,9 +2304,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q221);
+      return $condFail(e, $q219);
     }
-    return this.x0([...[], $q221]);
+    return this.x0([...[], $q219]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2301,12 +2329,12 @@ class K1A0 {
     try {
       return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, $q86);
+      throw $wrap(e, $q89);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q216, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q97, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q215, () => this.s0[1], $q85, $q86]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q65, () => this.s0[0], $q85, $q86]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q99, $q88]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2321,21 +2349,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q86);
+      return $condFail(e, $q89);
     }
-    return this.x10([...[], $q86]);
+    return this.x10([...[], $q89]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, $q222);
+      throw $wrap(e, $q220);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q223, $q95]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q223, $q95]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q221, $q97]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q221, $q97]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2350,9 +2378,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q222);
+      return $condFail(e, $q220);
     }
-    return this.x11([...[], $q222]);
+    return this.x11([...[], $q220]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2360,7 +2388,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q119, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q119, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q224, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q153, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q222, () => this.s0[2], $q152, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2375,9 +2403,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q155);
+      return $condFail(e, $q154);
     }
-    return this.x12([...[], $q155]);
+    return this.x12([...[], $q154]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2392,16 +2420,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q215);
+      return $condFail(e, $q214);
     }
-    return this.x3([...[], $q215]);
+    return this.x3([...[], $q214]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q99);
+      throw $wrap(e, $q101);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2409,7 +2437,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q225);
+      throw $wrap(e, $q223);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2418,7 +2446,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q99, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q225, () => (this.m22 ?? this.d22()), $q101, $q102]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q101, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q223, () => (this.m22 ?? this.d22()), $q103, $q104]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2433,9 +2461,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q226);
+      return $condFail(e, $q224);
     }
-    return this.x13([...[], $q226]);
+    return this.x13([...[], $q224]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2466,7 +2494,7 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q87);
+      throw $wrap(e, $q90);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
@@ -2474,7 +2502,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q227);
+      throw $wrap(e, $q225);
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2482,7 +2510,7 @@ class K1A0 {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q228);
+      throw $wrap(e, $q226);
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
@@ -2490,12 +2518,12 @@ class K1A0 {
     try {
       return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
     } catch (e) {
-      throw $wrap(e, $q229);
+      throw $wrap(e, $q227);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q92], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q227, () => (this.m28 ?? this.d28()), $q223, $q95]) : i === 4 ? $why(path, ["", $q81, ""], [$q228, () => (this.m29 ?? this.d29()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q228, () => (this.m29 ?? this.d29()), $q97, $q85]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q90, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q90, () => (this.m27 ?? this.d27()), $q85, $q86]) : i === 3 ? $why(path, K1A0V7, [$q225, () => (this.m28 ?? this.d28()), $q221, $q97]) : i === 4 ? $why(path, K1A0V7, [$q226, () => (this.m29 ?? this.d29()), $q87, $q88]) : $why(path, K1A0V7, [$q226, () => (this.m29 ?? this.d29()), $q99, $q88]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2510,20 +2538,20 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, $q229);
+      return $condFail(e, $q227);
     }
-    return this.x14([...[], $q229]);
+    return this.x14([...[], $q227]);
   }
   k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q185, $q202).shape, 1, $q209);
+      return $dimS($need(this.t9, $q184, $q201).shape, 1, $q208);
     } catch (e) {
       return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q185, $q202).shape, 1, $q209));
+      return $show($dimS($need(this.t9, $q184, $q201).shape, 1, $q208));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2533,22 +2561,22 @@ class K1A0 {
     return (this.q0 ??= $buf(this.t0!, $q120, $q139, 2, 1073741824, K1A0S8, $q121));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q120, $q230, 2, 1073741824, K1A0S8, $q121));
+    return (this.q3 ??= $buf(this.t3!, $q120, $q228, 2, 1073741824, K1A0S8, $q121));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q120, $q231, 2, 1073741824, K1A0S8, $q121));
+    return (this.q4 ??= $buf(this.t4!, $q120, $q229, 2, 1073741824, K1A0S8, $q121));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q120, $q232, 4, 1073741824, K1A0S8, $q121));
+    return (this.q7 ??= $buf(this.t7!, $q120, $q230, 4, 1073741824, K1A0S8, $q121));
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q120, $q233, 4, 1073741824, K1A0S8, $q121));
+    return (this.q8 ??= $buf(this.t8!, $q120, $q231, 4, 1073741824, K1A0S8, $q121));
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q120, $q202, 2, 1073741824, K1A0S8, $q121));
+    return (this.q9 ??= $buf(this.t9!, $q120, $q201, 2, 1073741824, K1A0S8, $q121));
   }
   z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q120, $q207, 2, 1073741824, K1A0S8, $q121));
+    return (this.q10 ??= $buf(this.t10!, $q120, $q206, 2, 1073741824, K1A0S8, $q121));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2558,12 +2586,12 @@ class K1A0 {
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q234, $q202);
+      if (this.t9 === null) $omitted(pp, $q232, $q201);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q235, $q207);
+      if (this.t10 === null) $omitted(pp, $q233, $q206);
       const q6 = this.z10();
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q236);
+      $u32(b7, 0, this.s0[1], pp, $q234);
       $u32(b7, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2571,23 +2599,23 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q237, $q238, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 0, q1), $bd(2, $q240, 0, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q234, 1, q5), $bd(6, $q235, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
+      return $pass($q235, $q236, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 0, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 1, q3), $bd(4, $q240, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q233, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   y1(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
     try {
       const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q234, $q202);
+      if (this.t9 === null) $omitted(pp, $q232, $q201);
       const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q235, $q207);
+      if (this.t10 === null) $omitted(pp, $q233, $q206);
       const q2 = this.z10();
       const q3 = this.z7();
       const q4 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q236);
+      $u32(b6, 0, this.s0[1], pp, $q234);
       $u32(b6, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
@@ -2595,16 +2623,16 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q141, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q141, 1, q0), $bd(1, $q232, 1, q1), $bd(2, $q233, 1, q2), $bd(3, $q239, 1, q3), $bd(4, $q240, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q138, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q120, $q243, 4, 1073741824, K1A0S8, $q121));
+    return (this.q5 ??= $buf(this.t5!, $q120, $q241, 4, 1073741824, K1A0S8, $q121));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q120, $q244, 4, 1073741824, K1A0S8, $q121));
+    return (this.q6 ??= $buf(this.t6!, $q120, $q242, 4, 1073741824, K1A0S8, $q121));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -2618,12 +2646,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q236);
+      $u32(b8, 0, this.s0[1], pp, $q234);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q245);
-      $u32(b8, 12, r0, pp, $q246);
-      $u32(b8, 16, this.s6[1], pp, $q247);
-      $u32(b8, 20, this.s3[2], pp, $q248);
+      $u32(b8, 8, this.s5[0], pp, $q243);
+      $u32(b8, 12, r0, pp, $q244);
+      $u32(b8, 16, this.s6[1], pp, $q245);
+      $u32(b8, 20, this.s3[2], pp, $q246);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2632,9 +2660,9 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q249, $q250, s, [$bd(0, $q141, 1, c0), $bd(1, $q239, 1, q0), $bd(2, $q240, 1, q1), $bd(3, $q251, 1, q2), $bd(4, $q252, 1, q3), $bd(5, $q241, 1, q4), $bd(6, $q242, 1, q5), $bd(7, $q253, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q247, $q248, s, [$bd(0, $q141, 1, c0), $bd(1, $q237, 1, q0), $bd(2, $q238, 1, q1), $bd(3, $q249, 1, q2), $bd(4, $q250, 1, q3), $bd(5, $q239, 1, q4), $bd(6, $q240, 1, q5), $bd(7, $q251, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V5, st);
+      return $evalIn(e, pp, K1A0V19, st);
     }
   }
   z11(): BindingResource {
@@ -2648,9 +2676,9 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q146, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q253, 1, c0), $bd(1, $q144, 0, q0)], 1, wy, wz);
+      return $pass($q146, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q251, 1, c0), $bd(1, $q144, 0, q0)], 1, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V6, st);
+      return $evalIn(e, pp, K1A0V20, st);
     }
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2658,25 +2686,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q254;
-      if (s0 === undefined) $noShown(K1A0S2, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q252;
+      if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q255;
-      if (s1 === undefined) $noShown(K1A0S5, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q253;
+      if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q256);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q254);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q257);
-      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x1 };
-      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q258, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q255);
+      const c0 = $scratch($q256, x0);
+      const c1 = $scratch($q251, x1);
+      return { kernel: $q180, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q256, size: x0 }, { id: $q251, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V7, st);
+      return $evalAt(e, K1A0V21, st);
     }
   }
   r0(): string {
@@ -2700,7 +2728,7 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q119, ""], [$q215, () => (this.m1 ?? this.d1())]);
+    return $why([], K1A0V10, [$q214, () => (this.m1 ?? this.d1())]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2711,7 +2739,7 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q236);
+      $u32(b5, 0, this.s0[1], pp, $q234);
       $u32(b5, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2719,9 +2747,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q237, $q238, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 0, q1), $bd(2, $q240, 0, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
+      return $pass($q235, $q236, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 0, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 1, q3), $bd(4, $q240, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   y5(pp: string, s: string, c0: BindingResource): PassPlan {
@@ -2737,12 +2765,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q236);
+      $u32(b8, 0, this.s0[1], pp, $q234);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q245);
-      $u32(b8, 12, r0, pp, $q246);
-      $u32(b8, 16, this.s6[1], pp, $q247);
-      $u32(b8, 20, this.s3[2], pp, $q248);
+      $u32(b8, 8, this.s5[0], pp, $q243);
+      $u32(b8, 12, r0, pp, $q244);
+      $u32(b8, 16, this.s6[1], pp, $q245);
+      $u32(b8, 20, this.s3[2], pp, $q246);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2751,26 +2779,26 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q249, $q250, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 1, q1), $bd(2, $q240, 1, q2), $bd(3, $q251, 1, q3), $bd(4, $q252, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q242, 1, q6), $bd(7, $q253, 0, c0), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q247, $q248, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 1, q1), $bd(2, $q238, 1, q2), $bd(3, $q249, 1, q3), $bd(4, $q250, 1, q4), $bd(5, $q239, 1, q5), $bd(6, $q240, 1, q6), $bd(7, $q251, 0, c0), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V5, st);
+      return $evalIn(e, pp, K1A0V19, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q259;
-      if (s0 === undefined) $noShown(K1A0S12, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q257;
+      if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q257);
-      const c0: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q255);
+      const c0 = $scratch($q251, x0);
+      return { kernel: $q180, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V8, st);
+      return $evalAt(e, K1A0V22, st);
     }
   }
   r1(): string {
@@ -2782,14 +2810,14 @@ class K1A0 {
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q105, $q106).shape.length === 3)) && ($need(this.t2, $q107, $q108).shape.length === 3)) && $same($need(this.t1, $q260, $q106).shape as readonly number[], $need(this.t2, $q261, $q108).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q106) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q109, $q106).dtype === $q110)) && ($need(this.t2, $q111, $q108).dtype === $q110)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q107, $q108).shape.length === 3)) && ($need(this.t2, $q109, $q110).shape.length === 3)) && $same($need(this.t1, $q258, $q108).shape as readonly number[], $need(this.t2, $q259, $q110).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q108) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q108) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q111, $q108).dtype === $q112)) && ($need(this.t2, $q113, $q110).dtype === $q112)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q112);
+      throw $wrap(e, $q114);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q113 : i === 1 ? $where(path) + $q114 : i === 2 ? $why(path, ["", $q262], [$q105, () => $need(this.t1, $q105, $q106).shape.length]) : i === 3 ? $why(path, ["", $q262], [$q107, () => $need(this.t2, $q107, $q108).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q260, () => $need(this.t1, $q260, $q106).shape, $q261, () => $need(this.t2, $q261, $q108).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q116, () => $dimT(this.t1, (0 as number), $q106), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (1 as number), $q106), $q216, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q106), $q104, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q109, () => $need(this.t1, $q109, $q106).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q111, () => $need(this.t2, $q111, $q108).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q224, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q105, $q106).shape.length === 3), () => ($need(this.t2, $q107, $q108).shape.length === 3), () => $same($need(this.t1, $q260, $q106).shape as readonly number[], $need(this.t2, $q261, $q108).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q106) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q106) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q109, $q106).dtype === $q110), () => ($need(this.t2, $q111, $q108).dtype === $q110)]));
+    return ((i: number) => i === 0 ? $where(path) + $q115 : i === 1 ? $where(path) + $q116 : i === 2 ? $why(path, K1A0V23, [$q107, () => $need(this.t1, $q107, $q108).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q109, () => $need(this.t2, $q109, $q110).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q258, () => $need(this.t1, $q258, $q108).shape, $q259, () => $need(this.t2, $q259, $q110).shape]) : i === 5 ? $why(path, K1A0V3, [$q117, () => $dimT(this.t1, (0 as number), $q108), $q65, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q118, () => $dimT(this.t1, (1 as number), $q108), $q215, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q108), $q106, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q111, () => $need(this.t1, $q111, $q108).dtype, $q74, $q73]) : i === 9 ? $why(path, K1A0V3, [$q113, () => $need(this.t2, $q113, $q110).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q222, () => this.s0[2], $q66, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q107, $q108).shape.length === 3), () => ($need(this.t2, $q109, $q110).shape.length === 3), () => $same($need(this.t1, $q258, $q108).shape as readonly number[], $need(this.t2, $q259, $q110).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q108) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q108) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q111, $q108).dtype === $q112), () => ($need(this.t2, $q113, $q110).dtype === $q112)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2804,33 +2832,33 @@ class K1A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q112);
+      return $condFail(e, $q114);
     }
-    return this.x15([...[], $q112]);
+    return this.x15([...[], $q114]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q120, $q106, 2, 1073741824, K1A0S8, $q121));
+    return (this.q1 ??= $buf(this.t1!, $q120, $q108, 2, 1073741824, K1A0S8, $q121));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q120, $q108, 2, 1073741824, K1A0S8, $q121));
+    return (this.q2 ??= $buf(this.t2!, $q120, $q110, 2, 1073741824, K1A0S8, $q121));
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q106);
+      if (this.t1 === null) $omitted(pp, $q127, $q108);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q108);
+      if (this.t2 === null) $omitted(pp, $q128, $q110);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q234, $q202);
+      if (this.t9 === null) $omitted(pp, $q232, $q201);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q235, $q207);
+      if (this.t10 === null) $omitted(pp, $q233, $q206);
       const q7 = this.z10();
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q236);
+      $u32(b8, 0, this.s0[1], pp, $q234);
       $u32(b8, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2838,9 +2866,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q237, $q238, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 0, q3), $bd(4, $q241, 1, q4), $bd(5, $q242, 1, q5), $bd(6, $q234, 1, q6), $bd(7, $q235, 1, q7), $ub(8, $q138, 2, b8)], wx, wy, 1);
+      return $pass($q235, $q236, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q237, 0, q2), $bd(3, $q238, 0, q3), $bd(4, $q239, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q233, 1, q7), $ub(8, $q138, 2, b8)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2848,25 +2876,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q263;
-      if (s0 === undefined) $noShown(K1A0S20, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q260;
+      if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q264;
-      if (s1 === undefined) $noShown(K1A0S22, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q261;
+      if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q256);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q254);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q257);
-      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x1 };
-      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q258, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q255);
+      const c0 = $scratch($q256, x0);
+      const c1 = $scratch($q251, x1);
+      return { kernel: $q180, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q256, size: x0 }, { id: $q251, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V9, st);
+      return $evalAt(e, K1A0V24, st);
     }
   }
   r2(): string {
@@ -2878,16 +2906,16 @@ class K1A0 {
   y7(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q106);
+      if (this.t1 === null) $omitted(pp, $q127, $q108);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q108);
+      if (this.t2 === null) $omitted(pp, $q128, $q110);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q236);
+      $u32(b6, 0, this.s0[1], pp, $q234);
       $u32(b6, 4, this.s0[0], pp, $q129);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2895,26 +2923,26 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q237, $q238, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 0, q3), $bd(4, $q241, 1, q4), $bd(5, $q242, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass($q235, $q236, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q237, 0, q2), $bd(3, $q238, 0, q3), $bd(4, $q239, 1, q4), $bd(5, $q240, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q265;
-      if (s0 === undefined) $noShown(K1A0S28, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q262;
+      if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q257);
-      const c0: BindingResource = { kind: $q149, scratch: $q253, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q255);
+      const c0 = $scratch($q251, x0);
+      return { kernel: $q180, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V10, st);
+      return $evalAt(e, K1A0V25, st);
     }
   }
   r3(): string {
@@ -2936,19 +2964,19 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q236);
+      $u32(b8, 0, this.s0[1], pp, $q234);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q245);
-      $u32(b8, 12, r0, pp, $q246);
-      $u32(b8, 16, this.s6[1], pp, $q247);
-      $u32(b8, 20, this.s3[2], pp, $q248);
+      $u32(b8, 8, this.s5[0], pp, $q243);
+      $u32(b8, 12, r0, pp, $q244);
+      $u32(b8, 16, this.s6[1], pp, $q245);
+      $u32(b8, 20, this.s3[2], pp, $q246);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q266, $q267, s, [$bd(0, $q141, 1, c0), $bd(1, $q239, 1, q0), $bd(2, $q240, 1, q1), $bd(3, $q251, 1, q2), $bd(4, $q252, 1, q3), $bd(5, $q241, 1, q4), $bd(6, $q242, 1, q5), $bd(7, $q144, 0, q6), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q263, $q264, s, [$bd(0, $q141, 1, c0), $bd(1, $q237, 1, q0), $bd(2, $q238, 1, q1), $bd(3, $q249, 1, q2), $bd(4, $q250, 1, q3), $bd(5, $q239, 1, q4), $bd(6, $q240, 1, q5), $bd(7, $q144, 0, q6), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V11, st);
+      return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2956,20 +2984,20 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q254;
-      if (s0 === undefined) $noShown(K1A0S36, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q252;
+      if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q255;
-      if (s1 === undefined) $noShown(K1A0S38, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q253;
+      if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q256);
-      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q258, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q254);
+      const c0 = $scratch($q256, x0);
+      return { kernel: $q180, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V12, st);
+      return $evalAt(e, K1A0V27, st);
     }
   }
   r4(): string {
@@ -2991,27 +3019,27 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q236);
+      $u32(b8, 0, this.s0[1], pp, $q234);
       $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q245);
-      $u32(b8, 12, r0, pp, $q246);
-      $u32(b8, 16, this.s6[1], pp, $q247);
-      $u32(b8, 20, this.s3[2], pp, $q248);
+      $u32(b8, 8, this.s5[0], pp, $q243);
+      $u32(b8, 12, r0, pp, $q244);
+      $u32(b8, 16, this.s6[1], pp, $q245);
+      $u32(b8, 20, this.s3[2], pp, $q246);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q266, $q267, s, [$bd(0, $q141, 1, q0), $bd(1, $q239, 1, q1), $bd(2, $q240, 1, q2), $bd(3, $q251, 1, q3), $bd(4, $q252, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q242, 1, q6), $bd(7, $q144, 0, q7), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q263, $q264, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 1, q1), $bd(2, $q238, 1, q2), $bd(3, $q249, 1, q3), $bd(4, $q250, 1, q4), $bd(5, $q239, 1, q5), $bd(6, $q240, 1, q6), $bd(7, $q144, 0, q7), $ub(8, $q138, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V11, st);
+      return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q259;
-    if (s0 === undefined) $noShown(K1A0S42, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
-    return { kernel: $q181, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q180, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
@@ -3023,20 +3051,20 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q263;
-      if (s0 === undefined) $noShown(K1A0S48, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q260;
+      if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q264;
-      if (s1 === undefined) $noShown(K1A0S50, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q261;
+      if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q256);
-      const c0: BindingResource = { kind: $q149, scratch: $q258, offset: 0, size: x0 };
-      return { kernel: $q181, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q258, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q254);
+      const c0 = $scratch($q256, x0);
+      return { kernel: $q180, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V13, st);
+      return $evalAt(e, K1A0V28, st);
     }
   }
   r6(): string {
@@ -3046,10 +3074,10 @@ class K1A0 {
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q265;
-    if (s0 === undefined) $noShown(K1A0S54, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q262;
+    if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
-    return { kernel: $q181, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q180, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3061,19 +3089,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q181, $q160);
+      $evalFail(e, $q180, $q159);
     }
-    const h0 = $outShape(o0, 3, $q181, $q145);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q110 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q145, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q181, $q230);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q230, this.u3.shape, h1, $q218);
-    const h2 = $outShape(this.s4, 4, $q181, $q231);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q231, this.u4.shape, h2, $q217);
+    const h0 = $outShape(o0, 3, $q180, $q145);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q112 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q180, $q145, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q180, $q228);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q180, $q228, this.u3.shape, h1, $q217);
+    const h2 = $outShape(this.s4, 4, $q180, $q229);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q180, $q229, this.u4.shape, h2, $q216);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q160, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q160, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q160, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3083,16 +3111,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q162, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q161, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q163, K1);
-  const outs = $bag(c, $q164, K1);
-  const attrs = $bag(c, $q165, K1);
+  const ins = $bag(c, $q162, K1);
+  const outs = $bag(c, $q163, K1);
+  const attrs = $bag(c, $q164, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3120,38 +3148,38 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q139:
           t0 = $td(ins[key], K1, $q120, key);
           break;
-        case $q106:
+        case $q108:
           t1 = $td(ins[key], K1, $q120, key);
           break;
-        case $q108:
+        case $q110:
           t2 = $td(ins[key], K1, $q120, key);
           break;
-        case $q230:
+        case $q228:
           t3 = $td(ins[key], K1, $q120, key);
           break;
-        case $q231:
+        case $q229:
           t4 = $td(ins[key], K1, $q120, key);
           break;
-        case $q243:
+        case $q241:
           t5 = $td(ins[key], K1, $q120, key);
           break;
-        case $q244:
+        case $q242:
           t6 = $td(ins[key], K1, $q120, key);
           break;
-        case $q232:
+        case $q230:
           t7 = $td(ins[key], K1, $q120, key);
           break;
-        case $q233:
+        case $q231:
           t8 = $td(ins[key], K1, $q120, key);
           break;
-        case $q202:
+        case $q201:
           t9 = $td(ins[key], K1, $q120, key);
           break;
-        case $q207:
+        case $q206:
           t10 = $td(ins[key], K1, $q120, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q165 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3162,14 +3190,14 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q145:
           t11 = $td(outs[key], K1, $q144, key);
           break;
-        case $q230:
+        case $q228:
           u3 = $td(outs[key], K1, $q144, key);
           break;
-        case $q231:
+        case $q229:
           u4 = $td(outs[key], K1, $q144, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q166 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3177,26 +3205,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q268:
+        case $q265:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q169:
+        case $q168:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q170:
+        case $q169:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q269:
+        case $q266:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q140:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q270:
+        case $q267:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q170 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3213,60 +3241,60 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q120, $q106, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q120, $q106, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q120, $q108, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q120, $q108, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q120, $q108, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q120, $q108, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q120, $q110, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q120, $q110, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q120, $q230);
+    $missing(K1, $q120, $q228);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q230, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q120, $q230, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q228, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q120, $q228, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q120, $q231);
+    $missing(K1, $q120, $q229);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q231, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q120, $q231, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q229, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q120, $q229, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q120, $q243);
+    $missing(K1, $q120, $q241);
   } else {
     dt1 = t5.dtype;
-    by1 = $q243;
-    if (t5.shape.length !== 2) $badRank(K1, $q120, $q243, 2, t5.shape.length);
+    by1 = $q241;
+    if (t5.shape.length !== 2) $badRank(K1, $q120, $q241, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q120, $q244);
+    $missing(K1, $q120, $q242);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q244, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q120, $q244, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q242, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q120, $q242, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q120, $q232);
+    $missing(K1, $q120, $q230);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q232, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q120, $q232, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q230, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q120, $q230, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q120, $q233);
+    $missing(K1, $q120, $q231);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q233, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q120, $q233, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q231, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q120, $q231, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q202, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q120, $q202, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q201, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q120, $q201, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q207, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q120, $q207, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q206, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q120, $q206, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
@@ -3275,37 +3303,37 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q144, $q230, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q144, $q230, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q144, $q228, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q144, $q228, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q144, $q231, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q144, $q231, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q144, $q229, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q144, $q229, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q110;
-  else if (dt0 !== $q110) $fail($q0, K1 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q268, $q176, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q269, $q176, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q140, $q176, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q270, $q176, g5);
+  if (dt0 === undefined) dt0 = $q112;
+  else if (dt0 !== $q112) $fail($q0, K1 + $q171 + dt0 + $q172);
+  if (dt1 === undefined) dt1 = $q173;
+  else if (dt1 !== $q173) $fail($q0, K1 + ": M = " + dt1 + $q174);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q265, $q175, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q168, $q175, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q169, $q175, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q266, $q175, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q140, $q175, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q267, $q175, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q271);
-  if (a1 === undefined) $fail($q0, K1 + $q177);
-  if (a2 === undefined) $fail($q0, K1 + $q178);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q271);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q268);
+  if (a1 === undefined) $fail($q0, K1 + $q176);
+  if (a2 === undefined) $fail($q0, K1 + $q177);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q268);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q110 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
+  if (dt0 === $q112 && dt1 === $q173) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q161, K1 + $q178 + "T=" + dt0 + ", " + "M=" + dt1 + $q179);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -29,96 +29,96 @@ const $q22 = "missing_shader";
 const $q23 = "uniform";
 const $q24 = "main";
 const $q25 = "PagedAttention";
-const $q26 = "attrs.kv_num_heads";
-const $q27 = "attrs.num_heads";
-const $q28 = "dim(shapes.keyCacheT, 1)";
-const $q29 = "dim(shapes.keyCacheT, 3)";
-const $q30 = "present.keyT";
-const $q31 = "present.slotMappingT";
-const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = ": no shader was built for pass `split_attention` with ";
-const $q34 = ": no shader was built for pass `merge` with ";
-const $q35 = "uniform field `params.batchSize`";
-const $q36 = "uniform field `params.scatterCount`";
-const $q37 = "dispatch x";
-const $q38 = "dispatch y";
-const $q39 = ": pass `scatter`";
-const $q40 = "uniform field `params.scale`";
-const $q41 = "dispatch z";
-const $q42 = ": pass `split_attention`";
-const $q43 = ": pass `merge`";
-const $q44 = "the shape of intermediate `partialOut`";
-const $q45 = "the shape of intermediate `partialStats`";
-const $q46 = ": no shader was built for pass `main` with ";
-const $q47 = ": pass `main`";
-const $q48 = "headLayoutOk";
-const $q49 = "batchSize";
-const $q50 = "qHidden";
-const $q51 = "slotMappingT";
-const $q52 = "ranks.slotMappingT";
-const $q53 = "slotShapeOk";
-const $q54 = "sameShape(";
-const $q55 = "shapes.valueCacheT";
-const $q56 = "shapes.keyCacheT";
-const $q57 = " == ";
-const $q58 = " > 0";
-const $q59 = "headSize";
-const $q60 = "\"float16\"";
-const $q61 = "tensorDtypes.queryT";
-const $q62 = " == 0";
-const $q63 = "attrs.num_heads % attrs.kv_num_heads";
-const $q64 = " >= 1";
-const $q65 = "maxBlocks";
-const $q66 = "dim(shapes.outputT, 0)";
-const $q67 = "tokenCount";
-const $q68 = "dim(shapes.outputT, 1)";
-const $q69 = "f16Ok(";
-const $q70 = " == 1";
-const $q71 = "`true` is false";
-const $q72 = "`present.slotMappingT` is false";
-const $q73 = "cacheShapeOk";
-const $q74 = "ioShapeOk";
-const $q75 = "pagedContractOk";
-const $q76 = " <= ";
-const $q77 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q78 = "65535";
-const $q79 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q80 = "256";
-const $q81 = "dispatchFits";
-const $q82 = "numSplits";
-const $q83 = "headVec";
-const $q84 = "pagedSplitScratchBytes";
-const $q85 = "pagedSplitStatsBytes";
-const $q86 = "pagedSplitWg";
-const $q87 = " >= 2";
-const $q88 = "cacheVec4Ok";
-const $q89 = "device.limits.maxStorageBufferBindingSize";
-const $q90 = "134217728";
-const $q91 = "device.limits.maxBufferSize";
-const $q92 = "268435456";
-const $q93 = "device.limits.maxComputeWorkgroupSizeX";
-const $q94 = "pagedSplitFits";
-const $q95 = "qPerKv";
-const $q96 = "pagedSplitStorageBytes";
-const $q97 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q98 = "32768";
-const $q99 = "pagedSplitStorageFits";
-const $q100 = "kvHidden";
-const $q101 = "ranks.keyT";
-const $q102 = "keyT";
-const $q103 = "ranks.valueT";
-const $q104 = "valueT";
-const $q105 = "tensorDtypes.keyT";
-const $q106 = "float16";
-const $q107 = "tensorDtypes.valueT";
-const $q108 = "separateKv";
-const $q109 = "`present.keyT` is false";
-const $q110 = "`present.valueT` is false";
-const $q111 = " == 2";
-const $q112 = "dim(shapes.keyT, 0)";
-const $q113 = "dim(shapes.keyT, 1)";
-const $q114 = "dim(shapes.queryT, 1)";
-const $q115 = "not ";
+const $q26 = "sameShape(";
+const $q27 = " == ";
+const $q28 = " > 0";
+const $q29 = " == 0";
+const $q30 = " >= 1";
+const $q31 = "f16Ok(";
+const $q32 = " == 1";
+const $q33 = " <= ";
+const $q34 = " >= 2";
+const $q35 = " == 2";
+const $q36 = "not ";
+const $q37 = "attrs.kv_num_heads";
+const $q38 = "attrs.num_heads";
+const $q39 = "dim(shapes.keyCacheT, 1)";
+const $q40 = "dim(shapes.keyCacheT, 3)";
+const $q41 = "present.keyT";
+const $q42 = "present.slotMappingT";
+const $q43 = ": no shader was built for pass `scatter` with ";
+const $q44 = ": no shader was built for pass `split_attention` with ";
+const $q45 = ": no shader was built for pass `merge` with ";
+const $q46 = "uniform field `params.batchSize`";
+const $q47 = "uniform field `params.scatterCount`";
+const $q48 = "dispatch x";
+const $q49 = "dispatch y";
+const $q50 = ": pass `scatter`";
+const $q51 = "uniform field `params.scale`";
+const $q52 = "dispatch z";
+const $q53 = ": pass `split_attention`";
+const $q54 = ": pass `merge`";
+const $q55 = "the shape of intermediate `partialOut`";
+const $q56 = "the shape of intermediate `partialStats`";
+const $q57 = ": no shader was built for pass `main` with ";
+const $q58 = ": pass `main`";
+const $q59 = "headLayoutOk";
+const $q60 = "batchSize";
+const $q61 = "qHidden";
+const $q62 = "slotMappingT";
+const $q63 = "ranks.slotMappingT";
+const $q64 = "slotShapeOk";
+const $q65 = "shapes.valueCacheT";
+const $q66 = "shapes.keyCacheT";
+const $q67 = "headSize";
+const $q68 = "\"float16\"";
+const $q69 = "tensorDtypes.queryT";
+const $q70 = "attrs.num_heads % attrs.kv_num_heads";
+const $q71 = "maxBlocks";
+const $q72 = "dim(shapes.outputT, 0)";
+const $q73 = "tokenCount";
+const $q74 = "dim(shapes.outputT, 1)";
+const $q75 = "`true` is false";
+const $q76 = "`present.slotMappingT` is false";
+const $q77 = "cacheShapeOk";
+const $q78 = "ioShapeOk";
+const $q79 = "pagedContractOk";
+const $q80 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q81 = "65535";
+const $q82 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q83 = "256";
+const $q84 = "dispatchFits";
+const $q85 = "numSplits";
+const $q86 = "headVec";
+const $q87 = "pagedSplitScratchBytes";
+const $q88 = "pagedSplitStatsBytes";
+const $q89 = "pagedSplitWg";
+const $q90 = "cacheVec4Ok";
+const $q91 = "device.limits.maxStorageBufferBindingSize";
+const $q92 = "134217728";
+const $q93 = "device.limits.maxBufferSize";
+const $q94 = "268435456";
+const $q95 = "device.limits.maxComputeWorkgroupSizeX";
+const $q96 = "pagedSplitFits";
+const $q97 = "qPerKv";
+const $q98 = "pagedSplitStorageBytes";
+const $q99 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q100 = "32768";
+const $q101 = "pagedSplitStorageFits";
+const $q102 = "kvHidden";
+const $q103 = "ranks.keyT";
+const $q104 = "keyT";
+const $q105 = "ranks.valueT";
+const $q106 = "valueT";
+const $q107 = "tensorDtypes.keyT";
+const $q108 = "float16";
+const $q109 = "tensorDtypes.valueT";
+const $q110 = "separateKv";
+const $q111 = "`present.keyT` is false";
+const $q112 = "`present.valueT` is false";
+const $q113 = "dim(shapes.keyT, 0)";
+const $q114 = "dim(shapes.keyT, 1)";
+const $q115 = "dim(shapes.queryT, 1)";
 const $q116 = "input";
 const $q117 = "maxStorageBufferBindingSize";
 const $q118 = "keyCacheT";
@@ -148,129 +148,126 @@ const $q141 = "outputT";
 const $q142 = "merge";
 const $q143 = "intermediate `partialOut`";
 const $q144 = "intermediate `partialStats`";
-const $q145 = "scratch";
-const $q146 = "partialOut";
-const $q147 = "partialStats";
-const $q148 = "slot_mapping";
-const $q149 = "packedStride";
-const $q150 = "present.valueT";
-const $q151 = "packedKv";
-const $q152 = "pagedAttnWg";
-const $q153 = "pagedAttnStorageBytes";
-const $q154 = "pagedAttnStorageFits";
-const $q155 = "outputStoreOk";
-const $q156 = "the shape of output `outputT`";
-const $q157 = "contract";
-const $q158 = "no_variant";
-const $q159 = "inputs";
-const $q160 = "outputs";
-const $q161 = "attrs";
-const $q162 = ": unknown input `";
-const $q163 = ": unknown output `";
-const $q164 = "is_causal";
-const $q165 = "kv_num_heads";
-const $q166 = "num_heads";
-const $q167 = ": unknown attribute `";
-const $q168 = ": T = ";
-const $q169 = " is not allowed; allowed: float16";
-const $q170 = "int32";
-const $q171 = " is not allowed; allowed: int32";
-const $q172 = "a finite number";
-const $q173 = ": attribute `kv_num_heads` is required";
-const $q174 = ": attribute `num_heads` is required";
-const $q175 = ": nothing was built for ";
-const $q176 = " on profile mobile-256-f16";
-const $q177 = "SparseAttention";
-const $q178 = ": pass `append`";
-const $q179 = "attrs.do_rotary";
-const $q180 = "attrs.rotary_interleaved";
-const $q181 = "dim(shapes.cosCacheT, 1)";
-const $q182 = "dim(shapes.pastKeyT, 3)";
-const $q183 = "present.cosCacheT";
-const $q184 = ": no shader was built for pass `append` with ";
-const $q185 = ": pass `rotate_q`";
-const $q186 = ": no shader was built for pass `rotate_q` with ";
-const $q187 = "attrs.sparse_block_size";
-const $q188 = "b5d96cdd14879df8";
-const $q189 = ": no shader was built for pass `split_attend` with ";
-const $q190 = "uniform field `params.rowStride`";
-const $q191 = ": pass `split_attend`";
-const $q192 = "the shape of intermediate `rotatedQuery`";
-const $q193 = "the shape of intermediate `partial`";
-const $q194 = "6ebd9903c3151907";
-const $q195 = ": no shader was built for pass `attend` with ";
-const $q196 = ": pass `attend`";
-const $q197 = "layoutShapeOk";
-const $q198 = "cosCacheT";
-const $q199 = "rotaryHalf";
-const $q200 = "rotaryDim";
-const $q201 = "ranks.cosCacheT";
-const $q202 = "ranks.sinCacheT";
-const $q203 = "sinCacheT";
-const $q204 = "shapes.sinCacheT";
-const $q205 = "shapes.cosCacheT";
-const $q206 = "tensorDtypes.cosCacheT";
-const $q207 = "tensorDtypes.sinCacheT";
-const $q208 = "rotaryOk";
-const $q209 = "indexFits";
-const $q210 = "numLayout";
-const $q211 = "usesRotary";
-const $q212 = "seqLen";
-const $q213 = "shapes.pastValueT";
-const $q214 = "shapes.pastKeyT";
-const $q215 = "maxNnz";
-const $q216 = " <= 2147483647";
-const $q217 = "sparseContractOk";
-const $q218 = "bindingsFit";
-const $q219 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q220 = "dim(shapes.queryT, 2)";
-const $q221 = "attnStorageBytes";
-const $q222 = "attnStorageFits";
-const $q223 = "sparsePartialBytes";
-const $q224 = "sparseMergeWg";
-const $q225 = "sparseSplitFits";
-const $q226 = "pastKeyT";
-const $q227 = "pastValueT";
-const $q228 = "totalSequenceLengthT";
-const $q229 = "keyTotalSequenceLengthsT";
-const $q230 = "cos_cache";
-const $q231 = "sin_cache";
-const $q232 = "params.seqLen";
-const $q233 = "append";
-const $q234 = "SparseAttention.AppendKV";
-const $q235 = "present_key";
-const $q236 = "present_value";
-const $q237 = "total_sequence_length";
-const $q238 = "key_total_sequence_lengths";
-const $q239 = "blockRowIndicesT";
-const $q240 = "blockColIndicesT";
-const $q241 = "params.numLayout";
-const $q242 = "params.rowStride";
-const $q243 = "params.colStride";
-const $q244 = "params.maxCacheSeq";
-const $q245 = "split_attend";
-const $q246 = "SparseAttention.AttendSplitK";
-const $q247 = "block_row_indices";
-const $q248 = "block_col_indices";
-const $q249 = "partial";
-const $q250 = "53e66795f9f06e1d";
-const $q251 = "e2e85934a2ff68b0";
-const $q252 = "intermediate `rotatedQuery`";
-const $q253 = "intermediate `partial`";
-const $q254 = "rotatedQuery";
-const $q255 = "5a474934870ba7e5";
-const $q256 = "shapes.keyT";
-const $q257 = "shapes.valueT";
-const $q258 = " == 3";
-const $q259 = "f0b09462c4c98544";
-const $q260 = "6a660dd43e311763";
-const $q261 = "a4768a1ecce226ae";
-const $q262 = "attend";
-const $q263 = "SparseAttention.Attend";
-const $q264 = "do_rotary";
-const $q265 = "rotary_interleaved";
-const $q266 = "sparse_block_size";
-const $q267 = "; allowed values: 0, 1";
+const $q145 = "partialOut";
+const $q146 = "partialStats";
+const $q147 = "slot_mapping";
+const $q148 = "packedStride";
+const $q149 = "present.valueT";
+const $q150 = "packedKv";
+const $q151 = "pagedAttnWg";
+const $q152 = "pagedAttnStorageBytes";
+const $q153 = "pagedAttnStorageFits";
+const $q154 = "outputStoreOk";
+const $q155 = "the shape of output `outputT`";
+const $q156 = "contract";
+const $q157 = "no_variant";
+const $q158 = "inputs";
+const $q159 = "outputs";
+const $q160 = "attrs";
+const $q161 = ": unknown input `";
+const $q162 = ": unknown output `";
+const $q163 = "is_causal";
+const $q164 = "kv_num_heads";
+const $q165 = "num_heads";
+const $q166 = ": unknown attribute `";
+const $q167 = ": T = ";
+const $q168 = " is not allowed; allowed: float16";
+const $q169 = "int32";
+const $q170 = " is not allowed; allowed: int32";
+const $q171 = "a finite number";
+const $q172 = ": attribute `kv_num_heads` is required";
+const $q173 = ": attribute `num_heads` is required";
+const $q174 = ": nothing was built for ";
+const $q175 = " on profile mobile-256-f16";
+const $q176 = "SparseAttention";
+const $q177 = ": pass `append`";
+const $q178 = "attrs.do_rotary";
+const $q179 = "attrs.rotary_interleaved";
+const $q180 = "dim(shapes.cosCacheT, 1)";
+const $q181 = "dim(shapes.pastKeyT, 3)";
+const $q182 = "present.cosCacheT";
+const $q183 = ": no shader was built for pass `append` with ";
+const $q184 = ": pass `rotate_q`";
+const $q185 = ": no shader was built for pass `rotate_q` with ";
+const $q186 = "attrs.sparse_block_size";
+const $q187 = "b5d96cdd14879df8";
+const $q188 = ": no shader was built for pass `split_attend` with ";
+const $q189 = "uniform field `params.rowStride`";
+const $q190 = ": pass `split_attend`";
+const $q191 = "the shape of intermediate `rotatedQuery`";
+const $q192 = "the shape of intermediate `partial`";
+const $q193 = "6ebd9903c3151907";
+const $q194 = ": no shader was built for pass `attend` with ";
+const $q195 = ": pass `attend`";
+const $q196 = "layoutShapeOk";
+const $q197 = "cosCacheT";
+const $q198 = "rotaryHalf";
+const $q199 = "rotaryDim";
+const $q200 = "ranks.cosCacheT";
+const $q201 = "ranks.sinCacheT";
+const $q202 = "sinCacheT";
+const $q203 = "shapes.sinCacheT";
+const $q204 = "shapes.cosCacheT";
+const $q205 = "tensorDtypes.cosCacheT";
+const $q206 = "tensorDtypes.sinCacheT";
+const $q207 = "rotaryOk";
+const $q208 = "indexFits";
+const $q209 = "numLayout";
+const $q210 = "usesRotary";
+const $q211 = "seqLen";
+const $q212 = "shapes.pastValueT";
+const $q213 = "shapes.pastKeyT";
+const $q214 = "maxNnz";
+const $q215 = "sparseContractOk";
+const $q216 = "bindingsFit";
+const $q217 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q218 = "dim(shapes.queryT, 2)";
+const $q219 = "attnStorageBytes";
+const $q220 = "attnStorageFits";
+const $q221 = "sparsePartialBytes";
+const $q222 = "sparseMergeWg";
+const $q223 = "sparseSplitFits";
+const $q224 = "pastKeyT";
+const $q225 = "pastValueT";
+const $q226 = "totalSequenceLengthT";
+const $q227 = "keyTotalSequenceLengthsT";
+const $q228 = "cos_cache";
+const $q229 = "sin_cache";
+const $q230 = "params.seqLen";
+const $q231 = "append";
+const $q232 = "SparseAttention.AppendKV";
+const $q233 = "present_key";
+const $q234 = "present_value";
+const $q235 = "total_sequence_length";
+const $q236 = "key_total_sequence_lengths";
+const $q237 = "blockRowIndicesT";
+const $q238 = "blockColIndicesT";
+const $q239 = "params.numLayout";
+const $q240 = "params.rowStride";
+const $q241 = "params.colStride";
+const $q242 = "params.maxCacheSeq";
+const $q243 = "split_attend";
+const $q244 = "SparseAttention.AttendSplitK";
+const $q245 = "block_row_indices";
+const $q246 = "block_col_indices";
+const $q247 = "partial";
+const $q248 = "53e66795f9f06e1d";
+const $q249 = "e2e85934a2ff68b0";
+const $q250 = "intermediate `rotatedQuery`";
+const $q251 = "intermediate `partial`";
+const $q252 = "rotatedQuery";
+const $q253 = "5a474934870ba7e5";
+const $q254 = "shapes.keyT";
+const $q255 = "shapes.valueT";
+const $q256 = "f0b09462c4c98544";
+const $q257 = "6a660dd43e311763";
+const $q258 = "a4768a1ecce226ae";
+const $q259 = "attend";
+const $q260 = "SparseAttention.Attend";
+const $q261 = "do_rotary";
+const $q262 = "rotary_interleaved";
+const $q263 = "sparse_block_size";
+const $q264 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -656,6 +653,10 @@ function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array):
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
   return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
 }
+/** A scratch buffer's whole range as a binding resource. */
+function $scratch(scratch: string, size: number): BindingResource {
+  return { kind: "scratch", scratch, offset: 0, size };
+}
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
   return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -713,94 +714,106 @@ export interface PagedAttentionCall {
 }
 
 const K0 = $q25;
-const K0A0V0: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0V0: readonly string[] = [$q26, ", ", ")"];
+const K0A0V1: readonly string[] = ["", $q27, ""];
+const K0A0V2: readonly string[] = ["", $q28];
+const K0A0V3: readonly string[] = ["", $q29];
+const K0A0V4: readonly string[] = ["", $q30];
+const K0A0V5: readonly string[] = [$q31, ")"];
+const K0A0V6: readonly string[] = ["", $q32];
+const K0A0V7: readonly string[] = ["", $q33, ""];
+const K0A0V8: readonly string[] = ["", $q34];
+const K0A0V9: readonly string[] = ["", $q35];
+const K0A0V10: readonly string[] = [$q36, ""];
+const K0A0V11: readonly string[] = [$q37, $q38, $q39, $q40, $q41, $q42];
 const K0A0S0 = " on profile mobile-256-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S2 = K0A0S1 + $q32;
-const K0A0V1: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+const K0A0S2 = K0A0S1 + $q43;
+const K0A0V12: readonly string[] = [$q37, $q38, $q39, $q40, $q41];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S3 = K0A0S1 + $q33;
-const K0A0V2: readonly string[] = [$q27, $q29];
+const K0A0S3 = K0A0S1 + $q44;
+const K0A0V13: readonly string[] = [$q38, $q40];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
 }
-const K0A0S4 = K0A0S1 + $q34;
+const K0A0S4 = K0A0S1 + $q45;
 const K0A0S5 = $q25;
-const K0A0V3: readonly string[] = [$q35, $q36, $q37, $q38];
-const K0A0S6 = K0A0S1 + $q39;
-const K0A0V4: readonly string[] = [$q35, $q40, $q41];
-const K0A0S7 = K0A0S1 + $q42;
-const K0A0S8 = K0A0S1 + $q43;
-const K0A0V5: readonly string[] = [K0A0S1, $q44, K0A0S1, $q45];
+const K0A0V14: readonly string[] = [$q46, $q47, $q48, $q49];
+const K0A0S6 = K0A0S1 + $q50;
+const K0A0V15: readonly string[] = [$q46, $q51, $q52];
+const K0A0S7 = K0A0S1 + $q53;
+const K0A0S8 = K0A0S1 + $q54;
+const K0A0V16: readonly string[] = [K0A0S1, $q55, K0A0S1, $q56];
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S10 = K0A0S9 + $q32;
-const K0A0S11 = K0A0S9 + $q33;
-const K0A0S12 = K0A0S9 + $q34;
-const K0A0V6: readonly string[] = [$q36, $q37, $q38];
-const K0A0S13 = K0A0S9 + $q39;
-const K0A0S14 = K0A0S9 + $q42;
-const K0A0S15 = K0A0S9 + $q43;
-const K0A0V7: readonly string[] = [K0A0S9, $q44, K0A0S9, $q45];
+const K0A0S10 = K0A0S9 + $q43;
+const K0A0S11 = K0A0S9 + $q44;
+const K0A0S12 = K0A0S9 + $q45;
+const K0A0V17: readonly string[] = [$q47, $q48, $q49];
+const K0A0S13 = K0A0S9 + $q50;
+const K0A0S14 = K0A0S9 + $q53;
+const K0A0S15 = K0A0S9 + $q54;
+const K0A0V18: readonly string[] = [K0A0S9, $q55, K0A0S9, $q56];
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S17 = K0A0S16 + $q32;
+const K0A0S17 = K0A0S16 + $q43;
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S18 = K0A0S16 + $q33;
-const K0A0S19 = K0A0S16 + $q34;
-const K0A0S20 = K0A0S16 + $q39;
-const K0A0S21 = K0A0S16 + $q42;
-const K0A0S22 = K0A0S16 + $q43;
-const K0A0V8: readonly string[] = [K0A0S16, $q44, K0A0S16, $q45];
+const K0A0S18 = K0A0S16 + $q44;
+const K0A0S19 = K0A0S16 + $q45;
+const K0A0S20 = K0A0S16 + $q50;
+const K0A0S21 = K0A0S16 + $q53;
+const K0A0S22 = K0A0S16 + $q54;
+const K0A0V19: readonly string[] = [K0A0S16, $q55, K0A0S16, $q56];
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S24 = K0A0S23 + $q32;
-const K0A0S25 = K0A0S23 + $q33;
-const K0A0S26 = K0A0S23 + $q34;
-const K0A0S27 = K0A0S23 + $q39;
-const K0A0S28 = K0A0S23 + $q42;
-const K0A0S29 = K0A0S23 + $q43;
-const K0A0V9: readonly string[] = [K0A0S23, $q44, K0A0S23, $q45];
+const K0A0S24 = K0A0S23 + $q43;
+const K0A0S25 = K0A0S23 + $q44;
+const K0A0S26 = K0A0S23 + $q45;
+const K0A0S27 = K0A0S23 + $q50;
+const K0A0S28 = K0A0S23 + $q53;
+const K0A0S29 = K0A0S23 + $q54;
+const K0A0V20: readonly string[] = [K0A0S23, $q55, K0A0S23, $q56];
+const K0A0V21: readonly string[] = ["", " or ", ""];
 const K0A0S30 = "PagedAttention: variant `separate_derived`";
-const K0A0S31 = K0A0S30 + $q32;
+const K0A0S31 = K0A0S30 + $q43;
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S32 = K0A0S30 + $q46;
-const K0A0S33 = K0A0S30 + $q39;
-const K0A0V10: readonly string[] = [$q35, $q40];
-const K0A0S34 = K0A0S30 + $q47;
+const K0A0S32 = K0A0S30 + $q57;
+const K0A0S33 = K0A0S30 + $q50;
+const K0A0V22: readonly string[] = [$q46, $q51];
+const K0A0S34 = K0A0S30 + $q58;
 const K0A0S35 = "PagedAttention: variant `separate_slot`";
-const K0A0S36 = K0A0S35 + $q32;
-const K0A0S37 = K0A0S35 + $q46;
-const K0A0S38 = K0A0S35 + $q39;
-const K0A0S39 = K0A0S35 + $q47;
+const K0A0S36 = K0A0S35 + $q43;
+const K0A0S37 = K0A0S35 + $q57;
+const K0A0S38 = K0A0S35 + $q50;
+const K0A0S39 = K0A0S35 + $q58;
 const K0A0S40 = "PagedAttention: variant `packed_derived`";
-const K0A0S41 = K0A0S40 + $q32;
+const K0A0S41 = K0A0S40 + $q43;
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S42 = K0A0S40 + $q46;
-const K0A0S43 = K0A0S40 + $q39;
-const K0A0S44 = K0A0S40 + $q47;
+const K0A0S42 = K0A0S40 + $q57;
+const K0A0S43 = K0A0S40 + $q50;
+const K0A0S44 = K0A0S40 + $q58;
 const K0A0S45 = "PagedAttention: variant `packed_slot`";
-const K0A0S46 = K0A0S45 + $q32;
-const K0A0S47 = K0A0S45 + $q46;
-const K0A0S48 = K0A0S45 + $q39;
-const K0A0S49 = K0A0S45 + $q47;
+const K0A0S46 = K0A0S45 + $q43;
+const K0A0S47 = K0A0S45 + $q57;
+const K0A0S48 = K0A0S45 + $q50;
+const K0A0S49 = K0A0S45 + $q58;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -902,7 +915,7 @@ class K0A0 {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, $q48);
+      throw $wrap(e, $q59);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
@@ -910,7 +923,7 @@ class K0A0 {
     try {
       return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q49);
+      throw $wrap(e, $q60);
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
@@ -922,7 +935,7 @@ class K0A0 {
     try {
       return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q50);
+      throw $wrap(e, $q61);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
@@ -932,9 +945,9 @@ class K0A0 {
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q51) === this.s0[0]) && ($need(this.t8, $q52, $q51).shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q62) === this.s0[0]) && ($need(this.t8, $q63, $q62).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, $q53);
+      throw $wrap(e, $q64);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -943,27 +956,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q55, () => this.s4, $q56, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q26, () => this.a1]) : i === 2 ? $why(path, ["", $q58], ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : $why(path, ["", $q57, ""], ["tensorDtypes.valueCacheT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V0, [$q65, () => this.s4, $q66, () => this.s3]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q37, () => this.a1]) : i === 2 ? $why(path, K0A0V2, ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, K0A0V2, [$q67, () => this.s3[3]]) : $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V2, [$q38, () => this.a2]) : i === 1 ? $why(path, K0A0V2, [$q37, () => this.a1]) : $why(path, K0A0V3, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q49, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q49, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q49, () => (this.m2 ?? this.d2())]) : $why(path, ["", $q64], [$q65, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V4, [$q60, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q60, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q60, () => (this.m2 ?? this.d2())]) : $why(path, K0A0V4, [$q71, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t9!.shape[0], $q67, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t9!.shape[1], $q50, () => (this.m4 ?? this.d4())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V1, [$q72, () => this.t9!.shape[0], $q73, () => this.s0[0]]) : i === 1 ? $why(path, K0A0V1, [$q74, () => this.t9!.shape[1], $q61, () => (this.m4 ?? this.d4())]) : $why(path, K0A0V5, [$q69, $q68]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, ["", $q57, ""], ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q51), $q67, () => this.s0[0]]) : $why(path, ["", $q70], [$q52, () => $need(this.t8, $q52, $q51).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q51) === this.s0[0])])) : c === false ? $where(path) + $q71 : $where(path) + $q72)($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q62), $q73, () => this.s0[0]]) : $why(path, K0A0V6, [$q63, () => $need(this.t8, $q63, $q62).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q62) === this.s0[0])])) : c === false ? $where(path) + $q75 : $where(path) + $q76)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q73]) : i === 1 ? this.x2([...path, $q48]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q74]) : this.x5([...path, $q53]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q77]) : i === 1 ? this.x2([...path, $q59]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q78]) : this.x5([...path, $q64]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -978,9 +991,9 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, $q75);
+      return $condFail(e, $q79);
     }
-    return this.x0([...[], $q75]);
+    return this.x0([...[], $q79]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
@@ -988,7 +1001,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q67, () => this.s0[0], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q27, () => this.a2, $q77, $q78]) : $why(path, ["", $q76, ""], ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q79, $q80]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q73, () => this.s0[0], $q80, $q81]) : i === 1 ? $why(path, K0A0V7, [$q38, () => this.a2, $q80, $q81]) : $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q82, $q83]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -1003,9 +1016,9 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, $q81);
+      return $condFail(e, $q84);
     }
-    return this.x6([...[], $q81]);
+    return this.x6([...[], $q84]);
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
@@ -1036,7 +1049,7 @@ class K0A0 {
     try {
       return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((2048 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q82);
+      throw $wrap(e, $q85);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
@@ -1049,7 +1062,7 @@ class K0A0 {
     try {
       return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
-      throw $wrap(e, $q83);
+      throw $wrap(e, $q86);
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
@@ -1057,7 +1070,7 @@ class K0A0 {
     try {
       return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q84);
+      throw $wrap(e, $q87);
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
@@ -1065,7 +1078,7 @@ class K0A0 {
     try {
       return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q85);
+      throw $wrap(e, $q88);
     }
   }
   /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
@@ -1073,7 +1086,7 @@ class K0A0 {
     try {
       return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q86);
+      throw $wrap(e, $q89);
     }
   }
   /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
@@ -1083,11 +1096,11 @@ class K0A0 {
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $why(path, ["", $q62], ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+    return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q88]) : i === 2 ? $why(path, ["", $q64], [$q83, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q89, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q91, $q92]) : i === 5 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q89, $q90]) : i === 6 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q91, $q92]) : i === 7 ? $why(path, ["", $q76, ""], [$q82, () => (this.m12 ?? this.d12()), $q77, $q78]) : i === 8 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q79, $q80]) : i === 9 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q93, $q80]) : i === 10 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q93, $q80]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q85, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q90]) : i === 2 ? $why(path, K0A0V4, [$q86, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q91, $q92]) : i === 4 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q93, $q94]) : i === 5 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q91, $q92]) : i === 6 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q93, $q94]) : i === 7 ? $why(path, K0A0V7, [$q85, () => (this.m12 ?? this.d12()), $q80, $q81]) : i === 8 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q82, $q83]) : i === 9 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q95, $q83]) : i === 10 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q82, $q83]) : $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q95, $q83]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -1102,16 +1115,16 @@ class K0A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q94);
+      return $condFail(e, $q96);
     }
-    return this.x7([...[], $q94]);
+    return this.x7([...[], $q96]);
   }
   /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): number {
     try {
       return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q95);
+      throw $wrap(e, $q97);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
@@ -1119,7 +1132,7 @@ class K0A0 {
     try {
       return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q96);
+      throw $wrap(e, $q98);
     }
   }
   /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
@@ -1128,7 +1141,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, ["", $q76, ""], [$q96, () => (this.m20 ?? this.d20()), $q97, $q98]);
+    return $why(path, K0A0V7, [$q98, () => (this.m20 ?? this.d20()), $q99, $q100]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -1143,29 +1156,29 @@ class K0A0 {
     try {
       ((this.m21 ?? this.d21()));
     } catch (e) {
-      return $condFail(e, $q99);
+      return $condFail(e, $q101);
     }
-    return this.x9([...[], $q99]);
+    return this.x9([...[], $q101]);
   }
   /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
   d22(): number {
     try {
       return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q100);
+      throw $wrap(e, $q102);
     }
   }
   /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 2)) && ($need(this.t2, $q103, $q104).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q104) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q103, $q104).shape.length === 2)) && ($need(this.t2, $q105, $q106).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q104) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q106) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q107, $q104).dtype === $q108)) && ($need(this.t2, $q109, $q106).dtype === $q108)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q108);
+      throw $wrap(e, $q110);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q111], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q67, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q104), $q67, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q100, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q104), $q100, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q114, () => this.s0[1], $q50, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 2), () => ($need(this.t2, $q103, $q104).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q104) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
+    return ((i: number) => i === 0 ? $where(path) + $q111 : i === 1 ? $where(path) + $q112 : i === 2 ? $why(path, K0A0V9, [$q103, () => $need(this.t1, $q103, $q104).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q105, () => $need(this.t2, $q105, $q106).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q113, () => $dimT(this.t1, (0 as number), $q104), $q73, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q106), $q73, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q114, () => $dimT(this.t1, (1 as number), $q104), $q102, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q106), $q102, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, K0A0V1, [$q107, () => $need(this.t1, $q107, $q104).dtype, $q69, $q68]) : i === 9 ? $why(path, K0A0V1, [$q109, () => $need(this.t2, $q109, $q106).dtype, $q69, $q68]) : $why(path, K0A0V1, [$q115, () => this.s0[1], $q61, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q103, $q104).shape.length === 2), () => ($need(this.t2, $q105, $q106).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q104) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q106) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q107, $q104).dtype === $q108), () => ($need(this.t2, $q109, $q106).dtype === $q108)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -1180,9 +1193,9 @@ class K0A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q108);
+      return $condFail(e, $q110);
     }
-    return this.x10([...[], $q108]);
+    return this.x10([...[], $q110]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1190,13 +1203,13 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $why([], [$q115, ""], [$q31, () => (this.t8 !== null)]);
+    return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q116, $q102, 2, 134217728, K0A0S5, $q117));
+    return (this.q1 ??= $buf(this.t1!, $q116, $q104, 2, 134217728, K0A0S5, $q117));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q116, $q104, 2, 134217728, K0A0S5, $q117));
+    return (this.q2 ??= $buf(this.t2!, $q116, $q106, 2, 134217728, K0A0S5, $q117));
   }
   z3(): BindingResource {
     return (this.q3 ??= $buf(this.t3!, $q116, $q118, 2, 134217728, K0A0S5, $q117));
@@ -1216,9 +1229,9 @@ class K0A0 {
   y0(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q102);
+      if (this.t1 === null) $omitted(pp, $q123, $q104);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q104);
+      if (this.t2 === null) $omitted(pp, $q124, $q106);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1240,7 +1253,7 @@ class K0A0 {
       const wy = $wg(r3, 65535, pp, "y");
       return $pass($q127, $q128, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 0, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $bd(6, $q133, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V3, st);
+      return $evalIn(e, pp, K0A0V14, st);
     }
   }
   z0(): BindingResource {
@@ -1269,7 +1282,7 @@ class K0A0 {
       const wz = $wg(r2, 65535, pp, "z");
       return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q130, 1, q2), $bd(3, $q131, 1, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q138, 0, c0), $bd(7, $q139, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V4, st);
+      return $evalIn(e, pp, K0A0V15, st);
     }
   }
   z9(): BindingResource {
@@ -1293,11 +1306,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S1, $q144);
-      const c0: BindingResource = { kind: $q145, scratch: $q146, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q147, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q145, x0);
+      const c1 = $scratch($q146, x1);
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V5, st);
+      return $evalAt(e, K0A0V16, st);
     }
   }
   r0(): string {
@@ -1312,21 +1325,21 @@ class K0A0 {
   }
   /** why "present.slotMappingT" does not hold */
   w6(): string {
-    return $where([]) + $q72;
+    return $where([]) + $q76;
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q116, $q51, 4, 134217728, K0A0S5, $q117));
+    return (this.q8 ??= $buf(this.t8!, $q116, $q62, 4, 134217728, K0A0S5, $q117));
   }
   y3(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q102);
+      if (this.t1 === null) $omitted(pp, $q123, $q104);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q104);
+      if (this.t2 === null) $omitted(pp, $q124, $q106);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q148, $q51);
+      if (this.t8 === null) $omitted(pp, $q147, $q62);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
@@ -1338,9 +1351,9 @@ class K0A0 {
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q127, $q128, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 0, q3), $bd(4, $q148, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
+      return $pass($q127, $q128, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 0, q3), $bd(4, $q147, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V6, st);
+      return $evalIn(e, pp, K0A0V17, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1355,11 +1368,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S9, $q144);
-      const c0: BindingResource = { kind: $q145, scratch: $q146, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q147, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q145, x0);
+      const c1 = $scratch($q146, x1);
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V7, st);
+      return $evalAt(e, K0A0V18, st);
     }
   }
   r1(): string {
@@ -1373,7 +1386,7 @@ class K0A0 {
     try {
       return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q149);
+      throw $wrap(e, $q148);
     }
   }
   /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
@@ -1382,7 +1395,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q150, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q114, () => this.s0[1], $q149, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q149, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q115, () => this.s0[1], $q148, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
@@ -1397,9 +1410,9 @@ class K0A0 {
     try {
       ((this.m25 ?? this.d25()));
     } catch (e) {
-      return $condFail(e, $q151);
+      return $condFail(e, $q150);
     }
-    return this.x11([...[], $q151]);
+    return this.x11([...[], $q150]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1425,7 +1438,7 @@ class K0A0 {
       const wy = $wg(r3, 65535, pp, "y");
       return $pass($q127, $q128, s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 0, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 1, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V3, st);
+      return $evalIn(e, pp, K0A0V14, st);
     }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1440,11 +1453,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S16, $q144);
-      const c0: BindingResource = { kind: $q145, scratch: $q146, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q147, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q145, x0);
+      const c1 = $scratch($q146, x1);
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V8, st);
+      return $evalAt(e, K0A0V19, st);
     }
   }
   r2(): string {
@@ -1459,7 +1472,7 @@ class K0A0 {
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q148, $q51);
+      if (this.t8 === null) $omitted(pp, $q147, $q62);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
@@ -1471,9 +1484,9 @@ class K0A0 {
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q127, $q128, s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 0, q1), $bd(2, $q130, 0, q2), $bd(3, $q148, 1, q3), $ub(4, $q134, 2, b4)], wx, wy, 1);
+      return $pass($q127, $q128, s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 0, q1), $bd(2, $q130, 0, q2), $bd(3, $q147, 1, q3), $ub(4, $q134, 2, b4)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V6, st);
+      return $evalIn(e, pp, K0A0V17, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1488,11 +1501,11 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
       const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S23, $q144);
-      const c0: BindingResource = { kind: $q145, scratch: $q146, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q147, offset: 0, size: x1 };
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
+      const c0 = $scratch($q145, x0);
+      const c1 = $scratch($q146, x1);
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V9, st);
+      return $evalAt(e, K0A0V20, st);
     }
   }
   r3(): string {
@@ -1530,7 +1543,7 @@ class K0A0 {
     try {
       return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q152);
+      throw $wrap(e, $q151);
     }
   }
   /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
@@ -1538,7 +1551,7 @@ class K0A0 {
     try {
       return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q153);
+      throw $wrap(e, $q152);
     }
   }
   /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
@@ -1547,7 +1560,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q153, () => (this.m30 ?? this.d30()), $q97, $q98]) : i === 1 ? $why(path, ["", $q76, ""], [$q152, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q152, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q99, $q100]) : i === 1 ? $why(path, K0A0V7, [$q151, () => (this.m29 ?? this.d29()), $q82, $q83]) : $why(path, K0A0V7, [$q151, () => (this.m29 ?? this.d29()), $q95, $q83]))($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
@@ -1562,9 +1575,9 @@ class K0A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q154);
+      return $condFail(e, $q153);
     }
-    return this.x12([...[], $q154]);
+    return this.x12([...[], $q153]);
   }
   /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
@@ -1572,7 +1585,7 @@ class K0A0 {
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, ["", " or ", ""], [$q88, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
+    return $why(path, K0A0V21, [$q90, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
@@ -1587,9 +1600,9 @@ class K0A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q155);
+      return $condFail(e, $q154);
     }
-    return this.x13([...[], $q155]);
+    return this.x13([...[], $q154]);
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1612,7 +1625,7 @@ class K0A0 {
       const wy = $wg(this.a1, 65535, pp, "y");
       return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q130, 1, q2), $bd(3, $q131, 1, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q140, 0, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K0A0V10, st);
+      return $evalIn(e, pp, K0A0V22, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1664,18 +1677,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q156);
+      $evalFail(e, $q25, $q155);
     }
     const h0 = $outShape(o0, 2, $q25, $q141);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q106 };
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q108 };
     else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q141, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
     const h1 = $outShape(this.s3, 4, $q25, $q118);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q118, this.u3.shape, h1, $q56);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q118, this.u3.shape, h1, $q66);
     const h2 = $outShape(this.s4, 4, $q25, $q119);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q119, this.u4.shape, h2, $q55);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q119, this.u4.shape, h2, $q65);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q157, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q157, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q156, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q156, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1685,16 +1698,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q158, "PagedAttention: no variant fits this call on profile mobile-256-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q157, "PagedAttention: no variant fits this call on profile mobile-256-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-256-f16. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q159, K0);
-  const outs = $bag(c, $q160, K0);
-  const attrs = $bag(c, $q161, K0);
+  const ins = $bag(c, $q158, K0);
+  const outs = $bag(c, $q159, K0);
+  const attrs = $bag(c, $q160, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1718,10 +1731,10 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q135:
           t0 = $td(ins[key], K0, $q116, key);
           break;
-        case $q102:
+        case $q104:
           t1 = $td(ins[key], K0, $q116, key);
           break;
-        case $q104:
+        case $q106:
           t2 = $td(ins[key], K0, $q116, key);
           break;
         case $q118:
@@ -1739,11 +1752,11 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q122:
           t7 = $td(ins[key], K0, $q116, key);
           break;
-        case $q51:
+        case $q62:
           t8 = $td(ins[key], K0, $q116, key);
           break;
         default:
-          $fail($q0, K0 + $q162 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q161 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1761,7 +1774,7 @@ export function plan0(call: PagedAttentionCall): Plan {
           u4 = $td(outs[key], K0, $q140, key);
           break;
         default:
-          $fail($q0, K0 + $q163 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q162 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1769,20 +1782,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q164:
+        case $q163:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q165:
+        case $q164:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q166:
+        case $q165:
           g2 = $av(attrs[key], K0, key);
           break;
         case $q136:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q166 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1799,13 +1812,13 @@ export function plan0(call: PagedAttentionCall): Plan {
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q116, $q102, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q116, $q102, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q116, $q104, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q116, $q104, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q116, $q104, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q116, $q104, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q116, $q106, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q116, $q106, 2, t2.shape.length);
   }
   if (t3 === null) {
     $missing(K0, $q116, $q118);
@@ -1840,8 +1853,8 @@ export function plan0(call: PagedAttentionCall): Plan {
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q116, $q51, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q116, $q51, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q116, $q62, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q116, $q62, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
@@ -1858,23 +1871,23 @@ export function plan0(call: PagedAttentionCall): Plan {
     if (dt0 !== u4.dtype) $dtypeClash(K0, $q140, $q119, u4.dtype, by0, "T", dt0!);
     if (u4.shape.length !== 4) $badRank(K0, $q140, $q119, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q106;
-  else if (dt0 !== $q106) $fail($q0, K0 + $q168 + dt0 + $q169);
-  if (dt1 === undefined) dt1 = $q170;
-  else if (dt1 !== $q170) $fail($q0, K0 + ": S = " + dt1 + $q171);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q164, $q172, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q165, $q172, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q166, $q172, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q136, $q172, g3);
+  if (dt0 === undefined) dt0 = $q108;
+  else if (dt0 !== $q108) $fail($q0, K0 + $q167 + dt0 + $q168);
+  if (dt1 === undefined) dt1 = $q169;
+  else if (dt1 !== $q169) $fail($q0, K0 + ": S = " + dt1 + $q170);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q163, $q171, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q164, $q171, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q165, $q171, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q136, $q171, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q173);
-  if (a2 === undefined) $fail($q0, K0 + $q174);
-  if (dt0 === $q106 && dt1 === $q170) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q158, K0 + $q175 + "T=" + dt0 + ", " + "S=" + dt1 + $q176);
+  if (a1 === undefined) $fail($q0, K0 + $q172);
+  if (a2 === undefined) $fail($q0, K0 + $q173);
+  if (dt0 === $q108 && dt1 === $q169) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q157, K0 + $q174 + "T=" + dt0 + ", " + "S=" + dt1 + $q175);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1908,106 +1921,121 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q177;
+const K1 = $q176;
+const K1A0V0: readonly string[] = ["", $q28];
+const K1A0V1: readonly string[] = ["", $q29];
+const K1A0V2: readonly string[] = ["", $q32];
+const K1A0V3: readonly string[] = ["", $q27, ""];
+const K1A0V4: readonly string[] = [$q31, ")"];
+const K1A0V5: readonly string[] = [$q26, ", ", ")"];
+const K1A0V6: readonly string[] = ["", $q30];
+const K1A0V7: readonly string[] = ["", $q33, ""];
+const K1A0V8: readonly string[] = ["", $q35];
+const K1A0V9: readonly string[] = ["", " >= 8"];
+const K1A0V10: readonly string[] = [$q36, ""];
+const K1A0V11: readonly string[] = ["", " <= 2147483647"];
+const K1A0V12: readonly string[] = ["", " <= 32"];
+const K1A0V13: readonly string[] = ["", $q34];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q178;
-const K1A0V0: readonly string[] = [$q179, $q26, $q27, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q30];
-const K1A0S2 = K1A0S0 + $q184;
+const K1A0S1 = K1A0S0 + $q177;
+const K1A0V14: readonly string[] = [$q178, $q37, $q38, $q179, $q180, "dim(shapes.pastKeyT, 2)", $q181, $q182, $q41];
+const K1A0S2 = K1A0S0 + $q183;
 const K1A0S3 = " on profile mobile-256-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q185;
-const K1A0V1: readonly string[] = [$q26, $q27, $q180, $q181, $q182, $q183, $q30];
-const K1A0S5 = K1A0S0 + $q186;
-const K1A0V2: readonly string[] = [$q179, $q26, $q27, $q187, $q182, $q30];
+const K1A0S4 = K1A0S0 + $q184;
+const K1A0V15: readonly string[] = [$q37, $q38, $q179, $q180, $q181, $q182, $q41];
+const K1A0S5 = K1A0S0 + $q185;
+const K1A0V16: readonly string[] = [$q178, $q37, $q38, $q186, $q181, $q41];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q187 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q189;
-const K1A0V3: readonly string[] = [$q27, $q182];
+const K1A0S6 = K1A0S0 + $q188;
+const K1A0V17: readonly string[] = [$q38, $q181];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V3, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
 }
-const K1A0S7 = K1A0S0 + $q34;
-const K1A0S8 = $q177;
-const K1A0V4: readonly string[] = [$q37, $q38];
-const K1A0V5: readonly string[] = [$q190, $q37, $q41];
-const K1A0S9 = K1A0S0 + $q191;
-const K1A0V6: readonly string[] = [$q41];
-const K1A0S10 = K1A0S0 + $q43;
-const K1A0V7: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193];
+const K1A0S7 = K1A0S0 + $q45;
+const K1A0S8 = $q176;
+const K1A0V18: readonly string[] = [$q48, $q49];
+const K1A0V19: readonly string[] = [$q189, $q48, $q52];
+const K1A0S9 = K1A0S0 + $q190;
+const K1A0V20: readonly string[] = [$q52];
+const K1A0S10 = K1A0S0 + $q54;
+const K1A0V21: readonly string[] = [K1A0S0, $q191, K1A0S0, $q192];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q184;
+const K1A0S12 = K1A0S11 + $q183;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S13 = K1A0S11 + $q189;
-const K1A0S14 = K1A0S11 + $q34;
-const K1A0S15 = K1A0S11 + $q178;
-const K1A0S16 = K1A0S11 + $q191;
-const K1A0S17 = K1A0S11 + $q43;
-const K1A0V8: readonly string[] = [K1A0S11, $q193];
+const K1A0S13 = K1A0S11 + $q188;
+const K1A0S14 = K1A0S11 + $q45;
+const K1A0S15 = K1A0S11 + $q177;
+const K1A0S16 = K1A0S11 + $q190;
+const K1A0S17 = K1A0S11 + $q54;
+const K1A0V22: readonly string[] = [K1A0S11, $q192];
+const K1A0V23: readonly string[] = ["", " == 3"];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q178;
-const K1A0S20 = K1A0S18 + $q184;
-const K1A0S21 = K1A0S18 + $q185;
-const K1A0S22 = K1A0S18 + $q186;
+const K1A0S19 = K1A0S18 + $q177;
+const K1A0S20 = K1A0S18 + $q183;
+const K1A0S21 = K1A0S18 + $q184;
+const K1A0S22 = K1A0S18 + $q185;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q187 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q189;
-const K1A0S24 = K1A0S18 + $q34;
-const K1A0S25 = K1A0S18 + $q191;
-const K1A0S26 = K1A0S18 + $q43;
-const K1A0V9: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193];
+const K1A0S23 = K1A0S18 + $q188;
+const K1A0S24 = K1A0S18 + $q45;
+const K1A0S25 = K1A0S18 + $q190;
+const K1A0S26 = K1A0S18 + $q54;
+const K1A0V24: readonly string[] = [K1A0S18, $q191, K1A0S18, $q192];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q184;
+const K1A0S28 = K1A0S27 + $q183;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q187 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S29 = K1A0S27 + $q189;
-const K1A0S30 = K1A0S27 + $q34;
-const K1A0S31 = K1A0S27 + $q178;
-const K1A0S32 = K1A0S27 + $q191;
-const K1A0S33 = K1A0S27 + $q43;
-const K1A0V10: readonly string[] = [K1A0S27, $q193];
+const K1A0S29 = K1A0S27 + $q188;
+const K1A0S30 = K1A0S27 + $q45;
+const K1A0S31 = K1A0S27 + $q177;
+const K1A0S32 = K1A0S27 + $q190;
+const K1A0S33 = K1A0S27 + $q54;
+const K1A0V25: readonly string[] = [K1A0S27, $q192];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q178;
-const K1A0S36 = K1A0S34 + $q184;
-const K1A0S37 = K1A0S34 + $q185;
-const K1A0S38 = K1A0S34 + $q186;
+const K1A0S35 = K1A0S34 + $q177;
+const K1A0S36 = K1A0S34 + $q183;
+const K1A0S37 = K1A0S34 + $q184;
+const K1A0S38 = K1A0S34 + $q185;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q195;
-const K1A0V11: readonly string[] = [$q190];
-const K1A0S40 = K1A0S34 + $q196;
-const K1A0V12: readonly string[] = [K1A0S34, $q192];
+const K1A0S39 = K1A0S34 + $q194;
+const K1A0V26: readonly string[] = [$q189];
+const K1A0S40 = K1A0S34 + $q195;
+const K1A0V27: readonly string[] = [K1A0S34, $q191];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q184;
+const K1A0S42 = K1A0S41 + $q183;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S43 = K1A0S41 + $q195;
-const K1A0S44 = K1A0S41 + $q178;
-const K1A0S45 = K1A0S41 + $q196;
+const K1A0S43 = K1A0S41 + $q194;
+const K1A0S44 = K1A0S41 + $q177;
+const K1A0S45 = K1A0S41 + $q195;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q178;
-const K1A0S48 = K1A0S46 + $q184;
-const K1A0S49 = K1A0S46 + $q185;
-const K1A0S50 = K1A0S46 + $q186;
+const K1A0S47 = K1A0S46 + $q177;
+const K1A0S48 = K1A0S46 + $q183;
+const K1A0S49 = K1A0S46 + $q184;
+const K1A0S50 = K1A0S46 + $q185;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q195;
-const K1A0S52 = K1A0S46 + $q196;
-const K1A0V13: readonly string[] = [K1A0S46, $q192];
+const K1A0S51 = K1A0S46 + $q194;
+const K1A0S52 = K1A0S46 + $q195;
+const K1A0V28: readonly string[] = [K1A0S46, $q191];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q184;
+const K1A0S54 = K1A0S53 + $q183;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V2, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S55 = K1A0S53 + $q195;
-const K1A0S56 = K1A0S53 + $q178;
-const K1A0S57 = K1A0S53 + $q196;
+const K1A0S55 = K1A0S53 + $q194;
+const K1A0S56 = K1A0S53 + $q177;
+const K1A0S57 = K1A0S53 + $q195;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2116,7 +2144,7 @@ class K1A0 {
     try {
       return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, $q48);
+      throw $wrap(e, $q59);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
@@ -2133,7 +2161,7 @@ class K1A0 {
     try {
       return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q50);
+      throw $wrap(e, $q61);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
@@ -2149,7 +2177,7 @@ class K1A0 {
     try {
       return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q65);
+      throw $wrap(e, $q71);
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -2157,7 +2185,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q197);
+      throw $wrap(e, $q196);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2167,9 +2195,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q198) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q197) : 0));
     } catch (e) {
-      throw $wrap(e, $q199);
+      throw $wrap(e, $q198);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2177,16 +2205,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q200);
+      throw $wrap(e, $q199);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q201, $q198).shape.length === 2)) && ($need(this.t10, $q202, $q203).shape.length === 2)) && $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q206, $q198).dtype === $q106)) && ($need(this.t10, $q207, $q203).dtype === $q106)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q200, $q197).shape.length === 2)) && ($need(this.t10, $q201, $q202).shape.length === 2)) && $same($need(this.t10, $q203, $q202).shape as readonly number[], $need(this.t9, $q204, $q197).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q205, $q197).dtype === $q108)) && ($need(this.t10, $q206, $q202).dtype === $q108)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q208);
+      throw $wrap(e, $q207);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2194,7 +2222,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q100);
+      throw $wrap(e, $q102);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2202,7 +2230,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q149);
+      throw $wrap(e, $q148);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2210,7 +2238,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q209);
+      throw $wrap(e, $q208);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2219,45 +2247,45 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q210, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q209, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q186, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q70], [$q179, () => this.a0]);
+    return $why(path, K1A0V2, [$q178, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q67, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q75 : this.x3([...path, $q210]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q212, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q72, () => this.t11!.shape[0], $q60, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q74, () => this.t11!.shape[1], $q211, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q61, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q69, $q68]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q213, () => this.s4, $q214, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q212, () => this.s4, $q213, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q60, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q210, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q215, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q215, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q71, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q209, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q214, () => this.s6[1]]) : $why(path, K1A0V7, [$q214, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q70], ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, ["", $q57, ""], ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q49, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V2, ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, K1A0V3, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q60, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q111], [$q201, () => $need(this.t9, $q201, $q198).shape.length]) : i === 3 ? $why(path, ["", $q111], [$q202, () => $need(this.t10, $q202, $q203).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q204, () => $need(this.t10, $q204, $q203).shape, $q205, () => $need(this.t9, $q205, $q198).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q199, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q200, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q206, () => $need(this.t9, $q206, $q198).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q207, () => $need(this.t10, $q207, $q203).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q201, $q198).shape.length === 2), () => ($need(this.t10, $q202, $q203).shape.length === 2), () => $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q206, $q198).dtype === $q106)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q183, () => (this.t9 !== null)]) : $why(path, [$q115, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q200, () => $need(this.t9, $q200, $q197).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q201, () => $need(this.t10, $q201, $q202).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q203, () => $need(this.t10, $q203, $q202).shape, $q204, () => $need(this.t9, $q204, $q197).shape]) : i === 5 ? $why(path, K1A0V9, [$q198, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q199, () => (this.m10 ?? this.d10()), $q67, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q205, () => $need(this.t9, $q205, $q197).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q206, () => $need(this.t10, $q206, $q202).dtype, $q69, $q68]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q200, $q197).shape.length === 2), () => ($need(this.t10, $q201, $q202).shape.length === 2), () => $same($need(this.t10, $q203, $q202).shape as readonly number[], $need(this.t9, $q204, $q197).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q205, $q197).dtype === $q108)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q182, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q210]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q216], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q216], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V11, ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, K1A0V11, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q197]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q208]) : this.x9([...path, $q209]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q59]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q78]) : i === 3 ? this.x5([...path, $q77]) : i === 4 ? this.x6([...path, $q196]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q207]) : this.x9([...path, $q208]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2272,9 +2300,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q217);
+      return $condFail(e, $q215);
     }
-    return this.x0([...[], $q217]);
+    return this.x0([...[], $q215]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2297,12 +2325,12 @@ class K1A0 {
     try {
       return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, $q81);
+      throw $wrap(e, $q84);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q212, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q93, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q211, () => this.s0[1], $q80, $q81]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q60, () => this.s0[0], $q80, $q81]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q95, $q83]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2317,21 +2345,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q81);
+      return $condFail(e, $q84);
     }
-    return this.x10([...[], $q81]);
+    return this.x10([...[], $q84]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
     } catch (e) {
-      throw $wrap(e, $q218);
+      throw $wrap(e, $q216);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q219, $q90]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q219, $q90]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q217, $q92]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q217, $q92]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2346,9 +2374,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q218);
+      return $condFail(e, $q216);
     }
-    return this.x11([...[], $q218]);
+    return this.x11([...[], $q216]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2356,7 +2384,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q115, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q115, ""], [$q150, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q220, () => this.s0[2], $q149, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q149, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q218, () => this.s0[2], $q148, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2371,9 +2399,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q151);
+      return $condFail(e, $q150);
     }
-    return this.x12([...[], $q151]);
+    return this.x12([...[], $q150]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2388,16 +2416,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q211);
+      return $condFail(e, $q210);
     }
-    return this.x3([...[], $q211]);
+    return this.x3([...[], $q210]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q95);
+      throw $wrap(e, $q97);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2405,7 +2433,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q221);
+      throw $wrap(e, $q219);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2414,7 +2442,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q95, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q221, () => (this.m22 ?? this.d22()), $q97, $q98]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q97, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q219, () => (this.m22 ?? this.d22()), $q99, $q100]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2429,9 +2457,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q222);
+      return $condFail(e, $q220);
     }
-    return this.x13([...[], $q222]);
+    return this.x13([...[], $q220]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2462,7 +2490,7 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q82);
+      throw $wrap(e, $q85);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
@@ -2470,7 +2498,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q223);
+      throw $wrap(e, $q221);
     }
   }
   /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2478,7 +2506,7 @@ class K1A0 {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q224);
+      throw $wrap(e, $q222);
     }
   }
   /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
@@ -2486,12 +2514,12 @@ class K1A0 {
     try {
       return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))));
     } catch (e) {
-      throw $wrap(e, $q225);
+      throw $wrap(e, $q223);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q87], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q223, () => (this.m28 ?? this.d28()), $q219, $q90]) : i === 4 ? $why(path, ["", $q76, ""], [$q224, () => (this.m29 ?? this.d29()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q224, () => (this.m29 ?? this.d29()), $q93, $q80]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q85, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q85, () => (this.m27 ?? this.d27()), $q80, $q81]) : i === 3 ? $why(path, K1A0V7, [$q221, () => (this.m28 ?? this.d28()), $q217, $q92]) : i === 4 ? $why(path, K1A0V7, [$q222, () => (this.m29 ?? this.d29()), $q82, $q83]) : $why(path, K1A0V7, [$q222, () => (this.m29 ?? this.d29()), $q95, $q83]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2506,20 +2534,20 @@ class K1A0 {
     try {
       ((this.m30 ?? this.d30()));
     } catch (e) {
-      return $condFail(e, $q225);
+      return $condFail(e, $q223);
     }
-    return this.x14([...[], $q225]);
+    return this.x14([...[], $q223]);
   }
   k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q181, $q198).shape, 1, $q205);
+      return $dimS($need(this.t9, $q180, $q197).shape, 1, $q204);
     } catch (e) {
       return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q181, $q198).shape, 1, $q205));
+      return $show($dimS($need(this.t9, $q180, $q197).shape, 1, $q204));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
@@ -2529,22 +2557,22 @@ class K1A0 {
     return (this.q0 ??= $buf(this.t0!, $q116, $q135, 2, 134217728, K1A0S8, $q117));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q116, $q226, 2, 134217728, K1A0S8, $q117));
+    return (this.q3 ??= $buf(this.t3!, $q116, $q224, 2, 134217728, K1A0S8, $q117));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q116, $q227, 2, 134217728, K1A0S8, $q117));
+    return (this.q4 ??= $buf(this.t4!, $q116, $q225, 2, 134217728, K1A0S8, $q117));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q116, $q228, 4, 134217728, K1A0S8, $q117));
+    return (this.q7 ??= $buf(this.t7!, $q116, $q226, 4, 134217728, K1A0S8, $q117));
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q116, $q229, 4, 134217728, K1A0S8, $q117));
+    return (this.q8 ??= $buf(this.t8!, $q116, $q227, 4, 134217728, K1A0S8, $q117));
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q116, $q198, 2, 134217728, K1A0S8, $q117));
+    return (this.q9 ??= $buf(this.t9!, $q116, $q197, 2, 134217728, K1A0S8, $q117));
   }
   z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q116, $q203, 2, 134217728, K1A0S8, $q117));
+    return (this.q10 ??= $buf(this.t10!, $q116, $q202, 2, 134217728, K1A0S8, $q117));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2554,12 +2582,12 @@ class K1A0 {
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q230, $q198);
+      if (this.t9 === null) $omitted(pp, $q228, $q197);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q231, $q203);
+      if (this.t10 === null) $omitted(pp, $q229, $q202);
       const q6 = this.z10();
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q232);
+      $u32(b7, 0, this.s0[1], pp, $q230);
       $u32(b7, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2567,23 +2595,23 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q233, $q234, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 0, q1), $bd(2, $q236, 0, q2), $bd(3, $q237, 1, q3), $bd(4, $q238, 1, q4), $bd(5, $q230, 1, q5), $bd(6, $q231, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
+      return $pass($q231, $q232, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 0, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 1, q3), $bd(4, $q236, 1, q4), $bd(5, $q228, 1, q5), $bd(6, $q229, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   y1(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
     try {
       const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q230, $q198);
+      if (this.t9 === null) $omitted(pp, $q228, $q197);
       const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q231, $q203);
+      if (this.t10 === null) $omitted(pp, $q229, $q202);
       const q2 = this.z10();
       const q3 = this.z7();
       const q4 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q232);
+      $u32(b6, 0, this.s0[1], pp, $q230);
       $u32(b6, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
@@ -2591,16 +2619,16 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q137, 1, q0), $bd(1, $q230, 1, q1), $bd(2, $q231, 1, q2), $bd(3, $q237, 1, q3), $bd(4, $q238, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q137, 1, q0), $bd(1, $q228, 1, q1), $bd(2, $q229, 1, q2), $bd(3, $q235, 1, q3), $bd(4, $q236, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q134, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q116, $q239, 4, 134217728, K1A0S8, $q117));
+    return (this.q5 ??= $buf(this.t5!, $q116, $q237, 4, 134217728, K1A0S8, $q117));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q116, $q240, 4, 134217728, K1A0S8, $q117));
+    return (this.q6 ??= $buf(this.t6!, $q116, $q238, 4, 134217728, K1A0S8, $q117));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -2614,12 +2642,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q232);
+      $u32(b8, 0, this.s0[1], pp, $q230);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q241);
-      $u32(b8, 12, r0, pp, $q242);
-      $u32(b8, 16, this.s6[1], pp, $q243);
-      $u32(b8, 20, this.s3[2], pp, $q244);
+      $u32(b8, 8, this.s5[0], pp, $q239);
+      $u32(b8, 12, r0, pp, $q240);
+      $u32(b8, 16, this.s6[1], pp, $q241);
+      $u32(b8, 20, this.s3[2], pp, $q242);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2628,9 +2656,9 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q245, $q246, s, [$bd(0, $q137, 1, c0), $bd(1, $q235, 1, q0), $bd(2, $q236, 1, q1), $bd(3, $q247, 1, q2), $bd(4, $q248, 1, q3), $bd(5, $q237, 1, q4), $bd(6, $q238, 1, q5), $bd(7, $q249, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q243, $q244, s, [$bd(0, $q137, 1, c0), $bd(1, $q233, 1, q0), $bd(2, $q234, 1, q1), $bd(3, $q245, 1, q2), $bd(4, $q246, 1, q3), $bd(5, $q235, 1, q4), $bd(6, $q236, 1, q5), $bd(7, $q247, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V5, st);
+      return $evalIn(e, pp, K1A0V19, st);
     }
   }
   z11(): BindingResource {
@@ -2644,9 +2672,9 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q142, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q249, 1, c0), $bd(1, $q140, 0, q0)], 1, wy, wz);
+      return $pass($q142, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q247, 1, c0), $bd(1, $q140, 0, q0)], 1, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V6, st);
+      return $evalIn(e, pp, K1A0V20, st);
     }
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2654,25 +2682,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q250;
-      if (s0 === undefined) $noShown(K1A0S2, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q248;
+      if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q251;
-      if (s1 === undefined) $noShown(K1A0S5, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
+      if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q252);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q250);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q253);
-      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x1 };
-      return { kernel: $q177, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q254, size: x0 }, { id: $q249, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q251);
+      const c0 = $scratch($q252, x0);
+      const c1 = $scratch($q247, x1);
+      return { kernel: $q176, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q252, size: x0 }, { id: $q247, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V7, st);
+      return $evalAt(e, K1A0V21, st);
     }
   }
   r0(): string {
@@ -2696,7 +2724,7 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q115, ""], [$q211, () => (this.m1 ?? this.d1())]);
+    return $why([], K1A0V10, [$q210, () => (this.m1 ?? this.d1())]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2707,7 +2735,7 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q232);
+      $u32(b5, 0, this.s0[1], pp, $q230);
       $u32(b5, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2715,9 +2743,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q233, $q234, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 0, q1), $bd(2, $q236, 0, q2), $bd(3, $q237, 1, q3), $bd(4, $q238, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
+      return $pass($q231, $q232, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 0, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 1, q3), $bd(4, $q236, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   y5(pp: string, s: string, c0: BindingResource): PassPlan {
@@ -2733,12 +2761,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q232);
+      $u32(b8, 0, this.s0[1], pp, $q230);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q241);
-      $u32(b8, 12, r0, pp, $q242);
-      $u32(b8, 16, this.s6[1], pp, $q243);
-      $u32(b8, 20, this.s3[2], pp, $q244);
+      $u32(b8, 8, this.s5[0], pp, $q239);
+      $u32(b8, 12, r0, pp, $q240);
+      $u32(b8, 16, this.s6[1], pp, $q241);
+      $u32(b8, 20, this.s3[2], pp, $q242);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2747,26 +2775,26 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q245, $q246, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 1, q1), $bd(2, $q236, 1, q2), $bd(3, $q247, 1, q3), $bd(4, $q248, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q238, 1, q6), $bd(7, $q249, 0, c0), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q243, $q244, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q245, 1, q3), $bd(4, $q246, 1, q4), $bd(5, $q235, 1, q5), $bd(6, $q236, 1, q6), $bd(7, $q247, 0, c0), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V5, st);
+      return $evalIn(e, pp, K1A0V19, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q255;
-      if (s0 === undefined) $noShown(K1A0S12, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q253;
+      if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q253);
-      const c0: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q249, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q251);
+      const c0 = $scratch($q247, x0);
+      return { kernel: $q176, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q247, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V8, st);
+      return $evalAt(e, K1A0V22, st);
     }
   }
   r1(): string {
@@ -2778,14 +2806,14 @@ class K1A0 {
   /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
   d31(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q101, $q102).shape.length === 3)) && ($need(this.t2, $q103, $q104).shape.length === 3)) && $same($need(this.t1, $q256, $q102).shape as readonly number[], $need(this.t2, $q257, $q104).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q102) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q102) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q105, $q102).dtype === $q106)) && ($need(this.t2, $q107, $q104).dtype === $q106)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q103, $q104).shape.length === 3)) && ($need(this.t2, $q105, $q106).shape.length === 3)) && $same($need(this.t1, $q254, $q104).shape as readonly number[], $need(this.t2, $q255, $q106).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q104) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q104) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q107, $q104).dtype === $q108)) && ($need(this.t2, $q109, $q106).dtype === $q108)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q108);
+      throw $wrap(e, $q110);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q109 : i === 1 ? $where(path) + $q110 : i === 2 ? $why(path, ["", $q258], [$q101, () => $need(this.t1, $q101, $q102).shape.length]) : i === 3 ? $why(path, ["", $q258], [$q103, () => $need(this.t2, $q103, $q104).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q256, () => $need(this.t1, $q256, $q102).shape, $q257, () => $need(this.t2, $q257, $q104).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q112, () => $dimT(this.t1, (0 as number), $q102), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (1 as number), $q102), $q212, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q102), $q100, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q105, () => $need(this.t1, $q105, $q102).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q107, () => $need(this.t2, $q107, $q104).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q220, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q101, $q102).shape.length === 3), () => ($need(this.t2, $q103, $q104).shape.length === 3), () => $same($need(this.t1, $q256, $q102).shape as readonly number[], $need(this.t2, $q257, $q104).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q102) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q102) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q102) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q105, $q102).dtype === $q106), () => ($need(this.t2, $q107, $q104).dtype === $q106)]));
+    return ((i: number) => i === 0 ? $where(path) + $q111 : i === 1 ? $where(path) + $q112 : i === 2 ? $why(path, K1A0V23, [$q103, () => $need(this.t1, $q103, $q104).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q105, () => $need(this.t2, $q105, $q106).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q254, () => $need(this.t1, $q254, $q104).shape, $q255, () => $need(this.t2, $q255, $q106).shape]) : i === 5 ? $why(path, K1A0V3, [$q113, () => $dimT(this.t1, (0 as number), $q104), $q60, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q114, () => $dimT(this.t1, (1 as number), $q104), $q211, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q104), $q102, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q107, () => $need(this.t1, $q107, $q104).dtype, $q69, $q68]) : i === 9 ? $why(path, K1A0V3, [$q109, () => $need(this.t2, $q109, $q106).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q218, () => this.s0[2], $q61, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q103, $q104).shape.length === 3), () => ($need(this.t2, $q105, $q106).shape.length === 3), () => $same($need(this.t1, $q254, $q104).shape as readonly number[], $need(this.t2, $q255, $q106).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q104) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q104) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q107, $q104).dtype === $q108), () => ($need(this.t2, $q109, $q106).dtype === $q108)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2800,33 +2828,33 @@ class K1A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q108);
+      return $condFail(e, $q110);
     }
-    return this.x15([...[], $q108]);
+    return this.x15([...[], $q110]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q116, $q102, 2, 134217728, K1A0S8, $q117));
+    return (this.q1 ??= $buf(this.t1!, $q116, $q104, 2, 134217728, K1A0S8, $q117));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q116, $q104, 2, 134217728, K1A0S8, $q117));
+    return (this.q2 ??= $buf(this.t2!, $q116, $q106, 2, 134217728, K1A0S8, $q117));
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q102);
+      if (this.t1 === null) $omitted(pp, $q123, $q104);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q104);
+      if (this.t2 === null) $omitted(pp, $q124, $q106);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q230, $q198);
+      if (this.t9 === null) $omitted(pp, $q228, $q197);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q231, $q203);
+      if (this.t10 === null) $omitted(pp, $q229, $q202);
       const q7 = this.z10();
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q232);
+      $u32(b8, 0, this.s0[1], pp, $q230);
       $u32(b8, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2834,9 +2862,9 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q233, $q234, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 0, q3), $bd(4, $q237, 1, q4), $bd(5, $q238, 1, q5), $bd(6, $q230, 1, q6), $bd(7, $q231, 1, q7), $ub(8, $q134, 2, b8)], wx, wy, 1);
+      return $pass($q231, $q232, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q233, 0, q2), $bd(3, $q234, 0, q3), $bd(4, $q235, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q228, 1, q6), $bd(7, $q229, 1, q7), $ub(8, $q134, 2, b8)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2844,25 +2872,25 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q259;
-      if (s0 === undefined) $noShown(K1A0S20, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q256;
+      if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q260;
-      if (s1 === undefined) $noShown(K1A0S22, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q257;
+      if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q252);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q250);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q253);
-      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
-      const c1: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x1 };
-      return { kernel: $q177, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q254, size: x0 }, { id: $q249, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q251);
+      const c0 = $scratch($q252, x0);
+      const c1 = $scratch($q247, x1);
+      return { kernel: $q176, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q252, size: x0 }, { id: $q247, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V9, st);
+      return $evalAt(e, K1A0V24, st);
     }
   }
   r2(): string {
@@ -2874,16 +2902,16 @@ class K1A0 {
   y7(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q102);
+      if (this.t1 === null) $omitted(pp, $q123, $q104);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q104);
+      if (this.t2 === null) $omitted(pp, $q124, $q106);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q232);
+      $u32(b6, 0, this.s0[1], pp, $q230);
       $u32(b6, 4, this.s0[0], pp, $q125);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
@@ -2891,26 +2919,26 @@ class K1A0 {
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q233, $q234, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 0, q3), $bd(4, $q237, 1, q4), $bd(5, $q238, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass($q231, $q232, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q233, 0, q2), $bd(3, $q234, 0, q3), $bd(4, $q235, 1, q4), $bd(5, $q236, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V4, st);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q261;
-      if (s0 === undefined) $noShown(K1A0S28, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q258;
+      if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q253);
-      const c0: BindingResource = { kind: $q145, scratch: $q249, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q249, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q251);
+      const c0 = $scratch($q247, x0);
+      return { kernel: $q176, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q247, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V10, st);
+      return $evalAt(e, K1A0V25, st);
     }
   }
   r3(): string {
@@ -2932,19 +2960,19 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q232);
+      $u32(b8, 0, this.s0[1], pp, $q230);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q241);
-      $u32(b8, 12, r0, pp, $q242);
-      $u32(b8, 16, this.s6[1], pp, $q243);
-      $u32(b8, 20, this.s3[2], pp, $q244);
+      $u32(b8, 8, this.s5[0], pp, $q239);
+      $u32(b8, 12, r0, pp, $q240);
+      $u32(b8, 16, this.s6[1], pp, $q241);
+      $u32(b8, 20, this.s3[2], pp, $q242);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q262, $q263, s, [$bd(0, $q137, 1, c0), $bd(1, $q235, 1, q0), $bd(2, $q236, 1, q1), $bd(3, $q247, 1, q2), $bd(4, $q248, 1, q3), $bd(5, $q237, 1, q4), $bd(6, $q238, 1, q5), $bd(7, $q140, 0, q6), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q259, $q260, s, [$bd(0, $q137, 1, c0), $bd(1, $q233, 1, q0), $bd(2, $q234, 1, q1), $bd(3, $q245, 1, q2), $bd(4, $q246, 1, q3), $bd(5, $q235, 1, q4), $bd(6, $q236, 1, q5), $bd(7, $q140, 0, q6), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V11, st);
+      return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2952,20 +2980,20 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q250;
-      if (s0 === undefined) $noShown(K1A0S36, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q248;
+      if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q251;
-      if (s1 === undefined) $noShown(K1A0S38, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
+      if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q252);
-      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q254, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q250);
+      const c0 = $scratch($q252, x0);
+      return { kernel: $q176, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V12, st);
+      return $evalAt(e, K1A0V27, st);
     }
   }
   r4(): string {
@@ -2987,27 +3015,27 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q232);
+      $u32(b8, 0, this.s0[1], pp, $q230);
       $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q241);
-      $u32(b8, 12, r0, pp, $q242);
-      $u32(b8, 16, this.s6[1], pp, $q243);
-      $u32(b8, 20, this.s3[2], pp, $q244);
+      $u32(b8, 8, this.s5[0], pp, $q239);
+      $u32(b8, 12, r0, pp, $q240);
+      $u32(b8, 16, this.s6[1], pp, $q241);
+      $u32(b8, 20, this.s3[2], pp, $q242);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q262, $q263, s, [$bd(0, $q137, 1, q0), $bd(1, $q235, 1, q1), $bd(2, $q236, 1, q2), $bd(3, $q247, 1, q3), $bd(4, $q248, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q238, 1, q6), $bd(7, $q140, 0, q7), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q259, $q260, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q245, 1, q3), $bd(4, $q246, 1, q4), $bd(5, $q235, 1, q5), $bd(6, $q236, 1, q6), $bd(7, $q140, 0, q7), $ub(8, $q134, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalIn(e, pp, K1A0V11, st);
+      return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S42, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q253;
+    if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
-    return { kernel: $q177, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q176, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
@@ -3019,20 +3047,20 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q259;
-      if (s0 === undefined) $noShown(K1A0S48, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q256;
+      if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q260;
-      if (s1 === undefined) $noShown(K1A0S50, K1A0V1, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q257;
+      if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q252);
-      const c0: BindingResource = { kind: $q145, scratch: $q254, offset: 0, size: x0 };
-      return { kernel: $q177, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q254, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q250);
+      const c0 = $scratch($q252, x0);
+      return { kernel: $q176, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V13, st);
+      return $evalAt(e, K1A0V28, st);
     }
   }
   r6(): string {
@@ -3042,10 +3070,10 @@ class K1A0 {
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q261;
-    if (s0 === undefined) $noShown(K1A0S54, K1A0V0, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q258;
+    if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
-    return { kernel: $q177, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q176, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3057,19 +3085,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q177, $q156);
+      $evalFail(e, $q176, $q155);
     }
-    const h0 = $outShape(o0, 3, $q177, $q141);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q106 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q177, $q141, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q177, $q226);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q177, $q226, this.u3.shape, h1, $q214);
-    const h2 = $outShape(this.s4, 4, $q177, $q227);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q177, $q227, this.u4.shape, h2, $q213);
+    const h0 = $outShape(o0, 3, $q176, $q141);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q108 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q176, $q141, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q176, $q224);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q176, $q224, this.u3.shape, h1, $q213);
+    const h2 = $outShape(this.s4, 4, $q176, $q225);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q176, $q225, this.u4.shape, h2, $q212);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q157, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q157, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q157, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q156, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q156, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q156, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3079,16 +3107,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q158, "SparseAttention: no variant fits this call on profile mobile-256-f16: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q157, "SparseAttention: no variant fits this call on profile mobile-256-f16: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-256-f16. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q159, K1);
-  const outs = $bag(c, $q160, K1);
-  const attrs = $bag(c, $q161, K1);
+  const ins = $bag(c, $q158, K1);
+  const outs = $bag(c, $q159, K1);
+  const attrs = $bag(c, $q160, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3116,38 +3144,38 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q135:
           t0 = $td(ins[key], K1, $q116, key);
           break;
-        case $q102:
+        case $q104:
           t1 = $td(ins[key], K1, $q116, key);
           break;
-        case $q104:
+        case $q106:
           t2 = $td(ins[key], K1, $q116, key);
           break;
-        case $q226:
+        case $q224:
           t3 = $td(ins[key], K1, $q116, key);
           break;
-        case $q227:
+        case $q225:
           t4 = $td(ins[key], K1, $q116, key);
           break;
-        case $q239:
+        case $q237:
           t5 = $td(ins[key], K1, $q116, key);
           break;
-        case $q240:
+        case $q238:
           t6 = $td(ins[key], K1, $q116, key);
           break;
-        case $q228:
+        case $q226:
           t7 = $td(ins[key], K1, $q116, key);
           break;
-        case $q229:
+        case $q227:
           t8 = $td(ins[key], K1, $q116, key);
           break;
-        case $q198:
+        case $q197:
           t9 = $td(ins[key], K1, $q116, key);
           break;
-        case $q203:
+        case $q202:
           t10 = $td(ins[key], K1, $q116, key);
           break;
         default:
-          $fail($q0, K1 + $q162 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q161 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3158,14 +3186,14 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q141:
           t11 = $td(outs[key], K1, $q140, key);
           break;
-        case $q226:
+        case $q224:
           u3 = $td(outs[key], K1, $q140, key);
           break;
-        case $q227:
+        case $q225:
           u4 = $td(outs[key], K1, $q140, key);
           break;
         default:
-          $fail($q0, K1 + $q163 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q162 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3173,26 +3201,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q264:
+        case $q261:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q165:
+        case $q164:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q166:
+        case $q165:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q265:
+        case $q262:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q136:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q266:
+        case $q263:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q166 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3209,60 +3237,60 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q116, $q102, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q116, $q102, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q116, $q104, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q116, $q104, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q116, $q104, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q116, $q104, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q116, $q106, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q116, $q106, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q116, $q226);
+    $missing(K1, $q116, $q224);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q226, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q116, $q226, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q224, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q116, $q224, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q116, $q227);
+    $missing(K1, $q116, $q225);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q227, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q116, $q227, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q225, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q116, $q225, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q116, $q239);
+    $missing(K1, $q116, $q237);
   } else {
     dt1 = t5.dtype;
-    by1 = $q239;
-    if (t5.shape.length !== 2) $badRank(K1, $q116, $q239, 2, t5.shape.length);
+    by1 = $q237;
+    if (t5.shape.length !== 2) $badRank(K1, $q116, $q237, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q116, $q240);
+    $missing(K1, $q116, $q238);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q240, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q116, $q240, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q238, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q116, $q238, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q116, $q228);
+    $missing(K1, $q116, $q226);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q228, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q116, $q228, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q226, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q116, $q226, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q116, $q229);
+    $missing(K1, $q116, $q227);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q229, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q116, $q229, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q227, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q116, $q227, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q198, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q116, $q198, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q197, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q116, $q197, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q203, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q116, $q203, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q202, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q116, $q202, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
@@ -3271,37 +3299,37 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q140, $q226, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q140, $q226, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q140, $q224, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q140, $q224, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q140, $q227, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q140, $q227, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q140, $q225, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q140, $q225, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q106;
-  else if (dt0 !== $q106) $fail($q0, K1 + $q168 + dt0 + $q169);
-  if (dt1 === undefined) dt1 = $q170;
-  else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q264, $q172, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q165, $q172, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q166, $q172, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q265, $q172, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q136, $q172, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q266, $q172, g5);
+  if (dt0 === undefined) dt0 = $q108;
+  else if (dt0 !== $q108) $fail($q0, K1 + $q167 + dt0 + $q168);
+  if (dt1 === undefined) dt1 = $q169;
+  else if (dt1 !== $q169) $fail($q0, K1 + ": M = " + dt1 + $q170);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q261, $q171, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q164, $q171, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q165, $q171, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q262, $q171, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q136, $q171, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q263, $q171, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q267);
-  if (a1 === undefined) $fail($q0, K1 + $q173);
-  if (a2 === undefined) $fail($q0, K1 + $q174);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q267);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q264);
+  if (a1 === undefined) $fail($q0, K1 + $q172);
+  if (a2 === undefined) $fail($q0, K1 + $q173);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q264);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q106 && dt1 === $q170) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q158, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);
+  if (dt0 === $q108 && dt1 === $q169) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q157, K1 + $q174 + "T=" + dt0 + ", " + "M=" + dt1 + $q175);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -185,9 +185,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
         const r = `c${scratchRes.size}`;
         scratchRes.set(b.ref!, r);
         const si = scratchIndex.get(b.ref!);
-        body.push(
-          `    const ${r}${ty(": BindingResource")} = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
-        );
+        body.push(`    const ${r} = $scratch(${q(b.ref!)}, ${si === undefined ? "0" : `x${si}`});`);
       }
   // Each pass is a method of the class, called with its message prefix, shader and scratch
   // resources; variants whose pass has the same code share one method.
@@ -389,7 +387,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
 export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, call: ValidatedCall, consts: string[]): string {
   const k = model.kernel;
   const name = k.spec.name;
-  const g = new AssignmentGen(k, a.facts, call);
+
   // Strings repeated across error paths (message prefixes) become module constants.
   const pool = new Map<string, string>();
   // A prefix is built on the longest pooled prefix that ends a quoted name (`…\``), or else on the
@@ -419,6 +417,7 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     }
     return n;
   };
+  const g = new AssignmentGen(k, a.facts, call, konst);
   let shared = sharedFunctions.get(consts);
   if (!shared) sharedFunctions.set(consts, (shared = new Map()));
   const cx: AssignmentContext = {

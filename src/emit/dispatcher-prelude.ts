@@ -458,6 +458,10 @@ function $ub(binding«: number», name«: string», type«: 0 | 1 | 2», bytes«
 function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», x«: number», y«: number», z«: number»)«: PassPlan» {
   return { id, name, shader, entryPoint: "main", bindings, workgroups: [x, y, z] };
 }
+/** A scratch buffer's whole range as a binding resource. */
+function $scratch(scratch«: string», size«: number»)«: BindingResource» {
+  return { kind: "scratch", scratch, offset: 0, size };
+}
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix«: string», binding«: string», id«: string»)«: never» {
   return $fail("eval", prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");

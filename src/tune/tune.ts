@@ -381,7 +381,9 @@ async function tuneKernel(
   }
   const calls: readonly TuneCallConfig[] = resolved;
   // The spec's tunables: compile once without pins to find the kernel.
-  const base = await compile(loaded, { profiles: [profile.name] });
+  // Without the tune file: a previous per-call rule would hide its tunables from the spec as built.
+  const { tuneFile: _previous, ...untuned } = loaded;
+  const base = await compile(untuned, { profiles: [profile.name] });
   const baseKernel = base.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel);
   if (base.diagnostics.some((d) => d.severity === "error") || !baseKernel) {
     ctx.diagnostics.push(...base.diagnostics.filter((d) => d.severity === "error"));
@@ -441,7 +443,6 @@ async function tuneKernel(
   for (const [i, pins] of candidates.entries()) {
     ctx.progress(`${profile.name} ${kernel}: compiling candidate ${i + 1}/${candidates.length}`);
     const byProfile = Object.hasOwn(loaded.config.tunables, profile.name) ? loaded.config.tunables[profile.name]! : {};
-    const { tuneFile: _previous, ...untuned } = loaded;
     const withPins: LoadedConfig = {
       ...untuned,
       config: {

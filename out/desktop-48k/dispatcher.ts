@@ -47,10 +47,10 @@ const $q40 = "dim(shapes.keyCacheT, 3)";
 const $q41 = "present.keyT";
 const $q42 = "present.slotMappingT";
 const $q43 = ": no shader was built for pass `scatter` with ";
-const $q44 = "1b3ae74a3efe0eae";
-const $q45 = "aefd553305ce3d07";
+const $q44 = "70a8486bd54020be";
+const $q45 = "194b5526f9a7ba17";
 const $q46 = "160b68b737f01a93";
-const $q47 = "6292d5d72623febe";
+const $q47 = "d1aa04b1bfbfe37d";
 const $q48 = "cc151d631e579fe9";
 const $q49 = ": no shader was built for pass `split_attention` with ";
 const $q50 = ": no shader was built for pass `merge` with ";
@@ -98,180 +98,181 @@ const $q91 = "headVec";
 const $q92 = "pagedSplitScratchBytes";
 const $q93 = "pagedSplitStatsBytes";
 const $q94 = "pagedSplitWg";
-const $q95 = "cacheVec4Ok";
-const $q96 = "device.limits.maxStorageBufferBindingSize";
-const $q97 = "1073741824";
-const $q98 = "device.limits.maxBufferSize";
-const $q99 = "device.limits.maxComputeWorkgroupSizeX";
-const $q100 = "pagedSplitFits";
-const $q101 = "qPerKv";
-const $q102 = "pagedSplitStorageBytes";
-const $q103 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q104 = "49152";
-const $q105 = "pagedSplitStorageFits";
-const $q106 = "kvHidden";
-const $q107 = "ranks.keyT";
-const $q108 = "keyT";
-const $q109 = "ranks.valueT";
-const $q110 = "valueT";
-const $q111 = "tensorDtypes.keyT";
-const $q112 = "float16";
-const $q113 = "tensorDtypes.valueT";
-const $q114 = "separateKv";
-const $q115 = "`present.keyT` is false";
-const $q116 = "`present.valueT` is false";
-const $q117 = "dim(shapes.keyT, 0)";
-const $q118 = "dim(shapes.keyT, 1)";
-const $q119 = "dim(shapes.queryT, 1)";
-const $q120 = "input";
-const $q121 = "maxStorageBufferBindingSize";
-const $q122 = "keyCacheT";
-const $q123 = "valueCacheT";
-const $q124 = "cumulativeSequenceLengthT";
-const $q125 = "pastSeqlensT";
-const $q126 = "blockTableT";
-const $q127 = "key";
-const $q128 = "value";
-const $q129 = "params.batchSize";
-const $q130 = "params.scatterCount";
-const $q131 = "scatter";
-const $q132 = "PagedAttention.ScatterKV";
-const $q133 = "key_cache";
-const $q134 = "value_cache";
-const $q135 = "cumulative_sequence_length";
-const $q136 = "past_seqlens";
-const $q137 = "block_table";
-const $q138 = "params";
-const $q139 = "queryT";
-const $q140 = "scale";
-const $q141 = "query";
-const $q142 = "partial_out";
-const $q143 = "partial_stats";
-const $q144 = "output";
-const $q145 = "outputT";
-const $q146 = "merge";
-const $q147 = "intermediate `partialOut`";
-const $q148 = "intermediate `partialStats`";
-const $q149 = "partialOut";
-const $q150 = "partialStats";
-const $q151 = "slot_mapping";
-const $q152 = "packedStride";
-const $q153 = "present.valueT";
-const $q154 = "packedKv";
-const $q155 = "pagedAttnWg";
-const $q156 = "pagedAttnStorageBytes";
-const $q157 = "pagedAttnStorageFits";
-const $q158 = "outputStoreOk";
-const $q159 = "the shape of output `outputT`";
-const $q160 = "contract";
-const $q161 = "no_variant";
-const $q162 = "inputs";
-const $q163 = "outputs";
-const $q164 = "attrs";
-const $q165 = ": unknown input `";
-const $q166 = ": unknown output `";
-const $q167 = "is_causal";
-const $q168 = "kv_num_heads";
-const $q169 = "num_heads";
-const $q170 = ": unknown attribute `";
-const $q171 = ": T = ";
-const $q172 = " is not allowed; allowed: float16";
-const $q173 = "int32";
-const $q174 = " is not allowed; allowed: int32";
-const $q175 = "a finite number";
-const $q176 = ": attribute `kv_num_heads` is required";
-const $q177 = ": attribute `num_heads` is required";
-const $q178 = ": nothing was built for ";
-const $q179 = " on profile desktop-48k";
-const $q180 = "SparseAttention";
-const $q181 = ": pass `append`";
-const $q182 = "attrs.do_rotary";
-const $q183 = "attrs.rotary_interleaved";
-const $q184 = "dim(shapes.cosCacheT, 1)";
-const $q185 = "dim(shapes.pastKeyT, 3)";
-const $q186 = "present.cosCacheT";
-const $q187 = ": no shader was built for pass `append` with ";
-const $q188 = ": pass `rotate_q`";
-const $q189 = ": no shader was built for pass `rotate_q` with ";
-const $q190 = "attrs.sparse_block_size";
-const $q191 = "b56c4543363a0038";
-const $q192 = ": no shader was built for pass `split_attend` with ";
-const $q193 = "uniform field `params.rowStride`";
-const $q194 = ": pass `split_attend`";
-const $q195 = "the shape of intermediate `rotatedQuery`";
-const $q196 = "the shape of intermediate `partial`";
-const $q197 = "d82557a43c6ed8dc";
-const $q198 = ": no shader was built for pass `attend` with ";
-const $q199 = ": pass `attend`";
-const $q200 = "layoutShapeOk";
-const $q201 = "cosCacheT";
-const $q202 = "rotaryHalf";
-const $q203 = "rotaryDim";
-const $q204 = "ranks.cosCacheT";
-const $q205 = "ranks.sinCacheT";
-const $q206 = "sinCacheT";
-const $q207 = "shapes.sinCacheT";
-const $q208 = "shapes.cosCacheT";
-const $q209 = "tensorDtypes.cosCacheT";
-const $q210 = "tensorDtypes.sinCacheT";
-const $q211 = "rotaryOk";
-const $q212 = "indexFits";
-const $q213 = "numLayout";
-const $q214 = "usesRotary";
-const $q215 = "seqLen";
-const $q216 = "shapes.pastValueT";
-const $q217 = "shapes.pastKeyT";
-const $q218 = "maxNnz";
-const $q219 = "sparseContractOk";
-const $q220 = "bindingsFit";
-const $q221 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q222 = "dim(shapes.queryT, 2)";
-const $q223 = "attnStorageBytes";
-const $q224 = "attnStorageFits";
-const $q225 = "sparsePartialBytes";
-const $q226 = "sparseMergeWg";
+const $q95 = "pagedSplitFits";
+const $q96 = "cacheVec4Ok";
+const $q97 = "device.limits.maxStorageBufferBindingSize";
+const $q98 = "1073741824";
+const $q99 = "device.limits.maxBufferSize";
+const $q100 = "device.limits.maxComputeWorkgroupSizeX";
+const $q101 = "pagedMergeWg";
+const $q102 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q103 = "49152";
+const $q104 = "qPerKv";
+const $q105 = "pagedSplitStorageBytes";
+const $q106 = "pagedSplitStorageFits";
+const $q107 = "kvHidden";
+const $q108 = "ranks.keyT";
+const $q109 = "keyT";
+const $q110 = "ranks.valueT";
+const $q111 = "valueT";
+const $q112 = "tensorDtypes.keyT";
+const $q113 = "float16";
+const $q114 = "tensorDtypes.valueT";
+const $q115 = "separateKv";
+const $q116 = "`present.keyT` is false";
+const $q117 = "`present.valueT` is false";
+const $q118 = "dim(shapes.keyT, 0)";
+const $q119 = "dim(shapes.keyT, 1)";
+const $q120 = "dim(shapes.queryT, 1)";
+const $q121 = "input";
+const $q122 = "maxStorageBufferBindingSize";
+const $q123 = "keyCacheT";
+const $q124 = "valueCacheT";
+const $q125 = "cumulativeSequenceLengthT";
+const $q126 = "pastSeqlensT";
+const $q127 = "blockTableT";
+const $q128 = "key";
+const $q129 = "value";
+const $q130 = "params.batchSize";
+const $q131 = "params.scatterCount";
+const $q132 = "scatter";
+const $q133 = "PagedAttention.ScatterKV";
+const $q134 = "key_cache";
+const $q135 = "value_cache";
+const $q136 = "cumulative_sequence_length";
+const $q137 = "past_seqlens";
+const $q138 = "block_table";
+const $q139 = "params";
+const $q140 = "queryT";
+const $q141 = "scale";
+const $q142 = "query";
+const $q143 = "partial_out";
+const $q144 = "partial_stats";
+const $q145 = "output";
+const $q146 = "outputT";
+const $q147 = "merge";
+const $q148 = "intermediate `partialOut`";
+const $q149 = "intermediate `partialStats`";
+const $q150 = "partialOut";
+const $q151 = "partialStats";
+const $q152 = "slot_mapping";
+const $q153 = "packedStride";
+const $q154 = "present.valueT";
+const $q155 = "packedKv";
+const $q156 = "pagedAttnWg";
+const $q157 = "pagedAttnStorageBytes";
+const $q158 = "pagedAttnStorageFits";
+const $q159 = "outputStoreOk";
+const $q160 = "the shape of output `outputT`";
+const $q161 = "contract";
+const $q162 = "no_variant";
+const $q163 = "inputs";
+const $q164 = "outputs";
+const $q165 = "attrs";
+const $q166 = ": unknown input `";
+const $q167 = ": unknown output `";
+const $q168 = "is_causal";
+const $q169 = "kv_num_heads";
+const $q170 = "num_heads";
+const $q171 = ": unknown attribute `";
+const $q172 = ": T = ";
+const $q173 = " is not allowed; allowed: float16";
+const $q174 = "int32";
+const $q175 = " is not allowed; allowed: int32";
+const $q176 = "a finite number";
+const $q177 = ": attribute `kv_num_heads` is required";
+const $q178 = ": attribute `num_heads` is required";
+const $q179 = ": nothing was built for ";
+const $q180 = " on profile desktop-48k";
+const $q181 = "SparseAttention";
+const $q182 = ": pass `append`";
+const $q183 = "attrs.do_rotary";
+const $q184 = "attrs.rotary_interleaved";
+const $q185 = "dim(shapes.cosCacheT, 1)";
+const $q186 = "dim(shapes.pastKeyT, 3)";
+const $q187 = "present.cosCacheT";
+const $q188 = ": no shader was built for pass `append` with ";
+const $q189 = ": pass `rotate_q`";
+const $q190 = ": no shader was built for pass `rotate_q` with ";
+const $q191 = "attrs.sparse_block_size";
+const $q192 = "b56c4543363a0038";
+const $q193 = ": no shader was built for pass `split_attend` with ";
+const $q194 = "uniform field `params.rowStride`";
+const $q195 = ": pass `split_attend`";
+const $q196 = "the shape of intermediate `rotatedQuery`";
+const $q197 = "the shape of intermediate `partial`";
+const $q198 = "d82557a43c6ed8dc";
+const $q199 = ": no shader was built for pass `attend` with ";
+const $q200 = ": pass `attend`";
+const $q201 = "layoutShapeOk";
+const $q202 = "cosCacheT";
+const $q203 = "rotaryHalf";
+const $q204 = "rotaryDim";
+const $q205 = "ranks.cosCacheT";
+const $q206 = "ranks.sinCacheT";
+const $q207 = "sinCacheT";
+const $q208 = "shapes.sinCacheT";
+const $q209 = "shapes.cosCacheT";
+const $q210 = "tensorDtypes.cosCacheT";
+const $q211 = "tensorDtypes.sinCacheT";
+const $q212 = "rotaryOk";
+const $q213 = "indexFits";
+const $q214 = "numLayout";
+const $q215 = "usesRotary";
+const $q216 = "seqLen";
+const $q217 = "shapes.pastValueT";
+const $q218 = "shapes.pastKeyT";
+const $q219 = "maxNnz";
+const $q220 = "sparseContractOk";
+const $q221 = "bindingsFit";
+const $q222 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q223 = "dim(shapes.queryT, 2)";
+const $q224 = "attnStorageBytes";
+const $q225 = "attnStorageFits";
+const $q226 = "sparsePartialBytes";
 const $q227 = "sparseSplitFits";
-const $q228 = "pastKeyT";
-const $q229 = "pastValueT";
-const $q230 = "totalSequenceLengthT";
-const $q231 = "keyTotalSequenceLengthsT";
-const $q232 = "cos_cache";
-const $q233 = "sin_cache";
-const $q234 = "params.seqLen";
-const $q235 = "append";
-const $q236 = "SparseAttention.AppendKV";
-const $q237 = "present_key";
-const $q238 = "present_value";
-const $q239 = "total_sequence_length";
-const $q240 = "key_total_sequence_lengths";
-const $q241 = "blockRowIndicesT";
-const $q242 = "blockColIndicesT";
-const $q243 = "params.numLayout";
-const $q244 = "params.rowStride";
-const $q245 = "params.colStride";
-const $q246 = "params.maxCacheSeq";
-const $q247 = "split_attend";
-const $q248 = "SparseAttention.AttendSplitK";
-const $q249 = "block_row_indices";
-const $q250 = "block_col_indices";
-const $q251 = "partial";
-const $q252 = "742962c2aba2b799";
-const $q253 = "bc41f32c70cb2068";
-const $q254 = "intermediate `rotatedQuery`";
-const $q255 = "intermediate `partial`";
-const $q256 = "rotatedQuery";
-const $q257 = "30c267ed5c3a2505";
-const $q258 = "shapes.keyT";
-const $q259 = "shapes.valueT";
-const $q260 = "cdfbd4128cb4b7fb";
-const $q261 = "f2be311d29ec445b";
-const $q262 = "dd2b703a3b7ff024";
-const $q263 = "attend";
-const $q264 = "SparseAttention.Attend";
-const $q265 = "do_rotary";
-const $q266 = "rotary_interleaved";
-const $q267 = "sparse_block_size";
-const $q268 = "; allowed values: 0, 1";
+const $q228 = "sparseMergeWg";
+const $q229 = "pastKeyT";
+const $q230 = "pastValueT";
+const $q231 = "totalSequenceLengthT";
+const $q232 = "keyTotalSequenceLengthsT";
+const $q233 = "cos_cache";
+const $q234 = "sin_cache";
+const $q235 = "params.seqLen";
+const $q236 = "append";
+const $q237 = "SparseAttention.AppendKV";
+const $q238 = "present_key";
+const $q239 = "present_value";
+const $q240 = "total_sequence_length";
+const $q241 = "key_total_sequence_lengths";
+const $q242 = "blockRowIndicesT";
+const $q243 = "blockColIndicesT";
+const $q244 = "params.numLayout";
+const $q245 = "params.rowStride";
+const $q246 = "params.colStride";
+const $q247 = "params.maxCacheSeq";
+const $q248 = "split_attend";
+const $q249 = "SparseAttention.AttendSplitK";
+const $q250 = "block_row_indices";
+const $q251 = "block_col_indices";
+const $q252 = "partial";
+const $q253 = "742962c2aba2b799";
+const $q254 = "bc41f32c70cb2068";
+const $q255 = "intermediate `rotatedQuery`";
+const $q256 = "intermediate `partial`";
+const $q257 = "rotatedQuery";
+const $q258 = "30c267ed5c3a2505";
+const $q259 = "shapes.keyT";
+const $q260 = "shapes.valueT";
+const $q261 = "cdfbd4128cb4b7fb";
+const $q262 = "f2be311d29ec445b";
+const $q263 = "dd2b703a3b7ff024";
+const $q264 = "attend";
+const $q265 = "SparseAttention.Attend";
+const $q266 = "do_rotary";
+const $q267 = "rotary_interleaved";
+const $q268 = "sparse_block_size";
+const $q269 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -743,7 +744,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 const K0A0S3 = K0A0S1 + $q49;
 const K0A0V13: readonly string[] = [$q38, $q40];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "c8d02ce80923aefc" : undefined) : a0 === 32 ? (a1 === 128 ? "5019342e40dd795d" : a1 === 96 ? "9d4bf86c7efa3c57" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "ea8084c3c8929826" : undefined) : a0 === 32 ? (a1 === 128 ? "bfcf65fab78eb785" : a1 === 96 ? "88a1210f47515989" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
 }
 const K0A0S4 = K0A0S1 + $q50;
 const K0A0S5 = $q25;
@@ -854,12 +855,13 @@ class K0A0 {
   private declare m15: number | undefined;
   private declare m16: number | undefined;
   private declare m17: number | undefined;
-  private declare m18: boolean | undefined;
-  private declare m19: number | undefined;
+  private declare m18: number | undefined;
+  private declare m19: boolean | undefined;
   private declare m20: number | undefined;
-  private declare m21: boolean | undefined;
-  private declare m22: number | undefined;
-  private declare m23: boolean | undefined;
+  private declare m21: number | undefined;
+  private declare m22: boolean | undefined;
+  private declare m23: number | undefined;
+  private declare m24: boolean | undefined;
   private declare q1: BindingResource | undefined;
   private declare q2: BindingResource | undefined;
   private declare q3: BindingResource | undefined;
@@ -870,15 +872,15 @@ class K0A0 {
   private declare q0: BindingResource | undefined;
   private declare q9: BindingResource | undefined;
   private declare q8: BindingResource | undefined;
-  private declare m24: number | undefined;
-  private declare m25: boolean | undefined;
-  private declare m26: number | undefined;
+  private declare m25: number | undefined;
+  private declare m26: boolean | undefined;
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
   private declare m30: number | undefined;
-  private declare m31: boolean | undefined;
+  private declare m31: number | undefined;
   private declare m32: boolean | undefined;
+  private declare m33: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -908,7 +910,7 @@ class K0A0 {
     this.s5 = t5!.shape;
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -1093,9 +1095,17 @@ class K0A0 {
       throw $wrap(e, $q94);
     }
   }
-  /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): boolean {
-    return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))));
+  /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): number {
+    return (this.m18 = Math.max(((this.m17 ?? this.d17()) as number), (256 as number)));
+  }
+  /** derive "pagedSplitFits": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): boolean {
+    try {
+      return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (49152 as number))));
+    } catch (e) {
+      throw $wrap(e, $q95);
+    }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
@@ -1104,12 +1114,12 @@ class K0A0 {
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q90, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q95]) : i === 2 ? $why(path, K0A0V4, [$q91, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q96, $q97]) : i === 4 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q98, $q97]) : i === 5 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q96, $q97]) : i === 6 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q98, $q97]) : i === 7 ? $why(path, K0A0V7, [$q90, () => (this.m12 ?? this.d12()), $q85, $q86]) : i === 8 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q87, $q88]) : i === 9 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q99, $q88]) : i === 10 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q87, $q88]) : $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q99, $q88]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q90, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q96]) : i === 2 ? $why(path, K0A0V4, [$q91, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q97, $q98]) : i === 4 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q99, $q98]) : i === 5 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q97, $q98]) : i === 6 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q99, $q98]) : i === 7 ? $why(path, K0A0V7, [$q90, () => (this.m12 ?? this.d12()), $q85, $q86]) : i === 8 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q87, $q88]) : i === 9 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q100, $q88]) : i === 10 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q87, $q88]) : i === 11 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q100, $q88]) : i === 12 ? $why(path, K0A0V7, [$q101, () => (this.m18 ?? this.d18()), $q87, $q88]) : i === 13 ? $why(path, K0A0V7, [$q101, () => (this.m18 ?? this.d18()), $q100, $q88]) : $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q102, $q103]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
     try {
-      return ((this.m18 ?? this.d18())) === true;
+      return ((this.m19 ?? this.d19())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1117,40 +1127,40 @@ class K0A0 {
   /** why "pagedSplitFits" does not hold */
   w2(): string {
     try {
-      ((this.m18 ?? this.d18()));
+      ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q100);
+      return $condFail(e, $q95);
     }
-    return this.x7([...[], $q100]);
+    return this.x7([...[], $q95]);
   }
-  /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): number {
-    try {
-      return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q101);
-    }
-  }
-  /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
+  /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
-      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+      return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q102);
+      throw $wrap(e, $q104);
     }
   }
-  /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): boolean {
-    return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (49152 as number)));
+  /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): number {
+    try {
+      return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q105);
+    }
+  }
+  /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): boolean {
+    return (this.m22 = (((this.m21 ?? this.d21()) as number) <= (49152 as number)));
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, K0A0V7, [$q102, () => (this.m20 ?? this.d20()), $q103, $q104]);
+    return $why(path, K0A0V7, [$q105, () => (this.m21 ?? this.d21()), $q102, $q103]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
     try {
-      return ((this.m21 ?? this.d21())) === true;
+      return ((this.m22 ?? this.d22())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1158,36 +1168,36 @@ class K0A0 {
   /** why "pagedSplitStorageFits" does not hold */
   w3(): string {
     try {
-      ((this.m21 ?? this.d21()));
+      ((this.m22 ?? this.d22()));
     } catch (e) {
-      return $condFail(e, $q105);
+      return $condFail(e, $q106);
     }
-    return this.x9([...[], $q105]);
+    return this.x9([...[], $q106]);
   }
-  /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): number {
+  /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): number {
     try {
-      return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
+      return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q106);
+      throw $wrap(e, $q107);
     }
   }
-  /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): boolean {
+  /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q107, $q108).shape.length === 2)) && ($need(this.t2, $q109, $q110).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q110) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q108) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q110) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q111, $q108).dtype === $q112)) && ($need(this.t2, $q113, $q110).dtype === $q112)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q108, $q109).shape.length === 2)) && ($need(this.t2, $q110, $q111).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q111) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q109) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q111) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q112, $q109).dtype === $q113)) && ($need(this.t2, $q114, $q111).dtype === $q113)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q114);
+      throw $wrap(e, $q115);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q115 : i === 1 ? $where(path) + $q116 : i === 2 ? $why(path, K0A0V9, [$q107, () => $need(this.t1, $q107, $q108).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q109, () => $need(this.t2, $q109, $q110).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q117, () => $dimT(this.t1, (0 as number), $q108), $q78, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q110), $q78, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q118, () => $dimT(this.t1, (1 as number), $q108), $q106, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q110), $q106, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, K0A0V1, [$q111, () => $need(this.t1, $q111, $q108).dtype, $q74, $q73]) : i === 9 ? $why(path, K0A0V1, [$q113, () => $need(this.t2, $q113, $q110).dtype, $q74, $q73]) : $why(path, K0A0V1, [$q119, () => this.s0[1], $q66, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q107, $q108).shape.length === 2), () => ($need(this.t2, $q109, $q110).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q110) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q108) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q110) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q111, $q108).dtype === $q112), () => ($need(this.t2, $q113, $q110).dtype === $q112)]));
+    return ((i: number) => i === 0 ? $where(path) + $q116 : i === 1 ? $where(path) + $q117 : i === 2 ? $why(path, K0A0V9, [$q108, () => $need(this.t1, $q108, $q109).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q110, () => $need(this.t2, $q110, $q111).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q118, () => $dimT(this.t1, (0 as number), $q109), $q78, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q111), $q78, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q119, () => $dimT(this.t1, (1 as number), $q109), $q107, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q111), $q107, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, K0A0V1, [$q112, () => $need(this.t1, $q112, $q109).dtype, $q74, $q73]) : i === 9 ? $why(path, K0A0V1, [$q114, () => $need(this.t2, $q114, $q111).dtype, $q74, $q73]) : $why(path, K0A0V1, [$q120, () => this.s0[1], $q66, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q108, $q109).shape.length === 2), () => ($need(this.t2, $q110, $q111).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q111) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q109) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q111) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q112, $q109).dtype === $q113), () => ($need(this.t2, $q114, $q111).dtype === $q113)]));
   }
   /** when "separateKv" */
   c4(): boolean {
     try {
-      return ((this.m23 ?? this.d23())) === true;
+      return ((this.m24 ?? this.d24())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1195,11 +1205,11 @@ class K0A0 {
   /** why "separateKv" does not hold */
   w4(): string {
     try {
-      ((this.m23 ?? this.d23()));
+      ((this.m24 ?? this.d24()));
     } catch (e) {
-      return $condFail(e, $q114);
+      return $condFail(e, $q115);
     }
-    return this.x10([...[], $q114]);
+    return this.x10([...[], $q115]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1210,32 +1220,32 @@ class K0A0 {
     return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q120, $q108, 2, 1073741824, K0A0S5, $q121));
+    return (this.q1 ??= $buf(this.t1!, $q121, $q109, 2, 1073741824, K0A0S5, $q122));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q120, $q110, 2, 1073741824, K0A0S5, $q121));
+    return (this.q2 ??= $buf(this.t2!, $q121, $q111, 2, 1073741824, K0A0S5, $q122));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q120, $q122, 2, 1073741824, K0A0S5, $q121));
+    return (this.q3 ??= $buf(this.t3!, $q121, $q123, 2, 1073741824, K0A0S5, $q122));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q120, $q123, 2, 1073741824, K0A0S5, $q121));
+    return (this.q4 ??= $buf(this.t4!, $q121, $q124, 2, 1073741824, K0A0S5, $q122));
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q120, $q124, 4, 1073741824, K0A0S5, $q121));
+    return (this.q5 ??= $buf(this.t5!, $q121, $q125, 4, 1073741824, K0A0S5, $q122));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q120, $q125, 4, 1073741824, K0A0S5, $q121));
+    return (this.q6 ??= $buf(this.t6!, $q121, $q126, 4, 1073741824, K0A0S5, $q122));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q120, $q126, 4, 1073741824, K0A0S5, $q121));
+    return (this.q7 ??= $buf(this.t7!, $q121, $q127, 4, 1073741824, K0A0S5, $q122));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q108);
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q110);
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1247,21 +1257,21 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q129);
-      $u32(b7, 4, r1, pp, $q130);
+      $u32(b7, 0, r0, pp, $q130);
+      $u32(b7, 4, r1, pp, $q131);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r2, 65535, pp, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q131, $q132, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q133, 0, q2), $bd(3, $q134, 0, q3), $bd(4, $q135, 1, q4), $bd(5, $q136, 1, q5), $bd(6, $q137, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
+      return $pass($q132, $q133, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 0, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q138, 1, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V14, st);
     }
   }
   z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q120, $q139, 2, 1073741824, K0A0S5, $q121));
+    return (this.q0 ??= $buf(this.t0!, $q121, $q140, 2, 1073741824, K0A0S5, $q122));
   }
   y1(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -1275,28 +1285,28 @@ class K0A0 {
       st = 1;
       const r0: unknown = (this.m2 ?? this.d2());
       st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q141) : 0);
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, r0, pp, $q129);
+      $u32(b8, 0, r0, pp, $q130);
       $f32(b8, 4, r1);
       const wx = $wg(this.s0[0], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       st = 3;
       const r2: unknown = (this.m12 ?? this.d12());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q134, 1, q2), $bd(3, $q135, 1, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q142, 0, c0), $bd(7, $q143, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q135, 1, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $bd(6, $q143, 0, c0), $bd(7, $q144, 0, c1), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K0A0V15, st);
     }
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q144, $q145, 2, 1073741824, K0A0S5, $q121));
+    return (this.q9 ??= $buf(this.t9!, $q145, $q146, 2, 1073741824, K0A0S5, $q122));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     const q0 = this.z9();
     const wy = $wg(this.a2, 65535, pp, "y");
     const wz = $wg(this.s0[0], 65535, pp, "z");
-    return $pass($q146, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q142, 1, c0), $bd(1, $q143, 1, c1), $bd(2, $q144, 0, q0)], 1, wy, wz);
+    return $pass($q147, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q143, 1, c0), $bd(1, $q144, 1, c1), $bd(2, $q145, 0, q0)], 1, wy, wz);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1306,13 +1316,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S1, $q147);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S1, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S1, $q148);
-      const c0 = $scratch($q149, x0);
-      const c1 = $scratch($q150, x1);
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S1, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V16, st);
     }
@@ -1332,30 +1342,30 @@ class K0A0 {
     return $where([]) + $q81;
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q120, $q67, 4, 1073741824, K0A0S5, $q121));
+    return (this.q8 ??= $buf(this.t8!, $q121, $q67, 4, 1073741824, K0A0S5, $q122));
   }
   y3(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q108);
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q110);
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q151, $q67);
+      if (this.t8 === null) $omitted(pp, $q152, $q67);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, r0, pp, $q130);
+      $u32(b5, 0, r0, pp, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r1, 65535, pp, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q131, $q132, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q133, 0, q2), $bd(3, $q134, 0, q3), $bd(4, $q151, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
+      return $pass($q132, $q133, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q139, 2, b5)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V17, st);
     }
@@ -1368,13 +1378,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S9, $q147);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S9, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S9, $q148);
-      const c0 = $scratch($q149, x0);
-      const c1 = $scratch($q150, x1);
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S9, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V18, st);
     }
@@ -1385,26 +1395,26 @@ class K0A0 {
     if (!this.c4()) return this.w4();
     return this.w6();
   }
-  /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): number {
+  /** derive "packedStride": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): number {
     try {
-      return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
+      return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q152);
+      throw $wrap(e, $q153);
     }
   }
-  /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): boolean {
-    return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m24 ?? this.d24()))));
+  /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): boolean {
+    return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m25 ?? this.d25()))));
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q153, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q119, () => this.s0[1], $q152, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q154, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q120, () => this.s0[1], $q153, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
     try {
-      return ((this.m25 ?? this.d25())) === true;
+      return ((this.m26 ?? this.d26())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1412,11 +1422,11 @@ class K0A0 {
   /** why "packedKv" does not hold */
   w7(): string {
     try {
-      ((this.m25 ?? this.d25()));
+      ((this.m26 ?? this.d26()));
     } catch (e) {
-      return $condFail(e, $q154);
+      return $condFail(e, $q155);
     }
-    return this.x11([...[], $q154]);
+    return this.x11([...[], $q155]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1432,15 +1442,15 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, r0, pp, $q129);
-      $u32(b6, 4, r1, pp, $q130);
+      $u32(b6, 0, r0, pp, $q130);
+      $u32(b6, 4, r1, pp, $q131);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r2, 65535, pp, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q131, $q132, s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 0, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 1, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass($q132, $q133, s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 0, q1), $bd(2, $q135, 0, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $ub(6, $q139, 2, b6)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V14, st);
     }
@@ -1453,13 +1463,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S16, $q147);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S16, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S16, $q148);
-      const c0 = $scratch($q149, x0);
-      const c1 = $scratch($q150, x1);
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S16, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V19, st);
     }
@@ -1476,19 +1486,19 @@ class K0A0 {
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q151, $q67);
+      if (this.t8 === null) $omitted(pp, $q152, $q67);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b4 = new Uint8Array(16);
-      $u32(b4, 0, r0, pp, $q130);
+      $u32(b4, 0, r0, pp, $q131);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r1, 65535, pp, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q131, $q132, s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 0, q1), $bd(2, $q134, 0, q2), $bd(3, $q151, 1, q3), $ub(4, $q138, 2, b4)], wx, wy, 1);
+      return $pass($q132, $q133, s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 0, q1), $bd(2, $q135, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q139, 2, b4)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V17, st);
     }
@@ -1501,13 +1511,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K0A0S23, $q147);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S23, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K0A0S23, $q148);
-      const c0 = $scratch($q149, x0);
-      const c1 = $scratch($q150, x1);
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q149, size: x0 }, { id: $q150, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S23, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V20, st);
     }
@@ -1518,58 +1528,58 @@ class K0A0 {
     if (!this.c7()) return this.w7();
     return this.w6();
   }
-  /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): number {
+  /** derive "pagedAttnQueryFloats": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
     try {
-      return (this.m26 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number));
+      return (this.m27 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
-  /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
+  /** derive "pagedAttnLaneFloats": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
     try {
-      return (this.m27 = $addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number));
+      return (this.m28 = $addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
-  /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
+  /** derive "pagedAttnWgBudget": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
     try {
-      return (this.m28 = $divN(($chk(Math.floor(($subN(12288 as number, (this.m26 ?? this.d26()) as number) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+      return (this.m29 = $divN(($chk(Math.floor(($subN(12288 as number, (this.m27 ?? this.d27()) as number) as number))) as number), ((this.m28 ?? this.d28()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
-  /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q155);
-    }
-  }
-  /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
+  /** derive "pagedAttnWg": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): number {
     try {
-      return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
+      return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
       throw $wrap(e, $q156);
     }
   }
-  /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
-    return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (49152 as number)) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+  /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): number {
+    try {
+      return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q157);
+    }
+  }
+  /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
+    return (this.m32 = (((((this.m31 ?? this.d31()) as number) <= (49152 as number)) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))));
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q103, $q104]) : i === 1 ? $why(path, K0A0V7, [$q155, () => (this.m29 ?? this.d29()), $q87, $q88]) : $why(path, K0A0V7, [$q155, () => (this.m29 ?? this.d29()), $q99, $q88]))($first([() => (((this.m30 ?? this.d30()) as number) <= (49152 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q157, () => (this.m31 ?? this.d31()), $q102, $q103]) : i === 1 ? $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q87, $q88]) : $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q100, $q88]))($first([() => (((this.m31 ?? this.d31()) as number) <= (49152 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1577,24 +1587,24 @@ class K0A0 {
   /** why "pagedAttnStorageFits" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q157);
+      return $condFail(e, $q158);
     }
-    return this.x12([...[], $q157]);
+    return this.x12([...[], $q158]);
   }
-  /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    return (this.m32 = (this.m13 ?? this.d13()));
+  /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
+  d33(): boolean {
+    return (this.m33 = (this.m13 ?? this.d13()));
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, K0A0V21, [$q95, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
+    return $why(path, K0A0V21, [$q96, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
     try {
-      return ((this.m32 ?? this.d32())) === true;
+      return ((this.m33 ?? this.d33())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1602,11 +1612,11 @@ class K0A0 {
   /** why "outputStoreOk" does not hold */
   w9(): string {
     try {
-      ((this.m32 ?? this.d32()));
+      ((this.m33 ?? this.d33()));
     } catch (e) {
-      return $condFail(e, $q158);
+      return $condFail(e, $q159);
     }
-    return this.x13([...[], $q158]);
+    return this.x13([...[], $q159]);
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1621,13 +1631,13 @@ class K0A0 {
       st = 1;
       const r0: unknown = (this.m2 ?? this.d2());
       st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q141) : 0);
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q129);
+      $u32(b7, 0, r0, pp, $q130);
       $f32(b7, 4, r1);
       const wx = $wg(this.s0[0], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
-      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q141, 1, q0), $bd(1, $q133, 1, q1), $bd(2, $q134, 1, q2), $bd(3, $q135, 1, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q144, 0, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
+      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q135, 1, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $bd(6, $q145, 0, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V22, st);
     }
@@ -1681,18 +1691,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q159);
+      $evalFail(e, $q25, $q160);
     }
-    const h0 = $outShape(o0, 2, $q25, $q145);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q112 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q145, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q25, $q122);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q122, this.u3.shape, h1, $q71);
-    const h2 = $outShape(this.s4, 4, $q25, $q123);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q123, this.u4.shape, h2, $q70);
+    const h0 = $outShape(o0, 2, $q25, $q146);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q113 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q146, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q25, $q123);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q123, this.u3.shape, h1, $q71);
+    const h2 = $outShape(this.s4, 4, $q25, $q124);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q124, this.u4.shape, h2, $q70);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q160, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q160, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1702,16 +1712,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q161, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q162, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q162, K0);
-  const outs = $bag(c, $q163, K0);
-  const attrs = $bag(c, $q164, K0);
+  const ins = $bag(c, $q163, K0);
+  const outs = $bag(c, $q164, K0);
+  const attrs = $bag(c, $q165, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1732,35 +1742,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q139:
-          t0 = $td(ins[key], K0, $q120, key);
+        case $q140:
+          t0 = $td(ins[key], K0, $q121, key);
           break;
-        case $q108:
-          t1 = $td(ins[key], K0, $q120, key);
+        case $q109:
+          t1 = $td(ins[key], K0, $q121, key);
           break;
-        case $q110:
-          t2 = $td(ins[key], K0, $q120, key);
-          break;
-        case $q122:
-          t3 = $td(ins[key], K0, $q120, key);
+        case $q111:
+          t2 = $td(ins[key], K0, $q121, key);
           break;
         case $q123:
-          t4 = $td(ins[key], K0, $q120, key);
+          t3 = $td(ins[key], K0, $q121, key);
           break;
         case $q124:
-          t5 = $td(ins[key], K0, $q120, key);
+          t4 = $td(ins[key], K0, $q121, key);
           break;
         case $q125:
-          t6 = $td(ins[key], K0, $q120, key);
+          t5 = $td(ins[key], K0, $q121, key);
           break;
         case $q126:
-          t7 = $td(ins[key], K0, $q120, key);
+          t6 = $td(ins[key], K0, $q121, key);
+          break;
+        case $q127:
+          t7 = $td(ins[key], K0, $q121, key);
           break;
         case $q67:
-          t8 = $td(ins[key], K0, $q120, key);
+          t8 = $td(ins[key], K0, $q121, key);
           break;
         default:
-          $fail($q0, K0 + $q165 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1768,17 +1778,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q145:
-          t9 = $td(outs[key], K0, $q144, key);
-          break;
-        case $q122:
-          u3 = $td(outs[key], K0, $q144, key);
+        case $q146:
+          t9 = $td(outs[key], K0, $q145, key);
           break;
         case $q123:
-          u4 = $td(outs[key], K0, $q144, key);
+          u3 = $td(outs[key], K0, $q145, key);
+          break;
+        case $q124:
+          u4 = $td(outs[key], K0, $q145, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1786,20 +1796,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q167:
+        case $q168:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q168:
+        case $q169:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q169:
+        case $q170:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q140:
+        case $q141:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q170 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1808,90 +1818,90 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q120, $q139);
+    $missing(K0, $q121, $q140);
   } else {
     dt0 = t0.dtype;
-    by0 = $q139;
-    if (t0.shape.length !== 2) $badRank(K0, $q120, $q139, 2, t0.shape.length);
+    by0 = $q140;
+    if (t0.shape.length !== 2) $badRank(K0, $q121, $q140, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q120, $q108, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q120, $q108, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q121, $q109, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q121, $q109, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q120, $q110, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q120, $q110, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q121, $q111, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q121, $q111, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K0, $q120, $q122);
+    $missing(K0, $q121, $q123);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K0, $q120, $q122, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K0, $q120, $q122, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K0, $q121, $q123, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K0, $q121, $q123, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K0, $q120, $q123);
+    $missing(K0, $q121, $q124);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K0, $q120, $q123, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K0, $q120, $q123, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K0, $q121, $q124, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K0, $q121, $q124, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K0, $q120, $q124);
+    $missing(K0, $q121, $q125);
   } else {
     dt1 = t5.dtype;
-    by1 = $q124;
-    if (t5.shape.length !== 1) $badRank(K0, $q120, $q124, 1, t5.shape.length);
+    by1 = $q125;
+    if (t5.shape.length !== 1) $badRank(K0, $q121, $q125, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K0, $q120, $q125);
+    $missing(K0, $q121, $q126);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K0, $q120, $q125, t6.dtype, by1, "S", dt1!);
-    if (t6.shape.length !== 1) $badRank(K0, $q120, $q125, 1, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K0, $q121, $q126, t6.dtype, by1, "S", dt1!);
+    if (t6.shape.length !== 1) $badRank(K0, $q121, $q126, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K0, $q120, $q126);
+    $missing(K0, $q121, $q127);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K0, $q120, $q126, t7.dtype, by1, "S", dt1!);
-    if (t7.shape.length !== 2) $badRank(K0, $q120, $q126, 2, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K0, $q121, $q127, t7.dtype, by1, "S", dt1!);
+    if (t7.shape.length !== 2) $badRank(K0, $q121, $q127, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q120, $q67, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q120, $q67, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q121, $q67, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q121, $q67, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q144, $q145, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q144, $q145, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q145, $q146, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q145, $q146, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q144, $q122, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q144, $q122, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q145, $q123, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q145, $q123, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q144, $q123, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q144, $q123, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q145, $q124, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q145, $q124, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q112;
-  else if (dt0 !== $q112) $fail($q0, K0 + $q171 + dt0 + $q172);
-  if (dt1 === undefined) dt1 = $q173;
-  else if (dt1 !== $q173) $fail($q0, K0 + ": S = " + dt1 + $q174);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q167, $q175, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q168, $q175, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q169, $q175, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q140, $q175, g3);
+  if (dt0 === undefined) dt0 = $q113;
+  else if (dt0 !== $q113) $fail($q0, K0 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q168, $q176, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q169, $q176, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q170, $q176, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q141, $q176, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q176);
-  if (a2 === undefined) $fail($q0, K0 + $q177);
-  if (dt0 === $q112 && dt1 === $q173) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q161, K0 + $q178 + "T=" + dt0 + ", " + "S=" + dt1 + $q179);
+  if (a1 === undefined) $fail($q0, K0 + $q177);
+  if (a2 === undefined) $fail($q0, K0 + $q178);
+  if (dt0 === $q113 && dt1 === $q174) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q162, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1925,7 +1935,7 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q180;
+const K1 = $q181;
 const K1A0V0: readonly string[] = ["", $q28];
 const K1A0V1: readonly string[] = ["", $q29];
 const K1A0V2: readonly string[] = ["", $q32];
@@ -1941,105 +1951,105 @@ const K1A0V11: readonly string[] = ["", " <= 2147483647"];
 const K1A0V12: readonly string[] = ["", " <= 32"];
 const K1A0V13: readonly string[] = ["", $q34];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q181;
-const K1A0V14: readonly string[] = [$q182, $q37, $q38, $q183, $q184, "dim(shapes.pastKeyT, 2)", $q185, $q186, $q41];
-const K1A0S2 = K1A0S0 + $q187;
+const K1A0S1 = K1A0S0 + $q182;
+const K1A0V14: readonly string[] = [$q183, $q37, $q38, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q41];
+const K1A0S2 = K1A0S0 + $q188;
 const K1A0S3 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q188;
-const K1A0V15: readonly string[] = [$q37, $q38, $q183, $q184, $q185, $q186, $q41];
-const K1A0S5 = K1A0S0 + $q189;
-const K1A0V16: readonly string[] = [$q182, $q37, $q38, $q190, $q185, $q41];
+const K1A0S4 = K1A0S0 + $q189;
+const K1A0V15: readonly string[] = [$q37, $q38, $q184, $q185, $q186, $q187, $q41];
+const K1A0S5 = K1A0S0 + $q190;
+const K1A0V16: readonly string[] = [$q183, $q37, $q38, $q191, $q186, $q41];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q192;
-const K1A0V17: readonly string[] = [$q38, $q185];
+const K1A0S6 = K1A0S0 + $q193;
+const K1A0V17: readonly string[] = [$q38, $q186];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "b91df1292816e575" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "47634e01548047f0" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
 }
 const K1A0S7 = K1A0S0 + $q50;
-const K1A0S8 = $q180;
+const K1A0S8 = $q181;
 const K1A0V18: readonly string[] = [$q53, $q54];
-const K1A0V19: readonly string[] = [$q193, $q53, $q57];
-const K1A0S9 = K1A0S0 + $q194;
+const K1A0V19: readonly string[] = [$q194, $q53, $q57];
+const K1A0S9 = K1A0S0 + $q195;
 const K1A0V20: readonly string[] = [$q57];
 const K1A0S10 = K1A0S0 + $q59;
-const K1A0V21: readonly string[] = [K1A0S0, $q195, K1A0S0, $q196];
+const K1A0V21: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q187;
+const K1A0S12 = K1A0S11 + $q188;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S13 = K1A0S11 + $q192;
+const K1A0S13 = K1A0S11 + $q193;
 const K1A0S14 = K1A0S11 + $q50;
-const K1A0S15 = K1A0S11 + $q181;
-const K1A0S16 = K1A0S11 + $q194;
+const K1A0S15 = K1A0S11 + $q182;
+const K1A0S16 = K1A0S11 + $q195;
 const K1A0S17 = K1A0S11 + $q59;
-const K1A0V22: readonly string[] = [K1A0S11, $q196];
+const K1A0V22: readonly string[] = [K1A0S11, $q197];
 const K1A0V23: readonly string[] = ["", " == 3"];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q181;
-const K1A0S20 = K1A0S18 + $q187;
-const K1A0S21 = K1A0S18 + $q188;
-const K1A0S22 = K1A0S18 + $q189;
+const K1A0S19 = K1A0S18 + $q182;
+const K1A0S20 = K1A0S18 + $q188;
+const K1A0S21 = K1A0S18 + $q189;
+const K1A0S22 = K1A0S18 + $q190;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q192;
+const K1A0S23 = K1A0S18 + $q193;
 const K1A0S24 = K1A0S18 + $q50;
-const K1A0S25 = K1A0S18 + $q194;
+const K1A0S25 = K1A0S18 + $q195;
 const K1A0S26 = K1A0S18 + $q59;
-const K1A0V24: readonly string[] = [K1A0S18, $q195, K1A0S18, $q196];
+const K1A0V24: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q187;
+const K1A0S28 = K1A0S27 + $q188;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S29 = K1A0S27 + $q192;
+const K1A0S29 = K1A0S27 + $q193;
 const K1A0S30 = K1A0S27 + $q50;
-const K1A0S31 = K1A0S27 + $q181;
-const K1A0S32 = K1A0S27 + $q194;
+const K1A0S31 = K1A0S27 + $q182;
+const K1A0S32 = K1A0S27 + $q195;
 const K1A0S33 = K1A0S27 + $q59;
-const K1A0V25: readonly string[] = [K1A0S27, $q196];
+const K1A0V25: readonly string[] = [K1A0S27, $q197];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q181;
-const K1A0S36 = K1A0S34 + $q187;
-const K1A0S37 = K1A0S34 + $q188;
-const K1A0S38 = K1A0S34 + $q189;
+const K1A0S35 = K1A0S34 + $q182;
+const K1A0S36 = K1A0S34 + $q188;
+const K1A0S37 = K1A0S34 + $q189;
+const K1A0S38 = K1A0S34 + $q190;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q197 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q198;
-const K1A0V26: readonly string[] = [$q193];
-const K1A0S40 = K1A0S34 + $q199;
-const K1A0V27: readonly string[] = [K1A0S34, $q195];
+const K1A0S39 = K1A0S34 + $q199;
+const K1A0V26: readonly string[] = [$q194];
+const K1A0S40 = K1A0S34 + $q200;
+const K1A0V27: readonly string[] = [K1A0S34, $q196];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q187;
+const K1A0S42 = K1A0S41 + $q188;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S43 = K1A0S41 + $q198;
-const K1A0S44 = K1A0S41 + $q181;
-const K1A0S45 = K1A0S41 + $q199;
+const K1A0S43 = K1A0S41 + $q199;
+const K1A0S44 = K1A0S41 + $q182;
+const K1A0S45 = K1A0S41 + $q200;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q181;
-const K1A0S48 = K1A0S46 + $q187;
-const K1A0S49 = K1A0S46 + $q188;
-const K1A0S50 = K1A0S46 + $q189;
+const K1A0S47 = K1A0S46 + $q182;
+const K1A0S48 = K1A0S46 + $q188;
+const K1A0S49 = K1A0S46 + $q189;
+const K1A0S50 = K1A0S46 + $q190;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q197 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q198;
-const K1A0S52 = K1A0S46 + $q199;
-const K1A0V28: readonly string[] = [K1A0S46, $q195];
+const K1A0S51 = K1A0S46 + $q199;
+const K1A0S52 = K1A0S46 + $q200;
+const K1A0V28: readonly string[] = [K1A0S46, $q196];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q187;
+const K1A0S54 = K1A0S53 + $q188;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q197 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S55 = K1A0S53 + $q198;
-const K1A0S56 = K1A0S53 + $q181;
-const K1A0S57 = K1A0S53 + $q199;
+const K1A0S55 = K1A0S53 + $q199;
+const K1A0S56 = K1A0S53 + $q182;
+const K1A0S57 = K1A0S53 + $q200;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2092,7 +2102,8 @@ class K1A0 {
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
-  private declare m30: boolean | undefined;
+  private declare m30: number | undefined;
+  private declare m31: boolean | undefined;
   private declare q0: BindingResource | undefined;
   private declare q3: BindingResource | undefined;
   private declare q4: BindingResource | undefined;
@@ -2103,7 +2114,7 @@ class K1A0 {
   private declare q5: BindingResource | undefined;
   private declare q6: BindingResource | undefined;
   private declare q11: BindingResource | undefined;
-  private declare m31: boolean | undefined;
+  private declare m32: boolean | undefined;
   private declare q1: BindingResource | undefined;
   private declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
@@ -2141,7 +2152,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m31 = this.q1 = this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -2189,7 +2200,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q200);
+      throw $wrap(e, $q201);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2199,9 +2210,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q201) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q202) : 0));
     } catch (e) {
-      throw $wrap(e, $q202);
+      throw $wrap(e, $q203);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2209,16 +2220,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q203);
+      throw $wrap(e, $q204);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q204, $q201).shape.length === 2)) && ($need(this.t10, $q205, $q206).shape.length === 2)) && $same($need(this.t10, $q207, $q206).shape as readonly number[], $need(this.t9, $q208, $q201).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q209, $q201).dtype === $q112)) && ($need(this.t10, $q210, $q206).dtype === $q112)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q205, $q202).shape.length === 2)) && ($need(this.t10, $q206, $q207).shape.length === 2)) && $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q210, $q202).dtype === $q113)) && ($need(this.t10, $q211, $q207).dtype === $q113)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q211);
+      throw $wrap(e, $q212);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2226,7 +2237,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q106);
+      throw $wrap(e, $q107);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2234,7 +2245,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q152);
+      throw $wrap(e, $q153);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2242,7 +2253,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q212);
+      throw $wrap(e, $q213);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2251,28 +2262,28 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q213, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q190, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q214, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, K1A0V2, [$q182, () => this.a0]);
+    return $why(path, K1A0V2, [$q183, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q72, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : this.x3([...path, $q214]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q72, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q77, () => this.t11!.shape[0], $q65, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q79, () => this.t11!.shape[1], $q215, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q66, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q74, $q73]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q77, () => this.t11!.shape[0], $q65, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q79, () => this.t11!.shape[1], $q216, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q66, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q74, $q73]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q216, () => this.s4, $q217, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q65, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q217, () => this.s4, $q218, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q65, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q76, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q213, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q218, () => this.s6[1]]) : $why(path, K1A0V7, [$q218, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q76, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q214, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q219, () => this.s6[1]]) : $why(path, K1A0V7, [$q219, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2281,7 +2292,7 @@ class K1A0 {
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q204, () => $need(this.t9, $q204, $q201).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q205, () => $need(this.t10, $q205, $q206).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q207, () => $need(this.t10, $q207, $q206).shape, $q208, () => $need(this.t9, $q208, $q201).shape]) : i === 5 ? $why(path, K1A0V9, [$q202, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q203, () => (this.m10 ?? this.d10()), $q72, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q209, () => $need(this.t9, $q209, $q201).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q210, () => $need(this.t10, $q210, $q206).dtype, $q74, $q73]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q204, $q201).shape.length === 2), () => ($need(this.t10, $q205, $q206).shape.length === 2), () => $same($need(this.t10, $q207, $q206).shape as readonly number[], $need(this.t9, $q208, $q201).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q209, $q201).dtype === $q112)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q186, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q214]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q205, () => $need(this.t9, $q205, $q202).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q206, () => $need(this.t10, $q206, $q207).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q208, () => $need(this.t10, $q208, $q207).shape, $q209, () => $need(this.t9, $q209, $q202).shape]) : i === 5 ? $why(path, K1A0V9, [$q203, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q204, () => (this.m10 ?? this.d10()), $q72, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q210, () => $need(this.t9, $q210, $q202).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q211, () => $need(this.t10, $q211, $q207).dtype, $q74, $q73]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q205, $q202).shape.length === 2), () => ($need(this.t10, $q206, $q207).shape.length === 2), () => $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q210, $q202).dtype === $q113)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q187, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
@@ -2289,7 +2300,7 @@ class K1A0 {
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q64]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q83]) : i === 3 ? this.x5([...path, $q82]) : i === 4 ? this.x6([...path, $q200]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q211]) : this.x9([...path, $q212]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q64]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q83]) : i === 3 ? this.x5([...path, $q82]) : i === 4 ? this.x6([...path, $q201]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q212]) : this.x9([...path, $q213]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2304,9 +2315,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q219);
+      return $condFail(e, $q220);
     }
-    return this.x0([...[], $q219]);
+    return this.x0([...[], $q220]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2334,7 +2345,7 @@ class K1A0 {
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q215, () => this.s0[1], $q85, $q86]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q65, () => this.s0[0], $q85, $q86]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q99, $q88]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q216, () => this.s0[1], $q85, $q86]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q65, () => this.s0[0], $q85, $q86]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q100, $q88]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2358,12 +2369,12 @@ class K1A0 {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, $q220);
+      throw $wrap(e, $q221);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q221, $q97]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q221, $q97]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q222, $q98]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q222, $q98]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2378,9 +2389,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q220);
+      return $condFail(e, $q221);
     }
-    return this.x11([...[], $q220]);
+    return this.x11([...[], $q221]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2388,7 +2399,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q153, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q222, () => this.s0[2], $q152, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q154, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q223, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2403,9 +2414,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q154);
+      return $condFail(e, $q155);
     }
-    return this.x12([...[], $q154]);
+    return this.x12([...[], $q155]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2420,16 +2431,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q214);
+      return $condFail(e, $q215);
     }
-    return this.x3([...[], $q214]);
+    return this.x3([...[], $q215]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q101);
+      throw $wrap(e, $q104);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2437,7 +2448,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q223);
+      throw $wrap(e, $q224);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2446,7 +2457,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q101, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q223, () => (this.m22 ?? this.d22()), $q103, $q104]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q104, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q224, () => (this.m22 ?? this.d22()), $q102, $q103]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2461,9 +2472,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q224);
+      return $condFail(e, $q225);
     }
-    return this.x13([...[], $q224]);
+    return this.x13([...[], $q225]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2502,33 +2513,37 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q225);
+      throw $wrap(e, $q226);
     }
   }
-  /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
+  /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q226);
+      throw $wrap(e, "sparseMergeLanes");
     }
   }
-  /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): boolean {
+  /** derive "sparseMergeWg": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): number {
+    return (this.m30 = Math.max(((this.m29 ?? this.d29()) as number), (256 as number)));
+  }
+  /** derive "sparseSplitFits": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))) && (((this.m29 ?? this.d29()) as number) <= (1024 as number))));
+      return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (49152 as number))));
     } catch (e) {
       throw $wrap(e, $q227);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q90, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q90, () => (this.m27 ?? this.d27()), $q85, $q86]) : i === 3 ? $why(path, K1A0V7, [$q225, () => (this.m28 ?? this.d28()), $q221, $q97]) : i === 4 ? $why(path, K1A0V7, [$q226, () => (this.m29 ?? this.d29()), $q87, $q88]) : $why(path, K1A0V7, [$q226, () => (this.m29 ?? this.d29()), $q99, $q88]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m29 ?? this.d29()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q90, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q90, () => (this.m27 ?? this.d27()), $q85, $q86]) : i === 3 ? $why(path, K1A0V7, [$q226, () => (this.m28 ?? this.d28()), $q222, $q98]) : i === 4 ? $why(path, K1A0V7, [$q228, () => (this.m30 ?? this.d30()), $q87, $q88]) : i === 5 ? $why(path, K1A0V7, [$q228, () => (this.m30 ?? this.d30()), $q100, $q88]) : $why(path, K1A0V7, ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q102, $q103]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
     try {
-      return ((this.m30 ?? this.d30())) === true;
+      return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2536,7 +2551,7 @@ class K1A0 {
   /** why "sparseSplitFits" does not hold */
   w6(): string {
     try {
-      ((this.m30 ?? this.d30()));
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, $q227);
     }
@@ -2544,39 +2559,39 @@ class K1A0 {
   }
   k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q184, $q201).shape, 1, $q208);
+      return $dimS($need(this.t9, $q185, $q202).shape, 1, $q209);
     } catch (e) {
       return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q184, $q201).shape, 1, $q208));
+      return $show($dimS($need(this.t9, $q185, $q202).shape, 1, $q209));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q120, $q139, 2, 1073741824, K1A0S8, $q121));
+    return (this.q0 ??= $buf(this.t0!, $q121, $q140, 2, 1073741824, K1A0S8, $q122));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q120, $q228, 2, 1073741824, K1A0S8, $q121));
+    return (this.q3 ??= $buf(this.t3!, $q121, $q229, 2, 1073741824, K1A0S8, $q122));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q120, $q229, 2, 1073741824, K1A0S8, $q121));
+    return (this.q4 ??= $buf(this.t4!, $q121, $q230, 2, 1073741824, K1A0S8, $q122));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q120, $q230, 4, 1073741824, K1A0S8, $q121));
+    return (this.q7 ??= $buf(this.t7!, $q121, $q231, 4, 1073741824, K1A0S8, $q122));
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q120, $q231, 4, 1073741824, K1A0S8, $q121));
+    return (this.q8 ??= $buf(this.t8!, $q121, $q232, 4, 1073741824, K1A0S8, $q122));
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q120, $q201, 2, 1073741824, K1A0S8, $q121));
+    return (this.q9 ??= $buf(this.t9!, $q121, $q202, 2, 1073741824, K1A0S8, $q122));
   }
   z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q120, $q206, 2, 1073741824, K1A0S8, $q121));
+    return (this.q10 ??= $buf(this.t10!, $q121, $q207, 2, 1073741824, K1A0S8, $q122));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2586,20 +2601,20 @@ class K1A0 {
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q232, $q201);
+      if (this.t9 === null) $omitted(pp, $q233, $q202);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q233, $q206);
+      if (this.t10 === null) $omitted(pp, $q234, $q207);
       const q6 = this.z10();
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q234);
-      $u32(b7, 4, this.s0[0], pp, $q129);
+      $u32(b7, 0, this.s0[1], pp, $q235);
+      $u32(b7, 4, this.s0[0], pp, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q235, $q236, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 0, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 1, q3), $bd(4, $q240, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q233, 1, q6), $ub(7, $q138, 2, b7)], wx, wy, 1);
+      return $pass($q236, $q237, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, $q233, 1, q5), $bd(6, $q234, 1, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2608,31 +2623,31 @@ class K1A0 {
     let st = 0;
     try {
       const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q232, $q201);
+      if (this.t9 === null) $omitted(pp, $q233, $q202);
       const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q233, $q206);
+      if (this.t10 === null) $omitted(pp, $q234, $q207);
       const q2 = this.z10();
       const q3 = this.z7();
       const q4 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q234);
-      $u32(b6, 4, this.s0[0], pp, $q129);
+      $u32(b6, 0, this.s0[1], pp, $q235);
+      $u32(b6, 4, this.s0[0], pp, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q141, 1, q0), $bd(1, $q232, 1, q1), $bd(2, $q233, 1, q2), $bd(3, $q239, 1, q3), $bd(4, $q240, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q142, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q139, 2, b6)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q120, $q241, 4, 1073741824, K1A0S8, $q121));
+    return (this.q5 ??= $buf(this.t5!, $q121, $q242, 4, 1073741824, K1A0S8, $q122));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q120, $q242, 4, 1073741824, K1A0S8, $q121));
+    return (this.q6 ??= $buf(this.t6!, $q121, $q243, 4, 1073741824, K1A0S8, $q122));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -2646,12 +2661,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q234);
-      $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q243);
-      $u32(b8, 12, r0, pp, $q244);
-      $u32(b8, 16, this.s6[1], pp, $q245);
-      $u32(b8, 20, this.s3[2], pp, $q246);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2660,13 +2675,13 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q247, $q248, s, [$bd(0, $q141, 1, c0), $bd(1, $q237, 1, q0), $bd(2, $q238, 1, q1), $bd(3, $q249, 1, q2), $bd(4, $q250, 1, q3), $bd(5, $q239, 1, q4), $bd(6, $q240, 1, q5), $bd(7, $q251, 0, c1), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q248, $q249, s, [$bd(0, $q142, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q252, 0, c1), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V19, st);
     }
   }
   z11(): BindingResource {
-    return (this.q11 ??= $buf(this.t11!, $q144, $q145, 2, 1073741824, K1A0S8, $q121));
+    return (this.q11 ??= $buf(this.t11!, $q145, $q146, 2, 1073741824, K1A0S8, $q122));
   }
   y3(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
@@ -2676,7 +2691,7 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q146, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q251, 1, c0), $bd(1, $q144, 0, q0)], 1, wy, wz);
+      return $pass($q147, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q252, 1, c0), $bd(1, $q145, 0, q0)], 1, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V20, st);
     }
@@ -2686,23 +2701,23 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q252;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
       if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q253;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q254;
       if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S0, $q254);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S0, $q255);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S0, $q255);
-      const c0 = $scratch($q256, x0);
-      const c1 = $scratch($q251, x1);
-      return { kernel: $q180, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q256, size: x0 }, { id: $q251, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S0, $q256);
+      const c0 = $scratch($q257, x0);
+      const c1 = $scratch($q252, x1);
+      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q257, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V21, st);
     }
@@ -2728,7 +2743,7 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], K1A0V10, [$q214, () => (this.m1 ?? this.d1())]);
+    return $why([], K1A0V10, [$q215, () => (this.m1 ?? this.d1())]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2739,15 +2754,15 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q234);
-      $u32(b5, 4, this.s0[0], pp, $q129);
+      $u32(b5, 0, this.s0[1], pp, $q235);
+      $u32(b5, 4, this.s0[0], pp, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q235, $q236, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 0, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 1, q3), $bd(4, $q240, 1, q4), $ub(5, $q138, 2, b5)], wx, wy, 1);
+      return $pass($q236, $q237, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $ub(5, $q139, 2, b5)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2765,12 +2780,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q234);
-      $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q243);
-      $u32(b8, 12, r0, pp, $q244);
-      $u32(b8, 16, this.s6[1], pp, $q245);
-      $u32(b8, 20, this.s3[2], pp, $q246);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2779,7 +2794,7 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q247, $q248, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 1, q1), $bd(2, $q238, 1, q2), $bd(3, $q249, 1, q3), $bd(4, $q250, 1, q4), $bd(5, $q239, 1, q5), $bd(6, $q240, 1, q6), $bd(7, $q251, 0, c0), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q248, $q249, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q252, 0, c0), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V19, st);
     }
@@ -2788,15 +2803,15 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q257;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q258;
       if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S11, $q255);
-      const c0 = $scratch($q251, x0);
-      return { kernel: $q180, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S11, $q256);
+      const c0 = $scratch($q252, x0);
+      return { kernel: $q181, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V22, st);
     }
@@ -2807,22 +2822,22 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
+  /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q107, $q108).shape.length === 3)) && ($need(this.t2, $q109, $q110).shape.length === 3)) && $same($need(this.t1, $q258, $q108).shape as readonly number[], $need(this.t2, $q259, $q110).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q108) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q108) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q108) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q111, $q108).dtype === $q112)) && ($need(this.t2, $q113, $q110).dtype === $q112)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q108, $q109).shape.length === 3)) && ($need(this.t2, $q110, $q111).shape.length === 3)) && $same($need(this.t1, $q259, $q109).shape as readonly number[], $need(this.t2, $q260, $q111).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q109) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q109) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q112, $q109).dtype === $q113)) && ($need(this.t2, $q114, $q111).dtype === $q113)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q114);
+      throw $wrap(e, $q115);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q115 : i === 1 ? $where(path) + $q116 : i === 2 ? $why(path, K1A0V23, [$q107, () => $need(this.t1, $q107, $q108).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q109, () => $need(this.t2, $q109, $q110).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q258, () => $need(this.t1, $q258, $q108).shape, $q259, () => $need(this.t2, $q259, $q110).shape]) : i === 5 ? $why(path, K1A0V3, [$q117, () => $dimT(this.t1, (0 as number), $q108), $q65, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q118, () => $dimT(this.t1, (1 as number), $q108), $q215, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q108), $q106, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q111, () => $need(this.t1, $q111, $q108).dtype, $q74, $q73]) : i === 9 ? $why(path, K1A0V3, [$q113, () => $need(this.t2, $q113, $q110).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q222, () => this.s0[2], $q66, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q107, $q108).shape.length === 3), () => ($need(this.t2, $q109, $q110).shape.length === 3), () => $same($need(this.t1, $q258, $q108).shape as readonly number[], $need(this.t2, $q259, $q110).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q108) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q108) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q108) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q111, $q108).dtype === $q112), () => ($need(this.t2, $q113, $q110).dtype === $q112)]));
+    return ((i: number) => i === 0 ? $where(path) + $q116 : i === 1 ? $where(path) + $q117 : i === 2 ? $why(path, K1A0V23, [$q108, () => $need(this.t1, $q108, $q109).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q110, () => $need(this.t2, $q110, $q111).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q259, () => $need(this.t1, $q259, $q109).shape, $q260, () => $need(this.t2, $q260, $q111).shape]) : i === 5 ? $why(path, K1A0V3, [$q118, () => $dimT(this.t1, (0 as number), $q109), $q65, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q119, () => $dimT(this.t1, (1 as number), $q109), $q216, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q109), $q107, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q112, () => $need(this.t1, $q112, $q109).dtype, $q74, $q73]) : i === 9 ? $why(path, K1A0V3, [$q114, () => $need(this.t2, $q114, $q111).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q223, () => this.s0[2], $q66, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q108, $q109).shape.length === 3), () => ($need(this.t2, $q110, $q111).shape.length === 3), () => $same($need(this.t1, $q259, $q109).shape as readonly number[], $need(this.t2, $q260, $q111).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q109) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q109) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q112, $q109).dtype === $q113), () => ($need(this.t2, $q114, $q111).dtype === $q113)]));
   }
   /** when "separateKv" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2830,43 +2845,43 @@ class K1A0 {
   /** why "separateKv" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q114);
+      return $condFail(e, $q115);
     }
-    return this.x15([...[], $q114]);
+    return this.x15([...[], $q115]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q120, $q108, 2, 1073741824, K1A0S8, $q121));
+    return (this.q1 ??= $buf(this.t1!, $q121, $q109, 2, 1073741824, K1A0S8, $q122));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q120, $q110, 2, 1073741824, K1A0S8, $q121));
+    return (this.q2 ??= $buf(this.t2!, $q121, $q111, 2, 1073741824, K1A0S8, $q122));
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q108);
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q110);
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q232, $q201);
+      if (this.t9 === null) $omitted(pp, $q233, $q202);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q233, $q206);
+      if (this.t10 === null) $omitted(pp, $q234, $q207);
       const q7 = this.z10();
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q234);
-      $u32(b8, 4, this.s0[0], pp, $q129);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q235, $q236, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q237, 0, q2), $bd(3, $q238, 0, q3), $bd(4, $q239, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q233, 1, q7), $ub(8, $q138, 2, b8)], wx, wy, 1);
+      return $pass($q236, $q237, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q233, 1, q6), $bd(7, $q234, 1, q7), $ub(8, $q139, 2, b8)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2876,23 +2891,23 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q260;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q261;
       if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q261;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q262;
       if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S18, $q254);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S18, $q255);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q121, K1A0S18, $q255);
-      const c0 = $scratch($q256, x0);
-      const c1 = $scratch($q251, x1);
-      return { kernel: $q180, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q256, size: x0 }, { id: $q251, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S18, $q256);
+      const c0 = $scratch($q257, x0);
+      const c1 = $scratch($q252, x1);
+      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q257, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V24, st);
     }
@@ -2906,24 +2921,24 @@ class K1A0 {
   y7(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q127, $q108);
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q128, $q110);
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q234);
-      $u32(b6, 4, this.s0[0], pp, $q129);
+      $u32(b6, 0, this.s0[1], pp, $q235);
+      $u32(b6, 4, this.s0[0], pp, $q130);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q235, $q236, s, [$bd(0, $q127, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q237, 0, q2), $bd(3, $q238, 0, q3), $bd(4, $q239, 1, q4), $bd(5, $q240, 1, q5), $ub(6, $q138, 2, b6)], wx, wy, 1);
+      return $pass($q236, $q237, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $ub(6, $q139, 2, b6)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2932,15 +2947,15 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q262;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q263;
       if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q121, K1A0S27, $q255);
-      const c0 = $scratch($q251, x0);
-      return { kernel: $q180, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S27, $q256);
+      const c0 = $scratch($q252, x0);
+      return { kernel: $q181, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V25, st);
     }
@@ -2964,17 +2979,17 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q234);
-      $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q243);
-      $u32(b8, 12, r0, pp, $q244);
-      $u32(b8, 16, this.s6[1], pp, $q245);
-      $u32(b8, 20, this.s3[2], pp, $q246);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q263, $q264, s, [$bd(0, $q141, 1, c0), $bd(1, $q237, 1, q0), $bd(2, $q238, 1, q1), $bd(3, $q249, 1, q2), $bd(4, $q250, 1, q3), $bd(5, $q239, 1, q4), $bd(6, $q240, 1, q5), $bd(7, $q144, 0, q6), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q264, $q265, s, [$bd(0, $q142, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q145, 0, q6), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V26, st);
     }
@@ -2984,18 +2999,18 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q252;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
       if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q253;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q254;
       if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S34, $q254);
-      const c0 = $scratch($q256, x0);
-      return { kernel: $q180, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S34, $q255);
+      const c0 = $scratch($q257, x0);
+      return { kernel: $q181, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V27, st);
     }
@@ -3019,27 +3034,27 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q234);
-      $u32(b8, 4, this.s0[0], pp, $q129);
-      $u32(b8, 8, this.s5[0], pp, $q243);
-      $u32(b8, 12, r0, pp, $q244);
-      $u32(b8, 16, this.s6[1], pp, $q245);
-      $u32(b8, 20, this.s3[2], pp, $q246);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q263, $q264, s, [$bd(0, $q141, 1, q0), $bd(1, $q237, 1, q1), $bd(2, $q238, 1, q2), $bd(3, $q249, 1, q3), $bd(4, $q250, 1, q4), $bd(5, $q239, 1, q5), $bd(6, $q240, 1, q6), $bd(7, $q144, 0, q7), $ub(8, $q138, 2, b8)], wx, wy, wz);
+      return $pass($q264, $q265, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q145, 0, q7), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q257;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q258;
     if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
-    return { kernel: $q180, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q181, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
@@ -3051,18 +3066,18 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q260;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q261;
       if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q261;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q262;
       if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q121, K1A0S46, $q254);
-      const c0 = $scratch($q256, x0);
-      return { kernel: $q180, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S46, $q255);
+      const c0 = $scratch($q257, x0);
+      return { kernel: $q181, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V28, st);
     }
@@ -3074,10 +3089,10 @@ class K1A0 {
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q262;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q263;
     if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
-    return { kernel: $q180, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q181, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3089,19 +3104,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q180, $q159);
+      $evalFail(e, $q181, $q160);
     }
-    const h0 = $outShape(o0, 3, $q180, $q145);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q112 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q180, $q145, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q180, $q228);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q180, $q228, this.u3.shape, h1, $q217);
-    const h2 = $outShape(this.s4, 4, $q180, $q229);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q180, $q229, this.u4.shape, h2, $q216);
+    const h0 = $outShape(o0, 3, $q181, $q146);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q113 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q146, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q181, $q229);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q229, this.u3.shape, h1, $q218);
+    const h2 = $outShape(this.s4, 4, $q181, $q230);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q230, this.u4.shape, h2, $q217);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q160, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q160, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q160, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3111,16 +3126,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q161, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q162, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q162, K1);
-  const outs = $bag(c, $q163, K1);
-  const attrs = $bag(c, $q164, K1);
+  const ins = $bag(c, $q163, K1);
+  const outs = $bag(c, $q164, K1);
+  const attrs = $bag(c, $q165, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3145,41 +3160,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q139:
-          t0 = $td(ins[key], K1, $q120, key);
+        case $q140:
+          t0 = $td(ins[key], K1, $q121, key);
           break;
-        case $q108:
-          t1 = $td(ins[key], K1, $q120, key);
+        case $q109:
+          t1 = $td(ins[key], K1, $q121, key);
           break;
-        case $q110:
-          t2 = $td(ins[key], K1, $q120, key);
-          break;
-        case $q228:
-          t3 = $td(ins[key], K1, $q120, key);
+        case $q111:
+          t2 = $td(ins[key], K1, $q121, key);
           break;
         case $q229:
-          t4 = $td(ins[key], K1, $q120, key);
-          break;
-        case $q241:
-          t5 = $td(ins[key], K1, $q120, key);
-          break;
-        case $q242:
-          t6 = $td(ins[key], K1, $q120, key);
+          t3 = $td(ins[key], K1, $q121, key);
           break;
         case $q230:
-          t7 = $td(ins[key], K1, $q120, key);
+          t4 = $td(ins[key], K1, $q121, key);
+          break;
+        case $q242:
+          t5 = $td(ins[key], K1, $q121, key);
+          break;
+        case $q243:
+          t6 = $td(ins[key], K1, $q121, key);
           break;
         case $q231:
-          t8 = $td(ins[key], K1, $q120, key);
+          t7 = $td(ins[key], K1, $q121, key);
           break;
-        case $q201:
-          t9 = $td(ins[key], K1, $q120, key);
+        case $q232:
+          t8 = $td(ins[key], K1, $q121, key);
           break;
-        case $q206:
-          t10 = $td(ins[key], K1, $q120, key);
+        case $q202:
+          t9 = $td(ins[key], K1, $q121, key);
+          break;
+        case $q207:
+          t10 = $td(ins[key], K1, $q121, key);
           break;
         default:
-          $fail($q0, K1 + $q165 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3187,17 +3202,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q145:
-          t11 = $td(outs[key], K1, $q144, key);
-          break;
-        case $q228:
-          u3 = $td(outs[key], K1, $q144, key);
+        case $q146:
+          t11 = $td(outs[key], K1, $q145, key);
           break;
         case $q229:
-          u4 = $td(outs[key], K1, $q144, key);
+          u3 = $td(outs[key], K1, $q145, key);
+          break;
+        case $q230:
+          u4 = $td(outs[key], K1, $q145, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3205,26 +3220,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q265:
+        case $q266:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q168:
+        case $q169:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q169:
+        case $q170:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q266:
+        case $q267:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q140:
+        case $q141:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q267:
+        case $q268:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q170 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3233,107 +3248,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q120, $q139);
+    $missing(K1, $q121, $q140);
   } else {
     dt0 = t0.dtype;
-    by0 = $q139;
-    if (t0.shape.length !== 3) $badRank(K1, $q120, $q139, 3, t0.shape.length);
+    by0 = $q140;
+    if (t0.shape.length !== 3) $badRank(K1, $q121, $q140, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q120, $q108, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q120, $q108, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q121, $q109, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q121, $q109, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q120, $q110, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q120, $q110, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q121, $q111, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q121, $q111, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q120, $q228);
+    $missing(K1, $q121, $q229);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q120, $q228, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q120, $q228, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q121, $q229, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q121, $q229, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q120, $q229);
+    $missing(K1, $q121, $q230);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q120, $q229, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q120, $q229, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q121, $q230, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q121, $q230, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q120, $q241);
+    $missing(K1, $q121, $q242);
   } else {
     dt1 = t5.dtype;
-    by1 = $q241;
-    if (t5.shape.length !== 2) $badRank(K1, $q120, $q241, 2, t5.shape.length);
+    by1 = $q242;
+    if (t5.shape.length !== 2) $badRank(K1, $q121, $q242, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q120, $q242);
+    $missing(K1, $q121, $q243);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q120, $q242, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q120, $q242, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q121, $q243, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q121, $q243, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q120, $q230);
+    $missing(K1, $q121, $q231);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q120, $q230, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q120, $q230, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q121, $q231, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q121, $q231, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q120, $q231);
+    $missing(K1, $q121, $q232);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q120, $q231, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q120, $q231, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q121, $q232, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q121, $q232, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q120, $q201, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q120, $q201, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q121, $q202, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q121, $q202, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q120, $q206, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q120, $q206, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q121, $q207, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q121, $q207, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q144, $q145, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q144, $q145, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q145, $q146, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q145, $q146, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q144, $q228, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q144, $q228, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q145, $q229, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q145, $q229, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q144, $q229, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q144, $q229, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q145, $q230, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q145, $q230, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q112;
-  else if (dt0 !== $q112) $fail($q0, K1 + $q171 + dt0 + $q172);
-  if (dt1 === undefined) dt1 = $q173;
-  else if (dt1 !== $q173) $fail($q0, K1 + ": M = " + dt1 + $q174);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q265, $q175, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q168, $q175, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q169, $q175, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q266, $q175, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q140, $q175, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q267, $q175, g5);
+  if (dt0 === undefined) dt0 = $q113;
+  else if (dt0 !== $q113) $fail($q0, K1 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q266, $q176, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q267, $q176, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q141, $q176, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q268, $q176, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q268);
-  if (a1 === undefined) $fail($q0, K1 + $q176);
-  if (a2 === undefined) $fail($q0, K1 + $q177);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q268);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q269);
+  if (a1 === undefined) $fail($q0, K1 + $q177);
+  if (a2 === undefined) $fail($q0, K1 + $q178);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q269);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q112 && dt1 === $q173) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q161, K1 + $q178 + "T=" + dt0 + ", " + "M=" + dt1 + $q179);
+  if (dt0 === $q113 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

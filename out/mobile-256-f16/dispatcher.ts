@@ -93,181 +93,182 @@ const $q86 = "headVec";
 const $q87 = "pagedSplitScratchBytes";
 const $q88 = "pagedSplitStatsBytes";
 const $q89 = "pagedSplitWg";
-const $q90 = "cacheVec4Ok";
-const $q91 = "device.limits.maxStorageBufferBindingSize";
-const $q92 = "134217728";
-const $q93 = "device.limits.maxBufferSize";
-const $q94 = "268435456";
-const $q95 = "device.limits.maxComputeWorkgroupSizeX";
-const $q96 = "pagedSplitFits";
-const $q97 = "qPerKv";
-const $q98 = "pagedSplitStorageBytes";
-const $q99 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q100 = "32768";
-const $q101 = "pagedSplitStorageFits";
-const $q102 = "kvHidden";
-const $q103 = "ranks.keyT";
-const $q104 = "keyT";
-const $q105 = "ranks.valueT";
-const $q106 = "valueT";
-const $q107 = "tensorDtypes.keyT";
-const $q108 = "float16";
-const $q109 = "tensorDtypes.valueT";
-const $q110 = "separateKv";
-const $q111 = "`present.keyT` is false";
-const $q112 = "`present.valueT` is false";
-const $q113 = "dim(shapes.keyT, 0)";
-const $q114 = "dim(shapes.keyT, 1)";
-const $q115 = "dim(shapes.queryT, 1)";
-const $q116 = "input";
-const $q117 = "maxStorageBufferBindingSize";
-const $q118 = "keyCacheT";
-const $q119 = "valueCacheT";
-const $q120 = "cumulativeSequenceLengthT";
-const $q121 = "pastSeqlensT";
-const $q122 = "blockTableT";
-const $q123 = "key";
-const $q124 = "value";
-const $q125 = "params.batchSize";
-const $q126 = "params.scatterCount";
-const $q127 = "scatter";
-const $q128 = "PagedAttention.ScatterKV";
-const $q129 = "key_cache";
-const $q130 = "value_cache";
-const $q131 = "cumulative_sequence_length";
-const $q132 = "past_seqlens";
-const $q133 = "block_table";
-const $q134 = "params";
-const $q135 = "queryT";
-const $q136 = "scale";
-const $q137 = "query";
-const $q138 = "partial_out";
-const $q139 = "partial_stats";
-const $q140 = "output";
-const $q141 = "outputT";
-const $q142 = "merge";
-const $q143 = "intermediate `partialOut`";
-const $q144 = "intermediate `partialStats`";
-const $q145 = "partialOut";
-const $q146 = "partialStats";
-const $q147 = "slot_mapping";
-const $q148 = "packedStride";
-const $q149 = "present.valueT";
-const $q150 = "packedKv";
-const $q151 = "pagedAttnWg";
-const $q152 = "pagedAttnStorageBytes";
-const $q153 = "pagedAttnStorageFits";
-const $q154 = "outputStoreOk";
-const $q155 = "the shape of output `outputT`";
-const $q156 = "contract";
-const $q157 = "no_variant";
-const $q158 = "inputs";
-const $q159 = "outputs";
-const $q160 = "attrs";
-const $q161 = ": unknown input `";
-const $q162 = ": unknown output `";
-const $q163 = "is_causal";
-const $q164 = "kv_num_heads";
-const $q165 = "num_heads";
-const $q166 = ": unknown attribute `";
-const $q167 = ": T = ";
-const $q168 = " is not allowed; allowed: float16";
-const $q169 = "int32";
-const $q170 = " is not allowed; allowed: int32";
-const $q171 = "a finite number";
-const $q172 = ": attribute `kv_num_heads` is required";
-const $q173 = ": attribute `num_heads` is required";
-const $q174 = ": nothing was built for ";
-const $q175 = " on profile mobile-256-f16";
-const $q176 = "SparseAttention";
-const $q177 = ": pass `append`";
-const $q178 = "attrs.do_rotary";
-const $q179 = "attrs.rotary_interleaved";
-const $q180 = "dim(shapes.cosCacheT, 1)";
-const $q181 = "dim(shapes.pastKeyT, 3)";
-const $q182 = "present.cosCacheT";
-const $q183 = ": no shader was built for pass `append` with ";
-const $q184 = ": pass `rotate_q`";
-const $q185 = ": no shader was built for pass `rotate_q` with ";
-const $q186 = "attrs.sparse_block_size";
-const $q187 = "b5d96cdd14879df8";
-const $q188 = ": no shader was built for pass `split_attend` with ";
-const $q189 = "uniform field `params.rowStride`";
-const $q190 = ": pass `split_attend`";
-const $q191 = "the shape of intermediate `rotatedQuery`";
-const $q192 = "the shape of intermediate `partial`";
-const $q193 = "6ebd9903c3151907";
-const $q194 = ": no shader was built for pass `attend` with ";
-const $q195 = ": pass `attend`";
-const $q196 = "layoutShapeOk";
-const $q197 = "cosCacheT";
-const $q198 = "rotaryHalf";
-const $q199 = "rotaryDim";
-const $q200 = "ranks.cosCacheT";
-const $q201 = "ranks.sinCacheT";
-const $q202 = "sinCacheT";
-const $q203 = "shapes.sinCacheT";
-const $q204 = "shapes.cosCacheT";
-const $q205 = "tensorDtypes.cosCacheT";
-const $q206 = "tensorDtypes.sinCacheT";
-const $q207 = "rotaryOk";
-const $q208 = "indexFits";
-const $q209 = "numLayout";
-const $q210 = "usesRotary";
-const $q211 = "seqLen";
-const $q212 = "shapes.pastValueT";
-const $q213 = "shapes.pastKeyT";
-const $q214 = "maxNnz";
-const $q215 = "sparseContractOk";
-const $q216 = "bindingsFit";
-const $q217 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q218 = "dim(shapes.queryT, 2)";
-const $q219 = "attnStorageBytes";
-const $q220 = "attnStorageFits";
-const $q221 = "sparsePartialBytes";
-const $q222 = "sparseMergeWg";
+const $q90 = "pagedSplitFits";
+const $q91 = "cacheVec4Ok";
+const $q92 = "device.limits.maxStorageBufferBindingSize";
+const $q93 = "134217728";
+const $q94 = "device.limits.maxBufferSize";
+const $q95 = "268435456";
+const $q96 = "device.limits.maxComputeWorkgroupSizeX";
+const $q97 = "pagedMergeWg";
+const $q98 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q99 = "32768";
+const $q100 = "qPerKv";
+const $q101 = "pagedSplitStorageBytes";
+const $q102 = "pagedSplitStorageFits";
+const $q103 = "kvHidden";
+const $q104 = "ranks.keyT";
+const $q105 = "keyT";
+const $q106 = "ranks.valueT";
+const $q107 = "valueT";
+const $q108 = "tensorDtypes.keyT";
+const $q109 = "float16";
+const $q110 = "tensorDtypes.valueT";
+const $q111 = "separateKv";
+const $q112 = "`present.keyT` is false";
+const $q113 = "`present.valueT` is false";
+const $q114 = "dim(shapes.keyT, 0)";
+const $q115 = "dim(shapes.keyT, 1)";
+const $q116 = "dim(shapes.queryT, 1)";
+const $q117 = "input";
+const $q118 = "maxStorageBufferBindingSize";
+const $q119 = "keyCacheT";
+const $q120 = "valueCacheT";
+const $q121 = "cumulativeSequenceLengthT";
+const $q122 = "pastSeqlensT";
+const $q123 = "blockTableT";
+const $q124 = "key";
+const $q125 = "value";
+const $q126 = "params.batchSize";
+const $q127 = "params.scatterCount";
+const $q128 = "scatter";
+const $q129 = "PagedAttention.ScatterKV";
+const $q130 = "key_cache";
+const $q131 = "value_cache";
+const $q132 = "cumulative_sequence_length";
+const $q133 = "past_seqlens";
+const $q134 = "block_table";
+const $q135 = "params";
+const $q136 = "queryT";
+const $q137 = "scale";
+const $q138 = "query";
+const $q139 = "partial_out";
+const $q140 = "partial_stats";
+const $q141 = "output";
+const $q142 = "outputT";
+const $q143 = "merge";
+const $q144 = "intermediate `partialOut`";
+const $q145 = "intermediate `partialStats`";
+const $q146 = "partialOut";
+const $q147 = "partialStats";
+const $q148 = "slot_mapping";
+const $q149 = "packedStride";
+const $q150 = "present.valueT";
+const $q151 = "packedKv";
+const $q152 = "pagedAttnWg";
+const $q153 = "pagedAttnStorageBytes";
+const $q154 = "pagedAttnStorageFits";
+const $q155 = "outputStoreOk";
+const $q156 = "the shape of output `outputT`";
+const $q157 = "contract";
+const $q158 = "no_variant";
+const $q159 = "inputs";
+const $q160 = "outputs";
+const $q161 = "attrs";
+const $q162 = ": unknown input `";
+const $q163 = ": unknown output `";
+const $q164 = "is_causal";
+const $q165 = "kv_num_heads";
+const $q166 = "num_heads";
+const $q167 = ": unknown attribute `";
+const $q168 = ": T = ";
+const $q169 = " is not allowed; allowed: float16";
+const $q170 = "int32";
+const $q171 = " is not allowed; allowed: int32";
+const $q172 = "a finite number";
+const $q173 = ": attribute `kv_num_heads` is required";
+const $q174 = ": attribute `num_heads` is required";
+const $q175 = ": nothing was built for ";
+const $q176 = " on profile mobile-256-f16";
+const $q177 = "SparseAttention";
+const $q178 = ": pass `append`";
+const $q179 = "attrs.do_rotary";
+const $q180 = "attrs.rotary_interleaved";
+const $q181 = "dim(shapes.cosCacheT, 1)";
+const $q182 = "dim(shapes.pastKeyT, 3)";
+const $q183 = "present.cosCacheT";
+const $q184 = ": no shader was built for pass `append` with ";
+const $q185 = ": pass `rotate_q`";
+const $q186 = ": no shader was built for pass `rotate_q` with ";
+const $q187 = "attrs.sparse_block_size";
+const $q188 = "b5d96cdd14879df8";
+const $q189 = ": no shader was built for pass `split_attend` with ";
+const $q190 = "uniform field `params.rowStride`";
+const $q191 = ": pass `split_attend`";
+const $q192 = "the shape of intermediate `rotatedQuery`";
+const $q193 = "the shape of intermediate `partial`";
+const $q194 = "6ebd9903c3151907";
+const $q195 = ": no shader was built for pass `attend` with ";
+const $q196 = ": pass `attend`";
+const $q197 = "layoutShapeOk";
+const $q198 = "cosCacheT";
+const $q199 = "rotaryHalf";
+const $q200 = "rotaryDim";
+const $q201 = "ranks.cosCacheT";
+const $q202 = "ranks.sinCacheT";
+const $q203 = "sinCacheT";
+const $q204 = "shapes.sinCacheT";
+const $q205 = "shapes.cosCacheT";
+const $q206 = "tensorDtypes.cosCacheT";
+const $q207 = "tensorDtypes.sinCacheT";
+const $q208 = "rotaryOk";
+const $q209 = "indexFits";
+const $q210 = "numLayout";
+const $q211 = "usesRotary";
+const $q212 = "seqLen";
+const $q213 = "shapes.pastValueT";
+const $q214 = "shapes.pastKeyT";
+const $q215 = "maxNnz";
+const $q216 = "sparseContractOk";
+const $q217 = "bindingsFit";
+const $q218 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q219 = "dim(shapes.queryT, 2)";
+const $q220 = "attnStorageBytes";
+const $q221 = "attnStorageFits";
+const $q222 = "sparsePartialBytes";
 const $q223 = "sparseSplitFits";
-const $q224 = "pastKeyT";
-const $q225 = "pastValueT";
-const $q226 = "totalSequenceLengthT";
-const $q227 = "keyTotalSequenceLengthsT";
-const $q228 = "cos_cache";
-const $q229 = "sin_cache";
-const $q230 = "params.seqLen";
-const $q231 = "append";
-const $q232 = "SparseAttention.AppendKV";
-const $q233 = "present_key";
-const $q234 = "present_value";
-const $q235 = "total_sequence_length";
-const $q236 = "key_total_sequence_lengths";
-const $q237 = "blockRowIndicesT";
-const $q238 = "blockColIndicesT";
-const $q239 = "params.numLayout";
-const $q240 = "params.rowStride";
-const $q241 = "params.colStride";
-const $q242 = "params.maxCacheSeq";
-const $q243 = "split_attend";
-const $q244 = "SparseAttention.AttendSplitK";
-const $q245 = "block_row_indices";
-const $q246 = "block_col_indices";
-const $q247 = "partial";
-const $q248 = "53e66795f9f06e1d";
-const $q249 = "e2e85934a2ff68b0";
-const $q250 = "intermediate `rotatedQuery`";
-const $q251 = "intermediate `partial`";
-const $q252 = "rotatedQuery";
-const $q253 = "5a474934870ba7e5";
-const $q254 = "shapes.keyT";
-const $q255 = "shapes.valueT";
-const $q256 = "f0b09462c4c98544";
-const $q257 = "6a660dd43e311763";
-const $q258 = "a4768a1ecce226ae";
-const $q259 = "attend";
-const $q260 = "SparseAttention.Attend";
-const $q261 = "do_rotary";
-const $q262 = "rotary_interleaved";
-const $q263 = "sparse_block_size";
-const $q264 = "; allowed values: 0, 1";
+const $q224 = "sparseMergeWg";
+const $q225 = "pastKeyT";
+const $q226 = "pastValueT";
+const $q227 = "totalSequenceLengthT";
+const $q228 = "keyTotalSequenceLengthsT";
+const $q229 = "cos_cache";
+const $q230 = "sin_cache";
+const $q231 = "params.seqLen";
+const $q232 = "append";
+const $q233 = "SparseAttention.AppendKV";
+const $q234 = "present_key";
+const $q235 = "present_value";
+const $q236 = "total_sequence_length";
+const $q237 = "key_total_sequence_lengths";
+const $q238 = "blockRowIndicesT";
+const $q239 = "blockColIndicesT";
+const $q240 = "params.numLayout";
+const $q241 = "params.rowStride";
+const $q242 = "params.colStride";
+const $q243 = "params.maxCacheSeq";
+const $q244 = "split_attend";
+const $q245 = "SparseAttention.AttendSplitK";
+const $q246 = "block_row_indices";
+const $q247 = "block_col_indices";
+const $q248 = "partial";
+const $q249 = "53e66795f9f06e1d";
+const $q250 = "e2e85934a2ff68b0";
+const $q251 = "intermediate `rotatedQuery`";
+const $q252 = "intermediate `partial`";
+const $q253 = "rotatedQuery";
+const $q254 = "5a474934870ba7e5";
+const $q255 = "shapes.keyT";
+const $q256 = "shapes.valueT";
+const $q257 = "f0b09462c4c98544";
+const $q258 = "6a660dd43e311763";
+const $q259 = "a4768a1ecce226ae";
+const $q260 = "attend";
+const $q261 = "SparseAttention.Attend";
+const $q262 = "do_rotary";
+const $q263 = "rotary_interleaved";
+const $q264 = "sparse_block_size";
+const $q265 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -739,7 +740,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 const K0A0S3 = K0A0S1 + $q44;
 const K0A0V13: readonly string[] = [$q38, $q40];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "b10343b1811650cf" : undefined) : a0 === 32 ? (a1 === 128 ? "9b31c72af3c4b299" : a1 === 96 ? "c65920fd0325a77c" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
 }
 const K0A0S4 = K0A0S1 + $q45;
 const K0A0S5 = $q25;
@@ -850,12 +851,13 @@ class K0A0 {
   private declare m15: number | undefined;
   private declare m16: number | undefined;
   private declare m17: number | undefined;
-  private declare m18: boolean | undefined;
-  private declare m19: number | undefined;
+  private declare m18: number | undefined;
+  private declare m19: boolean | undefined;
   private declare m20: number | undefined;
-  private declare m21: boolean | undefined;
-  private declare m22: number | undefined;
-  private declare m23: boolean | undefined;
+  private declare m21: number | undefined;
+  private declare m22: boolean | undefined;
+  private declare m23: number | undefined;
+  private declare m24: boolean | undefined;
   private declare q1: BindingResource | undefined;
   private declare q2: BindingResource | undefined;
   private declare q3: BindingResource | undefined;
@@ -866,15 +868,15 @@ class K0A0 {
   private declare q0: BindingResource | undefined;
   private declare q9: BindingResource | undefined;
   private declare q8: BindingResource | undefined;
-  private declare m24: number | undefined;
-  private declare m25: boolean | undefined;
-  private declare m26: number | undefined;
+  private declare m25: number | undefined;
+  private declare m26: boolean | undefined;
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
   private declare m30: number | undefined;
-  private declare m31: boolean | undefined;
+  private declare m31: number | undefined;
   private declare m32: boolean | undefined;
+  private declare m33: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -904,7 +906,7 @@ class K0A0 {
     this.s5 = t5!.shape;
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -1089,9 +1091,17 @@ class K0A0 {
       throw $wrap(e, $q89);
     }
   }
-  /** derive "pagedSplitFits": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): boolean {
-    return (this.m18 = ((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))));
+  /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
+  d18(): number {
+    return (this.m18 = Math.max(((this.m17 ?? this.d17()) as number), (256 as number)));
+  }
+  /** derive "pagedSplitFits": computes m19 (read as this.m19 ?? this.d19()) */
+  d19(): boolean {
+    try {
+      return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m18 ?? this.d18()) as number) <= (256 as number))) && (((this.m18 ?? this.d18()) as number) <= (256 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (32768 as number))));
+    } catch (e) {
+      throw $wrap(e, $q90);
+    }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
@@ -1100,12 +1110,12 @@ class K0A0 {
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q85, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q90]) : i === 2 ? $why(path, K0A0V4, [$q86, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q91, $q92]) : i === 4 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q93, $q94]) : i === 5 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q91, $q92]) : i === 6 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q93, $q94]) : i === 7 ? $why(path, K0A0V7, [$q85, () => (this.m12 ?? this.d12()), $q80, $q81]) : i === 8 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q82, $q83]) : i === 9 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q95, $q83]) : i === 10 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q82, $q83]) : $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q95, $q83]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q85, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q91]) : i === 2 ? $why(path, K0A0V4, [$q86, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q92, $q93]) : i === 4 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q94, $q95]) : i === 5 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q92, $q93]) : i === 6 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q94, $q95]) : i === 7 ? $why(path, K0A0V7, [$q85, () => (this.m12 ?? this.d12()), $q80, $q81]) : i === 8 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q82, $q83]) : i === 9 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q96, $q83]) : i === 10 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q82, $q83]) : i === 11 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q96, $q83]) : i === 12 ? $why(path, K0A0V7, [$q97, () => (this.m18 ?? this.d18()), $q82, $q83]) : i === 13 ? $why(path, K0A0V7, [$q97, () => (this.m18 ?? this.d18()), $q96, $q83]) : $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q98, $q99]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
     try {
-      return ((this.m18 ?? this.d18())) === true;
+      return ((this.m19 ?? this.d19())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1113,40 +1123,40 @@ class K0A0 {
   /** why "pagedSplitFits" does not hold */
   w2(): string {
     try {
-      ((this.m18 ?? this.d18()));
+      ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q96);
+      return $condFail(e, $q90);
     }
-    return this.x7([...[], $q96]);
+    return this.x7([...[], $q90]);
   }
-  /** derive "qPerKv": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): number {
-    try {
-      return (this.m19 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q97);
-    }
-  }
-  /** derive "pagedSplitStorageBytes": computes m20 (read as this.m20 ?? this.d20()) */
+  /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
-      return (this.m20 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number) as number, $mulN($addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+      return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q98);
+      throw $wrap(e, $q100);
     }
   }
-  /** derive "pagedSplitStorageFits": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): boolean {
-    return (this.m21 = (((this.m20 ?? this.d20()) as number) <= (32768 as number)));
+  /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
+  d21(): number {
+    try {
+      return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q101);
+    }
+  }
+  /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
+  d22(): boolean {
+    return (this.m22 = (((this.m21 ?? this.d21()) as number) <= (32768 as number)));
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, K0A0V7, [$q98, () => (this.m20 ?? this.d20()), $q99, $q100]);
+    return $why(path, K0A0V7, [$q101, () => (this.m21 ?? this.d21()), $q98, $q99]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
     try {
-      return ((this.m21 ?? this.d21())) === true;
+      return ((this.m22 ?? this.d22())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1154,36 +1164,36 @@ class K0A0 {
   /** why "pagedSplitStorageFits" does not hold */
   w3(): string {
     try {
-      ((this.m21 ?? this.d21()));
+      ((this.m22 ?? this.d22()));
     } catch (e) {
-      return $condFail(e, $q101);
+      return $condFail(e, $q102);
     }
-    return this.x9([...[], $q101]);
+    return this.x9([...[], $q102]);
   }
-  /** derive "kvHidden": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): number {
+  /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
+  d23(): number {
     try {
-      return (this.m22 = $mulN(this.a1 as number, this.s3[3] as number));
+      return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q102);
+      throw $wrap(e, $q103);
     }
   }
-  /** derive "separateKv": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): boolean {
+  /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
+  d24(): boolean {
     try {
-      return (this.m23 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q103, $q104).shape.length === 2)) && ($need(this.t2, $q105, $q106).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q106) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q104) === (this.m22 ?? this.d22()))) && ($dimT(this.t2, (1 as number), $q106) === (this.m22 ?? this.d22()))) && ($need(this.t1, $q107, $q104).dtype === $q108)) && ($need(this.t2, $q109, $q106).dtype === $q108)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q104, $q105).shape.length === 2)) && ($need(this.t2, $q106, $q107).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q105) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q107) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q108, $q105).dtype === $q109)) && ($need(this.t2, $q110, $q107).dtype === $q109)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q110);
+      throw $wrap(e, $q111);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q111 : i === 1 ? $where(path) + $q112 : i === 2 ? $why(path, K0A0V9, [$q103, () => $need(this.t1, $q103, $q104).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q105, () => $need(this.t2, $q105, $q106).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q113, () => $dimT(this.t1, (0 as number), $q104), $q73, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q106), $q73, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q114, () => $dimT(this.t1, (1 as number), $q104), $q102, () => (this.m22 ?? this.d22())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q106), $q102, () => (this.m22 ?? this.d22())]) : i === 8 ? $why(path, K0A0V1, [$q107, () => $need(this.t1, $q107, $q104).dtype, $q69, $q68]) : i === 9 ? $why(path, K0A0V1, [$q109, () => $need(this.t2, $q109, $q106).dtype, $q69, $q68]) : $why(path, K0A0V1, [$q115, () => this.s0[1], $q61, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q103, $q104).shape.length === 2), () => ($need(this.t2, $q105, $q106).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q106) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q104) === (this.m22 ?? this.d22())), () => ($dimT(this.t2, (1 as number), $q106) === (this.m22 ?? this.d22())), () => ($need(this.t1, $q107, $q104).dtype === $q108), () => ($need(this.t2, $q109, $q106).dtype === $q108)]));
+    return ((i: number) => i === 0 ? $where(path) + $q112 : i === 1 ? $where(path) + $q113 : i === 2 ? $why(path, K0A0V9, [$q104, () => $need(this.t1, $q104, $q105).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q106, () => $need(this.t2, $q106, $q107).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q114, () => $dimT(this.t1, (0 as number), $q105), $q73, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q107), $q73, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q115, () => $dimT(this.t1, (1 as number), $q105), $q103, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q107), $q103, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, K0A0V1, [$q108, () => $need(this.t1, $q108, $q105).dtype, $q69, $q68]) : i === 9 ? $why(path, K0A0V1, [$q110, () => $need(this.t2, $q110, $q107).dtype, $q69, $q68]) : $why(path, K0A0V1, [$q116, () => this.s0[1], $q61, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q104, $q105).shape.length === 2), () => ($need(this.t2, $q106, $q107).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q105) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q107) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q108, $q105).dtype === $q109), () => ($need(this.t2, $q110, $q107).dtype === $q109)]));
   }
   /** when "separateKv" */
   c4(): boolean {
     try {
-      return ((this.m23 ?? this.d23())) === true;
+      return ((this.m24 ?? this.d24())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1191,11 +1201,11 @@ class K0A0 {
   /** why "separateKv" does not hold */
   w4(): string {
     try {
-      ((this.m23 ?? this.d23()));
+      ((this.m24 ?? this.d24()));
     } catch (e) {
-      return $condFail(e, $q110);
+      return $condFail(e, $q111);
     }
-    return this.x10([...[], $q110]);
+    return this.x10([...[], $q111]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1206,32 +1216,32 @@ class K0A0 {
     return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q116, $q104, 2, 134217728, K0A0S5, $q117));
+    return (this.q1 ??= $buf(this.t1!, $q117, $q105, 2, 134217728, K0A0S5, $q118));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q116, $q106, 2, 134217728, K0A0S5, $q117));
+    return (this.q2 ??= $buf(this.t2!, $q117, $q107, 2, 134217728, K0A0S5, $q118));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q116, $q118, 2, 134217728, K0A0S5, $q117));
+    return (this.q3 ??= $buf(this.t3!, $q117, $q119, 2, 134217728, K0A0S5, $q118));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q116, $q119, 2, 134217728, K0A0S5, $q117));
+    return (this.q4 ??= $buf(this.t4!, $q117, $q120, 2, 134217728, K0A0S5, $q118));
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q116, $q120, 4, 134217728, K0A0S5, $q117));
+    return (this.q5 ??= $buf(this.t5!, $q117, $q121, 4, 134217728, K0A0S5, $q118));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q116, $q121, 4, 134217728, K0A0S5, $q117));
+    return (this.q6 ??= $buf(this.t6!, $q117, $q122, 4, 134217728, K0A0S5, $q118));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q116, $q122, 4, 134217728, K0A0S5, $q117));
+    return (this.q7 ??= $buf(this.t7!, $q117, $q123, 4, 134217728, K0A0S5, $q118));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q104);
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q106);
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
@@ -1243,21 +1253,21 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q125);
-      $u32(b7, 4, r1, pp, $q126);
+      $u32(b7, 0, r0, pp, $q126);
+      $u32(b7, 4, r1, pp, $q127);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r2, 65535, pp, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q127, $q128, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 0, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $bd(6, $q133, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
+      return $pass($q128, $q129, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 0, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q134, 1, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V14, st);
     }
   }
   z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q116, $q135, 2, 134217728, K0A0S5, $q117));
+    return (this.q0 ??= $buf(this.t0!, $q117, $q136, 2, 134217728, K0A0S5, $q118));
   }
   y1(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -1271,28 +1281,28 @@ class K0A0 {
       st = 1;
       const r0: unknown = (this.m2 ?? this.d2());
       st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q137) : 0);
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, r0, pp, $q125);
+      $u32(b8, 0, r0, pp, $q126);
       $f32(b8, 4, r1);
       const wx = $wg(this.s0[0], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       st = 3;
       const r2: unknown = (this.m12 ?? this.d12());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q130, 1, q2), $bd(3, $q131, 1, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q138, 0, c0), $bd(7, $q139, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q131, 1, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $bd(6, $q139, 0, c0), $bd(7, $q140, 0, c1), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K0A0V15, st);
     }
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q140, $q141, 2, 134217728, K0A0S5, $q117));
+    return (this.q9 ??= $buf(this.t9!, $q141, $q142, 2, 134217728, K0A0S5, $q118));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     const q0 = this.z9();
     const wy = $wg(this.a2, 65535, pp, "y");
     const wz = $wg(this.s0[0], 65535, pp, "z");
-    return $pass($q142, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q138, 1, c0), $bd(1, $q139, 1, c1), $bd(2, $q140, 0, q0)], 1, wy, wz);
+    return $pass($q143, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q139, 1, c0), $bd(1, $q140, 1, c1), $bd(2, $q141, 0, q0)], 1, wy, wz);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1302,13 +1312,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S1, $q143);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S1, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S1, $q144);
-      const c0 = $scratch($q145, x0);
-      const c1 = $scratch($q146, x1);
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S1, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V16, st);
     }
@@ -1328,30 +1338,30 @@ class K0A0 {
     return $where([]) + $q76;
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q116, $q62, 4, 134217728, K0A0S5, $q117));
+    return (this.q8 ??= $buf(this.t8!, $q117, $q62, 4, 134217728, K0A0S5, $q118));
   }
   y3(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q104);
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q106);
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q147, $q62);
+      if (this.t8 === null) $omitted(pp, $q148, $q62);
       const q4 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, r0, pp, $q126);
+      $u32(b5, 0, r0, pp, $q127);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r1, 65535, pp, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q127, $q128, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 0, q3), $bd(4, $q147, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
+      return $pass($q128, $q129, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 0, q3), $bd(4, $q148, 1, q4), $ub(5, $q135, 2, b5)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V17, st);
     }
@@ -1364,13 +1374,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S9, $q143);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S9, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S9, $q144);
-      const c0 = $scratch($q145, x0);
-      const c1 = $scratch($q146, x1);
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S9, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V18, st);
     }
@@ -1381,26 +1391,26 @@ class K0A0 {
     if (!this.c4()) return this.w4();
     return this.w6();
   }
-  /** derive "packedStride": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): number {
+  /** derive "packedStride": computes m25 (read as this.m25 ?? this.d25()) */
+  d25(): number {
     try {
-      return (this.m24 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m22 ?? this.d22()) as number) as number));
+      return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q148);
+      throw $wrap(e, $q149);
     }
   }
-  /** derive "packedKv": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): boolean {
-    return (this.m25 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m24 ?? this.d24()))));
+  /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
+  d26(): boolean {
+    return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m25 ?? this.d25()))));
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q149, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q115, () => this.s0[1], $q148, () => (this.m24 ?? this.d24())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q150, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q116, () => this.s0[1], $q149, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
     try {
-      return ((this.m25 ?? this.d25())) === true;
+      return ((this.m26 ?? this.d26())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1408,11 +1418,11 @@ class K0A0 {
   /** why "packedKv" does not hold */
   w7(): string {
     try {
-      ((this.m25 ?? this.d25()));
+      ((this.m26 ?? this.d26()));
     } catch (e) {
-      return $condFail(e, $q150);
+      return $condFail(e, $q151);
     }
-    return this.x11([...[], $q150]);
+    return this.x11([...[], $q151]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1428,15 +1438,15 @@ class K0A0 {
       st = 2;
       const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, r0, pp, $q125);
-      $u32(b6, 4, r1, pp, $q126);
+      $u32(b6, 0, r0, pp, $q126);
+      $u32(b6, 4, r1, pp, $q127);
       st = 3;
       const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r2, 65535, pp, "x");
       st = 4;
       const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q127, $q128, s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 0, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 1, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass($q128, $q129, s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 0, q1), $bd(2, $q131, 0, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $ub(6, $q135, 2, b6)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V14, st);
     }
@@ -1449,13 +1459,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S16, $q143);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S16, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S16, $q144);
-      const c0 = $scratch($q145, x0);
-      const c1 = $scratch($q146, x1);
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S16, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V19, st);
     }
@@ -1472,19 +1482,19 @@ class K0A0 {
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q147, $q62);
+      if (this.t8 === null) $omitted(pp, $q148, $q62);
       const q3 = this.z8();
       st = 1;
       const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
       const b4 = new Uint8Array(16);
-      $u32(b4, 0, r0, pp, $q126);
+      $u32(b4, 0, r0, pp, $q127);
       st = 2;
       const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r1, 65535, pp, "x");
       st = 3;
       const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q127, $q128, s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 0, q1), $bd(2, $q130, 0, q2), $bd(3, $q147, 1, q3), $ub(4, $q134, 2, b4)], wx, wy, 1);
+      return $pass($q128, $q129, s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 0, q1), $bd(2, $q131, 0, q2), $bd(3, $q148, 1, q3), $ub(4, $q135, 2, b4)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V17, st);
     }
@@ -1497,13 +1507,13 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K0A0S23, $q143);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S23, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K0A0S23, $q144);
-      const c0 = $scratch($q145, x0);
-      const c1 = $scratch($q146, x1);
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S23, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K0A0V20, st);
     }
@@ -1514,58 +1524,58 @@ class K0A0 {
     if (!this.c7()) return this.w7();
     return this.w6();
   }
-  /** derive "pagedAttnQueryFloats": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): number {
+  /** derive "pagedAttnQueryFloats": computes m27 (read as this.m27 ?? this.d27()) */
+  d27(): number {
     try {
-      return (this.m26 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m19 ?? this.d19()) as number));
+      return (this.m27 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnQueryFloats");
     }
   }
-  /** derive "pagedAttnLaneFloats": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
+  /** derive "pagedAttnLaneFloats": computes m28 (read as this.m28 ?? this.d28()) */
+  d28(): number {
     try {
-      return (this.m27 = $addN($mulN(3 as number, (this.m19 ?? this.d19()) as number) as number, 1 as number));
+      return (this.m28 = $addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number));
     } catch (e) {
       throw $wrap(e, "pagedAttnLaneFloats");
     }
   }
-  /** derive "pagedAttnWgBudget": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
+  /** derive "pagedAttnWgBudget": computes m29 (read as this.m29 ?? this.d29()) */
+  d29(): number {
     try {
-      return (this.m28 = $divN(($chk(Math.floor(($subN(8192 as number, (this.m26 ?? this.d26()) as number) as number))) as number), ((this.m27 ?? this.d27()) as number)));
+      return (this.m29 = $divN(($chk(Math.floor(($subN(8192 as number, (this.m27 ?? this.d27()) as number) as number))) as number), ((this.m28 ?? this.d28()) as number)));
     } catch (e) {
       throw $wrap(e, "pagedAttnWgBudget");
     }
   }
-  /** derive "pagedAttnWg": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m28 ?? this.d28()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q151);
-    }
-  }
-  /** derive "pagedAttnStorageBytes": computes m30 (read as this.m30 ?? this.d30()) */
+  /** derive "pagedAttnWg": computes m30 (read as this.m30 ?? this.d30()) */
   d30(): number {
     try {
-      return (this.m30 = $mulN($addN((this.m26 ?? this.d26()) as number, $mulN((this.m27 ?? this.d27()) as number, (this.m29 ?? this.d29()) as number) as number) as number, 4 as number));
+      return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
       throw $wrap(e, $q152);
     }
   }
-  /** derive "pagedAttnStorageFits": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
-    return (this.m31 = (((((this.m30 ?? this.d30()) as number) <= (32768 as number)) && (((this.m29 ?? this.d29()) as number) <= (256 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))));
+  /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): number {
+    try {
+      return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
+    } catch (e) {
+      throw $wrap(e, $q153);
+    }
+  }
+  /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
+    return (this.m32 = (((((this.m31 ?? this.d31()) as number) <= (32768 as number)) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))));
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q99, $q100]) : i === 1 ? $why(path, K0A0V7, [$q151, () => (this.m29 ?? this.d29()), $q82, $q83]) : $why(path, K0A0V7, [$q151, () => (this.m29 ?? this.d29()), $q95, $q83]))($first([() => (((this.m30 ?? this.d30()) as number) <= (32768 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q153, () => (this.m31 ?? this.d31()), $q98, $q99]) : i === 1 ? $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q82, $q83]) : $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q96, $q83]))($first([() => (((this.m31 ?? this.d31()) as number) <= (32768 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1573,24 +1583,24 @@ class K0A0 {
   /** why "pagedAttnStorageFits" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q153);
+      return $condFail(e, $q154);
     }
-    return this.x12([...[], $q153]);
+    return this.x12([...[], $q154]);
   }
-  /** derive "outputStoreOk": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    return (this.m32 = ((this.m13 ?? this.d13()) || true));
+  /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
+  d33(): boolean {
+    return (this.m33 = ((this.m13 ?? this.d13()) || true));
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, K0A0V21, [$q90, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
+    return $why(path, K0A0V21, [$q91, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
     try {
-      return ((this.m32 ?? this.d32())) === true;
+      return ((this.m33 ?? this.d33())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -1598,11 +1608,11 @@ class K0A0 {
   /** why "outputStoreOk" does not hold */
   w9(): string {
     try {
-      ((this.m32 ?? this.d32()));
+      ((this.m33 ?? this.d33()));
     } catch (e) {
-      return $condFail(e, $q154);
+      return $condFail(e, $q155);
     }
-    return this.x13([...[], $q154]);
+    return this.x13([...[], $q155]);
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
@@ -1617,13 +1627,13 @@ class K0A0 {
       st = 1;
       const r0: unknown = (this.m2 ?? this.d2());
       st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q137) : 0);
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q125);
+      $u32(b7, 0, r0, pp, $q126);
       $f32(b7, 4, r1);
       const wx = $wg(this.s0[0], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
-      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q137, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q130, 1, q2), $bd(3, $q131, 1, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q140, 0, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
+      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q131, 1, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $bd(6, $q141, 0, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K0A0V22, st);
     }
@@ -1677,18 +1687,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q155);
+      $evalFail(e, $q25, $q156);
     }
-    const h0 = $outShape(o0, 2, $q25, $q141);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q108 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q141, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q25, $q118);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q118, this.u3.shape, h1, $q66);
-    const h2 = $outShape(this.s4, 4, $q25, $q119);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q119, this.u4.shape, h2, $q65);
+    const h0 = $outShape(o0, 2, $q25, $q142);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q109 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q142, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q25, $q119);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q119, this.u3.shape, h1, $q66);
+    const h2 = $outShape(this.s4, 4, $q25, $q120);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q120, this.u4.shape, h2, $q65);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q156, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q156, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q157, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q157, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1698,16 +1708,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q157, "PagedAttention: no variant fits this call on profile mobile-256-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q158, "PagedAttention: no variant fits this call on profile mobile-256-f16: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-256-f16. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q158, K0);
-  const outs = $bag(c, $q159, K0);
-  const attrs = $bag(c, $q160, K0);
+  const ins = $bag(c, $q159, K0);
+  const outs = $bag(c, $q160, K0);
+  const attrs = $bag(c, $q161, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1728,35 +1738,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q135:
-          t0 = $td(ins[key], K0, $q116, key);
+        case $q136:
+          t0 = $td(ins[key], K0, $q117, key);
           break;
-        case $q104:
-          t1 = $td(ins[key], K0, $q116, key);
+        case $q105:
+          t1 = $td(ins[key], K0, $q117, key);
           break;
-        case $q106:
-          t2 = $td(ins[key], K0, $q116, key);
-          break;
-        case $q118:
-          t3 = $td(ins[key], K0, $q116, key);
+        case $q107:
+          t2 = $td(ins[key], K0, $q117, key);
           break;
         case $q119:
-          t4 = $td(ins[key], K0, $q116, key);
+          t3 = $td(ins[key], K0, $q117, key);
           break;
         case $q120:
-          t5 = $td(ins[key], K0, $q116, key);
+          t4 = $td(ins[key], K0, $q117, key);
           break;
         case $q121:
-          t6 = $td(ins[key], K0, $q116, key);
+          t5 = $td(ins[key], K0, $q117, key);
           break;
         case $q122:
-          t7 = $td(ins[key], K0, $q116, key);
+          t6 = $td(ins[key], K0, $q117, key);
+          break;
+        case $q123:
+          t7 = $td(ins[key], K0, $q117, key);
           break;
         case $q62:
-          t8 = $td(ins[key], K0, $q116, key);
+          t8 = $td(ins[key], K0, $q117, key);
           break;
         default:
-          $fail($q0, K0 + $q161 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q162 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1764,17 +1774,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q141:
-          t9 = $td(outs[key], K0, $q140, key);
-          break;
-        case $q118:
-          u3 = $td(outs[key], K0, $q140, key);
+        case $q142:
+          t9 = $td(outs[key], K0, $q141, key);
           break;
         case $q119:
-          u4 = $td(outs[key], K0, $q140, key);
+          u3 = $td(outs[key], K0, $q141, key);
+          break;
+        case $q120:
+          u4 = $td(outs[key], K0, $q141, key);
           break;
         default:
-          $fail($q0, K0 + $q162 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q163 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1782,20 +1792,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q163:
+        case $q164:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q164:
+        case $q165:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q165:
+        case $q166:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q136:
+        case $q137:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q167 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1804,90 +1814,90 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q116, $q135);
+    $missing(K0, $q117, $q136);
   } else {
     dt0 = t0.dtype;
-    by0 = $q135;
-    if (t0.shape.length !== 2) $badRank(K0, $q116, $q135, 2, t0.shape.length);
+    by0 = $q136;
+    if (t0.shape.length !== 2) $badRank(K0, $q117, $q136, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q116, $q104, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q116, $q104, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q117, $q105, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q117, $q105, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q116, $q106, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q116, $q106, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q117, $q107, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q117, $q107, 2, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K0, $q116, $q118);
+    $missing(K0, $q117, $q119);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K0, $q116, $q118, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K0, $q116, $q118, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K0, $q117, $q119, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K0, $q117, $q119, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K0, $q116, $q119);
+    $missing(K0, $q117, $q120);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K0, $q116, $q119, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K0, $q116, $q119, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K0, $q117, $q120, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K0, $q117, $q120, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K0, $q116, $q120);
+    $missing(K0, $q117, $q121);
   } else {
     dt1 = t5.dtype;
-    by1 = $q120;
-    if (t5.shape.length !== 1) $badRank(K0, $q116, $q120, 1, t5.shape.length);
+    by1 = $q121;
+    if (t5.shape.length !== 1) $badRank(K0, $q117, $q121, 1, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K0, $q116, $q121);
+    $missing(K0, $q117, $q122);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K0, $q116, $q121, t6.dtype, by1, "S", dt1!);
-    if (t6.shape.length !== 1) $badRank(K0, $q116, $q121, 1, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K0, $q117, $q122, t6.dtype, by1, "S", dt1!);
+    if (t6.shape.length !== 1) $badRank(K0, $q117, $q122, 1, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K0, $q116, $q122);
+    $missing(K0, $q117, $q123);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K0, $q116, $q122, t7.dtype, by1, "S", dt1!);
-    if (t7.shape.length !== 2) $badRank(K0, $q116, $q122, 2, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K0, $q117, $q123, t7.dtype, by1, "S", dt1!);
+    if (t7.shape.length !== 2) $badRank(K0, $q117, $q123, 2, t7.shape.length);
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q116, $q62, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q116, $q62, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q117, $q62, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q117, $q62, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q140, $q141, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q140, $q141, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q141, $q142, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q141, $q142, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q140, $q118, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q140, $q118, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q141, $q119, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q141, $q119, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q140, $q119, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q140, $q119, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q141, $q120, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q141, $q120, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q108;
-  else if (dt0 !== $q108) $fail($q0, K0 + $q167 + dt0 + $q168);
-  if (dt1 === undefined) dt1 = $q169;
-  else if (dt1 !== $q169) $fail($q0, K0 + ": S = " + dt1 + $q170);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q163, $q171, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q164, $q171, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q165, $q171, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q136, $q171, g3);
+  if (dt0 === undefined) dt0 = $q109;
+  else if (dt0 !== $q109) $fail($q0, K0 + $q168 + dt0 + $q169);
+  if (dt1 === undefined) dt1 = $q170;
+  else if (dt1 !== $q170) $fail($q0, K0 + ": S = " + dt1 + $q171);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q164, $q172, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q165, $q172, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q166, $q172, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q137, $q172, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q172);
-  if (a2 === undefined) $fail($q0, K0 + $q173);
-  if (dt0 === $q108 && dt1 === $q169) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q157, K0 + $q174 + "T=" + dt0 + ", " + "S=" + dt1 + $q175);
+  if (a1 === undefined) $fail($q0, K0 + $q173);
+  if (a2 === undefined) $fail($q0, K0 + $q174);
+  if (dt0 === $q109 && dt1 === $q170) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q158, K0 + $q175 + "T=" + dt0 + ", " + "S=" + dt1 + $q176);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1921,7 +1931,7 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q176;
+const K1 = $q177;
 const K1A0V0: readonly string[] = ["", $q28];
 const K1A0V1: readonly string[] = ["", $q29];
 const K1A0V2: readonly string[] = ["", $q32];
@@ -1937,105 +1947,105 @@ const K1A0V11: readonly string[] = ["", " <= 2147483647"];
 const K1A0V12: readonly string[] = ["", " <= 32"];
 const K1A0V13: readonly string[] = ["", $q34];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q177;
-const K1A0V14: readonly string[] = [$q178, $q37, $q38, $q179, $q180, "dim(shapes.pastKeyT, 2)", $q181, $q182, $q41];
-const K1A0S2 = K1A0S0 + $q183;
+const K1A0S1 = K1A0S0 + $q178;
+const K1A0V14: readonly string[] = [$q179, $q37, $q38, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q41];
+const K1A0S2 = K1A0S0 + $q184;
 const K1A0S3 = " on profile mobile-256-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q184;
-const K1A0V15: readonly string[] = [$q37, $q38, $q179, $q180, $q181, $q182, $q41];
-const K1A0S5 = K1A0S0 + $q185;
-const K1A0V16: readonly string[] = [$q178, $q37, $q38, $q186, $q181, $q41];
+const K1A0S4 = K1A0S0 + $q185;
+const K1A0V15: readonly string[] = [$q37, $q38, $q180, $q181, $q182, $q183, $q41];
+const K1A0S5 = K1A0S0 + $q186;
+const K1A0V16: readonly string[] = [$q179, $q37, $q38, $q187, $q182, $q41];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q187 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q188;
-const K1A0V17: readonly string[] = [$q38, $q181];
+const K1A0S6 = K1A0S0 + $q189;
+const K1A0V17: readonly string[] = [$q38, $q182];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "59816608b22d7a16" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
 }
 const K1A0S7 = K1A0S0 + $q45;
-const K1A0S8 = $q176;
+const K1A0S8 = $q177;
 const K1A0V18: readonly string[] = [$q48, $q49];
-const K1A0V19: readonly string[] = [$q189, $q48, $q52];
-const K1A0S9 = K1A0S0 + $q190;
+const K1A0V19: readonly string[] = [$q190, $q48, $q52];
+const K1A0S9 = K1A0S0 + $q191;
 const K1A0V20: readonly string[] = [$q52];
 const K1A0S10 = K1A0S0 + $q54;
-const K1A0V21: readonly string[] = [K1A0S0, $q191, K1A0S0, $q192];
+const K1A0V21: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q183;
+const K1A0S12 = K1A0S11 + $q184;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S13 = K1A0S11 + $q188;
+const K1A0S13 = K1A0S11 + $q189;
 const K1A0S14 = K1A0S11 + $q45;
-const K1A0S15 = K1A0S11 + $q177;
-const K1A0S16 = K1A0S11 + $q190;
+const K1A0S15 = K1A0S11 + $q178;
+const K1A0S16 = K1A0S11 + $q191;
 const K1A0S17 = K1A0S11 + $q54;
-const K1A0V22: readonly string[] = [K1A0S11, $q192];
+const K1A0V22: readonly string[] = [K1A0S11, $q193];
 const K1A0V23: readonly string[] = ["", " == 3"];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q177;
-const K1A0S20 = K1A0S18 + $q183;
-const K1A0S21 = K1A0S18 + $q184;
-const K1A0S22 = K1A0S18 + $q185;
+const K1A0S19 = K1A0S18 + $q178;
+const K1A0S20 = K1A0S18 + $q184;
+const K1A0S21 = K1A0S18 + $q185;
+const K1A0S22 = K1A0S18 + $q186;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q187 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q188;
+const K1A0S23 = K1A0S18 + $q189;
 const K1A0S24 = K1A0S18 + $q45;
-const K1A0S25 = K1A0S18 + $q190;
+const K1A0S25 = K1A0S18 + $q191;
 const K1A0S26 = K1A0S18 + $q54;
-const K1A0V24: readonly string[] = [K1A0S18, $q191, K1A0S18, $q192];
+const K1A0V24: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q183;
+const K1A0S28 = K1A0S27 + $q184;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q187 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S29 = K1A0S27 + $q188;
+const K1A0S29 = K1A0S27 + $q189;
 const K1A0S30 = K1A0S27 + $q45;
-const K1A0S31 = K1A0S27 + $q177;
-const K1A0S32 = K1A0S27 + $q190;
+const K1A0S31 = K1A0S27 + $q178;
+const K1A0S32 = K1A0S27 + $q191;
 const K1A0S33 = K1A0S27 + $q54;
-const K1A0V25: readonly string[] = [K1A0S27, $q192];
+const K1A0V25: readonly string[] = [K1A0S27, $q193];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q177;
-const K1A0S36 = K1A0S34 + $q183;
-const K1A0S37 = K1A0S34 + $q184;
-const K1A0S38 = K1A0S34 + $q185;
+const K1A0S35 = K1A0S34 + $q178;
+const K1A0S36 = K1A0S34 + $q184;
+const K1A0S37 = K1A0S34 + $q185;
+const K1A0S38 = K1A0S34 + $q186;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q194;
-const K1A0V26: readonly string[] = [$q189];
-const K1A0S40 = K1A0S34 + $q195;
-const K1A0V27: readonly string[] = [K1A0S34, $q191];
+const K1A0S39 = K1A0S34 + $q195;
+const K1A0V26: readonly string[] = [$q190];
+const K1A0S40 = K1A0S34 + $q196;
+const K1A0V27: readonly string[] = [K1A0S34, $q192];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q183;
+const K1A0S42 = K1A0S41 + $q184;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S43 = K1A0S41 + $q194;
-const K1A0S44 = K1A0S41 + $q177;
-const K1A0S45 = K1A0S41 + $q195;
+const K1A0S43 = K1A0S41 + $q195;
+const K1A0S44 = K1A0S41 + $q178;
+const K1A0S45 = K1A0S41 + $q196;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q177;
-const K1A0S48 = K1A0S46 + $q183;
-const K1A0S49 = K1A0S46 + $q184;
-const K1A0S50 = K1A0S46 + $q185;
+const K1A0S47 = K1A0S46 + $q178;
+const K1A0S48 = K1A0S46 + $q184;
+const K1A0S49 = K1A0S46 + $q185;
+const K1A0S50 = K1A0S46 + $q186;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q194;
-const K1A0S52 = K1A0S46 + $q195;
-const K1A0V28: readonly string[] = [K1A0S46, $q191];
+const K1A0S51 = K1A0S46 + $q195;
+const K1A0S52 = K1A0S46 + $q196;
+const K1A0V28: readonly string[] = [K1A0S46, $q192];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q183;
+const K1A0S54 = K1A0S53 + $q184;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q193 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S55 = K1A0S53 + $q194;
-const K1A0S56 = K1A0S53 + $q177;
-const K1A0S57 = K1A0S53 + $q195;
+const K1A0S55 = K1A0S53 + $q195;
+const K1A0S56 = K1A0S53 + $q178;
+const K1A0S57 = K1A0S53 + $q196;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2088,7 +2098,8 @@ class K1A0 {
   private declare m27: number | undefined;
   private declare m28: number | undefined;
   private declare m29: number | undefined;
-  private declare m30: boolean | undefined;
+  private declare m30: number | undefined;
+  private declare m31: boolean | undefined;
   private declare q0: BindingResource | undefined;
   private declare q3: BindingResource | undefined;
   private declare q4: BindingResource | undefined;
@@ -2099,7 +2110,7 @@ class K1A0 {
   private declare q5: BindingResource | undefined;
   private declare q6: BindingResource | undefined;
   private declare q11: BindingResource | undefined;
-  private declare m31: boolean | undefined;
+  private declare m32: boolean | undefined;
   private declare q1: BindingResource | undefined;
   private declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
@@ -2137,7 +2148,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m31 = this.q1 = this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -2185,7 +2196,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q196);
+      throw $wrap(e, $q197);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2195,9 +2206,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q197) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q198) : 0));
     } catch (e) {
-      throw $wrap(e, $q198);
+      throw $wrap(e, $q199);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2205,16 +2216,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q199);
+      throw $wrap(e, $q200);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q200, $q197).shape.length === 2)) && ($need(this.t10, $q201, $q202).shape.length === 2)) && $same($need(this.t10, $q203, $q202).shape as readonly number[], $need(this.t9, $q204, $q197).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q205, $q197).dtype === $q108)) && ($need(this.t10, $q206, $q202).dtype === $q108)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q201, $q198).shape.length === 2)) && ($need(this.t10, $q202, $q203).shape.length === 2)) && $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q206, $q198).dtype === $q109)) && ($need(this.t10, $q207, $q203).dtype === $q109)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q207);
+      throw $wrap(e, $q208);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2222,7 +2233,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q102);
+      throw $wrap(e, $q103);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2230,7 +2241,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q148);
+      throw $wrap(e, $q149);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2238,7 +2249,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q208);
+      throw $wrap(e, $q209);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2247,28 +2258,28 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q209, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q186, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q210, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, K1A0V2, [$q178, () => this.a0]);
+    return $why(path, K1A0V2, [$q179, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q67, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q75 : this.x3([...path, $q210]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q67, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q75 : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q72, () => this.t11!.shape[0], $q60, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q74, () => this.t11!.shape[1], $q211, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q61, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q69, $q68]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q72, () => this.t11!.shape[0], $q60, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q74, () => this.t11!.shape[1], $q212, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q61, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q69, $q68]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q212, () => this.s4, $q213, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q60, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q213, () => this.s4, $q214, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q60, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q71, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q209, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q214, () => this.s6[1]]) : $why(path, K1A0V7, [$q214, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q71, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q210, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q215, () => this.s6[1]]) : $why(path, K1A0V7, [$q215, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
@@ -2277,7 +2288,7 @@ class K1A0 {
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q200, () => $need(this.t9, $q200, $q197).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q201, () => $need(this.t10, $q201, $q202).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q203, () => $need(this.t10, $q203, $q202).shape, $q204, () => $need(this.t9, $q204, $q197).shape]) : i === 5 ? $why(path, K1A0V9, [$q198, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q199, () => (this.m10 ?? this.d10()), $q67, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q205, () => $need(this.t9, $q205, $q197).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q206, () => $need(this.t10, $q206, $q202).dtype, $q69, $q68]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q200, $q197).shape.length === 2), () => ($need(this.t10, $q201, $q202).shape.length === 2), () => $same($need(this.t10, $q203, $q202).shape as readonly number[], $need(this.t9, $q204, $q197).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q205, $q197).dtype === $q108)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q182, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q210]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q201, () => $need(this.t9, $q201, $q198).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q202, () => $need(this.t10, $q202, $q203).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q204, () => $need(this.t10, $q204, $q203).shape, $q205, () => $need(this.t9, $q205, $q198).shape]) : i === 5 ? $why(path, K1A0V9, [$q199, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q200, () => (this.m10 ?? this.d10()), $q67, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q206, () => $need(this.t9, $q206, $q198).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q207, () => $need(this.t10, $q207, $q203).dtype, $q69, $q68]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q201, $q198).shape.length === 2), () => ($need(this.t10, $q202, $q203).shape.length === 2), () => $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q206, $q198).dtype === $q109)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q183, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
@@ -2285,7 +2296,7 @@ class K1A0 {
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q59]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q78]) : i === 3 ? this.x5([...path, $q77]) : i === 4 ? this.x6([...path, $q196]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q207]) : this.x9([...path, $q208]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q59]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q78]) : i === 3 ? this.x5([...path, $q77]) : i === 4 ? this.x6([...path, $q197]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q208]) : this.x9([...path, $q209]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2300,9 +2311,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q215);
+      return $condFail(e, $q216);
     }
-    return this.x0([...[], $q215]);
+    return this.x0([...[], $q216]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2330,7 +2341,7 @@ class K1A0 {
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q211, () => this.s0[1], $q80, $q81]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q60, () => this.s0[0], $q80, $q81]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q95, $q83]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q212, () => this.s0[1], $q80, $q81]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q60, () => this.s0[0], $q80, $q81]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q96, $q83]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2354,12 +2365,12 @@ class K1A0 {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
     } catch (e) {
-      throw $wrap(e, $q216);
+      throw $wrap(e, $q217);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q217, $q92]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q217, $q92]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q218, $q93]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q218, $q93]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2374,9 +2385,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q216);
+      return $condFail(e, $q217);
     }
-    return this.x11([...[], $q216]);
+    return this.x11([...[], $q217]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2384,7 +2395,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q149, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q218, () => this.s0[2], $q148, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q150, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q219, () => this.s0[2], $q149, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2399,9 +2410,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q150);
+      return $condFail(e, $q151);
     }
-    return this.x12([...[], $q150]);
+    return this.x12([...[], $q151]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2416,16 +2427,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q210);
+      return $condFail(e, $q211);
     }
-    return this.x3([...[], $q210]);
+    return this.x3([...[], $q211]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q97);
+      throw $wrap(e, $q100);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2433,7 +2444,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q219);
+      throw $wrap(e, $q220);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2442,7 +2453,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q97, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q219, () => (this.m22 ?? this.d22()), $q99, $q100]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q100, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q220, () => (this.m22 ?? this.d22()), $q98, $q99]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2457,9 +2468,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q220);
+      return $condFail(e, $q221);
     }
-    return this.x13([...[], $q220]);
+    return this.x13([...[], $q221]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2498,33 +2509,37 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q221);
+      throw $wrap(e, $q222);
     }
   }
-  /** derive "sparseMergeWg": computes m29 (read as this.m29 ?? this.d29()) */
+  /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
   d29(): number {
     try {
       return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q222);
+      throw $wrap(e, "sparseMergeLanes");
     }
   }
-  /** derive "sparseSplitFits": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): boolean {
+  /** derive "sparseMergeWg": computes m30 (read as this.m30 ?? this.d30()) */
+  d30(): number {
+    return (this.m30 = Math.max(((this.m29 ?? this.d29()) as number), (256 as number)));
+  }
+  /** derive "sparseSplitFits": computes m31 (read as this.m31 ?? this.d31()) */
+  d31(): boolean {
     try {
-      return (this.m30 = ((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))) && (((this.m29 ?? this.d29()) as number) <= (256 as number))));
+      return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (32768 as number))));
     } catch (e) {
       throw $wrap(e, $q223);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q85, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q85, () => (this.m27 ?? this.d27()), $q80, $q81]) : i === 3 ? $why(path, K1A0V7, [$q221, () => (this.m28 ?? this.d28()), $q217, $q92]) : i === 4 ? $why(path, K1A0V7, [$q222, () => (this.m29 ?? this.d29()), $q82, $q83]) : $why(path, K1A0V7, [$q222, () => (this.m29 ?? this.d29()), $q95, $q83]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m29 ?? this.d29()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q85, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q85, () => (this.m27 ?? this.d27()), $q80, $q81]) : i === 3 ? $why(path, K1A0V7, [$q222, () => (this.m28 ?? this.d28()), $q218, $q93]) : i === 4 ? $why(path, K1A0V7, [$q224, () => (this.m30 ?? this.d30()), $q82, $q83]) : i === 5 ? $why(path, K1A0V7, [$q224, () => (this.m30 ?? this.d30()), $q96, $q83]) : $why(path, K1A0V7, ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q98, $q99]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
     try {
-      return ((this.m30 ?? this.d30())) === true;
+      return ((this.m31 ?? this.d31())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2532,7 +2547,7 @@ class K1A0 {
   /** why "sparseSplitFits" does not hold */
   w6(): string {
     try {
-      ((this.m30 ?? this.d30()));
+      ((this.m31 ?? this.d31()));
     } catch (e) {
       return $condFail(e, $q223);
     }
@@ -2540,39 +2555,39 @@ class K1A0 {
   }
   k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q180, $q197).shape, 1, $q204);
+      return $dimS($need(this.t9, $q181, $q198).shape, 1, $q205);
     } catch (e) {
       return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
   k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q180, $q197).shape, 1, $q204));
+      return $show($dimS($need(this.t9, $q181, $q198).shape, 1, $q205));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q116, $q135, 2, 134217728, K1A0S8, $q117));
+    return (this.q0 ??= $buf(this.t0!, $q117, $q136, 2, 134217728, K1A0S8, $q118));
   }
   z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q116, $q224, 2, 134217728, K1A0S8, $q117));
+    return (this.q3 ??= $buf(this.t3!, $q117, $q225, 2, 134217728, K1A0S8, $q118));
   }
   z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q116, $q225, 2, 134217728, K1A0S8, $q117));
+    return (this.q4 ??= $buf(this.t4!, $q117, $q226, 2, 134217728, K1A0S8, $q118));
   }
   z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q116, $q226, 4, 134217728, K1A0S8, $q117));
+    return (this.q7 ??= $buf(this.t7!, $q117, $q227, 4, 134217728, K1A0S8, $q118));
   }
   z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q116, $q227, 4, 134217728, K1A0S8, $q117));
+    return (this.q8 ??= $buf(this.t8!, $q117, $q228, 4, 134217728, K1A0S8, $q118));
   }
   z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q116, $q197, 2, 134217728, K1A0S8, $q117));
+    return (this.q9 ??= $buf(this.t9!, $q117, $q198, 2, 134217728, K1A0S8, $q118));
   }
   z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q116, $q202, 2, 134217728, K1A0S8, $q117));
+    return (this.q10 ??= $buf(this.t10!, $q117, $q203, 2, 134217728, K1A0S8, $q118));
   }
   y0(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2582,20 +2597,20 @@ class K1A0 {
       const q2 = this.z4();
       const q3 = this.z7();
       const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q228, $q197);
+      if (this.t9 === null) $omitted(pp, $q229, $q198);
       const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q229, $q202);
+      if (this.t10 === null) $omitted(pp, $q230, $q203);
       const q6 = this.z10();
       const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q230);
-      $u32(b7, 4, this.s0[0], pp, $q125);
+      $u32(b7, 0, this.s0[1], pp, $q231);
+      $u32(b7, 4, this.s0[0], pp, $q126);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q231, $q232, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 0, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 1, q3), $bd(4, $q236, 1, q4), $bd(5, $q228, 1, q5), $bd(6, $q229, 1, q6), $ub(7, $q134, 2, b7)], wx, wy, 1);
+      return $pass($q232, $q233, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q229, 1, q5), $bd(6, $q230, 1, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2604,31 +2619,31 @@ class K1A0 {
     let st = 0;
     try {
       const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q228, $q197);
+      if (this.t9 === null) $omitted(pp, $q229, $q198);
       const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q229, $q202);
+      if (this.t10 === null) $omitted(pp, $q230, $q203);
       const q2 = this.z10();
       const q3 = this.z7();
       const q4 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q230);
-      $u32(b6, 4, this.s0[0], pp, $q125);
+      $u32(b6, 0, this.s0[1], pp, $q231);
+      $u32(b6, 4, this.s0[0], pp, $q126);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q137, 1, q0), $bd(1, $q228, 1, q1), $bd(2, $q229, 1, q2), $bd(3, $q235, 1, q3), $bd(4, $q236, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q138, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q135, 2, b6)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
   }
   z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q116, $q237, 4, 134217728, K1A0S8, $q117));
+    return (this.q5 ??= $buf(this.t5!, $q117, $q238, 4, 134217728, K1A0S8, $q118));
   }
   z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q116, $q238, 4, 134217728, K1A0S8, $q117));
+    return (this.q6 ??= $buf(this.t6!, $q117, $q239, 4, 134217728, K1A0S8, $q118));
   }
   y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
     let st = 0;
@@ -2642,12 +2657,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q230);
-      $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q239);
-      $u32(b8, 12, r0, pp, $q240);
-      $u32(b8, 16, this.s6[1], pp, $q241);
-      $u32(b8, 20, this.s3[2], pp, $q242);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2656,13 +2671,13 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q243, $q244, s, [$bd(0, $q137, 1, c0), $bd(1, $q233, 1, q0), $bd(2, $q234, 1, q1), $bd(3, $q245, 1, q2), $bd(4, $q246, 1, q3), $bd(5, $q235, 1, q4), $bd(6, $q236, 1, q5), $bd(7, $q247, 0, c1), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q244, $q245, s, [$bd(0, $q138, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q248, 0, c1), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V19, st);
     }
   }
   z11(): BindingResource {
-    return (this.q11 ??= $buf(this.t11!, $q140, $q141, 2, 134217728, K1A0S8, $q117));
+    return (this.q11 ??= $buf(this.t11!, $q141, $q142, 2, 134217728, K1A0S8, $q118));
   }
   y3(pp: string, s: string, c0: BindingResource): PassPlan {
     let st = 0;
@@ -2672,7 +2687,7 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
       const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q142, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q247, 1, c0), $bd(1, $q140, 0, q0)], 1, wy, wz);
+      return $pass($q143, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q248, 1, c0), $bd(1, $q141, 0, q0)], 1, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V20, st);
     }
@@ -2682,23 +2697,23 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q248;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
       if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
       if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S0, $q250);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S0, $q251);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S0, $q251);
-      const c0 = $scratch($q252, x0);
-      const c1 = $scratch($q247, x1);
-      return { kernel: $q176, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q252, size: x0 }, { id: $q247, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S0, $q252);
+      const c0 = $scratch($q253, x0);
+      const c1 = $scratch($q248, x1);
+      return { kernel: $q177, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q253, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V21, st);
     }
@@ -2724,7 +2739,7 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], K1A0V10, [$q210, () => (this.m1 ?? this.d1())]);
+    return $why([], K1A0V10, [$q211, () => (this.m1 ?? this.d1())]);
   }
   y4(pp: string, s: string): PassPlan {
     let st = 0;
@@ -2735,15 +2750,15 @@ class K1A0 {
       const q3 = this.z7();
       const q4 = this.z8();
       const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q230);
-      $u32(b5, 4, this.s0[0], pp, $q125);
+      $u32(b5, 0, this.s0[1], pp, $q231);
+      $u32(b5, 4, this.s0[0], pp, $q126);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q231, $q232, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 0, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 1, q3), $bd(4, $q236, 1, q4), $ub(5, $q134, 2, b5)], wx, wy, 1);
+      return $pass($q232, $q233, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $ub(5, $q135, 2, b5)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2761,12 +2776,12 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q230);
-      $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q239);
-      $u32(b8, 12, r0, pp, $q240);
-      $u32(b8, 16, this.s6[1], pp, $q241);
-      $u32(b8, 20, this.s3[2], pp, $q242);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
       $f32(b8, 24, this.a4);
       st = 2;
       const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
@@ -2775,7 +2790,7 @@ class K1A0 {
       st = 3;
       const r2: unknown = (this.m27 ?? this.d27());
       const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q243, $q244, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q245, 1, q3), $bd(4, $q246, 1, q4), $bd(5, $q235, 1, q5), $bd(6, $q236, 1, q6), $bd(7, $q247, 0, c0), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q244, $q245, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q248, 0, c0), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V19, st);
     }
@@ -2784,15 +2799,15 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q253;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q254;
       if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S11, $q251);
-      const c0 = $scratch($q247, x0);
-      return { kernel: $q176, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q247, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S11, $q252);
+      const c0 = $scratch($q248, x0);
+      return { kernel: $q177, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V22, st);
     }
@@ -2803,22 +2818,22 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  /** derive "separateKv": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
+  /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
+  d32(): boolean {
     try {
-      return (this.m31 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q103, $q104).shape.length === 3)) && ($need(this.t2, $q105, $q106).shape.length === 3)) && $same($need(this.t1, $q254, $q104).shape as readonly number[], $need(this.t2, $q255, $q106).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q104) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q104) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q104) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q107, $q104).dtype === $q108)) && ($need(this.t2, $q109, $q106).dtype === $q108)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q104, $q105).shape.length === 3)) && ($need(this.t2, $q106, $q107).shape.length === 3)) && $same($need(this.t1, $q255, $q105).shape as readonly number[], $need(this.t2, $q256, $q107).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q105) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q105) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q108, $q105).dtype === $q109)) && ($need(this.t2, $q110, $q107).dtype === $q109)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q110);
+      throw $wrap(e, $q111);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q111 : i === 1 ? $where(path) + $q112 : i === 2 ? $why(path, K1A0V23, [$q103, () => $need(this.t1, $q103, $q104).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q105, () => $need(this.t2, $q105, $q106).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q254, () => $need(this.t1, $q254, $q104).shape, $q255, () => $need(this.t2, $q255, $q106).shape]) : i === 5 ? $why(path, K1A0V3, [$q113, () => $dimT(this.t1, (0 as number), $q104), $q60, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q114, () => $dimT(this.t1, (1 as number), $q104), $q211, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q104), $q102, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q107, () => $need(this.t1, $q107, $q104).dtype, $q69, $q68]) : i === 9 ? $why(path, K1A0V3, [$q109, () => $need(this.t2, $q109, $q106).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q218, () => this.s0[2], $q61, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q103, $q104).shape.length === 3), () => ($need(this.t2, $q105, $q106).shape.length === 3), () => $same($need(this.t1, $q254, $q104).shape as readonly number[], $need(this.t2, $q255, $q106).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q104) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q104) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q104) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q107, $q104).dtype === $q108), () => ($need(this.t2, $q109, $q106).dtype === $q108)]));
+    return ((i: number) => i === 0 ? $where(path) + $q112 : i === 1 ? $where(path) + $q113 : i === 2 ? $why(path, K1A0V23, [$q104, () => $need(this.t1, $q104, $q105).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q106, () => $need(this.t2, $q106, $q107).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q255, () => $need(this.t1, $q255, $q105).shape, $q256, () => $need(this.t2, $q256, $q107).shape]) : i === 5 ? $why(path, K1A0V3, [$q114, () => $dimT(this.t1, (0 as number), $q105), $q60, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q115, () => $dimT(this.t1, (1 as number), $q105), $q212, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q105), $q103, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q108, () => $need(this.t1, $q108, $q105).dtype, $q69, $q68]) : i === 9 ? $why(path, K1A0V3, [$q110, () => $need(this.t2, $q110, $q107).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q219, () => this.s0[2], $q61, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q104, $q105).shape.length === 3), () => ($need(this.t2, $q106, $q107).shape.length === 3), () => $same($need(this.t1, $q255, $q105).shape as readonly number[], $need(this.t2, $q256, $q107).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q105) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q105) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q108, $q105).dtype === $q109), () => ($need(this.t2, $q110, $q107).dtype === $q109)]));
   }
   /** when "separateKv" */
   c8(): boolean {
     try {
-      return ((this.m31 ?? this.d31())) === true;
+      return ((this.m32 ?? this.d32())) === true;
     } catch (e) {
       return $unheld(e);
     }
@@ -2826,43 +2841,43 @@ class K1A0 {
   /** why "separateKv" does not hold */
   w8(): string {
     try {
-      ((this.m31 ?? this.d31()));
+      ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q110);
+      return $condFail(e, $q111);
     }
-    return this.x15([...[], $q110]);
+    return this.x15([...[], $q111]);
   }
   z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q116, $q104, 2, 134217728, K1A0S8, $q117));
+    return (this.q1 ??= $buf(this.t1!, $q117, $q105, 2, 134217728, K1A0S8, $q118));
   }
   z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q116, $q106, 2, 134217728, K1A0S8, $q117));
+    return (this.q2 ??= $buf(this.t2!, $q117, $q107, 2, 134217728, K1A0S8, $q118));
   }
   y6(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q104);
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q106);
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q228, $q197);
+      if (this.t9 === null) $omitted(pp, $q229, $q198);
       const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q229, $q202);
+      if (this.t10 === null) $omitted(pp, $q230, $q203);
       const q7 = this.z10();
       const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q230);
-      $u32(b8, 4, this.s0[0], pp, $q125);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q231, $q232, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q233, 0, q2), $bd(3, $q234, 0, q3), $bd(4, $q235, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q228, 1, q6), $bd(7, $q229, 1, q7), $ub(8, $q134, 2, b8)], wx, wy, 1);
+      return $pass($q232, $q233, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q229, 1, q6), $bd(7, $q230, 1, q7), $ub(8, $q135, 2, b8)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2872,23 +2887,23 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q256;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q257;
       if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q257;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q258;
       if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S18, $q250);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S18, $q251);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q117, K1A0S18, $q251);
-      const c0 = $scratch($q252, x0);
-      const c1 = $scratch($q247, x1);
-      return { kernel: $q176, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q252, size: x0 }, { id: $q247, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S18, $q252);
+      const c0 = $scratch($q253, x0);
+      const c1 = $scratch($q248, x1);
+      return { kernel: $q177, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q253, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V24, st);
     }
@@ -2902,24 +2917,24 @@ class K1A0 {
   y7(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      if (this.t1 === null) $omitted(pp, $q123, $q104);
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
       const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q124, $q106);
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
       const q1 = this.z2();
       const q2 = this.z3();
       const q3 = this.z4();
       const q4 = this.z7();
       const q5 = this.z8();
       const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q230);
-      $u32(b6, 4, this.s0[0], pp, $q125);
+      $u32(b6, 0, this.s0[1], pp, $q231);
+      $u32(b6, 4, this.s0[0], pp, $q126);
       st = 1;
       const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
       const wx = $wg(r0, 65535, pp, "x");
       st = 2;
       const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
       const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q231, $q232, s, [$bd(0, $q123, 1, q0), $bd(1, $q124, 1, q1), $bd(2, $q233, 0, q2), $bd(3, $q234, 0, q3), $bd(4, $q235, 1, q4), $bd(5, $q236, 1, q5), $ub(6, $q134, 2, b6)], wx, wy, 1);
+      return $pass($q232, $q233, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $ub(6, $q135, 2, b6)], wx, wy, 1);
     } catch (e) {
       return $evalIn(e, pp, K1A0V18, st);
     }
@@ -2928,15 +2943,15 @@ class K1A0 {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q258;
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q259;
       if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
       const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q117, K1A0S27, $q251);
-      const c0 = $scratch($q247, x0);
-      return { kernel: $q176, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q247, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S27, $q252);
+      const c0 = $scratch($q248, x0);
+      return { kernel: $q177, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V25, st);
     }
@@ -2960,17 +2975,17 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q230);
-      $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q239);
-      $u32(b8, 12, r0, pp, $q240);
-      $u32(b8, 16, this.s6[1], pp, $q241);
-      $u32(b8, 20, this.s3[2], pp, $q242);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q259, $q260, s, [$bd(0, $q137, 1, c0), $bd(1, $q233, 1, q0), $bd(2, $q234, 1, q1), $bd(3, $q245, 1, q2), $bd(4, $q246, 1, q3), $bd(5, $q235, 1, q4), $bd(6, $q236, 1, q5), $bd(7, $q140, 0, q6), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q260, $q261, s, [$bd(0, $q138, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q141, 0, q6), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V26, st);
     }
@@ -2980,18 +2995,18 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q248;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
       if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q249;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
       if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S34, $q250);
-      const c0 = $scratch($q252, x0);
-      return { kernel: $q176, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S34, $q251);
+      const c0 = $scratch($q253, x0);
+      return { kernel: $q177, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V27, st);
     }
@@ -3015,27 +3030,27 @@ class K1A0 {
       st = 1;
       const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
       const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q230);
-      $u32(b8, 4, this.s0[0], pp, $q125);
-      $u32(b8, 8, this.s5[0], pp, $q239);
-      $u32(b8, 12, r0, pp, $q240);
-      $u32(b8, 16, this.s6[1], pp, $q241);
-      $u32(b8, 20, this.s3[2], pp, $q242);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
       $f32(b8, 24, this.a4);
       const wx = $wg(this.s0[1], 65535, pp, "x");
       const wy = $wg(this.a1, 65535, pp, "y");
       const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q259, $q260, s, [$bd(0, $q137, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q245, 1, q3), $bd(4, $q246, 1, q4), $bd(5, $q235, 1, q5), $bd(6, $q236, 1, q6), $bd(7, $q140, 0, q7), $ub(8, $q134, 2, b8)], wx, wy, wz);
+      return $pass($q260, $q261, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q141, 0, q7), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
       return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q253;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q254;
     if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
-    return { kernel: $q176, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q177, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
@@ -3047,18 +3062,18 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q256;
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q257;
       if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q257;
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q258;
       if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q117, K1A0S46, $q250);
-      const c0 = $scratch($q252, x0);
-      return { kernel: $q176, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S46, $q251);
+      const c0 = $scratch($q253, x0);
+      return { kernel: $q177, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
       return $evalAt(e, K1A0V28, st);
     }
@@ -3070,10 +3085,10 @@ class K1A0 {
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q258;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q259;
     if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
     const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
-    return { kernel: $q176, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    return { kernel: $q177, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3085,19 +3100,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q176, $q155);
+      $evalFail(e, $q177, $q156);
     }
-    const h0 = $outShape(o0, 3, $q176, $q141);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q108 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q176, $q141, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q176, $q224);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q176, $q224, this.u3.shape, h1, $q213);
-    const h2 = $outShape(this.s4, 4, $q176, $q225);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q176, $q225, this.u4.shape, h2, $q212);
+    const h0 = $outShape(o0, 3, $q177, $q142);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q109 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q177, $q142, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q177, $q225);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q177, $q225, this.u3.shape, h1, $q214);
+    const h2 = $outShape(this.s4, 4, $q177, $q226);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q177, $q226, this.u4.shape, h2, $q213);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q156, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q156, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q156, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q157, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q157, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q157, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3107,16 +3122,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q157, "SparseAttention: no variant fits this call on profile mobile-256-f16: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q158, "SparseAttention: no variant fits this call on profile mobile-256-f16: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-256-f16. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q158, K1);
-  const outs = $bag(c, $q159, K1);
-  const attrs = $bag(c, $q160, K1);
+  const ins = $bag(c, $q159, K1);
+  const outs = $bag(c, $q160, K1);
+  const attrs = $bag(c, $q161, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3141,41 +3156,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q135:
-          t0 = $td(ins[key], K1, $q116, key);
+        case $q136:
+          t0 = $td(ins[key], K1, $q117, key);
           break;
-        case $q104:
-          t1 = $td(ins[key], K1, $q116, key);
+        case $q105:
+          t1 = $td(ins[key], K1, $q117, key);
           break;
-        case $q106:
-          t2 = $td(ins[key], K1, $q116, key);
-          break;
-        case $q224:
-          t3 = $td(ins[key], K1, $q116, key);
+        case $q107:
+          t2 = $td(ins[key], K1, $q117, key);
           break;
         case $q225:
-          t4 = $td(ins[key], K1, $q116, key);
-          break;
-        case $q237:
-          t5 = $td(ins[key], K1, $q116, key);
-          break;
-        case $q238:
-          t6 = $td(ins[key], K1, $q116, key);
+          t3 = $td(ins[key], K1, $q117, key);
           break;
         case $q226:
-          t7 = $td(ins[key], K1, $q116, key);
+          t4 = $td(ins[key], K1, $q117, key);
+          break;
+        case $q238:
+          t5 = $td(ins[key], K1, $q117, key);
+          break;
+        case $q239:
+          t6 = $td(ins[key], K1, $q117, key);
           break;
         case $q227:
-          t8 = $td(ins[key], K1, $q116, key);
+          t7 = $td(ins[key], K1, $q117, key);
           break;
-        case $q197:
-          t9 = $td(ins[key], K1, $q116, key);
+        case $q228:
+          t8 = $td(ins[key], K1, $q117, key);
           break;
-        case $q202:
-          t10 = $td(ins[key], K1, $q116, key);
+        case $q198:
+          t9 = $td(ins[key], K1, $q117, key);
+          break;
+        case $q203:
+          t10 = $td(ins[key], K1, $q117, key);
           break;
         default:
-          $fail($q0, K1 + $q161 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q162 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3183,17 +3198,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q141:
-          t11 = $td(outs[key], K1, $q140, key);
-          break;
-        case $q224:
-          u3 = $td(outs[key], K1, $q140, key);
+        case $q142:
+          t11 = $td(outs[key], K1, $q141, key);
           break;
         case $q225:
-          u4 = $td(outs[key], K1, $q140, key);
+          u3 = $td(outs[key], K1, $q141, key);
+          break;
+        case $q226:
+          u4 = $td(outs[key], K1, $q141, key);
           break;
         default:
-          $fail($q0, K1 + $q162 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q163 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3201,26 +3216,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q261:
+        case $q262:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q164:
+        case $q165:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q165:
+        case $q166:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q262:
+        case $q263:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q136:
+        case $q137:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q263:
+        case $q264:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q167 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3229,107 +3244,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q116, $q135);
+    $missing(K1, $q117, $q136);
   } else {
     dt0 = t0.dtype;
-    by0 = $q135;
-    if (t0.shape.length !== 3) $badRank(K1, $q116, $q135, 3, t0.shape.length);
+    by0 = $q136;
+    if (t0.shape.length !== 3) $badRank(K1, $q117, $q136, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q116, $q104, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q116, $q104, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q117, $q105, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q117, $q105, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q116, $q106, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q116, $q106, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q117, $q107, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q117, $q107, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q116, $q224);
+    $missing(K1, $q117, $q225);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q116, $q224, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q116, $q224, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q117, $q225, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q117, $q225, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q116, $q225);
+    $missing(K1, $q117, $q226);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q116, $q225, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q116, $q225, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q117, $q226, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q117, $q226, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q116, $q237);
+    $missing(K1, $q117, $q238);
   } else {
     dt1 = t5.dtype;
-    by1 = $q237;
-    if (t5.shape.length !== 2) $badRank(K1, $q116, $q237, 2, t5.shape.length);
+    by1 = $q238;
+    if (t5.shape.length !== 2) $badRank(K1, $q117, $q238, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q116, $q238);
+    $missing(K1, $q117, $q239);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q116, $q238, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q116, $q238, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q117, $q239, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q117, $q239, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q116, $q226);
+    $missing(K1, $q117, $q227);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q116, $q226, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q116, $q226, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q117, $q227, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q117, $q227, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q116, $q227);
+    $missing(K1, $q117, $q228);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q116, $q227, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q116, $q227, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q117, $q228, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q117, $q228, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q116, $q197, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q116, $q197, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q117, $q198, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q117, $q198, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q116, $q202, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q116, $q202, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q117, $q203, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q117, $q203, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q140, $q141, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q140, $q141, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q141, $q142, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q141, $q142, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q140, $q224, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q140, $q224, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q141, $q225, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q141, $q225, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q140, $q225, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q140, $q225, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q141, $q226, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q141, $q226, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q108;
-  else if (dt0 !== $q108) $fail($q0, K1 + $q167 + dt0 + $q168);
-  if (dt1 === undefined) dt1 = $q169;
-  else if (dt1 !== $q169) $fail($q0, K1 + ": M = " + dt1 + $q170);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q261, $q171, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q164, $q171, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q165, $q171, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q262, $q171, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q136, $q171, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q263, $q171, g5);
+  if (dt0 === undefined) dt0 = $q109;
+  else if (dt0 !== $q109) $fail($q0, K1 + $q168 + dt0 + $q169);
+  if (dt1 === undefined) dt1 = $q170;
+  else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q262, $q172, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q165, $q172, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q166, $q172, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q263, $q172, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q137, $q172, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q264, $q172, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q264);
-  if (a1 === undefined) $fail($q0, K1 + $q172);
-  if (a2 === undefined) $fail($q0, K1 + $q173);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q264);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q265);
+  if (a1 === undefined) $fail($q0, K1 + $q173);
+  if (a2 === undefined) $fail($q0, K1 + $q174);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q265);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q108 && dt1 === $q169) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q157, K1 + $q174 + "T=" + dt0 + ", " + "M=" + dt1 + $q175);
+  if (dt0 === $q109 && dt1 === $q170) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q158, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -27,7 +27,8 @@ import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/sh
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
-import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
+import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
+import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tuned-rule.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
 import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
@@ -170,7 +171,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     for (const kernel of kernels) {
       progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
       const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
-      kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
+      kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
       prefetchValidations(ctx.shaders, validator, shaderCache, wanted, prefetched);
     }
@@ -281,6 +282,32 @@ function configuredInstances(
 }
 
 /** Enumerates and prunes one kernel's candidates on one profile, reporting missing instances and variants. */
+/**
+ * The kernel as built on a profile: with the tune file's per-call rule folded in (every read of a
+ * ruled tunable becomes the rule's expression; see src/plan/tuned-rule.ts), unless the config pins
+ * one of the ruled tunables (the config takes precedence) or the rule cannot apply (reported).
+ */
+function tunedKernel(loaded: LoadedConfig, k: CheckedKernel, profile: string, reports: Report[], locate: PointerLocator): CheckedKernel {
+  const rec = loaded.tuneFile?.tune.profiles[profile]?.[k.spec.name];
+  const perCall = rec?.perCall;
+  if (!perCall || !loaded.tuneFile) return k;
+  const rule: TunedRule = perCall;
+  const configPinned = configPins(loaded.config, profile, k.spec.name);
+  if (ruleTunables(rule).some((t) => Object.hasOwn(configPinned, t))) return k;
+  const problem = ruleProblem(k, rule);
+  if (!problem) return applyRule(k, rule);
+  reports.push({
+    diagnostic: makeDiagnostic(
+      "tune_rule_invalid",
+      `the per-call rule for ${k.spec.name} on profile ${profile} cannot apply: ${problem.message}`,
+      locate(loaded.tuneFile.file, `/profiles/${profile}/${k.spec.name}/perCall`),
+      { hint: problem.hint },
+    ),
+    where: { profile },
+  });
+  return k;
+}
+
 function enumerateOnProfile(
   loaded: LoadedConfig,
   k: CheckedKernel,
@@ -294,10 +321,11 @@ function enumerateOnProfile(
   // templates read only build-time values; otherwise it is a warning that nothing was built.
   const implicit = configured.length === 0;
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
+  const ruled = tunedKernel(loaded, k, profile.name, reports, locate);
   let build: KernelProfileBuild;
   try {
     build = enumerateKernel(
-      k,
+      ruled,
       facts,
       pinnedTunables(loaded.config, profile.name, k.spec.name),
       implicit ? [{ name: IMPLICIT_INSTANCE, values: new Map() }] : configured,
@@ -307,7 +335,7 @@ function enumerateOnProfile(
     // Too many candidates: reported, and nothing of this kernel is built on this profile.
     if (!(err instanceof UserError)) throw err;
     reports.push(...err.diagnostics.map((diagnostic) => ({ diagnostic, where })));
-    return { kernel: k, assignments: [], candidates: [], problems: [] };
+    return { kernel: ruled, assignments: [], candidates: [], problems: [] };
   }
   for (const a of build.assignments) reports.push(...buildTimeNonFinite(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
   if (implicit && build.problems.length) {

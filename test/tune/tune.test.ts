@@ -154,6 +154,21 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
     }
   });
 
+  it("refuses a per-call key (`by`) over tunables that shape the shader, before measuring", async () => {
+    const config = JSON.parse(tuneConfig()) as { tune: { Axpby: Record<string, unknown> } };
+    config.tune.Axpby.by = "n";
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(config));
+    const before = fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8");
+    try {
+      const r = await run(dir, "tune", "--profile", PROFILE);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error\[tune_rule_invalid\]: tune.Axpby.by: WG shapes the shader of pass main/);
+      expect(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8")).toBe(before);
+    } finally {
+      fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+    }
+  });
+
   it("refuses to build from a tune file it did not write", async () => {
     const file = path.join(dir, "kernelc.tune.json");
     const good = fs.readFileSync(file, "utf8");

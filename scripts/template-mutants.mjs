@@ -27,16 +27,17 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PAGED = "test/gpu/paged-attention.test.ts";
 const SPARSE = "test/gpu/sparse-attention.test.ts";
-const PROFILES = "test/gpu/profiles.test.ts";
 // A few cases per file (vitest -t patterns), chosen to take the mutated path: the whole GPU files
 // take tens of minutes on a shared lavapipe machine. --full runs the whole files instead.
 const PAGED_SINGLE = "separate_derived: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
 const PAGED_SPLIT = "separate_derived_splitk: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
 // Blocks of 32 tokens: the key-per-lane design (mobile-1024-f16).
 const PAGED_KPL = "mobile-1024-f16: separate_derived(_splitk)?: G8 H64 bs32 long$";
-// The row design's subgroup path: its cases exist only on an adapter with 32-lane subgroups (the
-// H200); lavapipe runs the design's fallback, so these two mutants cannot be killed there.
-const PROFILES_ROW = "desktop-(64k|48k) PagedAttention separate_derived_splitk H128$";
+// The row design built for the adapter's subgroup width (8 on lavapipe) without its fallback: a
+// split-K decode case (f16 native) and a single-pass case (f16 packed).
+const ROW = "test/gpu/paged-attention-row.test.ts";
+const ROW_FEW = "(desktop-32k: separate_derived_splitk|desktop-48k: packed_derived): ";
+const ROW_SPLIT = "(desktop-32k: separate_derived_splitk|desktop-48k: packed_slot_splitk): ";
 const SPARSE_FEW = "(single|splitk): (golden CSR, prompt, separate|decode S=3 at 61/125, G=1, H=128, sbs 64)$";
 
 /**
@@ -113,10 +114,10 @@ const MUTANTS = [
     id: "row-mask-by-multiplication",
     kind: "masking by multiplication",
     file: "paged-attention-row.wgsl.jinja",
-    find: "let v{{ s }} = select(vec4<f32>(0.0), vec4<f32>(vr{{ s }}), ((valid >> {{ s }}u) & 1u) != 0u);",
-    replace: "let v{{ s }} = vec4<f32>(vr{{ s }}) * f32(((valid >> {{ s }}u) & 1u) != 0u);",
-    tests: [PROFILES],
-    filter: PROFILES_ROW,
+    find: "let v{{ s }}{{ sfx(j) }} = select(vec4<f32>(0.0), vec4<f32>(vr{{ s }}{{ sfx(j) }}), ((valid >> {{ s }}u) & 1u) != 0u);",
+    replace: "let v{{ s }}{{ sfx(j) }} = vec4<f32>(vr{{ s }}{{ sfx(j) }}) * f32(((valid >> {{ s }}u) & 1u) != 0u);",
+    tests: [ROW],
+    filter: ROW_FEW,
   },
   {
     id: "row-unwritten-split-stats",
@@ -124,8 +125,26 @@ const MUTANTS = [
     file: "paged-attention-row.wgsl.jinja",
     find: "partial_stats[slot] = vec2<f32>(select(NEG_BIG, m{{ g }}, l > 0.0), l);",
     replace: "_ = vec2<f32>(select(NEG_BIG, m{{ g }}, l > 0.0), l);",
-    tests: [PROFILES],
-    filter: PROFILES_ROW,
+    tests: [ROW],
+    filter: ROW_SPLIT,
+  },
+  {
+    id: "row-butterfly-sends-kept-half",
+    kind: "butterfly index flip",
+    file: "paged-attention-row.wgsl.jinja",
+    find: "subgroupShuffleXor(select(v{{ k }}_{{ j + half }}, v{{ k }}_{{ j }}, hi{{ k }}), {{ 2 ** k }}u)",
+    replace: "subgroupShuffleXor(select(v{{ k }}_{{ j }}, v{{ k }}_{{ j + half }}, hi{{ k }}), {{ 2 ** k }}u)",
+    tests: [ROW],
+    filter: ROW_FEW,
+  },
+  {
+    id: "row-guard-always-fallback",
+    kind: "comparison flip (the row path never runs)",
+    file: "paged-attention-row.wgsl.jinja",
+    find: "if (sg_size != {{ W }}u || sg_id != lane % {{ W }}u) {",
+    replace: "if (sg_size == {{ W }}u || sg_id != lane % {{ W }}u) {",
+    tests: [ROW],
+    filter: ROW_FEW,
   },
 ];
 

@@ -185,6 +185,7 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
   const perBatch = Math.floor(QUERIES / (2 * n));
   const total = [];
   const focused = [];
+  const perPass = plan.passes.map(() => []);
   for (let done = 0; done < reps;) {
     const count = Math.min(perBatch, reps - done);
     for (let r = 0; r < count; r++) {
@@ -198,13 +199,19 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
       total.push((t[o + 2 * n - 1] - t[o]) / 1e6);
       let f = 0;
       plan.passes.forEach((p, i) => {
-        if (focus.includes(p.id)) f += (t[o + 2 * i + 1] - t[o + 2 * i]) / 1e6;
+        const ms = (t[o + 2 * i + 1] - t[o + 2 * i]) / 1e6;
+        perPass[i].push(ms);
+        if (focus.includes(p.id)) f += ms;
       });
       focused.push(f);
     }
     done += count;
   }
-  return { total: median(total), focused: median(focused) };
+  return {
+    total: median(total),
+    focused: median(focused),
+    passes: Object.fromEntries(plan.passes.map((p, i) => [p.id, median(perPass[i])])),
+  };
 }
 
 function shuffled(n) {
@@ -303,8 +310,9 @@ async function pagedBench(copy) {
         }
         const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
         const r = await timePlan(plan, cfg.shaders, t, attn, 40, cfg.cache);
-        const got = results.get(cfg) ?? { plan, total: [], focused: [] };
+        const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
         got.total.push(r.total);
+        got.passes.push(r.passes);
         got.focused.push(r.focused);
         results.set(cfg, got);
       }
@@ -325,12 +333,17 @@ async function pagedBench(copy) {
         allPassesMs: median(got.total),
         attentionMs: focused,
         attentionMsRounds: got.focused,
+        passMs: Object.fromEntries(Object.keys(got.passes[0]).map((id) => [id, median(got.passes.map((p) => p[id]))])),
         kvTBps: kvBytes / (focused / 1e3) / 1e12,
       };
       row.ofCopy = row.kvTBps / copy.tbps;
       rows.push(row);
       log(
-        `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy`,
+        `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy | passes ${Object.entries(
+          row.passMs,
+        )
+          .map(([id, ms]) => `${id} ${ms.toFixed(4)}`)
+          .join(" ")}`,
       );
     }
     for (const b of Object.values(t)) b.destroy();

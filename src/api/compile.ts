@@ -29,7 +29,8 @@ import { createShaderCache, TemplateDigests, type ShaderCache, type VerdictStore
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
-import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
+import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
+import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tuned-rule.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
 import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
@@ -205,7 +206,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
       if (key !== undefined) enumerationsUsed.add(key);
       diagnostics.push(...enumerated.reports);
       const build = enumerated.build;
-      kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
+      kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
       prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
     }
@@ -324,6 +325,32 @@ function configuredInstances(
 }
 
 /** Enumerates and prunes one kernel's candidates on one profile, reporting missing instances and variants. */
+/**
+ * The kernel as built on a profile: with the tune file's per-call rule folded in (every read of a
+ * ruled tunable becomes the rule's expression; see src/plan/tuned-rule.ts), unless the config pins
+ * one of the ruled tunables (the config takes precedence) or the rule cannot apply (reported).
+ */
+function tunedKernel(loaded: LoadedConfig, k: CheckedKernel, profile: string, reports: Report[], locate: PointerLocator): CheckedKernel {
+  const rec = loaded.tuneFile?.tune.profiles[profile]?.[k.spec.name];
+  const perCall = rec?.perCall;
+  if (!perCall || !loaded.tuneFile) return k;
+  const rule: TunedRule = perCall;
+  const configPinned = configPins(loaded.config, profile, k.spec.name);
+  if (ruleTunables(rule).some((t) => Object.hasOwn(configPinned, t))) return k;
+  const problem = ruleProblem(k, rule);
+  if (!problem) return applyRule(k, rule);
+  reports.push({
+    diagnostic: makeDiagnostic(
+      "tune_rule_invalid",
+      `the per-call rule for ${k.spec.name} on profile ${profile} cannot apply: ${problem.message}`,
+      locate(loaded.tuneFile.file, `/profiles/${profile}/${k.spec.name}/perCall`),
+      { hint: problem.hint },
+    ),
+    where: { profile },
+  });
+  return k;
+}
+
 function enumerateOnProfile(
   loaded: LoadedConfig,
   k: CheckedKernel,
@@ -337,10 +364,11 @@ function enumerateOnProfile(
   // templates read only build-time values; otherwise it is a warning that nothing was built.
   const implicit = configured.length === 0;
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
+  const ruled = tunedKernel(loaded, k, profile.name, reports, locate);
   let build: KernelProfileBuild;
   try {
     build = enumerateKernel(
-      k,
+      ruled,
       facts,
       pinnedTunables(loaded.config, profile.name, k.spec.name),
       implicit ? [{ name: IMPLICIT_INSTANCE, values: new Map() }] : configured,
@@ -350,7 +378,7 @@ function enumerateOnProfile(
     // Too many candidates: reported, and nothing of this kernel is built on this profile.
     if (!(err instanceof UserError)) throw err;
     reports.push(...err.diagnostics.map((diagnostic) => ({ diagnostic, where })));
-    return { kernel: k, assignments: [], candidates: [], problems: [] };
+    return { kernel: ruled, assignments: [], candidates: [], problems: [] };
   }
   for (const a of build.assignments) reports.push(...buildTimeNonFinite(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
   if (implicit && build.problems.length) {
@@ -465,7 +493,7 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
   };
 }
 
-/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, profiles.json and the index.ts that loadBundle reads. */
+/** The bundle's files: shaders (shared across profiles), per profile a dispatcher, a manifest and kernels.json, profiles.json and the index.ts that loadBundle reads. */
 async function generateFiles(
   root: string,
   shaders: ReadonlyMap<string, ShaderRecord>,
@@ -490,7 +518,9 @@ async function generateFiles(
     const models = r.kernels.map((k) => k.model);
     for (const [rel, text] of moduleFiles(`${r.profile.name}/dispatcher`, generateDispatcher(models, header, r.profile.name), emit))
       files.set(rel, text);
-    files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
+    const described = manifestFor(r.profile, models, specFiles);
+    files.set(`${r.profile.name}/manifest.json`, stableJson(described.manifest));
+    files.set(`${r.profile.name}/kernels.json`, stableJson(described.kernels));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
   const specFiles = [

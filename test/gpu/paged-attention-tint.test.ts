@@ -75,10 +75,43 @@ describe("PagedAttention shaders (Tint through the compiler)", () => {
           expect(/^enable subgroups;$/m.test(wgsl), JSON.stringify(g)).toBe(rows);
         });
         expect(Object.keys(compiled.shaders).length).toBeGreaterThan(20);
-        const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!);
-        for (const v of manifest.kernels.PagedAttention.variants)
+        const described = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!);
+        for (const v of described.kernels.PagedAttention.variants)
           for (const p of v.passes) for (const leaf of p.key) expect(leaf, `${v.id}/${p.id}`).not.toMatch(PER_CALL);
       }, 600_000);
     }
+  }
+
+  // The row design's builds for 8- and 16-lane subgroups (ROW_SUBGROUP_SIZE) with its fallback, as a
+  // user could build them (lavapipe runs W = 8 with the fallback replaced, in
+  // test/gpu/paged-attention-row.test.ts): each way a tile of W keys meets blocks (bs 16: a tile
+  // inside a block; W / 2: two blocks per tile; 12 or 24: a lookup per key) with 1, 7 and 8 query
+  // heads per KV head, split-K and single pass (a 32-lane workgroup).
+  for (const W of [8, 16]) {
+    test(`the row design built for ${W}-lane subgroups`, async () => {
+      for (const split of [true, false]) {
+        const cells: { variant: string; H: number; N: number; Nkv: number; bs: number }[] = [];
+        for (const [N, Nkv] of [
+          [8, 8],
+          [7, 1],
+          [8, 1],
+        ] as const)
+          for (const bs of [16, W / 2, W === 8 ? 12 : 24])
+            cells.push({ variant: split ? "separate_derived_splitk" : "packed_slot", H: 128, N, Nkv, bs });
+        const calls = cells.map(gridCall);
+        const tunables = split ? { SPLIT_MIN_KEYS: 8 } : { MAX_SPLITS: 1, WORKGROUP_SIZE: 32 };
+        const compiled = await compileForCalls("PagedAttention", calls, "desktop-32k", { ...tunables, ROW_SUBGROUP_SIZE: W });
+        cells.forEach((g, i) => {
+          const plan = compiled.plan(calls[i]);
+          expect(plan.variant, JSON.stringify(g)).toBe(g.variant);
+          const attention = plan.passes.find((p) => p.id === "main" || p.id === "split_attention")!;
+          const wgsl = compiled.shaders[attention.shader];
+          expect(wgsl, JSON.stringify(g)).toContain(`fn reduce_pairs(p: array<f32, ${W}>, lane: u32) -> f32 {`);
+          expect(wgsl, JSON.stringify(g)).toContain(`if (sg_size != ${W}u || sg_id != lane % ${W}u) {`);
+          expect(wgsl, JSON.stringify(g)).toContain("attend_key_per_lane(wid, nwg, lane);");
+          expect(wgsl, JSON.stringify(g)).not.toContain("not_rows");
+        });
+      }
+    }, 600_000);
   }
 });

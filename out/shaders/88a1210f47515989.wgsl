@@ -14,8 +14,10 @@ fn store_output(i: u32, v: vec4<f32>) {
 // out = sum w_i o_i / sum w_i. Empty splits (l_i = 0) are skipped; a row with no weight at all
 // writes zeros.
 const NUM_HEADS: u32 = 32u;
-const HEAD_VEC: u32 = 32u;
-const WG: u32 = 32u;
+const HEAD_VEC: u32 = 24u;
+const WG: u32 = 256u;
+const LANES: u32 = 32u;
+const GROUPS: u32 = 8u;
 // Finite stand-in for -infinity: exp(NEG_BIG - m) is 0 and never NaN.
 const NEG_BIG: f32 = -3.0e38;
 fn split_count(token_count: u32) -> u32 {
@@ -30,6 +32,10 @@ fn split_out(slot: u32, c: u32) -> vec4<f32> {
   return partial_out[slot * HEAD_VEC + c];
 }
 
+var<workgroup> red_m: array<f32, WG>;
+var<workgroup> red_num: array<vec4<f32>, WG>;
+var<workgroup> red_den: array<f32, WG>;
+
 @compute @workgroup_size(WG, 1, 1)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
@@ -42,25 +48,52 @@ fn main(
   let row = t * NUM_HEADS + h;
   let first = row * num_splits;
 
-  var big_m = NEG_BIG;
-  for (var i = 0u; i < num_splits; i++) {
+  // M = max m_i over the splits with l_i > 0: each invocation takes splits lane, lane + WG, ...
+  var m = NEG_BIG;
+  for (var i = lane; i < num_splits; i += WG) {
     let st = split_stats(first + i);
     if (st.y > 0.0) {
-      big_m = max(big_m, st.x);
+      m = max(m, st.x);
     }
   }
-  for (var c = lane; c < HEAD_VEC; c += WG) {
+  red_m[lane] = m;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) {
+      red_m[lane] = max(red_m[lane], red_m[lane + s]);
+    }
+    workgroupBarrier();
+  }
+  let big_m = red_m[0];
+
+  // Group g sums splits g, g + GROUPS, ...; its invocation k takes channel c0 + k.
+  let g = lane / LANES;
+  let k = lane % LANES;
+  for (var c0 = 0u; c0 < HEAD_VEC; c0 += LANES) {
+    let c = c0 + k;
     var num = vec4<f32>(0.0);
     var den = 0.0;
-    for (var i = 0u; i < num_splits; i++) {
-      let st = split_stats(first + i);
-      if (st.y > 0.0) {
-        let w = st.y * exp(st.x - big_m);
-        den += w;
-        num += w * split_out(first + i, c);
+    if (c < HEAD_VEC) {
+      for (var i = g; i < num_splits; i += GROUPS) {
+        let st = split_stats(first + i);
+        if (st.y > 0.0) {
+          let w = st.y * exp(st.x - big_m);
+          den += w;
+          num += w * split_out(first + i, c);
+        }
       }
     }
-    // Output row t, head h: element t * NUM_HEADS * HEAD_VEC + h * HEAD_VEC + c.
-    store_output(row * HEAD_VEC + c, vec4<f32>(num * select(0.0, 1.0 / den, den > 0.0)));
+    red_num[lane] = num;
+    red_den[lane] = den;
+    workgroupBarrier();
+    if (g == 0u && c < HEAD_VEC) {
+      for (var j = 1u; j < GROUPS; j++) {
+        num += red_num[j * LANES + k];
+        den += red_den[j * LANES + k];
+      }
+      // Output row t, head h: element t * NUM_HEADS * HEAD_VEC + h * HEAD_VEC + c.
+      store_output(row * HEAD_VEC + c, vec4<f32>(num * select(0.0, 1.0 / den, den > 0.0)));
+    }
+    workgroupBarrier();
   }
 }

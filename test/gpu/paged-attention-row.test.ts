@@ -1,0 +1,280 @@
+/// <reference types="@webgpu/types" />
+/**
+ * The row design of PagedAttention (templates/paged-attention-row.wgsl.jinja: head size 128,
+ * subgroup shuffles; what the desktop profiles run on NVIDIA, AMD and Apple) executed numerically
+ * on the test adapter, whatever its subgroup width: the design is built by the real compiler for
+ * the adapter's width W (the tunable ROW_SUBGROUP_SIZE pinned to W: 8 on Mesa's lavapipe, 32 on
+ * the H200, where the shader is the shipped one) and with its fallback replaced by wrong results
+ * (TEST_NO_ROW_FALLBACK = 1, a test-only tunable), so a case passes only if every workgroup ran the
+ * row path. Cases: decode with split-K, prefill and mixed batches in one pass, blocks that hold a
+ * tile, several per tile and a tile that straddles blocks, 1, 2, 4, 7 and 8 query heads per KV
+ * head, f16 native (desktop-32k) and packed in u32 pairs (desktop-48k), garbage in every cache
+ * slot no visible key reads, hostile block tables. With CI=true an adapter whose subgroups are not
+ * exactly 8, 16 or 32 lanes wide fails the run: the path the shipped desktop profiles take must
+ * have run. The seed is printed; PAGED_ROW_SEED=<n> replays a run.
+ */
+import { afterAll, afterEach, describe, expect, test } from "vitest";
+import type { Plan } from "../../src/model/plan.js";
+import { executePlan } from "../../src/runtime/execute.js";
+import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
+import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
+import { ScratchPool } from "../../src/runtime/scratch-pool.js";
+import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
+import {
+  createBuffer,
+  expectNoUncapturedErrors,
+  getGpuDevice,
+  poisonBuffer,
+  poisonBufferCycle,
+  readBuffer,
+  uploadBuffer,
+} from "../support/gpu.js";
+import {
+  ATTENTION_TOL,
+  makePagedCase,
+  pagedCaseReference,
+  pagedCaseTensors,
+  type PagedBatch,
+  type PagedCaseShape,
+} from "../support/paged-cases.js";
+import { rng } from "../support/rng.js";
+
+const SEED = process.env.PAGED_ROW_SEED ? Number(process.env.PAGED_ROW_SEED) : Math.floor(Math.random() * 2 ** 31);
+const TOL = ATTENTION_TOL;
+
+// desktop-32k's features (shader-f16, subgroups) and the limits both profiles' row shaders need.
+const device = await getGpuDevice({
+  requiredFeatures: ["shader-f16", "subgroups"],
+  requiredLimits: { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024 },
+});
+
+/** The subgroup widths the row design is written for (ROW_SUBGROUP_SIZE). */
+const ROW_WIDTHS = [8, 16, 32];
+const info = device?.adapterInfo;
+/** The adapter's subgroup width, when it is one width and the row design has a build for it. */
+const W =
+  info && info.subgroupMinSize === info.subgroupMaxSize && ROW_WIDTHS.includes(info.subgroupMinSize) ? info.subgroupMinSize : undefined;
+const widthProblem = info
+  ? `the adapter's subgroups are ${info.subgroupMinSize}..${info.subgroupMaxSize} lanes wide; the row design has builds for exactly ${ROW_WIDTHS.join(", ")}`
+  : "";
+
+interface RowCase {
+  readonly profile: "desktop-32k" | "desktop-48k";
+  readonly variant: string;
+  readonly shape: PagedCaseShape;
+  /** A fixed batch (past lengths, new tokens); absent: drawn per run. */
+  readonly batch?: PagedBatch;
+}
+
+const shape = (
+  name: string,
+  numHeads: number,
+  kvNumHeads: number,
+  blockSize: number,
+  extra: Partial<PagedCaseShape> = {},
+): PagedCaseShape => ({
+  name,
+  numHeads,
+  kvNumHeads,
+  headSize: 128,
+  blockSize,
+  batch: 4,
+  maxPast: 120,
+  maxNew: 9,
+  ...extra,
+});
+
+/** Block sizes against the tile of W keys: several blocks per tile, and one that neither divides W nor is a multiple of it. */
+const SMALL_BS = (W ?? 32) / 2;
+const ODD_BS = W === 8 ? 12 : 24;
+
+/**
+ * A handful of cases (lavapipe compiles each distinct shader once, in seconds): each way a tile
+ * meets blocks (a tile inside a block: bs 16 and 32; W / bs blocks per tile; a block lookup per
+ * key), split-K decode and single-pass prefill, separate and packed QKV, both f16 forms.
+ */
+const CASES: readonly RowCase[] = [
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived_splitk",
+    shape: shape("G4 bs16 decode", 8, 2, 16),
+    batch: { past: [300, 77, 0], newTokens: [1, 1, 1] },
+  },
+  {
+    profile: "desktop-48k",
+    variant: "packed_slot_splitk",
+    shape: shape("G8 bs32 decode", 8, 1, 32),
+    batch: { past: [250, 31], newTokens: [1, 1] },
+  },
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived",
+    shape: shape("G1 bs32 prefill", 4, 4, 32),
+    batch: { past: [0, 40, 9], newTokens: [13, 1, 6] },
+  },
+  {
+    profile: "desktop-48k",
+    variant: "packed_derived",
+    shape: shape("G4 bs16 mixed", 8, 2, 16),
+    batch: { past: [20, 0, 61], newTokens: [5, 11, 1] },
+  },
+  {
+    profile: "desktop-32k",
+    variant: "separate_slot_splitk",
+    shape: shape(`G2 bs${SMALL_BS} decode, hostile tables`, 4, 2, SMALL_BS, { hostile: true }),
+    batch: { past: [100, 45, 7], newTokens: [1, 1, 1] },
+  },
+  {
+    profile: "desktop-48k",
+    variant: "packed_slot",
+    shape: shape(`G7 bs${ODD_BS} mixed, hostile tables`, 7, 1, ODD_BS, { hostile: true }),
+    // The last sequence with new tokens loses every block (its outputs must be zeros); the others keep most.
+    batch: { past: [89, 30, 0], newTokens: [5, 1, 7] },
+  },
+];
+
+/**
+ * Tunables: the adapter's width, the fallback replaced (tests only), and the variant choice:
+ * split-K with a low key threshold, or one pass with the 32-lane workgroup the row design needs.
+ */
+function tunablesFor(c: RowCase): Record<string, number> {
+  const row = { ROW_SUBGROUP_SIZE: W ?? 32, TEST_NO_ROW_FALLBACK: 1 };
+  return c.variant.endsWith("_splitk") ? { ...row, SPLIT_MIN_KEYS: 8 } : { ...row, MAX_SPLITS: 1, WORKGROUP_SIZE: 32 };
+}
+
+/** One build per (profile, tunables), with the instances of the cases that use it. */
+const planners = new Map<string, Promise<CompiledPlanner>>();
+function plannerFor(c: RowCase): Promise<CompiledPlanner> {
+  const tunables = tunablesFor(c);
+  const key = `${c.profile} ${JSON.stringify(tunables)}`;
+  let p = planners.get(key);
+  if (!p) {
+    const calls = CASES.filter((o) => `${o.profile} ${JSON.stringify(tunablesFor(o))}` === key).map(
+      (o) => makePagedCase(o.shape, o.variant.startsWith("packed"), o.variant.includes("_slot"), rng(1), o.batch).call,
+    );
+    p = compileForCalls("PagedAttention", calls, c.profile, tunables);
+    planners.set(key, p);
+  }
+  return p;
+}
+
+/** The design each attention shader of a build has (its manifest's explain table). */
+function designOf(compiled: CompiledPlanner, profile: string, shaderId: string): unknown {
+  const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!) as {
+    kernels: Record<string, { explain?: Record<string, { pagedDesign?: string }> }>;
+  };
+  return manifest.kernels.PagedAttention.explain?.[shaderId]?.pagedDesign;
+}
+
+const shaderTexts = new Map<string, string>();
+let pipelines: PipelineCache | undefined;
+
+/** Runs a plan: uploads tensors, poisons the output and the scratch, reads the output and caches back. */
+async function runPlan(
+  dev: GPUDevice,
+  compiled: CompiledPlanner,
+  plan: Plan,
+  tensors: Readonly<Record<string, Uint8Array>>,
+): Promise<Record<string, ArrayBuffer>> {
+  for (const [id, text] of Object.entries(compiled.shaders)) shaderTexts.set(id, text);
+  pipelines ??= new PipelineCache(dev, (id) => {
+    const text = shaderTexts.get(id);
+    if (text === undefined) throw new Error(`no shader ${id} in any build`);
+    return text;
+  });
+  const buffers: Record<string, GPUBuffer> = {};
+  for (const [id, bytes] of Object.entries(tensors)) buffers[id] = uploadBuffer(dev, bytes);
+  const outBytes = (plan.outputShapes.outputT ?? []).reduce((a, b) => a * b, 1) * 2;
+  buffers.outputT = createBuffer(dev, outBytes);
+  poisonBuffer(dev, buffers.outputT);
+  const scratchPool = new ScratchPool(dev, "paged row test scratch");
+  const held = plan.scratch.map((s) => scratchPool.acquire(Math.max(s.size, 4)));
+  for (const b of held) poisonBufferCycle(dev, b);
+  scratchPool.release(...held);
+  await executePlan(dev, pipelines, plan, buffers, { checkErrors: true, scratchPool });
+  const out: Record<string, ArrayBuffer> = {};
+  out.outputT = await readBuffer(dev, buffers.outputT, 0, outBytes);
+  for (const id of ["keyCacheT", "valueCacheT"]) out[id] = await readBuffer(dev, buffers[id], 0, tensors[id].byteLength);
+  for (const b of Object.values(buffers)) b.destroy();
+  scratchPool.destroy();
+  return out;
+}
+
+describe.runIf(device)("PagedAttention's row design, executed at the adapter's subgroup width", () => {
+  const table: string[] = [];
+  console.log(`PagedAttention row design GPU test seed: ${SEED} (replay with PAGED_ROW_SEED=${SEED}); subgroup width ${W ?? "unusable"}`);
+  afterEach(async () => {
+    if (device) await expectNoUncapturedErrors(device);
+  });
+  afterAll(() => {
+    if (table.length) console.log([`W | profile | variant | case | numSplits | max |err| | max err/tol`, ...table].join("\n"));
+    device?.destroy();
+  });
+
+  if (W === undefined) {
+    if (process.env.CI === "true") {
+      test("the adapter can run the row design", () => {
+        expect.fail(`${widthProblem} (CI=true: the row design's path must run numerically)`);
+      });
+    } else {
+      console.warn(`${widthProblem}; skipping the row design's GPU test`);
+      test.skip("the adapter can run the row design", () => {});
+    }
+    return;
+  }
+
+  for (const [i, c] of CASES.entries()) {
+    test(`W${W} ${c.profile}: ${c.variant}: ${c.shape.name}`, async () => {
+      const dev = device as GPUDevice;
+      const rand = rng(SEED + 7919 * i);
+      const data = makePagedCase(c.shape, c.variant.startsWith("packed"), c.variant.includes("_slot"), rand, c.batch);
+      const compiled = await plannerFor(c);
+      const plan = compiled.plan(data.call);
+      expect(plan.variant, data.summary).toBe(c.variant);
+      const attention = plan.passes.find((p) => p.id === "main" || p.id === "split_attention")!;
+      expect(designOf(compiled, c.profile, attention.shader), `pass ${attention.id}`).toBe("row");
+      const text = compiled.shaders[attention.shader];
+      expect(text, "the shader is the row design's build for the adapter's width, without its fallback").toContain(
+        "not_rows(wid, nwg, lane);",
+      );
+      expect(text).not.toContain("attend_key_per_lane(wid, nwg, lane);");
+      const got = await runPlan(dev, compiled, plan, pagedCaseTensors(data));
+      const ref = pagedCaseReference(c.shape, data);
+      const out = new Uint16Array(got.outputT);
+      let maxErr = 0;
+      let maxRatio = 0;
+      let worst = -1;
+      for (let k = 0; k < ref.output.length; k++) {
+        const err = Math.abs(f16ToF32(out[k]) - ref.output[k]);
+        const ratio = err / (TOL + TOL * Math.abs(ref.output[k]));
+        if (!(ratio <= maxRatio)) {
+          maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
+          worst = k;
+        }
+        if (!(err <= maxErr)) maxErr = Number.isNaN(err) ? Infinity : err;
+      }
+      const numSplits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
+      table.push(
+        `${W} | ${c.profile} | ${c.variant} | ${c.shape.name} (${data.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
+      );
+      const { numHeads: N, headSize: H } = c.shape;
+      const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
+      expect(
+        maxRatio,
+        `seed ${SEED}, ${data.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`,
+      ).toBeLessThanOrEqual(1);
+      if (c.variant.endsWith("_splitk")) expect(numSplits, "split-K runs several splits").toBeGreaterThan(1);
+      // The caches, bit for bit: written rows hold the new K and V, everything else is untouched.
+      for (const [id, before, want] of [
+        ["keyCacheT", data.keyCache, ref.keyCache],
+        ["valueCacheT", data.valueCache, ref.valueCache],
+      ] as const) {
+        const cache = new Uint16Array(got[id]);
+        let mismatches = 0;
+        for (let k = 0; k < before.length; k++) if (cache[k] !== (ref.written[k] ? f32ToF16(want[k]) : before[k])) mismatches++;
+        expect(mismatches, `seed ${SEED}, ${id}`).toBe(0);
+      }
+      expect(data.liveRows, "the case has visible keys").toBeGreaterThan(0);
+    }, 300_000);
+  }
+});

@@ -133,7 +133,8 @@ async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
       onProgress: (step) => progress.update(`kernelc build: ${step}`),
       verdicts,
     });
-    verdicts.save();
+    // `build --check` writes nothing: it takes the verdicts kept, and keeps none.
+    if (!run.opts.check) verdicts.save();
     return result;
   } finally {
     progress.done();

@@ -144,6 +144,17 @@ describe("the verdict cache", () => {
     expect(await lintWithCache(dir)).toMatchObject({ validated: 1, storeReused: 0, errors: [] });
   });
 
+  it("build writes it, build --check (which writes nothing) only reads it", async () => {
+    const dir = project();
+    expect((await run(["build", "--check"], dir)).code).toBe(1);
+    expect(fs.existsSync(path.join(dir, ".kernelc-cache"))).toBe(false);
+    expect((await run(["build"], dir)).code).toBe(0);
+    const kept = fs.readFileSync(path.join(dir, VERDICT_CACHE), "utf8");
+    fs.writeFileSync(path.join(dir, "templates", "scale.wgsl.jinja"), TEMPLATE + "// edited\n");
+    expect((await run(["build", "--check"], dir)).code).toBe(1);
+    expect(fs.readFileSync(path.join(dir, VERDICT_CACHE), "utf8")).toBe(kept);
+  });
+
   it("--no-cache neither reads nor writes it; a .kernelc-cache that is a file is left alone", async () => {
     const dir = project();
     expect((await run(["lint", "--no-cache"], dir)).code).toBe(0);

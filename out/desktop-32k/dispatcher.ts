@@ -1026,34 +1026,34 @@ class K0A0 {
     }
     return this.x6([...[], $q89]);
   }
-  /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
+  /** derive "pagedBaseWorkgroups": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
+      return (this.m9 = $mulN(this.s0[0] as number, this.a1 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedBaseWorkgroups");
+    }
+  }
+  /** derive "pagedKeyCeiling": computes m10 (read as this.m10 ?? this.d10()) */
+  d10(): number {
+    try {
+      return (this.m10 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
     } catch (e) {
       throw $wrap(e, "pagedKeyCeiling");
     }
   }
-  /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
-  d10(): number {
-    try {
-      return (this.m10 = Math.max((1 as number), (Math.min((64 as number), ($chk(Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedSplitCap");
-    }
-  }
-  /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
+  /** derive "pagedSplitCap": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): number {
     try {
-      return (this.m11 = $mulN(this.s0[0] as number, this.a1 as number));
+      return (this.m11 = Math.max((1 as number), (Math.min((((((this.m9 ?? this.d9()) as number) <= (64 as number)) ? 128 : 64) as number), ($chk(Math.floor(((this.m10 ?? this.d10()) as number) / (64 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "pagedBaseWorkgroups");
+      throw $wrap(e, "pagedSplitCap");
     }
   }
   /** derive "numSplits": computes m12 (read as this.m12 ?? this.d12()) */
   d12(): number {
     try {
-      return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((4096 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
+      return (this.m12 = Math.max((1 as number), (Math.min(((this.m11 ?? this.d11()) as number), ($ceilDiv((((((this.m9 ?? this.d9()) as number) <= (64 as number)) ? 1024 : 4096) as number), (Math.max((1 as number), ((this.m9 ?? this.d9()) as number)) as number)) as number)) as number)));
     } catch (e) {
       throw $wrap(e, $q90);
     }

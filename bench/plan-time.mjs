@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Plan cost per call (section 3 of bench/run.js, on its own): the generated dispatcher of
 // desktop-64k against the interpreter on the same 64 mixed PagedAttention calls; medians of 9
-// repeats. Run `npm run compile` first. Prints the machine and the figures.
+// repeats. Run `npm run compile` first. Prints the machine and the figures. With a dispatcher file
+// as argument (`node bench/plan-time.mjs old/dispatcher.ts`), also times the two in turn.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -68,16 +69,38 @@ time((c) => mod.planners.PagedAttention(c), 200);
 const gen = time((c) => mod.planners.PagedAttention(c), 400);
 const interp = time((c) => interpretPlan(model, c), 10);
 if (other) {
-  // This dispatcher and the other one in turn, 6 rounds each: medians of the rounds and of their ratios.
+  // This dispatcher and the other one in turn (the order alternating), 16 rounds each: medians of the
+  // rounds and of their ratios, in wall time and in the process's CPU time (the steadier figure on a
+  // shared host).
+  const cpuTime = (f, reps) => {
+    const t0 = process.cpuUsage();
+    for (let k = 0; k < reps; k++) for (const c of calls) f(c);
+    const t = process.cpuUsage(t0);
+    return (t.user + t.system) / (reps * calls.length);
+  };
+  const mine = (c) => mod.planners.PagedAttention(c);
+  const theirs = (c) => other.planners.PagedAttention(c);
   const a = [];
   const b = [];
-  for (let round = 0; round < 6; round++) {
-    a.push(time((c) => mod.planners.PagedAttention(c), 200));
-    b.push(time((c) => other.planners.PagedAttention(c), 200));
+  const ca = [];
+  const cb = [];
+  for (let round = 0; round < 16; round++) {
+    const pair = round % 2 ? [theirs, mine] : [mine, theirs];
+    const w = pair.map((f) => time(f, 100));
+    const u = pair.map((f) => cpuTime(f, 300));
+    if (round % 2) (w.reverse(), u.reverse());
+    a.push(w[0]);
+    b.push(w[1]);
+    ca.push(u[0]);
+    cb.push(u[1]);
   }
-  const ratios = a.map((x, i) => x / b[i]);
+  const ratio = (x, y) => {
+    const r = x.map((v, i) => v / y[i]);
+    return `${median(r).toFixed(2)} (${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)})`;
+  };
+  console.log(`in turn, wall: this ${median(a).toFixed(3)} µs, ${process.argv[2]} ${median(b).toFixed(3)} µs, ratio ${ratio(a, b)}`);
   console.log(
-    `in turn: this ${median(a).toFixed(3)} µs, ${process.argv[2]} ${median(b).toFixed(3)} µs, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+    `in turn, CPU time: this ${median(ca).toFixed(3)} µs, ${process.argv[2]} ${median(cb).toFixed(3)} µs, ratio ${ratio(ca, cb)}`,
   );
 }
 console.log(`machine: ${machine}`);

@@ -29,97 +29,97 @@ const $q22 = "missing_shader";
 const $q23 = "uniform";
 const $q24 = "main";
 const $q25 = "PagedAttention";
-const $q26 = "attrs.kv_num_heads";
-const $q27 = "attrs.num_heads";
-const $q28 = "dim(shapes.keyCacheT, 1)";
-const $q29 = "dim(shapes.keyCacheT, 3)";
-const $q30 = "present.keyT";
-const $q31 = "present.slotMappingT";
-const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = ": no shader was built for pass `split_attention` with ";
-const $q34 = ": no shader was built for pass `merge` with ";
-const $q35 = ": pass `scatter`";
-const $q36 = ": pass `split_attention`";
-const $q37 = ": pass `merge`";
-const $q38 = "the shape of intermediate `partialOut`";
-const $q39 = "the shape of intermediate `partialStats`";
-const $q40 = "uniform field `params.batchSize`";
-const $q41 = "uniform field `params.scatterCount`";
-const $q42 = "dispatch x";
-const $q43 = "dispatch y";
-const $q44 = "uniform field `params.scale`";
-const $q45 = "dispatch z";
-const $q46 = ": no shader was built for pass `main` with ";
-const $q47 = ": pass `main`";
-const $q48 = "headLayoutOk";
-const $q49 = "batchSize";
-const $q50 = "qHidden";
-const $q51 = "slotMappingT";
-const $q52 = "ranks.slotMappingT";
-const $q53 = "slotShapeOk";
-const $q54 = "sameShape(";
-const $q55 = "shapes.valueCacheT";
-const $q56 = "shapes.keyCacheT";
-const $q57 = " == ";
-const $q58 = " > 0";
-const $q59 = "headSize";
-const $q60 = "\"float16\"";
-const $q61 = "tensorDtypes.queryT";
-const $q62 = " == 0";
-const $q63 = "attrs.num_heads % attrs.kv_num_heads";
-const $q64 = " >= 1";
-const $q65 = "maxBlocks";
-const $q66 = "dim(shapes.outputT, 0)";
-const $q67 = "tokenCount";
-const $q68 = "dim(shapes.outputT, 1)";
-const $q69 = "f16Ok(";
-const $q70 = " == 1";
-const $q71 = "`true` is false";
-const $q72 = "`present.slotMappingT` is false";
-const $q73 = "cacheShapeOk";
-const $q74 = "ioShapeOk";
-const $q75 = "pagedContractOk";
-const $q76 = " <= ";
-const $q77 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q78 = "65535";
-const $q79 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q80 = "256";
-const $q81 = "dispatchFits";
-const $q82 = "numSplits";
-const $q83 = "headVec";
-const $q84 = "pagedSplitScratchBytes";
-const $q85 = "pagedSplitStatsBytes";
-const $q86 = "pagedSplitWg";
-const $q87 = "pagedSplitFits";
-const $q88 = " >= 2";
-const $q89 = "cacheVec4Ok";
-const $q90 = "device.limits.maxStorageBufferBindingSize";
-const $q91 = "134217728";
-const $q92 = "device.limits.maxBufferSize";
-const $q93 = "268435456";
-const $q94 = "device.limits.maxComputeWorkgroupSizeX";
-const $q95 = "pagedMergeWg";
-const $q96 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q97 = "16384";
-const $q98 = "qPerKv";
-const $q99 = "pagedSplitStorageBytes";
-const $q100 = "pagedSplitStorageFits";
-const $q101 = "kvHidden";
-const $q102 = "ranks.keyT";
-const $q103 = "keyT";
-const $q104 = "ranks.valueT";
-const $q105 = "valueT";
-const $q106 = "tensorDtypes.keyT";
-const $q107 = "float16";
-const $q108 = "tensorDtypes.valueT";
-const $q109 = "separateKv";
-const $q110 = "`present.keyT` is false";
-const $q111 = "`present.valueT` is false";
-const $q112 = " == 2";
-const $q113 = "dim(shapes.keyT, 0)";
-const $q114 = "dim(shapes.keyT, 1)";
-const $q115 = "dim(shapes.queryT, 1)";
-const $q116 = "not ";
+const $q26 = "sameShape(";
+const $q27 = " == ";
+const $q28 = " > 0";
+const $q29 = " == 0";
+const $q30 = " >= 1";
+const $q31 = "f16Ok(";
+const $q32 = " == 1";
+const $q33 = " <= ";
+const $q34 = " >= 2";
+const $q35 = " == 2";
+const $q36 = "not ";
+const $q37 = "attrs.kv_num_heads";
+const $q38 = "attrs.num_heads";
+const $q39 = "dim(shapes.keyCacheT, 1)";
+const $q40 = "dim(shapes.keyCacheT, 3)";
+const $q41 = "present.keyT";
+const $q42 = "present.slotMappingT";
+const $q43 = ": no shader was built for pass `scatter` with ";
+const $q44 = ": no shader was built for pass `split_attention` with ";
+const $q45 = ": no shader was built for pass `merge` with ";
+const $q46 = "uniform field `params.batchSize`";
+const $q47 = "uniform field `params.scatterCount`";
+const $q48 = "dispatch x";
+const $q49 = "dispatch y";
+const $q50 = ": pass `scatter`";
+const $q51 = "uniform field `params.scale`";
+const $q52 = "dispatch z";
+const $q53 = ": pass `split_attention`";
+const $q54 = ": pass `merge`";
+const $q55 = "the shape of intermediate `partialOut`";
+const $q56 = "the shape of intermediate `partialStats`";
+const $q57 = ": no shader was built for pass `main` with ";
+const $q58 = ": pass `main`";
+const $q59 = "headLayoutOk";
+const $q60 = "batchSize";
+const $q61 = "qHidden";
+const $q62 = "slotMappingT";
+const $q63 = "ranks.slotMappingT";
+const $q64 = "slotShapeOk";
+const $q65 = "shapes.valueCacheT";
+const $q66 = "shapes.keyCacheT";
+const $q67 = "headSize";
+const $q68 = "\"float16\"";
+const $q69 = "tensorDtypes.queryT";
+const $q70 = "attrs.num_heads % attrs.kv_num_heads";
+const $q71 = "maxBlocks";
+const $q72 = "dim(shapes.outputT, 0)";
+const $q73 = "tokenCount";
+const $q74 = "dim(shapes.outputT, 1)";
+const $q75 = "`true` is false";
+const $q76 = "`present.slotMappingT` is false";
+const $q77 = "cacheShapeOk";
+const $q78 = "ioShapeOk";
+const $q79 = "pagedContractOk";
+const $q80 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q81 = "65535";
+const $q82 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q83 = "256";
+const $q84 = "dispatchFits";
+const $q85 = "numSplits";
+const $q86 = "headVec";
+const $q87 = "pagedSplitScratchBytes";
+const $q88 = "pagedSplitStatsBytes";
+const $q89 = "pagedSplitWg";
+const $q90 = "pagedSplitFits";
+const $q91 = "cacheVec4Ok";
+const $q92 = "device.limits.maxStorageBufferBindingSize";
+const $q93 = "134217728";
+const $q94 = "device.limits.maxBufferSize";
+const $q95 = "268435456";
+const $q96 = "device.limits.maxComputeWorkgroupSizeX";
+const $q97 = "pagedMergeWg";
+const $q98 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q99 = "16384";
+const $q100 = "qPerKv";
+const $q101 = "pagedSplitStorageBytes";
+const $q102 = "pagedSplitStorageFits";
+const $q103 = "kvHidden";
+const $q104 = "ranks.keyT";
+const $q105 = "keyT";
+const $q106 = "ranks.valueT";
+const $q107 = "valueT";
+const $q108 = "tensorDtypes.keyT";
+const $q109 = "float16";
+const $q110 = "tensorDtypes.valueT";
+const $q111 = "separateKv";
+const $q112 = "`present.keyT` is false";
+const $q113 = "`present.valueT` is false";
+const $q114 = "dim(shapes.keyT, 0)";
+const $q115 = "dim(shapes.keyT, 1)";
+const $q116 = "dim(shapes.queryT, 1)";
 const $q117 = "input";
 const $q118 = "maxStorageBufferBindingSize";
 const $q119 = "keyCacheT";
@@ -127,167 +127,148 @@ const $q120 = "valueCacheT";
 const $q121 = "cumulativeSequenceLengthT";
 const $q122 = "pastSeqlensT";
 const $q123 = "blockTableT";
-const $q124 = "queryT";
-const $q125 = "output";
-const $q126 = "outputT";
-const $q127 = "intermediate `partialOut`";
-const $q128 = "intermediate `partialStats`";
-const $q129 = "key";
-const $q130 = "value";
-const $q131 = "params.batchSize";
-const $q132 = "params.scatterCount";
-const $q133 = "scratch";
-const $q134 = "partialOut";
-const $q135 = "partialStats";
-const $q136 = "scale";
-const $q137 = "scatter";
-const $q138 = "PagedAttention.ScatterKV";
-const $q139 = "key_cache";
-const $q140 = "value_cache";
-const $q141 = "cumulative_sequence_length";
-const $q142 = "past_seqlens";
-const $q143 = "block_table";
-const $q144 = "params";
-const $q145 = "split_attention";
-const $q146 = "PagedAttention.AttendSplitK";
-const $q147 = "query";
-const $q148 = "partial_out";
-const $q149 = "partial_stats";
-const $q150 = "merge";
-const $q151 = "PagedAttention.AttendSplitKMerge";
-const $q152 = "slot_mapping";
-const $q153 = "packedStride";
-const $q154 = "present.valueT";
-const $q155 = "packedKv";
-const $q156 = "pagedAttnWg";
-const $q157 = "pagedAttnStorageBytes";
-const $q158 = "pagedAttnStorageFits";
-const $q159 = "outputStoreOk";
-const $q160 = "PagedAttention.Attend";
-const $q161 = "the shape of output `outputT`";
-const $q162 = "contract";
-const $q163 = "no_variant";
-const $q164 = "inputs";
-const $q165 = "outputs";
-const $q166 = "attrs";
-const $q167 = ": unknown input `";
-const $q168 = ": unknown output `";
-const $q169 = "is_causal";
-const $q170 = "kv_num_heads";
-const $q171 = "num_heads";
-const $q172 = ": unknown attribute `";
-const $q173 = ": T = ";
-const $q174 = " is not allowed; allowed: float16";
-const $q175 = "int32";
-const $q176 = " is not allowed; allowed: int32";
-const $q177 = "a finite number";
-const $q178 = ": attribute `kv_num_heads` is required";
-const $q179 = ": attribute `num_heads` is required";
-const $q180 = ": nothing was built for ";
-const $q181 = " on profile core";
-const $q182 = "SparseAttention";
-const $q183 = ": pass `append`";
+const $q124 = "key";
+const $q125 = "value";
+const $q126 = "params.batchSize";
+const $q127 = "params.scatterCount";
+const $q128 = "scatter";
+const $q129 = "PagedAttention.ScatterKV";
+const $q130 = "key_cache";
+const $q131 = "value_cache";
+const $q132 = "cumulative_sequence_length";
+const $q133 = "past_seqlens";
+const $q134 = "block_table";
+const $q135 = "params";
+const $q136 = "queryT";
+const $q137 = "scale";
+const $q138 = "query";
+const $q139 = "partial_out";
+const $q140 = "partial_stats";
+const $q141 = "output";
+const $q142 = "outputT";
+const $q143 = "merge";
+const $q144 = "intermediate `partialOut`";
+const $q145 = "intermediate `partialStats`";
+const $q146 = "partialOut";
+const $q147 = "partialStats";
+const $q148 = "slot_mapping";
+const $q149 = "packedStride";
+const $q150 = "present.valueT";
+const $q151 = "packedKv";
+const $q152 = "pagedAttnWg";
+const $q153 = "pagedAttnStorageBytes";
+const $q154 = "pagedAttnStorageFits";
+const $q155 = "outputStoreOk";
+const $q156 = "the shape of output `outputT`";
+const $q157 = "contract";
+const $q158 = "no_variant";
+const $q159 = "inputs";
+const $q160 = "outputs";
+const $q161 = "attrs";
+const $q162 = ": unknown input `";
+const $q163 = ": unknown output `";
+const $q164 = "is_causal";
+const $q165 = "kv_num_heads";
+const $q166 = "num_heads";
+const $q167 = ": unknown attribute `";
+const $q168 = ": T = ";
+const $q169 = " is not allowed; allowed: float16";
+const $q170 = "int32";
+const $q171 = " is not allowed; allowed: int32";
+const $q172 = "a finite number";
+const $q173 = ": attribute `kv_num_heads` is required";
+const $q174 = ": attribute `num_heads` is required";
+const $q175 = ": nothing was built for ";
+const $q176 = " on profile core";
+const $q177 = "SparseAttention";
+const $q178 = ": pass `append`";
+const $q179 = "attrs.do_rotary";
+const $q180 = "attrs.rotary_interleaved";
+const $q181 = "dim(shapes.cosCacheT, 1)";
+const $q182 = "dim(shapes.pastKeyT, 3)";
+const $q183 = "present.cosCacheT";
 const $q184 = ": no shader was built for pass `append` with ";
 const $q185 = ": pass `rotate_q`";
 const $q186 = ": no shader was built for pass `rotate_q` with ";
-const $q187 = "attrs.do_rotary";
-const $q188 = "attrs.sparse_block_size";
-const $q189 = "dim(shapes.pastKeyT, 3)";
-const $q190 = "b56c4543363a0038";
-const $q191 = ": no shader was built for pass `split_attend` with ";
-const $q192 = ": pass `split_attend`";
-const $q193 = "the shape of intermediate `rotatedQuery`";
-const $q194 = "the shape of intermediate `partial`";
-const $q195 = "uniform field `params.rowStride`";
-const $q196 = "d82557a43c6ed8dc";
-const $q197 = ": no shader was built for pass `attend` with ";
-const $q198 = ": pass `attend`";
-const $q199 = "layoutShapeOk";
-const $q200 = "cosCacheT";
-const $q201 = "rotaryHalf";
-const $q202 = "rotaryDim";
-const $q203 = "ranks.cosCacheT";
-const $q204 = "ranks.sinCacheT";
-const $q205 = "sinCacheT";
-const $q206 = "shapes.sinCacheT";
-const $q207 = "shapes.cosCacheT";
-const $q208 = "tensorDtypes.cosCacheT";
-const $q209 = "tensorDtypes.sinCacheT";
-const $q210 = "rotaryOk";
-const $q211 = "indexFits";
-const $q212 = "numLayout";
-const $q213 = "usesRotary";
-const $q214 = "seqLen";
-const $q215 = "shapes.pastValueT";
-const $q216 = "shapes.pastKeyT";
-const $q217 = "maxNnz";
-const $q218 = " <= 2147483647";
-const $q219 = "sparseContractOk";
-const $q220 = "bindingsFit";
-const $q221 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q222 = "dim(shapes.queryT, 2)";
-const $q223 = "attnStorageBytes";
-const $q224 = "attnStorageFits";
-const $q225 = "sparsePartialBytes";
-const $q226 = "sparseSplitFits";
-const $q227 = "sparseMergeWg";
-const $q228 = "dim(shapes.cosCacheT, 1)";
-const $q229 = "shader key dim(shapes.cosCacheT, 1)";
-const $q230 = "pastKeyT";
-const $q231 = "pastValueT";
-const $q232 = "totalSequenceLengthT";
-const $q233 = "keyTotalSequenceLengthsT";
-const $q234 = "blockRowIndicesT";
-const $q235 = "blockColIndicesT";
-const $q236 = "742962c2aba2b799";
-const $q237 = "attrs.do_rotary=";
-const $q238 = "attrs.kv_num_heads=";
-const $q239 = "attrs.num_heads=";
-const $q240 = "attrs.rotary_interleaved=";
-const $q241 = "dim(shapes.cosCacheT, 1)=";
-const $q242 = "dim(shapes.pastKeyT, 2)=";
-const $q243 = "dim(shapes.pastKeyT, 3)=";
-const $q244 = "present.cosCacheT=";
-const $q245 = "present.keyT=";
-const $q246 = "bc41f32c70cb2068";
-const $q247 = "intermediate `rotatedQuery`";
-const $q248 = "intermediate `partial`";
-const $q249 = "cos_cache";
-const $q250 = "sin_cache";
-const $q251 = "params.seqLen";
-const $q252 = "rotatedQuery";
-const $q253 = "partial";
-const $q254 = "params.numLayout";
-const $q255 = "params.rowStride";
-const $q256 = "params.colStride";
-const $q257 = "params.maxCacheSeq";
-const $q258 = "append";
-const $q259 = "SparseAttention.AppendKV";
-const $q260 = "present_key";
-const $q261 = "present_value";
-const $q262 = "total_sequence_length";
-const $q263 = "key_total_sequence_lengths";
-const $q264 = "rotate_q";
-const $q265 = "SparseAttention.RotateQuery";
-const $q266 = "rotated_query";
-const $q267 = "split_attend";
-const $q268 = "SparseAttention.AttendSplitK";
-const $q269 = "block_row_indices";
-const $q270 = "block_col_indices";
-const $q271 = "SparseAttention.AttendSplitKMerge";
-const $q272 = "30c267ed5c3a2505";
-const $q273 = "shapes.keyT";
-const $q274 = "shapes.valueT";
-const $q275 = " == 3";
-const $q276 = "cdfbd4128cb4b7fb";
-const $q277 = "f2be311d29ec445b";
-const $q278 = "dd2b703a3b7ff024";
-const $q279 = "attend";
-const $q280 = "SparseAttention.Attend";
-const $q281 = "do_rotary";
-const $q282 = "rotary_interleaved";
-const $q283 = "sparse_block_size";
-const $q284 = "; allowed values: 0, 1";
+const $q187 = "attrs.sparse_block_size";
+const $q188 = "b56c4543363a0038";
+const $q189 = ": no shader was built for pass `split_attend` with ";
+const $q190 = "uniform field `params.rowStride`";
+const $q191 = ": pass `split_attend`";
+const $q192 = "the shape of intermediate `rotatedQuery`";
+const $q193 = "the shape of intermediate `partial`";
+const $q194 = "d82557a43c6ed8dc";
+const $q195 = ": no shader was built for pass `attend` with ";
+const $q196 = ": pass `attend`";
+const $q197 = "layoutShapeOk";
+const $q198 = "cosCacheT";
+const $q199 = "rotaryHalf";
+const $q200 = "rotaryDim";
+const $q201 = "ranks.cosCacheT";
+const $q202 = "ranks.sinCacheT";
+const $q203 = "sinCacheT";
+const $q204 = "shapes.sinCacheT";
+const $q205 = "shapes.cosCacheT";
+const $q206 = "tensorDtypes.cosCacheT";
+const $q207 = "tensorDtypes.sinCacheT";
+const $q208 = "rotaryOk";
+const $q209 = "indexFits";
+const $q210 = "numLayout";
+const $q211 = "usesRotary";
+const $q212 = "seqLen";
+const $q213 = "shapes.pastValueT";
+const $q214 = "shapes.pastKeyT";
+const $q215 = "maxNnz";
+const $q216 = "sparseContractOk";
+const $q217 = "bindingsFit";
+const $q218 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q219 = "dim(shapes.queryT, 2)";
+const $q220 = "attnStorageBytes";
+const $q221 = "attnStorageFits";
+const $q222 = "sparsePartialBytes";
+const $q223 = "sparseSplitFits";
+const $q224 = "sparseMergeWg";
+const $q225 = "pastKeyT";
+const $q226 = "pastValueT";
+const $q227 = "totalSequenceLengthT";
+const $q228 = "keyTotalSequenceLengthsT";
+const $q229 = "cos_cache";
+const $q230 = "sin_cache";
+const $q231 = "params.seqLen";
+const $q232 = "append";
+const $q233 = "SparseAttention.AppendKV";
+const $q234 = "present_key";
+const $q235 = "present_value";
+const $q236 = "total_sequence_length";
+const $q237 = "key_total_sequence_lengths";
+const $q238 = "blockRowIndicesT";
+const $q239 = "blockColIndicesT";
+const $q240 = "params.numLayout";
+const $q241 = "params.rowStride";
+const $q242 = "params.colStride";
+const $q243 = "params.maxCacheSeq";
+const $q244 = "split_attend";
+const $q245 = "SparseAttention.AttendSplitK";
+const $q246 = "block_row_indices";
+const $q247 = "block_col_indices";
+const $q248 = "partial";
+const $q249 = "742962c2aba2b799";
+const $q250 = "bc41f32c70cb2068";
+const $q251 = "intermediate `rotatedQuery`";
+const $q252 = "intermediate `partial`";
+const $q253 = "rotatedQuery";
+const $q254 = "30c267ed5c3a2505";
+const $q255 = "shapes.keyT";
+const $q256 = "shapes.valueT";
+const $q257 = "cdfbd4128cb4b7fb";
+const $q258 = "f2be311d29ec445b";
+const $q259 = "dd2b703a3b7ff024";
+const $q260 = "attend";
+const $q261 = "SparseAttention.Attend";
+const $q262 = "do_rotary";
+const $q263 = "rotary_interleaved";
+const $q264 = "sparse_block_size";
+const $q265 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -376,8 +357,21 @@ function $bag(c: object, k: string, kernel: string): Bag | undefined {
 function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s: unknown = $hasOwn.call(v, $q1) ? (v as Bag)[$q1] : undefined;
-  const dtype: unknown = $hasOwn.call(v, $q2) ? (v as Bag)[$q2] : undefined;
+  // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
+  // hasOwnProperty there to a check of the enumeration cache), then by hasOwnProperty for one that is
+  // not enumerable. Each is then read once, shape first, and only when it is the tensor's own.
+  let hasShape = false;
+  let hasDtype = false;
+  for (const k in v) {
+    if ($hasOwn.call(v, k)) {
+      if (k === $q1) hasShape = true;
+      else if (k === $q2) hasDtype = true;
+    }
+  }
+  if (!hasShape) hasShape = $hasOwn.call(v, $q1);
+  if (!hasDtype) hasDtype = $hasOwn.call(v, $q2);
+  const s: unknown = hasShape ? (v as Bag)[$q1] : undefined;
+  const dtype: unknown = hasDtype ? (v as Bag)[$q2] : undefined;
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
@@ -613,6 +607,12 @@ function $noShader(head: string, names: readonly string[], vals: readonly unknow
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail($q22, head + s + tail);
 }
+/** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
+function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
+  return $fail($q22, head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
@@ -654,6 +654,10 @@ function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array):
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
   return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
 }
+/** A scratch buffer's whole range as a binding resource. */
+function $scratch(scratch: string, size: number): BindingResource {
+  return { kind: "scratch", scratch, offset: 0, size };
+}
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
   return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -664,6 +668,14 @@ function $omitted(prefix: string, binding: string, id: string): never {
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
   if (st > 0 && e instanceof EvalFailure) $fail($q18, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q19 + e.message);
+  throw e;
+}
+/**
+ * The catch of a pass method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
+ */
+function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
+  if (st > 0 && e instanceof EvalFailure) $fail($q18, prefix + ": " + whats[st - 1] + $q19 + e.message);
   throw e;
 }
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
@@ -703,94 +715,106 @@ export interface PagedAttentionCall {
 }
 
 const K0 = $q25;
-const K0A0V0: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0V0: readonly string[] = [$q26, ", ", ")"];
+const K0A0V1: readonly string[] = ["", $q27, ""];
+const K0A0V2: readonly string[] = ["", $q28];
+const K0A0V3: readonly string[] = ["", $q29];
+const K0A0V4: readonly string[] = ["", $q30];
+const K0A0V5: readonly string[] = [$q31, ")"];
+const K0A0V6: readonly string[] = ["", $q32];
+const K0A0V7: readonly string[] = ["", $q33, ""];
+const K0A0V8: readonly string[] = ["", $q34];
+const K0A0V9: readonly string[] = ["", $q35];
+const K0A0V10: readonly string[] = [$q36, ""];
+const K0A0V11: readonly string[] = [$q37, $q38, $q39, $q40, $q41, $q42];
 const K0A0S0 = " on profile core; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S2 = K0A0S1 + $q32;
-const K0A0V1: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+const K0A0S2 = K0A0S1 + $q43;
+const K0A0V12: readonly string[] = [$q37, $q38, $q39, $q40, $q41];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S3 = K0A0S1 + $q33;
-const K0A0V2: readonly string[] = [$q27, $q29];
+const K0A0S3 = K0A0S1 + $q44;
+const K0A0V13: readonly string[] = [$q38, $q40];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "ea8084c3c8929826" : undefined) : a0 === 32 ? (a1 === 128 ? "bfcf65fab78eb785" : a1 === 96 ? "88a1210f47515989" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "ea8084c3c8929826" : undefined) : a0 === 32 ? (a1 === 128 ? "bfcf65fab78eb785" : a1 === 96 ? "88a1210f47515989" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
 }
-const K0A0S4 = K0A0S1 + $q34;
-const K0A0S5 = K0A0S1 + $q35;
-const K0A0S6 = $q25;
-const K0A0S7 = K0A0S1 + $q36;
-const K0A0S8 = K0A0S1 + $q37;
-const K0A0V3: readonly string[] = [K0A0S1, $q38, K0A0S1, $q39, K0A0S5, $q40, K0A0S5, $q41, K0A0S5, $q42, K0A0S5, $q43, K0A0S7, $q40, K0A0S7, $q44, K0A0S7, $q45];
+const K0A0S4 = K0A0S1 + $q45;
+const K0A0S5 = $q25;
+const K0A0V14: readonly string[] = [$q46, $q47, $q48, $q49];
+const K0A0S6 = K0A0S1 + $q50;
+const K0A0V15: readonly string[] = [$q46, $q51, $q52];
+const K0A0S7 = K0A0S1 + $q53;
+const K0A0S8 = K0A0S1 + $q54;
+const K0A0V16: readonly string[] = [K0A0S1, $q55, K0A0S1, $q56];
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S10 = K0A0S9 + $q32;
-const K0A0S11 = K0A0S9 + $q33;
-const K0A0S12 = K0A0S9 + $q34;
-const K0A0S13 = K0A0S9 + $q35;
-const K0A0S14 = K0A0S9 + $q36;
-const K0A0S15 = K0A0S9 + $q37;
-const K0A0V4: readonly string[] = [K0A0S9, $q38, K0A0S9, $q39, K0A0S13, $q41, K0A0S13, $q42, K0A0S13, $q43, K0A0S14, $q40, K0A0S14, $q44, K0A0S14, $q45];
+const K0A0S10 = K0A0S9 + $q43;
+const K0A0S11 = K0A0S9 + $q44;
+const K0A0S12 = K0A0S9 + $q45;
+const K0A0V17: readonly string[] = [$q47, $q48, $q49];
+const K0A0S13 = K0A0S9 + $q50;
+const K0A0S14 = K0A0S9 + $q53;
+const K0A0S15 = K0A0S9 + $q54;
+const K0A0V18: readonly string[] = [K0A0S9, $q55, K0A0S9, $q56];
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S17 = K0A0S16 + $q32;
+const K0A0S17 = K0A0S16 + $q43;
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S18 = K0A0S16 + $q33;
-const K0A0S19 = K0A0S16 + $q34;
-const K0A0S20 = K0A0S16 + $q35;
-const K0A0S21 = K0A0S16 + $q36;
-const K0A0S22 = K0A0S16 + $q37;
-const K0A0V5: readonly string[] = [K0A0S16, $q38, K0A0S16, $q39, K0A0S20, $q40, K0A0S20, $q41, K0A0S20, $q42, K0A0S20, $q43, K0A0S21, $q40, K0A0S21, $q44, K0A0S21, $q45];
+const K0A0S18 = K0A0S16 + $q44;
+const K0A0S19 = K0A0S16 + $q45;
+const K0A0S20 = K0A0S16 + $q50;
+const K0A0S21 = K0A0S16 + $q53;
+const K0A0S22 = K0A0S16 + $q54;
+const K0A0V19: readonly string[] = [K0A0S16, $q55, K0A0S16, $q56];
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S24 = K0A0S23 + $q32;
-const K0A0S25 = K0A0S23 + $q33;
-const K0A0S26 = K0A0S23 + $q34;
-const K0A0S27 = K0A0S23 + $q35;
-const K0A0S28 = K0A0S23 + $q36;
-const K0A0S29 = K0A0S23 + $q37;
-const K0A0V6: readonly string[] = [K0A0S23, $q38, K0A0S23, $q39, K0A0S27, $q41, K0A0S27, $q42, K0A0S27, $q43, K0A0S28, $q40, K0A0S28, $q44, K0A0S28, $q45];
+const K0A0S24 = K0A0S23 + $q43;
+const K0A0S25 = K0A0S23 + $q44;
+const K0A0S26 = K0A0S23 + $q45;
+const K0A0S27 = K0A0S23 + $q50;
+const K0A0S28 = K0A0S23 + $q53;
+const K0A0S29 = K0A0S23 + $q54;
+const K0A0V20: readonly string[] = [K0A0S23, $q55, K0A0S23, $q56];
+const K0A0V21: readonly string[] = ["", " or ", ""];
 const K0A0S30 = "PagedAttention: variant `separate_derived`";
-const K0A0S31 = K0A0S30 + $q32;
+const K0A0S31 = K0A0S30 + $q43;
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S32 = K0A0S30 + $q46;
-const K0A0S33 = K0A0S30 + $q35;
-const K0A0S34 = K0A0S30 + $q47;
-const K0A0V7: readonly string[] = [K0A0S33, $q40, K0A0S33, $q41, K0A0S33, $q42, K0A0S33, $q43, K0A0S34, $q40, K0A0S34, $q44];
+const K0A0S32 = K0A0S30 + $q57;
+const K0A0S33 = K0A0S30 + $q50;
+const K0A0V22: readonly string[] = [$q46, $q51];
+const K0A0S34 = K0A0S30 + $q58;
 const K0A0S35 = "PagedAttention: variant `separate_slot`";
-const K0A0S36 = K0A0S35 + $q32;
-const K0A0S37 = K0A0S35 + $q46;
-const K0A0S38 = K0A0S35 + $q35;
-const K0A0S39 = K0A0S35 + $q47;
-const K0A0V8: readonly string[] = [K0A0S38, $q41, K0A0S38, $q42, K0A0S38, $q43, K0A0S39, $q40, K0A0S39, $q44];
+const K0A0S36 = K0A0S35 + $q43;
+const K0A0S37 = K0A0S35 + $q57;
+const K0A0S38 = K0A0S35 + $q50;
+const K0A0S39 = K0A0S35 + $q58;
 const K0A0S40 = "PagedAttention: variant `packed_derived`";
-const K0A0S41 = K0A0S40 + $q32;
+const K0A0S41 = K0A0S40 + $q43;
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S42 = K0A0S40 + $q46;
-const K0A0S43 = K0A0S40 + $q35;
-const K0A0S44 = K0A0S40 + $q47;
-const K0A0V9: readonly string[] = [K0A0S43, $q40, K0A0S43, $q41, K0A0S43, $q42, K0A0S43, $q43, K0A0S44, $q40, K0A0S44, $q44];
+const K0A0S42 = K0A0S40 + $q57;
+const K0A0S43 = K0A0S40 + $q50;
+const K0A0S44 = K0A0S40 + $q58;
 const K0A0S45 = "PagedAttention: variant `packed_slot`";
-const K0A0S46 = K0A0S45 + $q32;
-const K0A0S47 = K0A0S45 + $q46;
-const K0A0S48 = K0A0S45 + $q35;
-const K0A0S49 = K0A0S45 + $q47;
-const K0A0V10: readonly string[] = [K0A0S48, $q41, K0A0S48, $q42, K0A0S48, $q43, K0A0S49, $q40, K0A0S49, $q44];
+const K0A0S46 = K0A0S45 + $q43;
+const K0A0S47 = K0A0S45 + $q57;
+const K0A0S48 = K0A0S45 + $q50;
+const K0A0S49 = K0A0S45 + $q58;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -834,6 +858,16 @@ class K0A0 {
   private declare m22: boolean | undefined;
   private declare m23: number | undefined;
   private declare m24: boolean | undefined;
+  private declare q1: BindingResource | undefined;
+  private declare q2: BindingResource | undefined;
+  private declare q3: BindingResource | undefined;
+  private declare q4: BindingResource | undefined;
+  private declare q5: BindingResource | undefined;
+  private declare q6: BindingResource | undefined;
+  private declare q7: BindingResource | undefined;
+  private declare q0: BindingResource | undefined;
+  private declare q9: BindingResource | undefined;
+  private declare q8: BindingResource | undefined;
   private declare m25: number | undefined;
   private declare m26: boolean | undefined;
   private declare m27: number | undefined;
@@ -872,40 +906,7 @@ class K0A0 {
     this.s5 = t5!.shape;
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.m31 = undefined;
-    this.m32 = undefined;
-    this.m33 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -916,7 +917,7 @@ class K0A0 {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, $q48);
+      throw $wrap(e, $q59);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
@@ -924,7 +925,7 @@ class K0A0 {
     try {
       return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q49);
+      throw $wrap(e, $q60);
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
@@ -936,7 +937,7 @@ class K0A0 {
     try {
       return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q50);
+      throw $wrap(e, $q61);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
@@ -946,9 +947,9 @@ class K0A0 {
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q51) === this.s0[0]) && ($need(this.t8, $q52, $q51).shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q62) === this.s0[0]) && ($need(this.t8, $q63, $q62).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, $q53);
+      throw $wrap(e, $q64);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -957,27 +958,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q55, () => this.s4, $q56, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q26, () => this.a1]) : i === 2 ? $why(path, ["", $q58], ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : $why(path, ["", $q57, ""], ["tensorDtypes.valueCacheT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V0, [$q65, () => this.s4, $q66, () => this.s3]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q37, () => this.a1]) : i === 2 ? $why(path, K0A0V2, ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, K0A0V2, [$q67, () => this.s3[3]]) : $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V2, [$q38, () => this.a2]) : i === 1 ? $why(path, K0A0V2, [$q37, () => this.a1]) : $why(path, K0A0V3, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q49, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q49, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q49, () => (this.m2 ?? this.d2())]) : $why(path, ["", $q64], [$q65, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V4, [$q60, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q60, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q60, () => (this.m2 ?? this.d2())]) : $why(path, K0A0V4, [$q71, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t9!.shape[0], $q67, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t9!.shape[1], $q50, () => (this.m4 ?? this.d4())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V1, [$q72, () => this.t9!.shape[0], $q73, () => this.s0[0]]) : i === 1 ? $why(path, K0A0V1, [$q74, () => this.t9!.shape[1], $q61, () => (this.m4 ?? this.d4())]) : $why(path, K0A0V5, [$q69, $q68]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, ["", $q57, ""], ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q51), $q67, () => this.s0[0]]) : $why(path, ["", $q70], [$q52, () => $need(this.t8, $q52, $q51).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q51) === this.s0[0])])) : c === false ? $where(path) + $q71 : $where(path) + $q72)($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q62), $q73, () => this.s0[0]]) : $why(path, K0A0V6, [$q63, () => $need(this.t8, $q63, $q62).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q62) === this.s0[0])])) : c === false ? $where(path) + $q75 : $where(path) + $q76)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q73]) : i === 1 ? this.x2([...path, $q48]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q74]) : this.x5([...path, $q53]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q77]) : i === 1 ? this.x2([...path, $q59]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q78]) : this.x5([...path, $q64]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -992,9 +993,9 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, $q75);
+      return $condFail(e, $q79);
     }
-    return this.x0([...[], $q75]);
+    return this.x0([...[], $q79]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
@@ -1002,7 +1003,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q67, () => this.s0[0], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q27, () => this.a2, $q77, $q78]) : $why(path, ["", $q76, ""], ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q79, $q80]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q73, () => this.s0[0], $q80, $q81]) : i === 1 ? $why(path, K0A0V7, [$q38, () => this.a2, $q80, $q81]) : $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q82, $q83]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -1017,9 +1018,9 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, $q81);
+      return $condFail(e, $q84);
     }
-    return this.x6([...[], $q81]);
+    return this.x6([...[], $q84]);
   }
   /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
@@ -1050,7 +1051,7 @@ class K0A0 {
     try {
       return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q82);
+      throw $wrap(e, $q85);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
@@ -1063,7 +1064,7 @@ class K0A0 {
     try {
       return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
-      throw $wrap(e, $q83);
+      throw $wrap(e, $q86);
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
@@ -1071,7 +1072,7 @@ class K0A0 {
     try {
       return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q84);
+      throw $wrap(e, $q87);
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
@@ -1079,7 +1080,7 @@ class K0A0 {
     try {
       return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q85);
+      throw $wrap(e, $q88);
     }
   }
   /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
@@ -1087,7 +1088,7 @@ class K0A0 {
     try {
       return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q86);
+      throw $wrap(e, $q89);
     }
   }
   /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
@@ -1099,17 +1100,17 @@ class K0A0 {
     try {
       return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m18 ?? this.d18()) as number) <= (256 as number))) && (((this.m18 ?? this.d18()) as number) <= (256 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (16384 as number))));
     } catch (e) {
-      throw $wrap(e, $q87);
+      throw $wrap(e, $q90);
     }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $why(path, ["", $q62], ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+    return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q88], [$q82, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q89]) : i === 2 ? $why(path, ["", $q64], [$q83, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q90, $q91]) : i === 4 ? $why(path, ["", $q76, ""], [$q84, () => (this.m15 ?? this.d15()), $q92, $q93]) : i === 5 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q90, $q91]) : i === 6 ? $why(path, ["", $q76, ""], [$q85, () => (this.m16 ?? this.d16()), $q92, $q93]) : i === 7 ? $why(path, ["", $q76, ""], [$q82, () => (this.m12 ?? this.d12()), $q77, $q78]) : i === 8 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q79, $q80]) : i === 9 ? $why(path, ["", $q76, ""], [$q83, () => (this.m14 ?? this.d14()), $q94, $q80]) : i === 10 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q79, $q80]) : i === 11 ? $why(path, ["", $q76, ""], [$q86, () => (this.m17 ?? this.d17()), $q94, $q80]) : i === 12 ? $why(path, ["", $q76, ""], [$q95, () => (this.m18 ?? this.d18()), $q79, $q80]) : i === 13 ? $why(path, ["", $q76, ""], [$q95, () => (this.m18 ?? this.d18()), $q94, $q80]) : $why(path, ["", $q76, ""], ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q96, $q97]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q85, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q91]) : i === 2 ? $why(path, K0A0V4, [$q86, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q92, $q93]) : i === 4 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q94, $q95]) : i === 5 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q92, $q93]) : i === 6 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q94, $q95]) : i === 7 ? $why(path, K0A0V7, [$q85, () => (this.m12 ?? this.d12()), $q80, $q81]) : i === 8 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q82, $q83]) : i === 9 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q96, $q83]) : i === 10 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q82, $q83]) : i === 11 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q96, $q83]) : i === 12 ? $why(path, K0A0V7, [$q97, () => (this.m18 ?? this.d18()), $q82, $q83]) : i === 13 ? $why(path, K0A0V7, [$q97, () => (this.m18 ?? this.d18()), $q96, $q83]) : $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q98, $q99]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -1124,16 +1125,16 @@ class K0A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q87);
+      return $condFail(e, $q90);
     }
-    return this.x7([...[], $q87]);
+    return this.x7([...[], $q90]);
   }
   /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
       return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q98);
+      throw $wrap(e, $q100);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
@@ -1141,7 +1142,7 @@ class K0A0 {
     try {
       return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q99);
+      throw $wrap(e, $q101);
     }
   }
   /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
@@ -1150,7 +1151,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, ["", $q76, ""], [$q99, () => (this.m21 ?? this.d21()), $q96, $q97]);
+    return $why(path, K0A0V7, [$q101, () => (this.m21 ?? this.d21()), $q98, $q99]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -1165,29 +1166,29 @@ class K0A0 {
     try {
       ((this.m22 ?? this.d22()));
     } catch (e) {
-      return $condFail(e, $q100);
+      return $condFail(e, $q102);
     }
-    return this.x9([...[], $q100]);
+    return this.x9([...[], $q102]);
   }
   /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): number {
     try {
       return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q101);
+      throw $wrap(e, $q103);
     }
   }
   /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): boolean {
     try {
-      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q102, $q103).shape.length === 2)) && ($need(this.t2, $q104, $q105).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q103) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q103) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q105) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q106, $q103).dtype === $q107)) && ($need(this.t2, $q108, $q105).dtype === $q107)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q104, $q105).shape.length === 2)) && ($need(this.t2, $q106, $q107).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q105) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q107) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q108, $q105).dtype === $q109)) && ($need(this.t2, $q110, $q107).dtype === $q109)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q109);
+      throw $wrap(e, $q111);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q110 : i === 1 ? $where(path) + $q111 : i === 2 ? $why(path, ["", $q112], [$q102, () => $need(this.t1, $q102, $q103).shape.length]) : i === 3 ? $why(path, ["", $q112], [$q104, () => $need(this.t2, $q104, $q105).shape.length]) : i === 4 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (0 as number), $q103), $q67, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q105), $q67, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q114, () => $dimT(this.t1, (1 as number), $q103), $q101, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q105), $q101, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, ["", $q57, ""], [$q106, () => $need(this.t1, $q106, $q103).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q108, () => $need(this.t2, $q108, $q105).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q115, () => this.s0[1], $q50, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q102, $q103).shape.length === 2), () => ($need(this.t2, $q104, $q105).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q103) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q103) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q105) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q106, $q103).dtype === $q107), () => ($need(this.t2, $q108, $q105).dtype === $q107)]));
+    return ((i: number) => i === 0 ? $where(path) + $q112 : i === 1 ? $where(path) + $q113 : i === 2 ? $why(path, K0A0V9, [$q104, () => $need(this.t1, $q104, $q105).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q106, () => $need(this.t2, $q106, $q107).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q114, () => $dimT(this.t1, (0 as number), $q105), $q73, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q107), $q73, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q115, () => $dimT(this.t1, (1 as number), $q105), $q103, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q107), $q103, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, K0A0V1, [$q108, () => $need(this.t1, $q108, $q105).dtype, $q69, $q68]) : i === 9 ? $why(path, K0A0V1, [$q110, () => $need(this.t2, $q110, $q107).dtype, $q69, $q68]) : $why(path, K0A0V1, [$q116, () => this.s0[1], $q61, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q104, $q105).shape.length === 2), () => ($need(this.t2, $q106, $q107).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q105) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q107) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q108, $q105).dtype === $q109), () => ($need(this.t2, $q110, $q107).dtype === $q109)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -1202,9 +1203,9 @@ class K0A0 {
     try {
       ((this.m24 ?? this.d24()));
     } catch (e) {
-      return $condFail(e, $q109);
+      return $condFail(e, $q111);
     }
-    return this.x10([...[], $q109]);
+    return this.x10([...[], $q111]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1212,34 +1213,96 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $why([], [$q116, ""], [$q31, () => (this.t8 !== null)]);
+    return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q117, $q103, 2, 134217728, K0A0S6, $q118);
+    return (this.q1 ??= $buf(this.t1!, $q117, $q105, 2, 134217728, K0A0S5, $q118));
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q117, $q105, 2, 134217728, K0A0S6, $q118);
+    return (this.q2 ??= $buf(this.t2!, $q117, $q107, 2, 134217728, K0A0S5, $q118));
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q117, $q119, 2, 134217728, K0A0S6, $q118);
+    return (this.q3 ??= $buf(this.t3!, $q117, $q119, 2, 134217728, K0A0S5, $q118));
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q117, $q120, 2, 134217728, K0A0S6, $q118);
+    return (this.q4 ??= $buf(this.t4!, $q117, $q120, 2, 134217728, K0A0S5, $q118));
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q117, $q121, 4, 134217728, K0A0S6, $q118);
+    return (this.q5 ??= $buf(this.t5!, $q117, $q121, 4, 134217728, K0A0S5, $q118));
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q117, $q122, 4, 134217728, K0A0S6, $q118);
+    return (this.q6 ??= $buf(this.t6!, $q117, $q122, 4, 134217728, K0A0S5, $q118));
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q117, $q123, 4, 134217728, K0A0S6, $q118);
+    return (this.q7 ??= $buf(this.t7!, $q117, $q123, 4, 134217728, K0A0S5, $q118));
+  }
+  y0(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z5();
+      const q5 = this.z6();
+      const q6 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b7 = new Uint8Array(16);
+      $u32(b7, 0, r0, pp, $q126);
+      $u32(b7, 4, r1, pp, $q127);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r2, 65535, pp, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r3, 65535, pp, "y");
+      return $pass($q128, $q129, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 0, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q134, 1, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V14, st);
+    }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q117, $q124, 2, 134217728, K0A0S6, $q118);
+    return (this.q0 ??= $buf(this.t0!, $q117, $q136, 2, 134217728, K0A0S5, $q118));
+  }
+  y1(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q137) : 0);
+      const b8 = new Uint8Array(16);
+      $u32(b8, 0, r0, pp, $q126);
+      $f32(b8, 4, r1);
+      const wx = $wg(this.s0[0], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      st = 3;
+      const r2: unknown = (this.m12 ?? this.d12());
+      const wz = $wg(r2, 65535, pp, "z");
+      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q131, 1, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $bd(6, $q139, 0, c0), $bd(7, $q140, 0, c1), $ub(8, $q135, 2, b8)], wx, wy, wz);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V15, st);
+    }
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q125, $q126, 2, 134217728, K0A0S6, $q118);
+    return (this.q9 ??= $buf(this.t9!, $q141, $q142, 2, 134217728, K0A0S5, $q118));
+  }
+  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+    const q0 = this.z9();
+    const wy = $wg(this.a2, 65535, pp, "y");
+    const wz = $wg(this.s0[0], 65535, pp, "z");
+    return $pass($q143, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q139, 1, c0), $bd(1, $q140, 1, c1), $bd(2, $q141, 0, q0)], 1, wy, wz);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1249,53 +1312,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S1, $q127);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S1, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S1, $q128);
-      if (this.t1 === null) $omitted(K0A0S5, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S5, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      st = 3;
-      const r2: unknown = (this.m2 ?? this.d2());
-      st = 4;
-      const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r2, K0A0S5, $q131);
-      $u32(b0_7, 4, r3, K0A0S5, $q132);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r4, 65535, K0A0S5, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r5, 65535, K0A0S5, "y");
-      const q7 = this.z0();
-      const q8: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
-      const q9: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = (this.m2 ?? this.d2());
-      st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S7, $q131);
-      $f32(b1_8, 4, r7);
-      const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S7, "y");
-      st = 9;
-      const r8: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r8, 65535, K0A0S7, "z");
-      const q10 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S8, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q143, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q7), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q148, 0, q8), $bd(7, $q149, 0, q9), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q8), $bd(1, $q149, 1, q9), $bd(2, $q125, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S1, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V3, st);
+      return $evalAt(e, K0A0V16, st);
     }
   }
   r0(): string {
@@ -1310,10 +1335,36 @@ class K0A0 {
   }
   /** why "present.slotMappingT" does not hold */
   w6(): string {
-    return $where([]) + $q72;
+    return $where([]) + $q76;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q117, $q51, 4, 134217728, K0A0S6, $q118);
+    return (this.q8 ??= $buf(this.t8!, $q117, $q62, 4, 134217728, K0A0S5, $q118));
+  }
+  y3(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      if (this.t8 === null) $omitted(pp, $q148, $q62);
+      const q4 = this.z8();
+      st = 1;
+      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b5 = new Uint8Array(16);
+      $u32(b5, 0, r0, pp, $q127);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r2, 65535, pp, "y");
+      return $pass($q128, $q129, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 0, q3), $bd(4, $q148, 1, q4), $ub(5, $q135, 2, b5)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V17, st);
+    }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1323,52 +1374,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S9, $q127);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S9, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S9, $q128);
-      if (this.t1 === null) $omitted(K0A0S13, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S13, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S13, $q152, $q51);
-      const q4 = this.z8();
-      st = 3;
-      const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r2, K0A0S13, $q132);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r3, 65535, K0A0S13, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r4, 65535, K0A0S13, "y");
-      const q5 = this.z0();
-      const q6 = this.z5();
-      const q7 = this.z6();
-      const q8 = this.z7();
-      const q9: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
-      const q10: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
-      st = 6;
-      const r5: unknown = (this.m2 ?? this.d2());
-      st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S14, $q131);
-      $f32(b1_8, 4, r6);
-      const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S14, "y");
-      st = 8;
-      const r7: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r7, 65535, K0A0S14, "z");
-      const q11 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S15, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q5), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q6), $bd(4, $q142, 1, q7), $bd(5, $q143, 1, q8), $bd(6, $q148, 0, q9), $bd(7, $q149, 0, q10), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q9), $bd(1, $q149, 1, q10), $bd(2, $q125, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S9, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V4, st);
+      return $evalAt(e, K0A0V18, st);
     }
   }
   r1(): string {
@@ -1382,7 +1396,7 @@ class K0A0 {
     try {
       return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q153);
+      throw $wrap(e, $q149);
     }
   }
   /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
@@ -1391,7 +1405,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q116, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q116, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q115, () => this.s0[1], $q153, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q150, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q116, () => this.s0[1], $q149, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
@@ -1406,9 +1420,36 @@ class K0A0 {
     try {
       ((this.m26 ?? this.d26()));
     } catch (e) {
-      return $condFail(e, $q155);
+      return $condFail(e, $q151);
     }
-    return this.x11([...[], $q155]);
+    return this.x11([...[], $q151]);
+  }
+  y4(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b6 = new Uint8Array(16);
+      $u32(b6, 0, r0, pp, $q126);
+      $u32(b6, 4, r1, pp, $q127);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r2, 65535, pp, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r3, 65535, pp, "y");
+      return $pass($q128, $q129, s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 0, q1), $bd(2, $q131, 0, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $ub(6, $q135, 2, b6)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V14, st);
+    }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1418,49 +1459,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S16, $q127);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S16, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S16, $q128);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 3;
-      const r2: unknown = (this.m2 ?? this.d2());
-      st = 4;
-      const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r2, K0A0S20, $q131);
-      $u32(b0_6, 4, r3, K0A0S20, $q132);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r4, 65535, K0A0S20, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r5, 65535, K0A0S20, "y");
-      const q6: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
-      const q7: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = (this.m2 ?? this.d2());
-      st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S21, $q131);
-      $f32(b1_8, 4, r7);
-      const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S21, "y");
-      st = 9;
-      const r8: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r8, 65535, K0A0S21, "z");
-      const q8 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S22, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $bd(6, $q148, 0, q6), $bd(7, $q149, 0, q7), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q6), $bd(1, $q149, 1, q7), $bd(2, $q125, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S16, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V5, st);
+      return $evalAt(e, K0A0V19, st);
     }
   }
   r2(): string {
@@ -1468,6 +1475,29 @@ class K0A0 {
     if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
     return this.w5();
+  }
+  y5(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      if (this.t8 === null) $omitted(pp, $q148, $q62);
+      const q3 = this.z8();
+      st = 1;
+      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b4 = new Uint8Array(16);
+      $u32(b4, 0, r0, pp, $q127);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r2, 65535, pp, "y");
+      return $pass($q128, $q129, s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 0, q1), $bd(2, $q131, 0, q2), $bd(3, $q148, 1, q3), $ub(4, $q135, 2, b4)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V17, st);
+    }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1477,48 +1507,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S23, $q127);
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S23, $q144);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S23, $q128);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S27, $q152, $q51);
-      const q3 = this.z8();
-      st = 3;
-      const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r2, K0A0S27, $q132);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r3, 65535, K0A0S27, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r4, 65535, K0A0S27, "y");
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      const q7: BindingResource = { kind: $q133, scratch: $q134, offset: 0, size: x0 };
-      const q8: BindingResource = { kind: $q133, scratch: $q135, offset: 0, size: x1 };
-      st = 6;
-      const r5: unknown = (this.m2 ?? this.d2());
-      st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S28, $q131);
-      $f32(b1_8, 4, r6);
-      const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S28, "y");
-      st = 8;
-      const r7: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r7, 65535, K0A0S28, "z");
-      const q9 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S29, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q144, 2, b0_4)], w0x, w0y, 1), $pass($q145, $q146, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q148, 0, q7), $bd(7, $q149, 0, q8), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q151, s2, [$bd(0, $q148, 1, q7), $bd(1, $q149, 1, q8), $bd(2, $q125, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q134, size: x0 }, { id: $q135, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S23, $q145);
+      const c0 = $scratch($q146, x0);
+      const c1 = $scratch($q147, x1);
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V6, st);
+      return $evalAt(e, K0A0V20, st);
     }
   }
   r3(): string {
@@ -1556,7 +1553,7 @@ class K0A0 {
     try {
       return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q156);
+      throw $wrap(e, $q152);
     }
   }
   /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
@@ -1564,7 +1561,7 @@ class K0A0 {
     try {
       return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q157);
+      throw $wrap(e, $q153);
     }
   }
   /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
@@ -1573,7 +1570,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q157, () => (this.m31 ?? this.d31()), $q96, $q97]) : i === 1 ? $why(path, ["", $q76, ""], [$q156, () => (this.m30 ?? this.d30()), $q79, $q80]) : $why(path, ["", $q76, ""], [$q156, () => (this.m30 ?? this.d30()), $q94, $q80]))($first([() => (((this.m31 ?? this.d31()) as number) <= (16384 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q153, () => (this.m31 ?? this.d31()), $q98, $q99]) : i === 1 ? $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q82, $q83]) : $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q96, $q83]))($first([() => (((this.m31 ?? this.d31()) as number) <= (16384 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
@@ -1588,9 +1585,9 @@ class K0A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q158);
+      return $condFail(e, $q154);
     }
-    return this.x12([...[], $q158]);
+    return this.x12([...[], $q154]);
   }
   /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
   d33(): boolean {
@@ -1598,7 +1595,7 @@ class K0A0 {
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, ["", " or ", ""], [$q89, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
+    return $why(path, K0A0V21, [$q91, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
@@ -1613,52 +1610,38 @@ class K0A0 {
     try {
       ((this.m33 ?? this.d33()));
     } catch (e) {
-      return $condFail(e, $q159);
+      return $condFail(e, $q155);
     }
-    return this.x13([...[], $q159]);
+    return this.x13([...[], $q155]);
   }
-  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  y6(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
-      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
-      if (this.t1 === null) $omitted(K0A0S33, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S33, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      const q6 = this.z9();
       st = 1;
       const r0: unknown = (this.m2 ?? this.d2());
       st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r0, K0A0S33, $q131);
-      $u32(b0_7, 4, r1, K0A0S33, $q132);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S33, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S33, "y");
-      const q7 = this.z0();
-      const q8 = this.z9();
-      st = 5;
-      const r4: unknown = (this.m2 ?? this.d2());
-      st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S34, $q131);
-      $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S34, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S34, "y");
-      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q141, 1, q4), $bd(5, $q142, 1, q5), $bd(6, $q143, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q7), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q125, 0, q8), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q137) : 0);
+      const b7 = new Uint8Array(16);
+      $u32(b7, 0, r0, pp, $q126);
+      $f32(b7, 4, r1);
+      const wx = $wg(this.s0[0], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q131, 1, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $bd(6, $q141, 0, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalAt(e, K0A0V7, st);
+      return $evalIn(e, pp, K0A0V22, st);
     }
+  }
+  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
+    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
+    return { kernel: $q25, variant: "separate_derived", passes: [this.y0(K0A0S33, s0), this.y6(K0A0S34, s1)], scratch: [], outputShapes: shapes };
   }
   r4(): string {
     if (!this.c8()) return this.w8();
@@ -1667,46 +1650,9 @@ class K0A0 {
     return this.w5();
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
-      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
-      if (this.t1 === null) $omitted(K0A0S38, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S38, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S38, $q152, $q51);
-      const q4 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r0, K0A0S38, $q132);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S38, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S38, "y");
-      const q5 = this.z0();
-      const q6 = this.z5();
-      const q7 = this.z6();
-      const q8 = this.z7();
-      const q9 = this.z9();
-      st = 4;
-      const r3: unknown = (this.m2 ?? this.d2());
-      st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S39, $q131);
-      $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S39, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S39, "y");
-      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q137, $q138, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q139, 0, q2), $bd(3, $q140, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q5), $bd(1, $q139, 1, q2), $bd(2, $q140, 1, q3), $bd(3, $q141, 1, q6), $bd(4, $q142, 1, q7), $bd(5, $q143, 1, q8), $bd(6, $q125, 0, q9), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V8, st);
-    }
+    const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
+    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
+    return { kernel: $q25, variant: "separate_slot", passes: [this.y3(K0A0S38, s0), this.y6(K0A0S39, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c8()) return this.w8();
@@ -1715,43 +1661,9 @@ class K0A0 {
     return this.w6();
   }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
-      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r0, K0A0S43, $q131);
-      $u32(b0_6, 4, r1, K0A0S43, $q132);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S43, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S43, "y");
-      const q6 = this.z9();
-      st = 5;
-      const r4: unknown = (this.m2 ?? this.d2());
-      st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S44, $q131);
-      $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S44, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S44, "y");
-      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q3), $bd(4, $q142, 1, q4), $bd(5, $q143, 1, q5), $bd(6, $q125, 0, q6), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V9, st);
-    }
+    const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
+    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
+    return { kernel: $q25, variant: "packed_derived", passes: [this.y4(K0A0S43, s0), this.y6(K0A0S44, s1)], scratch: [], outputShapes: shapes };
   }
   r6(): string {
     if (!this.c8()) return this.w8();
@@ -1760,42 +1672,9 @@ class K0A0 {
     return this.w5();
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
-      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S48, $q152, $q51);
-      const q3 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r0, K0A0S48, $q132);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S48, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S48, "y");
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      const q7 = this.z9();
-      st = 4;
-      const r3: unknown = (this.m2 ?? this.d2());
-      st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q136) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S49, $q131);
-      $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S49, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S49, "y");
-      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q137, $q138, s0, [$bd(0, $q147, 1, q0), $bd(1, $q139, 0, q1), $bd(2, $q140, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q144, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q160, s1, [$bd(0, $q147, 1, q0), $bd(1, $q139, 1, q1), $bd(2, $q140, 1, q2), $bd(3, $q141, 1, q4), $bd(4, $q142, 1, q5), $bd(5, $q143, 1, q6), $bd(6, $q125, 0, q7), $ub(7, $q144, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V10, st);
-    }
+    const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
+    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
+    return { kernel: $q25, variant: "packed_slot", passes: [this.y5(K0A0S48, s0), this.y6(K0A0S49, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -1808,18 +1687,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q161);
+      $evalFail(e, $q25, $q156);
     }
-    const h0 = $outShape(o0, 2, $q25, $q126);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q107 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q126, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h0 = $outShape(o0, 2, $q25, $q142);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q109 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q142, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
     const h1 = $outShape(this.s3, 4, $q25, $q119);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q119, this.u3.shape, h1, $q56);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q119, this.u3.shape, h1, $q66);
     const h2 = $outShape(this.s4, 4, $q25, $q120);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q120, this.u4.shape, h2, $q55);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q120, this.u4.shape, h2, $q65);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q162, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q162, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q157, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q157, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1829,16 +1708,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q163, "PagedAttention: no variant fits this call on profile core: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q158, "PagedAttention: no variant fits this call on profile core: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile core. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q164, K0);
-  const outs = $bag(c, $q165, K0);
-  const attrs = $bag(c, $q166, K0);
+  const ins = $bag(c, $q159, K0);
+  const outs = $bag(c, $q160, K0);
+  const attrs = $bag(c, $q161, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1859,13 +1738,13 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q124:
+        case $q136:
           t0 = $td(ins[key], K0, $q117, key);
           break;
-        case $q103:
+        case $q105:
           t1 = $td(ins[key], K0, $q117, key);
           break;
-        case $q105:
+        case $q107:
           t2 = $td(ins[key], K0, $q117, key);
           break;
         case $q119:
@@ -1883,11 +1762,11 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q123:
           t7 = $td(ins[key], K0, $q117, key);
           break;
-        case $q51:
+        case $q62:
           t8 = $td(ins[key], K0, $q117, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q162 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1895,17 +1774,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q126:
-          t9 = $td(outs[key], K0, $q125, key);
+        case $q142:
+          t9 = $td(outs[key], K0, $q141, key);
           break;
         case $q119:
-          u3 = $td(outs[key], K0, $q125, key);
+          u3 = $td(outs[key], K0, $q141, key);
           break;
         case $q120:
-          u4 = $td(outs[key], K0, $q125, key);
+          u4 = $td(outs[key], K0, $q141, key);
           break;
         default:
-          $fail($q0, K0 + $q168 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q163 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1913,20 +1792,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q169:
+        case $q164:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q170:
+        case $q165:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q171:
+        case $q166:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q136:
+        case $q137:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q172 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q167 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1935,21 +1814,21 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q117, $q124);
+    $missing(K0, $q117, $q136);
   } else {
     dt0 = t0.dtype;
-    by0 = $q124;
-    if (t0.shape.length !== 2) $badRank(K0, $q117, $q124, 2, t0.shape.length);
+    by0 = $q136;
+    if (t0.shape.length !== 2) $badRank(K0, $q117, $q136, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q117, $q103, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q117, $q103, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q117, $q105, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q117, $q105, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q117, $q105, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q117, $q105, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q117, $q107, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q117, $q107, 2, t2.shape.length);
   }
   if (t3 === null) {
     $missing(K0, $q117, $q119);
@@ -1984,41 +1863,41 @@ export function plan0(call: PagedAttentionCall): Plan {
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q117, $q51, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q117, $q51, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q117, $q62, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q117, $q62, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q125, $q126, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q125, $q126, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q141, $q142, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q141, $q142, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q125, $q119, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q125, $q119, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q141, $q119, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q141, $q119, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q125, $q120, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q125, $q120, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q141, $q120, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q141, $q120, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q107;
-  else if (dt0 !== $q107) $fail($q0, K0 + $q173 + dt0 + $q174);
-  if (dt1 === undefined) dt1 = $q175;
-  else if (dt1 !== $q175) $fail($q0, K0 + ": S = " + dt1 + $q176);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q169, $q177, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q170, $q177, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q171, $q177, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q136, $q177, g3);
+  if (dt0 === undefined) dt0 = $q109;
+  else if (dt0 !== $q109) $fail($q0, K0 + $q168 + dt0 + $q169);
+  if (dt1 === undefined) dt1 = $q170;
+  else if (dt1 !== $q170) $fail($q0, K0 + ": S = " + dt1 + $q171);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q164, $q172, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q165, $q172, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q166, $q172, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q137, $q172, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q178);
-  if (a2 === undefined) $fail($q0, K0 + $q179);
-  if (dt0 === $q107 && dt1 === $q175) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q163, K0 + $q180 + "T=" + dt0 + ", " + "S=" + dt1 + $q181);
+  if (a1 === undefined) $fail($q0, K0 + $q173);
+  if (a2 === undefined) $fail($q0, K0 + $q174);
+  if (dt0 === $q109 && dt1 === $q170) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q158, K0 + $q175 + "T=" + dt0 + ", " + "S=" + dt1 + $q176);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2052,102 +1931,121 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q182;
+const K1 = $q177;
+const K1A0V0: readonly string[] = ["", $q28];
+const K1A0V1: readonly string[] = ["", $q29];
+const K1A0V2: readonly string[] = ["", $q32];
+const K1A0V3: readonly string[] = ["", $q27, ""];
+const K1A0V4: readonly string[] = [$q31, ")"];
+const K1A0V5: readonly string[] = [$q26, ", ", ")"];
+const K1A0V6: readonly string[] = ["", $q30];
+const K1A0V7: readonly string[] = ["", $q33, ""];
+const K1A0V8: readonly string[] = ["", $q35];
+const K1A0V9: readonly string[] = ["", " >= 8"];
+const K1A0V10: readonly string[] = [$q36, ""];
+const K1A0V11: readonly string[] = ["", " <= 2147483647"];
+const K1A0V12: readonly string[] = ["", " <= 32"];
+const K1A0V13: readonly string[] = ["", $q34];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q183;
+const K1A0S1 = K1A0S0 + $q178;
+const K1A0V14: readonly string[] = [$q179, $q37, $q38, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q41];
 const K1A0S2 = K1A0S0 + $q184;
 const K1A0S3 = " on profile core; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
 const K1A0S4 = K1A0S0 + $q185;
+const K1A0V15: readonly string[] = [$q37, $q38, $q180, $q181, $q182, $q183, $q41];
 const K1A0S5 = K1A0S0 + $q186;
-const K1A0V0: readonly string[] = [$q187, $q26, $q27, $q188, $q189, $q30];
+const K1A0V16: readonly string[] = [$q179, $q37, $q38, $q187, $q182, $q41];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q190 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q191;
-const K1A0V1: readonly string[] = [$q27, $q189];
+const K1A0S6 = K1A0S0 + $q189;
+const K1A0V17: readonly string[] = [$q38, $q182];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "47634e01548047f0" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "47634e01548047f0" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
 }
-const K1A0S7 = K1A0S0 + $q34;
-const K1A0S8 = $q182;
-const K1A0S9 = K1A0S0 + $q192;
-const K1A0S10 = K1A0S0 + $q37;
-const K1A0V2: readonly string[] = [K1A0S0, $q193, K1A0S0, $q194, K1A0S1, $q42, K1A0S1, $q43, K1A0S4, $q42, K1A0S4, $q43, K1A0S9, $q195, K1A0S9, $q42, K1A0S9, $q45, K1A0S10, $q45];
+const K1A0S7 = K1A0S0 + $q45;
+const K1A0S8 = $q177;
+const K1A0V18: readonly string[] = [$q48, $q49];
+const K1A0V19: readonly string[] = [$q190, $q48, $q52];
+const K1A0S9 = K1A0S0 + $q191;
+const K1A0V20: readonly string[] = [$q52];
+const K1A0S10 = K1A0S0 + $q54;
+const K1A0V21: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q183;
-const K1A0S13 = K1A0S11 + $q184;
+const K1A0S12 = K1A0S11 + $q184;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S14 = K1A0S11 + $q191;
-const K1A0S15 = K1A0S11 + $q34;
-const K1A0S16 = K1A0S11 + $q192;
-const K1A0S17 = K1A0S11 + $q37;
-const K1A0V3: readonly string[] = [K1A0S11, $q194, K1A0S12, $q42, K1A0S12, $q43, K1A0S16, $q195, K1A0S16, $q42, K1A0S16, $q45, K1A0S17, $q45];
+const K1A0S13 = K1A0S11 + $q189;
+const K1A0S14 = K1A0S11 + $q45;
+const K1A0S15 = K1A0S11 + $q178;
+const K1A0S16 = K1A0S11 + $q191;
+const K1A0S17 = K1A0S11 + $q54;
+const K1A0V22: readonly string[] = [K1A0S11, $q193];
+const K1A0V23: readonly string[] = ["", " == 3"];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q183;
+const K1A0S19 = K1A0S18 + $q178;
 const K1A0S20 = K1A0S18 + $q184;
 const K1A0S21 = K1A0S18 + $q185;
 const K1A0S22 = K1A0S18 + $q186;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q191;
-const K1A0S24 = K1A0S18 + $q34;
-const K1A0S25 = K1A0S18 + $q192;
-const K1A0S26 = K1A0S18 + $q37;
-const K1A0V4: readonly string[] = [K1A0S18, $q193, K1A0S18, $q194, K1A0S19, $q42, K1A0S19, $q43, K1A0S21, $q42, K1A0S21, $q43, K1A0S25, $q195, K1A0S25, $q42, K1A0S25, $q45, K1A0S26, $q45];
+const K1A0S23 = K1A0S18 + $q189;
+const K1A0S24 = K1A0S18 + $q45;
+const K1A0S25 = K1A0S18 + $q191;
+const K1A0S26 = K1A0S18 + $q54;
+const K1A0V24: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q183;
-const K1A0S29 = K1A0S27 + $q184;
+const K1A0S28 = K1A0S27 + $q184;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S30 = K1A0S27 + $q191;
-const K1A0S31 = K1A0S27 + $q34;
-const K1A0S32 = K1A0S27 + $q192;
-const K1A0S33 = K1A0S27 + $q37;
-const K1A0V5: readonly string[] = [K1A0S27, $q194, K1A0S28, $q42, K1A0S28, $q43, K1A0S32, $q195, K1A0S32, $q42, K1A0S32, $q45, K1A0S33, $q45];
+const K1A0S29 = K1A0S27 + $q189;
+const K1A0S30 = K1A0S27 + $q45;
+const K1A0S31 = K1A0S27 + $q178;
+const K1A0S32 = K1A0S27 + $q191;
+const K1A0S33 = K1A0S27 + $q54;
+const K1A0V25: readonly string[] = [K1A0S27, $q193];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q183;
+const K1A0S35 = K1A0S34 + $q178;
 const K1A0S36 = K1A0S34 + $q184;
 const K1A0S37 = K1A0S34 + $q185;
 const K1A0S38 = K1A0S34 + $q186;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q197;
-const K1A0S40 = K1A0S34 + $q198;
-const K1A0V6: readonly string[] = [K1A0S34, $q193, K1A0S35, $q42, K1A0S35, $q43, K1A0S37, $q42, K1A0S37, $q43, K1A0S40, $q195];
+const K1A0S39 = K1A0S34 + $q195;
+const K1A0V26: readonly string[] = [$q190];
+const K1A0S40 = K1A0S34 + $q196;
+const K1A0V27: readonly string[] = [K1A0S34, $q192];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q183;
-const K1A0S43 = K1A0S41 + $q184;
+const K1A0S42 = K1A0S41 + $q184;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S44 = K1A0S41 + $q197;
-const K1A0S45 = K1A0S41 + $q198;
-const K1A0V7: readonly string[] = [K1A0S42, $q42, K1A0S42, $q43, K1A0S45, $q195];
+const K1A0S43 = K1A0S41 + $q195;
+const K1A0S44 = K1A0S41 + $q178;
+const K1A0S45 = K1A0S41 + $q196;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q183;
+const K1A0S47 = K1A0S46 + $q178;
 const K1A0S48 = K1A0S46 + $q184;
 const K1A0S49 = K1A0S46 + $q185;
 const K1A0S50 = K1A0S46 + $q186;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q197;
-const K1A0S52 = K1A0S46 + $q198;
-const K1A0V8: readonly string[] = [K1A0S46, $q193, K1A0S47, $q42, K1A0S47, $q43, K1A0S49, $q42, K1A0S49, $q43, K1A0S52, $q195];
+const K1A0S51 = K1A0S46 + $q195;
+const K1A0S52 = K1A0S46 + $q196;
+const K1A0V28: readonly string[] = [K1A0S46, $q192];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q183;
-const K1A0S55 = K1A0S53 + $q184;
+const K1A0S54 = K1A0S53 + $q184;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q196 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S56 = K1A0S53 + $q197;
-const K1A0S57 = K1A0S53 + $q198;
-const K1A0V9: readonly string[] = [K1A0S54, $q42, K1A0S54, $q43, K1A0S57, $q195];
+const K1A0S55 = K1A0S53 + $q195;
+const K1A0S56 = K1A0S53 + $q178;
+const K1A0S57 = K1A0S53 + $q196;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2202,7 +2100,19 @@ class K1A0 {
   private declare m29: number | undefined;
   private declare m30: number | undefined;
   private declare m31: boolean | undefined;
+  private declare q0: BindingResource | undefined;
+  private declare q3: BindingResource | undefined;
+  private declare q4: BindingResource | undefined;
+  private declare q7: BindingResource | undefined;
+  private declare q8: BindingResource | undefined;
+  private declare q9: BindingResource | undefined;
+  private declare q10: BindingResource | undefined;
+  private declare q5: BindingResource | undefined;
+  private declare q6: BindingResource | undefined;
+  private declare q11: BindingResource | undefined;
   private declare m32: boolean | undefined;
+  private declare q1: BindingResource | undefined;
+  private declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -2238,46 +2148,14 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.m31 = undefined;
-    this.m32 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
     try {
       return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, $q48);
+      throw $wrap(e, $q59);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
@@ -2294,7 +2172,7 @@ class K1A0 {
     try {
       return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q50);
+      throw $wrap(e, $q61);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
@@ -2310,7 +2188,7 @@ class K1A0 {
     try {
       return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q65);
+      throw $wrap(e, $q71);
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -2318,7 +2196,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q199);
+      throw $wrap(e, $q197);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2328,9 +2206,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q200) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q198) : 0));
     } catch (e) {
-      throw $wrap(e, $q201);
+      throw $wrap(e, $q199);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2338,16 +2216,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q202);
+      throw $wrap(e, $q200);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q203, $q200).shape.length === 2)) && ($need(this.t10, $q204, $q205).shape.length === 2)) && $same($need(this.t10, $q206, $q205).shape as readonly number[], $need(this.t9, $q207, $q200).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q208, $q200).dtype === $q107)) && ($need(this.t10, $q209, $q205).dtype === $q107)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q201, $q198).shape.length === 2)) && ($need(this.t10, $q202, $q203).shape.length === 2)) && $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q206, $q198).dtype === $q109)) && ($need(this.t10, $q207, $q203).dtype === $q109)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q210);
+      throw $wrap(e, $q208);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2355,7 +2233,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q101);
+      throw $wrap(e, $q103);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2363,7 +2241,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q153);
+      throw $wrap(e, $q149);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2371,7 +2249,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q211);
+      throw $wrap(e, $q209);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2380,45 +2258,45 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q58], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q62], [$q63, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q58], [$q212, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q62], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q58], [$q188, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q210, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q70], [$q187, () => this.a0]);
+    return $why(path, K1A0V2, [$q179, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q58], [$q59, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q62], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q62], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q71 : this.x3([...path, $q213]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q67, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q75 : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q57, ""], [$q66, () => this.t11!.shape[0], $q49, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q57, ""], [$q68, () => this.t11!.shape[1], $q214, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q50, () => (this.m3 ?? this.d3())]) : $why(path, [$q69, ")"], [$q61, $q60]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q72, () => this.t11!.shape[0], $q60, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q74, () => this.t11!.shape[1], $q212, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q61, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q69, $q68]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q54, ", ", ")"], [$q215, () => this.s4, $q216, () => this.s3]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q49, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q57, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q64], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q57, ""], ["tensorDtypes.pastValueT", $q60, $q61, $q60]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q213, () => this.s4, $q214, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q60, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q64], [$q65, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q57, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q212, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q64], [$q217, () => this.s6[1]]) : $why(path, ["", $q76, ""], [$q217, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q71, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q210, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q215, () => this.s6[1]]) : $why(path, K1A0V7, [$q215, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q70], ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, ["", $q57, ""], ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q49, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V2, ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, K1A0V3, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q60, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q112], [$q203, () => $need(this.t9, $q203, $q200).shape.length]) : i === 3 ? $why(path, ["", $q112], [$q204, () => $need(this.t10, $q204, $q205).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q206, () => $need(this.t10, $q206, $q205).shape, $q207, () => $need(this.t9, $q207, $q200).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q201, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q62], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q76, ""], [$q202, () => (this.m10 ?? this.d10()), $q59, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q57, ""], [$q208, () => $need(this.t9, $q208, $q200).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q209, () => $need(this.t10, $q209, $q205).dtype, $q61, $q60]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q203, $q200).shape.length === 2), () => ($need(this.t10, $q204, $q205).shape.length === 2), () => $same($need(this.t10, $q206, $q205).shape as readonly number[], $need(this.t9, $q207, $q200).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q208, $q200).dtype === $q107)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q116, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q116, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q213]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q201, () => $need(this.t9, $q201, $q198).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q202, () => $need(this.t10, $q202, $q203).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q204, () => $need(this.t10, $q204, $q203).shape, $q205, () => $need(this.t9, $q205, $q198).shape]) : i === 5 ? $why(path, K1A0V9, [$q199, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q200, () => (this.m10 ?? this.d10()), $q67, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q206, () => $need(this.t9, $q206, $q198).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q207, () => $need(this.t10, $q207, $q203).dtype, $q69, $q68]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q201, $q198).shape.length === 2), () => ($need(this.t10, $q202, $q203).shape.length === 2), () => $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q206, $q198).dtype === $q109)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q183, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q218], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q218], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V11, ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, K1A0V11, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q48]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q74]) : i === 3 ? this.x5([...path, $q73]) : i === 4 ? this.x6([...path, $q199]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q210]) : this.x9([...path, $q211]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q59]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q78]) : i === 3 ? this.x5([...path, $q77]) : i === 4 ? this.x6([...path, $q197]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q208]) : this.x9([...path, $q209]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2433,9 +2311,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q219);
+      return $condFail(e, $q216);
     }
-    return this.x0([...[], $q219]);
+    return this.x0([...[], $q216]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2458,12 +2336,12 @@ class K1A0 {
     try {
       return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, $q81);
+      throw $wrap(e, $q84);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], [$q214, () => this.s0[1], $q77, $q78]) : i === 1 ? $why(path, ["", $q76, ""], [$q26, () => this.a1, $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q49, () => this.s0[0], $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : i === 4 ? $why(path, ["", $q76, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q77, $q78]) : $why(path, ["", $q76, ""], ["appendWorkgroupSize", "64", $q94, $q80]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q212, () => this.s0[1], $q80, $q81]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q60, () => this.s0[0], $q80, $q81]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q96, $q83]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2478,21 +2356,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q81);
+      return $condFail(e, $q84);
     }
-    return this.x10([...[], $q81]);
+    return this.x10([...[], $q84]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
     } catch (e) {
-      throw $wrap(e, $q220);
+      throw $wrap(e, $q217);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q76, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q221, $q91]) : $why(path, ["", $q76, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q221, $q91]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q218, $q93]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q218, $q93]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2507,9 +2385,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q220);
+      return $condFail(e, $q217);
     }
-    return this.x11([...[], $q220]);
+    return this.x11([...[], $q217]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2517,7 +2395,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q116, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q116, ""], [$q154, () => (this.t2 !== null)]) : $why(path, ["", $q57, ""], [$q222, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q150, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q219, () => this.s0[2], $q149, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2532,9 +2410,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q155);
+      return $condFail(e, $q151);
     }
-    return this.x12([...[], $q155]);
+    return this.x12([...[], $q151]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2549,16 +2427,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q213);
+      return $condFail(e, $q211);
     }
-    return this.x3([...[], $q213]);
+    return this.x3([...[], $q211]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q98);
+      throw $wrap(e, $q100);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2566,7 +2444,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q223);
+      throw $wrap(e, $q220);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2575,7 +2453,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q98, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q76, ""], [$q223, () => (this.m22 ?? this.d22()), $q96, $q97]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q100, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q220, () => (this.m22 ?? this.d22()), $q98, $q99]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2590,9 +2468,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q224);
+      return $condFail(e, $q221);
     }
-    return this.x13([...[], $q224]);
+    return this.x13([...[], $q221]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2623,7 +2501,7 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q82);
+      throw $wrap(e, $q85);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
@@ -2631,7 +2509,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q225);
+      throw $wrap(e, $q222);
     }
   }
   /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2651,12 +2529,12 @@ class K1A0 {
     try {
       return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (16384 as number))));
     } catch (e) {
-      throw $wrap(e, $q226);
+      throw $wrap(e, $q223);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q88], [$q82, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q76, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q77, $q78]) : i === 2 ? $why(path, ["", $q76, ""], [$q82, () => (this.m27 ?? this.d27()), $q77, $q78]) : i === 3 ? $why(path, ["", $q76, ""], [$q225, () => (this.m28 ?? this.d28()), $q221, $q91]) : i === 4 ? $why(path, ["", $q76, ""], [$q227, () => (this.m30 ?? this.d30()), $q79, $q80]) : i === 5 ? $why(path, ["", $q76, ""], [$q227, () => (this.m30 ?? this.d30()), $q94, $q80]) : $why(path, ["", $q76, ""], ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q96, $q97]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q85, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q85, () => (this.m27 ?? this.d27()), $q80, $q81]) : i === 3 ? $why(path, K1A0V7, [$q222, () => (this.m28 ?? this.d28()), $q218, $q93]) : i === 4 ? $why(path, K1A0V7, [$q224, () => (this.m30 ?? this.d30()), $q82, $q83]) : i === 5 ? $why(path, K1A0V7, [$q224, () => (this.m30 ?? this.d30()), $q96, $q83]) : $why(path, K1A0V7, ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q98, $q99]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2671,145 +2549,173 @@ class K1A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q226);
+      return $condFail(e, $q223);
     }
-    return this.x14([...[], $q226]);
+    return this.x14([...[], $q223]);
   }
-  k0_0_4(): unknown {
+  k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
+      return $dimS($need(this.t9, $q181, $q198).shape, 1, $q205);
     } catch (e) {
-      return $evalFail(e, K1A0S1, $q229);
+      return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
-  k0_0_4s(): string {
+  k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k0_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S4, $q229);
-    }
-  }
-  k0_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
+      return $show($dimS($need(this.t9, $q181, $q198).shape, 1, $q205));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q117, $q124, 2, 134217728, K1A0S8, $q118);
+    return (this.q0 ??= $buf(this.t0!, $q117, $q136, 2, 134217728, K1A0S8, $q118));
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q117, $q230, 2, 134217728, K1A0S8, $q118);
+    return (this.q3 ??= $buf(this.t3!, $q117, $q225, 2, 134217728, K1A0S8, $q118));
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q117, $q231, 2, 134217728, K1A0S8, $q118);
+    return (this.q4 ??= $buf(this.t4!, $q117, $q226, 2, 134217728, K1A0S8, $q118));
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q117, $q232, 4, 134217728, K1A0S8, $q118);
+    return (this.q7 ??= $buf(this.t7!, $q117, $q227, 4, 134217728, K1A0S8, $q118));
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q117, $q233, 4, 134217728, K1A0S8, $q118);
+    return (this.q8 ??= $buf(this.t8!, $q117, $q228, 4, 134217728, K1A0S8, $q118));
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q117, $q200, 2, 134217728, K1A0S8, $q118);
+    return (this.q9 ??= $buf(this.t9!, $q117, $q198, 2, 134217728, K1A0S8, $q118));
   }
   z10(): BindingResource {
-    return $buf(this.t10!, $q117, $q205, 2, 134217728, K1A0S8, $q118);
+    return (this.q10 ??= $buf(this.t10!, $q117, $q203, 2, 134217728, K1A0S8, $q118));
+  }
+  y0(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      if (this.t9 === null) $omitted(pp, $q229, $q198);
+      const q5 = this.z9();
+      if (this.t10 === null) $omitted(pp, $q230, $q203);
+      const q6 = this.z10();
+      const b7 = new Uint8Array(16);
+      $u32(b7, 0, this.s0[1], pp, $q231);
+      $u32(b7, 4, this.s0[0], pp, $q126);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q232, $q233, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q229, 1, q5), $bd(6, $q230, 1, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V18, st);
+    }
+  }
+  y1(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      if (this.t9 === null) $omitted(pp, $q229, $q198);
+      const q1 = this.z9();
+      if (this.t10 === null) $omitted(pp, $q230, $q203);
+      const q2 = this.z10();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      const b6 = new Uint8Array(16);
+      $u32(b6, 0, this.s0[1], pp, $q231);
+      $u32(b6, 4, this.s0[0], pp, $q126);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q138, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q135, 2, b6)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V18, st);
+    }
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q117, $q234, 4, 134217728, K1A0S8, $q118);
+    return (this.q5 ??= $buf(this.t5!, $q117, $q238, 4, 134217728, K1A0S8, $q118));
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q117, $q235, 4, 134217728, K1A0S8, $q118);
+    return (this.q6 ??= $buf(this.t6!, $q117, $q239, 4, 134217728, K1A0S8, $q118));
+  }
+  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z3();
+      const q1 = this.z4();
+      const q2 = this.z5();
+      const q3 = this.z6();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
+      $f32(b8, 24, this.a4);
+      st = 2;
+      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      st = 3;
+      const r2: unknown = (this.m27 ?? this.d27());
+      const wz = $wg(r2, 65535, pp, "z");
+      return $pass($q244, $q245, s, [$bd(0, $q138, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q248, 0, c1), $ub(8, $q135, 2, b8)], wx, wy, wz);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V19, st);
+    }
   }
   z11(): BindingResource {
-    return $buf(this.t11!, $q125, $q126, 2, 134217728, K1A0S8, $q118);
+    return (this.q11 ??= $buf(this.t11!, $q141, $q142, 2, 134217728, K1A0S8, $q118));
+  }
+  y3(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z11();
+      const wy = $wg(this.a2, 65535, pp, "y");
+      st = 1;
+      const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const wz = $wg(r0, 65535, pp, "z");
+      return $pass($q143, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q248, 1, c0), $bd(1, $q141, 0, q0)], 1, wy, wz);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V20, st);
+    }
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q236;
-      if (s0 === undefined) $fail($q22, K1A0S2 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k0_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
+      if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q246;
-      if (s1 === undefined) $fail($q22, K1A0S5 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k0_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
+      if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S0, $q247);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S0, $q251);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S0, $q248);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S1, $q249, $q200);
-      const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S1, $q250, $q205);
-      const q6 = this.z10();
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S1, $q251);
-      $u32(b0_7, 4, this.s0[0], K1A0S1, $q131);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S1, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S1, "y");
-      const q7: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S4, $q251);
-      $u32(b1_6, 4, this.s0[0], K1A0S4, $q131);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S4, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S4, "y");
-      const q8 = this.z5();
-      const q9 = this.z6();
-      const q10: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S9, $q251);
-      $u32(b2_8, 4, this.s0[0], K1A0S9, $q131);
-      $u32(b2_8, 8, this.s5[0], K1A0S9, $q254);
-      $u32(b2_8, 12, r6, K1A0S9, $q255);
-      $u32(b2_8, 16, this.s6[1], K1A0S9, $q256);
-      $u32(b2_8, 20, this.s3[2], K1A0S9, $q257);
-      $f32(b2_8, 24, this.a4);
-      st = 8;
-      const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2x = $wg(r7, 65535, K1A0S9, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S9, "y");
-      st = 9;
-      const r8: unknown = (this.m27 ?? this.d27());
-      const w2z = $wg(r8, 65535, K1A0S9, "z");
-      const q11 = this.z11();
-      const w3y = $wg(this.a2, 65535, K1A0S10, "y");
-      st = 10;
-      const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w3z = $wg(r9, 65535, K1A0S10, "z");
-      return { kernel: $q182, variant: "packed_rotary_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q249, 1, q5), $bd(6, $q250, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q0), $bd(1, $q249, 1, q5), $bd(2, $q250, 1, q6), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q266, 0, q7), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q267, $q268, s2, [$bd(0, $q147, 1, q7), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q8), $bd(4, $q270, 1, q9), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q253, 0, q10), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z), $pass($q150, $q271, s3, [$bd(0, $q253, 1, q10), $bd(1, $q125, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q252, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S0, $q252);
+      const c0 = $scratch($q253, x0);
+      const c1 = $scratch($q248, x1);
+      return { kernel: $q177, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q253, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V2, st);
+      return $evalAt(e, K1A0V21, st);
     }
   }
   r0(): string {
@@ -2833,76 +2739,77 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q116, ""], [$q213, () => (this.m1 ?? this.d1())]);
+    return $why([], K1A0V10, [$q211, () => (this.m1 ?? this.d1())]);
   }
-  k1_0_4(): unknown {
+  y4(pp: string, s: string): PassPlan {
+    let st = 0;
     try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      const b5 = new Uint8Array(16);
+      $u32(b5, 0, this.s0[1], pp, $q231);
+      $u32(b5, 4, this.s0[0], pp, $q126);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q232, $q233, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $ub(5, $q135, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalFail(e, K1A0S12, $q229);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
-  k1_0_4s(): string {
+  y5(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
     try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      const q6 = this.z8();
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
+      $f32(b8, 24, this.a4);
+      st = 2;
+      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      st = 3;
+      const r2: unknown = (this.m27 ?? this.d27());
+      const wz = $wg(r2, 65535, pp, "z");
+      return $pass($q244, $q245, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q248, 0, c0), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
+      return $evalIn(e, pp, K1A0V19, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q272;
-      if (s0 === undefined) $fail($q22, K1A0S13 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k1_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q254;
+      if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S11, $q248);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S12, $q251);
-      $u32(b0_5, 4, this.s0[0], K1A0S12, $q131);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S12, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S12, "y");
-      const q5 = this.z5();
-      const q6 = this.z6();
-      const q7: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x0 };
-      st = 4;
-      const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S16, $q251);
-      $u32(b1_8, 4, this.s0[0], K1A0S16, $q131);
-      $u32(b1_8, 8, this.s5[0], K1A0S16, $q254);
-      $u32(b1_8, 12, r3, K1A0S16, $q255);
-      $u32(b1_8, 16, this.s6[1], K1A0S16, $q256);
-      $u32(b1_8, 20, this.s3[2], K1A0S16, $q257);
-      $f32(b1_8, 24, this.a4);
-      st = 5;
-      const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w1x = $wg(r4, 65535, K1A0S16, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S16, "y");
-      st = 6;
-      const r5: unknown = (this.m27 ?? this.d27());
-      const w1z = $wg(r5, 65535, K1A0S16, "z");
-      const q8 = this.z11();
-      const w2y = $wg(this.a2, 65535, K1A0S17, "y");
-      st = 7;
-      const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2z = $wg(r6, 65535, K1A0S17, "z");
-      return { kernel: $q182, variant: "packed_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q147, 1, q0), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q5), $bd(4, $q270, 1, q6), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q253, 0, q7), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q271, s2, [$bd(0, $q253, 1, q7), $bd(1, $q125, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S11, $q252);
+      const c0 = $scratch($q248, x0);
+      return { kernel: $q177, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V3, st);
+      return $evalAt(e, K1A0V22, st);
     }
   }
   r1(): string {
@@ -2914,14 +2821,14 @@ class K1A0 {
   /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
     try {
-      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q102, $q103).shape.length === 3)) && ($need(this.t2, $q104, $q105).shape.length === 3)) && $same($need(this.t1, $q273, $q103).shape as readonly number[], $need(this.t2, $q274, $q105).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q103) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q103) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q103) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q106, $q103).dtype === $q107)) && ($need(this.t2, $q108, $q105).dtype === $q107)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q104, $q105).shape.length === 3)) && ($need(this.t2, $q106, $q107).shape.length === 3)) && $same($need(this.t1, $q255, $q105).shape as readonly number[], $need(this.t2, $q256, $q107).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q105) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q105) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q108, $q105).dtype === $q109)) && ($need(this.t2, $q110, $q107).dtype === $q109)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q109);
+      throw $wrap(e, $q111);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q110 : i === 1 ? $where(path) + $q111 : i === 2 ? $why(path, ["", $q275], [$q102, () => $need(this.t1, $q102, $q103).shape.length]) : i === 3 ? $why(path, ["", $q275], [$q104, () => $need(this.t2, $q104, $q105).shape.length]) : i === 4 ? $why(path, [$q54, ", ", ")"], [$q273, () => $need(this.t1, $q273, $q103).shape, $q274, () => $need(this.t2, $q274, $q105).shape]) : i === 5 ? $why(path, ["", $q57, ""], [$q113, () => $dimT(this.t1, (0 as number), $q103), $q49, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q57, ""], [$q114, () => $dimT(this.t1, (1 as number), $q103), $q214, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q57, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q103), $q101, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q57, ""], [$q106, () => $need(this.t1, $q106, $q103).dtype, $q61, $q60]) : i === 9 ? $why(path, ["", $q57, ""], [$q108, () => $need(this.t2, $q108, $q105).dtype, $q61, $q60]) : $why(path, ["", $q57, ""], [$q222, () => this.s0[2], $q50, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q102, $q103).shape.length === 3), () => ($need(this.t2, $q104, $q105).shape.length === 3), () => $same($need(this.t1, $q273, $q103).shape as readonly number[], $need(this.t2, $q274, $q105).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q103) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q103) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q103) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q106, $q103).dtype === $q107), () => ($need(this.t2, $q108, $q105).dtype === $q107)]));
+    return ((i: number) => i === 0 ? $where(path) + $q112 : i === 1 ? $where(path) + $q113 : i === 2 ? $why(path, K1A0V23, [$q104, () => $need(this.t1, $q104, $q105).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q106, () => $need(this.t2, $q106, $q107).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q255, () => $need(this.t1, $q255, $q105).shape, $q256, () => $need(this.t2, $q256, $q107).shape]) : i === 5 ? $why(path, K1A0V3, [$q114, () => $dimT(this.t1, (0 as number), $q105), $q60, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q115, () => $dimT(this.t1, (1 as number), $q105), $q212, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q105), $q103, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q108, () => $need(this.t1, $q108, $q105).dtype, $q69, $q68]) : i === 9 ? $why(path, K1A0V3, [$q110, () => $need(this.t2, $q110, $q107).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q219, () => this.s0[2], $q61, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q104, $q105).shape.length === 3), () => ($need(this.t2, $q106, $q107).shape.length === 3), () => $same($need(this.t1, $q255, $q105).shape as readonly number[], $need(this.t2, $q256, $q107).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q105) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q105) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q108, $q105).dtype === $q109), () => ($need(this.t2, $q110, $q107).dtype === $q109)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2936,125 +2843,69 @@ class K1A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q109);
+      return $condFail(e, $q111);
     }
-    return this.x15([...[], $q109]);
-  }
-  k2_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S19, $q229);
-    }
-  }
-  k2_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k2_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S21, $q229);
-    }
-  }
-  k2_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
+    return this.x15([...[], $q111]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q117, $q103, 2, 134217728, K1A0S8, $q118);
+    return (this.q1 ??= $buf(this.t1!, $q117, $q105, 2, 134217728, K1A0S8, $q118));
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q117, $q105, 2, 134217728, K1A0S8, $q118);
+    return (this.q2 ??= $buf(this.t2!, $q117, $q107, 2, 134217728, K1A0S8, $q118));
+  }
+  y6(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      if (this.t9 === null) $omitted(pp, $q229, $q198);
+      const q6 = this.z9();
+      if (this.t10 === null) $omitted(pp, $q230, $q203);
+      const q7 = this.z10();
+      const b8 = new Uint8Array(16);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q232, $q233, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q229, 1, q6), $bd(7, $q230, 1, q7), $ub(8, $q135, 2, b8)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V18, st);
+    }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q276;
-      if (s0 === undefined) $fail($q22, K1A0S20 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k2_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q257;
+      if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q277;
-      if (s1 === undefined) $fail($q22, K1A0S22 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k2_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q258;
+      if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S18, $q247);
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S18, $q251);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S18, $q248);
-      if (this.t1 === null) $omitted(K1A0S19, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S19, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S19, $q249, $q200);
-      const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S19, $q250, $q205);
-      const q7 = this.z10();
-      const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S19, $q251);
-      $u32(b0_8, 4, this.s0[0], K1A0S19, $q131);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S19, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S19, "y");
-      const q8 = this.z0();
-      const q9: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S21, $q251);
-      $u32(b1_6, 4, this.s0[0], K1A0S21, $q131);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S21, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S21, "y");
-      const q10 = this.z5();
-      const q11 = this.z6();
-      const q12: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S25, $q251);
-      $u32(b2_8, 4, this.s0[0], K1A0S25, $q131);
-      $u32(b2_8, 8, this.s5[0], K1A0S25, $q254);
-      $u32(b2_8, 12, r6, K1A0S25, $q255);
-      $u32(b2_8, 16, this.s6[1], K1A0S25, $q256);
-      $u32(b2_8, 20, this.s3[2], K1A0S25, $q257);
-      $f32(b2_8, 24, this.a4);
-      st = 8;
-      const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2x = $wg(r7, 65535, K1A0S25, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S25, "y");
-      st = 9;
-      const r8: unknown = (this.m27 ?? this.d27());
-      const w2z = $wg(r8, 65535, K1A0S25, "z");
-      const q13 = this.z11();
-      const w3y = $wg(this.a2, 65535, K1A0S26, "y");
-      st = 10;
-      const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w3z = $wg(r9, 65535, K1A0S26, "z");
-      return { kernel: $q182, variant: "separate_rotary_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $bd(6, $q249, 1, q6), $bd(7, $q250, 1, q7), $ub(8, $q144, 2, b0_8)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q8), $bd(1, $q249, 1, q6), $bd(2, $q250, 1, q7), $bd(3, $q262, 1, q4), $bd(4, $q263, 1, q5), $bd(5, $q266, 0, q9), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q267, $q268, s2, [$bd(0, $q147, 1, q9), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q10), $bd(4, $q270, 1, q11), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q253, 0, q12), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z), $pass($q150, $q271, s3, [$bd(0, $q253, 1, q12), $bd(1, $q125, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q252, size: x0 }, { id: $q253, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S18, $q252);
+      const c0 = $scratch($q253, x0);
+      const c1 = $scratch($q248, x1);
+      return { kernel: $q177, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q253, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V4, st);
+      return $evalAt(e, K1A0V24, st);
     }
   }
   r2(): string {
@@ -3063,78 +2914,46 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  k3_0_4(): unknown {
+  y7(pp: string, s: string): PassPlan {
+    let st = 0;
     try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
+      if (this.t1 === null) $omitted(pp, $q124, $q105);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q125, $q107);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      const b6 = new Uint8Array(16);
+      $u32(b6, 0, this.s0[1], pp, $q231);
+      $u32(b6, 4, this.s0[0], pp, $q126);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q232, $q233, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $ub(6, $q135, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalFail(e, K1A0S28, $q229);
-    }
-  }
-  k3_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q278;
-      if (s0 === undefined) $fail($q22, K1A0S29 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k3_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q259;
+      if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S27, $q248);
-      if (this.t1 === null) $omitted(K1A0S28, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S28, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S28, $q251);
-      $u32(b0_6, 4, this.s0[0], K1A0S28, $q131);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S28, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S28, "y");
-      const q6 = this.z0();
-      const q7 = this.z5();
-      const q8 = this.z6();
-      const q9: BindingResource = { kind: $q133, scratch: $q253, offset: 0, size: x0 };
-      st = 4;
-      const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S32, $q251);
-      $u32(b1_8, 4, this.s0[0], K1A0S32, $q131);
-      $u32(b1_8, 8, this.s5[0], K1A0S32, $q254);
-      $u32(b1_8, 12, r3, K1A0S32, $q255);
-      $u32(b1_8, 16, this.s6[1], K1A0S32, $q256);
-      $u32(b1_8, 20, this.s3[2], K1A0S32, $q257);
-      $f32(b1_8, 24, this.a4);
-      st = 5;
-      const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w1x = $wg(r4, 65535, K1A0S32, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S32, "y");
-      st = 6;
-      const r5: unknown = (this.m27 ?? this.d27());
-      const w1z = $wg(r5, 65535, K1A0S32, "z");
-      const q10 = this.z11();
-      const w2y = $wg(this.a2, 65535, K1A0S33, "y");
-      st = 7;
-      const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2z = $wg(r6, 65535, K1A0S33, "z");
-      return { kernel: $q182, variant: "separate_splitk", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q267, $q268, s1, [$bd(0, $q147, 1, q6), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q7), $bd(4, $q270, 1, q8), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q253, 0, q9), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z), $pass($q150, $q271, s2, [$bd(0, $q253, 1, q9), $bd(1, $q125, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S27, $q252);
+      const c0 = $scratch($q248, x0);
+      return { kernel: $q177, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V5, st);
+      return $evalAt(e, K1A0V25, st);
     }
   }
   r3(): string {
@@ -3143,34 +2962,32 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  k4_0_4(): unknown {
+  y8(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
     try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
+      const q0 = this.z3();
+      const q1 = this.z4();
+      const q2 = this.z5();
+      const q3 = this.z6();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      const q6 = this.z11();
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
+      $f32(b8, 24, this.a4);
+      const wx = $wg(this.s0[1], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      const wz = $wg(this.s0[0], 65535, pp, "z");
+      return $pass($q260, $q261, s, [$bd(0, $q138, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q141, 0, q6), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalFail(e, K1A0S35, $q229);
-    }
-  }
-  k4_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k4_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S37, $q229);
-    }
-  }
-  k4_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
+      return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -3178,63 +2995,20 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q236;
-      if (s0 === undefined) $fail($q22, K1A0S36 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k4_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
+      if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q246;
-      if (s1 === undefined) $fail($q22, K1A0S38 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k4_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
+      if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S34, $q247);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S35, $q249, $q200);
-      const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S35, $q250, $q205);
-      const q6 = this.z10();
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S35, $q251);
-      $u32(b0_7, 4, this.s0[0], K1A0S35, $q131);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S35, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S35, "y");
-      const q7: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S37, $q251);
-      $u32(b1_6, 4, this.s0[0], K1A0S37, $q131);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S37, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S37, "y");
-      const q8 = this.z5();
-      const q9 = this.z6();
-      const q10 = this.z11();
-      st = 6;
-      const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S40, $q251);
-      $u32(b2_8, 4, this.s0[0], K1A0S40, $q131);
-      $u32(b2_8, 8, this.s5[0], K1A0S40, $q254);
-      $u32(b2_8, 12, r5, K1A0S40, $q255);
-      $u32(b2_8, 16, this.s6[1], K1A0S40, $q256);
-      $u32(b2_8, 20, this.s3[2], K1A0S40, $q257);
-      $f32(b2_8, 24, this.a4);
-      const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S40, "y");
-      const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
-      return { kernel: $q182, variant: "packed_rotary", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q249, 1, q5), $bd(6, $q250, 1, q6), $ub(7, $q144, 2, b0_7)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q0), $bd(1, $q249, 1, q5), $bd(2, $q250, 1, q6), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $bd(5, $q266, 0, q7), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q279, $q280, s2, [$bd(0, $q147, 1, q7), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q8), $bd(4, $q270, 1, q9), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q125, 0, q10), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S34, $q251);
+      const c0 = $scratch($q253, x0);
+      return { kernel: $q177, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V6, st);
+      return $evalAt(e, K1A0V27, st);
     }
   }
   r4(): string {
@@ -3242,164 +3016,66 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  k5_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S42, $q229);
-    }
-  }
-  k5_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  y9(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q272;
-      if (s0 === undefined) $fail($q22, K1A0S43 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k5_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S42, $q251);
-      $u32(b0_5, 4, this.s0[0], K1A0S42, $q131);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S42, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S42, "y");
-      const q5 = this.z5();
-      const q6 = this.z6();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      const q6 = this.z8();
       const q7 = this.z11();
-      st = 3;
-      const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S45, $q251);
-      $u32(b1_8, 4, this.s0[0], K1A0S45, $q131);
-      $u32(b1_8, 8, this.s5[0], K1A0S45, $q254);
-      $u32(b1_8, 12, r2, K1A0S45, $q255);
-      $u32(b1_8, 16, this.s6[1], K1A0S45, $q256);
-      $u32(b1_8, 20, this.s3[2], K1A0S45, $q257);
-      $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S45, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S45, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S45, "z");
-      return { kernel: $q182, variant: "packed", passes: [$pass($q258, $q259, s0, [$bd(0, $q147, 1, q0), $bd(1, $q260, 0, q1), $bd(2, $q261, 0, q2), $bd(3, $q262, 1, q3), $bd(4, $q263, 1, q4), $ub(5, $q144, 2, b0_5)], w0x, w0y, 1), $pass($q279, $q280, s1, [$bd(0, $q147, 1, q0), $bd(1, $q260, 1, q1), $bd(2, $q261, 1, q2), $bd(3, $q269, 1, q5), $bd(4, $q270, 1, q6), $bd(5, $q262, 1, q3), $bd(6, $q263, 1, q4), $bd(7, $q125, 0, q7), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q231);
+      $u32(b8, 4, this.s0[0], pp, $q126);
+      $u32(b8, 8, this.s5[0], pp, $q240);
+      $u32(b8, 12, r0, pp, $q241);
+      $u32(b8, 16, this.s6[1], pp, $q242);
+      $u32(b8, 20, this.s3[2], pp, $q243);
+      $f32(b8, 24, this.a4);
+      const wx = $wg(this.s0[1], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      const wz = $wg(this.s0[0], 65535, pp, "z");
+      return $pass($q260, $q261, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q141, 0, q7), $ub(8, $q135, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalAt(e, K1A0V7, st);
+      return $evalIn(e, pp, K1A0V26, st);
     }
+  }
+  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
+    return { kernel: $q177, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
     return this.w5();
   }
-  k6_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S47, $q229);
-    }
-  }
-  k6_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k6_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S49, $q229);
-    }
-  }
-  k6_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q276;
-      if (s0 === undefined) $fail($q22, K1A0S48 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k6_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q257;
+      if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q277;
-      if (s1 === undefined) $fail($q22, K1A0S50 + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k6_1_3s() + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q258;
+      if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S46, $q247);
-      if (this.t1 === null) $omitted(K1A0S47, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S47, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S47, $q249, $q200);
-      const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S47, $q250, $q205);
-      const q7 = this.z10();
-      const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S47, $q251);
-      $u32(b0_8, 4, this.s0[0], K1A0S47, $q131);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S47, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S47, "y");
-      const q8 = this.z0();
-      const q9: BindingResource = { kind: $q133, scratch: $q252, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S49, $q251);
-      $u32(b1_6, 4, this.s0[0], K1A0S49, $q131);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S49, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S49, "y");
-      const q10 = this.z5();
-      const q11 = this.z6();
-      const q12 = this.z11();
-      st = 6;
-      const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S52, $q251);
-      $u32(b2_8, 4, this.s0[0], K1A0S52, $q131);
-      $u32(b2_8, 8, this.s5[0], K1A0S52, $q254);
-      $u32(b2_8, 12, r5, K1A0S52, $q255);
-      $u32(b2_8, 16, this.s6[1], K1A0S52, $q256);
-      $u32(b2_8, 20, this.s3[2], K1A0S52, $q257);
-      $f32(b2_8, 24, this.a4);
-      const w2x = $wg(this.s0[1], 65535, K1A0S52, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S52, "y");
-      const w2z = $wg(this.s0[0], 65535, K1A0S52, "z");
-      return { kernel: $q182, variant: "separate_rotary", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $bd(6, $q249, 1, q6), $bd(7, $q250, 1, q7), $ub(8, $q144, 2, b0_8)], w0x, w0y, 1), $pass($q264, $q265, s1, [$bd(0, $q147, 1, q8), $bd(1, $q249, 1, q6), $bd(2, $q250, 1, q7), $bd(3, $q262, 1, q4), $bd(4, $q263, 1, q5), $bd(5, $q266, 0, q9), $ub(6, $q144, 2, b1_6)], w1x, w1y, 1), $pass($q279, $q280, s2, [$bd(0, $q147, 1, q9), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q10), $bd(4, $q270, 1, q11), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q125, 0, q12), $ub(8, $q144, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S46, $q251);
+      const c0 = $scratch($q253, x0);
+      return { kernel: $q177, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V8, st);
+      return $evalAt(e, K1A0V28, st);
     }
   }
   r6(): string {
@@ -3407,66 +3083,12 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  k7_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q228, $q200).shape, 1, $q207);
-    } catch (e) {
-      return $evalFail(e, K1A0S54, $q229);
-    }
-  }
-  k7_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q228, $q200).shape, 1, $q207));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q278;
-      if (s0 === undefined) $fail($q22, K1A0S55 + $q237 + $show(this.a0) + ", " + $q238 + $show(this.a1) + ", " + $q239 + $show(this.a2) + ", " + $q240 + $show(this.a3) + ", " + $q241 + this.k7_0_4s() + ", " + $q242 + $show(this.s3[2]) + ", " + $q243 + $show(this.s3[3]) + ", " + $q244 + $show((this.t9 !== null)) + ", " + $q245 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
-      if (this.t1 === null) $omitted(K1A0S54, $q129, $q103);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S54, $q130, $q105);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S54, $q251);
-      $u32(b0_6, 4, this.s0[0], K1A0S54, $q131);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S54, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S54, "y");
-      const q6 = this.z0();
-      const q7 = this.z5();
-      const q8 = this.z6();
-      const q9 = this.z11();
-      st = 3;
-      const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S57, $q251);
-      $u32(b1_8, 4, this.s0[0], K1A0S57, $q131);
-      $u32(b1_8, 8, this.s5[0], K1A0S57, $q254);
-      $u32(b1_8, 12, r2, K1A0S57, $q255);
-      $u32(b1_8, 16, this.s6[1], K1A0S57, $q256);
-      $u32(b1_8, 20, this.s3[2], K1A0S57, $q257);
-      $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S57, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S57, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S57, "z");
-      return { kernel: $q182, variant: "separate", passes: [$pass($q258, $q259, s0, [$bd(0, $q129, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q260, 0, q2), $bd(3, $q261, 0, q3), $bd(4, $q262, 1, q4), $bd(5, $q263, 1, q5), $ub(6, $q144, 2, b0_6)], w0x, w0y, 1), $pass($q279, $q280, s1, [$bd(0, $q147, 1, q6), $bd(1, $q260, 1, q2), $bd(2, $q261, 1, q3), $bd(3, $q269, 1, q7), $bd(4, $q270, 1, q8), $bd(5, $q262, 1, q4), $bd(6, $q263, 1, q5), $bd(7, $q125, 0, q9), $ub(8, $q144, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V9, st);
-    }
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q259;
+    if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
+    return { kernel: $q177, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3478,19 +3100,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q182, $q161);
+      $evalFail(e, $q177, $q156);
     }
-    const h0 = $outShape(o0, 3, $q182, $q126);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q107 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q182, $q126, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q182, $q230);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q182, $q230, this.u3.shape, h1, $q216);
-    const h2 = $outShape(this.s4, 4, $q182, $q231);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q182, $q231, this.u4.shape, h2, $q215);
+    const h0 = $outShape(o0, 3, $q177, $q142);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q109 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q177, $q142, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q177, $q225);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q177, $q225, this.u3.shape, h1, $q214);
+    const h2 = $outShape(this.s4, 4, $q177, $q226);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q177, $q226, this.u4.shape, h2, $q213);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q162, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q162, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q162, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q157, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q157, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q157, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3500,16 +3122,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q163, "SparseAttention: no variant fits this call on profile core: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q158, "SparseAttention: no variant fits this call on profile core: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile core. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q164, K1);
-  const outs = $bag(c, $q165, K1);
-  const attrs = $bag(c, $q166, K1);
+  const ins = $bag(c, $q159, K1);
+  const outs = $bag(c, $q160, K1);
+  const attrs = $bag(c, $q161, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3534,41 +3156,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q124:
+        case $q136:
           t0 = $td(ins[key], K1, $q117, key);
           break;
-        case $q103:
+        case $q105:
           t1 = $td(ins[key], K1, $q117, key);
           break;
-        case $q105:
+        case $q107:
           t2 = $td(ins[key], K1, $q117, key);
           break;
-        case $q230:
+        case $q225:
           t3 = $td(ins[key], K1, $q117, key);
           break;
-        case $q231:
+        case $q226:
           t4 = $td(ins[key], K1, $q117, key);
           break;
-        case $q234:
+        case $q238:
           t5 = $td(ins[key], K1, $q117, key);
           break;
-        case $q235:
+        case $q239:
           t6 = $td(ins[key], K1, $q117, key);
           break;
-        case $q232:
+        case $q227:
           t7 = $td(ins[key], K1, $q117, key);
           break;
-        case $q233:
+        case $q228:
           t8 = $td(ins[key], K1, $q117, key);
           break;
-        case $q200:
+        case $q198:
           t9 = $td(ins[key], K1, $q117, key);
           break;
-        case $q205:
+        case $q203:
           t10 = $td(ins[key], K1, $q117, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q162 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3576,17 +3198,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q126:
-          t11 = $td(outs[key], K1, $q125, key);
+        case $q142:
+          t11 = $td(outs[key], K1, $q141, key);
           break;
-        case $q230:
-          u3 = $td(outs[key], K1, $q125, key);
+        case $q225:
+          u3 = $td(outs[key], K1, $q141, key);
           break;
-        case $q231:
-          u4 = $td(outs[key], K1, $q125, key);
+        case $q226:
+          u4 = $td(outs[key], K1, $q141, key);
           break;
         default:
-          $fail($q0, K1 + $q168 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q163 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3594,26 +3216,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q281:
+        case $q262:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q170:
+        case $q165:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q171:
+        case $q166:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q282:
+        case $q263:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q136:
+        case $q137:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q283:
+        case $q264:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q172 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q167 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3622,107 +3244,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q117, $q124);
+    $missing(K1, $q117, $q136);
   } else {
     dt0 = t0.dtype;
-    by0 = $q124;
-    if (t0.shape.length !== 3) $badRank(K1, $q117, $q124, 3, t0.shape.length);
+    by0 = $q136;
+    if (t0.shape.length !== 3) $badRank(K1, $q117, $q136, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q117, $q103, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q117, $q103, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q117, $q105, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q117, $q105, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q117, $q105, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q117, $q105, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q117, $q107, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q117, $q107, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q117, $q230);
+    $missing(K1, $q117, $q225);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q117, $q230, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q117, $q230, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q117, $q225, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q117, $q225, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q117, $q231);
+    $missing(K1, $q117, $q226);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q117, $q231, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q117, $q231, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q117, $q226, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q117, $q226, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q117, $q234);
+    $missing(K1, $q117, $q238);
   } else {
     dt1 = t5.dtype;
-    by1 = $q234;
-    if (t5.shape.length !== 2) $badRank(K1, $q117, $q234, 2, t5.shape.length);
+    by1 = $q238;
+    if (t5.shape.length !== 2) $badRank(K1, $q117, $q238, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q117, $q235);
+    $missing(K1, $q117, $q239);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q117, $q235, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q117, $q235, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q117, $q239, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q117, $q239, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q117, $q232);
+    $missing(K1, $q117, $q227);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q117, $q232, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q117, $q232, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q117, $q227, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q117, $q227, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q117, $q233);
+    $missing(K1, $q117, $q228);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q117, $q233, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q117, $q233, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q117, $q228, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q117, $q228, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q117, $q200, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q117, $q200, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q117, $q198, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q117, $q198, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q117, $q205, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q117, $q205, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q117, $q203, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q117, $q203, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q125, $q126, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q125, $q126, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q141, $q142, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q141, $q142, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q125, $q230, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q125, $q230, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q141, $q225, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q141, $q225, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q125, $q231, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q125, $q231, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q141, $q226, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q141, $q226, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q107;
-  else if (dt0 !== $q107) $fail($q0, K1 + $q173 + dt0 + $q174);
-  if (dt1 === undefined) dt1 = $q175;
-  else if (dt1 !== $q175) $fail($q0, K1 + ": M = " + dt1 + $q176);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q281, $q177, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q170, $q177, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q171, $q177, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q282, $q177, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q136, $q177, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q283, $q177, g5);
+  if (dt0 === undefined) dt0 = $q109;
+  else if (dt0 !== $q109) $fail($q0, K1 + $q168 + dt0 + $q169);
+  if (dt1 === undefined) dt1 = $q170;
+  else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q262, $q172, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q165, $q172, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q166, $q172, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q263, $q172, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q137, $q172, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q264, $q172, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q284);
-  if (a1 === undefined) $fail($q0, K1 + $q178);
-  if (a2 === undefined) $fail($q0, K1 + $q179);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q284);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q265);
+  if (a1 === undefined) $fail($q0, K1 + $q173);
+  if (a2 === undefined) $fail($q0, K1 + $q174);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q265);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q107 && dt1 === $q175) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q163, K1 + $q180 + "T=" + dt0 + ", " + "M=" + dt1 + $q181);
+  if (dt0 === $q109 && dt1 === $q170) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q158, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -29,101 +29,101 @@ const $q22 = "missing_shader";
 const $q23 = "uniform";
 const $q24 = "main";
 const $q25 = "PagedAttention";
-const $q26 = "attrs.kv_num_heads";
-const $q27 = "attrs.num_heads";
-const $q28 = "dim(shapes.keyCacheT, 1)";
-const $q29 = "dim(shapes.keyCacheT, 3)";
-const $q30 = "present.keyT";
-const $q31 = "present.slotMappingT";
-const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = "8443c715a1612a2d";
-const $q34 = "be2da609b1a23099";
-const $q35 = "b6ac05a3739713ee";
-const $q36 = "649540f8f634b8b0";
-const $q37 = "320c6331c3bc3fbf";
-const $q38 = ": no shader was built for pass `split_attention` with ";
-const $q39 = ": no shader was built for pass `merge` with ";
-const $q40 = ": pass `scatter`";
-const $q41 = ": pass `split_attention`";
-const $q42 = ": pass `merge`";
-const $q43 = "the shape of intermediate `partialOut`";
-const $q44 = "the shape of intermediate `partialStats`";
-const $q45 = "uniform field `params.batchSize`";
-const $q46 = "uniform field `params.scatterCount`";
-const $q47 = "dispatch x";
-const $q48 = "dispatch y";
-const $q49 = "uniform field `params.scale`";
-const $q50 = "dispatch z";
-const $q51 = ": no shader was built for pass `main` with ";
-const $q52 = ": pass `main`";
-const $q53 = "headLayoutOk";
-const $q54 = "batchSize";
-const $q55 = "qHidden";
-const $q56 = "slotMappingT";
-const $q57 = "ranks.slotMappingT";
-const $q58 = "slotShapeOk";
-const $q59 = "sameShape(";
-const $q60 = "shapes.valueCacheT";
-const $q61 = "shapes.keyCacheT";
-const $q62 = " == ";
-const $q63 = " > 0";
-const $q64 = "headSize";
-const $q65 = "\"float16\"";
-const $q66 = "tensorDtypes.queryT";
-const $q67 = " == 0";
-const $q68 = "attrs.num_heads % attrs.kv_num_heads";
-const $q69 = " >= 1";
-const $q70 = "maxBlocks";
-const $q71 = "dim(shapes.outputT, 0)";
-const $q72 = "tokenCount";
-const $q73 = "dim(shapes.outputT, 1)";
-const $q74 = "f16Ok(";
-const $q75 = " == 1";
-const $q76 = "`true` is false";
-const $q77 = "`present.slotMappingT` is false";
-const $q78 = "cacheShapeOk";
-const $q79 = "ioShapeOk";
-const $q80 = "pagedContractOk";
-const $q81 = " <= ";
-const $q82 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q83 = "65535";
-const $q84 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q85 = "1024";
-const $q86 = "dispatchFits";
-const $q87 = "numSplits";
-const $q88 = "headVec";
-const $q89 = "pagedSplitScratchBytes";
-const $q90 = "pagedSplitStatsBytes";
-const $q91 = "pagedSplitWg";
-const $q92 = "pagedSplitFits";
-const $q93 = " >= 2";
-const $q94 = "cacheVec4Ok";
-const $q95 = "device.limits.maxStorageBufferBindingSize";
-const $q96 = "1073741824";
-const $q97 = "device.limits.maxBufferSize";
-const $q98 = "device.limits.maxComputeWorkgroupSizeX";
-const $q99 = "pagedMergeWg";
-const $q100 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q101 = "32768";
-const $q102 = "qPerKv";
-const $q103 = "pagedSplitStorageBytes";
-const $q104 = "pagedSplitStorageFits";
-const $q105 = "kvHidden";
-const $q106 = "ranks.keyT";
-const $q107 = "keyT";
-const $q108 = "ranks.valueT";
-const $q109 = "valueT";
-const $q110 = "tensorDtypes.keyT";
-const $q111 = "float16";
-const $q112 = "tensorDtypes.valueT";
-const $q113 = "separateKv";
-const $q114 = "`present.keyT` is false";
-const $q115 = "`present.valueT` is false";
-const $q116 = " == 2";
-const $q117 = "dim(shapes.keyT, 0)";
-const $q118 = "dim(shapes.keyT, 1)";
-const $q119 = "dim(shapes.queryT, 1)";
-const $q120 = "not ";
+const $q26 = "sameShape(";
+const $q27 = " == ";
+const $q28 = " > 0";
+const $q29 = " == 0";
+const $q30 = " >= 1";
+const $q31 = "f16Ok(";
+const $q32 = " == 1";
+const $q33 = " <= ";
+const $q34 = " >= 2";
+const $q35 = " == 2";
+const $q36 = "not ";
+const $q37 = "attrs.kv_num_heads";
+const $q38 = "attrs.num_heads";
+const $q39 = "dim(shapes.keyCacheT, 1)";
+const $q40 = "dim(shapes.keyCacheT, 3)";
+const $q41 = "present.keyT";
+const $q42 = "present.slotMappingT";
+const $q43 = ": no shader was built for pass `scatter` with ";
+const $q44 = "8443c715a1612a2d";
+const $q45 = "be2da609b1a23099";
+const $q46 = "b6ac05a3739713ee";
+const $q47 = "649540f8f634b8b0";
+const $q48 = "320c6331c3bc3fbf";
+const $q49 = ": no shader was built for pass `split_attention` with ";
+const $q50 = ": no shader was built for pass `merge` with ";
+const $q51 = "uniform field `params.batchSize`";
+const $q52 = "uniform field `params.scatterCount`";
+const $q53 = "dispatch x";
+const $q54 = "dispatch y";
+const $q55 = ": pass `scatter`";
+const $q56 = "uniform field `params.scale`";
+const $q57 = "dispatch z";
+const $q58 = ": pass `split_attention`";
+const $q59 = ": pass `merge`";
+const $q60 = "the shape of intermediate `partialOut`";
+const $q61 = "the shape of intermediate `partialStats`";
+const $q62 = ": no shader was built for pass `main` with ";
+const $q63 = ": pass `main`";
+const $q64 = "headLayoutOk";
+const $q65 = "batchSize";
+const $q66 = "qHidden";
+const $q67 = "slotMappingT";
+const $q68 = "ranks.slotMappingT";
+const $q69 = "slotShapeOk";
+const $q70 = "shapes.valueCacheT";
+const $q71 = "shapes.keyCacheT";
+const $q72 = "headSize";
+const $q73 = "\"float16\"";
+const $q74 = "tensorDtypes.queryT";
+const $q75 = "attrs.num_heads % attrs.kv_num_heads";
+const $q76 = "maxBlocks";
+const $q77 = "dim(shapes.outputT, 0)";
+const $q78 = "tokenCount";
+const $q79 = "dim(shapes.outputT, 1)";
+const $q80 = "`true` is false";
+const $q81 = "`present.slotMappingT` is false";
+const $q82 = "cacheShapeOk";
+const $q83 = "ioShapeOk";
+const $q84 = "pagedContractOk";
+const $q85 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q86 = "65535";
+const $q87 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q88 = "1024";
+const $q89 = "dispatchFits";
+const $q90 = "numSplits";
+const $q91 = "headVec";
+const $q92 = "pagedSplitScratchBytes";
+const $q93 = "pagedSplitStatsBytes";
+const $q94 = "pagedSplitWg";
+const $q95 = "pagedSplitFits";
+const $q96 = "cacheVec4Ok";
+const $q97 = "device.limits.maxStorageBufferBindingSize";
+const $q98 = "1073741824";
+const $q99 = "device.limits.maxBufferSize";
+const $q100 = "device.limits.maxComputeWorkgroupSizeX";
+const $q101 = "pagedMergeWg";
+const $q102 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q103 = "32768";
+const $q104 = "qPerKv";
+const $q105 = "pagedSplitStorageBytes";
+const $q106 = "pagedSplitStorageFits";
+const $q107 = "kvHidden";
+const $q108 = "ranks.keyT";
+const $q109 = "keyT";
+const $q110 = "ranks.valueT";
+const $q111 = "valueT";
+const $q112 = "tensorDtypes.keyT";
+const $q113 = "float16";
+const $q114 = "tensorDtypes.valueT";
+const $q115 = "separateKv";
+const $q116 = "`present.keyT` is false";
+const $q117 = "`present.valueT` is false";
+const $q118 = "dim(shapes.keyT, 0)";
+const $q119 = "dim(shapes.keyT, 1)";
+const $q120 = "dim(shapes.queryT, 1)";
 const $q121 = "input";
 const $q122 = "maxStorageBufferBindingSize";
 const $q123 = "keyCacheT";
@@ -131,167 +131,148 @@ const $q124 = "valueCacheT";
 const $q125 = "cumulativeSequenceLengthT";
 const $q126 = "pastSeqlensT";
 const $q127 = "blockTableT";
-const $q128 = "queryT";
-const $q129 = "output";
-const $q130 = "outputT";
-const $q131 = "intermediate `partialOut`";
-const $q132 = "intermediate `partialStats`";
-const $q133 = "key";
-const $q134 = "value";
-const $q135 = "params.batchSize";
-const $q136 = "params.scatterCount";
-const $q137 = "scratch";
-const $q138 = "partialOut";
-const $q139 = "partialStats";
-const $q140 = "scale";
-const $q141 = "scatter";
-const $q142 = "PagedAttention.ScatterKV";
-const $q143 = "key_cache";
-const $q144 = "value_cache";
-const $q145 = "cumulative_sequence_length";
-const $q146 = "past_seqlens";
-const $q147 = "block_table";
-const $q148 = "params";
-const $q149 = "split_attention";
-const $q150 = "PagedAttention.AttendSplitK";
-const $q151 = "query";
-const $q152 = "partial_out";
-const $q153 = "partial_stats";
-const $q154 = "merge";
-const $q155 = "PagedAttention.AttendSplitKMerge";
-const $q156 = "slot_mapping";
-const $q157 = "packedStride";
-const $q158 = "present.valueT";
-const $q159 = "packedKv";
-const $q160 = "pagedAttnWg";
-const $q161 = "pagedAttnStorageBytes";
-const $q162 = "pagedAttnStorageFits";
-const $q163 = "outputStoreOk";
-const $q164 = "PagedAttention.Attend";
-const $q165 = "the shape of output `outputT`";
-const $q166 = "contract";
-const $q167 = "no_variant";
-const $q168 = "inputs";
-const $q169 = "outputs";
-const $q170 = "attrs";
-const $q171 = ": unknown input `";
-const $q172 = ": unknown output `";
-const $q173 = "is_causal";
-const $q174 = "kv_num_heads";
-const $q175 = "num_heads";
-const $q176 = ": unknown attribute `";
-const $q177 = ": T = ";
-const $q178 = " is not allowed; allowed: float16";
-const $q179 = "int32";
-const $q180 = " is not allowed; allowed: int32";
-const $q181 = "a finite number";
-const $q182 = ": attribute `kv_num_heads` is required";
-const $q183 = ": attribute `num_heads` is required";
-const $q184 = ": nothing was built for ";
-const $q185 = " on profile desktop-32k";
-const $q186 = "SparseAttention";
-const $q187 = ": pass `append`";
+const $q128 = "key";
+const $q129 = "value";
+const $q130 = "params.batchSize";
+const $q131 = "params.scatterCount";
+const $q132 = "scatter";
+const $q133 = "PagedAttention.ScatterKV";
+const $q134 = "key_cache";
+const $q135 = "value_cache";
+const $q136 = "cumulative_sequence_length";
+const $q137 = "past_seqlens";
+const $q138 = "block_table";
+const $q139 = "params";
+const $q140 = "queryT";
+const $q141 = "scale";
+const $q142 = "query";
+const $q143 = "partial_out";
+const $q144 = "partial_stats";
+const $q145 = "output";
+const $q146 = "outputT";
+const $q147 = "merge";
+const $q148 = "intermediate `partialOut`";
+const $q149 = "intermediate `partialStats`";
+const $q150 = "partialOut";
+const $q151 = "partialStats";
+const $q152 = "slot_mapping";
+const $q153 = "packedStride";
+const $q154 = "present.valueT";
+const $q155 = "packedKv";
+const $q156 = "pagedAttnWg";
+const $q157 = "pagedAttnStorageBytes";
+const $q158 = "pagedAttnStorageFits";
+const $q159 = "outputStoreOk";
+const $q160 = "the shape of output `outputT`";
+const $q161 = "contract";
+const $q162 = "no_variant";
+const $q163 = "inputs";
+const $q164 = "outputs";
+const $q165 = "attrs";
+const $q166 = ": unknown input `";
+const $q167 = ": unknown output `";
+const $q168 = "is_causal";
+const $q169 = "kv_num_heads";
+const $q170 = "num_heads";
+const $q171 = ": unknown attribute `";
+const $q172 = ": T = ";
+const $q173 = " is not allowed; allowed: float16";
+const $q174 = "int32";
+const $q175 = " is not allowed; allowed: int32";
+const $q176 = "a finite number";
+const $q177 = ": attribute `kv_num_heads` is required";
+const $q178 = ": attribute `num_heads` is required";
+const $q179 = ": nothing was built for ";
+const $q180 = " on profile desktop-32k";
+const $q181 = "SparseAttention";
+const $q182 = ": pass `append`";
+const $q183 = "attrs.do_rotary";
+const $q184 = "attrs.rotary_interleaved";
+const $q185 = "dim(shapes.cosCacheT, 1)";
+const $q186 = "dim(shapes.pastKeyT, 3)";
+const $q187 = "present.cosCacheT";
 const $q188 = ": no shader was built for pass `append` with ";
 const $q189 = ": pass `rotate_q`";
 const $q190 = ": no shader was built for pass `rotate_q` with ";
-const $q191 = "attrs.do_rotary";
-const $q192 = "attrs.sparse_block_size";
-const $q193 = "dim(shapes.pastKeyT, 3)";
-const $q194 = "b5d96cdd14879df8";
-const $q195 = ": no shader was built for pass `split_attend` with ";
-const $q196 = ": pass `split_attend`";
-const $q197 = "the shape of intermediate `rotatedQuery`";
-const $q198 = "the shape of intermediate `partial`";
-const $q199 = "uniform field `params.rowStride`";
-const $q200 = "6ebd9903c3151907";
-const $q201 = ": no shader was built for pass `attend` with ";
-const $q202 = ": pass `attend`";
-const $q203 = "layoutShapeOk";
-const $q204 = "cosCacheT";
-const $q205 = "rotaryHalf";
-const $q206 = "rotaryDim";
-const $q207 = "ranks.cosCacheT";
-const $q208 = "ranks.sinCacheT";
-const $q209 = "sinCacheT";
-const $q210 = "shapes.sinCacheT";
-const $q211 = "shapes.cosCacheT";
-const $q212 = "tensorDtypes.cosCacheT";
-const $q213 = "tensorDtypes.sinCacheT";
-const $q214 = "rotaryOk";
-const $q215 = "indexFits";
-const $q216 = "numLayout";
-const $q217 = "usesRotary";
-const $q218 = "seqLen";
-const $q219 = "shapes.pastValueT";
-const $q220 = "shapes.pastKeyT";
-const $q221 = "maxNnz";
-const $q222 = " <= 2147483647";
-const $q223 = "sparseContractOk";
-const $q224 = "bindingsFit";
-const $q225 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q226 = "dim(shapes.queryT, 2)";
-const $q227 = "attnStorageBytes";
-const $q228 = "attnStorageFits";
-const $q229 = "sparsePartialBytes";
-const $q230 = "sparseSplitFits";
-const $q231 = "sparseMergeWg";
-const $q232 = "dim(shapes.cosCacheT, 1)";
-const $q233 = "shader key dim(shapes.cosCacheT, 1)";
-const $q234 = "pastKeyT";
-const $q235 = "pastValueT";
-const $q236 = "totalSequenceLengthT";
-const $q237 = "keyTotalSequenceLengthsT";
-const $q238 = "blockRowIndicesT";
-const $q239 = "blockColIndicesT";
-const $q240 = "53e66795f9f06e1d";
-const $q241 = "attrs.do_rotary=";
-const $q242 = "attrs.kv_num_heads=";
-const $q243 = "attrs.num_heads=";
-const $q244 = "attrs.rotary_interleaved=";
-const $q245 = "dim(shapes.cosCacheT, 1)=";
-const $q246 = "dim(shapes.pastKeyT, 2)=";
-const $q247 = "dim(shapes.pastKeyT, 3)=";
-const $q248 = "present.cosCacheT=";
-const $q249 = "present.keyT=";
-const $q250 = "e2e85934a2ff68b0";
-const $q251 = "intermediate `rotatedQuery`";
-const $q252 = "intermediate `partial`";
-const $q253 = "cos_cache";
-const $q254 = "sin_cache";
-const $q255 = "params.seqLen";
-const $q256 = "rotatedQuery";
-const $q257 = "partial";
-const $q258 = "params.numLayout";
-const $q259 = "params.rowStride";
-const $q260 = "params.colStride";
-const $q261 = "params.maxCacheSeq";
-const $q262 = "append";
-const $q263 = "SparseAttention.AppendKV";
-const $q264 = "present_key";
-const $q265 = "present_value";
-const $q266 = "total_sequence_length";
-const $q267 = "key_total_sequence_lengths";
-const $q268 = "rotate_q";
-const $q269 = "SparseAttention.RotateQuery";
-const $q270 = "rotated_query";
-const $q271 = "split_attend";
-const $q272 = "SparseAttention.AttendSplitK";
-const $q273 = "block_row_indices";
-const $q274 = "block_col_indices";
-const $q275 = "SparseAttention.AttendSplitKMerge";
-const $q276 = "5a474934870ba7e5";
-const $q277 = "shapes.keyT";
-const $q278 = "shapes.valueT";
-const $q279 = " == 3";
-const $q280 = "f0b09462c4c98544";
-const $q281 = "6a660dd43e311763";
-const $q282 = "a4768a1ecce226ae";
-const $q283 = "attend";
-const $q284 = "SparseAttention.Attend";
-const $q285 = "do_rotary";
-const $q286 = "rotary_interleaved";
-const $q287 = "sparse_block_size";
-const $q288 = "; allowed values: 0, 1";
+const $q191 = "attrs.sparse_block_size";
+const $q192 = "b5d96cdd14879df8";
+const $q193 = ": no shader was built for pass `split_attend` with ";
+const $q194 = "uniform field `params.rowStride`";
+const $q195 = ": pass `split_attend`";
+const $q196 = "the shape of intermediate `rotatedQuery`";
+const $q197 = "the shape of intermediate `partial`";
+const $q198 = "6ebd9903c3151907";
+const $q199 = ": no shader was built for pass `attend` with ";
+const $q200 = ": pass `attend`";
+const $q201 = "layoutShapeOk";
+const $q202 = "cosCacheT";
+const $q203 = "rotaryHalf";
+const $q204 = "rotaryDim";
+const $q205 = "ranks.cosCacheT";
+const $q206 = "ranks.sinCacheT";
+const $q207 = "sinCacheT";
+const $q208 = "shapes.sinCacheT";
+const $q209 = "shapes.cosCacheT";
+const $q210 = "tensorDtypes.cosCacheT";
+const $q211 = "tensorDtypes.sinCacheT";
+const $q212 = "rotaryOk";
+const $q213 = "indexFits";
+const $q214 = "numLayout";
+const $q215 = "usesRotary";
+const $q216 = "seqLen";
+const $q217 = "shapes.pastValueT";
+const $q218 = "shapes.pastKeyT";
+const $q219 = "maxNnz";
+const $q220 = "sparseContractOk";
+const $q221 = "bindingsFit";
+const $q222 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q223 = "dim(shapes.queryT, 2)";
+const $q224 = "attnStorageBytes";
+const $q225 = "attnStorageFits";
+const $q226 = "sparsePartialBytes";
+const $q227 = "sparseSplitFits";
+const $q228 = "sparseMergeWg";
+const $q229 = "pastKeyT";
+const $q230 = "pastValueT";
+const $q231 = "totalSequenceLengthT";
+const $q232 = "keyTotalSequenceLengthsT";
+const $q233 = "cos_cache";
+const $q234 = "sin_cache";
+const $q235 = "params.seqLen";
+const $q236 = "append";
+const $q237 = "SparseAttention.AppendKV";
+const $q238 = "present_key";
+const $q239 = "present_value";
+const $q240 = "total_sequence_length";
+const $q241 = "key_total_sequence_lengths";
+const $q242 = "blockRowIndicesT";
+const $q243 = "blockColIndicesT";
+const $q244 = "params.numLayout";
+const $q245 = "params.rowStride";
+const $q246 = "params.colStride";
+const $q247 = "params.maxCacheSeq";
+const $q248 = "split_attend";
+const $q249 = "SparseAttention.AttendSplitK";
+const $q250 = "block_row_indices";
+const $q251 = "block_col_indices";
+const $q252 = "partial";
+const $q253 = "53e66795f9f06e1d";
+const $q254 = "e2e85934a2ff68b0";
+const $q255 = "intermediate `rotatedQuery`";
+const $q256 = "intermediate `partial`";
+const $q257 = "rotatedQuery";
+const $q258 = "5a474934870ba7e5";
+const $q259 = "shapes.keyT";
+const $q260 = "shapes.valueT";
+const $q261 = "f0b09462c4c98544";
+const $q262 = "6a660dd43e311763";
+const $q263 = "a4768a1ecce226ae";
+const $q264 = "attend";
+const $q265 = "SparseAttention.Attend";
+const $q266 = "do_rotary";
+const $q267 = "rotary_interleaved";
+const $q268 = "sparse_block_size";
+const $q269 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -380,8 +361,21 @@ function $bag(c: object, k: string, kernel: string): Bag | undefined {
 function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s: unknown = $hasOwn.call(v, $q1) ? (v as Bag)[$q1] : undefined;
-  const dtype: unknown = $hasOwn.call(v, $q2) ? (v as Bag)[$q2] : undefined;
+  // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
+  // hasOwnProperty there to a check of the enumeration cache), then by hasOwnProperty for one that is
+  // not enumerable. Each is then read once, shape first, and only when it is the tensor's own.
+  let hasShape = false;
+  let hasDtype = false;
+  for (const k in v) {
+    if ($hasOwn.call(v, k)) {
+      if (k === $q1) hasShape = true;
+      else if (k === $q2) hasDtype = true;
+    }
+  }
+  if (!hasShape) hasShape = $hasOwn.call(v, $q1);
+  if (!hasDtype) hasDtype = $hasOwn.call(v, $q2);
+  const s: unknown = hasShape ? (v as Bag)[$q1] : undefined;
+  const dtype: unknown = hasDtype ? (v as Bag)[$q2] : undefined;
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
@@ -617,6 +611,12 @@ function $noShader(head: string, names: readonly string[], vals: readonly unknow
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail($q22, head + s + tail);
 }
+/** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
+function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
+  return $fail($q22, head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
@@ -658,6 +658,10 @@ function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array):
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
   return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
 }
+/** A scratch buffer's whole range as a binding resource. */
+function $scratch(scratch: string, size: number): BindingResource {
+  return { kind: "scratch", scratch, offset: 0, size };
+}
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
   return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -668,6 +672,14 @@ function $omitted(prefix: string, binding: string, id: string): never {
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
   if (st > 0 && e instanceof EvalFailure) $fail($q18, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q19 + e.message);
+  throw e;
+}
+/**
+ * The catch of a pass method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
+ */
+function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
+  if (st > 0 && e instanceof EvalFailure) $fail($q18, prefix + ": " + whats[st - 1] + $q19 + e.message);
   throw e;
 }
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
@@ -707,94 +719,106 @@ export interface PagedAttentionCall {
 }
 
 const K0 = $q25;
-const K0A0V0: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0V0: readonly string[] = [$q26, ", ", ")"];
+const K0A0V1: readonly string[] = ["", $q27, ""];
+const K0A0V2: readonly string[] = ["", $q28];
+const K0A0V3: readonly string[] = ["", $q29];
+const K0A0V4: readonly string[] = ["", $q30];
+const K0A0V5: readonly string[] = [$q31, ")"];
+const K0A0V6: readonly string[] = ["", $q32];
+const K0A0V7: readonly string[] = ["", $q33, ""];
+const K0A0V8: readonly string[] = ["", $q34];
+const K0A0V9: readonly string[] = ["", $q35];
+const K0A0V10: readonly string[] = [$q36, ""];
+const K0A0V11: readonly string[] = [$q37, $q38, $q39, $q40, $q41, $q42];
 const K0A0S0 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S2 = K0A0S1 + $q32;
-const K0A0V1: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+const K0A0S2 = K0A0S1 + $q43;
+const K0A0V12: readonly string[] = [$q37, $q38, $q39, $q40, $q41];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q44 : a0 === 8 ? $q45 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q46 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q47 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q48 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S3 = K0A0S1 + $q38;
-const K0A0V2: readonly string[] = [$q27, $q29];
+const K0A0S3 = K0A0S1 + $q49;
+const K0A0V13: readonly string[] = [$q38, $q40];
 function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(head, K0A0V2, [a0, a1], K0A0S0);
+  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
 }
-const K0A0S4 = K0A0S1 + $q39;
-const K0A0S5 = K0A0S1 + $q40;
-const K0A0S6 = $q25;
-const K0A0S7 = K0A0S1 + $q41;
-const K0A0S8 = K0A0S1 + $q42;
-const K0A0V3: readonly string[] = [K0A0S1, $q43, K0A0S1, $q44, K0A0S5, $q45, K0A0S5, $q46, K0A0S5, $q47, K0A0S5, $q48, K0A0S7, $q45, K0A0S7, $q49, K0A0S7, $q50];
+const K0A0S4 = K0A0S1 + $q50;
+const K0A0S5 = $q25;
+const K0A0V14: readonly string[] = [$q51, $q52, $q53, $q54];
+const K0A0S6 = K0A0S1 + $q55;
+const K0A0V15: readonly string[] = [$q51, $q56, $q57];
+const K0A0S7 = K0A0S1 + $q58;
+const K0A0S8 = K0A0S1 + $q59;
+const K0A0V16: readonly string[] = [K0A0S1, $q60, K0A0S1, $q61];
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S10 = K0A0S9 + $q32;
-const K0A0S11 = K0A0S9 + $q38;
-const K0A0S12 = K0A0S9 + $q39;
-const K0A0S13 = K0A0S9 + $q40;
-const K0A0S14 = K0A0S9 + $q41;
-const K0A0S15 = K0A0S9 + $q42;
-const K0A0V4: readonly string[] = [K0A0S9, $q43, K0A0S9, $q44, K0A0S13, $q46, K0A0S13, $q47, K0A0S13, $q48, K0A0S14, $q45, K0A0S14, $q49, K0A0S14, $q50];
+const K0A0S10 = K0A0S9 + $q43;
+const K0A0S11 = K0A0S9 + $q49;
+const K0A0S12 = K0A0S9 + $q50;
+const K0A0V17: readonly string[] = [$q52, $q53, $q54];
+const K0A0S13 = K0A0S9 + $q55;
+const K0A0S14 = K0A0S9 + $q58;
+const K0A0S15 = K0A0S9 + $q59;
+const K0A0V18: readonly string[] = [K0A0S9, $q60, K0A0S9, $q61];
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S17 = K0A0S16 + $q32;
+const K0A0S17 = K0A0S16 + $q43;
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q44 : a0 === 8 ? $q45 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q46 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q47 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q48 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S18 = K0A0S16 + $q38;
-const K0A0S19 = K0A0S16 + $q39;
-const K0A0S20 = K0A0S16 + $q40;
-const K0A0S21 = K0A0S16 + $q41;
-const K0A0S22 = K0A0S16 + $q42;
-const K0A0V5: readonly string[] = [K0A0S16, $q43, K0A0S16, $q44, K0A0S20, $q45, K0A0S20, $q46, K0A0S20, $q47, K0A0S20, $q48, K0A0S21, $q45, K0A0S21, $q49, K0A0S21, $q50];
+const K0A0S18 = K0A0S16 + $q49;
+const K0A0S19 = K0A0S16 + $q50;
+const K0A0S20 = K0A0S16 + $q55;
+const K0A0S21 = K0A0S16 + $q58;
+const K0A0S22 = K0A0S16 + $q59;
+const K0A0V19: readonly string[] = [K0A0S16, $q60, K0A0S16, $q61];
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V0, [a0, a1, a2, a3, a4, a5], K0A0S0);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
 }
 const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S24 = K0A0S23 + $q32;
-const K0A0S25 = K0A0S23 + $q38;
-const K0A0S26 = K0A0S23 + $q39;
-const K0A0S27 = K0A0S23 + $q40;
-const K0A0S28 = K0A0S23 + $q41;
-const K0A0S29 = K0A0S23 + $q42;
-const K0A0V6: readonly string[] = [K0A0S23, $q43, K0A0S23, $q44, K0A0S27, $q46, K0A0S27, $q47, K0A0S27, $q48, K0A0S28, $q45, K0A0S28, $q49, K0A0S28, $q50];
+const K0A0S24 = K0A0S23 + $q43;
+const K0A0S25 = K0A0S23 + $q49;
+const K0A0S26 = K0A0S23 + $q50;
+const K0A0S27 = K0A0S23 + $q55;
+const K0A0S28 = K0A0S23 + $q58;
+const K0A0S29 = K0A0S23 + $q59;
+const K0A0V20: readonly string[] = [K0A0S23, $q60, K0A0S23, $q61];
+const K0A0V21: readonly string[] = ["", " or ", ""];
 const K0A0S30 = "PagedAttention: variant `separate_derived`";
-const K0A0S31 = K0A0S30 + $q32;
+const K0A0S31 = K0A0S30 + $q43;
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S32 = K0A0S30 + $q51;
-const K0A0S33 = K0A0S30 + $q40;
-const K0A0S34 = K0A0S30 + $q52;
-const K0A0V7: readonly string[] = [K0A0S33, $q45, K0A0S33, $q46, K0A0S33, $q47, K0A0S33, $q48, K0A0S34, $q45, K0A0S34, $q49];
+const K0A0S32 = K0A0S30 + $q62;
+const K0A0S33 = K0A0S30 + $q55;
+const K0A0V22: readonly string[] = [$q51, $q56];
+const K0A0S34 = K0A0S30 + $q63;
 const K0A0S35 = "PagedAttention: variant `separate_slot`";
-const K0A0S36 = K0A0S35 + $q32;
-const K0A0S37 = K0A0S35 + $q51;
-const K0A0S38 = K0A0S35 + $q40;
-const K0A0S39 = K0A0S35 + $q52;
-const K0A0V8: readonly string[] = [K0A0S38, $q46, K0A0S38, $q47, K0A0S38, $q48, K0A0S39, $q45, K0A0S39, $q49];
+const K0A0S36 = K0A0S35 + $q43;
+const K0A0S37 = K0A0S35 + $q62;
+const K0A0S38 = K0A0S35 + $q55;
+const K0A0S39 = K0A0S35 + $q63;
 const K0A0S40 = "PagedAttention: variant `packed_derived`";
-const K0A0S41 = K0A0S40 + $q32;
+const K0A0S41 = K0A0S40 + $q43;
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V1, [a0, a1, a2, a3, a4], K0A0S0);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
 }
-const K0A0S42 = K0A0S40 + $q51;
-const K0A0S43 = K0A0S40 + $q40;
-const K0A0S44 = K0A0S40 + $q52;
-const K0A0V9: readonly string[] = [K0A0S43, $q45, K0A0S43, $q46, K0A0S43, $q47, K0A0S43, $q48, K0A0S44, $q45, K0A0S44, $q49];
+const K0A0S42 = K0A0S40 + $q62;
+const K0A0S43 = K0A0S40 + $q55;
+const K0A0S44 = K0A0S40 + $q63;
 const K0A0S45 = "PagedAttention: variant `packed_slot`";
-const K0A0S46 = K0A0S45 + $q32;
-const K0A0S47 = K0A0S45 + $q51;
-const K0A0S48 = K0A0S45 + $q40;
-const K0A0S49 = K0A0S45 + $q52;
-const K0A0V10: readonly string[] = [K0A0S48, $q46, K0A0S48, $q47, K0A0S48, $q48, K0A0S49, $q45, K0A0S49, $q49];
+const K0A0S46 = K0A0S45 + $q43;
+const K0A0S47 = K0A0S45 + $q62;
+const K0A0S48 = K0A0S45 + $q55;
+const K0A0S49 = K0A0S45 + $q63;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -838,6 +862,16 @@ class K0A0 {
   private declare m22: boolean | undefined;
   private declare m23: number | undefined;
   private declare m24: boolean | undefined;
+  private declare q1: BindingResource | undefined;
+  private declare q2: BindingResource | undefined;
+  private declare q3: BindingResource | undefined;
+  private declare q4: BindingResource | undefined;
+  private declare q5: BindingResource | undefined;
+  private declare q6: BindingResource | undefined;
+  private declare q7: BindingResource | undefined;
+  private declare q0: BindingResource | undefined;
+  private declare q9: BindingResource | undefined;
+  private declare q8: BindingResource | undefined;
   private declare m25: number | undefined;
   private declare m26: boolean | undefined;
   private declare m27: number | undefined;
@@ -876,40 +910,7 @@ class K0A0 {
     this.s5 = t5!.shape;
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.m31 = undefined;
-    this.m32 = undefined;
-    this.m33 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
   }
   /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
@@ -920,7 +921,7 @@ class K0A0 {
     try {
       return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
     } catch (e) {
-      throw $wrap(e, $q53);
+      throw $wrap(e, $q64);
     }
   }
   /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
@@ -928,7 +929,7 @@ class K0A0 {
     try {
       return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q54);
+      throw $wrap(e, $q65);
     }
   }
   /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
@@ -940,7 +941,7 @@ class K0A0 {
     try {
       return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q55);
+      throw $wrap(e, $q66);
     }
   }
   /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
@@ -950,9 +951,9 @@ class K0A0 {
   /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
   d6(): boolean {
     try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q56) === this.s0[0]) && ($need(this.t8, $q57, $q56).shape.length === 1)) : true));
+      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q67) === this.s0[0]) && ($need(this.t8, $q68, $q67).shape.length === 1)) : true));
     } catch (e) {
-      throw $wrap(e, $q58);
+      throw $wrap(e, $q69);
     }
   }
   /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -961,27 +962,27 @@ class K0A0 {
   }
   /** why "cacheShapeOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q60, () => this.s4, $q61, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q26, () => this.a1]) : i === 2 ? $why(path, ["", $q63], ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : $why(path, ["", $q62, ""], ["tensorDtypes.valueCacheT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V0, [$q70, () => this.s4, $q71, () => this.s3]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q37, () => this.a1]) : i === 2 ? $why(path, K0A0V2, ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, K0A0V2, [$q72, () => this.s3[3]]) : $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
   }
   /** why "headLayoutOk" is not true */
   x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V2, [$q38, () => this.a2]) : i === 1 ? $why(path, K0A0V2, [$q37, () => this.a1]) : $why(path, K0A0V3, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
   }
   /** why "scheduleShapeOk" is not true */
   x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q54, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q54, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q54, () => (this.m2 ?? this.d2())]) : $why(path, ["", $q69], [$q70, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V4, [$q65, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q65, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q65, () => (this.m2 ?? this.d2())]) : $why(path, K0A0V4, [$q76, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t9!.shape[0], $q72, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t9!.shape[1], $q55, () => (this.m4 ?? this.d4())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V1, [$q77, () => this.t9!.shape[0], $q78, () => this.s0[0]]) : i === 1 ? $why(path, K0A0V1, [$q79, () => this.t9!.shape[1], $q66, () => (this.m4 ?? this.d4())]) : $why(path, K0A0V5, [$q74, $q73]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
   }
   /** why "slotShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, ["", $q62, ""], ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q56), $q72, () => this.s0[0]]) : $why(path, ["", $q75], [$q57, () => $need(this.t8, $q57, $q56).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q56) === this.s0[0])])) : c === false ? $where(path) + $q76 : $where(path) + $q77)($try(() => (this.t8 !== null)));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q67), $q78, () => this.s0[0]]) : $why(path, K0A0V6, [$q68, () => $need(this.t8, $q68, $q67).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q67) === this.s0[0])])) : c === false ? $where(path) + $q80 : $where(path) + $q81)($try(() => (this.t8 !== null)));
   }
   /** why "pagedContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q78]) : i === 1 ? this.x2([...path, $q53]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q79]) : this.x5([...path, $q58]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q82]) : i === 1 ? this.x2([...path, $q64]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q83]) : this.x5([...path, $q69]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
   }
   /** when "pagedContractOk" */
   c0(): boolean {
@@ -996,9 +997,9 @@ class K0A0 {
     try {
       ((this.m7 ?? this.d7()));
     } catch (e) {
-      return $condFail(e, $q80);
+      return $condFail(e, $q84);
     }
-    return this.x0([...[], $q80]);
+    return this.x0([...[], $q84]);
   }
   /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
   d8(): boolean {
@@ -1006,7 +1007,7 @@ class K0A0 {
   }
   /** why "dispatchFits" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q72, () => this.s0[0], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q27, () => this.a2, $q82, $q83]) : $why(path, ["", $q81, ""], ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q78, () => this.s0[0], $q85, $q86]) : i === 1 ? $why(path, K0A0V7, [$q38, () => this.a2, $q85, $q86]) : $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q87, $q88]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -1021,40 +1022,40 @@ class K0A0 {
     try {
       ((this.m8 ?? this.d8()));
     } catch (e) {
-      return $condFail(e, $q86);
+      return $condFail(e, $q89);
     }
-    return this.x6([...[], $q86]);
+    return this.x6([...[], $q89]);
   }
-  /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
+  /** derive "pagedBaseWorkgroups": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
+      return (this.m9 = $mulN(this.s0[0] as number, this.a1 as number));
+    } catch (e) {
+      throw $wrap(e, "pagedBaseWorkgroups");
+    }
+  }
+  /** derive "pagedKeyCeiling": computes m10 (read as this.m10 ?? this.d10()) */
+  d10(): number {
+    try {
+      return (this.m10 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
     } catch (e) {
       throw $wrap(e, "pagedKeyCeiling");
     }
   }
-  /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
-  d10(): number {
-    try {
-      return (this.m10 = Math.max((1 as number), (Math.min((64 as number), ($chk(Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedSplitCap");
-    }
-  }
-  /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
+  /** derive "pagedSplitCap": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): number {
     try {
-      return (this.m11 = $mulN(this.s0[0] as number, this.a1 as number));
+      return (this.m11 = Math.max((1 as number), (Math.min((((((this.m9 ?? this.d9()) as number) <= (64 as number)) ? 128 : 64) as number), ($chk(Math.floor(((this.m10 ?? this.d10()) as number) / (64 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, "pagedBaseWorkgroups");
+      throw $wrap(e, "pagedSplitCap");
     }
   }
   /** derive "numSplits": computes m12 (read as this.m12 ?? this.d12()) */
   d12(): number {
     try {
-      return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((4096 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
+      return (this.m12 = Math.max((1 as number), (Math.min(((this.m11 ?? this.d11()) as number), ($ceilDiv((((((this.m9 ?? this.d9()) as number) <= (64 as number)) ? 1024 : 4096) as number), (Math.max((1 as number), ((this.m9 ?? this.d9()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q87);
+      throw $wrap(e, $q90);
     }
   }
   /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
@@ -1067,7 +1068,7 @@ class K0A0 {
     try {
       return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
     } catch (e) {
-      throw $wrap(e, $q88);
+      throw $wrap(e, $q91);
     }
   }
   /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
@@ -1075,7 +1076,7 @@ class K0A0 {
     try {
       return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q89);
+      throw $wrap(e, $q92);
     }
   }
   /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
@@ -1083,7 +1084,7 @@ class K0A0 {
     try {
       return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q90);
+      throw $wrap(e, $q93);
     }
   }
   /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
@@ -1091,7 +1092,7 @@ class K0A0 {
     try {
       return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q91);
+      throw $wrap(e, $q94);
     }
   }
   /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
@@ -1103,17 +1104,17 @@ class K0A0 {
     try {
       return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (32768 as number))));
     } catch (e) {
-      throw $wrap(e, $q92);
+      throw $wrap(e, $q95);
     }
   }
   /** why "cacheVec4Ok" is not true */
   x8(path: readonly string[]): string {
     let n0: number;
-    return $why(path, ["", $q67], ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+    return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
   }
   /** why "pagedSplitFits" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q93], [$q87, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q94]) : i === 2 ? $why(path, ["", $q69], [$q88, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q95, $q96]) : i === 4 ? $why(path, ["", $q81, ""], [$q89, () => (this.m15 ?? this.d15()), $q97, $q96]) : i === 5 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q95, $q96]) : i === 6 ? $why(path, ["", $q81, ""], [$q90, () => (this.m16 ?? this.d16()), $q97, $q96]) : i === 7 ? $why(path, ["", $q81, ""], [$q87, () => (this.m12 ?? this.d12()), $q82, $q83]) : i === 8 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q84, $q85]) : i === 9 ? $why(path, ["", $q81, ""], [$q88, () => (this.m14 ?? this.d14()), $q98, $q85]) : i === 10 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q84, $q85]) : i === 11 ? $why(path, ["", $q81, ""], [$q91, () => (this.m17 ?? this.d17()), $q98, $q85]) : i === 12 ? $why(path, ["", $q81, ""], [$q99, () => (this.m18 ?? this.d18()), $q84, $q85]) : i === 13 ? $why(path, ["", $q81, ""], [$q99, () => (this.m18 ?? this.d18()), $q98, $q85]) : $why(path, ["", $q81, ""], ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q100, $q101]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q90, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q96]) : i === 2 ? $why(path, K0A0V4, [$q91, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q97, $q98]) : i === 4 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q99, $q98]) : i === 5 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q97, $q98]) : i === 6 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q99, $q98]) : i === 7 ? $why(path, K0A0V7, [$q90, () => (this.m12 ?? this.d12()), $q85, $q86]) : i === 8 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q87, $q88]) : i === 9 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q100, $q88]) : i === 10 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q87, $q88]) : i === 11 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q100, $q88]) : i === 12 ? $why(path, K0A0V7, [$q101, () => (this.m18 ?? this.d18()), $q87, $q88]) : i === 13 ? $why(path, K0A0V7, [$q101, () => (this.m18 ?? this.d18()), $q100, $q88]) : $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q102, $q103]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number))]));
   }
   /** when "pagedSplitFits" */
   c2(): boolean {
@@ -1128,16 +1129,16 @@ class K0A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q92);
+      return $condFail(e, $q95);
     }
-    return this.x7([...[], $q92]);
+    return this.x7([...[], $q95]);
   }
   /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): number {
     try {
       return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q102);
+      throw $wrap(e, $q104);
     }
   }
   /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
@@ -1145,7 +1146,7 @@ class K0A0 {
     try {
       return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q103);
+      throw $wrap(e, $q105);
     }
   }
   /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
@@ -1154,7 +1155,7 @@ class K0A0 {
   }
   /** why "pagedSplitStorageFits" is not true */
   x9(path: readonly string[]): string {
-    return $why(path, ["", $q81, ""], [$q103, () => (this.m21 ?? this.d21()), $q100, $q101]);
+    return $why(path, K0A0V7, [$q105, () => (this.m21 ?? this.d21()), $q102, $q103]);
   }
   /** when "pagedSplitStorageFits" */
   c3(): boolean {
@@ -1169,29 +1170,29 @@ class K0A0 {
     try {
       ((this.m22 ?? this.d22()));
     } catch (e) {
-      return $condFail(e, $q104);
+      return $condFail(e, $q106);
     }
-    return this.x9([...[], $q104]);
+    return this.x9([...[], $q106]);
   }
   /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
   d23(): number {
     try {
       return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q105);
+      throw $wrap(e, $q107);
     }
   }
   /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): boolean {
     try {
-      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q106, $q107).shape.length === 2)) && ($need(this.t2, $q108, $q109).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q107) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q109) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q110, $q107).dtype === $q111)) && ($need(this.t2, $q112, $q109).dtype === $q111)) && (this.s0[1] === (this.m4 ?? this.d4()))));
+      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q108, $q109).shape.length === 2)) && ($need(this.t2, $q110, $q111).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q111) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q109) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q111) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q112, $q109).dtype === $q113)) && ($need(this.t2, $q114, $q111).dtype === $q113)) && (this.s0[1] === (this.m4 ?? this.d4()))));
     } catch (e) {
-      throw $wrap(e, $q113);
+      throw $wrap(e, $q115);
     }
   }
   /** why "separateKv" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q114 : i === 1 ? $where(path) + $q115 : i === 2 ? $why(path, ["", $q116], [$q106, () => $need(this.t1, $q106, $q107).shape.length]) : i === 3 ? $why(path, ["", $q116], [$q108, () => $need(this.t2, $q108, $q109).shape.length]) : i === 4 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (0 as number), $q107), $q72, () => this.s0[0]]) : i === 5 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q109), $q72, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q118, () => $dimT(this.t1, (1 as number), $q107), $q105, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q109), $q105, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, ["", $q62, ""], [$q110, () => $need(this.t1, $q110, $q107).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q112, () => $need(this.t2, $q112, $q109).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q119, () => this.s0[1], $q55, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q106, $q107).shape.length === 2), () => ($need(this.t2, $q108, $q109).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q107) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q109) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q110, $q107).dtype === $q111), () => ($need(this.t2, $q112, $q109).dtype === $q111)]));
+    return ((i: number) => i === 0 ? $where(path) + $q116 : i === 1 ? $where(path) + $q117 : i === 2 ? $why(path, K0A0V9, [$q108, () => $need(this.t1, $q108, $q109).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q110, () => $need(this.t2, $q110, $q111).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q118, () => $dimT(this.t1, (0 as number), $q109), $q78, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q111), $q78, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q119, () => $dimT(this.t1, (1 as number), $q109), $q107, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q111), $q107, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, K0A0V1, [$q112, () => $need(this.t1, $q112, $q109).dtype, $q74, $q73]) : i === 9 ? $why(path, K0A0V1, [$q114, () => $need(this.t2, $q114, $q111).dtype, $q74, $q73]) : $why(path, K0A0V1, [$q120, () => this.s0[1], $q66, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q108, $q109).shape.length === 2), () => ($need(this.t2, $q110, $q111).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q111) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q109) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q111) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q112, $q109).dtype === $q113), () => ($need(this.t2, $q114, $q111).dtype === $q113)]));
   }
   /** when "separateKv" */
   c4(): boolean {
@@ -1206,9 +1207,9 @@ class K0A0 {
     try {
       ((this.m24 ?? this.d24()));
     } catch (e) {
-      return $condFail(e, $q113);
+      return $condFail(e, $q115);
     }
-    return this.x10([...[], $q113]);
+    return this.x10([...[], $q115]);
   }
   /** when "not present.slotMappingT" */
   c5(): boolean {
@@ -1216,34 +1217,96 @@ class K0A0 {
   }
   /** why "not present.slotMappingT" does not hold */
   w5(): string {
-    return $why([], [$q120, ""], [$q31, () => (this.t8 !== null)]);
+    return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q121, $q107, 2, 1073741824, K0A0S6, $q122);
+    return (this.q1 ??= $buf(this.t1!, $q121, $q109, 2, 1073741824, K0A0S5, $q122));
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q121, $q109, 2, 1073741824, K0A0S6, $q122);
+    return (this.q2 ??= $buf(this.t2!, $q121, $q111, 2, 1073741824, K0A0S5, $q122));
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q121, $q123, 2, 1073741824, K0A0S6, $q122);
+    return (this.q3 ??= $buf(this.t3!, $q121, $q123, 2, 1073741824, K0A0S5, $q122));
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q121, $q124, 2, 1073741824, K0A0S6, $q122);
+    return (this.q4 ??= $buf(this.t4!, $q121, $q124, 2, 1073741824, K0A0S5, $q122));
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q121, $q125, 4, 1073741824, K0A0S6, $q122);
+    return (this.q5 ??= $buf(this.t5!, $q121, $q125, 4, 1073741824, K0A0S5, $q122));
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q121, $q126, 4, 1073741824, K0A0S6, $q122);
+    return (this.q6 ??= $buf(this.t6!, $q121, $q126, 4, 1073741824, K0A0S5, $q122));
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q121, $q127, 4, 1073741824, K0A0S6, $q122);
+    return (this.q7 ??= $buf(this.t7!, $q121, $q127, 4, 1073741824, K0A0S5, $q122));
+  }
+  y0(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z5();
+      const q5 = this.z6();
+      const q6 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b7 = new Uint8Array(16);
+      $u32(b7, 0, r0, pp, $q130);
+      $u32(b7, 4, r1, pp, $q131);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r2, 65535, pp, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r3, 65535, pp, "y");
+      return $pass($q132, $q133, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 0, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q138, 1, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V14, st);
+    }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q121, $q128, 2, 1073741824, K0A0S6, $q122);
+    return (this.q0 ??= $buf(this.t0!, $q121, $q140, 2, 1073741824, K0A0S5, $q122));
+  }
+  y1(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q141) : 0);
+      const b8 = new Uint8Array(16);
+      $u32(b8, 0, r0, pp, $q130);
+      $f32(b8, 4, r1);
+      const wx = $wg(this.s0[0], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      st = 3;
+      const r2: unknown = (this.m12 ?? this.d12());
+      const wz = $wg(r2, 65535, pp, "z");
+      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q135, 1, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $bd(6, $q143, 0, c0), $bd(7, $q144, 0, c1), $ub(8, $q139, 2, b8)], wx, wy, wz);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V15, st);
+    }
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q129, $q130, 2, 1073741824, K0A0S6, $q122);
+    return (this.q9 ??= $buf(this.t9!, $q145, $q146, 2, 1073741824, K0A0S5, $q122));
+  }
+  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+    const q0 = this.z9();
+    const wy = $wg(this.a2, 65535, pp, "y");
+    const wz = $wg(this.s0[0], 65535, pp, "z");
+    return $pass($q147, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q143, 1, c0), $bd(1, $q144, 1, c1), $bd(2, $q145, 0, q0)], 1, wy, wz);
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1253,53 +1316,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S1, $q131);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S1, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S1, $q132);
-      if (this.t1 === null) $omitted(K0A0S5, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S5, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      st = 3;
-      const r2: unknown = (this.m2 ?? this.d2());
-      st = 4;
-      const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r2, K0A0S5, $q135);
-      $u32(b0_7, 4, r3, K0A0S5, $q136);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r4, 65535, K0A0S5, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r5, 65535, K0A0S5, "y");
-      const q7 = this.z0();
-      const q8: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
-      const q9: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = (this.m2 ?? this.d2());
-      st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S7, $q135);
-      $f32(b1_8, 4, r7);
-      const w1x = $wg(this.s0[0], 65535, K0A0S7, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S7, "y");
-      st = 9;
-      const r8: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r8, 65535, K0A0S7, "z");
-      const q10 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S8, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S8, "z");
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q147, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q7), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q152, 0, q8), $bd(7, $q153, 0, q9), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q8), $bd(1, $q153, 1, q9), $bd(2, $q129, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S1, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V3, st);
+      return $evalAt(e, K0A0V16, st);
     }
   }
   r0(): string {
@@ -1314,10 +1339,36 @@ class K0A0 {
   }
   /** why "present.slotMappingT" does not hold */
   w6(): string {
-    return $where([]) + $q77;
+    return $where([]) + $q81;
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q121, $q56, 4, 1073741824, K0A0S6, $q122);
+    return (this.q8 ??= $buf(this.t8!, $q121, $q67, 4, 1073741824, K0A0S5, $q122));
+  }
+  y3(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      if (this.t8 === null) $omitted(pp, $q152, $q67);
+      const q4 = this.z8();
+      st = 1;
+      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b5 = new Uint8Array(16);
+      $u32(b5, 0, r0, pp, $q131);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r2, 65535, pp, "y");
+      return $pass($q132, $q133, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q139, 2, b5)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V17, st);
+    }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1327,52 +1378,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S9, $q131);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S9, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S9, $q132);
-      if (this.t1 === null) $omitted(K0A0S13, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S13, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S13, $q156, $q56);
-      const q4 = this.z8();
-      st = 3;
-      const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r2, K0A0S13, $q136);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r3, 65535, K0A0S13, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r4, 65535, K0A0S13, "y");
-      const q5 = this.z0();
-      const q6 = this.z5();
-      const q7 = this.z6();
-      const q8 = this.z7();
-      const q9: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
-      const q10: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
-      st = 6;
-      const r5: unknown = (this.m2 ?? this.d2());
-      st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S14, $q135);
-      $f32(b1_8, 4, r6);
-      const w1x = $wg(this.s0[0], 65535, K0A0S14, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S14, "y");
-      st = 8;
-      const r7: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r7, 65535, K0A0S14, "z");
-      const q11 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S15, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S15, "z");
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q156, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q5), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q6), $bd(4, $q146, 1, q7), $bd(5, $q147, 1, q8), $bd(6, $q152, 0, q9), $bd(7, $q153, 0, q10), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q9), $bd(1, $q153, 1, q10), $bd(2, $q129, 0, q11)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S9, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V4, st);
+      return $evalAt(e, K0A0V18, st);
     }
   }
   r1(): string {
@@ -1386,7 +1400,7 @@ class K0A0 {
     try {
       return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q157);
+      throw $wrap(e, $q153);
     }
   }
   /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
@@ -1395,7 +1409,7 @@ class K0A0 {
   }
   /** why "packedKv" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q120, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q120, ""], [$q158, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q119, () => this.s0[1], $q157, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q154, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q120, () => this.s0[1], $q153, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c7(): boolean {
@@ -1410,9 +1424,36 @@ class K0A0 {
     try {
       ((this.m26 ?? this.d26()));
     } catch (e) {
-      return $condFail(e, $q159);
+      return $condFail(e, $q155);
     }
-    return this.x11([...[], $q159]);
+    return this.x11([...[], $q155]);
+  }
+  y4(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      st = 1;
+      const r0: unknown = (this.m2 ?? this.d2());
+      st = 2;
+      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b6 = new Uint8Array(16);
+      $u32(b6, 0, r0, pp, $q130);
+      $u32(b6, 4, r1, pp, $q131);
+      st = 3;
+      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r2, 65535, pp, "x");
+      st = 4;
+      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r3, 65535, pp, "y");
+      return $pass($q132, $q133, s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 0, q1), $bd(2, $q135, 0, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $ub(6, $q139, 2, b6)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V14, st);
+    }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1422,49 +1463,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S16, $q131);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S16, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S16, $q132);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 3;
-      const r2: unknown = (this.m2 ?? this.d2());
-      st = 4;
-      const r3: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r2, K0A0S20, $q135);
-      $u32(b0_6, 4, r3, K0A0S20, $q136);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r4, 65535, K0A0S20, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r5, 65535, K0A0S20, "y");
-      const q6: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
-      const q7: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = (this.m2 ?? this.d2());
-      st = 8;
-      const r7: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r6, K0A0S21, $q135);
-      $f32(b1_8, 4, r7);
-      const w1x = $wg(this.s0[0], 65535, K0A0S21, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S21, "y");
-      st = 9;
-      const r8: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r8, 65535, K0A0S21, "z");
-      const q8 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S22, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S22, "z");
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $bd(6, $q152, 0, q6), $bd(7, $q153, 0, q7), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q6), $bd(1, $q153, 1, q7), $bd(2, $q129, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S16, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V5, st);
+      return $evalAt(e, K0A0V19, st);
     }
   }
   r2(): string {
@@ -1472,6 +1479,29 @@ class K0A0 {
     if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
     return this.w5();
+  }
+  y5(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      if (this.t8 === null) $omitted(pp, $q152, $q67);
+      const q3 = this.z8();
+      st = 1;
+      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
+      const b4 = new Uint8Array(16);
+      $u32(b4, 0, r0, pp, $q131);
+      st = 2;
+      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      st = 3;
+      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r2, 65535, pp, "y");
+      return $pass($q132, $q133, s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 0, q1), $bd(2, $q135, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q139, 2, b4)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K0A0V17, st);
+    }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
@@ -1481,48 +1511,15 @@ class K0A0 {
       const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S23, $q131);
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S23, $q148);
       st = 2;
       const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S23, $q132);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S27, $q156, $q56);
-      const q3 = this.z8();
-      st = 3;
-      const r2: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r2, K0A0S27, $q136);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r3, 65535, K0A0S27, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r4, 65535, K0A0S27, "y");
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      const q7: BindingResource = { kind: $q137, scratch: $q138, offset: 0, size: x0 };
-      const q8: BindingResource = { kind: $q137, scratch: $q139, offset: 0, size: x1 };
-      st = 6;
-      const r5: unknown = (this.m2 ?? this.d2());
-      st = 7;
-      const r6: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_8 = new Uint8Array(16);
-      $u32(b1_8, 0, r5, K0A0S28, $q135);
-      $f32(b1_8, 4, r6);
-      const w1x = $wg(this.s0[0], 65535, K0A0S28, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S28, "y");
-      st = 8;
-      const r7: unknown = (this.m12 ?? this.d12());
-      const w1z = $wg(r7, 65535, K0A0S28, "z");
-      const q9 = this.z9();
-      const w2y = $wg(this.a2, 65535, K0A0S29, "y");
-      const w2z = $wg(this.s0[0], 65535, K0A0S29, "z");
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q156, 1, q3), $ub(4, $q148, 2, b0_4)], w0x, w0y, 1), $pass($q149, $q150, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q152, 0, q7), $bd(7, $q153, 0, q8), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q155, s2, [$bd(0, $q152, 1, q7), $bd(1, $q153, 1, q8), $bd(2, $q129, 0, q9)], 1, w2y, w2z)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S23, $q149);
+      const c0 = $scratch($q150, x0);
+      const c1 = $scratch($q151, x1);
+      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K0A0V6, st);
+      return $evalAt(e, K0A0V20, st);
     }
   }
   r3(): string {
@@ -1560,7 +1557,7 @@ class K0A0 {
     try {
       return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q160);
+      throw $wrap(e, $q156);
     }
   }
   /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
@@ -1568,7 +1565,7 @@ class K0A0 {
     try {
       return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q161);
+      throw $wrap(e, $q157);
     }
   }
   /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
@@ -1577,7 +1574,7 @@ class K0A0 {
   }
   /** why "pagedAttnStorageFits" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q161, () => (this.m31 ?? this.d31()), $q100, $q101]) : i === 1 ? $why(path, ["", $q81, ""], [$q160, () => (this.m30 ?? this.d30()), $q84, $q85]) : $why(path, ["", $q81, ""], [$q160, () => (this.m30 ?? this.d30()), $q98, $q85]))($first([() => (((this.m31 ?? this.d31()) as number) <= (32768 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q157, () => (this.m31 ?? this.d31()), $q102, $q103]) : i === 1 ? $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q87, $q88]) : $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q100, $q88]))($first([() => (((this.m31 ?? this.d31()) as number) <= (32768 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "pagedAttnStorageFits" */
   c8(): boolean {
@@ -1592,9 +1589,9 @@ class K0A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q162);
+      return $condFail(e, $q158);
     }
-    return this.x12([...[], $q162]);
+    return this.x12([...[], $q158]);
   }
   /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
   d33(): boolean {
@@ -1602,7 +1599,7 @@ class K0A0 {
   }
   /** why "outputStoreOk" is not true */
   x13(path: readonly string[]): string {
-    return $why(path, ["", " or ", ""], [$q94, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
+    return $why(path, K0A0V21, [$q96, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
   }
   /** when "outputStoreOk" */
   c9(): boolean {
@@ -1617,52 +1614,38 @@ class K0A0 {
     try {
       ((this.m33 ?? this.d33()));
     } catch (e) {
-      return $condFail(e, $q163);
+      return $condFail(e, $q159);
     }
-    return this.x13([...[], $q163]);
+    return this.x13([...[], $q159]);
   }
-  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  y6(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
-      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
-      if (this.t1 === null) $omitted(K0A0S33, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S33, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      const q6 = this.z9();
       st = 1;
       const r0: unknown = (this.m2 ?? this.d2());
       st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, r0, K0A0S33, $q135);
-      $u32(b0_7, 4, r1, K0A0S33, $q136);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S33, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S33, "y");
-      const q7 = this.z0();
-      const q8 = this.z9();
-      st = 5;
-      const r4: unknown = (this.m2 ?? this.d2());
-      st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S34, $q135);
-      $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S34, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S34, "y");
-      return { kernel: $q25, variant: "separate_derived", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q145, 1, q4), $bd(5, $q146, 1, q5), $bd(6, $q147, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q7), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q129, 0, q8), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
+      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q141) : 0);
+      const b7 = new Uint8Array(16);
+      $u32(b7, 0, r0, pp, $q130);
+      $f32(b7, 4, r1);
+      const wx = $wg(this.s0[0], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q135, 1, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $bd(6, $q145, 0, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
     } catch (e) {
-      return $evalAt(e, K0A0V7, st);
+      return $evalIn(e, pp, K0A0V22, st);
     }
+  }
+  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
+    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
+    return { kernel: $q25, variant: "separate_derived", passes: [this.y0(K0A0S33, s0), this.y6(K0A0S34, s1)], scratch: [], outputShapes: shapes };
   }
   r4(): string {
     if (!this.c8()) return this.w8();
@@ -1671,46 +1654,9 @@ class K0A0 {
     return this.w5();
   }
   p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
-      const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
-      if (this.t1 === null) $omitted(K0A0S38, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K0A0S38, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S38, $q156, $q56);
-      const q4 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, r0, K0A0S38, $q136);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S38, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S38, "y");
-      const q5 = this.z0();
-      const q6 = this.z5();
-      const q7 = this.z6();
-      const q8 = this.z7();
-      const q9 = this.z9();
-      st = 4;
-      const r3: unknown = (this.m2 ?? this.d2());
-      st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S39, $q135);
-      $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S39, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S39, "y");
-      return { kernel: $q25, variant: "separate_slot", passes: [$pass($q141, $q142, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q143, 0, q2), $bd(3, $q144, 0, q3), $bd(4, $q156, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q5), $bd(1, $q143, 1, q2), $bd(2, $q144, 1, q3), $bd(3, $q145, 1, q6), $bd(4, $q146, 1, q7), $bd(5, $q147, 1, q8), $bd(6, $q129, 0, q9), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V8, st);
-    }
+    const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
+    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
+    return { kernel: $q25, variant: "separate_slot", passes: [this.y3(K0A0S38, s0), this.y6(K0A0S39, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c8()) return this.w8();
@@ -1719,43 +1665,9 @@ class K0A0 {
     return this.w6();
   }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
-      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, r0, K0A0S43, $q135);
-      $u32(b0_6, 4, r1, K0A0S43, $q136);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K0A0S43, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K0A0S43, "y");
-      const q6 = this.z9();
-      st = 5;
-      const r4: unknown = (this.m2 ?? this.d2());
-      st = 6;
-      const r5: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r4, K0A0S44, $q135);
-      $f32(b1_7, 4, r5);
-      const w1x = $wg(this.s0[0], 65535, K0A0S44, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S44, "y");
-      return { kernel: $q25, variant: "packed_derived", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q3), $bd(4, $q146, 1, q4), $bd(5, $q147, 1, q5), $bd(6, $q129, 0, q6), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V9, st);
-    }
+    const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
+    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
+    return { kernel: $q25, variant: "packed_derived", passes: [this.y4(K0A0S43, s0), this.y6(K0A0S44, s1)], scratch: [], outputShapes: shapes };
   }
   r6(): string {
     if (!this.c8()) return this.w8();
@@ -1764,42 +1676,9 @@ class K0A0 {
     return this.w5();
   }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
-      const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      if (this.t8 === null) $omitted(K0A0S48, $q156, $q56);
-      const q3 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b0_4 = new Uint8Array(16);
-      $u32(b0_4, 0, r0, K0A0S48, $q136);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K0A0S48, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K0A0S48, "y");
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      const q7 = this.z9();
-      st = 4;
-      const r3: unknown = (this.m2 ?? this.d2());
-      st = 5;
-      const r4: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q140) : 0);
-      const b1_7 = new Uint8Array(16);
-      $u32(b1_7, 0, r3, K0A0S49, $q135);
-      $f32(b1_7, 4, r4);
-      const w1x = $wg(this.s0[0], 65535, K0A0S49, "x");
-      const w1y = $wg(this.a1, 65535, K0A0S49, "y");
-      return { kernel: $q25, variant: "packed_slot", passes: [$pass($q141, $q142, s0, [$bd(0, $q151, 1, q0), $bd(1, $q143, 0, q1), $bd(2, $q144, 0, q2), $bd(3, $q156, 1, q3), $ub(4, $q148, 2, b0_4)], w0x, w0y, 1), $pass($q24, $q164, s1, [$bd(0, $q151, 1, q0), $bd(1, $q143, 1, q1), $bd(2, $q144, 1, q2), $bd(3, $q145, 1, q4), $bd(4, $q146, 1, q5), $bd(5, $q147, 1, q6), $bd(6, $q129, 0, q7), $ub(7, $q148, 2, b1_7)], w1x, w1y, 1)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V10, st);
-    }
+    const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
+    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
+    return { kernel: $q25, variant: "packed_slot", passes: [this.y5(K0A0S48, s0), this.y6(K0A0S49, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -1812,18 +1691,18 @@ class K0A0 {
     try {
       o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q25, $q165);
+      $evalFail(e, $q25, $q160);
     }
-    const h0 = $outShape(o0, 2, $q25, $q130);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q111 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q130, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+    const h0 = $outShape(o0, 2, $q25, $q146);
+    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q113 };
+    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q146, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
     const h1 = $outShape(this.s3, 4, $q25, $q123);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q123, this.u3.shape, h1, $q61);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q123, this.u3.shape, h1, $q71);
     const h2 = $outShape(this.s4, 4, $q25, $q124);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q124, this.u4.shape, h2, $q60);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q124, this.u4.shape, h2, $q70);
     const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q166, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q166, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c0()) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
     if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
@@ -1833,16 +1712,16 @@ class K0A0 {
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
     if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q167, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
+    return $fail($q162, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
   }
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q168, K0);
-  const outs = $bag(c, $q169, K0);
-  const attrs = $bag(c, $q170, K0);
+  const ins = $bag(c, $q163, K0);
+  const outs = $bag(c, $q164, K0);
+  const attrs = $bag(c, $q165, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1863,13 +1742,13 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q128:
+        case $q140:
           t0 = $td(ins[key], K0, $q121, key);
           break;
-        case $q107:
+        case $q109:
           t1 = $td(ins[key], K0, $q121, key);
           break;
-        case $q109:
+        case $q111:
           t2 = $td(ins[key], K0, $q121, key);
           break;
         case $q123:
@@ -1887,11 +1766,11 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q127:
           t7 = $td(ins[key], K0, $q121, key);
           break;
-        case $q56:
+        case $q67:
           t8 = $td(ins[key], K0, $q121, key);
           break;
         default:
-          $fail($q0, K0 + $q171 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1899,17 +1778,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q130:
-          t9 = $td(outs[key], K0, $q129, key);
+        case $q146:
+          t9 = $td(outs[key], K0, $q145, key);
           break;
         case $q123:
-          u3 = $td(outs[key], K0, $q129, key);
+          u3 = $td(outs[key], K0, $q145, key);
           break;
         case $q124:
-          u4 = $td(outs[key], K0, $q129, key);
+          u4 = $td(outs[key], K0, $q145, key);
           break;
         default:
-          $fail($q0, K0 + $q172 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1917,20 +1796,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q173:
+        case $q168:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q174:
+        case $q169:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q175:
+        case $q170:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q140:
+        case $q141:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q176 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1939,21 +1818,21 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q121, $q128);
+    $missing(K0, $q121, $q140);
   } else {
     dt0 = t0.dtype;
-    by0 = $q128;
-    if (t0.shape.length !== 2) $badRank(K0, $q121, $q128, 2, t0.shape.length);
+    by0 = $q140;
+    if (t0.shape.length !== 2) $badRank(K0, $q121, $q140, 2, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q121, $q107, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q121, $q107, 2, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K0, $q121, $q109, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 2) $badRank(K0, $q121, $q109, 2, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q121, $q109, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q121, $q109, 2, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K0, $q121, $q111, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 2) $badRank(K0, $q121, $q111, 2, t2.shape.length);
   }
   if (t3 === null) {
     $missing(K0, $q121, $q123);
@@ -1988,41 +1867,41 @@ export function plan0(call: PagedAttentionCall): Plan {
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q121, $q56, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q121, $q56, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K0, $q121, $q67, t8.dtype, by1, "S", dt1!);
+    if (t8.shape.length !== 1) $badRank(K0, $q121, $q67, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q129, $q130, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q129, $q130, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K0, $q145, $q146, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K0, $q145, $q146, 2, t9.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q129, $q123, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q129, $q123, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K0, $q145, $q123, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K0, $q145, $q123, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q129, $q124, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q129, $q124, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K0, $q145, $q124, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K0, $q145, $q124, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q111;
-  else if (dt0 !== $q111) $fail($q0, K0 + $q177 + dt0 + $q178);
-  if (dt1 === undefined) dt1 = $q179;
-  else if (dt1 !== $q179) $fail($q0, K0 + ": S = " + dt1 + $q180);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q173, $q181, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q174, $q181, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q175, $q181, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q140, $q181, g3);
+  if (dt0 === undefined) dt0 = $q113;
+  else if (dt0 !== $q113) $fail($q0, K0 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q168, $q176, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q169, $q176, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q170, $q176, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q141, $q176, g3);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q182);
-  if (a2 === undefined) $fail($q0, K0 + $q183);
-  if (dt0 === $q111 && dt1 === $q179) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q167, K0 + $q184 + "T=" + dt0 + ", " + "S=" + dt1 + $q185);
+  if (a1 === undefined) $fail($q0, K0 + $q177);
+  if (a2 === undefined) $fail($q0, K0 + $q178);
+  if (dt0 === $q113 && dt1 === $q174) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
+  return $fail($q162, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -2056,102 +1935,121 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q186;
+const K1 = $q181;
+const K1A0V0: readonly string[] = ["", $q28];
+const K1A0V1: readonly string[] = ["", $q29];
+const K1A0V2: readonly string[] = ["", $q32];
+const K1A0V3: readonly string[] = ["", $q27, ""];
+const K1A0V4: readonly string[] = [$q31, ")"];
+const K1A0V5: readonly string[] = [$q26, ", ", ")"];
+const K1A0V6: readonly string[] = ["", $q30];
+const K1A0V7: readonly string[] = ["", $q33, ""];
+const K1A0V8: readonly string[] = ["", $q35];
+const K1A0V9: readonly string[] = ["", " >= 8"];
+const K1A0V10: readonly string[] = [$q36, ""];
+const K1A0V11: readonly string[] = ["", " <= 2147483647"];
+const K1A0V12: readonly string[] = ["", " <= 32"];
+const K1A0V13: readonly string[] = ["", $q34];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q187;
+const K1A0S1 = K1A0S0 + $q182;
+const K1A0V14: readonly string[] = [$q183, $q37, $q38, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q41];
 const K1A0S2 = K1A0S0 + $q188;
 const K1A0S3 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
 const K1A0S4 = K1A0S0 + $q189;
+const K1A0V15: readonly string[] = [$q37, $q38, $q184, $q185, $q186, $q187, $q41];
 const K1A0S5 = K1A0S0 + $q190;
-const K1A0V0: readonly string[] = [$q191, $q26, $q27, $q192, $q193, $q30];
+const K1A0V16: readonly string[] = [$q183, $q37, $q38, $q191, $q186, $q41];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S6 = K1A0S0 + $q195;
-const K1A0V1: readonly string[] = [$q27, $q193];
+const K1A0S6 = K1A0S0 + $q193;
+const K1A0V17: readonly string[] = [$q38, $q186];
 function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(head, K1A0V1, [a0, a1], K1A0S3);
+  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
 }
-const K1A0S7 = K1A0S0 + $q39;
-const K1A0S8 = $q186;
-const K1A0S9 = K1A0S0 + $q196;
-const K1A0S10 = K1A0S0 + $q42;
-const K1A0V2: readonly string[] = [K1A0S0, $q197, K1A0S0, $q198, K1A0S1, $q47, K1A0S1, $q48, K1A0S4, $q47, K1A0S4, $q48, K1A0S9, $q199, K1A0S9, $q47, K1A0S9, $q50, K1A0S10, $q50];
+const K1A0S7 = K1A0S0 + $q50;
+const K1A0S8 = $q181;
+const K1A0V18: readonly string[] = [$q53, $q54];
+const K1A0V19: readonly string[] = [$q194, $q53, $q57];
+const K1A0S9 = K1A0S0 + $q195;
+const K1A0V20: readonly string[] = [$q57];
+const K1A0S10 = K1A0S0 + $q59;
+const K1A0V21: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q187;
-const K1A0S13 = K1A0S11 + $q188;
+const K1A0S12 = K1A0S11 + $q188;
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S14 = K1A0S11 + $q195;
-const K1A0S15 = K1A0S11 + $q39;
-const K1A0S16 = K1A0S11 + $q196;
-const K1A0S17 = K1A0S11 + $q42;
-const K1A0V3: readonly string[] = [K1A0S11, $q198, K1A0S12, $q47, K1A0S12, $q48, K1A0S16, $q199, K1A0S16, $q47, K1A0S16, $q50, K1A0S17, $q50];
+const K1A0S13 = K1A0S11 + $q193;
+const K1A0S14 = K1A0S11 + $q50;
+const K1A0S15 = K1A0S11 + $q182;
+const K1A0S16 = K1A0S11 + $q195;
+const K1A0S17 = K1A0S11 + $q59;
+const K1A0V22: readonly string[] = [K1A0S11, $q197];
+const K1A0V23: readonly string[] = ["", " == 3"];
 const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q187;
+const K1A0S19 = K1A0S18 + $q182;
 const K1A0S20 = K1A0S18 + $q188;
 const K1A0S21 = K1A0S18 + $q189;
 const K1A0S22 = K1A0S18 + $q190;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S23 = K1A0S18 + $q195;
-const K1A0S24 = K1A0S18 + $q39;
-const K1A0S25 = K1A0S18 + $q196;
-const K1A0S26 = K1A0S18 + $q42;
-const K1A0V4: readonly string[] = [K1A0S18, $q197, K1A0S18, $q198, K1A0S19, $q47, K1A0S19, $q48, K1A0S21, $q47, K1A0S21, $q48, K1A0S25, $q199, K1A0S25, $q47, K1A0S25, $q50, K1A0S26, $q50];
+const K1A0S23 = K1A0S18 + $q193;
+const K1A0S24 = K1A0S18 + $q50;
+const K1A0S25 = K1A0S18 + $q195;
+const K1A0S26 = K1A0S18 + $q59;
+const K1A0V24: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197];
 const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q187;
-const K1A0S29 = K1A0S27 + $q188;
+const K1A0S28 = K1A0S27 + $q188;
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S30 = K1A0S27 + $q195;
-const K1A0S31 = K1A0S27 + $q39;
-const K1A0S32 = K1A0S27 + $q196;
-const K1A0S33 = K1A0S27 + $q42;
-const K1A0V5: readonly string[] = [K1A0S27, $q198, K1A0S28, $q47, K1A0S28, $q48, K1A0S32, $q199, K1A0S32, $q47, K1A0S32, $q50, K1A0S33, $q50];
+const K1A0S29 = K1A0S27 + $q193;
+const K1A0S30 = K1A0S27 + $q50;
+const K1A0S31 = K1A0S27 + $q182;
+const K1A0S32 = K1A0S27 + $q195;
+const K1A0S33 = K1A0S27 + $q59;
+const K1A0V25: readonly string[] = [K1A0S27, $q197];
 const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q187;
+const K1A0S35 = K1A0S34 + $q182;
 const K1A0S36 = K1A0S34 + $q188;
 const K1A0S37 = K1A0S34 + $q189;
 const K1A0S38 = K1A0S34 + $q190;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q200 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S39 = K1A0S34 + $q201;
-const K1A0S40 = K1A0S34 + $q202;
-const K1A0V6: readonly string[] = [K1A0S34, $q197, K1A0S35, $q47, K1A0S35, $q48, K1A0S37, $q47, K1A0S37, $q48, K1A0S40, $q199];
+const K1A0S39 = K1A0S34 + $q199;
+const K1A0V26: readonly string[] = [$q194];
+const K1A0S40 = K1A0S34 + $q200;
+const K1A0V27: readonly string[] = [K1A0S34, $q196];
 const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q187;
-const K1A0S43 = K1A0S41 + $q188;
+const K1A0S42 = K1A0S41 + $q188;
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S44 = K1A0S41 + $q201;
-const K1A0S45 = K1A0S41 + $q202;
-const K1A0V7: readonly string[] = [K1A0S42, $q47, K1A0S42, $q48, K1A0S45, $q199];
+const K1A0S43 = K1A0S41 + $q199;
+const K1A0S44 = K1A0S41 + $q182;
+const K1A0S45 = K1A0S41 + $q200;
 const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q187;
+const K1A0S47 = K1A0S46 + $q182;
 const K1A0S48 = K1A0S46 + $q188;
 const K1A0S49 = K1A0S46 + $q189;
 const K1A0S50 = K1A0S46 + $q190;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S51 = K1A0S46 + $q201;
-const K1A0S52 = K1A0S46 + $q202;
-const K1A0V8: readonly string[] = [K1A0S46, $q197, K1A0S47, $q47, K1A0S47, $q48, K1A0S49, $q47, K1A0S49, $q48, K1A0S52, $q199];
+const K1A0S51 = K1A0S46 + $q199;
+const K1A0S52 = K1A0S46 + $q200;
+const K1A0V28: readonly string[] = [K1A0S46, $q196];
 const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q187;
-const K1A0S55 = K1A0S53 + $q188;
+const K1A0S54 = K1A0S53 + $q188;
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V0, [a0, a1, a2, a3, a4, a5], K1A0S3);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
 }
-const K1A0S56 = K1A0S53 + $q201;
-const K1A0S57 = K1A0S53 + $q202;
-const K1A0V9: readonly string[] = [K1A0S54, $q47, K1A0S54, $q48, K1A0S57, $q199];
+const K1A0S55 = K1A0S53 + $q199;
+const K1A0S56 = K1A0S53 + $q182;
+const K1A0S57 = K1A0S53 + $q200;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2206,7 +2104,19 @@ class K1A0 {
   private declare m29: number | undefined;
   private declare m30: number | undefined;
   private declare m31: boolean | undefined;
+  private declare q0: BindingResource | undefined;
+  private declare q3: BindingResource | undefined;
+  private declare q4: BindingResource | undefined;
+  private declare q7: BindingResource | undefined;
+  private declare q8: BindingResource | undefined;
+  private declare q9: BindingResource | undefined;
+  private declare q10: BindingResource | undefined;
+  private declare q5: BindingResource | undefined;
+  private declare q6: BindingResource | undefined;
+  private declare q11: BindingResource | undefined;
   private declare m32: boolean | undefined;
+  private declare q1: BindingResource | undefined;
+  private declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -2242,46 +2152,14 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = undefined;
-    this.m1 = undefined;
-    this.m2 = undefined;
-    this.m3 = undefined;
-    this.m4 = undefined;
-    this.m5 = undefined;
-    this.m6 = undefined;
-    this.m7 = undefined;
-    this.m8 = undefined;
-    this.m9 = undefined;
-    this.m10 = undefined;
-    this.m11 = undefined;
-    this.m12 = undefined;
-    this.m13 = undefined;
-    this.m14 = undefined;
-    this.m15 = undefined;
-    this.m16 = undefined;
-    this.m17 = undefined;
-    this.m18 = undefined;
-    this.m19 = undefined;
-    this.m20 = undefined;
-    this.m21 = undefined;
-    this.m22 = undefined;
-    this.m23 = undefined;
-    this.m24 = undefined;
-    this.m25 = undefined;
-    this.m26 = undefined;
-    this.m27 = undefined;
-    this.m28 = undefined;
-    this.m29 = undefined;
-    this.m30 = undefined;
-    this.m31 = undefined;
-    this.m32 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
   }
   /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
   d0(): boolean {
     try {
       return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
     } catch (e) {
-      throw $wrap(e, $q53);
+      throw $wrap(e, $q64);
     }
   }
   /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
@@ -2298,7 +2176,7 @@ class K1A0 {
     try {
       return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q55);
+      throw $wrap(e, $q66);
     }
   }
   /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
@@ -2314,7 +2192,7 @@ class K1A0 {
     try {
       return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
     } catch (e) {
-      throw $wrap(e, $q70);
+      throw $wrap(e, $q76);
     }
   }
   /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
@@ -2322,7 +2200,7 @@ class K1A0 {
     try {
       return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
     } catch (e) {
-      throw $wrap(e, $q203);
+      throw $wrap(e, $q201);
     }
   }
   /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
@@ -2332,9 +2210,9 @@ class K1A0 {
   /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
   d9(): number {
     try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q204) : 0));
+      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q202) : 0));
     } catch (e) {
-      throw $wrap(e, $q205);
+      throw $wrap(e, $q203);
     }
   }
   /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
@@ -2342,16 +2220,16 @@ class K1A0 {
     try {
       return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
     } catch (e) {
-      throw $wrap(e, $q206);
+      throw $wrap(e, $q204);
     }
   }
   /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
   d11(): boolean {
     let n0: number;
     try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q207, $q204).shape.length === 2)) && ($need(this.t10, $q208, $q209).shape.length === 2)) && $same($need(this.t10, $q210, $q209).shape as readonly number[], $need(this.t9, $q211, $q204).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q212, $q204).dtype === $q111)) && ($need(this.t10, $q213, $q209).dtype === $q111)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
+      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q205, $q202).shape.length === 2)) && ($need(this.t10, $q206, $q207).shape.length === 2)) && $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q210, $q202).dtype === $q113)) && ($need(this.t10, $q211, $q207).dtype === $q113)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
     } catch (e) {
-      throw $wrap(e, $q214);
+      throw $wrap(e, $q212);
     }
   }
   /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
@@ -2359,7 +2237,7 @@ class K1A0 {
     try {
       return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
     } catch (e) {
-      throw $wrap(e, $q105);
+      throw $wrap(e, $q107);
     }
   }
   /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
@@ -2367,7 +2245,7 @@ class K1A0 {
     try {
       return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
     } catch (e) {
-      throw $wrap(e, $q157);
+      throw $wrap(e, $q153);
     }
   }
   /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
@@ -2375,7 +2253,7 @@ class K1A0 {
     try {
       return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
     } catch (e) {
-      throw $wrap(e, $q215);
+      throw $wrap(e, $q213);
     }
   }
   /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
@@ -2384,45 +2262,45 @@ class K1A0 {
   }
   /** why "headLayoutOk" is not true */
   x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q27, () => this.a2]) : i === 1 ? $why(path, ["", $q63], [$q26, () => this.a1]) : i === 2 ? $why(path, ["", $q67], [$q68, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, ["", $q63], [$q216, () => this.s5[0]]) : i === 4 ? $why(path, ["", $q67], ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, ["", $q63], [$q192, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q214, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
   }
   /** why "usesRotary" is not true */
   x3(path: readonly string[]): string {
-    return $why(path, ["", $q75], [$q191, () => this.a0]);
+    return $why(path, K1A0V2, [$q183, () => this.a0]);
   }
   /** why "headSizeOk" is not true */
   x2(path: readonly string[]): string {
     let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, ["", $q63], [$q64, () => this.s3[3]]) : i === 1 ? $why(path, ["", $q67], ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, ["", $q67], ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q76 : this.x3([...path, $q217]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q72, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
   }
   /** why "ioShapeOk" is not true */
   x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q62, ""], [$q71, () => this.t11!.shape[0], $q54, () => this.s0[0]]) : i === 1 ? $why(path, ["", $q62, ""], [$q73, () => this.t11!.shape[1], $q218, () => this.s0[1]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q55, () => (this.m3 ?? this.d3())]) : $why(path, [$q74, ")"], [$q66, $q65]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q77, () => this.t11!.shape[0], $q65, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q79, () => this.t11!.shape[1], $q216, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q66, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q74, $q73]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
   }
   /** why "cacheShapeOk" is not true */
   x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q59, ", ", ")"], [$q219, () => this.s4, $q220, () => this.s3]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q54, () => this.s0[0]]) : i === 2 ? $why(path, ["", $q62, ""], ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q26, () => this.a1]) : i === 3 ? $why(path, ["", $q69], ["maxCacheSeq", () => this.s3[2]]) : $why(path, ["", $q62, ""], ["tensorDtypes.pastValueT", $q65, $q66, $q65]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q217, () => this.s4, $q218, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q65, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
   }
   /** why "layoutShapeOk" is not true */
   x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q69], [$q70, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, ["", $q62, ""], ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q216, () => this.s5[0]]) : i === 2 ? $why(path, ["", $q69], [$q221, () => this.s6[1]]) : $why(path, ["", $q81, ""], [$q221, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q76, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q214, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q219, () => this.s6[1]]) : $why(path, K1A0V7, [$q219, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
   }
   /** why "lengthsShapeOk" is not true */
   x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q75], ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, ["", $q62, ""], ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q54, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V2, ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, K1A0V3, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q65, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
   }
   /** why "rotaryOk" is not true */
   x8(path: readonly string[]): string {
     let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, ["", $q116], [$q207, () => $need(this.t9, $q207, $q204).shape.length]) : i === 3 ? $why(path, ["", $q116], [$q208, () => $need(this.t10, $q208, $q209).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q210, () => $need(this.t10, $q210, $q209).shape, $q211, () => $need(this.t9, $q211, $q204).shape]) : i === 5 ? $why(path, ["", " >= 8"], [$q205, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, ["", $q67], ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, ["", $q81, ""], [$q206, () => (this.m10 ?? this.d10()), $q64, () => this.s3[3]]) : i === 8 ? $why(path, ["", $q62, ""], [$q212, () => $need(this.t9, $q212, $q204).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q213, () => $need(this.t10, $q213, $q209).dtype, $q66, $q65]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q207, $q204).shape.length === 2), () => ($need(this.t10, $q208, $q209).shape.length === 2), () => $same($need(this.t10, $q210, $q209).shape as readonly number[], $need(this.t9, $q211, $q204).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q212, $q204).dtype === $q111)])) : c === false ? ((i: number) => i === 0 ? $why(path, [$q120, ""], ["present.cosCacheT", () => (this.t9 !== null)]) : $why(path, [$q120, ""], ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q217]))($try(() => (this.m1 ?? this.d1())));
+    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q205, () => $need(this.t9, $q205, $q202).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q206, () => $need(this.t10, $q206, $q207).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q208, () => $need(this.t10, $q208, $q207).shape, $q209, () => $need(this.t9, $q209, $q202).shape]) : i === 5 ? $why(path, K1A0V9, [$q203, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q204, () => (this.m10 ?? this.d10()), $q72, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q210, () => $need(this.t9, $q210, $q202).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q211, () => $need(this.t10, $q211, $q207).dtype, $q74, $q73]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q205, $q202).shape.length === 2), () => ($need(this.t10, $q206, $q207).shape.length === 2), () => $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q210, $q202).dtype === $q113)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q187, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1())));
   }
   /** why "indexFits" is not true */
   x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q222], ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, ["", $q222], ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V11, ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, K1A0V11, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
   }
   /** why "sparseContractOk" is not true */
   x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q53]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q79]) : i === 3 ? this.x5([...path, $q78]) : i === 4 ? this.x6([...path, $q203]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q214]) : this.x9([...path, $q215]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
+    return ((i: number) => i === 0 ? this.x1([...path, $q64]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q83]) : i === 3 ? this.x5([...path, $q82]) : i === 4 ? this.x6([...path, $q201]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q212]) : this.x9([...path, $q213]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
   }
   /** when "sparseContractOk" */
   c0(): boolean {
@@ -2437,9 +2315,9 @@ class K1A0 {
     try {
       ((this.m15 ?? this.d15()));
     } catch (e) {
-      return $condFail(e, $q223);
+      return $condFail(e, $q220);
     }
-    return this.x0([...[], $q223]);
+    return this.x0([...[], $q220]);
   }
   /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
   d16(): number {
@@ -2462,12 +2340,12 @@ class K1A0 {
     try {
       return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
     } catch (e) {
-      throw $wrap(e, $q86);
+      throw $wrap(e, $q89);
     }
   }
   /** why "dispatchFits" is not true */
   x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], [$q218, () => this.s0[1], $q82, $q83]) : i === 1 ? $why(path, ["", $q81, ""], [$q26, () => this.a1, $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q54, () => this.s0[0], $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : i === 4 ? $why(path, ["", $q81, ""], ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]) : $why(path, ["", $q81, ""], ["appendWorkgroupSize", "64", $q98, $q85]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q216, () => this.s0[1], $q85, $q86]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q65, () => this.s0[0], $q85, $q86]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q100, $q88]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
   }
   /** when "dispatchFits" */
   c1(): boolean {
@@ -2482,21 +2360,21 @@ class K1A0 {
     try {
       ((this.m18 ?? this.d18()));
     } catch (e) {
-      return $condFail(e, $q86);
+      return $condFail(e, $q89);
     }
-    return this.x10([...[], $q86]);
+    return this.x10([...[], $q89]);
   }
   /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
   d19(): boolean {
     try {
       return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
     } catch (e) {
-      throw $wrap(e, $q224);
+      throw $wrap(e, $q221);
     }
   }
   /** why "bindingsFit" is not true */
   x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q81, ""], ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q225, $q96]) : $why(path, ["", $q81, ""], ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q225, $q96]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q222, $q98]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q222, $q98]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
   }
   /** when "bindingsFit" */
   c2(): boolean {
@@ -2511,9 +2389,9 @@ class K1A0 {
     try {
       ((this.m19 ?? this.d19()));
     } catch (e) {
-      return $condFail(e, $q224);
+      return $condFail(e, $q221);
     }
-    return this.x11([...[], $q224]);
+    return this.x11([...[], $q221]);
   }
   /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
   d20(): boolean {
@@ -2521,7 +2399,7 @@ class K1A0 {
   }
   /** why "packedKv" is not true */
   x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, [$q120, ""], [$q30, () => (this.t1 !== null)]) : i === 1 ? $why(path, [$q120, ""], [$q158, () => (this.t2 !== null)]) : $why(path, ["", $q62, ""], [$q226, () => this.s0[2], $q157, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q154, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q223, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
   }
   /** when "packedKv" */
   c3(): boolean {
@@ -2536,9 +2414,9 @@ class K1A0 {
     try {
       ((this.m20 ?? this.d20()));
     } catch (e) {
-      return $condFail(e, $q159);
+      return $condFail(e, $q155);
     }
-    return this.x12([...[], $q159]);
+    return this.x12([...[], $q155]);
   }
   /** when "usesRotary" */
   c4(): boolean {
@@ -2553,16 +2431,16 @@ class K1A0 {
     try {
       ((this.m1 ?? this.d1()));
     } catch (e) {
-      return $condFail(e, $q217);
+      return $condFail(e, $q215);
     }
-    return this.x3([...[], $q217]);
+    return this.x3([...[], $q215]);
   }
   /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
   d21(): number {
     try {
       return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q102);
+      throw $wrap(e, $q104);
     }
   }
   /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
@@ -2570,7 +2448,7 @@ class K1A0 {
     try {
       return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
     } catch (e) {
-      throw $wrap(e, $q227);
+      throw $wrap(e, $q224);
     }
   }
   /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
@@ -2579,7 +2457,7 @@ class K1A0 {
   }
   /** why "attnStorageFits" is not true */
   x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", " <= 32"], [$q102, () => (this.m21 ?? this.d21())]) : $why(path, ["", $q81, ""], [$q227, () => (this.m22 ?? this.d22()), $q100, $q101]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q104, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q224, () => (this.m22 ?? this.d22()), $q102, $q103]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
   }
   /** when "attnStorageFits" */
   c5(): boolean {
@@ -2594,9 +2472,9 @@ class K1A0 {
     try {
       ((this.m23 ?? this.d23()));
     } catch (e) {
-      return $condFail(e, $q228);
+      return $condFail(e, $q225);
     }
-    return this.x13([...[], $q228]);
+    return this.x13([...[], $q225]);
   }
   /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
   d24(): number {
@@ -2627,7 +2505,7 @@ class K1A0 {
     try {
       return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
     } catch (e) {
-      throw $wrap(e, $q87);
+      throw $wrap(e, $q90);
     }
   }
   /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
@@ -2635,7 +2513,7 @@ class K1A0 {
     try {
       return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
     } catch (e) {
-      throw $wrap(e, $q229);
+      throw $wrap(e, $q226);
     }
   }
   /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
@@ -2655,12 +2533,12 @@ class K1A0 {
     try {
       return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (32768 as number))));
     } catch (e) {
-      throw $wrap(e, $q230);
+      throw $wrap(e, $q227);
     }
   }
   /** why "sparseSplitFits" is not true */
   x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, ["", $q93], [$q87, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, ["", $q81, ""], ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q82, $q83]) : i === 2 ? $why(path, ["", $q81, ""], [$q87, () => (this.m27 ?? this.d27()), $q82, $q83]) : i === 3 ? $why(path, ["", $q81, ""], [$q229, () => (this.m28 ?? this.d28()), $q225, $q96]) : i === 4 ? $why(path, ["", $q81, ""], [$q231, () => (this.m30 ?? this.d30()), $q84, $q85]) : i === 5 ? $why(path, ["", $q81, ""], [$q231, () => (this.m30 ?? this.d30()), $q98, $q85]) : $why(path, ["", $q81, ""], ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q100, $q101]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
+    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q90, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q90, () => (this.m27 ?? this.d27()), $q85, $q86]) : i === 3 ? $why(path, K1A0V7, [$q226, () => (this.m28 ?? this.d28()), $q222, $q98]) : i === 4 ? $why(path, K1A0V7, [$q228, () => (this.m30 ?? this.d30()), $q87, $q88]) : i === 5 ? $why(path, K1A0V7, [$q228, () => (this.m30 ?? this.d30()), $q100, $q88]) : $why(path, K1A0V7, ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q102, $q103]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
   }
   /** when "sparseSplitFits" */
   c6(): boolean {
@@ -2675,145 +2553,173 @@ class K1A0 {
     try {
       ((this.m31 ?? this.d31()));
     } catch (e) {
-      return $condFail(e, $q230);
+      return $condFail(e, $q227);
     }
-    return this.x14([...[], $q230]);
+    return this.x14([...[], $q227]);
   }
-  k0_0_4(): unknown {
+  k0(pp: string): unknown {
     try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
+      return $dimS($need(this.t9, $q185, $q202).shape, 1, $q209);
     } catch (e) {
-      return $evalFail(e, K1A0S1, $q233);
+      return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
     }
   }
-  k0_0_4s(): string {
+  k0s(): string {
     try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k0_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S4, $q233);
-    }
-  }
-  k0_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
+      return $show($dimS($need(this.t9, $q185, $q202).shape, 1, $q209));
     } catch (e) {
       if (e instanceof EvalFailure) return $q17 + e.message;
       throw e;
     }
   }
   z0(): BindingResource {
-    return $buf(this.t0!, $q121, $q128, 2, 1073741824, K1A0S8, $q122);
+    return (this.q0 ??= $buf(this.t0!, $q121, $q140, 2, 1073741824, K1A0S8, $q122));
   }
   z3(): BindingResource {
-    return $buf(this.t3!, $q121, $q234, 2, 1073741824, K1A0S8, $q122);
+    return (this.q3 ??= $buf(this.t3!, $q121, $q229, 2, 1073741824, K1A0S8, $q122));
   }
   z4(): BindingResource {
-    return $buf(this.t4!, $q121, $q235, 2, 1073741824, K1A0S8, $q122);
+    return (this.q4 ??= $buf(this.t4!, $q121, $q230, 2, 1073741824, K1A0S8, $q122));
   }
   z7(): BindingResource {
-    return $buf(this.t7!, $q121, $q236, 4, 1073741824, K1A0S8, $q122);
+    return (this.q7 ??= $buf(this.t7!, $q121, $q231, 4, 1073741824, K1A0S8, $q122));
   }
   z8(): BindingResource {
-    return $buf(this.t8!, $q121, $q237, 4, 1073741824, K1A0S8, $q122);
+    return (this.q8 ??= $buf(this.t8!, $q121, $q232, 4, 1073741824, K1A0S8, $q122));
   }
   z9(): BindingResource {
-    return $buf(this.t9!, $q121, $q204, 2, 1073741824, K1A0S8, $q122);
+    return (this.q9 ??= $buf(this.t9!, $q121, $q202, 2, 1073741824, K1A0S8, $q122));
   }
   z10(): BindingResource {
-    return $buf(this.t10!, $q121, $q209, 2, 1073741824, K1A0S8, $q122);
+    return (this.q10 ??= $buf(this.t10!, $q121, $q207, 2, 1073741824, K1A0S8, $q122));
+  }
+  y0(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      if (this.t9 === null) $omitted(pp, $q233, $q202);
+      const q5 = this.z9();
+      if (this.t10 === null) $omitted(pp, $q234, $q207);
+      const q6 = this.z10();
+      const b7 = new Uint8Array(16);
+      $u32(b7, 0, this.s0[1], pp, $q235);
+      $u32(b7, 4, this.s0[0], pp, $q130);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q236, $q237, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, $q233, 1, q5), $bd(6, $q234, 1, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V18, st);
+    }
+  }
+  y1(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z0();
+      if (this.t9 === null) $omitted(pp, $q233, $q202);
+      const q1 = this.z9();
+      if (this.t10 === null) $omitted(pp, $q234, $q207);
+      const q2 = this.z10();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      const b6 = new Uint8Array(16);
+      $u32(b6, 0, this.s0[1], pp, $q235);
+      $u32(b6, 4, this.s0[0], pp, $q130);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q142, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q139, 2, b6)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V18, st);
+    }
   }
   z5(): BindingResource {
-    return $buf(this.t5!, $q121, $q238, 4, 1073741824, K1A0S8, $q122);
+    return (this.q5 ??= $buf(this.t5!, $q121, $q242, 4, 1073741824, K1A0S8, $q122));
   }
   z6(): BindingResource {
-    return $buf(this.t6!, $q121, $q239, 4, 1073741824, K1A0S8, $q122);
+    return (this.q6 ??= $buf(this.t6!, $q121, $q243, 4, 1073741824, K1A0S8, $q122));
+  }
+  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z3();
+      const q1 = this.z4();
+      const q2 = this.z5();
+      const q3 = this.z6();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
+      $f32(b8, 24, this.a4);
+      st = 2;
+      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      st = 3;
+      const r2: unknown = (this.m27 ?? this.d27());
+      const wz = $wg(r2, 65535, pp, "z");
+      return $pass($q248, $q249, s, [$bd(0, $q142, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q252, 0, c1), $ub(8, $q139, 2, b8)], wx, wy, wz);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V19, st);
+    }
   }
   z11(): BindingResource {
-    return $buf(this.t11!, $q129, $q130, 2, 1073741824, K1A0S8, $q122);
+    return (this.q11 ??= $buf(this.t11!, $q145, $q146, 2, 1073741824, K1A0S8, $q122));
+  }
+  y3(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
+    try {
+      const q0 = this.z11();
+      const wy = $wg(this.a2, 65535, pp, "y");
+      st = 1;
+      const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const wz = $wg(r0, 65535, pp, "z");
+      return $pass($q147, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q252, 1, c0), $bd(1, $q145, 0, q0)], 1, wy, wz);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V20, st);
+    }
   }
   p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q240;
-      if (s0 === undefined) $fail($q22, K1A0S2 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k0_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
+      if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
-      if (s1 === undefined) $fail($q22, K1A0S5 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k0_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q254;
+      if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S0, $q251);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S0, $q255);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S0, $q252);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S1, $q253, $q204);
-      const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S1, $q254, $q209);
-      const q6 = this.z10();
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S1, $q255);
-      $u32(b0_7, 4, this.s0[0], K1A0S1, $q135);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S1, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S1, "y");
-      const q7: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S4, $q255);
-      $u32(b1_6, 4, this.s0[0], K1A0S4, $q135);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S4, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S4, "y");
-      const q8 = this.z5();
-      const q9 = this.z6();
-      const q10: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S9, $q255);
-      $u32(b2_8, 4, this.s0[0], K1A0S9, $q135);
-      $u32(b2_8, 8, this.s5[0], K1A0S9, $q258);
-      $u32(b2_8, 12, r6, K1A0S9, $q259);
-      $u32(b2_8, 16, this.s6[1], K1A0S9, $q260);
-      $u32(b2_8, 20, this.s3[2], K1A0S9, $q261);
-      $f32(b2_8, 24, this.a4);
-      st = 8;
-      const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2x = $wg(r7, 65535, K1A0S9, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S9, "y");
-      st = 9;
-      const r8: unknown = (this.m27 ?? this.d27());
-      const w2z = $wg(r8, 65535, K1A0S9, "z");
-      const q11 = this.z11();
-      const w3y = $wg(this.a2, 65535, K1A0S10, "y");
-      st = 10;
-      const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w3z = $wg(r9, 65535, K1A0S10, "z");
-      return { kernel: $q186, variant: "packed_rotary_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q253, 1, q5), $bd(6, $q254, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q0), $bd(1, $q253, 1, q5), $bd(2, $q254, 1, q6), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q270, 0, q7), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q271, $q272, s2, [$bd(0, $q151, 1, q7), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q8), $bd(4, $q274, 1, q9), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q257, 0, q10), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z), $pass($q154, $q275, s3, [$bd(0, $q257, 1, q10), $bd(1, $q129, 0, q11)], 1, w3y, w3z)], scratch: [{ id: $q256, size: x0 }, { id: $q257, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S0, $q256);
+      const c0 = $scratch($q257, x0);
+      const c1 = $scratch($q252, x1);
+      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q257, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V2, st);
+      return $evalAt(e, K1A0V21, st);
     }
   }
   r0(): string {
@@ -2837,76 +2743,77 @@ class K1A0 {
     } catch (e) {
       return $condFail(e, "not usesRotary");
     }
-    return $why([], [$q120, ""], [$q217, () => (this.m1 ?? this.d1())]);
+    return $why([], K1A0V10, [$q215, () => (this.m1 ?? this.d1())]);
   }
-  k1_0_4(): unknown {
+  y4(pp: string, s: string): PassPlan {
+    let st = 0;
     try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z7();
+      const q4 = this.z8();
+      const b5 = new Uint8Array(16);
+      $u32(b5, 0, this.s0[1], pp, $q235);
+      $u32(b5, 4, this.s0[0], pp, $q130);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q236, $q237, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $ub(5, $q139, 2, b5)], wx, wy, 1);
     } catch (e) {
-      return $evalFail(e, K1A0S12, $q233);
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
-  k1_0_4s(): string {
+  y5(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
     try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
+      const q0 = this.z0();
+      const q1 = this.z3();
+      const q2 = this.z4();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      const q6 = this.z8();
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
+      $f32(b8, 24, this.a4);
+      st = 2;
+      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
+      const wx = $wg(r1, 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      st = 3;
+      const r2: unknown = (this.m27 ?? this.d27());
+      const wz = $wg(r2, 65535, pp, "z");
+      return $pass($q248, $q249, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q252, 0, c0), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
+      return $evalIn(e, pp, K1A0V19, st);
     }
   }
   p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q276;
-      if (s0 === undefined) $fail($q22, K1A0S13 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k1_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S14);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S15);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q258;
+      if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S11, $q252);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S12, $q255);
-      $u32(b0_5, 4, this.s0[0], K1A0S12, $q135);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S12, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S12, "y");
-      const q5 = this.z5();
-      const q6 = this.z6();
-      const q7: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x0 };
-      st = 4;
-      const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S16, $q255);
-      $u32(b1_8, 4, this.s0[0], K1A0S16, $q135);
-      $u32(b1_8, 8, this.s5[0], K1A0S16, $q258);
-      $u32(b1_8, 12, r3, K1A0S16, $q259);
-      $u32(b1_8, 16, this.s6[1], K1A0S16, $q260);
-      $u32(b1_8, 20, this.s3[2], K1A0S16, $q261);
-      $f32(b1_8, 24, this.a4);
-      st = 5;
-      const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w1x = $wg(r4, 65535, K1A0S16, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S16, "y");
-      st = 6;
-      const r5: unknown = (this.m27 ?? this.d27());
-      const w1z = $wg(r5, 65535, K1A0S16, "z");
-      const q8 = this.z11();
-      const w2y = $wg(this.a2, 65535, K1A0S17, "y");
-      st = 7;
-      const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2z = $wg(r6, 65535, K1A0S17, "z");
-      return { kernel: $q186, variant: "packed_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q271, $q272, s1, [$bd(0, $q151, 1, q0), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q5), $bd(4, $q274, 1, q6), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q257, 0, q7), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q275, s2, [$bd(0, $q257, 1, q7), $bd(1, $q129, 0, q8)], 1, w2y, w2z)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S11, $q256);
+      const c0 = $scratch($q252, x0);
+      return { kernel: $q181, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V3, st);
+      return $evalAt(e, K1A0V22, st);
     }
   }
   r1(): string {
@@ -2918,14 +2825,14 @@ class K1A0 {
   /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
   d32(): boolean {
     try {
-      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q106, $q107).shape.length === 3)) && ($need(this.t2, $q108, $q109).shape.length === 3)) && $same($need(this.t1, $q277, $q107).shape as readonly number[], $need(this.t2, $q278, $q109).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q107) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q107) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q110, $q107).dtype === $q111)) && ($need(this.t2, $q112, $q109).dtype === $q111)) && (this.s0[2] === (this.m3 ?? this.d3()))));
+      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q108, $q109).shape.length === 3)) && ($need(this.t2, $q110, $q111).shape.length === 3)) && $same($need(this.t1, $q259, $q109).shape as readonly number[], $need(this.t2, $q260, $q111).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q109) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q109) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q112, $q109).dtype === $q113)) && ($need(this.t2, $q114, $q111).dtype === $q113)) && (this.s0[2] === (this.m3 ?? this.d3()))));
     } catch (e) {
-      throw $wrap(e, $q113);
+      throw $wrap(e, $q115);
     }
   }
   /** why "separateKv" is not true */
   x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q114 : i === 1 ? $where(path) + $q115 : i === 2 ? $why(path, ["", $q279], [$q106, () => $need(this.t1, $q106, $q107).shape.length]) : i === 3 ? $why(path, ["", $q279], [$q108, () => $need(this.t2, $q108, $q109).shape.length]) : i === 4 ? $why(path, [$q59, ", ", ")"], [$q277, () => $need(this.t1, $q277, $q107).shape, $q278, () => $need(this.t2, $q278, $q109).shape]) : i === 5 ? $why(path, ["", $q62, ""], [$q117, () => $dimT(this.t1, (0 as number), $q107), $q54, () => this.s0[0]]) : i === 6 ? $why(path, ["", $q62, ""], [$q118, () => $dimT(this.t1, (1 as number), $q107), $q218, () => this.s0[1]]) : i === 7 ? $why(path, ["", $q62, ""], ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q107), $q105, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, ["", $q62, ""], [$q110, () => $need(this.t1, $q110, $q107).dtype, $q66, $q65]) : i === 9 ? $why(path, ["", $q62, ""], [$q112, () => $need(this.t2, $q112, $q109).dtype, $q66, $q65]) : $why(path, ["", $q62, ""], [$q226, () => this.s0[2], $q55, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q106, $q107).shape.length === 3), () => ($need(this.t2, $q108, $q109).shape.length === 3), () => $same($need(this.t1, $q277, $q107).shape as readonly number[], $need(this.t2, $q278, $q109).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q107) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q107) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q110, $q107).dtype === $q111), () => ($need(this.t2, $q112, $q109).dtype === $q111)]));
+    return ((i: number) => i === 0 ? $where(path) + $q116 : i === 1 ? $where(path) + $q117 : i === 2 ? $why(path, K1A0V23, [$q108, () => $need(this.t1, $q108, $q109).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q110, () => $need(this.t2, $q110, $q111).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q259, () => $need(this.t1, $q259, $q109).shape, $q260, () => $need(this.t2, $q260, $q111).shape]) : i === 5 ? $why(path, K1A0V3, [$q118, () => $dimT(this.t1, (0 as number), $q109), $q65, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q119, () => $dimT(this.t1, (1 as number), $q109), $q216, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q109), $q107, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q112, () => $need(this.t1, $q112, $q109).dtype, $q74, $q73]) : i === 9 ? $why(path, K1A0V3, [$q114, () => $need(this.t2, $q114, $q111).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q223, () => this.s0[2], $q66, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q108, $q109).shape.length === 3), () => ($need(this.t2, $q110, $q111).shape.length === 3), () => $same($need(this.t1, $q259, $q109).shape as readonly number[], $need(this.t2, $q260, $q111).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q109) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q109) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q112, $q109).dtype === $q113), () => ($need(this.t2, $q114, $q111).dtype === $q113)]));
   }
   /** when "separateKv" */
   c8(): boolean {
@@ -2940,125 +2847,69 @@ class K1A0 {
     try {
       ((this.m32 ?? this.d32()));
     } catch (e) {
-      return $condFail(e, $q113);
+      return $condFail(e, $q115);
     }
-    return this.x15([...[], $q113]);
-  }
-  k2_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S19, $q233);
-    }
-  }
-  k2_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k2_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S21, $q233);
-    }
-  }
-  k2_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
+    return this.x15([...[], $q115]);
   }
   z1(): BindingResource {
-    return $buf(this.t1!, $q121, $q107, 2, 1073741824, K1A0S8, $q122);
+    return (this.q1 ??= $buf(this.t1!, $q121, $q109, 2, 1073741824, K1A0S8, $q122));
   }
   z2(): BindingResource {
-    return $buf(this.t2!, $q121, $q109, 2, 1073741824, K1A0S8, $q122);
+    return (this.q2 ??= $buf(this.t2!, $q121, $q111, 2, 1073741824, K1A0S8, $q122));
+  }
+  y6(pp: string, s: string): PassPlan {
+    let st = 0;
+    try {
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      if (this.t9 === null) $omitted(pp, $q233, $q202);
+      const q6 = this.z9();
+      if (this.t10 === null) $omitted(pp, $q234, $q207);
+      const q7 = this.z10();
+      const b8 = new Uint8Array(16);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q236, $q237, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q233, 1, q6), $bd(7, $q234, 1, q7), $ub(8, $q139, 2, b8)], wx, wy, 1);
+    } catch (e) {
+      return $evalIn(e, pp, K1A0V18, st);
+    }
   }
   p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k2_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q280;
-      if (s0 === undefined) $fail($q22, K1A0S20 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k2_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q261;
+      if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k2_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q281;
-      if (s1 === undefined) $fail($q22, K1A0S22 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k2_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q262;
+      if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
       const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S18, $q251);
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S18, $q255);
       st = 2;
       const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S18, $q252);
-      if (this.t1 === null) $omitted(K1A0S19, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S19, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S19, $q253, $q204);
-      const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S19, $q254, $q209);
-      const q7 = this.z10();
-      const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S19, $q255);
-      $u32(b0_8, 4, this.s0[0], K1A0S19, $q135);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r2, 65535, K1A0S19, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r3, 65535, K1A0S19, "y");
-      const q8 = this.z0();
-      const q9: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S21, $q255);
-      $u32(b1_6, 4, this.s0[0], K1A0S21, $q135);
-      st = 5;
-      const r4: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r4, 65535, K1A0S21, "x");
-      st = 6;
-      const r5: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r5, 65535, K1A0S21, "y");
-      const q10 = this.z5();
-      const q11 = this.z6();
-      const q12: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x1 };
-      st = 7;
-      const r6: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S25, $q255);
-      $u32(b2_8, 4, this.s0[0], K1A0S25, $q135);
-      $u32(b2_8, 8, this.s5[0], K1A0S25, $q258);
-      $u32(b2_8, 12, r6, K1A0S25, $q259);
-      $u32(b2_8, 16, this.s6[1], K1A0S25, $q260);
-      $u32(b2_8, 20, this.s3[2], K1A0S25, $q261);
-      $f32(b2_8, 24, this.a4);
-      st = 8;
-      const r7: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2x = $wg(r7, 65535, K1A0S25, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S25, "y");
-      st = 9;
-      const r8: unknown = (this.m27 ?? this.d27());
-      const w2z = $wg(r8, 65535, K1A0S25, "z");
-      const q13 = this.z11();
-      const w3y = $wg(this.a2, 65535, K1A0S26, "y");
-      st = 10;
-      const r9: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w3z = $wg(r9, 65535, K1A0S26, "z");
-      return { kernel: $q186, variant: "separate_rotary_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $bd(6, $q253, 1, q6), $bd(7, $q254, 1, q7), $ub(8, $q148, 2, b0_8)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q8), $bd(1, $q253, 1, q6), $bd(2, $q254, 1, q7), $bd(3, $q266, 1, q4), $bd(4, $q267, 1, q5), $bd(5, $q270, 0, q9), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q271, $q272, s2, [$bd(0, $q151, 1, q9), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q10), $bd(4, $q274, 1, q11), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q257, 0, q12), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z), $pass($q154, $q275, s3, [$bd(0, $q257, 1, q12), $bd(1, $q129, 0, q13)], 1, w3y, w3z)], scratch: [{ id: $q256, size: x0 }, { id: $q257, size: x1 }], outputShapes: shapes };
+      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S18, $q256);
+      const c0 = $scratch($q257, x0);
+      const c1 = $scratch($q252, x1);
+      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q257, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V4, st);
+      return $evalAt(e, K1A0V24, st);
     }
   }
   r2(): string {
@@ -3067,78 +2918,46 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  k3_0_4(): unknown {
+  y7(pp: string, s: string): PassPlan {
+    let st = 0;
     try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
+      if (this.t1 === null) $omitted(pp, $q128, $q109);
+      const q0 = this.z1();
+      if (this.t2 === null) $omitted(pp, $q129, $q111);
+      const q1 = this.z2();
+      const q2 = this.z3();
+      const q3 = this.z4();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      const b6 = new Uint8Array(16);
+      $u32(b6, 0, this.s0[1], pp, $q235);
+      $u32(b6, 4, this.s0[0], pp, $q130);
+      st = 1;
+      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
+      const wx = $wg(r0, 65535, pp, "x");
+      st = 2;
+      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
+      const wy = $wg(r1, 65535, pp, "y");
+      return $pass($q236, $q237, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $ub(6, $q139, 2, b6)], wx, wy, 1);
     } catch (e) {
-      return $evalFail(e, K1A0S28, $q233);
-    }
-  }
-  k3_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
+      return $evalIn(e, pp, K1A0V18, st);
     }
   }
   p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q282;
-      if (s0 === undefined) $fail($q22, K1A0S29 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k3_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S30);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S31);
+      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q263;
+      if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
+      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
       st = 1;
       const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S27, $q252);
-      if (this.t1 === null) $omitted(K1A0S28, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S28, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S28, $q255);
-      $u32(b0_6, 4, this.s0[0], K1A0S28, $q135);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S28, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S28, "y");
-      const q6 = this.z0();
-      const q7 = this.z5();
-      const q8 = this.z6();
-      const q9: BindingResource = { kind: $q137, scratch: $q257, offset: 0, size: x0 };
-      st = 4;
-      const r3: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S32, $q255);
-      $u32(b1_8, 4, this.s0[0], K1A0S32, $q135);
-      $u32(b1_8, 8, this.s5[0], K1A0S32, $q258);
-      $u32(b1_8, 12, r3, K1A0S32, $q259);
-      $u32(b1_8, 16, this.s6[1], K1A0S32, $q260);
-      $u32(b1_8, 20, this.s3[2], K1A0S32, $q261);
-      $f32(b1_8, 24, this.a4);
-      st = 5;
-      const r4: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w1x = $wg(r4, 65535, K1A0S32, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S32, "y");
-      st = 6;
-      const r5: unknown = (this.m27 ?? this.d27());
-      const w1z = $wg(r5, 65535, K1A0S32, "z");
-      const q10 = this.z11();
-      const w2y = $wg(this.a2, 65535, K1A0S33, "y");
-      st = 7;
-      const r6: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const w2z = $wg(r6, 65535, K1A0S33, "z");
-      return { kernel: $q186, variant: "separate_splitk", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q271, $q272, s1, [$bd(0, $q151, 1, q6), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q7), $bd(4, $q274, 1, q8), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q257, 0, q9), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z), $pass($q154, $q275, s2, [$bd(0, $q257, 1, q9), $bd(1, $q129, 0, q10)], 1, w2y, w2z)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S27, $q256);
+      const c0 = $scratch($q252, x0);
+      return { kernel: $q181, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V5, st);
+      return $evalAt(e, K1A0V25, st);
     }
   }
   r3(): string {
@@ -3147,34 +2966,32 @@ class K1A0 {
     if (!this.c5()) return this.w5();
     return this.w6();
   }
-  k4_0_4(): unknown {
+  y8(pp: string, s: string, c0: BindingResource): PassPlan {
+    let st = 0;
     try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
+      const q0 = this.z3();
+      const q1 = this.z4();
+      const q2 = this.z5();
+      const q3 = this.z6();
+      const q4 = this.z7();
+      const q5 = this.z8();
+      const q6 = this.z11();
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
+      $f32(b8, 24, this.a4);
+      const wx = $wg(this.s0[1], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      const wz = $wg(this.s0[0], 65535, pp, "z");
+      return $pass($q264, $q265, s, [$bd(0, $q142, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q145, 0, q6), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalFail(e, K1A0S35, $q233);
-    }
-  }
-  k4_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k4_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S37, $q233);
-    }
-  }
-  k4_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
+      return $evalIn(e, pp, K1A0V26, st);
     }
   }
   p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -3182,63 +2999,20 @@ class K1A0 {
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k4_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q240;
-      if (s0 === undefined) $fail($q22, K1A0S36 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k4_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
+      if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k4_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
-      if (s1 === undefined) $fail($q22, K1A0S38 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k4_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q254;
+      if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S34, $q251);
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S35, $q253, $q204);
-      const q5 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S35, $q254, $q209);
-      const q6 = this.z10();
-      const b0_7 = new Uint8Array(16);
-      $u32(b0_7, 0, this.s0[1], K1A0S35, $q255);
-      $u32(b0_7, 4, this.s0[0], K1A0S35, $q135);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S35, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S35, "y");
-      const q7: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S37, $q255);
-      $u32(b1_6, 4, this.s0[0], K1A0S37, $q135);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S37, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S37, "y");
-      const q8 = this.z5();
-      const q9 = this.z6();
-      const q10 = this.z11();
-      st = 6;
-      const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S40, $q255);
-      $u32(b2_8, 4, this.s0[0], K1A0S40, $q135);
-      $u32(b2_8, 8, this.s5[0], K1A0S40, $q258);
-      $u32(b2_8, 12, r5, K1A0S40, $q259);
-      $u32(b2_8, 16, this.s6[1], K1A0S40, $q260);
-      $u32(b2_8, 20, this.s3[2], K1A0S40, $q261);
-      $f32(b2_8, 24, this.a4);
-      const w2x = $wg(this.s0[1], 65535, K1A0S40, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S40, "y");
-      const w2z = $wg(this.s0[0], 65535, K1A0S40, "z");
-      return { kernel: $q186, variant: "packed_rotary", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q253, 1, q5), $bd(6, $q254, 1, q6), $ub(7, $q148, 2, b0_7)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q0), $bd(1, $q253, 1, q5), $bd(2, $q254, 1, q6), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $bd(5, $q270, 0, q7), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q283, $q284, s2, [$bd(0, $q151, 1, q7), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q8), $bd(4, $q274, 1, q9), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q129, 0, q10), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S34, $q255);
+      const c0 = $scratch($q257, x0);
+      return { kernel: $q181, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V6, st);
+      return $evalAt(e, K1A0V27, st);
     }
   }
   r4(): string {
@@ -3246,164 +3020,66 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  k5_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S42, $q233);
-    }
-  }
-  k5_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  y9(pp: string, s: string): PassPlan {
     let st = 0;
     try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q276;
-      if (s0 === undefined) $fail($q22, K1A0S43 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k5_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S44);
       const q0 = this.z0();
       const q1 = this.z3();
       const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b0_5 = new Uint8Array(16);
-      $u32(b0_5, 0, this.s0[1], K1A0S42, $q255);
-      $u32(b0_5, 4, this.s0[0], K1A0S42, $q135);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S42, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S42, "y");
-      const q5 = this.z5();
-      const q6 = this.z6();
+      const q3 = this.z5();
+      const q4 = this.z6();
+      const q5 = this.z7();
+      const q6 = this.z8();
       const q7 = this.z11();
-      st = 3;
-      const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S45, $q255);
-      $u32(b1_8, 4, this.s0[0], K1A0S45, $q135);
-      $u32(b1_8, 8, this.s5[0], K1A0S45, $q258);
-      $u32(b1_8, 12, r2, K1A0S45, $q259);
-      $u32(b1_8, 16, this.s6[1], K1A0S45, $q260);
-      $u32(b1_8, 20, this.s3[2], K1A0S45, $q261);
-      $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S45, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S45, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S45, "z");
-      return { kernel: $q186, variant: "packed", passes: [$pass($q262, $q263, s0, [$bd(0, $q151, 1, q0), $bd(1, $q264, 0, q1), $bd(2, $q265, 0, q2), $bd(3, $q266, 1, q3), $bd(4, $q267, 1, q4), $ub(5, $q148, 2, b0_5)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q151, 1, q0), $bd(1, $q264, 1, q1), $bd(2, $q265, 1, q2), $bd(3, $q273, 1, q5), $bd(4, $q274, 1, q6), $bd(5, $q266, 1, q3), $bd(6, $q267, 1, q4), $bd(7, $q129, 0, q7), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
+      st = 1;
+      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
+      const b8 = new Uint8Array(32);
+      $u32(b8, 0, this.s0[1], pp, $q235);
+      $u32(b8, 4, this.s0[0], pp, $q130);
+      $u32(b8, 8, this.s5[0], pp, $q244);
+      $u32(b8, 12, r0, pp, $q245);
+      $u32(b8, 16, this.s6[1], pp, $q246);
+      $u32(b8, 20, this.s3[2], pp, $q247);
+      $f32(b8, 24, this.a4);
+      const wx = $wg(this.s0[1], 65535, pp, "x");
+      const wy = $wg(this.a1, 65535, pp, "y");
+      const wz = $wg(this.s0[0], 65535, pp, "z");
+      return $pass($q264, $q265, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q145, 0, q7), $ub(8, $q139, 2, b8)], wx, wy, wz);
     } catch (e) {
-      return $evalAt(e, K1A0V7, st);
+      return $evalIn(e, pp, K1A0V26, st);
     }
+  }
+  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q258;
+    if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
+    return { kernel: $q181, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
   }
   r5(): string {
     if (!this.c3()) return this.w3();
     if (!this.c7()) return this.w7();
     return this.w5();
   }
-  k6_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S47, $q233);
-    }
-  }
-  k6_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  k6_1_3(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S49, $q233);
-    }
-  }
-  k6_1_3s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
     let st = 0;
     try {
       let k0_4: unknown = undefined;
       let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k6_0_4()) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q280;
-      if (s0 === undefined) $fail($q22, K1A0S48 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k6_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q261;
+      if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       let k1_3: unknown = undefined;
       let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k6_1_3()) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q281;
-      if (s1 === undefined) $fail($q22, K1A0S50 + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k6_1_3s() + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
+      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q262;
+      if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
       const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
       st = 1;
       const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S46, $q251);
-      if (this.t1 === null) $omitted(K1A0S47, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S47, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      if (this.t9 === null) $omitted(K1A0S47, $q253, $q204);
-      const q6 = this.z9();
-      if (this.t10 === null) $omitted(K1A0S47, $q254, $q209);
-      const q7 = this.z10();
-      const b0_8 = new Uint8Array(16);
-      $u32(b0_8, 0, this.s0[1], K1A0S47, $q255);
-      $u32(b0_8, 4, this.s0[0], K1A0S47, $q135);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r1, 65535, K1A0S47, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r2, 65535, K1A0S47, "y");
-      const q8 = this.z0();
-      const q9: BindingResource = { kind: $q137, scratch: $q256, offset: 0, size: x0 };
-      const b1_6 = new Uint8Array(16);
-      $u32(b1_6, 0, this.s0[1], K1A0S49, $q255);
-      $u32(b1_6, 4, this.s0[0], K1A0S49, $q135);
-      st = 4;
-      const r3: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const w1x = $wg(r3, 65535, K1A0S49, "x");
-      st = 5;
-      const r4: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w1y = $wg(r4, 65535, K1A0S49, "y");
-      const q10 = this.z5();
-      const q11 = this.z6();
-      const q12 = this.z11();
-      st = 6;
-      const r5: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b2_8 = new Uint8Array(32);
-      $u32(b2_8, 0, this.s0[1], K1A0S52, $q255);
-      $u32(b2_8, 4, this.s0[0], K1A0S52, $q135);
-      $u32(b2_8, 8, this.s5[0], K1A0S52, $q258);
-      $u32(b2_8, 12, r5, K1A0S52, $q259);
-      $u32(b2_8, 16, this.s6[1], K1A0S52, $q260);
-      $u32(b2_8, 20, this.s3[2], K1A0S52, $q261);
-      $f32(b2_8, 24, this.a4);
-      const w2x = $wg(this.s0[1], 65535, K1A0S52, "x");
-      const w2y = $wg(this.a1, 65535, K1A0S52, "y");
-      const w2z = $wg(this.s0[0], 65535, K1A0S52, "z");
-      return { kernel: $q186, variant: "separate_rotary", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $bd(6, $q253, 1, q6), $bd(7, $q254, 1, q7), $ub(8, $q148, 2, b0_8)], w0x, w0y, 1), $pass($q268, $q269, s1, [$bd(0, $q151, 1, q8), $bd(1, $q253, 1, q6), $bd(2, $q254, 1, q7), $bd(3, $q266, 1, q4), $bd(4, $q267, 1, q5), $bd(5, $q270, 0, q9), $ub(6, $q148, 2, b1_6)], w1x, w1y, 1), $pass($q283, $q284, s2, [$bd(0, $q151, 1, q9), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q10), $bd(4, $q274, 1, q11), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q129, 0, q12), $ub(8, $q148, 2, b2_8)], w2x, w2y, w2z)], scratch: [{ id: $q256, size: x0 }], outputShapes: shapes };
+      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S46, $q255);
+      const c0 = $scratch($q257, x0);
+      return { kernel: $q181, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
     } catch (e) {
-      return $evalAt(e, K1A0V8, st);
+      return $evalAt(e, K1A0V28, st);
     }
   }
   r6(): string {
@@ -3411,66 +3087,12 @@ class K1A0 {
     if (!this.c4()) return this.w4();
     return this.w5();
   }
-  k7_0_4(): unknown {
-    try {
-      return $dimS($need(this.t9, $q232, $q204).shape, 1, $q211);
-    } catch (e) {
-      return $evalFail(e, K1A0S54, $q233);
-    }
-  }
-  k7_0_4s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q232, $q204).shape, 1, $q211));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
   p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q282;
-      if (s0 === undefined) $fail($q22, K1A0S55 + $q241 + $show(this.a0) + ", " + $q242 + $show(this.a1) + ", " + $q243 + $show(this.a2) + ", " + $q244 + $show(this.a3) + ", " + $q245 + this.k7_0_4s() + ", " + $q246 + $show(this.s3[2]) + ", " + $q247 + $show(this.s3[3]) + ", " + $q248 + $show((this.t9 !== null)) + ", " + $q249 + $show((this.t1 !== null)) + K1A0S3);
-      const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S56);
-      if (this.t1 === null) $omitted(K1A0S54, $q133, $q107);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(K1A0S54, $q134, $q109);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const b0_6 = new Uint8Array(16);
-      $u32(b0_6, 0, this.s0[1], K1A0S54, $q255);
-      $u32(b0_6, 4, this.s0[0], K1A0S54, $q135);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const w0x = $wg(r0, 65535, K1A0S54, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const w0y = $wg(r1, 65535, K1A0S54, "y");
-      const q6 = this.z0();
-      const q7 = this.z5();
-      const q8 = this.z6();
-      const q9 = this.z11();
-      st = 3;
-      const r2: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b1_8 = new Uint8Array(32);
-      $u32(b1_8, 0, this.s0[1], K1A0S57, $q255);
-      $u32(b1_8, 4, this.s0[0], K1A0S57, $q135);
-      $u32(b1_8, 8, this.s5[0], K1A0S57, $q258);
-      $u32(b1_8, 12, r2, K1A0S57, $q259);
-      $u32(b1_8, 16, this.s6[1], K1A0S57, $q260);
-      $u32(b1_8, 20, this.s3[2], K1A0S57, $q261);
-      $f32(b1_8, 24, this.a4);
-      const w1x = $wg(this.s0[1], 65535, K1A0S57, "x");
-      const w1y = $wg(this.a1, 65535, K1A0S57, "y");
-      const w1z = $wg(this.s0[0], 65535, K1A0S57, "z");
-      return { kernel: $q186, variant: "separate", passes: [$pass($q262, $q263, s0, [$bd(0, $q133, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q264, 0, q2), $bd(3, $q265, 0, q3), $bd(4, $q266, 1, q4), $bd(5, $q267, 1, q5), $ub(6, $q148, 2, b0_6)], w0x, w0y, 1), $pass($q283, $q284, s1, [$bd(0, $q151, 1, q6), $bd(1, $q264, 1, q2), $bd(2, $q265, 1, q3), $bd(3, $q273, 1, q7), $bd(4, $q274, 1, q8), $bd(5, $q266, 1, q4), $bd(6, $q267, 1, q5), $bd(7, $q129, 0, q9), $ub(8, $q148, 2, b1_8)], w1x, w1y, w1z)], scratch: [], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V9, st);
-    }
+    let s0: string | undefined = undefined;
+    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q263;
+    if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
+    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
+    return { kernel: $q181, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
   }
   r7(): string {
     if (!this.c8()) return this.w8();
@@ -3482,19 +3104,19 @@ class K1A0 {
     try {
       o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
     } catch (e) {
-      $evalFail(e, $q186, $q165);
+      $evalFail(e, $q181, $q160);
     }
-    const h0 = $outShape(o0, 3, $q186, $q130);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q111 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q186, $q130, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q186, $q234);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q186, $q234, this.u3.shape, h1, $q220);
-    const h2 = $outShape(this.s4, 4, $q186, $q235);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q186, $q235, this.u4.shape, h2, $q219);
+    const h0 = $outShape(o0, 3, $q181, $q146);
+    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q113 };
+    else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q146, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+    const h1 = $outShape(this.s3, 4, $q181, $q229);
+    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q229, this.u3.shape, h1, $q218);
+    const h2 = $outShape(this.s4, 4, $q181, $q230);
+    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q230, this.u4.shape, h2, $q217);
     const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q166, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q166, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q166, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
+    if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
+    if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
+    if (!this.c2()) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
     let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
     if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
@@ -3504,16 +3126,16 @@ class K1A0 {
     if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
     if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
     if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q167, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+    return $fail($q162, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
   }
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q168, K1);
-  const outs = $bag(c, $q169, K1);
-  const attrs = $bag(c, $q170, K1);
+  const ins = $bag(c, $q163, K1);
+  const outs = $bag(c, $q164, K1);
+  const attrs = $bag(c, $q165, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3538,41 +3160,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q128:
+        case $q140:
           t0 = $td(ins[key], K1, $q121, key);
           break;
-        case $q107:
+        case $q109:
           t1 = $td(ins[key], K1, $q121, key);
           break;
-        case $q109:
+        case $q111:
           t2 = $td(ins[key], K1, $q121, key);
           break;
-        case $q234:
+        case $q229:
           t3 = $td(ins[key], K1, $q121, key);
           break;
-        case $q235:
+        case $q230:
           t4 = $td(ins[key], K1, $q121, key);
           break;
-        case $q238:
+        case $q242:
           t5 = $td(ins[key], K1, $q121, key);
           break;
-        case $q239:
+        case $q243:
           t6 = $td(ins[key], K1, $q121, key);
           break;
-        case $q236:
+        case $q231:
           t7 = $td(ins[key], K1, $q121, key);
           break;
-        case $q237:
+        case $q232:
           t8 = $td(ins[key], K1, $q121, key);
           break;
-        case $q204:
+        case $q202:
           t9 = $td(ins[key], K1, $q121, key);
           break;
-        case $q209:
+        case $q207:
           t10 = $td(ins[key], K1, $q121, key);
           break;
         default:
-          $fail($q0, K1 + $q171 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3580,17 +3202,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q130:
-          t11 = $td(outs[key], K1, $q129, key);
+        case $q146:
+          t11 = $td(outs[key], K1, $q145, key);
           break;
-        case $q234:
-          u3 = $td(outs[key], K1, $q129, key);
+        case $q229:
+          u3 = $td(outs[key], K1, $q145, key);
           break;
-        case $q235:
-          u4 = $td(outs[key], K1, $q129, key);
+        case $q230:
+          u4 = $td(outs[key], K1, $q145, key);
           break;
         default:
-          $fail($q0, K1 + $q172 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3598,26 +3220,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q285:
+        case $q266:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q174:
+        case $q169:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q175:
+        case $q170:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q286:
+        case $q267:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q140:
+        case $q141:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q287:
+        case $q268:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q176 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3626,107 +3248,107 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q121, $q128);
+    $missing(K1, $q121, $q140);
   } else {
     dt0 = t0.dtype;
-    by0 = $q128;
-    if (t0.shape.length !== 3) $badRank(K1, $q121, $q128, 3, t0.shape.length);
+    by0 = $q140;
+    if (t0.shape.length !== 3) $badRank(K1, $q121, $q140, 3, t0.shape.length);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q121, $q107, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q121, $q107, 3, t1.shape.length);
+    if (dt0 !== t1.dtype) $dtypeClash(K1, $q121, $q109, t1.dtype, by0, "T", dt0!);
+    if (t1.shape.length !== 3) $badRank(K1, $q121, $q109, 3, t1.shape.length);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q121, $q109, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q121, $q109, 3, t2.shape.length);
+    if (dt0 !== t2.dtype) $dtypeClash(K1, $q121, $q111, t2.dtype, by0, "T", dt0!);
+    if (t2.shape.length !== 3) $badRank(K1, $q121, $q111, 3, t2.shape.length);
   }
   if (t3 === null) {
-    $missing(K1, $q121, $q234);
+    $missing(K1, $q121, $q229);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q121, $q234, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q121, $q234, 4, t3.shape.length);
+    if (dt0 !== t3.dtype) $dtypeClash(K1, $q121, $q229, t3.dtype, by0, "T", dt0!);
+    if (t3.shape.length !== 4) $badRank(K1, $q121, $q229, 4, t3.shape.length);
   }
   if (t4 === null) {
-    $missing(K1, $q121, $q235);
+    $missing(K1, $q121, $q230);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q121, $q235, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q121, $q235, 4, t4.shape.length);
+    if (dt0 !== t4.dtype) $dtypeClash(K1, $q121, $q230, t4.dtype, by0, "T", dt0!);
+    if (t4.shape.length !== 4) $badRank(K1, $q121, $q230, 4, t4.shape.length);
   }
   if (t5 === null) {
-    $missing(K1, $q121, $q238);
+    $missing(K1, $q121, $q242);
   } else {
     dt1 = t5.dtype;
-    by1 = $q238;
-    if (t5.shape.length !== 2) $badRank(K1, $q121, $q238, 2, t5.shape.length);
+    by1 = $q242;
+    if (t5.shape.length !== 2) $badRank(K1, $q121, $q242, 2, t5.shape.length);
   }
   if (t6 === null) {
-    $missing(K1, $q121, $q239);
+    $missing(K1, $q121, $q243);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q121, $q239, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q121, $q239, 2, t6.shape.length);
+    if (dt1 !== t6.dtype) $dtypeClash(K1, $q121, $q243, t6.dtype, by1, "M", dt1!);
+    if (t6.shape.length !== 2) $badRank(K1, $q121, $q243, 2, t6.shape.length);
   }
   if (t7 === null) {
-    $missing(K1, $q121, $q236);
+    $missing(K1, $q121, $q231);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q121, $q236, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q121, $q236, 1, t7.shape.length);
+    if (dt1 !== t7.dtype) $dtypeClash(K1, $q121, $q231, t7.dtype, by1, "M", dt1!);
+    if (t7.shape.length !== 1) $badRank(K1, $q121, $q231, 1, t7.shape.length);
   }
   if (t8 === null) {
-    $missing(K1, $q121, $q237);
+    $missing(K1, $q121, $q232);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q121, $q237, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q121, $q237, 1, t8.shape.length);
+    if (dt1 !== t8.dtype) $dtypeClash(K1, $q121, $q232, t8.dtype, by1, "M", dt1!);
+    if (t8.shape.length !== 1) $badRank(K1, $q121, $q232, 1, t8.shape.length);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q121, $q204, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q121, $q204, 2, t9.shape.length);
+    if (dt0 !== t9.dtype) $dtypeClash(K1, $q121, $q202, t9.dtype, by0, "T", dt0!);
+    if (t9.shape.length !== 2) $badRank(K1, $q121, $q202, 2, t9.shape.length);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q121, $q209, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q121, $q209, 2, t10.shape.length);
+    if (dt0 !== t10.dtype) $dtypeClash(K1, $q121, $q207, t10.dtype, by0, "T", dt0!);
+    if (t10.shape.length !== 2) $badRank(K1, $q121, $q207, 2, t10.shape.length);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q129, $q130, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q129, $q130, 3, t11.shape.length);
+    if (dt0 !== t11.dtype) $dtypeClash(K1, $q145, $q146, t11.dtype, by0, "T", dt0!);
+    if (t11.shape.length !== 3) $badRank(K1, $q145, $q146, 3, t11.shape.length);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q129, $q234, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q129, $q234, 4, u3.shape.length);
+    if (dt0 !== u3.dtype) $dtypeClash(K1, $q145, $q229, u3.dtype, by0, "T", dt0!);
+    if (u3.shape.length !== 4) $badRank(K1, $q145, $q229, 4, u3.shape.length);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q129, $q235, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q129, $q235, 4, u4.shape.length);
+    if (dt0 !== u4.dtype) $dtypeClash(K1, $q145, $q230, u4.dtype, by0, "T", dt0!);
+    if (u4.shape.length !== 4) $badRank(K1, $q145, $q230, 4, u4.shape.length);
   }
-  if (dt0 === undefined) dt0 = $q111;
-  else if (dt0 !== $q111) $fail($q0, K1 + $q177 + dt0 + $q178);
-  if (dt1 === undefined) dt1 = $q179;
-  else if (dt1 !== $q179) $fail($q0, K1 + ": M = " + dt1 + $q180);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q285, $q181, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q174, $q181, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q175, $q181, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q286, $q181, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q140, $q181, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q287, $q181, g5);
+  if (dt0 === undefined) dt0 = $q113;
+  else if (dt0 !== $q113) $fail($q0, K1 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
+  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q266, $q176, g0);
+  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
+  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
+  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q267, $q176, g3);
+  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q141, $q176, g4);
+  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q268, $q176, g5);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q288);
-  if (a1 === undefined) $fail($q0, K1 + $q182);
-  if (a2 === undefined) $fail($q0, K1 + $q183);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q288);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q269);
+  if (a1 === undefined) $fail($q0, K1 + $q177);
+  if (a2 === undefined) $fail($q0, K1 + $q178);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q269);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q111 && dt1 === $q179) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q167, K1 + $q184 + "T=" + dt0 + ", " + "M=" + dt1 + $q185);
+  if (dt0 === $q113 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
+  return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -11,11 +11,13 @@ import { dedupeDiagnostics, type Report } from "../core/dedupe.js";
 import { sortDiagnostics, UserError, type Diagnostic, type Location } from "../core/diagnostic.js";
 import { parseJson, resolvePointer, type JsonNode } from "../core/json-source.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { sha256Hex } from "../core/hash.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import { TemplateRenderer } from "../emit/render.js";
 import {
+  createRenderMemo,
   enabledFeatures,
   IMPLICIT_INSTANCE,
   renderShader,
@@ -23,11 +25,12 @@ import {
   type RenderContext,
   type ShaderRecord,
 } from "../emit/shader.js";
-import { createShaderCache, TemplateDigests, type ShaderCache } from "../emit/shader-cache.js";
+import { createShaderCache, TemplateDigests, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
-import { pinnedTunables, type LoadedConfig } from "../plan/config.js";
+import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
+import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tuned-rule.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
 import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
@@ -58,6 +61,12 @@ export interface CompileOptions {
   readonly templateReads?: CheckContext["templateReadsCache"];
   /** A validator to use (and leave open) instead of starting one for this compilation. */
   readonly validator?: WgslValidator;
+  /**
+   * Tint verdicts kept between processes (the CLI keeps them under .kernelc-cache/): a shader whose
+   * exact text has a verdict there is not validated again, and new verdicts are added to it. When
+   * it holds verdicts, Tint is started only once a shader has none.
+   */
+  readonly verdicts?: VerdictStore;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
   readonly emit?: EmitKind;
 }
@@ -88,22 +97,26 @@ export interface CompileResult {
 
 /** Compiles the project of `loaded` (its root, specs and templates) into the files of a bundle. */
 export async function compile(loaded: LoadedConfig, options: CompileOptions = {}): Promise<CompileResult> {
-  // Tint's validator starts (on its worker threads) while the specs are checked; Dawn and the
-  // generators are loaded only by the phases that use them.
-  const validating = options.validator
-    ? Promise.resolve(options.validator)
-    : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create());
+  // Tint's validator starts (on its worker threads) while the specs are checked, unless stored
+  // verdicts may make it unneeded: then it starts when a shader has none. Dawn and the generators
+  // are loaded only by the phases that use them.
+  let validating: Promise<WgslValidator> | undefined;
+  const validator = (): Promise<WgslValidator> =>
+    (validating ??= options.validator
+      ? Promise.resolve(options.validator)
+      : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create()));
+  if (!options.verdicts?.size) void validator().catch(() => undefined);
   try {
-    return await compileWith(loaded, options, validating);
+    return await compileWith(loaded, options, validator);
   } finally {
     // A failed compilation never validates: the validator it started is released all the same.
-    const validator = await validating.catch(() => undefined);
-    validator?.forgetPrefetched();
-    if (!options.validator) validator?.dispose();
+    const started = await validating?.catch(() => undefined);
+    started?.forgetPrefetched();
+    if (!options.validator) started?.dispose();
   }
 }
 
-async function compileWith(loaded: LoadedConfig, options: CompileOptions, validating: Promise<WgslValidator>): Promise<CompileResult> {
+async function compileWith(loaded: LoadedConfig, options: CompileOptions, validator: () => Promise<WgslValidator>): Promise<CompileResult> {
   const progress = options.onProgress ?? (() => {});
   const templatesDir = path.resolve(loaded.root, loaded.config.templates);
   // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
@@ -151,36 +164,61 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // Renders with the same template files, context and declarations are done once (profiles often
   // share them); with options.cache also across compilations.
   const shaderCache = options.cache ?? createShaderCache();
-  Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 });
+  Object.assign(shaderCache.stats, { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 });
   const cache = { shaders: shaderCache, digests: new TemplateDigests(templatesDir) };
+  // The renderer keeps parsed templates across compilations with a cache; an edited one is parsed again.
+  let renderer = shaderCache.renderers.get(templatesDir);
+  if (renderer) renderer.refresh();
+  else shaderCache.renderers.set(templatesDir, (renderer = new TemplateRenderer(templatesDir)));
   const ctx: RenderContext = {
-    renderer: new TemplateRenderer(templatesDir),
+    renderer,
     templatesDir,
     shaders: new Map(),
     reports: diagnostics,
     cache,
+    declared: new Map(),
+    memo: createRenderMemo(),
   };
   const locate = pointerLocator(sources);
-  const validator = await validating;
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
   const prefetched = new Set<string>();
   const results: ProfileResult[] = [];
+  // With a cache kept across compilations (watch), a kernel's enumeration on a profile is reused,
+  // with its reports, while everything it is computed from is unchanged: the config (and its file's
+  // text, which diagnostics point into), the spec's text and what its templates read.
+  const enumerations = options.cache ? shaderCache.enumerations : undefined;
+  const configDigest = enumerations ? sha256Hex(JSON.stringify([loaded, loaded.file ? readText(loaded.file) : null])) : "";
+  const enumerationsUsed = new Set<string>();
   for (const profile of profiles) {
     const kernelResults: KernelOnProfile[] = [];
     for (const kernel of kernels) {
       progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
-      const build = enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], diagnostics, locate);
-      kernelResults.push({ build, model: renderKernel(kernel, profile, build, ctx) });
+      const key = enumerations ? enumerationKey(configDigest, kernel, profile, sources) : undefined;
+      let enumerated = key !== undefined ? enumerations?.get(key) : undefined;
+      if (!enumerated) {
+        const reports: Report[] = [];
+        enumerated = {
+          build: enumerateOnProfile(loaded, kernel, profile, instances.get(kernel.spec.name) ?? [], reports, locate),
+          reports,
+        };
+        if (key !== undefined) enumerations?.set(key, enumerated);
+      }
+      if (key !== undefined) enumerationsUsed.add(key);
+      diagnostics.push(...enumerated.reports);
+      const build = enumerated.build;
+      kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
-      prefetchValidations(ctx.shaders, validator, shaderCache, wanted, prefetched);
+      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
     }
     results.push({ profile, kernels: kernelResults });
   }
 
+  for (const key of enumerations?.keys() ?? []) if (!enumerationsUsed.has(key)) enumerations!.delete(key);
+
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache);
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
@@ -195,14 +233,15 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
 
 /**
  * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
- * no verdict in the cache: the features a shader enables among those of each profile rendering it
- * (as validateShaders computes them). validateShaders then takes the results. `done` holds the
- * shader and feature-set pairs already started.
+ * no verdict in the cache or the store: the features a shader enables among those of each profile
+ * rendering it (as validateShaders computes them). validateShaders then takes the results. `done`
+ * holds the shader and feature-set pairs already started.
  */
 function prefetchValidations(
   shaders: ReadonlyMap<string, ShaderRecord>,
-  validator: WgslValidator,
+  validator: () => Promise<WgslValidator>,
   cache: ShaderCache,
+  store: VerdictStore | undefined,
   wanted: (rec: ShaderRecord) => boolean,
   done: Set<string>,
 ): void {
@@ -214,7 +253,12 @@ function prefetchValidations(
       done.add(`${id}|${key}`);
       enabled ??= enabledFeatures(rec.body);
       const relevant = features.filter((f) => enabled!.has(f));
-      if (!cache.verdicts.has(`${id}|${relevant.join(",")}`)) validator.prefetch(rec.body, relevant);
+      if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
+      // Taken (and any failure reported) by validateShaders, which awaits the same validator.
+      void validator().then(
+        (v) => v.prefetch(rec.body, relevant),
+        () => undefined,
+      );
     }
   }
 }
@@ -281,6 +325,32 @@ function configuredInstances(
 }
 
 /** Enumerates and prunes one kernel's candidates on one profile, reporting missing instances and variants. */
+/**
+ * The kernel as built on a profile: with the tune file's per-call rule folded in (every read of a
+ * ruled tunable becomes the rule's expression; see src/plan/tuned-rule.ts), unless the config pins
+ * one of the ruled tunables (the config takes precedence) or the rule cannot apply (reported).
+ */
+function tunedKernel(loaded: LoadedConfig, k: CheckedKernel, profile: string, reports: Report[], locate: PointerLocator): CheckedKernel {
+  const rec = loaded.tuneFile?.tune.profiles[profile]?.[k.spec.name];
+  const perCall = rec?.perCall;
+  if (!perCall || !loaded.tuneFile) return k;
+  const rule: TunedRule = perCall;
+  const configPinned = configPins(loaded.config, profile, k.spec.name);
+  if (ruleTunables(rule).some((t) => Object.hasOwn(configPinned, t))) return k;
+  const problem = ruleProblem(k, rule);
+  if (!problem) return applyRule(k, rule);
+  reports.push({
+    diagnostic: makeDiagnostic(
+      "tune_rule_invalid",
+      `the per-call rule for ${k.spec.name} on profile ${profile} cannot apply: ${problem.message}`,
+      locate(loaded.tuneFile.file, `/profiles/${profile}/${k.spec.name}/perCall`),
+      { hint: problem.hint },
+    ),
+    where: { profile },
+  });
+  return k;
+}
+
 function enumerateOnProfile(
   loaded: LoadedConfig,
   k: CheckedKernel,
@@ -294,10 +364,11 @@ function enumerateOnProfile(
   // templates read only build-time values; otherwise it is a warning that nothing was built.
   const implicit = configured.length === 0;
   const facts = { name: profile.name, limits: resolveProfile(profile), features: new Set<string>(profile.features) };
+  const ruled = tunedKernel(loaded, k, profile.name, reports, locate);
   let build: KernelProfileBuild;
   try {
     build = enumerateKernel(
-      k,
+      ruled,
       facts,
       pinnedTunables(loaded.config, profile.name, k.spec.name),
       implicit ? [{ name: IMPLICIT_INSTANCE, values: new Map() }] : configured,
@@ -307,7 +378,7 @@ function enumerateOnProfile(
     // Too many candidates: reported, and nothing of this kernel is built on this profile.
     if (!(err instanceof UserError)) throw err;
     reports.push(...err.diagnostics.map((diagnostic) => ({ diagnostic, where })));
-    return { kernel: k, assignments: [], candidates: [], problems: [] };
+    return { kernel: ruled, assignments: [], candidates: [], problems: [] };
   }
   for (const a of build.assignments) reports.push(...buildTimeNonFinite(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
   if (implicit && build.problems.length) {
@@ -344,6 +415,34 @@ function enumerateOnProfile(
     });
   }
   return build;
+}
+
+/** The key of one kernel's enumeration on one profile: the config's digest, the profile, the spec's file and text, and what each pass's templates read. */
+function enumerationKey(
+  configDigest: string,
+  kernel: CheckedKernel,
+  profile: Profile,
+  sources: ReadonlyMap<string, string>,
+): string | undefined {
+  const text = sources.get(kernel.spec.file);
+  if (text === undefined) return undefined;
+  const sorted = (xs: Iterable<string>): string[] => [...xs].sort();
+  const reads = kernel.variants.map((v) =>
+    v.passes.map((p) => [
+      p.shader,
+      p.reads ? [sorted(p.reads.names), sorted(p.reads.tunables), sorted(p.reads.dtypes), sorted(p.reads.includes)] : null,
+    ]),
+  );
+  return sha256Hex(JSON.stringify([configDigest, profile, kernel.spec.file, text, reads]));
+}
+
+/** A file's text, or undefined when it cannot be read. */
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** A JSON file's location of a pointer, with the span of the member's key (or of the value) when the file parses. */
@@ -394,7 +493,7 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
   };
 }
 
-/** The bundle's files: shaders (shared across profiles), per profile a dispatcher and a manifest, profiles.json and the index.ts that loadBundle reads. */
+/** The bundle's files: shaders (shared across profiles), per profile a dispatcher, a manifest and kernels.json, profiles.json and the index.ts that loadBundle reads. */
 async function generateFiles(
   root: string,
   shaders: ReadonlyMap<string, ShaderRecord>,
@@ -419,7 +518,9 @@ async function generateFiles(
     const models = r.kernels.map((k) => k.model);
     for (const [rel, text] of moduleFiles(`${r.profile.name}/dispatcher`, generateDispatcher(models, header, r.profile.name), emit))
       files.set(rel, text);
-    files.set(`${r.profile.name}/manifest.json`, stableJson(manifestFor(r.profile, models, specFiles)));
+    const described = manifestFor(r.profile, models, specFiles);
+    files.set(`${r.profile.name}/manifest.json`, stableJson(described.manifest));
+    files.set(`${r.profile.name}/kernels.json`, stableJson(described.kernels));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));
   const specFiles = [

@@ -20,7 +20,7 @@ import { lintPaths, makeCheckContext } from "./lint.js";
 export type { Diagnostic, DiagnosticNote, Location, Severity, Span } from "../core/diagnostic.js";
 export type { KernelcConfig, LoadedConfig } from "../plan/config.js";
 export type { Profile } from "../plan/profiles.js";
-export type { Call, Manifest, Plan } from "../model/plan.js";
+export type { Call, KernelsFile, Manifest, Plan } from "../model/plan.js";
 export type { ExplainedCandidate, ShaderExplain } from "../emit/explain-values.js";
 
 /** kernelc's version (the package's). */

@@ -79,6 +79,8 @@ export function templateReads(src: string): TemplateReads {
     }
     for (const f of node.fields ?? []) stack.push(node[f]);
     if ("children" in node) stack.push(node.children);
+    // The parser keeps the content of a `{% set x %}…{% endset %}` block in `body`, outside the fields.
+    if (x instanceof njNodes.Set && node.body !== undefined) stack.push(node.body);
   }
   return { names, tunables, dtypes, includes };
 }

@@ -250,6 +250,8 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
       }
     }
     const fields = x.fields ?? [];
+    // The parser keeps the content of a `{% set x %}…{% endset %}` block in `body`, outside the fields.
+    if (type === "Set" && x.body !== undefined) stack.push({ node: x.body, parent: x });
     for (let i = fields.length - 1; i >= 0; i--) stack.push({ node: x[fields[i]], parent: x });
   }
   return problems.sort((a, b) => a.line - b.line || a.column - b.column);

@@ -32,6 +32,7 @@ import {
 } from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
 import { Progress } from "./progress.js";
+import { VerdictCache } from "./verdict-cache.js";
 
 /** Options of `kernelc build`. */
 export interface BuildOptions {
@@ -125,11 +126,16 @@ async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
   const progress = new Progress(run.io);
   try {
     if (run.compileWith) return await run.compileWith(run.loaded);
-    return await compile(run.loaded, {
+    const verdicts = VerdictCache.open(run.loaded.root);
+    const result = await compile(run.loaded, {
       profiles: run.opts.profile,
       kernels: run.opts.kernel,
       onProgress: (step) => progress.update(`kernelc build: ${step}`),
+      verdicts,
     });
+    // `build --check` writes nothing: it takes the verdicts kept, and keeps none.
+    if (!run.opts.check) verdicts.save();
+    return result;
   } finally {
     progress.done();
   }

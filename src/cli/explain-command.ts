@@ -7,14 +7,15 @@ import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { parseJson, toPlain } from "../core/json-source.js";
 import { stableJson } from "../core/stable-json.js";
-import { pinnedTunables } from "../plan/config.js";
+import { configPins, pinnedTunables } from "../plan/config.js";
+import { ruleTunables, ruleText } from "../plan/tuned-rule.js";
 import type { TuneRecord } from "../plan/tune-file.js";
 import { explainCallReport, explainReport } from "../emit/explain.js";
 import { explainCandidates } from "../emit/explain-values.js";
 import { printDiagnostics, type Format, type Io } from "./io.js";
 
 /** What kernelc.tune.json says of this kernel on this profile, and which of its pins the config overrides. */
-function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>>): string {
+function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>>, configPinned: Readonly<Record<string, number>>): string {
   const show = (pins: Readonly<Record<string, number>>): string =>
     Object.entries(pins)
       .map(([k, v]) => `${k}=${v}`)
@@ -26,8 +27,28 @@ function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>
   lines.push(`  winner: ${m.winner.score} ms geomean over ${m.calls.join(", ")} (${m.winner.ms.join(", ")} ms)`);
   if (m.runnerUp)
     lines.push(`  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${(((m.margin ?? 1) - 1) * 100).toFixed(1)}% slower)`);
+  const rule = rec.perCall;
+  const overridden = rule ? ruleTunables(rule).filter((t) => Object.hasOwn(configPinned, t)) : [];
+  if (rule && overridden.length === 0) {
+    lines.push(`  chosen per call by \`${rule.by}\` (folded into the dispatcher; the single best setting above is not used):`);
+    for (const t of ruleTunables(rule)) lines.push(`    ${t} = ${ruleText(rule, t)}`);
+    let lower: number | undefined;
+    for (const c of rule.cases) {
+      const range =
+        c.upTo === undefined
+          ? `${rule.by} > ${lower}`
+          : lower === undefined
+            ? `${rule.by} <= ${c.upTo}`
+            : `${lower} < ${rule.by} <= ${c.upTo}`;
+      lines.push(`    ${range}: ${show(c.pins)} (${c.calls.map((n, i) => `${n} ${c.ms[i]} ms`).join(", ")})`);
+      lower = c.upTo;
+    }
+  } else if (rule) {
+    lines.push(`  a per-call rule on \`${rule.by}\` is not used: the config pins ${overridden.join(", ")}`);
+  }
   for (const [k, v] of Object.entries(rec.pins))
-    if (effective[k] !== v) lines.push(`  ${k}: the config pins ${effective[k]}, which takes precedence over the tuned ${v}`);
+    if (effective[k] !== v && !(rule && overridden.length === 0 && ruleTunables(rule).includes(k)))
+      lines.push(`  ${k}: the config pins ${effective[k]}, which takes precedence over the tuned ${v}`);
   return lines.join("\n") + "\n";
 }
 
@@ -67,7 +88,10 @@ export async function runExplain(
     return 0;
   }
   io.stdout(explainReport(entry.build, profile, candidates));
-  if (tuned) io.stdout(tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName)));
+  if (tuned)
+    io.stdout(
+      tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName), configPins(loaded.config, opts.profile, kernelName)),
+    );
   if (call) io.stdout("\n" + (explainCallReport(entry.model, call, "text") as string));
   return 0;
 }

@@ -16,6 +16,7 @@ import { CONFIG_FILE } from "../plan/config.js";
 import { BUILD_INFO } from "./build-info.js";
 import { runBuild } from "./build-command.js";
 import type { Format, Io } from "./io.js";
+import { VerdictCache } from "./verdict-cache.js";
 
 /** Options of `kernelc watch`. */
 export interface WatchOptions {
@@ -53,6 +54,7 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
   const configFile = first.file ?? path.join(first.root, CONFIG_FILE);
   const cache = createShaderCache();
   const templateReads: NonNullable<CompileOptions["templateReads"]> = new Map();
+  const verdicts = VerdictCache.open(first.root);
   const validator = WgslValidator.create();
   const watchers: fs.FSWatcher[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -77,8 +79,9 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
       inPlace: !initial,
     };
     const code = await runBuild(io, buildOptions, async (loaded) =>
-      compile(loaded, { profiles: opts.profile, cache, templateReads, validator: await validator }),
+      compile(loaded, { profiles: opts.profile, cache, templateReads, validator: await validator, verdicts }),
     );
+    verdicts.save();
     const result: RebuildResult = {
       wrote: code === 0 && readIfPresent(infoFile) !== before,
       errors: code !== 0,

@@ -124,6 +124,10 @@ export const CODES = {
   tune_file_invalid: { severity: "error", summary: "kernelc.tune.json is not a tune file kernelc wrote." },
   tune_unavailable: { severity: "error", summary: "`kernelc tune` has nothing to measure or no adapter to measure on." },
   tune_call_invalid: { severity: "error", summary: "A call shape of the config's `tune` section is not a valid call of its kernel." },
+  tune_rule_invalid: {
+    severity: "error",
+    summary: "A per-call tuned rule (kernelc.tune.json perCall, or the config's tune.<kernel>.by) cannot apply to its kernel.",
+  },
   usage: { severity: "error", summary: "The command line is wrong." },
   init_file_exists: { severity: "error", summary: "`kernelc init` would overwrite a file that already exists." },
 } as const satisfies Record<string, CodeInfo>;

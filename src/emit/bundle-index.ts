@@ -59,7 +59,6 @@ export interface BundleManifest {
   readonly requiredFeatures: readonly string[];
   readonly shaders: Readonly<Record<string, string>>;
   readonly pipelines: readonly { readonly shader: string; readonly entryPoint: string; readonly bindings: readonly string[] }[];
-  readonly kernels: Readonly<Record<string, unknown>>;
 }`;
 
 /**

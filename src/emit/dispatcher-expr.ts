@@ -135,10 +135,15 @@ export class AssignmentGen {
   private readonly statics: StaticLeaves;
   private readonly pinned: ReadonlyMap<LeafKey, Value>;
 
+  /**
+   * `konst(code, type)`: the module constant holding a value (equal ones pooled); the explanations'
+   * lists of gaps (`["", " <= ", ""]`) are such constants.
+   */
   constructor(
     private readonly k: CheckedKernel,
     facts: StaticFacts,
     readonly valid: ValidatedCall,
+    private readonly konst: (code: string, type: string) => string,
   ) {
     this.pinned = validatedLeaves(k, facts, valid);
     this.statics = new StaticLeaves(facts, this.pinned);
@@ -558,7 +563,7 @@ export class AssignmentGen {
       const c = this.expr(o, e, cur);
       return `${q(texts[i]!)}, ${c.value !== undefined ? q(showValue(c.value)) : `() => ${c.code}`}`;
     });
-    return `$why(${pathCode}, [${gaps.map((x) => q(x)).join(", ")}], [${parts.join(", ")}])`;
+    return `$why(${pathCode}, ${this.konst(`[${gaps.map((x) => q(x)).join(", ")}]`, "readonly string[]")}, [${parts.join(", ")}])`;
   }
 
   /**
@@ -635,7 +640,8 @@ export class AssignmentGen {
     const body = [...names, ...attrs]
       .map((x) => `    this.${x} = ${x};`)
       .concat(shapes.map((i) => `    this.s${i} = t${i}${ty("!")}.shape;`))
-      .concat(this.fields.map((f) => `    this.${f.name} = undefined;`));
+      // Memo fields start undefined, in one chained assignment (stored last to first).
+      .concat(this.fields.length ? [`    ${this.fields.map((f) => `this.${f.name} = `).join("")}undefined;`] : []);
     return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, ...this.methods, `}`].join("\n");
   }
 }

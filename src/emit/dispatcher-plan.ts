@@ -28,6 +28,10 @@ export interface AssignmentContext {
   readonly cls: string;
   readonly consts: string[];
   readonly shared: Map<string, string>;
+  /** The class's pass methods by their text (signature and body). */
+  readonly passMethods: Map<string, string>;
+  /** The class's methods reading a shader key leaf lazily, by their text. */
+  readonly keyReads: Map<string, string>;
 }
 
 /** Per kernel (its declarations array): module functions shared by its classes, by their text. */
@@ -44,7 +48,6 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
   const name = k.spec.name;
   const v = vm.variant;
   const prefix = `${name}: variant \`${v.id}\``;
-  const maxWg = cx.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   const body: string[] = [];
   const stages: string[] = [];
   const passEnvs = vm.passes.map((pm) => g.env(venv, deriveEnv(k, v, pm.pass), new Set(pm.pass.derive.keys())));
@@ -114,18 +117,23 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const reads = pm.keyLeaves.map((l, i) => {
       const leaf = leaves[i]!;
       if (leaf.read || leaf.value !== undefined) return { value: leaf.code, shown: `$show(${leaf.code})` };
-      const read = `k${vi}_${pi}_${i}`;
-      g.method(
-        `${read}()${ty(": unknown")}`,
-        `    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, ${sc(pprefix)}, ${q(`shader key ${l.key}`)});\n    }`,
-      );
-      g.method(
-        `${read}s()${ty(": string")}`,
-        `    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }`,
-      );
+      // The methods reading the leaf (called with the pass's message prefix) and showing it are
+      // shared by every pass and variant of the class that reads the same leaf.
+      const readText = `(pp${ty(": string")})${ty(": unknown")} {\n    try {\n      return ${leaf.code};\n    } catch (e) {\n      return $evalFail(e, pp, ${q(`shader key ${l.key}`)});\n    }\n  }`;
+      let read = cx.keyReads.get(readText);
+      if (!read) {
+        read = `k${cx.keyReads.size}`;
+        cx.keyReads.set(readText, read);
+        g.shared(read, () => readText);
+        g.shared(
+          `${read}s`,
+          () =>
+            `()${ty(": string")} {\n    try {\n      return $show(${leaf.code});\n    } catch (e) {\n      if (e instanceof EvalFailure) return "error: " + e.message;\n      throw e;\n    }\n  }`,
+        );
+      }
       if (!used.has(i)) return { value: "", shown: `this.${read}s()` };
       body.push(`    let k${pi}_${i}${ty(": unknown")} = undefined;`);
-      return { value: `(k${pi}_${i} ??= this.${read}())`, shown: `this.${read}s()` };
+      return { value: `(k${pi}_${i} ??= this.${read}(${sc(pprefix)}))`, shown: `this.${read}s()` };
     });
     body.push(`    let s${pi}${ty(": string | undefined")} = undefined;`);
     entries.forEach((e, ei) => {
@@ -134,8 +142,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       );
       body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
     });
-    const keyDesc = reads.length ? reads.map((r, i) => `${q(`${pm.keyLeaves[i]!.key}=`)} + ${r.shown}`).join(` + ", " + `) : q("");
-    body.push(`    if (s${pi} === undefined) $fail("missing_shader", ${sc(head)} + ${keyDesc} + ${sc(tail)});`);
+    const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
+    body.push(`    if (s${pi} === undefined) $noShown(${sc(head)}, ${names}, [${reads.map((r) => r.shown).join(", ")}], ${sc(tail)});`);
   });
   let tmpCount = 0;
   /**
@@ -168,83 +176,23 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       `    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`,
     );
   });
-  // Binding resources: a tensor's or a scratch buffer's is one object per call, made at its first binding.
-  const resources = new Map<string, string>();
-  const resourceOf = (b: CheckedBinding, pprefix: string): string => {
-    const key = `${b.kind}:${b.ref}`;
-    const known = resources.get(key);
-    if (known) return known;
-    const r = `q${resources.size}`;
-    resources.set(key, r);
-    if (b.kind === "scratch") {
-      const si = scratchIndex.get(b.ref!);
-      body.push(
-        `    const ${r}${ty(": BindingResource")} = { kind: "scratch", scratch: ${q(b.ref!)}, offset: 0, size: ${si === undefined ? "0" : `x${si}`} };`,
-      );
-      return r;
-    }
-    const slot = tensors.get(b.ref!)!;
-    const t = `this.t${slot.index}`;
-    if (!slot.required) body.push(`    if (${t} === null) $omitted(${sc(pprefix)}, ${q(b.name)}, ${q(b.ref!)});`);
-    // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
-    const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
-    const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
-    if (bytes === undefined) {
-      body.push(
-        `    const ${r}${ty(": BindingResource")} = $fail("eval", ${q(`${pprefix}: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
-      );
-    } else {
-      // One method per tensor and limit in the class builds the resource (shared by the variants).
-      const [limit, max] =
-        b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-      const kind = b.refIsInput ? "input" : "output";
-      const method = g.shared(
-        `z${slot.index}${b.buffer === "uniform" ? "u" : ""}`,
-        () =>
-          `()${ty(": BindingResource")} {\n    return $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)});\n  }`,
-      );
-      body.push(`    const ${r} = this.${method}();`);
-    }
-    return r;
-  };
+  // Scratch resources: one object per intermediate a pass binds, made before the passes (it cannot fail).
   const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
-  const maxUniform = limitOf(cx.facts, "maxUniformBufferBindingSize");
-  const passes = vm.passes.map((pm, pi) => {
-    const penv = passEnvs[pi];
-    const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-    // One statement per binding, in order, so the first failing binding is the one reported.
-    const bindings = pm.bindings.map((b, bi) => {
-      let res: string;
-      if (b.kind === "uniform") {
-        // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
-        const fields = b.fields ?? [];
-        const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value), pprefix, `uniform field \`${b.name}.${f.name}\``));
-        const u = `b${pi}_${bi}`;
-        const ubytes = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
-        if (ubytes > maxUniform)
-          body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", ${sc(pprefix)}, ${q(`uniform \`${b.name}\``)});`);
-        body.push(`    const ${u} = new Uint8Array(${ubytes});`);
-        fields.forEach((f, fi) => {
-          body.push(
-            f.type === "f32"
-              ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});`
-              : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, ${sc(pprefix)}, ${q(`${b.name}.${f.name}`)});`,
-          );
-        });
-        return `$ub(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${u})`;
-      } else {
-        res = resourceOf(b, pprefix);
+  const scratchRes = new Map<string, string>();
+  for (const pm of vm.passes)
+    for (const b of pm.bindings)
+      if (b.kind === "scratch" && !scratchRes.has(b.ref!)) {
+        const r = `c${scratchRes.size}`;
+        scratchRes.set(b.ref!, r);
+        const si = scratchIndex.get(b.ref!);
+        body.push(`    const ${r} = $scratch(${q(b.ref!)}, ${si === undefined ? "0" : `x${si}`});`);
       }
-      return `$bd(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${res})`;
-    });
-    const wg = pm.pass.dispatch.map((d, i) => {
-      const x = g.expr(d.texpr, penv, d);
-      if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
-      const w = `w${pi}${"xyz"[i]}`;
-      body.push(`    const ${w} = $wg(${guarded(x, pprefix, `dispatch ${"xyz"[i]}`)}, ${maxWg}, ${sc(pprefix)}, ${q("xyz"[i])});`);
-      return w;
-    });
-    return `$pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s${pi}, [${bindings.join(", ")}], ${wg.join(", ")})`;
+  // Each pass is a method of the class, called with its message prefix, shader and scratch
+  // resources; variants whose pass has the same code share one method.
+  const passes = vm.passes.map((pm, pi) => {
+    const scratchRefs = [...new Set(pm.bindings.filter((b) => b.kind === "scratch").map((b) => b.ref!))];
+    const method = passMethod(cx, pm, passEnvs[pi]!, scratchRefs);
+    return `this.${method}(${[sc(`${prefix}: pass \`${pm.pass.id}\``), `s${pi}`, ...scratchRefs.map((r) => scratchRes.get(r)!)].join(", ")})`;
   });
   const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
   body.push(
@@ -261,6 +209,119 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     `      return $evalAt(e, ${table}, st);`,
     "    }",
   ];
+}
+
+/**
+ * The method building one pass of a variant (`y<N>(pp, s, c0, …)`): its bindings in order (a
+ * tensor's resource made by the class's memoized `z` method, after the check that the call gives
+ * the tensor; a uniform's fields evaluated, range-checked and written), then its workgroup counts,
+ * in interpret.ts's order. `pp` is the pass's message prefix, `s` its shader id, `c0, …` the
+ * scratch resources it binds (in `scratchRefs`' order). The method's one try/catch names the
+ * stage that failed (`$evalIn`). Its text does not depend on the variant beyond the code of its
+ * expressions, so variants that run the same pass with the same derive values share one method.
+ */
+function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], penv: GenEnv, scratchRefs: readonly string[]): string {
+  const { g, sc } = cx;
+  const k = cx.model.kernel;
+  const name = k.spec.name;
+  const tensors = cx.valid.tensors;
+  const maxWg = cx.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+  const maxStorage = limitOf(cx.facts, "maxStorageBufferBindingSize");
+  const maxUniform = limitOf(cx.facts, "maxUniformBufferBindingSize");
+  const generated = g.scoped(() => {
+    const body: string[] = [];
+    const whats: string[] = [];
+    let tmpCount = 0;
+    const guarded = (x: Code, what: string): string => {
+      if (x.value !== undefined || x.read) return x.code;
+      const t = `r${tmpCount++}`;
+      whats.push(q(what));
+      body.push(`    st = ${whats.length};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
+      return t;
+    };
+    const resources = new Map<string, string>(scratchRefs.map((r, i) => [`scratch:${r}`, `c${i}`]));
+    const resourceOf = (b: CheckedBinding): string => {
+      const key = `${b.kind}:${b.ref}`;
+      const known = resources.get(key);
+      if (known) return known;
+      const r = `q${resources.size - scratchRefs.length}`;
+      resources.set(key, r);
+      const slot = tensors.get(b.ref!)!;
+      const t = `this.t${slot.index}`;
+      if (!slot.required) body.push(`    if (${t} === null) $omitted(pp, ${q(b.name)}, ${q(b.ref!)});`);
+      // Validation fixed the tensor's dtype (the assignment's, for a type parameter), so its element size is known.
+      const dtype = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype) ? cx.facts.dtypes[slot.dtype] : slot.dtype;
+      const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
+      if (bytes === undefined) {
+        body.push(
+          `    const ${r}${ty(": BindingResource")} = $fail("eval", pp + ${q(`: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
+        );
+      } else {
+        // One method per tensor and limit in the class builds the resource once per call (shared by the passes).
+        const [limit, max] =
+          b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
+        const kind = b.refIsInput ? "input" : "output";
+        const memo = `q${slot.index}${b.buffer === "uniform" ? "u" : ""}`;
+        const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => {
+          g.field(memo, "BindingResource");
+          return `()${ty(": BindingResource")} {\n    return (this.${memo} ??= $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)}));\n  }`;
+        });
+        body.push(`    const ${r} = this.${method}();`);
+      }
+      return r;
+    };
+    // One statement per binding, in order, so the first failing binding is the one reported.
+    const bindings = pm.bindings.map((b, bi) => {
+      if (b.kind === "uniform") {
+        // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
+        const fields = b.fields ?? [];
+        const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value), `uniform field \`${b.name}.${f.name}\``));
+        const u = `b${bi}`;
+        const ubytes = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
+        if (ubytes > maxUniform)
+          body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", pp, ${q(`uniform \`${b.name}\``)});`);
+        body.push(`    const ${u} = new Uint8Array(${ubytes});`);
+        fields.forEach((f, fi) => {
+          body.push(
+            f.type === "f32"
+              ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});`
+              : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)});`,
+          );
+        });
+        return `$ub(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${u})`;
+      }
+      return `$bd(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${resourceOf(b)})`;
+    });
+    const wg = pm.pass.dispatch.map((d, i) => {
+      const x = g.expr(d.texpr, penv, d);
+      if (typeof x.value === "number" && Number.isInteger(x.value) && x.value >= 0 && x.value <= maxWg) return lit(x.value);
+      const w = `w${"xyz"[i]}`;
+      body.push(`    const ${w} = $wg(${guarded(x, `dispatch ${"xyz"[i]}`)}, ${maxWg}, pp, ${q("xyz"[i])});`);
+      return w;
+    });
+    body.push(`    return $pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s, [${bindings.join(", ")}], ${wg.join(", ")});`);
+    if (whats.length === 0) return body;
+    const table = cx.konst(`[${whats.join(", ")}]`, "readonly string[]");
+    return [
+      "    let st = 0;",
+      "    try {",
+      ...body.map((l) => `  ${l}`),
+      "    } catch (e) {",
+      `      return $evalIn(e, pp, ${table}, st);`,
+      "    }",
+    ];
+  });
+  const params = ["pp", "s", ...scratchRefs.map((_, i) => `c${i}`)];
+  const types = [": string", ": string", ...scratchRefs.map(() => ": BindingResource")];
+  const signature = `(${params.map((p, i) => `${p}${ty(types[i]!)}`).join(", ")})${ty(": PassPlan")}`;
+  const text = `${signature} {\n${generated.temps}${generated.body.join("\n")}\n  }`;
+  let method = cx.passMethods.get(text);
+  if (!method) {
+    method = `y${cx.passMethods.size}`;
+    cx.passMethods.set(text, method);
+    g.shared(method, () => text);
+  }
+  return method;
 }
 
 /** Buffer types as `$bd` takes them (an index into the prelude's BT). */
@@ -326,7 +387,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
 export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, call: ValidatedCall, consts: string[]): string {
   const k = model.kernel;
   const name = k.spec.name;
-  const g = new AssignmentGen(k, a.facts, call);
+
   // Strings repeated across error paths (message prefixes) become module constants.
   const pool = new Map<string, string>();
   // A prefix is built on the longest pooled prefix that ends a quoted name (`…\``), or else on the
@@ -356,9 +417,22 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     }
     return n;
   };
+  const g = new AssignmentGen(k, a.facts, call, konst);
   let shared = sharedFunctions.get(consts);
   if (!shared) sharedFunctions.set(consts, (shared = new Map()));
-  const cx: AssignmentContext = { model, facts: a.facts, g, valid: call, sc, konst, cls, consts, shared };
+  const cx: AssignmentContext = {
+    model,
+    facts: a.facts,
+    g,
+    valid: call,
+    sc,
+    konst,
+    cls,
+    consts,
+    shared,
+    passMethods: new Map(),
+    keyReads: new Map(),
+  };
   const lines: string[] = [];
   const checks = g.scoped(() => {
     const out: string[] = [];

@@ -116,8 +116,21 @@ function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefin
 function $td(v«: unknown», kernel«: string», what«: string», id«: string»)«: TensorDesc | null» {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
-  const s«: unknown» = $hasOwn.call(v, "shape") ? (v« as Bag»)["shape"] : undefined;
-  const dtype«: unknown» = $hasOwn.call(v, "dtype") ? (v« as Bag»)["dtype"] : undefined;
+  // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
+  // hasOwnProperty there to a check of the enumeration cache), then by hasOwnProperty for one that is
+  // not enumerable. Each is then read once, shape first, and only when it is the tensor's own.
+  let hasShape = false;
+  let hasDtype = false;
+  for (const k in v) {
+    if ($hasOwn.call(v, k)) {
+      if (k === "shape") hasShape = true;
+      else if (k === "dtype") hasDtype = true;
+    }
+  }
+  if (!hasShape) hasShape = $hasOwn.call(v, "shape");
+  if (!hasDtype) hasDtype = $hasOwn.call(v, "dtype");
+  const s«: unknown» = hasShape ? (v« as Bag»)["shape"] : undefined;
+  const dtype«: unknown» = hasDtype ? (v« as Bag»)["dtype"] : undefined;
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
@@ -392,6 +405,12 @@ function $noShader(head«: string», names«: readonly string[]», vals«: reado
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
   return $fail("missing_shader", head + s + tail);
 }
+/** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
+function $noShown(head«: string», names«: readonly string[]», shown«: readonly string[]», tail«: string»)«: never» {
+  let s = "";
+  for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
+  return $fail("missing_shader", head + s + tail);
+}
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
@@ -439,6 +458,10 @@ function $ub(binding«: number», name«: string», type«: 0 | 1 | 2», bytes«
 function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», x«: number», y«: number», z«: number»)«: PassPlan» {
   return { id, name, shader, entryPoint: "main", bindings, workgroups: [x, y, z] };
 }
+/** A scratch buffer's whole range as a binding resource. */
+function $scratch(scratch«: string», size«: number»)«: BindingResource» {
+  return { kind: "scratch", scratch, offset: 0, size };
+}
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix«: string», binding«: string», id«: string»)«: never» {
   return $fail("eval", prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -449,6 +472,14 @@ function $omitted(prefix«: string», binding«: string», id«: string»)«: ne
  */
 function $evalAt(e«: unknown», stages«: readonly string[]», st«: number»)«: never» {
   if (st > 0 && e instanceof EvalFailure) $fail("eval", stages[2 * st - 2] + ": " + stages[2 * st - 1] + " failed: " + e.message);
+  throw e;
+}
+/**
+ * The catch of a pass method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
+ * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
+ */
+function $evalIn(e«: unknown», prefix«: string», whats«: readonly string[]», st«: number»)«: never» {
+  if (st > 0 && e instanceof EvalFailure) $fail("eval", prefix + ": " + whats[st - 1] + " failed: " + e.message);
   throw e;
 }
 /** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */

@@ -1,6 +1,6 @@
 /**
- * The per-profile manifest (what the runtime reads to create pipelines and pick shaders) and the
- * bundle's profiles.json.
+ * The per-profile manifest (what the runtime reads to create pipelines and pick shaders), the
+ * per-profile kernels.json (what tools read: each kernel's variants) and the bundle's profiles.json.
  */
 import { KERNELC_VERSION } from "../core/version.js";
 import type { Value } from "../model/ir.js";
@@ -9,8 +9,20 @@ import type { KernelModel } from "../plan/dispatch-model.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
 import { shaderExplainValues } from "./explain-values.js";
 
-/** The manifest of one profile: required limits and features, shaders, pipelines, and every kernel's variants. */
-export function manifestFor(profile: Profile, models: readonly KernelModel[], specFiles: readonly string[]): unknown {
+/** The two files of one profile's description, as JSON values. */
+export interface ProfileDescription {
+  /** manifest.json: what the runtime reads (required limits and features, shaders, pipelines). */
+  readonly manifest: unknown;
+  /** kernels.json: what tools and tests read (every kernel's variants, passes, shader keys and ids). */
+  readonly kernels: unknown;
+}
+
+/**
+ * The manifest of one profile (required limits and features, shaders, pipelines) and its kernels
+ * file (every kernel's variants). They are two files so that an app that loads the manifest at run
+ * time does not load the variants' descriptions, which only tools read.
+ */
+export function manifestFor(profile: Profile, models: readonly KernelModel[], specFiles: readonly string[]): ProfileDescription {
   const shaders: Record<string, string> = {};
   const pipelines = new Map<string, PipelineDesc>();
   const kernels: Record<string, unknown> = {};
@@ -51,14 +63,17 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
       ...explained.entry(),
     };
   }
+  const generatedBy = `kernelc ${KERNELC_VERSION} from ${specFiles.join(", ")}; do not edit`;
   return {
-    generatedBy: `kernelc ${KERNELC_VERSION} from ${specFiles.join(", ")}; do not edit`,
-    profile: profile.name,
-    requiredLimits: requiredLimitsFor(profile),
-    requiredFeatures: [...profile.features].sort(),
-    shaders,
-    pipelines: [...pipelines.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, p]) => p),
-    kernels,
+    manifest: {
+      generatedBy,
+      profile: profile.name,
+      requiredLimits: requiredLimitsFor(profile),
+      requiredFeatures: [...profile.features].sort(),
+      shaders,
+      pipelines: [...pipelines.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, p]) => p),
+    },
+    kernels: { generatedBy, profile: profile.name, kernels },
   };
 }
 

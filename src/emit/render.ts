@@ -5,6 +5,7 @@
  * RenderError with the template's file and line, and a lazily computed map from WGSL output lines
  * back to template lines.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import nunjucks from "nunjucks";
@@ -26,6 +27,12 @@ export interface RenderRequest {
   readonly declarations: string;
   /** More members of env.wgsl (the f16 storage form of each binding: `storage`, `scalar`, `f16Storage`). */
   readonly wgsl?: Readonly<Record<string, unknown>>;
+}
+
+/** A render whose declarations are filled in afterwards (TemplateRenderer.renderOpen). */
+export interface OpenRender {
+  /** The render with these declarations, or undefined when a render limit could decide otherwise. */
+  fill(declarations: string): Rendered | undefined;
 }
 
 /** A template position: `file` is the template path relative to templatesDir; line 0 means unknown. */
@@ -192,6 +199,61 @@ export class TemplateRenderer {
     }
     const wgsl = tidyText(raw);
     return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, context));
+  }
+
+  /**
+   * Forgets the parsed templates whose file changed (or moved out of the templates folder, or went
+   * away) since it was read, so that one renderer can serve successive compilations (kernelc
+   * watch): an edit re-parses only the edited template. Nunjucks' own cache busting ("update").
+   */
+  refresh(): void {
+    let changed = false;
+    for (const [name, src] of [...this.loader.sources]) {
+      let now: string | undefined;
+      try {
+        const real = realpathSync(path.join(this.root, ...name.split("/")));
+        if (real.startsWith(this.root + path.sep)) now = readFileSync(real, "utf8");
+      } catch {
+        now = undefined;
+      }
+      if (now === src) continue;
+      changed = true;
+      this.loader.sources.delete(name);
+      this.loader.emit("update", name, path.join(this.root, name));
+    }
+    // The instrumented copies number their files as they are read: start them afresh.
+    if (changed) this.instrumented = undefined;
+  }
+
+  /**
+   * Renders one template with a placeholder for the declarations, to be filled in afterwards: for
+   * a template that prints `env.wgsl.resourceDeclarations` as it stands and does nothing else with
+   * it (declarations-print.ts), `fill(D)` is what render() gives with declarations D. `fill`
+   * returns undefined where a render limit could decide otherwise with D (render() then decides),
+   * and renderOpen returns undefined when the render fails (render() then reports why).
+   */
+  renderOpen(req: Omit<RenderRequest, "declarations">): OpenRender | undefined {
+    const problem = templateNameProblem(req.shader);
+    if (problem || realpathSync(req.templatesDir) !== this.root) return undefined;
+    const placeholder = `\u2064kernelc-declarations-${randomUUID()}\u2064`;
+    let counted: { out: string; printed: number };
+    try {
+      counted = this.env.renderCounted(req.shader, buildContext({ ...req, declarations: placeholder }));
+    } catch {
+      return undefined;
+    }
+    const parts = counted.out.split(placeholder);
+    const prints = parts.length - 1;
+    const limit = this.env.renderLimits.maxOutputChars;
+    return {
+      fill: (declarations) => {
+        const raw = parts.join(declarations);
+        const printed = counted.printed + prints * (declarations.length - placeholder.length);
+        if (declarations.length > limit || raw.length > limit || printed > limit * 4) return undefined;
+        const full = { ...req, declarations };
+        return new RenderedShader(tidyText(raw), req.shader, () => this.renderInstrumented(req.shader, buildContext(full)));
+      },
+    };
   }
 
   private renderInstrumented(shader: string, context: object): { raw: string; files: readonly string[] } {

@@ -7,8 +7,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { sha256Hex } from "../core/hash.js";
+import type { Report } from "../core/dedupe.js";
 import { walkFiles } from "../core/walk.js";
-import type { Rendered, RenderError } from "./render.js";
+import type { KernelProfileBuild } from "../plan/enumerate.js";
+import { declarationPrints } from "./declarations-print.js";
+import type { Rendered, RenderError, TemplateRenderer } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
 import type { WorkgroupFacts } from "./wgsl-limits.js";
 
@@ -26,8 +29,32 @@ export interface ShaderCache {
   readonly verdicts: Map<string, readonly WgslProblem[]>;
   /** What the static checks read from a shader's text, by shader id. */
   readonly analyses: Map<string, ShaderAnalysis>;
-  /** How many renders and validations the last compilation did and reused (for tests and benchmarks). */
-  readonly stats: { rendered: number; renderReused: number; validated: number; validationReused: number };
+  /** The template renderer of each templates folder, its parsed templates kept (refreshed by each compilation). */
+  readonly renderers: Map<string, TemplateRenderer>;
+  /** The render of each shader request of a reused enumeration, with the profile and template closure it was made for. */
+  readonly requestRenders: WeakMap<object, { readonly key: string; readonly rendered: Rendered }>;
+  /** Enumerations of a kernel on a profile, with the reports they made, by what they are computed from (see compile()). */
+  readonly enumerations: Map<string, { readonly build: KernelProfileBuild; readonly reports: readonly Report[] }>;
+  /**
+   * How many renders and validations the last compilation did and reused (for tests and
+   * benchmarks); `storeReused`: verdicts taken from the VerdictStore (kept by an earlier process).
+   */
+  readonly stats: { rendered: number; renderReused: number; validated: number; validationReused: number; storeReused: number };
+}
+
+/**
+ * Tint's verdicts kept between processes (kernelc lint, build and watch keep them under
+ * .kernelc-cache/): by the exact text of a shader and the feature set it was validated under, for
+ * one validator (the webgpu package's version and kernelc's validation code). A verdict is taken
+ * only for the very text it was found for, so it can never stand for another shader.
+ */
+export interface VerdictStore {
+  /** Whether the store holds verdicts (a compilation then starts Tint only when a shader has none). */
+  readonly size: number;
+  /** Tint's problems in `wgsl` under `features`, when known. */
+  get(wgsl: string, features: readonly string[]): readonly WgslProblem[] | undefined;
+  /** Records Tint's problems in `wgsl` under `features`. */
+  set(wgsl: string, features: readonly string[], problems: readonly WgslProblem[]): void;
 }
 
 /** An empty cache. */
@@ -36,7 +63,10 @@ export function createShaderCache(): ShaderCache {
     renders: new Map(),
     verdicts: new Map(),
     analyses: new Map(),
-    stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0 },
+    renderers: new Map(),
+    enumerations: new Map(),
+    requestRenders: new WeakMap(),
+    stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }
 
@@ -59,6 +89,7 @@ function includedNames(text: string): { names: string[]; dynamic: boolean } {
 export class TemplateDigests {
   private readonly texts = new Map<string, string | undefined>();
   private readonly closures = new Map<string, Closure>();
+  private readonly asIs = new Map<string, boolean>();
   private folder?: string;
 
   constructor(private readonly templatesDir: string) {}
@@ -76,6 +107,31 @@ export class TemplateDigests {
   /** Whether the template or an include can read `env.wgsl.f16Storage` (the profile's f16 storage form, known to differ between profiles even where no binding is f16). */
   readsF16Storage(name: string): boolean {
     return this.closure(name).f16Storage;
+  }
+
+  /**
+   * Whether the template and every template it includes or imports print
+   * `env.wgsl.resourceDeclarations` as it stands and do nothing else with it (declarations-print.ts),
+   * so that one render can be filled in with any declarations.
+   */
+  printsDeclarationsAsIs(name: string): boolean {
+    let known = this.asIs.get(name);
+    if (known === undefined) {
+      known = true;
+      const seen = new Set<string>();
+      const stack = [name];
+      while (stack.length > 0 && known) {
+        const next = stack.pop()!;
+        if (seen.has(next)) continue;
+        seen.add(next);
+        const text = this.text(next);
+        const prints = text === undefined ? undefined : declarationPrints(text);
+        known = prints?.asIs ?? false;
+        stack.push(...(prints?.includes ?? []));
+      }
+      this.asIs.set(name, known);
+    }
+    return known;
   }
 
   private text(name: string): string | undefined {

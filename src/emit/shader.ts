@@ -16,13 +16,13 @@ import { sha256Hex } from "../core/hash.js";
 import { LineMap } from "../core/line-map.js";
 import { UNKNOWN } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
-import type { CheckedBinding, CheckedKernel, CheckedPass } from "../model/checked.js";
+import type { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../model/checked.js";
 import type { ShaderRequest } from "../plan/enumerate.js";
 import { bindingElementType, DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
-import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests } from "./shader-cache.js";
+import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests, type VerdictStore } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
@@ -66,6 +66,23 @@ export interface RenderContext {
   readonly reports: Report[];
   /** Renders and verdicts kept from earlier compilations, with this compilation's template digests (kernelc watch). */
   readonly cache?: { readonly shaders: ShaderCache; readonly digests: TemplateDigests };
+  /** Declarations made so far, by what they are made from (many requests declare the same bindings). */
+  readonly declared?: Map<string, Declarations>;
+  /** What many requests share, computed once: each pass's derive names, each profile's `device`, each render's shader id. */
+  readonly memo?: RenderMemo;
+}
+
+/** Values renderShader computes once per pass, profile or render rather than once per request. */
+export interface RenderMemo {
+  readonly names: WeakMap<CheckedPass, ReturnType<typeof deriveEnv>>;
+  readonly devices: WeakMap<Profile, ReturnType<typeof deviceContext>>;
+  /** A rendered shader's id (the hash of its text). */
+  readonly ids: WeakMap<RenderedShader, string>;
+}
+
+/** An empty RenderMemo. */
+export function createRenderMemo(): RenderMemo {
+  return { names: new WeakMap(), devices: new WeakMap(), ids: new WeakMap() };
 }
 
 /** One pass of one variant to render, with the facts of its assignment on a profile. */
@@ -147,12 +164,22 @@ export function renderWithDeclarations(
   context: Readonly<Record<string, unknown>>,
   decls: Declarations,
   form: F16Storage,
+  printsDeclarationsAsIs = false,
 ): RenderedShader {
   const wgsl = {
     f16Storage: form,
     storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
     scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
   };
+  // A template that prints the declarations as they stand is rendered once and filled in twice:
+  // the same two results as the two renders below (TemplateRenderer.renderOpen).
+  const open = printsDeclarationsAsIs ? renderer.renderOpen({ templatesDir, shader, context, wgsl }) : undefined;
+  const first = open?.fill(decls.text);
+  if (open && first) {
+    const usedFirst = helpersCalled(first.wgsl, decls.helpers);
+    const filled = usedFirst.size === 0 ? first : open.fill(decls.withHelpers(usedFirst));
+    if (filled) return filled;
+  }
   const rendered = renderer.render({ templatesDir, shader, context, declarations: decls.text, wgsl });
   const used = helpersCalled(rendered.wgsl, decls.helpers);
   return used.size === 0 ? rendered : renderer.render({ templatesDir, shader, context, declarations: decls.withHelpers(used), wgsl });
@@ -170,7 +197,67 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     pass: req.passId,
     instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE),
   };
-  const names = deriveEnv(k, v, pass);
+  // With a cache kept across compilations (watch), a request of a reused enumeration whose template
+  // closure is unchanged renders what it rendered before: its context, declarations and render key
+  // are not computed again. (The request is the same object only while its kernel's spec, what its
+  // templates read and the config are unchanged; see compile().)
+  const requestKey = ctx.cache ? `${req.profile.name}\0${ctx.cache.digests.digest(pass.shader)}` : undefined;
+  const earlier = requestKey !== undefined ? ctx.cache!.shaders.requestRenders.get(r) : undefined;
+  let rendered: RenderedShader | undefined;
+  if (earlier && earlier.key === requestKey) {
+    rendered = earlier.rendered;
+    ctx.cache!.shaders.stats.renderReused++;
+  } else {
+    rendered = renderRequest(req, ctx, v, pass, where);
+    if (!rendered) return undefined;
+    if (requestKey !== undefined) ctx.cache!.shaders.requestRenders.set(r, { key: requestKey, rendered });
+  }
+  const body = rendered.wgsl;
+  let id = ctx.memo?.ids.get(rendered);
+  if (id === undefined) {
+    id = sha256Hex(body).slice(0, 16);
+    ctx.memo?.ids.set(rendered, id);
+  }
+  const rec = ctx.shaders.get(id) ?? {
+    body,
+    templates: new Set<string>(),
+    kernels: new Set<string>(),
+    rendered,
+    origin: { kernel: k, pass },
+    occurrences: [] as Occurrence[],
+    tunables: req.facts.tunables,
+    featureSets: new Map(),
+    profiles: new Map(),
+  };
+  rec.occurrences.push(where);
+  rec.templates.add(pass.shader);
+  // Templates it includes are sources too (all are named, also one a branch of the template did not use).
+  for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
+  rec.kernels.add(k.spec.name);
+  // A device for this profile has all its features, and the template may use any of them (it can
+  // read them as device.features): validate under the profile's whole feature set.
+  const features = [...req.profile.features].sort();
+  rec.featureSets.set(features.join(","), features);
+  rec.profiles.set(req.profile.name, req.profile);
+  ctx.shaders.set(id, rec);
+  return id;
+}
+
+/** Renders one request (or takes the render of the same inputs from the cache); undefined after reporting why it cannot be rendered. */
+function renderRequest(
+  req: PassRequest,
+  ctx: RenderContext,
+  v: CheckedVariant,
+  pass: CheckedPass,
+  where: Occurrence,
+): RenderedShader | undefined {
+  const k = req.kernel;
+  const r = req.request;
+  let names = ctx.memo?.names.get(pass);
+  if (!names) {
+    names = deriveEnv(k, v, pass);
+    ctx.memo?.names.set(pass, names);
+  }
   const env = new DeriveEnv(names, new StaticLeaves(req.facts, r.pinned));
   const context: Record<string, unknown> = Object.create(null);
   try {
@@ -208,11 +295,21 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   }
   context.tunables = { ...req.facts.tunables };
   context.dtypes = Object.fromEntries(Object.entries(req.facts.dtypes).map(([p, t]) => [p, wgslScalar(t)]));
-  context.device = deviceContext(req.profile);
+  let device = ctx.memo?.devices.get(req.profile);
+  if (!device) {
+    device = deviceContext(req.profile);
+    ctx.memo?.devices.set(req.profile, device);
+  }
+  context.device = device;
   const form = f16StorageFor(req.profile.features);
   let decls: Declarations;
   try {
-    decls = declareResources(declBindings(pass.bindings, env), form, { enableF16: v.features.includes("shader-f16") });
+    const bindings = declBindings(pass.bindings, env);
+    const enableF16 = v.features.includes("shader-f16");
+    const declKey = ctx.declared ? JSON.stringify([bindings, form, enableF16]) : "";
+    const known = ctx.declared?.get(declKey);
+    decls = known ?? declareResources(bindings, form, { enableF16 });
+    if (!known) ctx.declared?.set(declKey, decls);
   } catch (err) {
     ctx.reports.push({
       diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, {
@@ -237,7 +334,15 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
     try {
-      rendered = renderWithDeclarations(ctx.renderer, ctx.templatesDir, pass.shader, context, decls, form);
+      rendered = renderWithDeclarations(
+        ctx.renderer,
+        ctx.templatesDir,
+        pass.shader,
+        context,
+        decls,
+        form,
+        ctx.cache?.digests.printsDeclarationsAsIs(pass.shader),
+      );
     } catch (err) {
       if (!(err instanceof RenderError)) throw err;
       rendered = err;
@@ -260,31 +365,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
     });
     return undefined;
   }
-  const body = rendered.wgsl;
-  const id = sha256Hex(body).slice(0, 16);
-  const rec = ctx.shaders.get(id) ?? {
-    body,
-    templates: new Set<string>(),
-    kernels: new Set<string>(),
-    rendered,
-    origin: { kernel: k, pass },
-    occurrences: [] as Occurrence[],
-    tunables: req.facts.tunables,
-    featureSets: new Map(),
-    profiles: new Map(),
-  };
-  rec.occurrences.push(where);
-  rec.templates.add(pass.shader);
-  // Templates it includes are sources too (all are named, also one a branch of the template did not use).
-  for (const inc of pass.reads?.includes ?? []) rec.templates.add(inc);
-  rec.kernels.add(k.spec.name);
-  // A device for this profile has all its features, and the template may use any of them (it can
-  // read them as device.features): validate under the profile's whole feature set.
-  const features = [...req.profile.features].sort();
-  rec.featureSets.set(features.join(","), features);
-  rec.profiles.set(req.profile.name, req.profile);
-  ctx.shaders.set(id, rec);
-  return id;
+  return rendered;
 }
 
 /**
@@ -294,11 +375,13 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
  */
 export async function validateShaders(
   shaders: ReadonlyMap<string, ShaderRecord>,
-  validator: WgslValidator,
+  validator: WgslValidator | (() => Promise<WgslValidator>),
   templatesDir: string,
   reports: Report[],
   cache?: ShaderCache,
+  store?: VerdictStore,
 ): Promise<void> {
+  const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
   for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;
     const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
@@ -314,11 +397,16 @@ export async function validateShaders(
       let problems = cache?.verdicts.get(verdictKey);
       if (problems) cache!.stats.validationReused++;
       else {
-        problems = await validator.validate(rec.body, relevant);
-        if (cache) {
-          cache.stats.validated++;
-          cache.verdicts.set(verdictKey, problems);
+        const stored = store?.get(rec.body, relevant);
+        if (stored) {
+          problems = stored;
+          if (cache) cache.stats.storeReused++;
+        } else {
+          problems = await (await validatorNow()).validate(rec.body, relevant);
+          store?.set(rec.body, relevant, problems);
+          if (cache) cache.stats.validated++;
         }
+        cache?.verdicts.set(verdictKey, problems);
       }
       const profiles = new Set([...rec.profiles.values()].filter((p) => [...p.features].sort().join(",") === key).map((p) => p.name));
       for (const pr of problems.filter((x) => x.severity === "error"))

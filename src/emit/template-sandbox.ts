@@ -453,6 +453,16 @@ export class SandboxEnvironment extends nunjucks.Environment {
 
   /** Renders one template in a fresh sandbox; throws what nunjucks throws (TemplateError with the cause). */
   renderSandboxed(name: string, context: object): string {
+    return this.renderCounted(name, context).out;
+  }
+
+  /** The sandbox's render limits. */
+  get renderLimits(): RenderLimits {
+    return this.limits;
+  }
+
+  /** renderSandboxed, also returning how many characters the template's `{{ … }}` printed (the total the limits count). */
+  renderCounted(name: string, context: object): { out: string; printed: number } {
     const tmpl = this.getTemplate(name, false) as unknown as CompiledTemplate;
     const budget = new Budget(this.limits);
     const runtime = makeRuntime(budget);
@@ -470,6 +480,6 @@ export class SandboxEnvironment extends nunjucks.Environment {
         `the rendered shader is ${out.length} characters long, more than the limit of ${this.limits.maxOutputChars}`,
       );
     }
-    return out;
+    return { out, printed: budget.printed };
   }
 }

@@ -30,43 +30,26 @@ type Token = { readonly kind: "ident" | "number" | "punct"; readonly text: strin
 /** Thrown inside this module for something the evaluator cannot resolve; caught and listed. */
 class Unresolved extends Error {}
 
-const PUNCT = [
-  "->",
-  "(",
-  ")",
-  "{",
-  "}",
-  "[",
-  "]",
-  "<",
-  ">",
-  ",",
-  ";",
-  ":",
-  "=",
-  "@",
-  "+",
-  "-",
-  "*",
-  "/",
-  "%",
-  "&",
-  "|",
-  "^",
-  "!",
-  "~",
-  ".",
-  "?",
-];
+/** The match of a sticky pattern at offset `i` of `src`, or undefined. */
+function matchAt(pattern: RegExp, src: string, i: number): string | undefined {
+  pattern.lastIndex = i;
+  return pattern.exec(src)?.[0];
+}
 
 /** Splits WGSL into tokens, dropping line and (nested) block comments. */
 function tokenize(src: string): Token[] {
+  // An identifier and a number literal, matched at an offset (sticky: the rest of the text is not copied).
+  const identAt = /[A-Za-z_][A-Za-z0-9_]*/y;
+  const numberAt = /(0[xX][0-9a-fA-F]+[iu]?|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?[fhiu]?)/y;
+  const space = /\s+/y;
   const tokens: Token[] = [];
   let i = 0;
   while (i < src.length) {
     const c = src[i];
     if (/\s/.test(c)) {
-      i++;
+      space.lastIndex = i;
+      space.exec(src);
+      i = space.lastIndex;
     } else if (src.startsWith("//", i)) {
       const nl = src.indexOf("\n", i);
       i = nl < 0 ? src.length : nl + 1;
@@ -83,15 +66,16 @@ function tokenize(src: string): Token[] {
         } else i++;
       }
     } else if (/[A-Za-z_]/.test(c)) {
-      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i))![0];
+      const m = matchAt(identAt, src, i)!;
       tokens.push({ kind: "ident", text: m, offset: i });
       i += m.length;
     } else if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(src[i + 1] ?? ""))) {
-      const m = /^(0[xX][0-9a-fA-F]+[iu]?|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?[fhiu]?)/.exec(src.slice(i))?.[0] ?? c;
+      const m = matchAt(numberAt, src, i) ?? c;
       tokens.push({ kind: "number", text: m, offset: i });
       i += m.length;
     } else {
-      const p = PUNCT.find((q) => src.startsWith(q, i)) ?? c;
+      // Every punctuation token but `->` is one character, and anything else is a token of its own.
+      const p = src.startsWith("->", i) ? "->" : c;
       tokens.push({ kind: "punct", text: p, offset: i });
       i += p.length;
     }

@@ -75,7 +75,8 @@ export interface Call {
 }
 
 /**
- * The per-profile manifest.json written next to the WGSL files of a bundle. Typed loosely enough
+ * The per-profile manifest.json written next to the WGSL files of a bundle: what the runtime reads
+ * (the variants' descriptions for tools are in kernels.json, KernelsFile). Typed loosely enough
  * that the JSON module itself satisfies it (`import m from "./out/core/manifest.json" with { type: "json" }`
  * is a Manifest); the runtime checks the values it reads (binding types in warmUp).
  */
@@ -89,6 +90,16 @@ export interface Manifest {
   readonly shaders: Readonly<Record<string, string>>;
   /** Every pipeline a profile may create, for warm-up: shader id, entry point and binding types. */
   readonly pipelines: readonly ManifestPipeline[];
+}
+
+/**
+ * The per-profile kernels.json beside manifest.json: what tools and tests read (each kernel's
+ * variants with their dtypes, tunables, passes, shader keys and ids, the variants not built, and
+ * the values of its `explain` entries per shader). The runtime never reads it.
+ */
+export interface KernelsFile {
+  readonly generatedBy: string;
+  readonly profile: string;
   readonly kernels: Readonly<Record<string, unknown>>;
 }
 

@@ -88,6 +88,12 @@ export interface TuneKernelConfig {
   readonly calls: readonly TuneCallConfig[];
   /** Tunable name → the candidate values (default: the spec's `values`, else its default). */
   readonly tunables?: Readonly<Record<string, readonly number[]>>;
+  /**
+   * A top-level derive entry of the kernel to key per-call choices on: when the fastest setting
+   * differs between calls, the tune file gets ranges of this key with their own values, which the
+   * build folds into the dispatcher (src/plan/tuned-rule.ts).
+   */
+  readonly by?: string;
 }
 
 /** What loadConfig returns. `config` and `profiles` are the defaults when `diagnostics` has errors. */
@@ -182,6 +188,10 @@ const tuneKernelSchema = z.strictObject({
     .array(tuneCallSchema, { error: "calls must be an array of call shapes" })
     .min(1, { error: "calls must list at least one call shape" }),
   tunables: z.record(z.string(), z.array(tunableValueSchema).min(1, { error: "list at least one candidate value" })).optional(),
+  by: z
+    .string({ error: "by must name a top-level derive entry of the kernel" })
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "by must name a top-level derive entry of the kernel (an identifier)" })
+    .optional(),
 });
 
 const configSchema = z.strictObject({
@@ -687,12 +697,17 @@ export function loadConfig(root: string): LoadedConfig {
   return parseConfig(text, file, root);
 }
 
-/** The pinned tunable values of one kernel on one profile: tuned values (kernelc.tune.json), overridden by the config's "*" pins, overridden by the profile's own. */
-export function pinnedTunables(config: KernelcConfig, profile: string, kernel: string): Record<string, number> {
+/** The tunable values the config itself pins for one kernel on one profile (its "*" pins overridden by the profile's own). */
+export function configPins(config: KernelcConfig, profile: string, kernel: string): Record<string, number> {
   const pick = (key: string): Readonly<Record<string, number>> => {
     const byKernel = Object.hasOwn(config.tunables, key) ? config.tunables[key] : undefined;
     return byKernel !== undefined && Object.hasOwn(byKernel, kernel) ? byKernel[kernel] : {};
   };
+  return { ...pick(ALL_PROFILES_KEY), ...pick(profile) };
+}
+
+/** The pinned tunable values of one kernel on one profile: tuned values (kernelc.tune.json), overridden by the config's "*" pins, overridden by the profile's own. */
+export function pinnedTunables(config: KernelcConfig, profile: string, kernel: string): Record<string, number> {
   const tuned = Object.hasOwn(config.tuned, profile) && Object.hasOwn(config.tuned[profile]!, kernel) ? config.tuned[profile]![kernel] : {};
-  return { ...tuned, ...pick(ALL_PROFILES_KEY), ...pick(profile) };
+  return { ...tuned, ...configPins(config, profile, kernel) };
 }

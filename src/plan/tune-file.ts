@@ -31,8 +31,28 @@ const scoreSchema = z.strictObject({
   score: z.number().nonnegative(),
 });
 
+/** A per-call rule (src/plan/tuned-rule.ts): ranges of a key, each with its own values of the ruled tunables. */
+const perCallSchema = z.strictObject({
+  /** The top-level derive entry of the kernel the ranges are cut on (the config's tune.<kernel>.by). */
+  by: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+  cases: z
+    .array(
+      z.strictObject({
+        /** Calls whose key is at most this value (absent on the last range). */
+        upTo: z.number().finite().optional(),
+        pins: pinsSchema,
+        /** The tune calls that fell in this range, and the range winner's time on each. */
+        calls: z.array(z.string()),
+        ms: z.array(z.number().nonnegative()),
+      }),
+    )
+    .min(2),
+});
+
 const recordSchema = z.strictObject({
+  /** The best single setting over every call (geometric mean); with perCall, what tools show and what ruled tunables fall back to nowhere. */
   pins: pinsSchema,
+  perCall: perCallSchema.optional(),
   measured: z.strictObject({
     adapter: z.strictObject({ vendor: z.string(), architecture: z.string(), device: z.string(), description: z.string() }),
     driver: z.string(),
@@ -59,6 +79,9 @@ const tuneFileSchema = z.strictObject({
 
 /** One tuned kernel on one profile. */
 export type TuneRecord = z.infer<typeof recordSchema>;
+
+/** A per-call rule as the tune file holds it. */
+export type PerCallRecord = z.infer<typeof perCallSchema>;
 
 /** The whole tune file. */
 export type TuneFile = z.infer<typeof tuneFileSchema>;

@@ -23,12 +23,14 @@ import { KERNELC_VERSION } from "../core/version.js";
 import type { Call, Plan } from "../model/plan.js";
 import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
 import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
-import { interpretPlan, KernelCallError } from "../plan/interpret.js";
+import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
+import type { KernelModel } from "../plan/dispatch-model.js";
+import { findRanges, ruleProblem } from "../plan/tuned-rule.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
 import type { Manifest } from "../model/plan.js";
 import { compareWithAdapter } from "../runtime/device.js";
 import type { TunableSpec } from "../model/spec.js";
-import { emptyTuneFile, type TuneFile, type TuneRecord } from "../plan/tune-file.js";
+import { emptyTuneFile, type PerCallRecord, type TuneFile, type TuneRecord } from "../plan/tune-file.js";
 import { executePlan } from "../runtime/execute.js";
 import { f32ToF16 } from "../runtime/f16.js";
 import { BufferUsage, MapMode } from "../runtime/gpu-constants.js";
@@ -299,7 +301,7 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
         );
         continue;
       }
-      const record = await tuneKernel(loaded, profile, kernel, section.calls, section.tunables, {
+      const record = await tuneKernel(loaded, profile, kernel, section.calls, section.tunables, section.by, {
         device,
         querySet,
         repeats,
@@ -314,6 +316,7 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
       tune.profiles[profile.name] ??= {};
       tune.profiles[profile.name]![kernel] = {
         pins: record.winner.pins,
+        ...(record.perCall ? { perCall: record.perCall } : {}),
         measured: {
           adapter: { vendor: info.vendor, architecture: info.architecture, device: info.device, description: info.description },
           driver: info.description,
@@ -359,8 +362,9 @@ async function tuneKernel(
   kernel: string,
   rawCalls: readonly TuneCallConfig[],
   override: Readonly<Record<string, readonly number[]>> | undefined,
+  by: string | undefined,
   ctx: KernelTuneContext,
-): Promise<{ winner: Score; runnerUp?: Score; table: Score[]; candidates: number; calls: string[] } | undefined> {
+): Promise<{ winner: Score; runnerUp?: Score; table: Score[]; perCall?: PerCallRecord; candidates: number; calls: string[] } | undefined> {
   const configFile = loaded.file ? { file: loaded.file, pointer: `/tune/${kernel}` } : undefined;
   const resolved: TuneCallConfig[] = [];
   for (const call of rawCalls) {
@@ -377,7 +381,9 @@ async function tuneKernel(
   }
   const calls: readonly TuneCallConfig[] = resolved;
   // The spec's tunables: compile once without pins to find the kernel.
-  const base = await compile(loaded, { profiles: [profile.name] });
+  // Without the tune file: a previous per-call rule would hide its tunables from the spec as built.
+  const { tuneFile: _previous, ...untuned } = loaded;
+  const base = await compile(untuned, { profiles: [profile.name] });
   const baseKernel = base.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernel);
   if (base.diagnostics.some((d) => d.severity === "error") || !baseKernel) {
     ctx.diagnostics.push(...base.diagnostics.filter((d) => d.severity === "error"));
@@ -412,16 +418,33 @@ async function tuneKernel(
     );
     return undefined;
   }
+  if (by !== undefined && candidates.length > 1) {
+    // The tunables a per-call rule would set must reach no shader text, and the key must exist.
+    const probe = ruleProblem(baseKernel.model.kernel, { by, cases: [{ upTo: 0, pins: candidates[0]! }, { pins: candidates[0]! }] });
+    if (probe)
+      ctx.diagnostics.push(
+        makeDiagnostic(
+          "tune_rule_invalid",
+          `tune.${kernel}.by: ${probe.message}`,
+          loaded.file ? { file: loaded.file, pointer: `/tune/${kernel}/by` } : undefined,
+          {
+            hint: probe.hint,
+          },
+        ),
+      );
+  }
   if (ctx.diagnostics.some((d) => d.severity === "error")) return undefined;
-  // Compile and plan every candidate. A call no candidate can serve on this profile (no variant,
+  // Compile and plan every candidate (without the tune file: a previous per-call rule must not
+  // change what a candidate's pins mean). A call no candidate can serve on this profile (no variant,
   // e.g. f16 data on a profile without f16 kernels) is left out with a warning; an invalid call is
   // an error; a candidate that cannot serve a usable call is left out.
   const built: { pins: Record<string, number>; plans: (Plan | KernelCallError)[]; shaders: Map<string, string> }[] = [];
+  let keys: (number | undefined)[] | undefined;
   for (const [i, pins] of candidates.entries()) {
     ctx.progress(`${profile.name} ${kernel}: compiling candidate ${i + 1}/${candidates.length}`);
     const byProfile = Object.hasOwn(loaded.config.tunables, profile.name) ? loaded.config.tunables[profile.name]! : {};
     const withPins: LoadedConfig = {
-      ...loaded,
+      ...untuned,
       config: {
         ...loaded.config,
         tunables: {
@@ -443,6 +466,7 @@ async function tuneKernel(
         throw err;
       }
     });
+    keys ??= by === undefined ? undefined : calls.map((call) => ruleKey(model, call, by));
     built.push({ pins, plans, shaders });
   }
   const usable: number[] = [];
@@ -500,13 +524,45 @@ async function tuneKernel(
     score: Number(geomean(perCall[i]!).toPrecision(4)),
   }));
   const order = scored.map((s, i) => [s, i] as const).sort((a, b) => a[0].score - b[0].score || a[1] - b[1]);
+  let rule: PerCallRecord | undefined;
+  const usedKeys = keys && usable.map((c) => keys![c]);
+  if (by !== undefined && usedKeys && usedKeys.every((k): k is number => k !== undefined) && scored.length > 1) {
+    const ranges = findRanges(usedKeys, scored, RULE_TOLERANCE);
+    if (ranges.length > 1)
+      rule = {
+        by,
+        cases: ranges.map((r) => ({
+          ...(r.upTo !== undefined ? { upTo: r.upTo } : {}),
+          pins: scored[r.winner]!.pins,
+          calls: r.calls.map((c) => usedCalls[c]!.name),
+          ms: r.calls.map((c) => scored[r.winner]!.ms[c]!),
+        })),
+      };
+  }
   return {
+    ...(rule ? { perCall: rule } : {}),
     winner: order[0]![0],
     ...(order[1] ? { runnerUp: order[1][0] } : {}),
     table: scored,
     candidates: prepared.length,
     calls: usedCalls.map((c) => c.name),
   };
+}
+
+/**
+ * How much slower than a call's fastest candidate a range's single winner may be on that call
+ * (2%, about the spread of repeated medians on the H200) before the call starts a new range.
+ */
+export const RULE_TOLERANCE = 0.02;
+
+/** The value of the rule's key (a top-level derive entry) for one tune call, or undefined when the call does not evaluate it. */
+function ruleKey(model: KernelModel, call: TuneCallConfig, by: string): number | undefined {
+  try {
+    const v = selectVariant(model, callOf(call)).topEnv.derive(by);
+    return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function pick(t: LoadedConfig["config"]["tunables"], profile: string, kernel: string): Record<string, number> {

@@ -179,7 +179,7 @@ describe("names that are Object.prototype members are plain names", () => {
       expect(lint(root).diagnostics).toEqual([]);
       const built = await compile(loadConfig(root));
       expect(codes(built.diagnostics)).toEqual([]);
-      expect(JSON.parse(built.files.get("core/manifest.json")!).kernels).toHaveProperty([kernel]);
+      expect(JSON.parse(built.files.get("core/kernels.json")!).kernels).toHaveProperty([kernel]);
       const mod = await importDispatcher(built.files.get("core/dispatcher.ts")!);
       const planners = mod.planners as Record<string, (c: unknown) => Plan>;
       expect(Object.hasOwn(planners, kernel)).toBe(true);

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { explain } from "../../src/api/index.js";
 import { main } from "../../src/cli/main.js";
-import type { Manifest } from "../../src/model/plan.js";
+import type { KernelsFile } from "../../src/model/plan.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -142,8 +142,8 @@ describe("the spec's explain list", () => {
 
     const built = await cli(["build"], dir);
     expect(built.code, built.stderr).toBe(0);
-    const manifest = JSON.parse(fs.readFileSync(path.join(dir, "out", "core", "manifest.json"), "utf8")) as Manifest;
-    const kernel = manifest.kernels.Scale as {
+    const described = JSON.parse(fs.readFileSync(path.join(dir, "out", "core", "kernels.json"), "utf8")) as KernelsFile;
+    const kernel = described.kernels.Scale as {
       variants: { passes: { id: string; shaders: Record<string, string> }[] }[];
       explain?: Record<string, Record<string, unknown>>;
     };

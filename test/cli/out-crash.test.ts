@@ -174,6 +174,12 @@ describe("failures leave the previous out/ intact", () => {
     const after = snapshot(root);
     delete after["templates/axpby.wgsl.jinja"];
     delete before["templates/axpby.wgsl.jinja"];
+    // kernelc's own verdict cache learns the new shader's verdict; nothing else may change.
+    expect(JSON.parse(after[".kernelc-cache/tint-verdicts.json"]!).verdicts).toMatchObject(
+      JSON.parse(before[".kernelc-cache/tint-verdicts.json"]!).verdicts,
+    );
+    delete after[".kernelc-cache/tint-verdicts.json"];
+    delete before[".kernelc-cache/tint-verdicts.json"];
     expect(after).toEqual(before);
   });
 

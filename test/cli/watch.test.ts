@@ -89,19 +89,19 @@ describe("kernelc watch", () => {
     expect(first).toMatchObject({ wrote: true, errors: false });
     // Two templates; the profiles share each render (the templates read nothing of the device) and
     // each verdict (the shaders enable no feature).
-    expect(first.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2 });
+    expect(first.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2, storeReused: 0 });
     expect(shaders(dir)).toHaveLength(2);
 
     fs.appendFileSync(path.join(dir, "templates", "small.wgsl.jinja"), "// edited small\n");
     const second = await log.next();
     expect(second).toMatchObject({ wrote: true, errors: false });
-    expect(second.stats).toEqual({ rendered: 1, renderReused: 3, validated: 1, validationReused: 3 });
+    expect(second.stats).toEqual({ rendered: 1, renderReused: 3, validated: 1, validationReused: 3, storeReused: 0 });
     expect(shaders(dir).filter((s) => s.includes("// edited small"))).toHaveLength(1);
 
     // lib is imported by both templates: both re-render.
     fs.writeFileSync(path.join(dir, "templates", "lib.wgsl.jinja"), "{% macro scaled(v) %}({{ v }}) * params.alpha{% endmacro %}\n");
     const third = await log.next();
-    expect(third.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2 });
+    expect(third.stats).toEqual({ rendered: 2, renderReused: 2, validated: 2, validationReused: 2, storeReused: 0 });
     expect(shaders(dir).every((s) => s.includes("y[i] = (x[i]) * params.alpha"))).toBe(true);
     expect(fs.readFileSync(path.join(dir, "out", "build-info.json"), "utf8")).toContain('"inputs"');
     expect(stderr).toMatch(/^wrote out\/: 2 profiles, 2 shaders\nrebuilt in \d+ ms \(1 rendered, 3 reused; 1 validated, 3 reused\)$/m);
@@ -167,6 +167,39 @@ describe("kernelc watch", () => {
     const fixed = await log.next();
     expect(fixed).toMatchObject({ wrote: true, errors: false });
     expect(shaders(dir).some((s) => s.includes("y[i] = x[i] * params.alpha + 1.0;"))).toBe(true);
+  }, 60_000);
+
+  it("edits of the spec, of what a template reads and of the config enumerate again: out/ is each time what a fresh build writes", async () => {
+    const dir = project();
+    const log = rebuilds();
+    session = startWatch(
+      { stdout: () => {}, stderr: () => {}, cwd: dir, isTTY: false, env: {} },
+      { format: "json", onRebuild: log.onRebuild },
+    );
+    await log.next();
+    const fresh = async (): Promise<void> => {
+      let stderr = "";
+      const io = { stdout: () => {}, stderr: (t: string) => (stderr += t), cwd: dir, isTTY: false, env: {} };
+      expect(await main(["build", "--check"], io), stderr).toBe(0);
+    };
+    const specFile = path.join(dir, "specs", "Scale.json");
+    fs.writeFileSync(specFile, JSON.stringify({ ...SPEC, tunables: { WG: { default: 128 } } }, null, 2));
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(shaders(dir).every((t) => t.includes("const WG = 128u;"))).toBe(true);
+    await fresh();
+    const config = {
+      profiles: ["desktop-64k", "core", "compat"],
+      instances: { Scale: [{ name: "a", values: { "dim(shapes.xT, 0)": 4096 } }] },
+    };
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(config));
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(fs.existsSync(path.join(dir, "out", "compat"))).toBe(true);
+    await fresh();
+    // The template now reads a run-time value: its shaders are keyed by it.
+    fs.writeFileSync(path.join(dir, "templates", "small.wgsl.jinja"), body(" + f32({{ n }})"));
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(shaders(dir).some((t) => t.includes("+ f32(4096)"))).toBe(true);
+    await fresh();
   }, 60_000);
 
   it("is a command: `kernelc watch --help`", async () => {

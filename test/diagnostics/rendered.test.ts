@@ -283,7 +283,7 @@ describe("build diagnostics, rendered as text", () => {
     expect(missing.code).toBe(1);
     expect(codesIn(missing.stderr)).toEqual(["out_stale"]);
     expect(missing.stderr).toMatch(
-      /^error\[out_stale\]: out\/ is out of date: \d+ files differ from a fresh build \(.*build-info\.json, core\/dispatcher\.ts, core\/manifest\.json, /m,
+      /^error\[out_stale\]: out\/ is out of date: \d+ files differ from a fresh build \(.*build-info\.json, core\/dispatcher\.ts, core\/kernels\.json, core\/manifest\.json, /m,
     );
     expect(missing.stderr).toContain("= hint: run `npx kernelc build` and commit the result");
 

@@ -185,6 +185,35 @@ describe("hostile call objects", () => {
     expect(plans).toBeGreaterThan(10);
   });
 
+  it("a tensor's own shape and dtype are read when they are not enumerable, and inherited ones never", () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.nat(1), fc.nat(3), (s, ki, form) => {
+        const k = kernels[ki % kernels.length]!;
+        const call = plain(k.calls(s)) as unknown as { inputs: Record<string, { shape: unknown; dtype: unknown }> };
+        const want = outcome(() => k.plan(call));
+        for (const [id, t] of Object.entries(call.inputs)) {
+          if (t === null || typeof t !== "object") continue;
+          // 0: both own and not enumerable; 1: shape so, dtype enumerable; 2: dtype so, shape enumerable;
+          // 3: both inherited from the tensor's prototype (a missing shape, as if absent).
+          const proto = form === 3 ? { shape: t.shape, dtype: t.dtype } : {};
+          const hidden = Object.create(proto) as Record<string, unknown>;
+          if (form !== 3) {
+            if (form === 2) hidden.shape = t.shape;
+            else Object.defineProperty(hidden, "shape", { value: t.shape });
+            if (form === 1) hidden.dtype = t.dtype;
+            else Object.defineProperty(hidden, "dtype", { value: t.dtype });
+          }
+          call.inputs[id] = hidden as { shape: unknown; dtype: unknown };
+        }
+        const got = outcome(() => k.plan(call));
+        if (form !== 3) expect(got).toEqual(want);
+        else expect(got).toMatchObject({ error: { kind: "invalid_call" } });
+        expect(outcome(() => interpretPlan(k.model, call as unknown as Call))).toEqual(got);
+      }),
+      runs,
+    );
+  });
+
   it("a polluted Object.prototype or Array.prototype has no effect", () => {
     fc.assert(
       fc.property(fc.nat(), fc.nat(1), fc.nat(), (s, ki, d) => {

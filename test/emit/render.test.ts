@@ -12,6 +12,7 @@ import { instrumentTemplate, RenderError, TemplateRenderer, tidyText } from "../
 import { WgslValidator } from "../../src/emit/validate-wgsl.js";
 import { type DeclBinding, declareResources, resourceDeclarations, uniformSize } from "../../src/emit/wgsl-declarations.js";
 import { renderWithDeclarations } from "../../src/emit/shader.js";
+import { TemplateDigests } from "../../src/emit/shader-cache.js";
 import { f16StorageFor } from "../../src/plan/f16-storage.js";
 import { updatingGoldens } from "../support/golden.js";
 
@@ -137,6 +138,19 @@ describe("golden renders of templates/", () => {
     );
     if (updatingGoldens()) writeFileSync(expectedPath, wgsl);
     expect(wgsl).toBe(readFileSync(expectedPath, "utf8"));
+    // Rendered once and filled in (the seed templates print the declarations as they stand): the same text and line map.
+    expect(new TemplateDigests(TEMPLATES).printsDeclarationsAsIs(input.shader)).toBe(true);
+    const once = renderWithDeclarations(
+      renderer,
+      TEMPLATES,
+      input.shader,
+      input.context,
+      declareResources(input.bindings, form),
+      form,
+      true,
+    );
+    expect(once.wgsl).toBe(wgsl);
+    expect(once.lineMap).toEqual(lineMap);
     expect(await validator.validate(wgsl, input.features)).toEqual([]);
     // Every output line maps to a template line (of the template or a file it imports) whose
     // text, for plain text lines, is that line.

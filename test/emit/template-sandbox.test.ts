@@ -106,6 +106,7 @@ const CORPUS: readonly (readonly [string, string])[] = [
   ["join by attribute", `{{ [range] | join(",", "constructor") }}`],
   ["sum by attribute", `{{ [range] | sum("constructor", "") }}`],
   ["sort by attribute, keyword", `{{ [range] | sort(attribute="constructor") | first }}`],
+  ["inside a set block", `{% set s %}{{ range.constructor("${CALL}")() }}{% endset %}{{ s }}`],
 ];
 
 describe("the SSTI corpus renders nothing and executes nothing", () => {

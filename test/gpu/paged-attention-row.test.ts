@@ -158,9 +158,9 @@ function plannerFor(c: RowCase): Promise<CompiledPlanner> {
   return p;
 }
 
-/** The design each attention shader of a build has (its manifest's explain table). */
+/** The design each attention shader of a build has (the explain table of its kernels.json). */
 function designOf(compiled: CompiledPlanner, profile: string, shaderId: string): unknown {
-  const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!) as {
+  const manifest = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!) as {
     kernels: Record<string, { explain?: Record<string, { pagedDesign?: string }> }>;
   };
   return manifest.kernels.PagedAttention.explain?.[shaderId]?.pagedDesign;

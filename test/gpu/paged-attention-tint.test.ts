@@ -75,8 +75,8 @@ describe("PagedAttention shaders (Tint through the compiler)", () => {
           expect(/^enable subgroups;$/m.test(wgsl), JSON.stringify(g)).toBe(rows);
         });
         expect(Object.keys(compiled.shaders).length).toBeGreaterThan(20);
-        const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!);
-        for (const v of manifest.kernels.PagedAttention.variants)
+        const described = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!);
+        for (const v of described.kernels.PagedAttention.variants)
           for (const p of v.passes) for (const leaf of p.key) expect(leaf, `${v.id}/${p.id}`).not.toMatch(PER_CALL);
       }, 600_000);
     }

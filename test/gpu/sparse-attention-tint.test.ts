@@ -85,8 +85,8 @@ describe("SparseAttention shaders (Tint through the compiler)", () => {
             expect(plan.passes.map((p) => p.id)).toEqual([...(g.rotary === "off" ? ["append"] : ["append", "rotate_q"]), ...mode.attend]);
           });
           shaders += Object.keys(compiled.shaders).length;
-          const manifest = JSON.parse(compiled.build.files.get(`${profile}/manifest.json`)!);
-          for (const v of manifest.kernels.SparseAttention.variants)
+          const described = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!);
+          for (const v of described.kernels.SparseAttention.variants)
             for (const p of v.passes) for (const leaf of p.key) expect(leaf, `${v.id}/${p.id}`).not.toMatch(PER_CALL);
         }
         expect(shaders).toBeGreaterThan(40);

@@ -46,7 +46,7 @@ describe("loadSpecFile on the seed", () => {
       ["T", ["float16"]],
       ["S", ["int32"]],
     ]);
-    expect(spec.tunables).toHaveLength(5);
+    expect(spec.tunables).toHaveLength(7);
     expect(spec.derive).toHaveLength(Object.keys(JSON.parse(SEED).derive).length);
     expect(spec.when.map((w) => w.text)).toEqual(["pagedContractOk", "dispatchFits"]);
     expect(spec.bindings).toHaveLength(14);

@@ -30,8 +30,10 @@ describe("kernelc API", () => {
     const names = [...r.files.keys()];
     expect(names.filter((n) => !n.startsWith("shaders/"))).toEqual([
       "core/dispatcher.ts",
+      "core/kernels.json",
       "core/manifest.json",
       "desktop-32k/dispatcher.ts",
+      "desktop-32k/kernels.json",
       "desktop-32k/manifest.json",
       "index.ts",
       "profiles.json",
@@ -45,15 +47,26 @@ describe("kernelc API", () => {
     expect([...js.files.keys()].filter((n) => !n.startsWith("shaders/"))).toEqual([
       "core/dispatcher.d.ts",
       "core/dispatcher.js",
+      "core/kernels.json",
       "core/manifest.json",
       "desktop-32k/dispatcher.d.ts",
       "desktop-32k/dispatcher.js",
+      "desktop-32k/kernels.json",
       "desktop-32k/manifest.json",
       "index.d.ts",
       "index.js",
       "profiles.json",
     ]);
     expect(js.files.get("core/manifest.json")).toBe(r.files.get("core/manifest.json"));
+    // The manifest holds what the runtime reads; the variants' descriptions are in kernels.json.
+    const manifest = JSON.parse(r.files.get("core/manifest.json")!) as Record<string, unknown>;
+    expect(Object.keys(manifest).sort()).toEqual(["generatedBy", "pipelines", "profile", "requiredFeatures", "requiredLimits", "shaders"]);
+    const described = JSON.parse(r.files.get("core/kernels.json")!) as Record<string, unknown>;
+    expect(described).toMatchObject({
+      generatedBy: manifest.generatedBy,
+      profile: "core",
+      kernels: { Axpby: { variants: expect.any(Array) } },
+    });
   });
 
   it("build() returns diagnostics, not files, for a broken spec; loadConfig() for a broken config", async () => {

@@ -13,7 +13,6 @@ function manifest(profile: string, requiredLimits: Record<string, number>, requi
     requiredFeatures,
     shaders: {},
     pipelines: [{ shader: `${profile}-shader`, entryPoint: "main", bindings: ["read-only-storage", "storage"] }],
-    kernels: {},
   };
 }
 

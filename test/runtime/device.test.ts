@@ -12,7 +12,7 @@ import {
 import type { Manifest } from "../../src/model/plan.js";
 
 function manifest(profile: string, requiredLimits: Record<string, number>, requiredFeatures: string[] = []): Manifest {
-  return { generatedBy: "test", profile, requiredLimits, requiredFeatures, shaders: {}, pipelines: [], kernels: {} };
+  return { generatedBy: "test", profile, requiredLimits, requiredFeatures, shaders: {}, pipelines: [] };
 }
 
 /** A fake adapter whose limits are getters on a prototype, as in real GPUSupportedLimits objects. */

@@ -114,8 +114,8 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
     const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
     const wg = tune.profiles[PROFILE].Axpby.pins.WG;
     expect((await run(dir, "build")).code).toBe(0);
-    const manifest = JSON.parse(fs.readFileSync(path.join(dir, "out", PROFILE, "manifest.json"), "utf8"));
-    const tunables = manifest.kernels.Axpby.variants.map((v: { tunables: { WG: number } }) => v.tunables.WG);
+    const described = JSON.parse(fs.readFileSync(path.join(dir, "out", PROFILE, "kernels.json"), "utf8"));
+    const tunables = described.kernels.Axpby.variants.map((v: { tunables: { WG: number } }) => v.tunables.WG);
     expect(new Set(tunables)).toEqual(new Set([wg]));
     const first = fs.readFileSync(path.join(dir, "out", PROFILE, "dispatcher.ts"), "utf8");
     expect((await run(dir, "build", "--force")).code).toBe(0);
@@ -132,8 +132,8 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
     fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig({ tunables: { [PROFILE]: { Axpby: { WG: other } } } }));
     try {
       expect((await run(dir, "build")).code).toBe(0);
-      const manifest = JSON.parse(fs.readFileSync(path.join(dir, "out", PROFILE, "manifest.json"), "utf8"));
-      expect(new Set(manifest.kernels.Axpby.variants.map((v: { tunables: { WG: number } }) => v.tunables.WG))).toEqual(new Set([other]));
+      const described = JSON.parse(fs.readFileSync(path.join(dir, "out", PROFILE, "kernels.json"), "utf8"));
+      expect(new Set(described.kernels.Axpby.variants.map((v: { tunables: { WG: number } }) => v.tunables.WG))).toEqual(new Set([other]));
       const explain = await run(dir, "explain", "Axpby", "--profile", PROFILE);
       expect(explain.stdout).toContain(`WG: the config pins ${other}, which takes precedence over the tuned`);
     } finally {
@@ -149,6 +149,21 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
       const r = await run(dir, "tune", "--profile", PROFILE, "--repeats", "1");
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/error\[tune_call_invalid\]: tune call `wrong` of Axpby cannot be planned on mobile-1024-f16/);
+    } finally {
+      fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+    }
+  });
+
+  it("refuses a per-call key (`by`) over tunables that shape the shader, before measuring", async () => {
+    const config = JSON.parse(tuneConfig()) as { tune: { Axpby: Record<string, unknown> } };
+    config.tune.Axpby.by = "n";
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(config));
+    const before = fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8");
+    try {
+      const r = await run(dir, "tune", "--profile", PROFILE);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error\[tune_rule_invalid\]: tune.Axpby.by: WG shapes the shader of pass main/);
+      expect(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8")).toBe(before);
     } finally {
       fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
     }

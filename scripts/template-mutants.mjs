@@ -68,11 +68,23 @@ const MUTANTS = [
     id: "merge-skips-last-split",
     kind: "off-by-one loop bound",
     file: "lib/splitk-merge.wgsl.jinja",
-    find: "for (var i = 0u; i < num_splits; i++) {",
-    count: 2,
-    replace: "for (var i = 0u; i + 1u < num_splits; i++) {",
+    find: "for (var i = g; i < num_splits; i += GROUPS) {",
+    count: 1,
+    replace: "for (var i = g; i + GROUPS < num_splits; i += GROUPS) {",
     tests: [PAGED],
     filter: PAGED_SPLIT,
+  },
+  {
+    id: "merge-drops-last-group",
+    kind: "off-by-one loop bound",
+    file: "lib/splitk-merge.wgsl.jinja",
+    find: "for (var j = 1u; j < GROUPS; j++) {",
+    count: 1,
+    replace: "for (var j = 1u; j + 1u < GROUPS; j++) {",
+    // The last of the merge's 8 groups holds splits 7, 15, …: the long case has dozens of
+    // non-empty splits (the short split cases of PAGED_SPLIT have at most 7).
+    tests: [PAGED],
+    filter: "separate_derived_splitk: G8 H64 bs32 long$",
   },
   {
     id: "sparse-causal-strict",

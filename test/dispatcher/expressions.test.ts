@@ -61,6 +61,13 @@ const FIELDS: readonly (readonly [string, "u32" | "i32" | "f32", string])[] = [
   ["div_ic", "i32", "(n - 10) / 4 + (n - 10) / -4"],
   ["mod_ic", "i32", "(n - 10) % 4 + (n - 10) % -4 + n % 1"],
   ["mix", "f32", "n * attrs.f - attrs.c * 2"],
+  // Float mode proper: a float literal on one side.
+  ["add_fl", "f32", "attrs.a + 0.25"],
+  ["sub_fl", "f32", "attrs.a - 0.25"],
+  ["mul_fl", "f32", "attrs.b * 1.5"],
+  ["div_fl", "f32", "attrs.a / 0.5 + 0.5 / attrs.b"],
+  ["fdiv_fl", "f32", "attrs.a // 0.75 + 0.75 // attrs.b"],
+  ["mod_fl", "f32", "attrs.a % 0.75 + 0.75 % attrs.b"],
 ];
 
 function exprSpec(): unknown {

@@ -46,6 +46,19 @@ const SHAPES: readonly PagedCaseShape[] = [
   { name: "G4 H128 bs32", numHeads: 8, kvNumHeads: 2, headSize: 128, blockSize: 32, batch: 8, maxPast: 300, maxNew: 12 },
   { name: "G8 H128 bs16", numHeads: 8, kvNumHeads: 1, headSize: 128, blockSize: 16, batch: 8, maxPast: 200, maxNew: 6 },
   { name: "G8 H64 bs32 long", numHeads: 8, kvNumHeads: 1, headSize: 64, blockSize: 32, batch: 3, maxPast: 700, maxNew: 4 },
+  // A flat softmax over many splits: every split's partial weighs in the merge (a merge that
+  // drops a group of splits moves the output well past the tolerance).
+  {
+    name: "G8 H64 bs32 long flat",
+    numHeads: 8,
+    kvNumHeads: 1,
+    headSize: 64,
+    blockSize: 32,
+    batch: 3,
+    maxPast: 700,
+    maxNew: 4,
+    qkAmplitude: 0.05,
+  },
   // Head sizes whose vec4 row (20) or scalar row (34) does not divide the workgroup: the generic
   // item mapping of the attention template; H = 34 also takes the scalar (non-vec4) cache path.
   { name: "G2 H80 bs16 generic items", numHeads: 4, kvNumHeads: 2, headSize: 80, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6 },

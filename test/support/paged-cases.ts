@@ -38,6 +38,12 @@ export interface PagedCaseShape {
   readonly scalarOnly?: boolean;
   /** Corrupt some block_table and slot_mapping entries that are used (negative, past the cache, huge). */
   readonly hostile?: boolean;
+  /**
+   * Amplitude of the query and key values (default QK_AMPLITUDE: peaked softmax, as in trained
+   * models). A small one gives a nearly flat softmax, where every key's V row weighs in: what a
+   * case needs to see a split-K merge that drops some splits.
+   */
+  readonly qkAmplitude?: number;
 }
 
 /**
@@ -148,7 +154,8 @@ export function makePagedCase(
   }
   const qWidth = packed ? (N + 2 * Nkv) * H : N * H;
   // Query rows: Q and K parts with the model-like amplitude, V parts with 1.
-  const query = randomValues(T * qWidth, rand, QK_AMPLITUDE);
+  const qk = shape.qkAmplitude ?? QK_AMPLITUDE;
+  const query = randomValues(T * qWidth, rand, qk);
   const vFrom = (N + Nkv) * H;
   if (packed) for (let t = 0; t < T; t++) query.set(randomValues(Nkv * H, rand, 1), t * qWidth + vFrom);
   // Rows some visible key reads: positions [0, past + new) of each sequence through the final table.
@@ -182,9 +189,9 @@ export function makePagedCase(
   return {
     call: { inputs, outputs: { outputT: f16([T, N * H]) }, attrs: { num_heads: N, kv_num_heads: Nkv } },
     query,
-    key: packed ? null : randomValues(T * Nkv * H, rand, QK_AMPLITUDE),
+    key: packed ? null : randomValues(T * Nkv * H, rand, qk),
     value: packed ? null : randomValues(T * Nkv * H, rand, 1),
-    keyCache: cacheBits(QK_AMPLITUDE),
+    keyCache: cacheBits(qk),
     valueCache: cacheBits(1),
     cum,
     past,

@@ -200,7 +200,19 @@ async function runPlan(
   return out;
 }
 
-describe.runIf(device)("PagedAttention's row design, executed at the adapter's subgroup width", () => {
+// An adapter whose subgroups the design cannot use fails the run under CI=true (the path the
+// desktop profiles ship must run numerically); elsewhere the file says why its cases do not run.
+if (device && W === undefined) {
+  if (process.env.CI === "true") {
+    test("the adapter can run the row design", () => {
+      expect.fail(`${widthProblem} (CI=true: the row design's path must run numerically)`);
+    });
+  } else {
+    console.warn(`${widthProblem}; the row design's GPU cases do not run`);
+  }
+}
+
+describe.runIf(device && W !== undefined)("PagedAttention's row design, executed at the adapter's subgroup width", () => {
   const table: string[] = [];
   console.log(`PagedAttention row design GPU test seed: ${SEED} (replay with PAGED_ROW_SEED=${SEED}); subgroup width ${W ?? "unusable"}`);
   afterEach(async () => {
@@ -210,18 +222,6 @@ describe.runIf(device)("PagedAttention's row design, executed at the adapter's s
     if (table.length) console.log([`W | profile | variant | case | numSplits | max |err| | max err/tol`, ...table].join("\n"));
     device?.destroy();
   });
-
-  if (W === undefined) {
-    if (process.env.CI === "true") {
-      test("the adapter can run the row design", () => {
-        expect.fail(`${widthProblem} (CI=true: the row design's path must run numerically)`);
-      });
-    } else {
-      console.warn(`${widthProblem}; skipping the row design's GPU test`);
-      test.skip("the adapter can run the row design", () => {});
-    }
-    return;
-  }
 
   for (const [i, c] of CASES.entries()) {
     test(`W${W} ${c.profile}: ${c.variant}: ${c.shape.name}`, async () => {

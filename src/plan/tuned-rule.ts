@@ -15,6 +15,7 @@
 import type { CheckedDerive, CheckedKernel, CheckedPass, CheckedVariant, CExpr } from "../model/checked.js";
 import type { TExpr } from "../model/ir.js";
 import { BOOL, INT } from "../model/types.js";
+import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
 import { deriveEnv } from "../check/check-spec.js";
 
 /** One range of a rule: calls whose key is at most `upTo` (the last range has none) get `pins`. */
@@ -107,47 +108,14 @@ export function ruleProblem(k: CheckedKernel, rule: TunedRule): RuleProblem | un
 
 /** The tunables that the derive entries `roots` read, directly or through other entries. */
 function tunablesReached(env: ReadonlyMap<string, CheckedDerive>, roots: readonly string[]): Set<string> {
-  const seen = new Set<string>();
   const found = new Set<string>();
-  const stack = [...roots];
-  while (stack.length) {
-    const name = stack.pop()!;
-    if (seen.has(name)) continue;
-    seen.add(name);
+  const memo = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>();
+  for (const name of roots) {
     const d = env.get(name);
     if (!d) continue;
-    walk(d.expr.texpr, (x) => {
-      if (x.k === "leaf" && x.leaf.ns === "tunables") found.add(x.leaf.name);
-      if (x.k === "derive") stack.push(x.name);
-    });
+    for (const info of leavesOf(d.expr.texpr, env, memo).values()) if (info.leaf.ns === "tunables") found.add(info.leaf.name);
   }
   return found;
-}
-
-function walk(x: TExpr, visit: (x: TExpr) => void): void {
-  visit(x);
-  switch (x.k) {
-    case "call":
-      x.args.forEach((a) => walk(a, visit));
-      break;
-    case "neg":
-    case "not":
-      walk(x.operand, visit);
-      break;
-    case "binary":
-      walk(x.left, visit);
-      walk(x.right, visit);
-      break;
-    case "cond":
-      walk(x.cond, visit);
-      walk(x.then, visit);
-      walk(x.otherwise, visit);
-      break;
-    case "list":
-      x.items.forEach((a) => walk(a, visit));
-      break;
-    default:
-  }
 }
 
 /** `v1 if key <= t1 else (v2 if key <= t2 else v3)` for one tunable of a rule. */
@@ -258,7 +226,8 @@ export interface FoundRange {
   readonly upTo?: number;
 }
 
-function geomean(xs: readonly number[]): number {
+/** The geometric mean of positive times (how the tuner scores a candidate over calls). */
+export function geomean(xs: readonly number[]): number {
   return Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-9)), 0) / xs.length);
 }
 

@@ -25,7 +25,7 @@ import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
 import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
 import type { KernelModel } from "../plan/dispatch-model.js";
-import { findRanges, ruleProblem } from "../plan/tuned-rule.js";
+import { findRanges, geomean, ruleProblem } from "../plan/tuned-rule.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
 import type { Manifest } from "../model/plan.js";
 import { compareWithAdapter } from "../runtime/device.js";
@@ -180,10 +180,6 @@ function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function geomean(xs: readonly number[]): number {
-  return Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-9)), 0) / xs.length);
 }
 
 /** One candidate ready to run on one call. */

@@ -7,7 +7,7 @@
 import type { Value } from "../model/ir.js";
 import { outputsToFill, type KernelModel } from "../plan/dispatch-model.js";
 import { CodeWriter, comment, str, ty } from "./code-writer.js";
-import { lit, type TensorSlot, type ValidatedCall } from "./dispatcher-expr.js";
+import { classFunction, lit, type TensorSlot, type ValidatedCall } from "./dispatcher-expr.js";
 import { generateAssignment } from "./dispatcher-plan.js";
 
 /** The fields a kernel's call becomes: tensor slots, in-place output aliases, attribute indices. */
@@ -205,7 +205,7 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${str(a.facts.dtypes[p]!)}`)
       .join(" && ");
-    w.line(`if (${test || "true"}) return new ${cls}(${args}).plan();`);
+    w.line(`if (${test || "true"}) return ${classFunction(cls, "plan")}(new ${cls}(${args}));`);
   });
   const desc = spec.typeConstraints.map((tc) => `${str(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
   w.line(

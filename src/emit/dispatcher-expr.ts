@@ -1,6 +1,7 @@
 /**
  * Expressions of a kernel as generated TypeScript: one class per dtype assignment whose fields are
- * the call's tensors and attributes and one memo per derive entry (read as `this.mN ?? this.dN()`).
+ * the call's tensors and attributes and one memo per derive entry (`mN`, which method `dN` sets when it is unset; read as
+ * `this.mN ?? this.dN()`, or in explanations as `this.dN()`).
  * Every build-time value, and every value the call's validation fixes, is folded to a constant;
  * integer-checked arithmetic is written in place; conditions get a method telling whether they
  * hold and one explaining why not (mirroring plan/explain-false.ts).
@@ -225,12 +226,12 @@ export class AssignmentGen {
           const t = tsType(d.type);
           this.field(`m${id}`, t);
           this.methods.push(
-            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: computes m${id} (read as this.m${id} ?? this.d${id}()) */\n  d${id}()${ty(`: ${t}`)} {\n${temps}${
+            `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: memo m${id} */\n  d${id}()${ty(`: ${t}`)} {\n${temps}${
               // Only code that can fail by itself needs the wrap: a failure of another derive entry it
               // reads already names that entry, and $wrap leaves such a message as it is.
               CAN_FAIL.test(body.code.replace(/"(?:[^"\\]|\\.)*"/g, '""'))
-                ? `    try {\n      return (this.m${id} = ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }`
-                : `    return (this.m${id} = ${body.code});`
+                ? `    try {\n      return (this.m${id} ??= ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }`
+                : `    return (this.m${id} ??= ${body.code});`
             }\n  }`,
           );
           f = { memo: `m${id}`, method: `d${id}` };
@@ -241,8 +242,24 @@ export class AssignmentGen {
     if ("value" in f) return { code: lit(f.value), value: f.value };
     if ("error" in f) return { code: `$err(${q(f.error)})` };
     if ("read" in f) return { code: f.read, read: true };
-    // The memo is checked where the value is read, so a derive already computed costs no call.
-    return { code: `(this.${f.memo} ?? this.${f.method}())` };
+    // The method sets the memo only when it is unset. Code that runs for every call checks the
+    // memo where it reads it (a derive already computed costs no call); explanations, which run only
+    // for a call that fails, call the method (shorter code).
+    return { code: this.cold ? `this.${f.method}()` : `(this.${f.memo} ?? this.${f.method}())` };
+  }
+
+  /** Whether the code being generated runs only for a failing call (an explanation): derive reads are then calls. */
+  private cold = false;
+
+  /** Runs `f` generating cold code (see `cold`). */
+  private coldly<T>(f: () => T): T {
+    const was = this.cold;
+    this.cold = true;
+    try {
+      return f();
+    } finally {
+      this.cold = was;
+    }
   }
 
   /** Shape fields (`sN`: a required tensor's shape, set by the constructor) that the class's code reads. */
@@ -481,7 +498,7 @@ export class AssignmentGen {
 
   /** Code (a string expression) explaining why condition `src` is not true, mirroring explainFalse. */
   explain(src: CExpr, e: GenEnv): string {
-    return this.explainNode(src.texpr, src, e, "[]", 0);
+    return this.coldly(() => this.explainNode(src.texpr, src, e, "[]", 0));
   }
 
   /** The env that owns derive `name` as seen from `e` (the outermost one computing the same thing). */
@@ -573,7 +590,7 @@ export class AssignmentGen {
    */
   condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
     const holds = this.scoped(() => this.expr(c.texpr, e, c).code);
-    const why = this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) }));
+    const why = this.coldly(() => this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) })));
     // A condition several variants share (same text, same code in their envs) gets one pair of methods.
     const key = JSON.stringify([c.source.text, holds, why]);
     const known = this.condMethods.get(key);

@@ -134,12 +134,13 @@ function $td(v«: unknown», kernel«: string», what«: string», id«: string�
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, " has shape " + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
-  const shape«: number[]» = [];
+  // Allocated at its length (cheaper than growing it by push); every element is then set.
+  const shape«: number[]» = new Array«<number>»(n);
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d«: unknown» = $hasOwn.call(s, i) ? s[i] : undefined;
     if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
-    shape.push(d« as number»);
+    shape[i] = d« as number»;
   }
   if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
@@ -160,6 +161,19 @@ function $dtypeClash(kernel«: string», what«: string», id«: string», dtype
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel«: string», what«: string», id«: string», rank«: number», got«: number»)«: never» {
   return $badTensor(kernel, what, id, " must have rank " + rank + ", got " + got);
+}
+/** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
+function $param(t«: TensorDesc», dt«: string», by«: string», param«: string», rank«: number», kernel«: string», what«: string», id«: string»)«: void» {
+  if (dt !== t.dtype) $dtypeClash(kernel, what, id, t.dtype, by, param, dt);
+  if (rank >= 0 && t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
+}
+/** Fails for a given tensor whose rank is not rank. */
+function $rank(t«: TensorDesc», rank«: number», kernel«: string», what«: string», id«: string»)«: void» {
+  if (t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
+}
+/** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
+function $num(v«: unknown», int«: boolean», kernel«: string», name«: string»)«: void» {
+  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel«: string», name«: string», want«: string», v«: unknown»)«: never» {

@@ -119,12 +119,13 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     if ((tensorsOf.get(i) ?? 0) > 1) w.line(`let by${i} = "";`);
     known.set(i, "unset");
   });
-  // The checks are written in place; helpers only build the messages.
+  // The common checks are small prelude helpers ($param, $rank, $num) that V8 inlines; the others are written in place.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
     const args = `${K}, ${str(what)}, ${str(id)}`;
     w.open(`if (${local} === null)`);
     if (!optional) w.line(`$missing(${args});`);
     w.close("} else {");
+    let rankChecked = false;
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;
       const state = known.get(d)!;
@@ -132,7 +133,8 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
         w.line(`dt${d} = ${local}.dtype;`);
         if ((tensorsOf.get(d) ?? 0) > 1) w.line(`by${d} = ${str(id)};`);
       } else if (state === "set") {
-        w.line(`if (dt${d} !== ${local}.dtype) $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, dt${d}${ty("!")});`);
+        w.line(`$param(${local}, dt${d}${ty("!")}, by${d}, ${str(dtype)}, ${rank ?? -1}, ${args});`);
+        rankChecked = true;
       } else {
         w.line(`const prev = dt${d};`);
         w.line(`if (prev === undefined) {`)
@@ -146,7 +148,7 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
     } else {
       w.line(`if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + ${local}.dtype);`);
     }
-    if (rank !== undefined) w.line(`if (${local}.shape.length !== ${rank}) $badRank(${args}, ${rank}, ${local}.shape.length);`);
+    if (rank !== undefined && !rankChecked) w.line(`$rank(${local}, ${rank}, ${args});`);
     w.close();
   };
   for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, "input", `t${slot(i.name)}`);
@@ -163,13 +165,12 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   spec.attributes.forEach((a, i) => {
     const t = k.attrTypes.get(a.name)!;
     const g = `g${i}`;
-    const check =
-      t.k === "string"
-        ? `typeof ${g} === "string"`
-        : t.k === "list"
-          ? `$numbers(${g})`
-          : `typeof ${g} === "number" && Number.${t.k === "int" ? "isInteger" : "isFinite"}(${g})`;
-    const want = t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number";
+    if (t.k !== "string" && t.k !== "list") {
+      w.line(`$num(${g}, ${t.k === "int"}, ${K}, ${str(a.name)});`);
+      return;
+    }
+    const check = t.k === "string" ? `typeof ${g} === "string"` : `$numbers(${g})`;
+    const want = t.k === "string" ? "a string" : "a list of numbers";
     w.line(`if (${g} !== undefined && !(${check})) $badAttr(${K}, ${str(a.name)}, ${str(want)}, ${g});`);
   });
   // An attribute's value with its default (declared only where something reads it).

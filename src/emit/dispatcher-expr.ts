@@ -109,6 +109,8 @@ export interface Code {
   readonly code: string;
   readonly value?: Value;
   readonly read?: boolean;
+  /** For a chain of `and` (or of `or`) over booleans: the operator and its operands' code. */
+  readonly chain?: { readonly op: string; readonly items: readonly string[] };
 }
 
 /** A derive environment of the generated code: top-level, a variant's, or a pass's. */
@@ -360,7 +362,15 @@ export class AssignmentGen {
           const r = this.expr(x.right, e, src);
           // `b and true`, `b or false`: the left side decides (and raises any error) on its own.
           if (r.value === !short && x.left.type.k === "bool") return { code: l.code };
-          return { code: `(${l.code} ${short ? "||" : "&&"} ${r.code})` };
+          // A boolean operand the chain already has (`a and b and a`: a limit checked twice) is dropped:
+          // generated expressions are pure, so it has the value it had (and raised no error) before.
+          const bools = x.left.type.k === "bool" && x.right.type.k === "bool";
+          const chain = bools ? (l.chain?.op === x.op ? l.chain.items : [l.code]) : [];
+          if (bools && chain.includes(r.code)) return l;
+          return {
+            code: `(${l.code} ${short ? "||" : "&&"} ${r.code})`,
+            ...(bools ? { chain: { op: x.op, items: [...chain, r.code] } } : {}),
+          };
         }
         const lt = x.left.type.k;
         const rt = x.right.type.k;
@@ -533,8 +543,8 @@ export class AssignmentGen {
       if (live.length === 1) return this.explainNode(live[0]!.c, cur, e, pathCode, depth + 1);
       const tests = live.slice(0, -1).map((l) => `() => ${l.code}`);
       const whys = live.map((l) => this.explainNode(l.c, cur, e, pathCode, depth + 1));
-      const pick = whys.slice(0, -1).reduceRight((rest, why, i) => `i === ${i} ? ${why} : ${rest}`, whys[whys.length - 1]!);
-      return `((i${ty(": number")}) => ${pick})($first([${tests.join(", ")}]))`;
+      // The explanations as a list of functions, the one at the first false conjunct's index called.
+      return `[${whys.map((w) => `() => ${w}`).join(", ")}][$first([${tests.join(", ")}])]${ty("!")}()`;
     }
     if (node.k === "cond") {
       const C = this.expr(node.cond, e, cur).code;

@@ -57,7 +57,10 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
     const leaves = pm.keyLeaves.map((l) => g.keyLeaf(l));
     const entries = [...pm.shaders.entries()].map(([key, id]) => ({ key: JSON.parse(key) as (Value | null)[], id }));
-    const head = `${prefix}: no shader was built for pass \`${pm.pass.id}\` with `;
+    // The message of a missing shader: the variant's prefix (a module constant), then this text
+    // (only built when no shader fits, so no constant per variant and pass).
+    const missing = q(`: no shader was built for pass \`${pm.pass.id}\` with `);
+    const head = `${sc(prefix)} + ${missing}`;
     const tail = ` on profile ${cx.model.profile}; ${cx.model.instancesHint}`;
     if (leaves.every((x) => x.read || x.value !== undefined) && entries.every((e) => e.key.every((kv) => !Array.isArray(kv)))) {
       // Every key leaf is a plain read: each into a local, then one conditional expression over the
@@ -73,7 +76,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
         // become a decision tree over the leaves, those with fewer distinct values tested first.
         const distinct = leaves.map((_, i) => new Set(entries.map((e) => lit(e.key[i]!))).size);
         const order = leaves.map((_, i) => i).sort((a, b) => distinct[a]! - distinct[b]! || a - b);
-        // The tree is a module function over the key values (`a0`, …) and the message head, one per
+        // The tree is a module function over the key values (`a0`, …) and the variant's message prefix, one per
         // distinct tree: the variants that run the same pass with the same shaders share it.
         const params = leaves.map((_, i) => `a${i}`);
         const tree = (rows: typeof entries, depth: number): string => {
@@ -89,15 +92,15 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
         };
         // Without key leaves the first entry is the shader (and no call can miss it).
         const choose = (): string => {
-          const ps = [...params.map((a) => `${a}${ty(": unknown")}`), `head${ty(": string")}`].join(", ");
-          const fn = `(${ps})${ty(": string")} {\n  return ${tree(entries, 0)} ?? ${miss(params, "head")};\n}`;
+          const ps = [...params.map((a) => `${a}${ty(": unknown")}`), `vp${ty(": string")}`].join(", ");
+          const fn = `(${ps})${ty(": string")} {\n  return ${tree(entries, 0)} ?? ${miss(params, `vp + ${missing}`)};\n}`;
           let shared = cx.shared.get(fn);
           if (!shared) {
             shared = `${cx.cls}T${cx.shared.size}`;
             cx.shared.set(fn, shared);
             cx.consts.push(`function ${shared}${fn}`);
           }
-          return `${shared}(${[...leaves.map((x) => x.code), sc(head)].join(", ")})`;
+          return `${shared}(${[...leaves.map((x) => x.code), sc(prefix)].join(", ")})`;
         };
         body.push(`    const s${pi}${ty(": string")} = ${order.length ? choose() : q(entries[0]!.id)};`);
         return;
@@ -107,7 +110,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
         const tests = e.key.flatMap((kv, i) => (kv === null ? [] : [`${locals[i]} === ${lit(kv)}`]));
         return `${tests.length ? tests.join(" && ") : "true"} ? ${q(e.id)}`;
       });
-      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss(locals, sc(head))].join("\n      : ")};`);
+      body.push(`    const s${pi}${ty(": string")} = ${[...arms, miss(locals, head)].join("\n      : ")};`);
       return;
     }
     // Otherwise the entries are tried in order and key leaves read lazily, as the interpreter does:
@@ -143,7 +146,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       body.push(`    ${ei ? "else " : ""}if (${tests.length ? tests.join(" && ") : "true"}) s${pi} = ${q(e.id)};`);
     });
     const names = cx.konst(`[${pm.keyLeaves.map((l) => q(l.key)).join(", ")}]`, "readonly string[]");
-    body.push(`    if (s${pi} === undefined) $noShown(${sc(head)}, ${names}, [${reads.map((r) => r.shown).join(", ")}], ${sc(tail)});`);
+    body.push(`    if (s${pi} === undefined) $noShown(${head}, ${names}, [${reads.map((r) => r.shown).join(", ")}], ${sc(tail)});`);
   });
   let tmpCount = 0;
   /**
@@ -384,7 +387,14 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
 }
 
 /** Generates one dtype assignment's class: its plan() method and everything it calls. */
-export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: string, call: ValidatedCall, consts: string[]): string {
+export function generateAssignment(
+  model: KernelModel,
+  a: AssignmentModel,
+  cls: string,
+  call: ValidatedCall,
+  consts: string[],
+  values: Map<string, string> = new Map(),
+): string {
   const k = model.kernel;
   const name = k.spec.name;
 
@@ -407,11 +417,12 @@ export function generateAssignment(model: KernelModel, a: AssignmentModel, cls: 
     }
     return n;
   };
-  const values = new Map<string, string>();
+  // `values` is the module's (a constant another kernel declared earlier is reused).
+  let valueCount = 0;
   const konst = (code: string, type: string): string => {
     let n = values.get(code);
     if (!n) {
-      n = `${cls}V${values.size}`;
+      n = `${cls}V${valueCount++}`;
       values.set(code, n);
       consts.push(`const ${n}${ty(`: ${type}`)} = ${code};`);
     }

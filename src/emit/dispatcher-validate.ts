@@ -40,7 +40,13 @@ export interface KernelCode {
 }
 
 /** Generates the plan function of one kernel (its validation, assignment switch and classes). */
-export function generateKernel(model: KernelModel, kIndex: number, callType: string, consts: string[]): KernelCode {
+export function generateKernel(
+  model: KernelModel,
+  kIndex: number,
+  callType: string,
+  consts: string[],
+  values: Map<string, string> = new Map(),
+): KernelCode {
   const k = model.kernel;
   const spec = k.spec;
   const name = spec.name;
@@ -202,7 +208,7 @@ export function generateKernel(model: KernelModel, kIndex: number, callType: str
   ].join(", ");
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
-    classes.push(generateAssignment(model, a, cls, call, consts));
+    classes.push(generateAssignment(model, a, cls, call, consts, values));
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${str(a.facts.dtypes[p]!)}`)
       .join(" && ");

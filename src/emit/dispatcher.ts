@@ -101,6 +101,8 @@ export function generateDispatcher(models: readonly KernelModel[], header: strin
     .line(profileDoc)
     .line(`export declare const PROFILE = ${str(profile)};`)
     .line("");
+  // Constant lists (explanation gaps, key names, stage tables) by their code, for the whole module.
+  const values = new Map<string, string>();
   const planners: string[] = [];
   const types: string[] = [];
   models.forEach((m, i) => {
@@ -111,7 +113,7 @@ export function generateDispatcher(models: readonly KernelModel[], header: strin
     body.line(ty(t.text())).line("");
     decls.lines(t.written).line("");
     const consts: string[] = [];
-    const g = generateKernel(m, i, typeName, consts);
+    const g = generateKernel(m, i, typeName, consts, values);
     body.lines(consts).line("").lines(g.code.split("\n")).line("");
     decls.line(g.doc).line(`export declare function ${g.fn}(call: ${typeName}): Plan;`).line("");
     types.push(`readonly ${str(name)}: (call: ${typeName}) => Plan;`);

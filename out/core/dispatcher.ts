@@ -29,246 +29,234 @@ const $q22 = "missing_shader";
 const $q23 = "uniform";
 const $q24 = "main";
 const $q25 = "PagedAttention";
-const $q26 = "sameShape(";
-const $q27 = " == ";
-const $q28 = " > 0";
-const $q29 = " == 0";
-const $q30 = " >= 1";
-const $q31 = "f16Ok(";
-const $q32 = " == 1";
-const $q33 = " <= ";
-const $q34 = " >= 2";
-const $q35 = " == 2";
-const $q36 = "not ";
-const $q37 = "attrs.kv_num_heads";
-const $q38 = "attrs.num_heads";
-const $q39 = "dim(shapes.keyCacheT, 1)";
-const $q40 = "dim(shapes.keyCacheT, 3)";
-const $q41 = "present.keyT";
-const $q42 = "present.slotMappingT";
-const $q43 = ": no shader was built for pass `scatter` with ";
-const $q44 = ": no shader was built for pass `split_attention` with ";
-const $q45 = ": no shader was built for pass `merge` with ";
-const $q46 = "uniform field `params.batchSize`";
-const $q47 = "uniform field `params.scatterCount`";
-const $q48 = "dispatch x";
-const $q49 = "dispatch y";
-const $q50 = ": pass `scatter`";
-const $q51 = "uniform field `params.scale`";
-const $q52 = "dispatch z";
-const $q53 = ": pass `split_attention`";
-const $q54 = ": pass `merge`";
-const $q55 = "the shape of intermediate `partialOut`";
-const $q56 = "the shape of intermediate `partialStats`";
-const $q57 = ": no shader was built for pass `main` with ";
-const $q58 = ": pass `main`";
-const $q59 = "headLayoutOk";
-const $q60 = "batchSize";
-const $q61 = "qHidden";
-const $q62 = "slotMappingT";
-const $q63 = "ranks.slotMappingT";
-const $q64 = "slotShapeOk";
-const $q65 = "shapes.valueCacheT";
-const $q66 = "shapes.keyCacheT";
-const $q67 = "headSize";
-const $q68 = "\"float16\"";
-const $q69 = "tensorDtypes.queryT";
-const $q70 = "attrs.num_heads % attrs.kv_num_heads";
-const $q71 = "maxBlocks";
-const $q72 = "dim(shapes.outputT, 0)";
-const $q73 = "tokenCount";
-const $q74 = "dim(shapes.outputT, 1)";
-const $q75 = "`true` is false";
-const $q76 = "`present.slotMappingT` is false";
-const $q77 = "cacheShapeOk";
-const $q78 = "ioShapeOk";
-const $q79 = "pagedContractOk";
-const $q80 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q81 = "65535";
-const $q82 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q83 = "256";
-const $q84 = "dispatchFits";
-const $q85 = "numSplits";
-const $q86 = "headVec";
-const $q87 = "pagedSplitScratchBytes";
-const $q88 = "pagedSplitStatsBytes";
-const $q89 = "pagedSplitWg";
-const $q90 = "pagedSplitFits";
-const $q91 = "cacheVec4Ok";
-const $q92 = "device.limits.maxStorageBufferBindingSize";
-const $q93 = "134217728";
-const $q94 = "device.limits.maxBufferSize";
-const $q95 = "268435456";
-const $q96 = "device.limits.maxComputeWorkgroupSizeX";
-const $q97 = "pagedMergeWg";
-const $q98 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q99 = "16384";
-const $q100 = "qPerKv";
-const $q101 = "pagedSplitStorageBytes";
-const $q102 = "pagedSplitStorageFits";
-const $q103 = "kvHidden";
-const $q104 = "ranks.keyT";
-const $q105 = "keyT";
-const $q106 = "ranks.valueT";
-const $q107 = "valueT";
-const $q108 = "tensorDtypes.keyT";
-const $q109 = "float16";
-const $q110 = "tensorDtypes.valueT";
-const $q111 = "separateKv";
-const $q112 = "`present.keyT` is false";
-const $q113 = "`present.valueT` is false";
-const $q114 = "dim(shapes.keyT, 0)";
-const $q115 = "dim(shapes.keyT, 1)";
-const $q116 = "dim(shapes.queryT, 1)";
-const $q117 = "input";
-const $q118 = "maxStorageBufferBindingSize";
-const $q119 = "keyCacheT";
-const $q120 = "valueCacheT";
-const $q121 = "cumulativeSequenceLengthT";
-const $q122 = "pastSeqlensT";
-const $q123 = "blockTableT";
-const $q124 = "key";
-const $q125 = "value";
-const $q126 = "params.batchSize";
-const $q127 = "params.scatterCount";
-const $q128 = "scatter";
-const $q129 = "PagedAttention.ScatterKV";
-const $q130 = "key_cache";
-const $q131 = "value_cache";
-const $q132 = "cumulative_sequence_length";
-const $q133 = "past_seqlens";
-const $q134 = "block_table";
-const $q135 = "params";
-const $q136 = "queryT";
-const $q137 = "scale";
-const $q138 = "query";
-const $q139 = "partial_out";
-const $q140 = "partial_stats";
-const $q141 = "output";
-const $q142 = "outputT";
-const $q143 = "merge";
-const $q144 = "intermediate `partialOut`";
-const $q145 = "intermediate `partialStats`";
-const $q146 = "partialOut";
-const $q147 = "partialStats";
-const $q148 = "slot_mapping";
-const $q149 = "packedStride";
-const $q150 = "present.valueT";
-const $q151 = "packedKv";
-const $q152 = "pagedAttnWg";
-const $q153 = "pagedAttnStorageBytes";
-const $q154 = "pagedAttnStorageFits";
-const $q155 = "outputStoreOk";
-const $q156 = "the shape of output `outputT`";
-const $q157 = "contract";
-const $q158 = "no_variant";
-const $q159 = "inputs";
-const $q160 = "outputs";
-const $q161 = "attrs";
-const $q162 = ": unknown input `";
-const $q163 = ": unknown output `";
-const $q164 = "is_causal";
-const $q165 = "kv_num_heads";
-const $q166 = "num_heads";
-const $q167 = ": unknown attribute `";
-const $q168 = ": T = ";
-const $q169 = " is not allowed; allowed: float16";
-const $q170 = "int32";
-const $q171 = " is not allowed; allowed: int32";
-const $q172 = "a finite number";
-const $q173 = ": attribute `kv_num_heads` is required";
-const $q174 = ": attribute `num_heads` is required";
-const $q175 = ": nothing was built for ";
-const $q176 = " on profile core";
-const $q177 = "SparseAttention";
-const $q178 = ": pass `append`";
-const $q179 = "attrs.do_rotary";
-const $q180 = "attrs.rotary_interleaved";
-const $q181 = "dim(shapes.cosCacheT, 1)";
-const $q182 = "dim(shapes.pastKeyT, 3)";
-const $q183 = "present.cosCacheT";
-const $q184 = ": no shader was built for pass `append` with ";
-const $q185 = ": pass `rotate_q`";
-const $q186 = ": no shader was built for pass `rotate_q` with ";
-const $q187 = "attrs.sparse_block_size";
-const $q188 = "b56c4543363a0038";
-const $q189 = ": no shader was built for pass `split_attend` with ";
-const $q190 = "uniform field `params.rowStride`";
-const $q191 = ": pass `split_attend`";
-const $q192 = "the shape of intermediate `rotatedQuery`";
-const $q193 = "the shape of intermediate `partial`";
-const $q194 = "d82557a43c6ed8dc";
-const $q195 = ": no shader was built for pass `attend` with ";
-const $q196 = ": pass `attend`";
-const $q197 = "layoutShapeOk";
-const $q198 = "cosCacheT";
-const $q199 = "rotaryHalf";
-const $q200 = "rotaryDim";
-const $q201 = "ranks.cosCacheT";
-const $q202 = "ranks.sinCacheT";
-const $q203 = "sinCacheT";
-const $q204 = "shapes.sinCacheT";
-const $q205 = "shapes.cosCacheT";
-const $q206 = "tensorDtypes.cosCacheT";
-const $q207 = "tensorDtypes.sinCacheT";
-const $q208 = "rotaryOk";
-const $q209 = "indexFits";
-const $q210 = "numLayout";
-const $q211 = "usesRotary";
-const $q212 = "seqLen";
-const $q213 = "shapes.pastValueT";
-const $q214 = "shapes.pastKeyT";
-const $q215 = "maxNnz";
-const $q216 = "sparseContractOk";
-const $q217 = "bindingsFit";
-const $q218 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q219 = "dim(shapes.queryT, 2)";
-const $q220 = "attnStorageBytes";
-const $q221 = "attnStorageFits";
-const $q222 = "sparsePartialBytes";
-const $q223 = "sparseSplitFits";
-const $q224 = "sparseMergeWg";
-const $q225 = "pastKeyT";
-const $q226 = "pastValueT";
-const $q227 = "totalSequenceLengthT";
-const $q228 = "keyTotalSequenceLengthsT";
-const $q229 = "cos_cache";
-const $q230 = "sin_cache";
-const $q231 = "params.seqLen";
-const $q232 = "append";
-const $q233 = "SparseAttention.AppendKV";
-const $q234 = "present_key";
-const $q235 = "present_value";
-const $q236 = "total_sequence_length";
-const $q237 = "key_total_sequence_lengths";
-const $q238 = "blockRowIndicesT";
-const $q239 = "blockColIndicesT";
-const $q240 = "params.numLayout";
-const $q241 = "params.rowStride";
-const $q242 = "params.colStride";
-const $q243 = "params.maxCacheSeq";
-const $q244 = "split_attend";
-const $q245 = "SparseAttention.AttendSplitK";
-const $q246 = "block_row_indices";
-const $q247 = "block_col_indices";
-const $q248 = "partial";
-const $q249 = "742962c2aba2b799";
-const $q250 = "bc41f32c70cb2068";
-const $q251 = "intermediate `rotatedQuery`";
-const $q252 = "intermediate `partial`";
-const $q253 = "rotatedQuery";
-const $q254 = "30c267ed5c3a2505";
-const $q255 = "shapes.keyT";
-const $q256 = "shapes.valueT";
-const $q257 = "cdfbd4128cb4b7fb";
-const $q258 = "f2be311d29ec445b";
-const $q259 = "dd2b703a3b7ff024";
-const $q260 = "attend";
-const $q261 = "SparseAttention.Attend";
-const $q262 = "do_rotary";
-const $q263 = "rotary_interleaved";
-const $q264 = "sparse_block_size";
-const $q265 = "; allowed values: 0, 1";
+const $q26 = "attrs.kv_num_heads";
+const $q27 = "attrs.num_heads";
+const $q28 = "dim(shapes.keyCacheT, 1)";
+const $q29 = "dim(shapes.keyCacheT, 3)";
+const $q30 = "present.keyT";
+const $q31 = "present.slotMappingT";
+const $q32 = ": no shader was built for pass `scatter` with ";
+const $q33 = ": no shader was built for pass `split_attention` with ";
+const $q34 = ": no shader was built for pass `merge` with ";
+const $q35 = "uniform field `params.batchSize`";
+const $q36 = "uniform field `params.scatterCount`";
+const $q37 = "dispatch x";
+const $q38 = "dispatch y";
+const $q39 = ": pass `scatter`";
+const $q40 = "uniform field `params.scale`";
+const $q41 = "dispatch z";
+const $q42 = ": pass `split_attention`";
+const $q43 = ": pass `merge`";
+const $q44 = "the shape of intermediate `partialOut`";
+const $q45 = "the shape of intermediate `partialStats`";
+const $q46 = ": no shader was built for pass `main` with ";
+const $q47 = ": pass `main`";
+const $q48 = "headLayoutOk";
+const $q49 = "batchSize";
+const $q50 = "qHidden";
+const $q51 = "slotMappingT";
+const $q52 = "ranks.slotMappingT";
+const $q53 = "slotShapeOk";
+const $q54 = "shapes.valueCacheT";
+const $q55 = "shapes.keyCacheT";
+const $q56 = "headSize";
+const $q57 = "\"float16\"";
+const $q58 = "tensorDtypes.queryT";
+const $q59 = "attrs.num_heads % attrs.kv_num_heads";
+const $q60 = "maxBlocks";
+const $q61 = "dim(shapes.outputT, 0)";
+const $q62 = "tokenCount";
+const $q63 = "dim(shapes.outputT, 1)";
+const $q64 = "`true` is false";
+const $q65 = "`present.slotMappingT` is false";
+const $q66 = "cacheShapeOk";
+const $q67 = "ioShapeOk";
+const $q68 = "pagedContractOk";
+const $q69 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q70 = "65535";
+const $q71 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q72 = "256";
+const $q73 = "dispatchFits";
+const $q74 = "numSplits";
+const $q75 = "headVec";
+const $q76 = "pagedSplitScratchBytes";
+const $q77 = "pagedSplitStatsBytes";
+const $q78 = "pagedSplitWg";
+const $q79 = "pagedSplitFits";
+const $q80 = "cacheVec4Ok";
+const $q81 = "device.limits.maxStorageBufferBindingSize";
+const $q82 = "134217728";
+const $q83 = "device.limits.maxBufferSize";
+const $q84 = "268435456";
+const $q85 = "device.limits.maxComputeWorkgroupSizeX";
+const $q86 = "pagedMergeWg";
+const $q87 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q88 = "16384";
+const $q89 = "qPerKv";
+const $q90 = "pagedSplitStorageBytes";
+const $q91 = "pagedSplitStorageFits";
+const $q92 = "kvHidden";
+const $q93 = "ranks.keyT";
+const $q94 = "keyT";
+const $q95 = "ranks.valueT";
+const $q96 = "valueT";
+const $q97 = "tensorDtypes.keyT";
+const $q98 = "float16";
+const $q99 = "tensorDtypes.valueT";
+const $q100 = "separateKv";
+const $q101 = "`present.keyT` is false";
+const $q102 = "`present.valueT` is false";
+const $q103 = "dim(shapes.keyT, 0)";
+const $q104 = "dim(shapes.keyT, 1)";
+const $q105 = "dim(shapes.queryT, 1)";
+const $q106 = "input";
+const $q107 = "maxStorageBufferBindingSize";
+const $q108 = "keyCacheT";
+const $q109 = "valueCacheT";
+const $q110 = "cumulativeSequenceLengthT";
+const $q111 = "pastSeqlensT";
+const $q112 = "blockTableT";
+const $q113 = "key";
+const $q114 = "value";
+const $q115 = "params.batchSize";
+const $q116 = "params.scatterCount";
+const $q117 = "scatter";
+const $q118 = "PagedAttention.ScatterKV";
+const $q119 = "key_cache";
+const $q120 = "value_cache";
+const $q121 = "cumulative_sequence_length";
+const $q122 = "past_seqlens";
+const $q123 = "block_table";
+const $q124 = "params";
+const $q125 = "queryT";
+const $q126 = "scale";
+const $q127 = "query";
+const $q128 = "partial_out";
+const $q129 = "partial_stats";
+const $q130 = "output";
+const $q131 = "outputT";
+const $q132 = "merge";
+const $q133 = "intermediate `partialOut`";
+const $q134 = "intermediate `partialStats`";
+const $q135 = "partialOut";
+const $q136 = "partialStats";
+const $q137 = "slot_mapping";
+const $q138 = "packedStride";
+const $q139 = "present.valueT";
+const $q140 = "packedKv";
+const $q141 = "pagedAttnWg";
+const $q142 = "pagedAttnStorageBytes";
+const $q143 = "pagedAttnStorageFits";
+const $q144 = "outputStoreOk";
+const $q145 = "the shape of output `outputT`";
+const $q146 = "contract";
+const $q147 = "no_variant";
+const $q148 = "inputs";
+const $q149 = "outputs";
+const $q150 = "attrs";
+const $q151 = ": unknown input `";
+const $q152 = ": unknown output `";
+const $q153 = "is_causal";
+const $q154 = "kv_num_heads";
+const $q155 = "num_heads";
+const $q156 = ": unknown attribute `";
+const $q157 = ": T = ";
+const $q158 = " is not allowed; allowed: float16";
+const $q159 = "int32";
+const $q160 = " is not allowed; allowed: int32";
+const $q161 = ": attribute `kv_num_heads` is required";
+const $q162 = ": attribute `num_heads` is required";
+const $q163 = ": nothing was built for ";
+const $q164 = " on profile core";
+const $q165 = "SparseAttention";
+const $q166 = ": pass `append`";
+const $q167 = "attrs.do_rotary";
+const $q168 = "attrs.rotary_interleaved";
+const $q169 = "dim(shapes.cosCacheT, 1)";
+const $q170 = "dim(shapes.pastKeyT, 3)";
+const $q171 = "present.cosCacheT";
+const $q172 = ": pass `rotate_q`";
+const $q173 = "attrs.sparse_block_size";
+const $q174 = "b56c4543363a0038";
+const $q175 = ": no shader was built for pass `split_attend` with ";
+const $q176 = "uniform field `params.rowStride`";
+const $q177 = ": pass `split_attend`";
+const $q178 = "the shape of intermediate `rotatedQuery`";
+const $q179 = "the shape of intermediate `partial`";
+const $q180 = "d82557a43c6ed8dc";
+const $q181 = ": no shader was built for pass `attend` with ";
+const $q182 = ": pass `attend`";
+const $q183 = "layoutShapeOk";
+const $q184 = "cosCacheT";
+const $q185 = "rotaryHalf";
+const $q186 = "rotaryDim";
+const $q187 = "ranks.cosCacheT";
+const $q188 = "ranks.sinCacheT";
+const $q189 = "sinCacheT";
+const $q190 = "shapes.sinCacheT";
+const $q191 = "shapes.cosCacheT";
+const $q192 = "tensorDtypes.cosCacheT";
+const $q193 = "tensorDtypes.sinCacheT";
+const $q194 = "rotaryOk";
+const $q195 = "indexFits";
+const $q196 = "numLayout";
+const $q197 = "usesRotary";
+const $q198 = "seqLen";
+const $q199 = "shapes.pastValueT";
+const $q200 = "shapes.pastKeyT";
+const $q201 = "maxNnz";
+const $q202 = "sparseContractOk";
+const $q203 = "bindingsFit";
+const $q204 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q205 = "dim(shapes.queryT, 2)";
+const $q206 = "attnStorageBytes";
+const $q207 = "attnStorageFits";
+const $q208 = "sparsePartialBytes";
+const $q209 = "sparseSplitFits";
+const $q210 = "sparseMergeWg";
+const $q211 = "pastKeyT";
+const $q212 = "pastValueT";
+const $q213 = "totalSequenceLengthT";
+const $q214 = "keyTotalSequenceLengthsT";
+const $q215 = "cos_cache";
+const $q216 = "sin_cache";
+const $q217 = "params.seqLen";
+const $q218 = "append";
+const $q219 = "SparseAttention.AppendKV";
+const $q220 = "present_key";
+const $q221 = "present_value";
+const $q222 = "total_sequence_length";
+const $q223 = "key_total_sequence_lengths";
+const $q224 = "blockRowIndicesT";
+const $q225 = "blockColIndicesT";
+const $q226 = "params.numLayout";
+const $q227 = "params.rowStride";
+const $q228 = "params.colStride";
+const $q229 = "params.maxCacheSeq";
+const $q230 = "split_attend";
+const $q231 = "SparseAttention.AttendSplitK";
+const $q232 = "block_row_indices";
+const $q233 = "block_col_indices";
+const $q234 = "partial";
+const $q235 = "742962c2aba2b799";
+const $q236 = ": no shader was built for pass `append` with ";
+const $q237 = "bc41f32c70cb2068";
+const $q238 = ": no shader was built for pass `rotate_q` with ";
+const $q239 = "intermediate `rotatedQuery`";
+const $q240 = "intermediate `partial`";
+const $q241 = "rotatedQuery";
+const $q242 = "30c267ed5c3a2505";
+const $q243 = "shapes.keyT";
+const $q244 = "shapes.valueT";
+const $q245 = "cdfbd4128cb4b7fb";
+const $q246 = "f2be311d29ec445b";
+const $q247 = "dd2b703a3b7ff024";
+const $q248 = "attend";
+const $q249 = "SparseAttention.Attend";
+const $q250 = "do_rotary";
+const $q251 = "rotary_interleaved";
+const $q252 = "sparse_block_size";
+const $q253 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -375,12 +363,13 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
-  const shape: number[] = [];
+  // Allocated at its length (cheaper than growing it by push); every element is then set.
+  const shape: number[] = new Array<number>(n);
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
     if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
-    shape.push(d as number);
+    shape[i] = d as number;
   }
   if (!ok) $badTensor(kernel, what, id, $q3 + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q4 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
@@ -401,6 +390,19 @@ function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
   return $badTensor(kernel, what, id, " must have rank " + rank + $q8 + got);
+}
+/** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
+function $param(t: TensorDesc, dt: string, by: string, param: string, rank: number, kernel: string, what: string, id: string): void {
+  if (dt !== t.dtype) $dtypeClash(kernel, what, id, t.dtype, by, param, dt);
+  if (rank >= 0 && t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
+}
+/** Fails for a given tensor whose rank is not rank. */
+function $rank(t: TensorDesc, rank: number, kernel: string, what: string, id: string): void {
+  if (t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
+}
+/** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
+function $num(v: unknown, int: boolean, kernel: string, name: string): void {
+  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
@@ -715,106 +717,86 @@ export interface PagedAttentionCall {
 }
 
 const K0 = $q25;
-const K0A0V0: readonly string[] = [$q26, ", ", ")"];
-const K0A0V1: readonly string[] = ["", $q27, ""];
-const K0A0V2: readonly string[] = ["", $q28];
-const K0A0V3: readonly string[] = ["", $q29];
-const K0A0V4: readonly string[] = ["", $q30];
-const K0A0V5: readonly string[] = [$q31, ")"];
-const K0A0V6: readonly string[] = ["", $q32];
-const K0A0V7: readonly string[] = ["", $q33, ""];
-const K0A0V8: readonly string[] = ["", $q34];
-const K0A0V9: readonly string[] = ["", $q35];
-const K0A0V10: readonly string[] = [$q36, ""];
-const K0A0V11: readonly string[] = [$q37, $q38, $q39, $q40, $q41, $q42];
-const K0A0S0 = " on profile core; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
-function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
+const K0A0V1: readonly string[] = ["", " == ", ""];
+const K0A0V2: readonly string[] = ["", " > 0"];
+const K0A0V3: readonly string[] = ["", " == 0"];
+const K0A0V4: readonly string[] = ["", " >= 1"];
+const K0A0V5: readonly string[] = ["f16Ok(", ")"];
+const K0A0V6: readonly string[] = ["", " == 1"];
+const K0A0V7: readonly string[] = ["", " <= ", ""];
+const K0A0V8: readonly string[] = ["", " >= 2"];
+const K0A0V9: readonly string[] = ["", " == 2"];
+const K0A0V10: readonly string[] = ["not ", ""];
+const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0V11: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0S1 = " on profile core; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
+function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S2 = K0A0S1 + $q43;
-const K0A0V12: readonly string[] = [$q37, $q38, $q39, $q40, $q41];
-function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+const K0A0V12: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q33, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S3 = K0A0S1 + $q44;
-const K0A0V13: readonly string[] = [$q38, $q40];
-function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "ea8084c3c8929826" : undefined) : a0 === 32 ? (a1 === 128 ? "bfcf65fab78eb785" : a1 === 96 ? "88a1210f47515989" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
+const K0A0V13: readonly string[] = [$q27, $q29];
+function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
+  return (a0 === 28 ? (a1 === 128 ? "ea8084c3c8929826" : undefined) : a0 === 32 ? (a1 === 128 ? "bfcf65fab78eb785" : a1 === 96 ? "88a1210f47515989" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S4 = K0A0S1 + $q45;
-const K0A0S5 = $q25;
-const K0A0V14: readonly string[] = [$q46, $q47, $q48, $q49];
-const K0A0S6 = K0A0S1 + $q50;
-const K0A0V15: readonly string[] = [$q46, $q51, $q52];
-const K0A0S7 = K0A0S1 + $q53;
-const K0A0S8 = K0A0S1 + $q54;
-const K0A0V16: readonly string[] = [K0A0S1, $q55, K0A0S1, $q56];
-function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0S2 = $q25;
+const K0A0V14: readonly string[] = [$q35, $q36, $q37, $q38];
+const K0A0S3 = K0A0S0 + $q39;
+const K0A0V15: readonly string[] = [$q35, $q40, $q41];
+const K0A0S4 = K0A0S0 + $q42;
+const K0A0S5 = K0A0S0 + $q43;
+const K0A0V16: readonly string[] = [K0A0S0, $q44, K0A0S0, $q45];
+const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
+function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S10 = K0A0S9 + $q43;
-const K0A0S11 = K0A0S9 + $q44;
-const K0A0S12 = K0A0S9 + $q45;
-const K0A0V17: readonly string[] = [$q47, $q48, $q49];
-const K0A0S13 = K0A0S9 + $q50;
-const K0A0S14 = K0A0S9 + $q53;
-const K0A0S15 = K0A0S9 + $q54;
-const K0A0V18: readonly string[] = [K0A0S9, $q55, K0A0S9, $q56];
-function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0V17: readonly string[] = [$q36, $q37, $q38];
+const K0A0S7 = K0A0S6 + $q39;
+const K0A0S8 = K0A0S6 + $q42;
+const K0A0S9 = K0A0S6 + $q43;
+const K0A0V18: readonly string[] = [K0A0S6, $q44, K0A0S6, $q45];
+const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
+function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S17 = K0A0S16 + $q43;
-function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q33, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S18 = K0A0S16 + $q44;
-const K0A0S19 = K0A0S16 + $q45;
-const K0A0S20 = K0A0S16 + $q50;
-const K0A0S21 = K0A0S16 + $q53;
-const K0A0S22 = K0A0S16 + $q54;
-const K0A0V19: readonly string[] = [K0A0S16, $q55, K0A0S16, $q56];
-function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0S11 = K0A0S10 + $q39;
+const K0A0S12 = K0A0S10 + $q42;
+const K0A0S13 = K0A0S10 + $q43;
+const K0A0V19: readonly string[] = [K0A0S10, $q44, K0A0S10, $q45];
+const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
+function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S24 = K0A0S23 + $q43;
-const K0A0S25 = K0A0S23 + $q44;
-const K0A0S26 = K0A0S23 + $q45;
-const K0A0S27 = K0A0S23 + $q50;
-const K0A0S28 = K0A0S23 + $q53;
-const K0A0S29 = K0A0S23 + $q54;
-const K0A0V20: readonly string[] = [K0A0S23, $q55, K0A0S23, $q56];
+const K0A0S15 = K0A0S14 + $q39;
+const K0A0S16 = K0A0S14 + $q42;
+const K0A0S17 = K0A0S14 + $q43;
+const K0A0V20: readonly string[] = [K0A0S14, $q44, K0A0S14, $q45];
 const K0A0V21: readonly string[] = ["", " or ", ""];
-const K0A0S30 = "PagedAttention: variant `separate_derived`";
-const K0A0S31 = K0A0S30 + $q43;
-function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+const K0A0S18 = "PagedAttention: variant `separate_derived`";
+function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q46, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S32 = K0A0S30 + $q57;
-const K0A0S33 = K0A0S30 + $q50;
-const K0A0V22: readonly string[] = [$q46, $q51];
-const K0A0S34 = K0A0S30 + $q58;
-const K0A0S35 = "PagedAttention: variant `separate_slot`";
-const K0A0S36 = K0A0S35 + $q43;
-const K0A0S37 = K0A0S35 + $q57;
-const K0A0S38 = K0A0S35 + $q50;
-const K0A0S39 = K0A0S35 + $q58;
-const K0A0S40 = "PagedAttention: variant `packed_derived`";
-const K0A0S41 = K0A0S40 + $q43;
-function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+const K0A0S19 = K0A0S18 + $q39;
+const K0A0V22: readonly string[] = [$q35, $q40];
+const K0A0S20 = K0A0S18 + $q47;
+const K0A0S21 = "PagedAttention: variant `separate_slot`";
+const K0A0S22 = K0A0S21 + $q39;
+const K0A0S23 = K0A0S21 + $q47;
+const K0A0S24 = "PagedAttention: variant `packed_derived`";
+function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q46, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S42 = K0A0S40 + $q57;
-const K0A0S43 = K0A0S40 + $q50;
-const K0A0S44 = K0A0S40 + $q58;
-const K0A0S45 = "PagedAttention: variant `packed_slot`";
-const K0A0S46 = K0A0S45 + $q43;
-const K0A0S47 = K0A0S45 + $q57;
-const K0A0S48 = K0A0S45 + $q50;
-const K0A0S49 = K0A0S45 + $q58;
+const K0A0S25 = K0A0S24 + $q39;
+const K0A0S26 = K0A0S24 + $q47;
+const K0A0S27 = "PagedAttention: variant `packed_slot`";
+const K0A0S28 = K0A0S27 + $q39;
+const K0A0S29 = K0A0S27 + $q47;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -833,50 +815,50 @@ class K0A0 {
   declare readonly a1: unknown;
   declare readonly a2: unknown;
   declare readonly a3: unknown;
-  private declare m0: boolean | undefined;
-  private declare m1: boolean | undefined;
-  private declare m2: number | undefined;
-  private declare m3: boolean | undefined;
-  private declare m4: number | undefined;
-  private declare m5: boolean | undefined;
-  private declare m6: boolean | undefined;
-  private declare m7: boolean | undefined;
-  private declare m8: boolean | undefined;
-  private declare m9: number | undefined;
-  private declare m10: number | undefined;
-  private declare m11: number | undefined;
-  private declare m12: number | undefined;
-  private declare m13: boolean | undefined;
-  private declare m14: number | undefined;
-  private declare m15: number | undefined;
-  private declare m16: number | undefined;
-  private declare m17: number | undefined;
-  private declare m18: number | undefined;
-  private declare m19: boolean | undefined;
-  private declare m20: number | undefined;
-  private declare m21: number | undefined;
-  private declare m22: boolean | undefined;
-  private declare m23: number | undefined;
-  private declare m24: boolean | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare m25: number | undefined;
-  private declare m26: boolean | undefined;
-  private declare m27: number | undefined;
-  private declare m28: number | undefined;
-  private declare m29: number | undefined;
-  private declare m30: number | undefined;
-  private declare m31: number | undefined;
-  private declare m32: boolean | undefined;
-  private declare m33: boolean | undefined;
+  declare m0: boolean | undefined;
+  declare m1: boolean | undefined;
+  declare m2: number | undefined;
+  declare m3: boolean | undefined;
+  declare m4: number | undefined;
+  declare m5: boolean | undefined;
+  declare m6: boolean | undefined;
+  declare m7: boolean | undefined;
+  declare m8: boolean | undefined;
+  declare m9: number | undefined;
+  declare m10: number | undefined;
+  declare m11: number | undefined;
+  declare m12: number | undefined;
+  declare m13: boolean | undefined;
+  declare m14: number | undefined;
+  declare m15: number | undefined;
+  declare m16: number | undefined;
+  declare m17: number | undefined;
+  declare m18: number | undefined;
+  declare m19: boolean | undefined;
+  declare m20: number | undefined;
+  declare m21: number | undefined;
+  declare m22: boolean | undefined;
+  declare m23: number | undefined;
+  declare m24: boolean | undefined;
+  declare q1: BindingResource | undefined;
+  declare q2: BindingResource | undefined;
+  declare q3: BindingResource | undefined;
+  declare q4: BindingResource | undefined;
+  declare q5: BindingResource | undefined;
+  declare q6: BindingResource | undefined;
+  declare q7: BindingResource | undefined;
+  declare q0: BindingResource | undefined;
+  declare q9: BindingResource | undefined;
+  declare q8: BindingResource | undefined;
+  declare m25: number | undefined;
+  declare m26: boolean | undefined;
+  declare m27: number | undefined;
+  declare m28: number | undefined;
+  declare m29: number | undefined;
+  declare m30: number | undefined;
+  declare m31: number | undefined;
+  declare m32: boolean | undefined;
+  declare m33: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -908,816 +890,816 @@ class K0A0 {
     this.s7 = t7!.shape;
     this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
   }
-  /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
-  d0(): boolean {
-    return (this.m0 = ((($same(this.s4 as readonly number[], this.s3 as readonly number[]) && (this.s3[2] === this.a1)) && ((this.s3[1] as number) > (0 as number))) && ((this.s3[3] as number) > (0 as number))));
-  }
-  /** derive "headLayoutOk": computes m1 (read as this.m1 ?? this.d1()) */
-  d1(): boolean {
-    try {
-      return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
-    } catch (e) {
-      throw $wrap(e, $q59);
-    }
-  }
-  /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
-  d2(): number {
-    try {
-      return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
-    } catch (e) {
-      throw $wrap(e, $q60);
-    }
-  }
-  /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
-  d3(): boolean {
-    return (this.m3 = ((((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.s6[0] === (this.m2 ?? this.d2()))) && (this.s7[0] === (this.m2 ?? this.d2()))) && ((this.s7[1] as number) >= (1 as number))));
-  }
-  /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
-  d4(): number {
-    try {
-      return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q61);
-    }
-  }
-  /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
-  d5(): boolean {
-    return (this.m5 = ((this.t9!.shape[0] === this.s0[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))));
-  }
-  /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
-  d6(): boolean {
-    try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q62) === this.s0[0]) && ($need(this.t8, $q63, $q62).shape.length === 1)) : true));
-    } catch (e) {
-      throw $wrap(e, $q64);
-    }
-  }
-  /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
-  d7(): boolean {
-    return (this.m7 = (((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5())) && (this.m6 ?? this.d6())));
-  }
-  /** why "cacheShapeOk" is not true */
-  x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V0, [$q65, () => this.s4, $q66, () => this.s3]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q37, () => this.a1]) : i === 2 ? $why(path, K0A0V2, ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, K0A0V2, [$q67, () => this.s3[3]]) : $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
-  }
-  /** why "headLayoutOk" is not true */
-  x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V2, [$q38, () => this.a2]) : i === 1 ? $why(path, K0A0V2, [$q37, () => this.a1]) : $why(path, K0A0V3, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
-  }
-  /** why "scheduleShapeOk" is not true */
-  x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V4, [$q60, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q60, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q60, () => (this.m2 ?? this.d2())]) : $why(path, K0A0V4, [$q71, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
-  }
-  /** why "ioShapeOk" is not true */
-  x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V1, [$q72, () => this.t9!.shape[0], $q73, () => this.s0[0]]) : i === 1 ? $why(path, K0A0V1, [$q74, () => this.t9!.shape[1], $q61, () => (this.m4 ?? this.d4())]) : $why(path, K0A0V5, [$q69, $q68]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
-  }
-  /** why "slotShapeOk" is not true */
-  x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q62), $q73, () => this.s0[0]]) : $why(path, K0A0V6, [$q63, () => $need(this.t8, $q63, $q62).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q62) === this.s0[0])])) : c === false ? $where(path) + $q75 : $where(path) + $q76)($try(() => (this.t8 !== null)));
-  }
-  /** why "pagedContractOk" is not true */
-  x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q77]) : i === 1 ? this.x2([...path, $q59]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q78]) : this.x5([...path, $q64]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
-  }
-  /** when "pagedContractOk" */
-  c0(): boolean {
-    try {
-      return ((this.m7 ?? this.d7())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedContractOk" does not hold */
-  w0(): string {
-    try {
-      ((this.m7 ?? this.d7()));
-    } catch (e) {
-      return $condFail(e, $q79);
-    }
-    return this.x0([...[], $q79]);
-  }
-  /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
-  d8(): boolean {
-    return (this.m8 = (((this.s0[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))));
-  }
-  /** why "dispatchFits" is not true */
-  x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q73, () => this.s0[0], $q80, $q81]) : i === 1 ? $why(path, K0A0V7, [$q38, () => this.a2, $q80, $q81]) : $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q82, $q83]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
-  }
-  /** when "dispatchFits" */
-  c1(): boolean {
-    try {
-      return ((this.m8 ?? this.d8())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "dispatchFits" does not hold */
-  w1(): string {
-    try {
-      ((this.m8 ?? this.d8()));
-    } catch (e) {
-      return $condFail(e, $q84);
-    }
-    return this.x6([...[], $q84]);
-  }
-  /** derive "pagedKeyCeiling": computes m9 (read as this.m9 ?? this.d9()) */
-  d9(): number {
-    try {
-      return (this.m9 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedKeyCeiling");
-    }
-  }
-  /** derive "pagedSplitCap": computes m10 (read as this.m10 ?? this.d10()) */
-  d10(): number {
-    try {
-      return (this.m10 = Math.max((1 as number), (Math.min((16 as number), ($chk(Math.floor(((this.m9 ?? this.d9()) as number) / (128 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedSplitCap");
-    }
-  }
-  /** derive "pagedBaseWorkgroups": computes m11 (read as this.m11 ?? this.d11()) */
-  d11(): number {
-    try {
-      return (this.m11 = $mulN(this.s0[0] as number, this.a1 as number));
-    } catch (e) {
-      throw $wrap(e, "pagedBaseWorkgroups");
-    }
-  }
-  /** derive "numSplits": computes m12 (read as this.m12 ?? this.d12()) */
-  d12(): number {
-    try {
-      return (this.m12 = Math.max((1 as number), (Math.min(((this.m10 ?? this.d10()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m11 ?? this.d11()) as number)) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q85);
-    }
-  }
-  /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
-  d13(): boolean {
-    let n0: number;
-    return (this.m13 = ((n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
-  }
-  /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
-  d14(): number {
-    try {
-      return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
-    } catch (e) {
-      throw $wrap(e, $q86);
-    }
-  }
-  /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
-  d15(): number {
-    try {
-      return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q87);
-    }
-  }
-  /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
-  d16(): number {
-    try {
-      return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q88);
-    }
-  }
-  /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
-  d17(): number {
-    try {
-      return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q89);
-    }
-  }
-  /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): number {
-    return (this.m18 = Math.max(((this.m17 ?? this.d17()) as number), (256 as number)));
-  }
-  /** derive "pagedSplitFits": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): boolean {
-    try {
-      return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (134217728 as number))) && (((this.m15 ?? this.d15()) as number) <= (268435456 as number))) && (((this.m16 ?? this.d16()) as number) <= (134217728 as number))) && (((this.m16 ?? this.d16()) as number) <= (268435456 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m14 ?? this.d14()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m17 ?? this.d17()) as number) <= (256 as number))) && (((this.m18 ?? this.d18()) as number) <= (256 as number))) && (((this.m18 ?? this.d18()) as number) <= (256 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (16384 as number))));
-    } catch (e) {
-      throw $wrap(e, $q90);
-    }
-  }
-  /** why "cacheVec4Ok" is not true */
-  x8(path: readonly string[]): string {
-    let n0: number;
-    return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
-  }
-  /** why "pagedSplitFits" is not true */
-  x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q85, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q91]) : i === 2 ? $why(path, K0A0V4, [$q86, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q92, $q93]) : i === 4 ? $why(path, K0A0V7, [$q87, () => (this.m15 ?? this.d15()), $q94, $q95]) : i === 5 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q92, $q93]) : i === 6 ? $why(path, K0A0V7, [$q88, () => (this.m16 ?? this.d16()), $q94, $q95]) : i === 7 ? $why(path, K0A0V7, [$q85, () => (this.m12 ?? this.d12()), $q80, $q81]) : i === 8 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q82, $q83]) : i === 9 ? $why(path, K0A0V7, [$q86, () => (this.m14 ?? this.d14()), $q96, $q83]) : i === 10 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q82, $q83]) : i === 11 ? $why(path, K0A0V7, [$q89, () => (this.m17 ?? this.d17()), $q96, $q83]) : i === 12 ? $why(path, K0A0V7, [$q97, () => (this.m18 ?? this.d18()), $q82, $q83]) : i === 13 ? $why(path, K0A0V7, [$q97, () => (this.m18 ?? this.d18()), $q96, $q83]) : $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q98, $q99]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (134217728 as number)), () => (((this.m15 ?? this.d15()) as number) <= (268435456 as number)), () => (((this.m16 ?? this.d16()) as number) <= (134217728 as number)), () => (((this.m16 ?? this.d16()) as number) <= (268435456 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m14 ?? this.d14()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m17 ?? this.d17()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number)), () => (((this.m18 ?? this.d18()) as number) <= (256 as number))]));
-  }
-  /** when "pagedSplitFits" */
-  c2(): boolean {
-    try {
-      return ((this.m19 ?? this.d19())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitFits" does not hold */
-  w2(): string {
-    try {
-      ((this.m19 ?? this.d19()));
-    } catch (e) {
-      return $condFail(e, $q90);
-    }
-    return this.x7([...[], $q90]);
-  }
-  /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
-  d20(): number {
-    try {
-      return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q100);
-    }
-  }
-  /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): number {
-    try {
-      return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q101);
-    }
-  }
-  /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): boolean {
-    return (this.m22 = (((this.m21 ?? this.d21()) as number) <= (16384 as number)));
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  x9(path: readonly string[]): string {
-    return $why(path, K0A0V7, [$q101, () => (this.m21 ?? this.d21()), $q98, $q99]);
-  }
-  /** when "pagedSplitStorageFits" */
-  c3(): boolean {
-    try {
-      return ((this.m22 ?? this.d22())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitStorageFits" does not hold */
-  w3(): string {
-    try {
-      ((this.m22 ?? this.d22()));
-    } catch (e) {
-      return $condFail(e, $q102);
-    }
-    return this.x9([...[], $q102]);
-  }
-  /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): number {
-    try {
-      return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q103);
-    }
-  }
-  /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): boolean {
-    try {
-      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q104, $q105).shape.length === 2)) && ($need(this.t2, $q106, $q107).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q107) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q105) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q107) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q108, $q105).dtype === $q109)) && ($need(this.t2, $q110, $q107).dtype === $q109)) && (this.s0[1] === (this.m4 ?? this.d4()))));
-    } catch (e) {
-      throw $wrap(e, $q111);
-    }
-  }
-  /** why "separateKv" is not true */
-  x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q112 : i === 1 ? $where(path) + $q113 : i === 2 ? $why(path, K0A0V9, [$q104, () => $need(this.t1, $q104, $q105).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q106, () => $need(this.t2, $q106, $q107).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q114, () => $dimT(this.t1, (0 as number), $q105), $q73, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q107), $q73, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q115, () => $dimT(this.t1, (1 as number), $q105), $q103, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q107), $q103, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, K0A0V1, [$q108, () => $need(this.t1, $q108, $q105).dtype, $q69, $q68]) : i === 9 ? $why(path, K0A0V1, [$q110, () => $need(this.t2, $q110, $q107).dtype, $q69, $q68]) : $why(path, K0A0V1, [$q116, () => this.s0[1], $q61, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q104, $q105).shape.length === 2), () => ($need(this.t2, $q106, $q107).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q107) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q105) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q107) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q108, $q105).dtype === $q109), () => ($need(this.t2, $q110, $q107).dtype === $q109)]));
-  }
-  /** when "separateKv" */
-  c4(): boolean {
-    try {
-      return ((this.m24 ?? this.d24())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w4(): string {
-    try {
-      ((this.m24 ?? this.d24()));
-    } catch (e) {
-      return $condFail(e, $q111);
-    }
-    return this.x10([...[], $q111]);
-  }
-  /** when "not present.slotMappingT" */
-  c5(): boolean {
-    return (!((this.t8 !== null))) === true;
-  }
-  /** why "not present.slotMappingT" does not hold */
-  w5(): string {
-    return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
-  }
-  z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q117, $q105, 2, 134217728, K0A0S5, $q118));
-  }
-  z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q117, $q107, 2, 134217728, K0A0S5, $q118));
-  }
-  z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q117, $q119, 2, 134217728, K0A0S5, $q118));
-  }
-  z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q117, $q120, 2, 134217728, K0A0S5, $q118));
-  }
-  z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q117, $q121, 4, 134217728, K0A0S5, $q118));
-  }
-  z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q117, $q122, 4, 134217728, K0A0S5, $q118));
-  }
-  z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q117, $q123, 4, 134217728, K0A0S5, $q118));
-  }
-  y0(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q124, $q105);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q125, $q107);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q126);
-      $u32(b7, 4, r1, pp, $q127);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r2, 65535, pp, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q128, $q129, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 0, q3), $bd(4, $q132, 1, q4), $bd(5, $q133, 1, q5), $bd(6, $q134, 1, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V14, st);
-    }
-  }
-  z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q117, $q136, 2, 134217728, K0A0S5, $q118));
-  }
-  y1(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q137) : 0);
-      const b8 = new Uint8Array(16);
-      $u32(b8, 0, r0, pp, $q126);
-      $f32(b8, 4, r1);
-      const wx = $wg(this.s0[0], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      st = 3;
-      const r2: unknown = (this.m12 ?? this.d12());
-      const wz = $wg(r2, 65535, pp, "z");
-      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q131, 1, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $bd(6, $q139, 0, c0), $bd(7, $q140, 0, c1), $ub(8, $q135, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V15, st);
-    }
-  }
-  z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q141, $q142, 2, 134217728, K0A0S5, $q118));
-  }
-  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-    const q0 = this.z9();
-    const wy = $wg(this.a2, 65535, pp, "y");
-    const wz = $wg(this.s0[0], 65535, pp, "z");
-    return $pass($q143, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q139, 1, c0), $bd(1, $q140, 1, c1), $bd(2, $q141, 0, q0)], 1, wy, wz);
-  }
-  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S2);
-      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S3);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S1, $q144);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S1, $q145);
-      const c0 = $scratch($q146, x0);
-      const c1 = $scratch($q147, x1);
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V16, st);
-    }
-  }
-  r0(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    return this.w5();
-  }
-  /** when "present.slotMappingT" */
-  c6(): boolean {
-    return ((this.t8 !== null)) === true;
-  }
-  /** why "present.slotMappingT" does not hold */
-  w6(): string {
-    return $where([]) + $q76;
-  }
-  z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q117, $q62, 4, 134217728, K0A0S5, $q118));
-  }
-  y3(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q124, $q105);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q125, $q107);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q148, $q62);
-      const q4 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b5 = new Uint8Array(16);
-      $u32(b5, 0, r0, pp, $q127);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q128, $q129, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q130, 0, q2), $bd(3, $q131, 0, q3), $bd(4, $q148, 1, q4), $ub(5, $q135, 2, b5)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V17, st);
-    }
-  }
-  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S10);
-      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S11);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S9, $q144);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S9, $q145);
-      const c0 = $scratch($q146, x0);
-      const c1 = $scratch($q147, x1);
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V18, st);
-    }
-  }
-  r1(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    return this.w6();
-  }
-  /** derive "packedStride": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): number {
-    try {
-      return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
-    } catch (e) {
-      throw $wrap(e, $q149);
-    }
-  }
-  /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): boolean {
-    return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m25 ?? this.d25()))));
-  }
-  /** why "packedKv" is not true */
-  x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q150, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q116, () => this.s0[1], $q149, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
-  }
-  /** when "packedKv" */
-  c7(): boolean {
-    try {
-      return ((this.m26 ?? this.d26())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w7(): string {
-    try {
-      ((this.m26 ?? this.d26()));
-    } catch (e) {
-      return $condFail(e, $q151);
-    }
-    return this.x11([...[], $q151]);
-  }
-  y4(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b6 = new Uint8Array(16);
-      $u32(b6, 0, r0, pp, $q126);
-      $u32(b6, 4, r1, pp, $q127);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r2, 65535, pp, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q128, $q129, s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 0, q1), $bd(2, $q131, 0, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $ub(6, $q135, 2, b6)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V14, st);
-    }
-  }
-  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S17);
-      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S18);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S16, $q144);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S16, $q145);
-      const c0 = $scratch($q146, x0);
-      const c1 = $scratch($q147, x1);
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V19, st);
-    }
-  }
-  r2(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    return this.w5();
-  }
-  y5(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q148, $q62);
-      const q3 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b4 = new Uint8Array(16);
-      $u32(b4, 0, r0, pp, $q127);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q128, $q129, s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 0, q1), $bd(2, $q131, 0, q2), $bd(3, $q148, 1, q3), $ub(4, $q135, 2, b4)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V17, st);
-    }
-  }
-  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S24);
-      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S25);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K0A0S23, $q144);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K0A0S23, $q145);
-      const c0 = $scratch($q146, x0);
-      const c1 = $scratch($q147, x1);
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q146, size: x0 }, { id: $q147, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V20, st);
-    }
-  }
-  r3(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    return this.w6();
-  }
-  /** derive "pagedAttnQueryFloats": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
-    try {
-      return (this.m27 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnQueryFloats");
-    }
-  }
-  /** derive "pagedAttnLaneFloats": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
-    try {
-      return (this.m28 = $addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnLaneFloats");
-    }
-  }
-  /** derive "pagedAttnWgBudget": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = $divN(($chk(Math.floor(($subN(4096 as number, (this.m27 ?? this.d27()) as number) as number))) as number), ((this.m28 ?? this.d28()) as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnWgBudget");
-    }
-  }
-  /** derive "pagedAttnWg": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): number {
-    try {
-      return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q152);
-    }
-  }
-  /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): number {
-    try {
-      return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q153);
-    }
-  }
-  /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    return (this.m32 = (((((this.m31 ?? this.d31()) as number) <= (16384 as number)) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))));
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q153, () => (this.m31 ?? this.d31()), $q98, $q99]) : i === 1 ? $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q82, $q83]) : $why(path, K0A0V7, [$q152, () => (this.m30 ?? this.d30()), $q96, $q83]))($first([() => (((this.m31 ?? this.d31()) as number) <= (16384 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
-  }
-  /** when "pagedAttnStorageFits" */
-  c8(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedAttnStorageFits" does not hold */
-  w8(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, $q154);
-    }
-    return this.x12([...[], $q154]);
-  }
-  /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
-  d33(): boolean {
-    return (this.m33 = (this.m13 ?? this.d13()));
-  }
-  /** why "outputStoreOk" is not true */
-  x13(path: readonly string[]): string {
-    return $why(path, K0A0V21, [$q91, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "false"]);
-  }
-  /** when "outputStoreOk" */
-  c9(): boolean {
-    try {
-      return ((this.m33 ?? this.d33())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "outputStoreOk" does not hold */
-  w9(): string {
-    try {
-      ((this.m33 ?? this.d33()));
-    } catch (e) {
-      return $condFail(e, $q155);
-    }
-    return this.x13([...[], $q155]);
-  }
-  y6(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      const q6 = this.z9();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q137) : 0);
-      const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q126);
-      $f32(b7, 4, r1);
-      const wx = $wg(this.s0[0], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q138, 1, q0), $bd(1, $q130, 1, q1), $bd(2, $q131, 1, q2), $bd(3, $q132, 1, q3), $bd(4, $q133, 1, q4), $bd(5, $q134, 1, q5), $bd(6, $q141, 0, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V22, st);
-    }
-  }
-  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
-    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
-    return { kernel: $q25, variant: "separate_derived", passes: [this.y0(K0A0S33, s0), this.y6(K0A0S34, s1)], scratch: [], outputShapes: shapes };
-  }
-  r4(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c4()) return this.w4();
-    return this.w5();
-  }
-  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
-    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
-    return { kernel: $q25, variant: "separate_slot", passes: [this.y3(K0A0S38, s0), this.y6(K0A0S39, s1)], scratch: [], outputShapes: shapes };
-  }
-  r5(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c4()) return this.w4();
-    return this.w6();
-  }
-  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
-    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
-    return { kernel: $q25, variant: "packed_derived", passes: [this.y4(K0A0S43, s0), this.y6(K0A0S44, s1)], scratch: [], outputShapes: shapes };
-  }
-  r6(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c7()) return this.w7();
-    return this.w5();
-  }
-  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
-    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
-    return { kernel: $q25, variant: "packed_slot", passes: [this.y5(K0A0S48, s0), this.y6(K0A0S49, s1)], scratch: [], outputShapes: shapes };
-  }
-  r7(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c7()) return this.w7();
-    return this.w6();
-  }
-  plan(): Plan {
-    let o0: unknown = undefined;
-    try {
-      o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
-    } catch (e) {
-      $evalFail(e, $q25, $q156);
-    }
-    const h0 = $outShape(o0, 2, $q25, $q142);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q109 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q142, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q25, $q119);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q119, this.u3.shape, h1, $q66);
-    const h2 = $outShape(this.s4, 4, $q25, $q120);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q120, this.u4.shape, h2, $q65);
-    const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q157, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q157, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
-    let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p2(shapes);
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p3(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p4(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q158, "PagedAttention: no variant fits this call on profile core: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
-  }
+}
+/** derive "cacheShapeOk": memo m0 */
+function K0A0_d0(o: K0A0): boolean {
+  return (o.m0 ??= ((($same(o.s4 as readonly number[], o.s3 as readonly number[]) && (o.s3[2] === o.a1)) && ((o.s3[1] as number) > (0 as number))) && ((o.s3[3] as number) > (0 as number))));
+}
+/** derive "headLayoutOk": memo m1 */
+function K0A0_d1(o: K0A0): boolean {
+  try {
+    return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
+  } catch (e) {
+    throw $wrap(e, $q48);
+  }
+}
+/** derive "batchSize": memo m2 */
+function K0A0_d2(o: K0A0): number {
+  try {
+    return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
+  } catch (e) {
+    throw $wrap(e, $q49);
+  }
+}
+/** derive "scheduleShapeOk": memo m3 */
+function K0A0_d3(o: K0A0): boolean {
+  return (o.m3 ??= ((((((o.m2 ?? K0A0_d2(o)) as number) >= (1 as number)) && (o.s6[0] === (o.m2 ?? K0A0_d2(o)))) && (o.s7[0] === (o.m2 ?? K0A0_d2(o)))) && ((o.s7[1] as number) >= (1 as number))));
+}
+/** derive "qHidden": memo m4 */
+function K0A0_d4(o: K0A0): number {
+  try {
+    return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q50);
+  }
+}
+/** derive "ioShapeOk": memo m5 */
+function K0A0_d5(o: K0A0): boolean {
+  return (o.m5 ??= ((o.t9!.shape[0] === o.s0[0]) && (o.t9!.shape[1] === (o.m4 ?? K0A0_d4(o)))));
+}
+/** derive "slotShapeOk": memo m6 */
+function K0A0_d6(o: K0A0): boolean {
+  try {
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q51) === o.s0[0]) && ($need(o.t8, $q52, $q51).shape.length === 1)) : true));
+  } catch (e) {
+    throw $wrap(e, $q53);
+  }
+}
+/** derive "pagedContractOk": memo m7 */
+function K0A0_d7(o: K0A0): boolean {
+  return (o.m7 ??= (((((o.m0 ?? K0A0_d0(o)) && (o.m1 ?? K0A0_d1(o))) && (o.m3 ?? K0A0_d3(o))) && (o.m5 ?? K0A0_d5(o))) && (o.m6 ?? K0A0_d6(o))));
+}
+/** why "cacheShapeOk" is not true */
+function K0A0_x1(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V0, [$q54, () => o.s4, $q55, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q56, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q57, $q58, $q57])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+}
+/** why "headLayoutOk" is not true */
+function K0A0_x2(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q59, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+}
+/** why "scheduleShapeOk" is not true */
+function K0A0_x3(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V4, [$q49, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q49, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q49, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q60, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+}
+/** why "ioShapeOk" is not true */
+function K0A0_x4(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V1, [$q61, () => o.t9!.shape[0], $q62, () => o.s0[0]]), () => $why(path, K0A0V1, [$q63, () => o.t9!.shape[1], $q50, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q58, $q57])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+}
+/** why "slotShapeOk" is not true */
+function K0A0_x5(o: K0A0, path: readonly string[]): string {
+  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q51), $q62, () => o.s0[0]]), () => $why(path, K0A0V6, [$q52, () => $need(o.t8, $q52, $q51).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q51) === o.s0[0])])]!() : c === false ? $where(path) + $q64 : $where(path) + $q65)($try(() => (o.t8 !== null)));
+}
+/** why "pagedContractOk" is not true */
+function K0A0_x0(o: K0A0, path: readonly string[]): string {
+  return [() => K0A0_x1(o, [...path, $q66]), () => K0A0_x2(o, [...path, $q48]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q67]), () => K0A0_x5(o, [...path, $q53])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+}
+/** when "pagedContractOk" */
+function K0A0_c0(o: K0A0): boolean {
+  try {
+    return ((o.m7 ?? K0A0_d7(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedContractOk" does not hold */
+function K0A0_w0(o: K0A0): string {
+  try {
+    (K0A0_d7(o));
+  } catch (e) {
+    return $condFail(e, $q68);
+  }
+  return K0A0_x0(o, [...[], $q68]);
+}
+/** derive "dispatchFits": memo m8 */
+function K0A0_d8(o: K0A0): boolean {
+  return (o.m8 ??= (((o.s0[0] as number) <= (65535 as number)) && ((o.a2 as number) <= (65535 as number))));
+}
+/** why "dispatchFits" is not true */
+function K0A0_x6(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, [$q62, () => o.s0[0], $q69, $q70]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q69, $q70]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q71, $q72])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+}
+/** when "dispatchFits" */
+function K0A0_c1(o: K0A0): boolean {
+  try {
+    return ((o.m8 ?? K0A0_d8(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "dispatchFits" does not hold */
+function K0A0_w1(o: K0A0): string {
+  try {
+    (K0A0_d8(o));
+  } catch (e) {
+    return $condFail(e, $q73);
+  }
+  return K0A0_x6(o, [...[], $q73]);
+}
+/** derive "pagedKeyCeiling": memo m9 */
+function K0A0_d9(o: K0A0): number {
+  try {
+    return (o.m9 ??= $chk((o.s7[1] as number) * (o.s3[1] as number)));
+  } catch (e) {
+    throw $wrap(e, "pagedKeyCeiling");
+  }
+}
+/** derive "pagedSplitCap": memo m10 */
+function K0A0_d10(o: K0A0): number {
+  try {
+    return (o.m10 ??= Math.max((1 as number), (Math.min((16 as number), ($chk(Math.floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "pagedSplitCap");
+  }
+}
+/** derive "pagedBaseWorkgroups": memo m11 */
+function K0A0_d11(o: K0A0): number {
+  try {
+    return (o.m11 ??= $mulN(o.s0[0] as number, o.a1 as number));
+  } catch (e) {
+    throw $wrap(e, "pagedBaseWorkgroups");
+  }
+}
+/** derive "numSplits": memo m12 */
+function K0A0_d12(o: K0A0): number {
+  try {
+    return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q74);
+  }
+}
+/** derive "cacheVec4Ok": memo m13 */
+function K0A0_d13(o: K0A0): boolean {
+  let n0: number;
+  return (o.m13 ??= ((n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
+}
+/** derive "headVec": memo m14 */
+function K0A0_d14(o: K0A0): number {
+  try {
+    return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
+  } catch (e) {
+    throw $wrap(e, $q75);
+  }
+}
+/** derive "pagedSplitScratchBytes": memo m15 */
+function K0A0_d15(o: K0A0): number {
+  try {
+    return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q76);
+  }
+}
+/** derive "pagedSplitStatsBytes": memo m16 */
+function K0A0_d16(o: K0A0): number {
+  try {
+    return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q77);
+  }
+}
+/** derive "pagedSplitWg": memo m17 */
+function K0A0_d17(o: K0A0): number {
+  try {
+    return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q78);
+  }
+}
+/** derive "pagedMergeWg": memo m18 */
+function K0A0_d18(o: K0A0): number {
+  return (o.m18 ??= Math.max(((o.m17 ?? K0A0_d17(o)) as number), (256 as number)));
+}
+/** derive "pagedSplitFits": memo m19 */
+function K0A0_d19(o: K0A0): boolean {
+  try {
+    return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (256 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (256 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (256 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (16384 as number))));
+  } catch (e) {
+    throw $wrap(e, $q79);
+  }
+}
+/** why "cacheVec4Ok" is not true */
+function K0A0_x8(o: K0A0, path: readonly string[]): string {
+  let n0: number;
+  return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+}
+/** why "pagedSplitFits" is not true */
+function K0A0_x7(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V8, [$q74, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q80]), () => $why(path, K0A0V4, [$q75, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q76, () => K0A0_d15(o), $q81, $q82]), () => $why(path, K0A0V7, [$q76, () => K0A0_d15(o), $q83, $q84]), () => $why(path, K0A0V7, [$q77, () => K0A0_d16(o), $q81, $q82]), () => $why(path, K0A0V7, [$q77, () => K0A0_d16(o), $q83, $q84]), () => $why(path, K0A0V7, [$q74, () => K0A0_d12(o), $q69, $q70]), () => $why(path, K0A0V7, [$q75, () => K0A0_d14(o), $q71, $q72]), () => $why(path, K0A0V7, [$q75, () => K0A0_d14(o), $q85, $q72]), () => $why(path, K0A0V7, [$q78, () => K0A0_d17(o), $q71, $q72]), () => $why(path, K0A0V7, [$q78, () => K0A0_d17(o), $q85, $q72]), () => $why(path, K0A0V7, [$q86, () => K0A0_d18(o), $q71, $q72]), () => $why(path, K0A0V7, [$q86, () => K0A0_d18(o), $q85, $q72]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q87, $q88])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (256 as number)), () => ((K0A0_d14(o) as number) <= (256 as number)), () => ((K0A0_d17(o) as number) <= (256 as number)), () => ((K0A0_d17(o) as number) <= (256 as number)), () => ((K0A0_d18(o) as number) <= (256 as number)), () => ((K0A0_d18(o) as number) <= (256 as number))])]!();
+}
+/** when "pagedSplitFits" */
+function K0A0_c2(o: K0A0): boolean {
+  try {
+    return ((o.m19 ?? K0A0_d19(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedSplitFits" does not hold */
+function K0A0_w2(o: K0A0): string {
+  try {
+    (K0A0_d19(o));
+  } catch (e) {
+    return $condFail(e, $q79);
+  }
+  return K0A0_x7(o, [...[], $q79]);
+}
+/** derive "qPerKv": memo m20 */
+function K0A0_d20(o: K0A0): number {
+  try {
+    return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q89);
+  }
+}
+/** derive "pagedSplitStorageBytes": memo m21 */
+function K0A0_d21(o: K0A0): number {
+  try {
+    return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q90);
+  }
+}
+/** derive "pagedSplitStorageFits": memo m22 */
+function K0A0_d22(o: K0A0): boolean {
+  return (o.m22 ??= (((o.m21 ?? K0A0_d21(o)) as number) <= (16384 as number)));
+}
+/** why "pagedSplitStorageFits" is not true */
+function K0A0_x9(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q90, () => K0A0_d21(o), $q87, $q88]);
+}
+/** when "pagedSplitStorageFits" */
+function K0A0_c3(o: K0A0): boolean {
+  try {
+    return ((o.m22 ?? K0A0_d22(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedSplitStorageFits" does not hold */
+function K0A0_w3(o: K0A0): string {
+  try {
+    (K0A0_d22(o));
+  } catch (e) {
+    return $condFail(e, $q91);
+  }
+  return K0A0_x9(o, [...[], $q91]);
+}
+/** derive "kvHidden": memo m23 */
+function K0A0_d23(o: K0A0): number {
+  try {
+    return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q92);
+  }
+}
+/** derive "separateKv": memo m24 */
+function K0A0_d24(o: K0A0): boolean {
+  try {
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q93, $q94).shape.length === 2)) && ($need(o.t2, $q95, $q96).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q94) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q96) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q94) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q96) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q97, $q94).dtype === $q98)) && ($need(o.t2, $q99, $q96).dtype === $q98)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+  } catch (e) {
+    throw $wrap(e, $q100);
+  }
+}
+/** why "separateKv" is not true */
+function K0A0_x10(o: K0A0, path: readonly string[]): string {
+  return [() => $where(path) + $q101, () => $where(path) + $q102, () => $why(path, K0A0V9, [$q93, () => $need(o.t1, $q93, $q94).shape.length]), () => $why(path, K0A0V9, [$q95, () => $need(o.t2, $q95, $q96).shape.length]), () => $why(path, K0A0V1, [$q103, () => $dimT(o.t1, (0 as number), $q94), $q62, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q96), $q62, () => o.s0[0]]), () => $why(path, K0A0V1, [$q104, () => $dimT(o.t1, (1 as number), $q94), $q92, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q96), $q92, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q97, () => $need(o.t1, $q97, $q94).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q99, () => $need(o.t2, $q99, $q96).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q105, () => o.s0[1], $q50, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q93, $q94).shape.length === 2), () => ($need(o.t2, $q95, $q96).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q94) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q96) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q94) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q96) === K0A0_d23(o)), () => ($need(o.t1, $q97, $q94).dtype === $q98), () => ($need(o.t2, $q99, $q96).dtype === $q98)])]!();
+}
+/** when "separateKv" */
+function K0A0_c4(o: K0A0): boolean {
+  try {
+    return ((o.m24 ?? K0A0_d24(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "separateKv" does not hold */
+function K0A0_w4(o: K0A0): string {
+  try {
+    (K0A0_d24(o));
+  } catch (e) {
+    return $condFail(e, $q100);
+  }
+  return K0A0_x10(o, [...[], $q100]);
+}
+/** when "not present.slotMappingT" */
+function K0A0_c5(o: K0A0): boolean {
+  return (!((o.t8 !== null))) === true;
+}
+/** why "not present.slotMappingT" does not hold */
+function K0A0_w5(o: K0A0): string {
+  return $why([], K0A0V10, [$q31, () => (o.t8 !== null)]);
+}
+function K0A0_z1(o: K0A0): BindingResource {
+  return (o.q1 ??= $buf(o.t1!, $q106, $q94, 2, 134217728, K0A0S2, $q107));
+}
+function K0A0_z2(o: K0A0): BindingResource {
+  return (o.q2 ??= $buf(o.t2!, $q106, $q96, 2, 134217728, K0A0S2, $q107));
+}
+function K0A0_z3(o: K0A0): BindingResource {
+  return (o.q3 ??= $buf(o.t3!, $q106, $q108, 2, 134217728, K0A0S2, $q107));
+}
+function K0A0_z4(o: K0A0): BindingResource {
+  return (o.q4 ??= $buf(o.t4!, $q106, $q109, 2, 134217728, K0A0S2, $q107));
+}
+function K0A0_z5(o: K0A0): BindingResource {
+  return (o.q5 ??= $buf(o.t5!, $q106, $q110, 4, 134217728, K0A0S2, $q107));
+}
+function K0A0_z6(o: K0A0): BindingResource {
+  return (o.q6 ??= $buf(o.t6!, $q106, $q111, 4, 134217728, K0A0S2, $q107));
+}
+function K0A0_z7(o: K0A0): BindingResource {
+  return (o.q7 ??= $buf(o.t7!, $q106, $q112, 4, 134217728, K0A0S2, $q107));
+}
+function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    const q0 = K0A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    const q1 = K0A0_z2(o);
+    const q2 = K0A0_z3(o);
+    const q3 = K0A0_z4(o);
+    const q4 = K0A0_z5(o);
+    const q5 = K0A0_z6(o);
+    const q6 = K0A0_z7(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b7 = new Uint8Array(16);
+    $u32(b7, 0, r0, pp, $q115);
+    $u32(b7, 4, r1, pp, $q116);
+    st = 3;
+    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r2, 65535, pp, "x");
+    st = 4;
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r3, 65535, pp, "y");
+    return $pass($q117, $q118, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q119, 0, q2), $bd(3, $q120, 0, q3), $bd(4, $q121, 1, q4), $bd(5, $q122, 1, q5), $bd(6, $q123, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V14, st);
+  }
+}
+function K0A0_z0(o: K0A0): BindingResource {
+  return (o.q0 ??= $buf(o.t0!, $q106, $q125, 2, 134217728, K0A0S2, $q107));
+}
+function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    const q3 = K0A0_z5(o);
+    const q4 = K0A0_z6(o);
+    const q5 = K0A0_z7(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q126) : 0);
+    const b8 = new Uint8Array(16);
+    $u32(b8, 0, r0, pp, $q115);
+    $f32(b8, 4, r1);
+    const wx = $wg(o.s0[0], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    st = 3;
+    const r2: unknown = (o.m12 ?? K0A0_d12(o));
+    const wz = $wg(r2, 65535, pp, "z");
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 1, q1), $bd(2, $q120, 1, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $bd(6, $q128, 0, c0), $bd(7, $q129, 0, c1), $ub(8, $q124, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V15, st);
+  }
+}
+function K0A0_z9(o: K0A0): BindingResource {
+  return (o.q9 ??= $buf(o.t9!, $q130, $q131, 2, 134217728, K0A0S2, $q107));
+}
+function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+  const q0 = K0A0_z9(o);
+  const wy = $wg(o.a2, 65535, pp, "y");
+  const wz = $wg(o.s0[0], 65535, pp, "z");
+  return $pass($q132, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q128, 1, c0), $bd(1, $q129, 1, c1), $bd(2, $q130, 0, q0)], 1, wy, wz);
+}
+function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S0);
+    const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S0);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S0, $q133);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S0, $q134);
+    const c0 = $scratch($q135, x0);
+    const c1 = $scratch($q136, x1);
+    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V16, st);
+  }
+}
+function K0A0_r0(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w5(o);
+}
+/** when "present.slotMappingT" */
+function K0A0_c6(o: K0A0): boolean {
+  return ((o.t8 !== null)) === true;
+}
+/** why "present.slotMappingT" does not hold */
+function K0A0_w6(_o: K0A0): string {
+  return $where([]) + $q65;
+}
+function K0A0_z8(o: K0A0): BindingResource {
+  return (o.q8 ??= $buf(o.t8!, $q106, $q51, 4, 134217728, K0A0S2, $q107));
+}
+function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    const q0 = K0A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    const q1 = K0A0_z2(o);
+    const q2 = K0A0_z3(o);
+    const q3 = K0A0_z4(o);
+    if (o.t8 === null) $omitted(pp, $q137, $q51);
+    const q4 = K0A0_z8(o);
+    st = 1;
+    const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b5 = new Uint8Array(16);
+    $u32(b5, 0, r0, pp, $q116);
+    st = 2;
+    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    st = 3;
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r2, 65535, pp, "y");
+    return $pass($q117, $q118, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q119, 0, q2), $bd(3, $q120, 0, q3), $bd(4, $q137, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V17, st);
+  }
+}
+function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S6);
+    const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S6);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S6, $q133);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S6, $q134);
+    const c0 = $scratch($q135, x0);
+    const c1 = $scratch($q136, x1);
+    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V18, st);
+  }
+}
+function K0A0_r1(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w6(o);
+}
+/** derive "packedStride": memo m25 */
+function K0A0_d25(o: K0A0): number {
+  try {
+    return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q138);
+  }
+}
+/** derive "packedKv": memo m26 */
+function K0A0_d26(o: K0A0): boolean {
+  return (o.m26 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[1] === (o.m25 ?? K0A0_d25(o)))));
+}
+/** why "packedKv" is not true */
+function K0A0_x11(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q105, () => o.s0[1], $q138, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+}
+/** when "packedKv" */
+function K0A0_c7(o: K0A0): boolean {
+  try {
+    return ((o.m26 ?? K0A0_d26(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "packedKv" does not hold */
+function K0A0_w7(o: K0A0): string {
+  try {
+    (K0A0_d26(o));
+  } catch (e) {
+    return $condFail(e, $q140);
+  }
+  return K0A0_x11(o, [...[], $q140]);
+}
+function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    const q3 = K0A0_z5(o);
+    const q4 = K0A0_z6(o);
+    const q5 = K0A0_z7(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b6 = new Uint8Array(16);
+    $u32(b6, 0, r0, pp, $q115);
+    $u32(b6, 4, r1, pp, $q116);
+    st = 3;
+    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r2, 65535, pp, "x");
+    st = 4;
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r3, 65535, pp, "y");
+    return $pass($q117, $q118, s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 0, q1), $bd(2, $q120, 0, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V14, st);
+  }
+}
+function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S10);
+    const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S10);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S10, $q133);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S10, $q134);
+    const c0 = $scratch($q135, x0);
+    const c1 = $scratch($q136, x1);
+    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V19, st);
+  }
+}
+function K0A0_r2(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w5(o);
+}
+function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    if (o.t8 === null) $omitted(pp, $q137, $q51);
+    const q3 = K0A0_z8(o);
+    st = 1;
+    const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b4 = new Uint8Array(16);
+    $u32(b4, 0, r0, pp, $q116);
+    st = 2;
+    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    st = 3;
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r2, 65535, pp, "y");
+    return $pass($q117, $q118, s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 0, q1), $bd(2, $q120, 0, q2), $bd(3, $q137, 1, q3), $ub(4, $q124, 2, b4)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V17, st);
+  }
+}
+function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S14);
+    const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S14);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S14, $q133);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S14, $q134);
+    const c0 = $scratch($q135, x0);
+    const c1 = $scratch($q136, x1);
+    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V20, st);
+  }
+}
+function K0A0_r3(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w6(o);
+}
+/** derive "pagedAttnQueryFloats": memo m27 */
+function K0A0_d27(o: K0A0): number {
+  try {
+    return (o.m27 ??= $mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number));
+  } catch (e) {
+    throw $wrap(e, "pagedAttnQueryFloats");
+  }
+}
+/** derive "pagedAttnLaneFloats": memo m28 */
+function K0A0_d28(o: K0A0): number {
+  try {
+    return (o.m28 ??= $addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number));
+  } catch (e) {
+    throw $wrap(e, "pagedAttnLaneFloats");
+  }
+}
+/** derive "pagedAttnWgBudget": memo m29 */
+function K0A0_d29(o: K0A0): number {
+  try {
+    return (o.m29 ??= $divN(($chk(Math.floor(($subN(4096 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
+  } catch (e) {
+    throw $wrap(e, "pagedAttnWgBudget");
+  }
+}
+/** derive "pagedAttnWg": memo m30 */
+function K0A0_d30(o: K0A0): number {
+  try {
+    return (o.m30 ??= Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q141);
+  }
+}
+/** derive "pagedAttnStorageBytes": memo m31 */
+function K0A0_d31(o: K0A0): number {
+  try {
+    return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q142);
+  }
+}
+/** derive "pagedAttnStorageFits": memo m32 */
+function K0A0_d32(o: K0A0): boolean {
+  return (o.m32 ??= ((((o.m31 ?? K0A0_d31(o)) as number) <= (16384 as number)) && (((o.m30 ?? K0A0_d30(o)) as number) <= (256 as number))));
+}
+/** why "pagedAttnStorageFits" is not true */
+function K0A0_x12(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, [$q142, () => K0A0_d31(o), $q87, $q88]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q71, $q72]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q85, $q72])][$first([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => ((K0A0_d30(o) as number) <= (256 as number))])]!();
+}
+/** when "pagedAttnStorageFits" */
+function K0A0_c8(o: K0A0): boolean {
+  try {
+    return ((o.m32 ?? K0A0_d32(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedAttnStorageFits" does not hold */
+function K0A0_w8(o: K0A0): string {
+  try {
+    (K0A0_d32(o));
+  } catch (e) {
+    return $condFail(e, $q143);
+  }
+  return K0A0_x12(o, [...[], $q143]);
+}
+/** derive "outputStoreOk": memo m33 */
+function K0A0_d33(o: K0A0): boolean {
+  return (o.m33 ??= (o.m13 ?? K0A0_d13(o)));
+}
+/** why "outputStoreOk" is not true */
+function K0A0_x13(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V21, [$q80, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+}
+/** when "outputStoreOk" */
+function K0A0_c9(o: K0A0): boolean {
+  try {
+    return ((o.m33 ?? K0A0_d33(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "outputStoreOk" does not hold */
+function K0A0_w9(o: K0A0): string {
+  try {
+    (K0A0_d33(o));
+  } catch (e) {
+    return $condFail(e, $q144);
+  }
+  return K0A0_x13(o, [...[], $q144]);
+}
+function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    const q3 = K0A0_z5(o);
+    const q4 = K0A0_z6(o);
+    const q5 = K0A0_z7(o);
+    const q6 = K0A0_z9(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q126) : 0);
+    const b7 = new Uint8Array(16);
+    $u32(b7, 0, r0, pp, $q115);
+    $f32(b7, 4, r1);
+    const wx = $wg(o.s0[0], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 1, q1), $bd(2, $q120, 1, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $bd(6, $q130, 0, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V22, st);
+  }
+}
+function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
+  const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
+  return { kernel: $q25, variant: "separate_derived", passes: [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r4(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w5(o);
+}
+function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
+  const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
+  return { kernel: $q25, variant: "separate_slot", passes: [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r5(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w6(o);
+}
+function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
+  const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
+  return { kernel: $q25, variant: "packed_derived", passes: [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r6(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w5(o);
+}
+function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
+  const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
+  return { kernel: $q25, variant: "packed_slot", passes: [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r7(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w6(o);
+}
+function K0A0_plan(o: K0A0): Plan {
+  let o0: unknown = undefined;
+  try {
+    o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
+  } catch (e) {
+    $evalFail(e, $q25, $q145);
+  }
+  const h0 = $outShape(o0, 2, $q25, $q131);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q98 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q131, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h1 = $outShape(o.s3, 4, $q25, $q108);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q108, o.u3.shape, h1, $q55);
+  const h2 = $outShape(o.s4, 4, $q25, $q109);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q109, o.u4.shape, h2, $q54);
+  const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
+  if (!K0A0_c0(o)) $fail($q146, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q146, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p2(o, shapes);
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p3(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p4(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
+  return $fail($q147, "PagedAttention: no variant fits this call on profile core: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile core. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q159, K0);
-  const outs = $bag(c, $q160, K0);
-  const attrs = $bag(c, $q161, K0);
+  const ins = $bag(c, $q148, K0);
+  const outs = $bag(c, $q149, K0);
+  const attrs = $bag(c, $q150, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1738,35 +1720,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q136:
-          t0 = $td(ins[key], K0, $q117, key);
+        case $q125:
+          t0 = $td(ins[key], K0, $q106, key);
           break;
-        case $q105:
-          t1 = $td(ins[key], K0, $q117, key);
+        case $q94:
+          t1 = $td(ins[key], K0, $q106, key);
           break;
-        case $q107:
-          t2 = $td(ins[key], K0, $q117, key);
+        case $q96:
+          t2 = $td(ins[key], K0, $q106, key);
           break;
-        case $q119:
-          t3 = $td(ins[key], K0, $q117, key);
+        case $q108:
+          t3 = $td(ins[key], K0, $q106, key);
           break;
-        case $q120:
-          t4 = $td(ins[key], K0, $q117, key);
+        case $q109:
+          t4 = $td(ins[key], K0, $q106, key);
           break;
-        case $q121:
-          t5 = $td(ins[key], K0, $q117, key);
+        case $q110:
+          t5 = $td(ins[key], K0, $q106, key);
           break;
-        case $q122:
-          t6 = $td(ins[key], K0, $q117, key);
+        case $q111:
+          t6 = $td(ins[key], K0, $q106, key);
           break;
-        case $q123:
-          t7 = $td(ins[key], K0, $q117, key);
+        case $q112:
+          t7 = $td(ins[key], K0, $q106, key);
           break;
-        case $q62:
-          t8 = $td(ins[key], K0, $q117, key);
+        case $q51:
+          t8 = $td(ins[key], K0, $q106, key);
           break;
         default:
-          $fail($q0, K0 + $q162 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q151 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1774,17 +1756,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q142:
-          t9 = $td(outs[key], K0, $q141, key);
+        case $q131:
+          t9 = $td(outs[key], K0, $q130, key);
           break;
-        case $q119:
-          u3 = $td(outs[key], K0, $q141, key);
+        case $q108:
+          u3 = $td(outs[key], K0, $q130, key);
           break;
-        case $q120:
-          u4 = $td(outs[key], K0, $q141, key);
+        case $q109:
+          u4 = $td(outs[key], K0, $q130, key);
           break;
         default:
-          $fail($q0, K0 + $q163 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q152 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1792,20 +1774,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q164:
+        case $q153:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q165:
+        case $q154:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q166:
+        case $q155:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q137:
+        case $q126:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q156 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1814,90 +1796,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q117, $q136);
+    $missing(K0, $q106, $q125);
   } else {
     dt0 = t0.dtype;
-    by0 = $q136;
-    if (t0.shape.length !== 2) $badRank(K0, $q117, $q136, 2, t0.shape.length);
+    by0 = $q125;
+    $rank(t0, 2, K0, $q106, $q125);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q117, $q105, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q117, $q105, 2, t1.shape.length);
+    $param(t1, dt0!, by0, "T", 2, K0, $q106, $q94);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q117, $q107, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q117, $q107, 2, t2.shape.length);
+    $param(t2, dt0!, by0, "T", 2, K0, $q106, $q96);
   }
   if (t3 === null) {
-    $missing(K0, $q117, $q119);
+    $missing(K0, $q106, $q108);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K0, $q117, $q119, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K0, $q117, $q119, 4, t3.shape.length);
+    $param(t3, dt0!, by0, "T", 4, K0, $q106, $q108);
   }
   if (t4 === null) {
-    $missing(K0, $q117, $q120);
+    $missing(K0, $q106, $q109);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K0, $q117, $q120, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K0, $q117, $q120, 4, t4.shape.length);
+    $param(t4, dt0!, by0, "T", 4, K0, $q106, $q109);
   }
   if (t5 === null) {
-    $missing(K0, $q117, $q121);
+    $missing(K0, $q106, $q110);
   } else {
     dt1 = t5.dtype;
-    by1 = $q121;
-    if (t5.shape.length !== 1) $badRank(K0, $q117, $q121, 1, t5.shape.length);
+    by1 = $q110;
+    $rank(t5, 1, K0, $q106, $q110);
   }
   if (t6 === null) {
-    $missing(K0, $q117, $q122);
+    $missing(K0, $q106, $q111);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K0, $q117, $q122, t6.dtype, by1, "S", dt1!);
-    if (t6.shape.length !== 1) $badRank(K0, $q117, $q122, 1, t6.shape.length);
+    $param(t6, dt1!, by1, "S", 1, K0, $q106, $q111);
   }
   if (t7 === null) {
-    $missing(K0, $q117, $q123);
+    $missing(K0, $q106, $q112);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K0, $q117, $q123, t7.dtype, by1, "S", dt1!);
-    if (t7.shape.length !== 2) $badRank(K0, $q117, $q123, 2, t7.shape.length);
+    $param(t7, dt1!, by1, "S", 2, K0, $q106, $q112);
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q117, $q62, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q117, $q62, 1, t8.shape.length);
+    $param(t8, dt1!, by1, "S", 1, K0, $q106, $q51);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q141, $q142, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q141, $q142, 2, t9.shape.length);
+    $param(t9, dt0!, by0, "T", 2, K0, $q130, $q131);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q141, $q119, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q141, $q119, 4, u3.shape.length);
+    $param(u3, dt0!, by0, "T", 4, K0, $q130, $q108);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q141, $q120, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q141, $q120, 4, u4.shape.length);
+    $param(u4, dt0!, by0, "T", 4, K0, $q130, $q109);
   }
-  if (dt0 === undefined) dt0 = $q109;
-  else if (dt0 !== $q109) $fail($q0, K0 + $q168 + dt0 + $q169);
-  if (dt1 === undefined) dt1 = $q170;
-  else if (dt1 !== $q170) $fail($q0, K0 + ": S = " + dt1 + $q171);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q164, $q172, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q165, $q172, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q166, $q172, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q137, $q172, g3);
+  if (dt0 === undefined) dt0 = $q98;
+  else if (dt0 !== $q98) $fail($q0, K0 + $q157 + dt0 + $q158);
+  if (dt1 === undefined) dt1 = $q159;
+  else if (dt1 !== $q159) $fail($q0, K0 + ": S = " + dt1 + $q160);
+  $num(g0, false, K0, $q153);
+  $num(g1, false, K0, $q154);
+  $num(g2, false, K0, $q155);
+  $num(g3, false, K0, $q126);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q173);
-  if (a2 === undefined) $fail($q0, K0 + $q174);
-  if (dt0 === $q109 && dt1 === $q170) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q158, K0 + $q175 + "T=" + dt0 + ", " + "S=" + dt1 + $q176);
+  if (a1 === undefined) $fail($q0, K0 + $q161);
+  if (a2 === undefined) $fail($q0, K0 + $q162);
+  if (dt0 === $q98 && dt1 === $q159) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
+  return $fail($q147, K0 + $q163 + "T=" + dt0 + ", " + "S=" + dt1 + $q164);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1931,121 +1903,86 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q177;
-const K1A0V0: readonly string[] = ["", $q28];
-const K1A0V1: readonly string[] = ["", $q29];
-const K1A0V2: readonly string[] = ["", $q32];
-const K1A0V3: readonly string[] = ["", $q27, ""];
-const K1A0V4: readonly string[] = [$q31, ")"];
-const K1A0V5: readonly string[] = [$q26, ", ", ")"];
-const K1A0V6: readonly string[] = ["", $q30];
-const K1A0V7: readonly string[] = ["", $q33, ""];
-const K1A0V8: readonly string[] = ["", $q35];
-const K1A0V9: readonly string[] = ["", " >= 8"];
-const K1A0V10: readonly string[] = [$q36, ""];
-const K1A0V11: readonly string[] = ["", " <= 2147483647"];
-const K1A0V12: readonly string[] = ["", " <= 32"];
-const K1A0V13: readonly string[] = ["", $q34];
+const K1 = $q165;
+const K1A0V0: readonly string[] = ["", " >= 8"];
+const K1A0V1: readonly string[] = ["", " <= 2147483647"];
+const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q178;
-const K1A0V14: readonly string[] = [$q179, $q37, $q38, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q41];
-const K1A0S2 = K1A0S0 + $q184;
-const K1A0S3 = " on profile core; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q185;
-const K1A0V15: readonly string[] = [$q37, $q38, $q180, $q181, $q182, $q183, $q41];
-const K1A0S5 = K1A0S0 + $q186;
-const K1A0V16: readonly string[] = [$q179, $q37, $q38, $q187, $q182, $q41];
-function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S1 = K1A0S0 + $q166;
+const K1A0V3: readonly string[] = [$q167, $q26, $q27, $q168, $q169, "dim(shapes.pastKeyT, 2)", $q170, $q171, $q30];
+const K1A0S2 = " on profile core; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
+const K1A0S3 = K1A0S0 + $q172;
+const K1A0V4: readonly string[] = [$q26, $q27, $q168, $q169, $q170, $q171, $q30];
+const K1A0V5: readonly string[] = [$q167, $q26, $q27, $q173, $q170, $q30];
+function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S6 = K1A0S0 + $q189;
-const K1A0V17: readonly string[] = [$q38, $q182];
-function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "47634e01548047f0" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
+const K1A0V6: readonly string[] = [$q27, $q170];
+function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
+  return (a0 === 32 ? (a1 === 128 ? "47634e01548047f0" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S7 = K1A0S0 + $q45;
-const K1A0S8 = $q177;
-const K1A0V18: readonly string[] = [$q48, $q49];
-const K1A0V19: readonly string[] = [$q190, $q48, $q52];
-const K1A0S9 = K1A0S0 + $q191;
-const K1A0V20: readonly string[] = [$q52];
-const K1A0S10 = K1A0S0 + $q54;
-const K1A0V21: readonly string[] = [K1A0S0, $q192, K1A0S0, $q193];
-const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q184;
-function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S4 = $q165;
+const K1A0V7: readonly string[] = [$q37, $q38];
+const K1A0V8: readonly string[] = [$q176, $q37, $q41];
+const K1A0S5 = K1A0S0 + $q177;
+const K1A0V9: readonly string[] = [$q41];
+const K1A0S6 = K1A0S0 + $q43;
+const K1A0V10: readonly string[] = [K1A0S0, $q178, K1A0S0, $q179];
+const K1A0S7 = "SparseAttention: variant `packed_splitk`";
+function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S13 = K1A0S11 + $q189;
-const K1A0S14 = K1A0S11 + $q45;
-const K1A0S15 = K1A0S11 + $q178;
-const K1A0S16 = K1A0S11 + $q191;
-const K1A0S17 = K1A0S11 + $q54;
-const K1A0V22: readonly string[] = [K1A0S11, $q193];
-const K1A0V23: readonly string[] = ["", " == 3"];
-const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q178;
-const K1A0S20 = K1A0S18 + $q184;
-const K1A0S21 = K1A0S18 + $q185;
-const K1A0S22 = K1A0S18 + $q186;
-function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S8 = K1A0S7 + $q166;
+const K1A0S9 = K1A0S7 + $q177;
+const K1A0S10 = K1A0S7 + $q43;
+const K1A0V11: readonly string[] = [K1A0S7, $q179];
+const K1A0V12: readonly string[] = ["", " == 3"];
+const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S12 = K1A0S11 + $q166;
+const K1A0S13 = K1A0S11 + $q172;
+function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S23 = K1A0S18 + $q189;
-const K1A0S24 = K1A0S18 + $q45;
-const K1A0S25 = K1A0S18 + $q191;
-const K1A0S26 = K1A0S18 + $q54;
-const K1A0V24: readonly string[] = [K1A0S18, $q192, K1A0S18, $q193];
-const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q184;
-function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S14 = K1A0S11 + $q177;
+const K1A0S15 = K1A0S11 + $q43;
+const K1A0V13: readonly string[] = [K1A0S11, $q178, K1A0S11, $q179];
+const K1A0S16 = "SparseAttention: variant `separate_splitk`";
+function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S29 = K1A0S27 + $q189;
-const K1A0S30 = K1A0S27 + $q45;
-const K1A0S31 = K1A0S27 + $q178;
-const K1A0S32 = K1A0S27 + $q191;
-const K1A0S33 = K1A0S27 + $q54;
-const K1A0V25: readonly string[] = [K1A0S27, $q193];
-const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q178;
-const K1A0S36 = K1A0S34 + $q184;
-const K1A0S37 = K1A0S34 + $q185;
-const K1A0S38 = K1A0S34 + $q186;
-function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S17 = K1A0S16 + $q166;
+const K1A0S18 = K1A0S16 + $q177;
+const K1A0S19 = K1A0S16 + $q43;
+const K1A0V14: readonly string[] = [K1A0S16, $q179];
+const K1A0S20 = "SparseAttention: variant `packed_rotary`";
+const K1A0S21 = K1A0S20 + $q166;
+const K1A0S22 = K1A0S20 + $q172;
+function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S39 = K1A0S34 + $q195;
-const K1A0V26: readonly string[] = [$q190];
-const K1A0S40 = K1A0S34 + $q196;
-const K1A0V27: readonly string[] = [K1A0S34, $q192];
-const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q184;
-function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0V15: readonly string[] = [$q176];
+const K1A0S23 = K1A0S20 + $q182;
+const K1A0V16: readonly string[] = [K1A0S20, $q178];
+const K1A0S24 = "SparseAttention: variant `packed`";
+function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S43 = K1A0S41 + $q195;
-const K1A0S44 = K1A0S41 + $q178;
-const K1A0S45 = K1A0S41 + $q196;
-const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q178;
-const K1A0S48 = K1A0S46 + $q184;
-const K1A0S49 = K1A0S46 + $q185;
-const K1A0S50 = K1A0S46 + $q186;
-function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S25 = K1A0S24 + $q166;
+const K1A0S26 = K1A0S24 + $q182;
+const K1A0S27 = "SparseAttention: variant `separate_rotary`";
+const K1A0S28 = K1A0S27 + $q166;
+const K1A0S29 = K1A0S27 + $q172;
+function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S51 = K1A0S46 + $q195;
-const K1A0S52 = K1A0S46 + $q196;
-const K1A0V28: readonly string[] = [K1A0S46, $q192];
-const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q184;
-function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q194 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S30 = K1A0S27 + $q182;
+const K1A0V17: readonly string[] = [K1A0S27, $q178];
+const K1A0S31 = "SparseAttention: variant `separate`";
+function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S55 = K1A0S53 + $q195;
-const K1A0S56 = K1A0S53 + $q178;
-const K1A0S57 = K1A0S53 + $q196;
+const K1A0S32 = K1A0S31 + $q166;
+const K1A0S33 = K1A0S31 + $q182;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2068,51 +2005,51 @@ class K1A0 {
   declare readonly a3: unknown;
   declare readonly a4: unknown;
   declare readonly a5: unknown;
-  private declare m0: boolean | undefined;
-  private declare m1: boolean | undefined;
-  private declare m2: boolean | undefined;
-  private declare m3: number | undefined;
-  private declare m4: boolean | undefined;
-  private declare m5: boolean | undefined;
-  private declare m6: number | undefined;
-  private declare m7: boolean | undefined;
-  private declare m8: boolean | undefined;
-  private declare m9: number | undefined;
-  private declare m10: number | undefined;
-  private declare m11: boolean | undefined;
-  private declare m12: number | undefined;
-  private declare m13: number | undefined;
-  private declare m14: boolean | undefined;
-  private declare m15: boolean | undefined;
-  private declare m16: number | undefined;
-  private declare m17: number | undefined;
-  private declare m18: boolean | undefined;
-  private declare m19: boolean | undefined;
-  private declare m20: boolean | undefined;
-  private declare m21: number | undefined;
-  private declare m22: number | undefined;
-  private declare m23: boolean | undefined;
-  private declare m24: number | undefined;
-  private declare m25: number | undefined;
-  private declare m26: number | undefined;
-  private declare m27: number | undefined;
-  private declare m28: number | undefined;
-  private declare m29: number | undefined;
-  private declare m30: number | undefined;
-  private declare m31: boolean | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare q10: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q11: BindingResource | undefined;
-  private declare m32: boolean | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
+  declare m0: boolean | undefined;
+  declare m1: boolean | undefined;
+  declare m2: boolean | undefined;
+  declare m3: number | undefined;
+  declare m4: boolean | undefined;
+  declare m5: boolean | undefined;
+  declare m6: number | undefined;
+  declare m7: boolean | undefined;
+  declare m8: boolean | undefined;
+  declare m9: number | undefined;
+  declare m10: number | undefined;
+  declare m11: boolean | undefined;
+  declare m12: number | undefined;
+  declare m13: number | undefined;
+  declare m14: boolean | undefined;
+  declare m15: boolean | undefined;
+  declare m16: number | undefined;
+  declare m17: number | undefined;
+  declare m18: boolean | undefined;
+  declare m19: boolean | undefined;
+  declare m20: boolean | undefined;
+  declare m21: number | undefined;
+  declare m22: number | undefined;
+  declare m23: boolean | undefined;
+  declare m24: number | undefined;
+  declare m25: number | undefined;
+  declare m26: number | undefined;
+  declare m27: number | undefined;
+  declare m28: number | undefined;
+  declare m29: number | undefined;
+  declare m30: number | undefined;
+  declare m31: boolean | undefined;
+  declare q0: BindingResource | undefined;
+  declare q3: BindingResource | undefined;
+  declare q4: BindingResource | undefined;
+  declare q7: BindingResource | undefined;
+  declare q8: BindingResource | undefined;
+  declare q9: BindingResource | undefined;
+  declare q10: BindingResource | undefined;
+  declare q5: BindingResource | undefined;
+  declare q6: BindingResource | undefined;
+  declare q11: BindingResource | undefined;
+  declare m32: boolean | undefined;
+  declare q1: BindingResource | undefined;
+  declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -2150,988 +2087,988 @@ class K1A0 {
     this.s8 = t8!.shape;
     this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
   }
-  /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
-  d0(): boolean {
-    try {
-      return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
-    } catch (e) {
-      throw $wrap(e, $q59);
-    }
-  }
-  /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
-  d1(): boolean {
-    return (this.m1 = (this.a0 === 1));
-  }
-  /** derive "headSizeOk": computes m2 (read as this.m2 ?? this.d2()) */
-  d2(): boolean {
-    let n0: number, n1: number;
-    return (this.m2 = ((((this.s3[3] as number) > (0 as number)) && ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.s3[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
-  }
-  /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
-  d3(): number {
-    try {
-      return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q61);
-    }
-  }
-  /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
-  d4(): boolean {
-    return (this.m4 = (((this.t11!.shape[0] === this.s0[0]) && (this.t11!.shape[1] === this.s0[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))));
-  }
-  /** derive "cacheShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
-  d5(): boolean {
-    return (this.m5 = ((($same(this.s4 as readonly number[], this.s3 as readonly number[]) && (this.s3[0] === this.s0[0])) && (this.s3[1] === this.a1)) && ((this.s3[2] as number) >= (1 as number))));
-  }
-  /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
-  d6(): number {
-    try {
-      return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
-    } catch (e) {
-      throw $wrap(e, $q71);
-    }
-  }
-  /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
-  d7(): boolean {
-    try {
-      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
-    } catch (e) {
-      throw $wrap(e, $q197);
-    }
-  }
-  /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
-  d8(): boolean {
-    return (this.m8 = ((this.s7[0] === 1) && (this.s8[0] === this.s0[0])));
-  }
-  /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
-  d9(): number {
-    try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q198) : 0));
-    } catch (e) {
-      throw $wrap(e, $q199);
-    }
-  }
-  /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
-  d10(): number {
-    try {
-      return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
-    } catch (e) {
-      throw $wrap(e, $q200);
-    }
-  }
-  /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
-  d11(): boolean {
-    let n0: number;
-    try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q201, $q198).shape.length === 2)) && ($need(this.t10, $q202, $q203).shape.length === 2)) && $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q206, $q198).dtype === $q109)) && ($need(this.t10, $q207, $q203).dtype === $q109)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
-    } catch (e) {
-      throw $wrap(e, $q208);
-    }
-  }
-  /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
-  d12(): number {
-    try {
-      return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q103);
-    }
-  }
-  /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
-  d13(): number {
-    try {
-      return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
-    } catch (e) {
-      throw $wrap(e, $q149);
-    }
-  }
-  /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
-  d14(): boolean {
-    try {
-      return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
-    } catch (e) {
-      throw $wrap(e, $q209);
-    }
-  }
-  /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
-  d15(): boolean {
-    return (this.m15 = ((((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11())) && (this.m14 ?? this.d14())));
-  }
-  /** why "headLayoutOk" is not true */
-  x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q70, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q210, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q187, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
-  }
-  /** why "usesRotary" is not true */
-  x3(path: readonly string[]): string {
-    return $why(path, K1A0V2, [$q179, () => this.a0]);
-  }
-  /** why "headSizeOk" is not true */
-  x2(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q67, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q75 : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
-  }
-  /** why "ioShapeOk" is not true */
-  x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q72, () => this.t11!.shape[0], $q60, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q74, () => this.t11!.shape[1], $q212, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q61, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q69, $q68]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
-  }
-  /** why "cacheShapeOk" is not true */
-  x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q213, () => this.s4, $q214, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q60, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q68, $q69, $q68]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
-  }
-  /** why "layoutShapeOk" is not true */
-  x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q71, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q210, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q215, () => this.s6[1]]) : $why(path, K1A0V7, [$q215, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
-  }
-  /** why "lengthsShapeOk" is not true */
-  x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V2, ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, K1A0V3, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q60, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
-  }
-  /** why "rotaryOk" is not true */
-  x8(path: readonly string[]): string {
-    let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q201, () => $need(this.t9, $q201, $q198).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q202, () => $need(this.t10, $q202, $q203).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q204, () => $need(this.t10, $q204, $q203).shape, $q205, () => $need(this.t9, $q205, $q198).shape]) : i === 5 ? $why(path, K1A0V9, [$q199, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q200, () => (this.m10 ?? this.d10()), $q67, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q206, () => $need(this.t9, $q206, $q198).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q207, () => $need(this.t10, $q207, $q203).dtype, $q69, $q68]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q201, $q198).shape.length === 2), () => ($need(this.t10, $q202, $q203).shape.length === 2), () => $same($need(this.t10, $q204, $q203).shape as readonly number[], $need(this.t9, $q205, $q198).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q206, $q198).dtype === $q109)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q183, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q211]))($try(() => (this.m1 ?? this.d1())));
-  }
-  /** why "indexFits" is not true */
-  x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V11, ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, K1A0V11, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
-  }
-  /** why "sparseContractOk" is not true */
-  x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q59]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q78]) : i === 3 ? this.x5([...path, $q77]) : i === 4 ? this.x6([...path, $q197]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q208]) : this.x9([...path, $q209]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
-  }
-  /** when "sparseContractOk" */
-  c0(): boolean {
-    try {
-      return ((this.m15 ?? this.d15())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseContractOk" does not hold */
-  w0(): string {
-    try {
-      ((this.m15 ?? this.d15()));
-    } catch (e) {
-      return $condFail(e, $q216);
-    }
-    return this.x0([...[], $q216]);
-  }
-  /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
-  d16(): number {
-    try {
-      return (this.m16 = $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s0[1] as number) as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, "appendCount");
-    }
-  }
-  /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
-  d17(): number {
-    try {
-      return (this.m17 = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number));
-    } catch (e) {
-      throw $wrap(e, "rotaryCount");
-    }
-  }
-  /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): boolean {
-    try {
-      return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
-    } catch (e) {
-      throw $wrap(e, $q84);
-    }
-  }
-  /** why "dispatchFits" is not true */
-  x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q212, () => this.s0[1], $q80, $q81]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q60, () => this.s0[0], $q80, $q81]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q80, $q81]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q96, $q83]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
-  }
-  /** when "dispatchFits" */
-  c1(): boolean {
-    try {
-      return ((this.m18 ?? this.d18())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "dispatchFits" does not hold */
-  w1(): string {
-    try {
-      ((this.m18 ?? this.d18()));
-    } catch (e) {
-      return $condFail(e, $q84);
-    }
-    return this.x10([...[], $q84]);
-  }
-  /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): boolean {
-    try {
-      return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (134217728 as number))));
-    } catch (e) {
-      throw $wrap(e, $q217);
-    }
-  }
-  /** why "bindingsFit" is not true */
-  x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q218, $q93]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q218, $q93]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (134217728 as number))]));
-  }
-  /** when "bindingsFit" */
-  c2(): boolean {
-    try {
-      return ((this.m19 ?? this.d19())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "bindingsFit" does not hold */
-  w2(): string {
-    try {
-      ((this.m19 ?? this.d19()));
-    } catch (e) {
-      return $condFail(e, $q217);
-    }
-    return this.x11([...[], $q217]);
-  }
-  /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
-  d20(): boolean {
-    return (this.m20 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[2] === (this.m13 ?? this.d13()))));
-  }
-  /** why "packedKv" is not true */
-  x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q150, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q219, () => this.s0[2], $q149, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
-  }
-  /** when "packedKv" */
-  c3(): boolean {
-    try {
-      return ((this.m20 ?? this.d20())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w3(): string {
-    try {
-      ((this.m20 ?? this.d20()));
-    } catch (e) {
-      return $condFail(e, $q151);
-    }
-    return this.x12([...[], $q151]);
-  }
-  /** when "usesRotary" */
-  c4(): boolean {
-    try {
-      return ((this.m1 ?? this.d1())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "usesRotary" does not hold */
-  w4(): string {
-    try {
-      ((this.m1 ?? this.d1()));
-    } catch (e) {
-      return $condFail(e, $q211);
-    }
-    return this.x3([...[], $q211]);
-  }
-  /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): number {
-    try {
-      return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q100);
-    }
-  }
-  /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): number {
-    try {
-      return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
-    } catch (e) {
-      throw $wrap(e, $q220);
-    }
-  }
-  /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): boolean {
-    return (this.m23 = ((((this.m21 ?? this.d21()) as number) <= (32 as number)) && (((this.m22 ?? this.d22()) as number) <= (16384 as number))));
-  }
-  /** why "attnStorageFits" is not true */
-  x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q100, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q220, () => (this.m22 ?? this.d22()), $q98, $q99]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
-  }
-  /** when "attnStorageFits" */
-  c5(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w5(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, $q221);
-    }
-    return this.x13([...[], $q221]);
-  }
-  /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): number {
-    try {
-      return (this.m24 = Math.min((this.s3[2] as number), ($mulN((this.m6 ?? this.d6()) as number, this.a5 as number) as number)));
-    } catch (e) {
-      throw $wrap(e, "sparseKeyCeiling");
-    }
-  }
-  /** derive "sparseSplitCap": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): number {
-    try {
-      return (this.m25 = Math.max((1 as number), (Math.min((16 as number), ($divN(((this.m24 ?? this.d24()) as number), (256 as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "sparseSplitCap");
-    }
-  }
-  /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): number {
-    try {
-      return (this.m26 = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a1 as number));
-    } catch (e) {
-      throw $wrap(e, "sparseBaseWorkgroups");
-    }
-  }
-  /** derive "numSplits": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
-    try {
-      return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q85);
-    }
-  }
-  /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
-    try {
-      return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q222);
-    }
-  }
-  /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "sparseMergeLanes");
-    }
-  }
-  /** derive "sparseMergeWg": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): number {
-    return (this.m30 = Math.max(((this.m29 ?? this.d29()) as number), (256 as number)));
-  }
-  /** derive "sparseSplitFits": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
-    try {
-      return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (134217728 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (((this.m30 ?? this.d30()) as number) <= (256 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (16384 as number))));
-    } catch (e) {
-      throw $wrap(e, $q223);
-    }
-  }
-  /** why "sparseSplitFits" is not true */
-  x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q85, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q80, $q81]) : i === 2 ? $why(path, K1A0V7, [$q85, () => (this.m27 ?? this.d27()), $q80, $q81]) : i === 3 ? $why(path, K1A0V7, [$q222, () => (this.m28 ?? this.d28()), $q218, $q93]) : i === 4 ? $why(path, K1A0V7, [$q224, () => (this.m30 ?? this.d30()), $q82, $q83]) : i === 5 ? $why(path, K1A0V7, [$q224, () => (this.m30 ?? this.d30()), $q96, $q83]) : $why(path, K1A0V7, ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q98, $q99]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (134217728 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number)), () => (((this.m30 ?? this.d30()) as number) <= (256 as number))]));
-  }
-  /** when "sparseSplitFits" */
-  c6(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseSplitFits" does not hold */
-  w6(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, $q223);
-    }
-    return this.x14([...[], $q223]);
-  }
-  k0(pp: string): unknown {
-    try {
-      return $dimS($need(this.t9, $q181, $q198).shape, 1, $q205);
-    } catch (e) {
-      return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
-    }
-  }
-  k0s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q181, $q198).shape, 1, $q205));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q117, $q136, 2, 134217728, K1A0S8, $q118));
-  }
-  z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q117, $q225, 2, 134217728, K1A0S8, $q118));
-  }
-  z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q117, $q226, 2, 134217728, K1A0S8, $q118));
-  }
-  z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q117, $q227, 4, 134217728, K1A0S8, $q118));
-  }
-  z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q117, $q228, 4, 134217728, K1A0S8, $q118));
-  }
-  z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q117, $q198, 2, 134217728, K1A0S8, $q118));
-  }
-  z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q117, $q203, 2, 134217728, K1A0S8, $q118));
-  }
-  y0(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q229, $q198);
-      const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q230, $q203);
-      const q6 = this.z10();
-      const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q231);
-      $u32(b7, 4, this.s0[0], pp, $q126);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q229, 1, q5), $bd(6, $q230, 1, q6), $ub(7, $q135, 2, b7)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  y1(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q229, $q198);
-      const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q230, $q203);
-      const q2 = this.z10();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q231);
-      $u32(b6, 4, this.s0[0], pp, $q126);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q138, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q135, 2, b6)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q117, $q238, 4, 134217728, K1A0S8, $q118));
-  }
-  z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q117, $q239, 4, 134217728, K1A0S8, $q118));
-  }
-  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z3();
-      const q1 = this.z4();
-      const q2 = this.z5();
-      const q3 = this.z6();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
-      $u32(b8, 4, this.s0[0], pp, $q126);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
-      $f32(b8, 24, this.a4);
-      st = 2;
-      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      st = 3;
-      const r2: unknown = (this.m27 ?? this.d27());
-      const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q244, $q245, s, [$bd(0, $q138, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q248, 0, c1), $ub(8, $q135, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V19, st);
-    }
-  }
-  z11(): BindingResource {
-    return (this.q11 ??= $buf(this.t11!, $q141, $q142, 2, 134217728, K1A0S8, $q118));
-  }
-  y3(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z11();
-      const wy = $wg(this.a2, 65535, pp, "y");
-      st = 1;
-      const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q143, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q248, 1, c0), $bd(1, $q141, 0, q0)], 1, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V20, st);
-    }
-  }
-  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
-      if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
-      if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
-      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S0, $q251);
-      st = 2;
-      const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S0, $q252);
-      const c0 = $scratch($q253, x0);
-      const c1 = $scratch($q248, x1);
-      return { kernel: $q177, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q253, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V21, st);
-    }
-  }
-  r0(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  /** when "not usesRotary" */
-  c7(): boolean {
-    try {
-      return (!((this.m1 ?? this.d1()))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not usesRotary" does not hold */
-  w7(): string {
-    try {
-      (!((this.m1 ?? this.d1())));
-    } catch (e) {
-      return $condFail(e, "not usesRotary");
-    }
-    return $why([], K1A0V10, [$q211, () => (this.m1 ?? this.d1())]);
-  }
-  y4(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q231);
-      $u32(b5, 4, this.s0[0], pp, $q126);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 0, q1), $bd(2, $q235, 0, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $ub(5, $q135, 2, b5)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  y5(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      const q6 = this.z8();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
-      $u32(b8, 4, this.s0[0], pp, $q126);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
-      $f32(b8, 24, this.a4);
-      st = 2;
-      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      st = 3;
-      const r2: unknown = (this.m27 ?? this.d27());
-      const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q244, $q245, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q248, 0, c0), $ub(8, $q135, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V19, st);
-    }
-  }
-  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q254;
-      if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S11, $q252);
-      const c0 = $scratch($q248, x0);
-      return { kernel: $q177, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V22, st);
-    }
-  }
-  r1(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    try {
-      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q104, $q105).shape.length === 3)) && ($need(this.t2, $q106, $q107).shape.length === 3)) && $same($need(this.t1, $q255, $q105).shape as readonly number[], $need(this.t2, $q256, $q107).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q105) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q105) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q105) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q108, $q105).dtype === $q109)) && ($need(this.t2, $q110, $q107).dtype === $q109)) && (this.s0[2] === (this.m3 ?? this.d3()))));
-    } catch (e) {
-      throw $wrap(e, $q111);
-    }
-  }
-  /** why "separateKv" is not true */
-  x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q112 : i === 1 ? $where(path) + $q113 : i === 2 ? $why(path, K1A0V23, [$q104, () => $need(this.t1, $q104, $q105).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q106, () => $need(this.t2, $q106, $q107).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q255, () => $need(this.t1, $q255, $q105).shape, $q256, () => $need(this.t2, $q256, $q107).shape]) : i === 5 ? $why(path, K1A0V3, [$q114, () => $dimT(this.t1, (0 as number), $q105), $q60, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q115, () => $dimT(this.t1, (1 as number), $q105), $q212, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q105), $q103, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q108, () => $need(this.t1, $q108, $q105).dtype, $q69, $q68]) : i === 9 ? $why(path, K1A0V3, [$q110, () => $need(this.t2, $q110, $q107).dtype, $q69, $q68]) : $why(path, K1A0V3, [$q219, () => this.s0[2], $q61, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q104, $q105).shape.length === 3), () => ($need(this.t2, $q106, $q107).shape.length === 3), () => $same($need(this.t1, $q255, $q105).shape as readonly number[], $need(this.t2, $q256, $q107).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q105) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q105) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q105) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q108, $q105).dtype === $q109), () => ($need(this.t2, $q110, $q107).dtype === $q109)]));
-  }
-  /** when "separateKv" */
-  c8(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w8(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, $q111);
-    }
-    return this.x15([...[], $q111]);
-  }
-  z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q117, $q105, 2, 134217728, K1A0S8, $q118));
-  }
-  z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q117, $q107, 2, 134217728, K1A0S8, $q118));
-  }
-  y6(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q124, $q105);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q125, $q107);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q229, $q198);
-      const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q230, $q203);
-      const q7 = this.z10();
-      const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q231);
-      $u32(b8, 4, this.s0[0], pp, $q126);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $bd(6, $q229, 1, q6), $bd(7, $q230, 1, q7), $ub(8, $q135, 2, b8)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q257;
-      if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q258;
-      if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
-      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S18, $q251);
-      st = 2;
-      const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 134217728, $q118, K1A0S18, $q252);
-      const c0 = $scratch($q253, x0);
-      const c1 = $scratch($q248, x1);
-      return { kernel: $q177, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q253, size: x0 }, { id: $q248, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V24, st);
-    }
-  }
-  r2(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c4()) return this.w4();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  y7(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q124, $q105);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q125, $q107);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q231);
-      $u32(b6, 4, this.s0[0], pp, $q126);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q232, $q233, s, [$bd(0, $q124, 1, q0), $bd(1, $q125, 1, q1), $bd(2, $q234, 0, q2), $bd(3, $q235, 0, q3), $bd(4, $q236, 1, q4), $bd(5, $q237, 1, q5), $ub(6, $q135, 2, b6)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q259;
-      if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 134217728, $q118, K1A0S27, $q252);
-      const c0 = $scratch($q248, x0);
-      return { kernel: $q177, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q248, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V25, st);
-    }
-  }
-  r3(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c7()) return this.w7();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  y8(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z3();
-      const q1 = this.z4();
-      const q2 = this.z5();
-      const q3 = this.z6();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const q6 = this.z11();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
-      $u32(b8, 4, this.s0[0], pp, $q126);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
-      $f32(b8, 24, this.a4);
-      const wx = $wg(this.s0[1], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q260, $q261, s, [$bd(0, $q138, 1, c0), $bd(1, $q234, 1, q0), $bd(2, $q235, 1, q1), $bd(3, $q246, 1, q2), $bd(4, $q247, 1, q3), $bd(5, $q236, 1, q4), $bd(6, $q237, 1, q5), $bd(7, $q141, 0, q6), $ub(8, $q135, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V26, st);
-    }
-  }
-  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q249;
-      if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q250;
-      if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S34, $q251);
-      const c0 = $scratch($q253, x0);
-      return { kernel: $q177, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V27, st);
-    }
-  }
-  r4(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    return this.w5();
-  }
-  y9(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      const q6 = this.z8();
-      const q7 = this.z11();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q231);
-      $u32(b8, 4, this.s0[0], pp, $q126);
-      $u32(b8, 8, this.s5[0], pp, $q240);
-      $u32(b8, 12, r0, pp, $q241);
-      $u32(b8, 16, this.s6[1], pp, $q242);
-      $u32(b8, 20, this.s3[2], pp, $q243);
-      $f32(b8, 24, this.a4);
-      const wx = $wg(this.s0[1], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q260, $q261, s, [$bd(0, $q138, 1, q0), $bd(1, $q234, 1, q1), $bd(2, $q235, 1, q2), $bd(3, $q246, 1, q3), $bd(4, $q247, 1, q4), $bd(5, $q236, 1, q5), $bd(6, $q237, 1, q6), $bd(7, $q141, 0, q7), $ub(8, $q135, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V26, st);
-    }
-  }
-  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+}
+/** derive "headLayoutOk": memo m0 */
+function K1A0_d0(o: K1A0): boolean {
+  try {
+    return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
+  } catch (e) {
+    throw $wrap(e, $q48);
+  }
+}
+/** derive "usesRotary": memo m1 */
+function K1A0_d1(o: K1A0): boolean {
+  return (o.m1 ??= (o.a0 === 1));
+}
+/** derive "headSizeOk": memo m2 */
+function K1A0_d2(o: K1A0): boolean {
+  let n0: number, n1: number;
+  return (o.m2 ??= ((((o.s3[3] as number) > (0 as number)) && ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((o.m1 ?? K1A0_d1(o)) ? ((n1 = (o.s3[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
+}
+/** derive "qHidden": memo m3 */
+function K1A0_d3(o: K1A0): number {
+  try {
+    return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q50);
+  }
+}
+/** derive "ioShapeOk": memo m4 */
+function K1A0_d4(o: K1A0): boolean {
+  return (o.m4 ??= (((o.t11!.shape[0] === o.s0[0]) && (o.t11!.shape[1] === o.s0[1])) && (o.t11!.shape[2] === (o.m3 ?? K1A0_d3(o)))));
+}
+/** derive "cacheShapeOk": memo m5 */
+function K1A0_d5(o: K1A0): boolean {
+  return (o.m5 ??= ((($same(o.s4 as readonly number[], o.s3 as readonly number[]) && (o.s3[0] === o.s0[0])) && (o.s3[1] === o.a1)) && ((o.s3[2] as number) >= (1 as number))));
+}
+/** derive "maxBlocks": memo m6 */
+function K1A0_d6(o: K1A0): number {
+  try {
+    return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
+  } catch (e) {
+    throw $wrap(e, $q60);
+  }
+}
+/** derive "layoutShapeOk": memo m7 */
+function K1A0_d7(o: K1A0): boolean {
+  try {
+    return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
+  } catch (e) {
+    throw $wrap(e, $q183);
+  }
+}
+/** derive "lengthsShapeOk": memo m8 */
+function K1A0_d8(o: K1A0): boolean {
+  return (o.m8 ??= ((o.s7[0] === 1) && (o.s8[0] === o.s0[0])));
+}
+/** derive "rotaryHalf": memo m9 */
+function K1A0_d9(o: K1A0): number {
+  try {
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q184) : 0));
+  } catch (e) {
+    throw $wrap(e, $q185);
+  }
+}
+/** derive "rotaryDim": memo m10 */
+function K1A0_d10(o: K1A0): number {
+  try {
+    return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q186);
+  }
+}
+/** derive "rotaryOk": memo m11 */
+function K1A0_d11(o: K1A0): boolean {
+  let n0: number;
+  try {
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q187, $q184).shape.length === 2)) && ($need(o.t10, $q188, $q189).shape.length === 2)) && $same($need(o.t10, $q190, $q189).shape as readonly number[], $need(o.t9, $q191, $q184).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q192, $q184).dtype === $q98)) && ($need(o.t10, $q193, $q189).dtype === $q98)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+  } catch (e) {
+    throw $wrap(e, $q194);
+  }
+}
+/** derive "kvHidden": memo m12 */
+function K1A0_d12(o: K1A0): number {
+  try {
+    return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q92);
+  }
+}
+/** derive "packedStride": memo m13 */
+function K1A0_d13(o: K1A0): number {
+  try {
+    return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q138);
+  }
+}
+/** derive "indexFits": memo m14 */
+function K1A0_d14(o: K1A0): boolean {
+  try {
+    return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
+  } catch (e) {
+    throw $wrap(e, $q195);
+  }
+}
+/** derive "sparseContractOk": memo m15 */
+function K1A0_d15(o: K1A0): boolean {
+  return (o.m15 ??= ((((((((o.m0 ?? K1A0_d0(o)) && (o.m2 ?? K1A0_d2(o))) && (o.m4 ?? K1A0_d4(o))) && (o.m5 ?? K1A0_d5(o))) && (o.m7 ?? K1A0_d7(o))) && (o.m8 ?? K1A0_d8(o))) && (o.m11 ?? K1A0_d11(o))) && (o.m14 ?? K1A0_d14(o))));
+}
+/** why "headLayoutOk" is not true */
+function K1A0_x1(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q59, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q196, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+}
+/** why "usesRotary" is not true */
+function K1A0_x3(o: K1A0, path: readonly string[]): string {
+  return $why(path, K0A0V6, [$q167, () => o.a0]);
+}
+/** why "headSizeOk" is not true */
+function K1A0_x2(o: K1A0, path: readonly string[]): string {
+  let n0: number, n1: number, n2: number;
+  return [() => $why(path, K0A0V2, [$q56, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q64 : K1A0_x3(o, [...path, $q197]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+}
+/** why "ioShapeOk" is not true */
+function K1A0_x4(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V1, [$q61, () => o.t11!.shape[0], $q49, () => o.s0[0]]), () => $why(path, K0A0V1, [$q63, () => o.t11!.shape[1], $q198, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q50, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q58, $q57])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+}
+/** why "cacheShapeOk" is not true */
+function K1A0_x5(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V0, [$q199, () => o.s4, $q200, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q49, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q57, $q58, $q57])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+}
+/** why "layoutShapeOk" is not true */
+function K1A0_x6(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V4, [$q60, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q196, () => o.s5[0]]), () => $why(path, K0A0V4, [$q201, () => o.s6[1]]), () => $why(path, K0A0V7, [$q201, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+}
+/** why "lengthsShapeOk" is not true */
+function K1A0_x7(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q49, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+}
+/** why "rotaryOk" is not true */
+function K1A0_x8(o: K1A0, path: readonly string[]): string {
+  let n0: number, n1: number;
+  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q187, () => $need(o.t9, $q187, $q184).shape.length]), () => $why(path, K0A0V9, [$q188, () => $need(o.t10, $q188, $q189).shape.length]), () => $why(path, K0A0V0, [$q190, () => $need(o.t10, $q190, $q189).shape, $q191, () => $need(o.t9, $q191, $q184).shape]), () => $why(path, K1A0V0, [$q185, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q186, () => K1A0_d10(o), $q56, () => o.s3[3]]), () => $why(path, K0A0V1, [$q192, () => $need(o.t9, $q192, $q184).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q193, () => $need(o.t10, $q193, $q189).dtype, $q58, $q57])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q187, $q184).shape.length === 2), () => ($need(o.t10, $q188, $q189).shape.length === 2), () => $same($need(o.t10, $q190, $q189).shape as readonly number[], $need(o.t9, $q191, $q184).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q192, $q184).dtype === $q98)])]!() : c === false ? [() => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q197]))($try(() => K1A0_d1(o)));
+}
+/** why "indexFits" is not true */
+function K1A0_x9(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])][$first([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number))])]!();
+}
+/** why "sparseContractOk" is not true */
+function K1A0_x0(o: K1A0, path: readonly string[]): string {
+  return [() => K1A0_x1(o, [...path, $q48]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q67]), () => K1A0_x5(o, [...path, $q66]), () => K1A0_x6(o, [...path, $q183]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q194]), () => K1A0_x9(o, [...path, $q195])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+}
+/** when "sparseContractOk" */
+function K1A0_c0(o: K1A0): boolean {
+  try {
+    return ((o.m15 ?? K1A0_d15(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "sparseContractOk" does not hold */
+function K1A0_w0(o: K1A0): string {
+  try {
+    (K1A0_d15(o));
+  } catch (e) {
+    return $condFail(e, $q202);
+  }
+  return K1A0_x0(o, [...[], $q202]);
+}
+/** derive "appendCount": memo m16 */
+function K1A0_d16(o: K1A0): number {
+  try {
+    return (o.m16 ??= $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s0[1] as number) as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, "appendCount");
+  }
+}
+/** derive "rotaryCount": memo m17 */
+function K1A0_d17(o: K1A0): number {
+  try {
+    return (o.m17 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number));
+  } catch (e) {
+    throw $wrap(e, "rotaryCount");
+  }
+}
+/** derive "dispatchFits": memo m18 */
+function K1A0_d18(o: K1A0): boolean {
+  try {
+    return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+  } catch (e) {
+    throw $wrap(e, $q73);
+  }
+}
+/** why "dispatchFits" is not true */
+function K1A0_x10(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, [$q198, () => o.s0[1], $q69, $q70]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q69, $q70]), () => $why(path, K0A0V7, [$q49, () => o.s0[0], $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q85, $q72])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+}
+/** when "dispatchFits" */
+function K1A0_c1(o: K1A0): boolean {
+  try {
+    return ((o.m18 ?? K1A0_d18(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "dispatchFits" does not hold */
+function K1A0_w1(o: K1A0): string {
+  try {
+    (K1A0_d18(o));
+  } catch (e) {
+    return $condFail(e, $q73);
+  }
+  return K1A0_x10(o, [...[], $q73]);
+}
+/** derive "bindingsFit": memo m19 */
+function K1A0_d19(o: K1A0): boolean {
+  try {
+    return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
+  } catch (e) {
+    throw $wrap(e, $q203);
+  }
+}
+/** why "bindingsFit" is not true */
+function K1A0_x11(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q204, $q82]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q204, $q82])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number))])]!();
+}
+/** when "bindingsFit" */
+function K1A0_c2(o: K1A0): boolean {
+  try {
+    return ((o.m19 ?? K1A0_d19(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "bindingsFit" does not hold */
+function K1A0_w2(o: K1A0): string {
+  try {
+    (K1A0_d19(o));
+  } catch (e) {
+    return $condFail(e, $q203);
+  }
+  return K1A0_x11(o, [...[], $q203]);
+}
+/** derive "packedKv": memo m20 */
+function K1A0_d20(o: K1A0): boolean {
+  return (o.m20 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+}
+/** why "packedKv" is not true */
+function K1A0_x12(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q205, () => o.s0[2], $q138, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+}
+/** when "packedKv" */
+function K1A0_c3(o: K1A0): boolean {
+  try {
+    return ((o.m20 ?? K1A0_d20(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "packedKv" does not hold */
+function K1A0_w3(o: K1A0): string {
+  try {
+    (K1A0_d20(o));
+  } catch (e) {
+    return $condFail(e, $q140);
+  }
+  return K1A0_x12(o, [...[], $q140]);
+}
+/** when "usesRotary" */
+function K1A0_c4(o: K1A0): boolean {
+  try {
+    return ((o.m1 ?? K1A0_d1(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "usesRotary" does not hold */
+function K1A0_w4(o: K1A0): string {
+  try {
+    (K1A0_d1(o));
+  } catch (e) {
+    return $condFail(e, $q197);
+  }
+  return K1A0_x3(o, [...[], $q197]);
+}
+/** derive "qPerKv": memo m21 */
+function K1A0_d21(o: K1A0): number {
+  try {
+    return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q89);
+  }
+}
+/** derive "attnStorageBytes": memo m22 */
+function K1A0_d22(o: K1A0): number {
+  try {
+    return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q206);
+  }
+}
+/** derive "attnStorageFits": memo m23 */
+function K1A0_d23(o: K1A0): boolean {
+  return (o.m23 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m22 ?? K1A0_d22(o)) as number) <= (16384 as number))));
+}
+/** why "attnStorageFits" is not true */
+function K1A0_x13(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K1A0V2, [$q89, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q206, () => K1A0_d22(o), $q87, $q88])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+}
+/** when "attnStorageFits" */
+function K1A0_c5(o: K1A0): boolean {
+  try {
+    return ((o.m23 ?? K1A0_d23(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "attnStorageFits" does not hold */
+function K1A0_w5(o: K1A0): string {
+  try {
+    (K1A0_d23(o));
+  } catch (e) {
+    return $condFail(e, $q207);
+  }
+  return K1A0_x13(o, [...[], $q207]);
+}
+/** derive "sparseKeyCeiling": memo m24 */
+function K1A0_d24(o: K1A0): number {
+  try {
+    return (o.m24 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseKeyCeiling");
+  }
+}
+/** derive "sparseSplitCap": memo m25 */
+function K1A0_d25(o: K1A0): number {
+  try {
+    return (o.m25 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m24 ?? K1A0_d24(o)) as number), (256 as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseSplitCap");
+  }
+}
+/** derive "sparseBaseWorkgroups": memo m26 */
+function K1A0_d26(o: K1A0): number {
+  try {
+    return (o.m26 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+  } catch (e) {
+    throw $wrap(e, "sparseBaseWorkgroups");
+  }
+}
+/** derive "numSplits": memo m27 */
+function K1A0_d27(o: K1A0): number {
+  try {
+    return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q74);
+  }
+}
+/** derive "sparsePartialBytes": memo m28 */
+function K1A0_d28(o: K1A0): number {
+  try {
+    return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q208);
+  }
+}
+/** derive "sparseMergeLanes": memo m29 */
+function K1A0_d29(o: K1A0): number {
+  try {
+    return (o.m29 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseMergeLanes");
+  }
+}
+/** derive "sparseMergeWg": memo m30 */
+function K1A0_d30(o: K1A0): number {
+  return (o.m30 ??= Math.max(((o.m29 ?? K1A0_d29(o)) as number), (256 as number)));
+}
+/** derive "sparseSplitFits": memo m31 */
+function K1A0_d31(o: K1A0): boolean {
+  try {
+    return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (134217728 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (256 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (16384 as number))));
+  } catch (e) {
+    throw $wrap(e, $q209);
+  }
+}
+/** why "sparseSplitFits" is not true */
+function K1A0_x14(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V8, [$q74, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q69, $q70]), () => $why(path, K0A0V7, [$q74, () => K1A0_d27(o), $q69, $q70]), () => $why(path, K0A0V7, [$q208, () => K1A0_d28(o), $q204, $q82]), () => $why(path, K0A0V7, [$q210, () => K1A0_d30(o), $q71, $q72]), () => $why(path, K0A0V7, [$q210, () => K1A0_d30(o), $q85, $q72]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q87, $q88])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (134217728 as number)), () => ((K1A0_d30(o) as number) <= (256 as number)), () => ((K1A0_d30(o) as number) <= (256 as number))])]!();
+}
+/** when "sparseSplitFits" */
+function K1A0_c6(o: K1A0): boolean {
+  try {
+    return ((o.m31 ?? K1A0_d31(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "sparseSplitFits" does not hold */
+function K1A0_w6(o: K1A0): string {
+  try {
+    (K1A0_d31(o));
+  } catch (e) {
+    return $condFail(e, $q209);
+  }
+  return K1A0_x14(o, [...[], $q209]);
+}
+function K1A0_k0(o: K1A0, pp: string): unknown {
+  try {
+    return $dimS($need(o.t9, $q169, $q184).shape, 1, $q191);
+  } catch (e) {
+    return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
+  }
+}
+function K1A0_k0s(o: K1A0): string {
+  try {
+    return $show($dimS($need(o.t9, $q169, $q184).shape, 1, $q191));
+  } catch (e) {
+    if (e instanceof EvalFailure) return $q17 + e.message;
+    throw e;
+  }
+}
+function K1A0_z0(o: K1A0): BindingResource {
+  return (o.q0 ??= $buf(o.t0!, $q106, $q125, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_z3(o: K1A0): BindingResource {
+  return (o.q3 ??= $buf(o.t3!, $q106, $q211, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_z4(o: K1A0): BindingResource {
+  return (o.q4 ??= $buf(o.t4!, $q106, $q212, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_z7(o: K1A0): BindingResource {
+  return (o.q7 ??= $buf(o.t7!, $q106, $q213, 4, 134217728, K1A0S4, $q107));
+}
+function K1A0_z8(o: K1A0): BindingResource {
+  return (o.q8 ??= $buf(o.t8!, $q106, $q214, 4, 134217728, K1A0S4, $q107));
+}
+function K1A0_z9(o: K1A0): BindingResource {
+  return (o.q9 ??= $buf(o.t9!, $q106, $q184, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_z10(o: K1A0): BindingResource {
+  return (o.q10 ??= $buf(o.t10!, $q106, $q189, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z7(o);
+    const q4 = K1A0_z8(o);
+    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    const q5 = K1A0_z9(o);
+    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    const q6 = K1A0_z10(o);
+    const b7 = new Uint8Array(16);
+    $u32(b7, 0, o.s0[1], pp, $q217);
+    $u32(b7, 4, o.s0[0], pp, $q115);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q218, $q219, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 0, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $bd(5, $q215, 1, q5), $bd(6, $q216, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    const q1 = K1A0_z9(o);
+    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    const q2 = K1A0_z10(o);
+    const q3 = K1A0_z7(o);
+    const q4 = K1A0_z8(o);
+    const b6 = new Uint8Array(16);
+    $u32(b6, 0, o.s0[1], pp, $q217);
+    $u32(b6, 4, o.s0[0], pp, $q115);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q127, 1, q0), $bd(1, $q215, 1, q1), $bd(2, $q216, 1, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q124, 2, b6)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_z5(o: K1A0): BindingResource {
+  return (o.q5 ??= $buf(o.t5!, $q106, $q224, 4, 134217728, K1A0S4, $q107));
+}
+function K1A0_z6(o: K1A0): BindingResource {
+  return (o.q6 ??= $buf(o.t6!, $q106, $q225, 4, 134217728, K1A0S4, $q107));
+}
+function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z3(o);
+    const q1 = K1A0_z4(o);
+    const q2 = K1A0_z5(o);
+    const q3 = K1A0_z6(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 4, o.s0[0], pp, $q115);
+    $u32(b8, 8, o.s5[0], pp, $q226);
+    $u32(b8, 12, r0, pp, $q227);
+    $u32(b8, 16, o.s6[1], pp, $q228);
+    $u32(b8, 20, o.s3[2], pp, $q229);
+    $f32(b8, 24, o.a4);
+    st = 2;
+    const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    st = 3;
+    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const wz = $wg(r2, 65535, pp, "z");
+    return $pass($q230, $q231, s, [$bd(0, $q127, 1, c0), $bd(1, $q220, 1, q0), $bd(2, $q221, 1, q1), $bd(3, $q232, 1, q2), $bd(4, $q233, 1, q3), $bd(5, $q222, 1, q4), $bd(6, $q223, 1, q5), $bd(7, $q234, 0, c1), $ub(8, $q124, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V8, st);
+  }
+}
+function K1A0_z11(o: K1A0): BindingResource {
+  return (o.q11 ??= $buf(o.t11!, $q130, $q131, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z11(o);
+    const wy = $wg(o.a2, 65535, pp, "y");
+    st = 1;
+    const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
+    const wz = $wg(r0, 65535, pp, "z");
+    return $pass($q132, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q234, 1, c0), $bd(1, $q130, 0, q0)], 1, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V9, st);
+  }
+}
+function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
-    return { kernel: $q177, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q235;
+    if (s0 === undefined) $noShown(K1A0S0 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q237;
+    if (s1 === undefined) $noShown(K1A0S0 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
+    const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S0, $q239);
+    st = 2;
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S0, $q240);
+    const c0 = $scratch($q241, x0);
+    const c1 = $scratch($q234, x1);
+    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q241, size: x0 }, { id: $q234, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V10, st);
   }
-  r5(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    return this.w5();
+}
+function K1A0_r0(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+/** when "not usesRotary" */
+function K1A0_c7(o: K1A0): boolean {
+  try {
+    return (!((o.m1 ?? K1A0_d1(o)))) === true;
+  } catch (e) {
+    return $unheld(e);
   }
-  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q257;
-      if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q258;
-      if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 134217728, $q118, K1A0S46, $q251);
-      const c0 = $scratch($q253, x0);
-      return { kernel: $q177, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q253, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V28, st);
-    }
+}
+/** why "not usesRotary" does not hold */
+function K1A0_w7(o: K1A0): string {
+  try {
+    (!(K1A0_d1(o)));
+  } catch (e) {
+    return $condFail(e, "not usesRotary");
   }
-  r6(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c4()) return this.w4();
-    return this.w5();
+  return $why([], K0A0V10, [$q197, () => K1A0_d1(o)]);
+}
+function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z7(o);
+    const q4 = K1A0_z8(o);
+    const b5 = new Uint8Array(16);
+    $u32(b5, 0, o.s0[1], pp, $q217);
+    $u32(b5, 4, o.s0[0], pp, $q115);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q218, $q219, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 0, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
   }
-  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+}
+function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z5(o);
+    const q4 = K1A0_z6(o);
+    const q5 = K1A0_z7(o);
+    const q6 = K1A0_z8(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 4, o.s0[0], pp, $q115);
+    $u32(b8, 8, o.s5[0], pp, $q226);
+    $u32(b8, 12, r0, pp, $q227);
+    $u32(b8, 16, o.s6[1], pp, $q228);
+    $u32(b8, 20, o.s3[2], pp, $q229);
+    $f32(b8, 24, o.a4);
+    st = 2;
+    const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    st = 3;
+    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const wz = $wg(r2, 65535, pp, "z");
+    return $pass($q230, $q231, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 1, q1), $bd(2, $q221, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q222, 1, q5), $bd(6, $q223, 1, q6), $bd(7, $q234, 0, c0), $ub(8, $q124, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V8, st);
+  }
+}
+function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q259;
-    if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
-    return { kernel: $q177, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q242;
+    if (s0 === undefined) $noShown(K1A0S7 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
+    const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S7, $q240);
+    const c0 = $scratch($q234, x0);
+    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q234, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V11, st);
   }
-  r7(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c7()) return this.w7();
-    return this.w5();
+}
+function K1A0_r1(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+/** derive "separateKv": memo m32 */
+function K1A0_d32(o: K1A0): boolean {
+  try {
+    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q93, $q94).shape.length === 3)) && ($need(o.t2, $q95, $q96).shape.length === 3)) && $same($need(o.t1, $q243, $q94).shape as readonly number[], $need(o.t2, $q244, $q96).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q94) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q94) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q94) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q97, $q94).dtype === $q98)) && ($need(o.t2, $q99, $q96).dtype === $q98)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+  } catch (e) {
+    throw $wrap(e, $q100);
   }
-  plan(): Plan {
-    let o0: unknown = undefined;
-    try {
-      o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
-    } catch (e) {
-      $evalFail(e, $q177, $q156);
-    }
-    const h0 = $outShape(o0, 3, $q177, $q142);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q109 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q177, $q142, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q177, $q225);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q177, $q225, this.u3.shape, h1, $q214);
-    const h2 = $outShape(this.s4, 4, $q177, $q226);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q177, $q226, this.u4.shape, h2, $q213);
-    const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q157, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q157, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q157, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
-    let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
-    if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
-    if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
-    if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p2(shapes);
-    if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p3(shapes);
-    if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p4(shapes);
-    if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
-    if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
-    if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q158, "SparseAttention: no variant fits this call on profile core: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+}
+/** why "separateKv" is not true */
+function K1A0_x15(o: K1A0, path: readonly string[]): string {
+  return [() => $where(path) + $q101, () => $where(path) + $q102, () => $why(path, K1A0V12, [$q93, () => $need(o.t1, $q93, $q94).shape.length]), () => $why(path, K1A0V12, [$q95, () => $need(o.t2, $q95, $q96).shape.length]), () => $why(path, K0A0V0, [$q243, () => $need(o.t1, $q243, $q94).shape, $q244, () => $need(o.t2, $q244, $q96).shape]), () => $why(path, K0A0V1, [$q103, () => $dimT(o.t1, (0 as number), $q94), $q49, () => o.s0[0]]), () => $why(path, K0A0V1, [$q104, () => $dimT(o.t1, (1 as number), $q94), $q198, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q94), $q92, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q97, () => $need(o.t1, $q97, $q94).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q99, () => $need(o.t2, $q99, $q96).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q205, () => o.s0[2], $q50, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q93, $q94).shape.length === 3), () => ($need(o.t2, $q95, $q96).shape.length === 3), () => $same($need(o.t1, $q243, $q94).shape as readonly number[], $need(o.t2, $q244, $q96).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q94) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q94) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q94) === K1A0_d12(o)), () => ($need(o.t1, $q97, $q94).dtype === $q98), () => ($need(o.t2, $q99, $q96).dtype === $q98)])]!();
+}
+/** when "separateKv" */
+function K1A0_c8(o: K1A0): boolean {
+  try {
+    return ((o.m32 ?? K1A0_d32(o))) === true;
+  } catch (e) {
+    return $unheld(e);
   }
+}
+/** why "separateKv" does not hold */
+function K1A0_w8(o: K1A0): string {
+  try {
+    (K1A0_d32(o));
+  } catch (e) {
+    return $condFail(e, $q100);
+  }
+  return K1A0_x15(o, [...[], $q100]);
+}
+function K1A0_z1(o: K1A0): BindingResource {
+  return (o.q1 ??= $buf(o.t1!, $q106, $q94, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_z2(o: K1A0): BindingResource {
+  return (o.q2 ??= $buf(o.t2!, $q106, $q96, 2, 134217728, K1A0S4, $q107));
+}
+function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    const q0 = K1A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    const q1 = K1A0_z2(o);
+    const q2 = K1A0_z3(o);
+    const q3 = K1A0_z4(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    const q6 = K1A0_z9(o);
+    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    const q7 = K1A0_z10(o);
+    const b8 = new Uint8Array(16);
+    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 4, o.s0[0], pp, $q115);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q218, $q219, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q220, 0, q2), $bd(3, $q221, 0, q3), $bd(4, $q222, 1, q4), $bd(5, $q223, 1, q5), $bd(6, $q215, 1, q6), $bd(7, $q216, 1, q7), $ub(8, $q124, 2, b8)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S11 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q246;
+    if (s1 === undefined) $noShown(K1A0S11 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
+    const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S11, $q239);
+    st = 2;
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S11, $q240);
+    const c0 = $scratch($q241, x0);
+    const c1 = $scratch($q234, x1);
+    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q241, size: x0 }, { id: $q234, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V13, st);
+  }
+}
+function K1A0_r2(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    const q0 = K1A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    const q1 = K1A0_z2(o);
+    const q2 = K1A0_z3(o);
+    const q3 = K1A0_z4(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    const b6 = new Uint8Array(16);
+    $u32(b6, 0, o.s0[1], pp, $q217);
+    $u32(b6, 4, o.s0[0], pp, $q115);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q218, $q219, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q220, 0, q2), $bd(3, $q221, 0, q3), $bd(4, $q222, 1, q4), $bd(5, $q223, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let s0: string | undefined = undefined;
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q247;
+    if (s0 === undefined) $noShown(K1A0S16 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
+    const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S16, $q240);
+    const c0 = $scratch($q234, x0);
+    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q234, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V14, st);
+  }
+}
+function K1A0_r3(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z3(o);
+    const q1 = K1A0_z4(o);
+    const q2 = K1A0_z5(o);
+    const q3 = K1A0_z6(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    const q6 = K1A0_z11(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 4, o.s0[0], pp, $q115);
+    $u32(b8, 8, o.s5[0], pp, $q226);
+    $u32(b8, 12, r0, pp, $q227);
+    $u32(b8, 16, o.s6[1], pp, $q228);
+    $u32(b8, 20, o.s3[2], pp, $q229);
+    $f32(b8, 24, o.a4);
+    const wx = $wg(o.s0[1], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    const wz = $wg(o.s0[0], 65535, pp, "z");
+    return $pass($q248, $q249, s, [$bd(0, $q127, 1, c0), $bd(1, $q220, 1, q0), $bd(2, $q221, 1, q1), $bd(3, $q232, 1, q2), $bd(4, $q233, 1, q3), $bd(5, $q222, 1, q4), $bd(6, $q223, 1, q5), $bd(7, $q130, 0, q6), $ub(8, $q124, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V15, st);
+  }
+}
+function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q235;
+    if (s0 === undefined) $noShown(K1A0S20 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q237;
+    if (s1 === undefined) $noShown(K1A0S20 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S20, $q239);
+    const c0 = $scratch($q241, x0);
+    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q241, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V16, st);
+  }
+}
+function K1A0_r4(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  return K1A0_w5(o);
+}
+function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z5(o);
+    const q4 = K1A0_z6(o);
+    const q5 = K1A0_z7(o);
+    const q6 = K1A0_z8(o);
+    const q7 = K1A0_z11(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 4, o.s0[0], pp, $q115);
+    $u32(b8, 8, o.s5[0], pp, $q226);
+    $u32(b8, 12, r0, pp, $q227);
+    $u32(b8, 16, o.s6[1], pp, $q228);
+    $u32(b8, 20, o.s3[2], pp, $q229);
+    $f32(b8, 24, o.a4);
+    const wx = $wg(o.s0[1], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    const wz = $wg(o.s0[0], 65535, pp, "z");
+    return $pass($q248, $q249, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 1, q1), $bd(2, $q221, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q222, 1, q5), $bd(6, $q223, 1, q6), $bd(7, $q130, 0, q7), $ub(8, $q124, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V15, st);
+  }
+}
+function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let s0: string | undefined = undefined;
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q242;
+  if (s0 === undefined) $noShown(K1A0S24 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
+  return { kernel: $q165, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
+}
+function K1A0_r5(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  return K1A0_w5(o);
+}
+function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S27 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q246;
+    if (s1 === undefined) $noShown(K1A0S27 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S27, $q239);
+    const c0 = $scratch($q241, x0);
+    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q241, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V17, st);
+  }
+}
+function K1A0_r6(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  return K1A0_w5(o);
+}
+function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let s0: string | undefined = undefined;
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q247;
+  if (s0 === undefined) $noShown(K1A0S31 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
+  return { kernel: $q165, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
+}
+function K1A0_r7(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  return K1A0_w5(o);
+}
+function K1A0_plan(o: K1A0): Plan {
+  let o0: unknown = undefined;
+  try {
+    o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
+  } catch (e) {
+    $evalFail(e, $q165, $q145);
+  }
+  const h0 = $outShape(o0, 3, $q165, $q131);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q98 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q131, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h1 = $outShape(o.s3, 4, $q165, $q211);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q211, o.u3.shape, h1, $q200);
+  const h2 = $outShape(o.s4, 4, $q165, $q212);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q212, o.u4.shape, h2, $q199);
+  const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
+  if (!K1A0_c0(o)) $fail($q146, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q146, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q146, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
+  if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
+  if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p2(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p3(o, shapes);
+  if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p4(o, shapes);
+  if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
+  return $fail($q147, "SparseAttention: no variant fits this call on profile core: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile core. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q159, K1);
-  const outs = $bag(c, $q160, K1);
-  const attrs = $bag(c, $q161, K1);
+  const ins = $bag(c, $q148, K1);
+  const outs = $bag(c, $q149, K1);
+  const attrs = $bag(c, $q150, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3156,41 +3093,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q136:
-          t0 = $td(ins[key], K1, $q117, key);
+        case $q125:
+          t0 = $td(ins[key], K1, $q106, key);
           break;
-        case $q105:
-          t1 = $td(ins[key], K1, $q117, key);
+        case $q94:
+          t1 = $td(ins[key], K1, $q106, key);
           break;
-        case $q107:
-          t2 = $td(ins[key], K1, $q117, key);
+        case $q96:
+          t2 = $td(ins[key], K1, $q106, key);
+          break;
+        case $q211:
+          t3 = $td(ins[key], K1, $q106, key);
+          break;
+        case $q212:
+          t4 = $td(ins[key], K1, $q106, key);
+          break;
+        case $q224:
+          t5 = $td(ins[key], K1, $q106, key);
           break;
         case $q225:
-          t3 = $td(ins[key], K1, $q117, key);
+          t6 = $td(ins[key], K1, $q106, key);
           break;
-        case $q226:
-          t4 = $td(ins[key], K1, $q117, key);
+        case $q213:
+          t7 = $td(ins[key], K1, $q106, key);
           break;
-        case $q238:
-          t5 = $td(ins[key], K1, $q117, key);
+        case $q214:
+          t8 = $td(ins[key], K1, $q106, key);
           break;
-        case $q239:
-          t6 = $td(ins[key], K1, $q117, key);
+        case $q184:
+          t9 = $td(ins[key], K1, $q106, key);
           break;
-        case $q227:
-          t7 = $td(ins[key], K1, $q117, key);
-          break;
-        case $q228:
-          t8 = $td(ins[key], K1, $q117, key);
-          break;
-        case $q198:
-          t9 = $td(ins[key], K1, $q117, key);
-          break;
-        case $q203:
-          t10 = $td(ins[key], K1, $q117, key);
+        case $q189:
+          t10 = $td(ins[key], K1, $q106, key);
           break;
         default:
-          $fail($q0, K1 + $q162 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q151 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3198,17 +3135,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q142:
-          t11 = $td(outs[key], K1, $q141, key);
+        case $q131:
+          t11 = $td(outs[key], K1, $q130, key);
           break;
-        case $q225:
-          u3 = $td(outs[key], K1, $q141, key);
+        case $q211:
+          u3 = $td(outs[key], K1, $q130, key);
           break;
-        case $q226:
-          u4 = $td(outs[key], K1, $q141, key);
+        case $q212:
+          u4 = $td(outs[key], K1, $q130, key);
           break;
         default:
-          $fail($q0, K1 + $q163 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q152 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3216,26 +3153,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q262:
+        case $q250:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q165:
+        case $q154:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q166:
+        case $q155:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q263:
+        case $q251:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q137:
+        case $q126:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q264:
+        case $q252:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q156 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3244,107 +3181,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q117, $q136);
+    $missing(K1, $q106, $q125);
   } else {
     dt0 = t0.dtype;
-    by0 = $q136;
-    if (t0.shape.length !== 3) $badRank(K1, $q117, $q136, 3, t0.shape.length);
+    by0 = $q125;
+    $rank(t0, 3, K1, $q106, $q125);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q117, $q105, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q117, $q105, 3, t1.shape.length);
+    $param(t1, dt0!, by0, "T", 3, K1, $q106, $q94);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q117, $q107, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q117, $q107, 3, t2.shape.length);
+    $param(t2, dt0!, by0, "T", 3, K1, $q106, $q96);
   }
   if (t3 === null) {
-    $missing(K1, $q117, $q225);
+    $missing(K1, $q106, $q211);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q117, $q225, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q117, $q225, 4, t3.shape.length);
+    $param(t3, dt0!, by0, "T", 4, K1, $q106, $q211);
   }
   if (t4 === null) {
-    $missing(K1, $q117, $q226);
+    $missing(K1, $q106, $q212);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q117, $q226, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q117, $q226, 4, t4.shape.length);
+    $param(t4, dt0!, by0, "T", 4, K1, $q106, $q212);
   }
   if (t5 === null) {
-    $missing(K1, $q117, $q238);
+    $missing(K1, $q106, $q224);
   } else {
     dt1 = t5.dtype;
-    by1 = $q238;
-    if (t5.shape.length !== 2) $badRank(K1, $q117, $q238, 2, t5.shape.length);
+    by1 = $q224;
+    $rank(t5, 2, K1, $q106, $q224);
   }
   if (t6 === null) {
-    $missing(K1, $q117, $q239);
+    $missing(K1, $q106, $q225);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q117, $q239, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q117, $q239, 2, t6.shape.length);
+    $param(t6, dt1!, by1, "M", 2, K1, $q106, $q225);
   }
   if (t7 === null) {
-    $missing(K1, $q117, $q227);
+    $missing(K1, $q106, $q213);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q117, $q227, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q117, $q227, 1, t7.shape.length);
+    $param(t7, dt1!, by1, "M", 1, K1, $q106, $q213);
   }
   if (t8 === null) {
-    $missing(K1, $q117, $q228);
+    $missing(K1, $q106, $q214);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q117, $q228, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q117, $q228, 1, t8.shape.length);
+    $param(t8, dt1!, by1, "M", 1, K1, $q106, $q214);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q117, $q198, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q117, $q198, 2, t9.shape.length);
+    $param(t9, dt0!, by0, "T", 2, K1, $q106, $q184);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q117, $q203, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q117, $q203, 2, t10.shape.length);
+    $param(t10, dt0!, by0, "T", 2, K1, $q106, $q189);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q141, $q142, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q141, $q142, 3, t11.shape.length);
+    $param(t11, dt0!, by0, "T", 3, K1, $q130, $q131);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q141, $q225, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q141, $q225, 4, u3.shape.length);
+    $param(u3, dt0!, by0, "T", 4, K1, $q130, $q211);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q141, $q226, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q141, $q226, 4, u4.shape.length);
+    $param(u4, dt0!, by0, "T", 4, K1, $q130, $q212);
   }
-  if (dt0 === undefined) dt0 = $q109;
-  else if (dt0 !== $q109) $fail($q0, K1 + $q168 + dt0 + $q169);
-  if (dt1 === undefined) dt1 = $q170;
-  else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q262, $q172, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q165, $q172, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q166, $q172, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q263, $q172, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q137, $q172, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q264, $q172, g5);
+  if (dt0 === undefined) dt0 = $q98;
+  else if (dt0 !== $q98) $fail($q0, K1 + $q157 + dt0 + $q158);
+  if (dt1 === undefined) dt1 = $q159;
+  else if (dt1 !== $q159) $fail($q0, K1 + ": M = " + dt1 + $q160);
+  $num(g0, false, K1, $q250);
+  $num(g1, false, K1, $q154);
+  $num(g2, false, K1, $q155);
+  $num(g3, false, K1, $q251);
+  $num(g4, false, K1, $q126);
+  $num(g5, false, K1, $q252);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q265);
-  if (a1 === undefined) $fail($q0, K1 + $q173);
-  if (a2 === undefined) $fail($q0, K1 + $q174);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q265);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q253);
+  if (a1 === undefined) $fail($q0, K1 + $q161);
+  if (a2 === undefined) $fail($q0, K1 + $q162);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q253);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q109 && dt1 === $q170) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q158, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);
+  if (dt0 === $q98 && dt1 === $q159) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
+  return $fail($q147, K1 + $q163 + "T=" + dt0 + ", " + "M=" + dt1 + $q164);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -29,250 +29,238 @@ const $q22 = "missing_shader";
 const $q23 = "uniform";
 const $q24 = "main";
 const $q25 = "PagedAttention";
-const $q26 = "sameShape(";
-const $q27 = " == ";
-const $q28 = " > 0";
-const $q29 = " == 0";
-const $q30 = " >= 1";
-const $q31 = "f16Ok(";
-const $q32 = " == 1";
-const $q33 = " <= ";
-const $q34 = " >= 2";
-const $q35 = " == 2";
-const $q36 = "not ";
-const $q37 = "attrs.kv_num_heads";
-const $q38 = "attrs.num_heads";
-const $q39 = "dim(shapes.keyCacheT, 1)";
-const $q40 = "dim(shapes.keyCacheT, 3)";
-const $q41 = "present.keyT";
-const $q42 = "present.slotMappingT";
-const $q43 = ": no shader was built for pass `scatter` with ";
-const $q44 = "8443c715a1612a2d";
-const $q45 = "be2da609b1a23099";
-const $q46 = "b6ac05a3739713ee";
-const $q47 = "649540f8f634b8b0";
-const $q48 = "320c6331c3bc3fbf";
-const $q49 = ": no shader was built for pass `split_attention` with ";
-const $q50 = ": no shader was built for pass `merge` with ";
-const $q51 = "uniform field `params.batchSize`";
-const $q52 = "uniform field `params.scatterCount`";
-const $q53 = "dispatch x";
-const $q54 = "dispatch y";
-const $q55 = ": pass `scatter`";
-const $q56 = "uniform field `params.scale`";
-const $q57 = "dispatch z";
-const $q58 = ": pass `split_attention`";
-const $q59 = ": pass `merge`";
-const $q60 = "the shape of intermediate `partialOut`";
-const $q61 = "the shape of intermediate `partialStats`";
-const $q62 = ": no shader was built for pass `main` with ";
-const $q63 = ": pass `main`";
-const $q64 = "headLayoutOk";
-const $q65 = "batchSize";
-const $q66 = "qHidden";
-const $q67 = "slotMappingT";
-const $q68 = "ranks.slotMappingT";
-const $q69 = "slotShapeOk";
-const $q70 = "shapes.valueCacheT";
-const $q71 = "shapes.keyCacheT";
-const $q72 = "headSize";
-const $q73 = "\"float16\"";
-const $q74 = "tensorDtypes.queryT";
-const $q75 = "attrs.num_heads % attrs.kv_num_heads";
-const $q76 = "maxBlocks";
-const $q77 = "dim(shapes.outputT, 0)";
-const $q78 = "tokenCount";
-const $q79 = "dim(shapes.outputT, 1)";
-const $q80 = "`true` is false";
-const $q81 = "`present.slotMappingT` is false";
-const $q82 = "cacheShapeOk";
-const $q83 = "ioShapeOk";
-const $q84 = "pagedContractOk";
-const $q85 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q86 = "65535";
-const $q87 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q88 = "1024";
-const $q89 = "dispatchFits";
-const $q90 = "numSplits";
-const $q91 = "headVec";
-const $q92 = "pagedSplitScratchBytes";
-const $q93 = "pagedSplitStatsBytes";
-const $q94 = "pagedSplitWg";
-const $q95 = "pagedSplitFits";
-const $q96 = "cacheVec4Ok";
-const $q97 = "device.limits.maxStorageBufferBindingSize";
-const $q98 = "1073741824";
-const $q99 = "device.limits.maxBufferSize";
-const $q100 = "device.limits.maxComputeWorkgroupSizeX";
-const $q101 = "pagedMergeWg";
-const $q102 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q103 = "32768";
-const $q104 = "qPerKv";
-const $q105 = "pagedSplitStorageBytes";
-const $q106 = "pagedSplitStorageFits";
-const $q107 = "kvHidden";
-const $q108 = "ranks.keyT";
-const $q109 = "keyT";
-const $q110 = "ranks.valueT";
-const $q111 = "valueT";
-const $q112 = "tensorDtypes.keyT";
-const $q113 = "float16";
-const $q114 = "tensorDtypes.valueT";
-const $q115 = "separateKv";
-const $q116 = "`present.keyT` is false";
-const $q117 = "`present.valueT` is false";
-const $q118 = "dim(shapes.keyT, 0)";
-const $q119 = "dim(shapes.keyT, 1)";
-const $q120 = "dim(shapes.queryT, 1)";
-const $q121 = "input";
-const $q122 = "maxStorageBufferBindingSize";
-const $q123 = "keyCacheT";
-const $q124 = "valueCacheT";
-const $q125 = "cumulativeSequenceLengthT";
-const $q126 = "pastSeqlensT";
-const $q127 = "blockTableT";
-const $q128 = "key";
-const $q129 = "value";
-const $q130 = "params.batchSize";
-const $q131 = "params.scatterCount";
-const $q132 = "scatter";
-const $q133 = "PagedAttention.ScatterKV";
-const $q134 = "key_cache";
-const $q135 = "value_cache";
-const $q136 = "cumulative_sequence_length";
-const $q137 = "past_seqlens";
-const $q138 = "block_table";
-const $q139 = "params";
-const $q140 = "queryT";
-const $q141 = "scale";
-const $q142 = "query";
-const $q143 = "partial_out";
-const $q144 = "partial_stats";
-const $q145 = "output";
-const $q146 = "outputT";
-const $q147 = "merge";
-const $q148 = "intermediate `partialOut`";
-const $q149 = "intermediate `partialStats`";
-const $q150 = "partialOut";
-const $q151 = "partialStats";
-const $q152 = "slot_mapping";
-const $q153 = "packedStride";
-const $q154 = "present.valueT";
-const $q155 = "packedKv";
-const $q156 = "pagedAttnWg";
-const $q157 = "pagedAttnStorageBytes";
-const $q158 = "pagedAttnStorageFits";
-const $q159 = "outputStoreOk";
-const $q160 = "the shape of output `outputT`";
-const $q161 = "contract";
-const $q162 = "no_variant";
-const $q163 = "inputs";
-const $q164 = "outputs";
-const $q165 = "attrs";
-const $q166 = ": unknown input `";
-const $q167 = ": unknown output `";
-const $q168 = "is_causal";
-const $q169 = "kv_num_heads";
-const $q170 = "num_heads";
-const $q171 = ": unknown attribute `";
-const $q172 = ": T = ";
-const $q173 = " is not allowed; allowed: float16";
-const $q174 = "int32";
-const $q175 = " is not allowed; allowed: int32";
-const $q176 = "a finite number";
-const $q177 = ": attribute `kv_num_heads` is required";
-const $q178 = ": attribute `num_heads` is required";
-const $q179 = ": nothing was built for ";
-const $q180 = " on profile desktop-32k";
-const $q181 = "SparseAttention";
-const $q182 = ": pass `append`";
-const $q183 = "attrs.do_rotary";
-const $q184 = "attrs.rotary_interleaved";
-const $q185 = "dim(shapes.cosCacheT, 1)";
-const $q186 = "dim(shapes.pastKeyT, 3)";
-const $q187 = "present.cosCacheT";
-const $q188 = ": no shader was built for pass `append` with ";
-const $q189 = ": pass `rotate_q`";
-const $q190 = ": no shader was built for pass `rotate_q` with ";
-const $q191 = "attrs.sparse_block_size";
-const $q192 = "b5d96cdd14879df8";
-const $q193 = ": no shader was built for pass `split_attend` with ";
-const $q194 = "uniform field `params.rowStride`";
-const $q195 = ": pass `split_attend`";
-const $q196 = "the shape of intermediate `rotatedQuery`";
-const $q197 = "the shape of intermediate `partial`";
-const $q198 = "6ebd9903c3151907";
-const $q199 = ": no shader was built for pass `attend` with ";
-const $q200 = ": pass `attend`";
-const $q201 = "layoutShapeOk";
-const $q202 = "cosCacheT";
-const $q203 = "rotaryHalf";
-const $q204 = "rotaryDim";
-const $q205 = "ranks.cosCacheT";
-const $q206 = "ranks.sinCacheT";
-const $q207 = "sinCacheT";
-const $q208 = "shapes.sinCacheT";
-const $q209 = "shapes.cosCacheT";
-const $q210 = "tensorDtypes.cosCacheT";
-const $q211 = "tensorDtypes.sinCacheT";
-const $q212 = "rotaryOk";
-const $q213 = "indexFits";
-const $q214 = "numLayout";
-const $q215 = "usesRotary";
-const $q216 = "seqLen";
-const $q217 = "shapes.pastValueT";
-const $q218 = "shapes.pastKeyT";
-const $q219 = "maxNnz";
-const $q220 = "sparseContractOk";
-const $q221 = "bindingsFit";
-const $q222 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q223 = "dim(shapes.queryT, 2)";
-const $q224 = "attnStorageBytes";
-const $q225 = "attnStorageFits";
-const $q226 = "sparsePartialBytes";
-const $q227 = "sparseSplitFits";
-const $q228 = "sparseMergeWg";
-const $q229 = "pastKeyT";
-const $q230 = "pastValueT";
-const $q231 = "totalSequenceLengthT";
-const $q232 = "keyTotalSequenceLengthsT";
-const $q233 = "cos_cache";
-const $q234 = "sin_cache";
-const $q235 = "params.seqLen";
-const $q236 = "append";
-const $q237 = "SparseAttention.AppendKV";
-const $q238 = "present_key";
-const $q239 = "present_value";
-const $q240 = "total_sequence_length";
-const $q241 = "key_total_sequence_lengths";
-const $q242 = "blockRowIndicesT";
-const $q243 = "blockColIndicesT";
-const $q244 = "params.numLayout";
-const $q245 = "params.rowStride";
-const $q246 = "params.colStride";
-const $q247 = "params.maxCacheSeq";
-const $q248 = "split_attend";
-const $q249 = "SparseAttention.AttendSplitK";
-const $q250 = "block_row_indices";
-const $q251 = "block_col_indices";
-const $q252 = "partial";
-const $q253 = "53e66795f9f06e1d";
-const $q254 = "e2e85934a2ff68b0";
-const $q255 = "intermediate `rotatedQuery`";
-const $q256 = "intermediate `partial`";
-const $q257 = "rotatedQuery";
-const $q258 = "5a474934870ba7e5";
-const $q259 = "shapes.keyT";
-const $q260 = "shapes.valueT";
-const $q261 = "f0b09462c4c98544";
-const $q262 = "6a660dd43e311763";
-const $q263 = "a4768a1ecce226ae";
-const $q264 = "attend";
-const $q265 = "SparseAttention.Attend";
-const $q266 = "do_rotary";
-const $q267 = "rotary_interleaved";
-const $q268 = "sparse_block_size";
-const $q269 = "; allowed values: 0, 1";
+const $q26 = "attrs.kv_num_heads";
+const $q27 = "attrs.num_heads";
+const $q28 = "dim(shapes.keyCacheT, 1)";
+const $q29 = "dim(shapes.keyCacheT, 3)";
+const $q30 = "present.keyT";
+const $q31 = "present.slotMappingT";
+const $q32 = ": no shader was built for pass `scatter` with ";
+const $q33 = "8443c715a1612a2d";
+const $q34 = "be2da609b1a23099";
+const $q35 = "b6ac05a3739713ee";
+const $q36 = "649540f8f634b8b0";
+const $q37 = "320c6331c3bc3fbf";
+const $q38 = ": no shader was built for pass `split_attention` with ";
+const $q39 = ": no shader was built for pass `merge` with ";
+const $q40 = "uniform field `params.batchSize`";
+const $q41 = "uniform field `params.scatterCount`";
+const $q42 = "dispatch x";
+const $q43 = "dispatch y";
+const $q44 = ": pass `scatter`";
+const $q45 = "uniform field `params.scale`";
+const $q46 = "dispatch z";
+const $q47 = ": pass `split_attention`";
+const $q48 = ": pass `merge`";
+const $q49 = "the shape of intermediate `partialOut`";
+const $q50 = "the shape of intermediate `partialStats`";
+const $q51 = ": no shader was built for pass `main` with ";
+const $q52 = ": pass `main`";
+const $q53 = "headLayoutOk";
+const $q54 = "batchSize";
+const $q55 = "qHidden";
+const $q56 = "slotMappingT";
+const $q57 = "ranks.slotMappingT";
+const $q58 = "slotShapeOk";
+const $q59 = "shapes.valueCacheT";
+const $q60 = "shapes.keyCacheT";
+const $q61 = "headSize";
+const $q62 = "\"float16\"";
+const $q63 = "tensorDtypes.queryT";
+const $q64 = "attrs.num_heads % attrs.kv_num_heads";
+const $q65 = "maxBlocks";
+const $q66 = "dim(shapes.outputT, 0)";
+const $q67 = "tokenCount";
+const $q68 = "dim(shapes.outputT, 1)";
+const $q69 = "`true` is false";
+const $q70 = "`present.slotMappingT` is false";
+const $q71 = "cacheShapeOk";
+const $q72 = "ioShapeOk";
+const $q73 = "pagedContractOk";
+const $q74 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q75 = "65535";
+const $q76 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q77 = "1024";
+const $q78 = "dispatchFits";
+const $q79 = "numSplits";
+const $q80 = "headVec";
+const $q81 = "pagedSplitScratchBytes";
+const $q82 = "pagedSplitStatsBytes";
+const $q83 = "pagedSplitWg";
+const $q84 = "pagedSplitFits";
+const $q85 = "cacheVec4Ok";
+const $q86 = "device.limits.maxStorageBufferBindingSize";
+const $q87 = "1073741824";
+const $q88 = "device.limits.maxBufferSize";
+const $q89 = "device.limits.maxComputeWorkgroupSizeX";
+const $q90 = "pagedMergeWg";
+const $q91 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q92 = "32768";
+const $q93 = "qPerKv";
+const $q94 = "pagedSplitStorageBytes";
+const $q95 = "pagedSplitStorageFits";
+const $q96 = "kvHidden";
+const $q97 = "ranks.keyT";
+const $q98 = "keyT";
+const $q99 = "ranks.valueT";
+const $q100 = "valueT";
+const $q101 = "tensorDtypes.keyT";
+const $q102 = "float16";
+const $q103 = "tensorDtypes.valueT";
+const $q104 = "separateKv";
+const $q105 = "`present.keyT` is false";
+const $q106 = "`present.valueT` is false";
+const $q107 = "dim(shapes.keyT, 0)";
+const $q108 = "dim(shapes.keyT, 1)";
+const $q109 = "dim(shapes.queryT, 1)";
+const $q110 = "input";
+const $q111 = "maxStorageBufferBindingSize";
+const $q112 = "keyCacheT";
+const $q113 = "valueCacheT";
+const $q114 = "cumulativeSequenceLengthT";
+const $q115 = "pastSeqlensT";
+const $q116 = "blockTableT";
+const $q117 = "key";
+const $q118 = "value";
+const $q119 = "params.batchSize";
+const $q120 = "params.scatterCount";
+const $q121 = "scatter";
+const $q122 = "PagedAttention.ScatterKV";
+const $q123 = "key_cache";
+const $q124 = "value_cache";
+const $q125 = "cumulative_sequence_length";
+const $q126 = "past_seqlens";
+const $q127 = "block_table";
+const $q128 = "params";
+const $q129 = "queryT";
+const $q130 = "scale";
+const $q131 = "query";
+const $q132 = "partial_out";
+const $q133 = "partial_stats";
+const $q134 = "output";
+const $q135 = "outputT";
+const $q136 = "merge";
+const $q137 = "intermediate `partialOut`";
+const $q138 = "intermediate `partialStats`";
+const $q139 = "partialOut";
+const $q140 = "partialStats";
+const $q141 = "slot_mapping";
+const $q142 = "packedStride";
+const $q143 = "present.valueT";
+const $q144 = "packedKv";
+const $q145 = "pagedAttnWg";
+const $q146 = "pagedAttnStorageBytes";
+const $q147 = "pagedAttnStorageFits";
+const $q148 = "outputStoreOk";
+const $q149 = "the shape of output `outputT`";
+const $q150 = "contract";
+const $q151 = "no_variant";
+const $q152 = "inputs";
+const $q153 = "outputs";
+const $q154 = "attrs";
+const $q155 = ": unknown input `";
+const $q156 = ": unknown output `";
+const $q157 = "is_causal";
+const $q158 = "kv_num_heads";
+const $q159 = "num_heads";
+const $q160 = ": unknown attribute `";
+const $q161 = ": T = ";
+const $q162 = " is not allowed; allowed: float16";
+const $q163 = "int32";
+const $q164 = " is not allowed; allowed: int32";
+const $q165 = ": attribute `kv_num_heads` is required";
+const $q166 = ": attribute `num_heads` is required";
+const $q167 = ": nothing was built for ";
+const $q168 = " on profile desktop-32k";
+const $q169 = "SparseAttention";
+const $q170 = ": pass `append`";
+const $q171 = "attrs.do_rotary";
+const $q172 = "attrs.rotary_interleaved";
+const $q173 = "dim(shapes.cosCacheT, 1)";
+const $q174 = "dim(shapes.pastKeyT, 3)";
+const $q175 = "present.cosCacheT";
+const $q176 = ": pass `rotate_q`";
+const $q177 = "attrs.sparse_block_size";
+const $q178 = "b5d96cdd14879df8";
+const $q179 = ": no shader was built for pass `split_attend` with ";
+const $q180 = "uniform field `params.rowStride`";
+const $q181 = ": pass `split_attend`";
+const $q182 = "the shape of intermediate `rotatedQuery`";
+const $q183 = "the shape of intermediate `partial`";
+const $q184 = "6ebd9903c3151907";
+const $q185 = ": no shader was built for pass `attend` with ";
+const $q186 = ": pass `attend`";
+const $q187 = "layoutShapeOk";
+const $q188 = "cosCacheT";
+const $q189 = "rotaryHalf";
+const $q190 = "rotaryDim";
+const $q191 = "ranks.cosCacheT";
+const $q192 = "ranks.sinCacheT";
+const $q193 = "sinCacheT";
+const $q194 = "shapes.sinCacheT";
+const $q195 = "shapes.cosCacheT";
+const $q196 = "tensorDtypes.cosCacheT";
+const $q197 = "tensorDtypes.sinCacheT";
+const $q198 = "rotaryOk";
+const $q199 = "indexFits";
+const $q200 = "numLayout";
+const $q201 = "usesRotary";
+const $q202 = "seqLen";
+const $q203 = "shapes.pastValueT";
+const $q204 = "shapes.pastKeyT";
+const $q205 = "maxNnz";
+const $q206 = "sparseContractOk";
+const $q207 = "bindingsFit";
+const $q208 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q209 = "dim(shapes.queryT, 2)";
+const $q210 = "attnStorageBytes";
+const $q211 = "attnStorageFits";
+const $q212 = "sparsePartialBytes";
+const $q213 = "sparseSplitFits";
+const $q214 = "sparseMergeWg";
+const $q215 = "pastKeyT";
+const $q216 = "pastValueT";
+const $q217 = "totalSequenceLengthT";
+const $q218 = "keyTotalSequenceLengthsT";
+const $q219 = "cos_cache";
+const $q220 = "sin_cache";
+const $q221 = "params.seqLen";
+const $q222 = "append";
+const $q223 = "SparseAttention.AppendKV";
+const $q224 = "present_key";
+const $q225 = "present_value";
+const $q226 = "total_sequence_length";
+const $q227 = "key_total_sequence_lengths";
+const $q228 = "blockRowIndicesT";
+const $q229 = "blockColIndicesT";
+const $q230 = "params.numLayout";
+const $q231 = "params.rowStride";
+const $q232 = "params.colStride";
+const $q233 = "params.maxCacheSeq";
+const $q234 = "split_attend";
+const $q235 = "SparseAttention.AttendSplitK";
+const $q236 = "block_row_indices";
+const $q237 = "block_col_indices";
+const $q238 = "partial";
+const $q239 = "53e66795f9f06e1d";
+const $q240 = ": no shader was built for pass `append` with ";
+const $q241 = "e2e85934a2ff68b0";
+const $q242 = ": no shader was built for pass `rotate_q` with ";
+const $q243 = "intermediate `rotatedQuery`";
+const $q244 = "intermediate `partial`";
+const $q245 = "rotatedQuery";
+const $q246 = "5a474934870ba7e5";
+const $q247 = "shapes.keyT";
+const $q248 = "shapes.valueT";
+const $q249 = "f0b09462c4c98544";
+const $q250 = "6a660dd43e311763";
+const $q251 = "a4768a1ecce226ae";
+const $q252 = "attend";
+const $q253 = "SparseAttention.Attend";
+const $q254 = "do_rotary";
+const $q255 = "rotary_interleaved";
+const $q256 = "sparse_block_size";
+const $q257 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -379,12 +367,13 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
-  const shape: number[] = [];
+  // Allocated at its length (cheaper than growing it by push); every element is then set.
+  const shape: number[] = new Array<number>(n);
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
     if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
-    shape.push(d as number);
+    shape[i] = d as number;
   }
   if (!ok) $badTensor(kernel, what, id, $q3 + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q4 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
@@ -405,6 +394,19 @@ function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
   return $badTensor(kernel, what, id, " must have rank " + rank + $q8 + got);
+}
+/** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
+function $param(t: TensorDesc, dt: string, by: string, param: string, rank: number, kernel: string, what: string, id: string): void {
+  if (dt !== t.dtype) $dtypeClash(kernel, what, id, t.dtype, by, param, dt);
+  if (rank >= 0 && t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
+}
+/** Fails for a given tensor whose rank is not rank. */
+function $rank(t: TensorDesc, rank: number, kernel: string, what: string, id: string): void {
+  if (t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
+}
+/** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
+function $num(v: unknown, int: boolean, kernel: string, name: string): void {
+  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
@@ -719,106 +721,86 @@ export interface PagedAttentionCall {
 }
 
 const K0 = $q25;
-const K0A0V0: readonly string[] = [$q26, ", ", ")"];
-const K0A0V1: readonly string[] = ["", $q27, ""];
-const K0A0V2: readonly string[] = ["", $q28];
-const K0A0V3: readonly string[] = ["", $q29];
-const K0A0V4: readonly string[] = ["", $q30];
-const K0A0V5: readonly string[] = [$q31, ")"];
-const K0A0V6: readonly string[] = ["", $q32];
-const K0A0V7: readonly string[] = ["", $q33, ""];
-const K0A0V8: readonly string[] = ["", $q34];
-const K0A0V9: readonly string[] = ["", $q35];
-const K0A0V10: readonly string[] = [$q36, ""];
-const K0A0V11: readonly string[] = [$q37, $q38, $q39, $q40, $q41, $q42];
-const K0A0S0 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
-function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
+const K0A0V1: readonly string[] = ["", " == ", ""];
+const K0A0V2: readonly string[] = ["", " > 0"];
+const K0A0V3: readonly string[] = ["", " == 0"];
+const K0A0V4: readonly string[] = ["", " >= 1"];
+const K0A0V5: readonly string[] = ["f16Ok(", ")"];
+const K0A0V6: readonly string[] = ["", " == 1"];
+const K0A0V7: readonly string[] = ["", " <= ", ""];
+const K0A0V8: readonly string[] = ["", " >= 2"];
+const K0A0V9: readonly string[] = ["", " == 2"];
+const K0A0V10: readonly string[] = ["not ", ""];
+const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
+const K0A0V11: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0S1 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
+function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S1 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0S2 = K0A0S1 + $q43;
-const K0A0V12: readonly string[] = [$q37, $q38, $q39, $q40, $q41];
-function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q44 : a0 === 8 ? $q45 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q46 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q47 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q48 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+const K0A0V12: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q38, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S3 = K0A0S1 + $q49;
-const K0A0V13: readonly string[] = [$q38, $q40];
-function K0A0T2(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(head, K0A0V13, [a0, a1], K0A0S0);
+const K0A0V13: readonly string[] = [$q27, $q29];
+function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
+  return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(vp + $q39, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S4 = K0A0S1 + $q50;
-const K0A0S5 = $q25;
-const K0A0V14: readonly string[] = [$q51, $q52, $q53, $q54];
-const K0A0S6 = K0A0S1 + $q55;
-const K0A0V15: readonly string[] = [$q51, $q56, $q57];
-const K0A0S7 = K0A0S1 + $q58;
-const K0A0S8 = K0A0S1 + $q59;
-const K0A0V16: readonly string[] = [K0A0S1, $q60, K0A0S1, $q61];
-function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0S2 = $q25;
+const K0A0V14: readonly string[] = [$q40, $q41, $q42, $q43];
+const K0A0S3 = K0A0S0 + $q44;
+const K0A0V15: readonly string[] = [$q40, $q45, $q46];
+const K0A0S4 = K0A0S0 + $q47;
+const K0A0S5 = K0A0S0 + $q48;
+const K0A0V16: readonly string[] = [K0A0S0, $q49, K0A0S0, $q50];
+const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
+function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S9 = "PagedAttention: variant `separate_slot_splitk`";
-const K0A0S10 = K0A0S9 + $q43;
-const K0A0S11 = K0A0S9 + $q49;
-const K0A0S12 = K0A0S9 + $q50;
-const K0A0V17: readonly string[] = [$q52, $q53, $q54];
-const K0A0S13 = K0A0S9 + $q55;
-const K0A0S14 = K0A0S9 + $q58;
-const K0A0S15 = K0A0S9 + $q59;
-const K0A0V18: readonly string[] = [K0A0S9, $q60, K0A0S9, $q61];
-function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0V17: readonly string[] = [$q41, $q42, $q43];
+const K0A0S7 = K0A0S6 + $q44;
+const K0A0S8 = K0A0S6 + $q47;
+const K0A0S9 = K0A0S6 + $q48;
+const K0A0V18: readonly string[] = [K0A0S6, $q49, K0A0S6, $q50];
+const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
+function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S16 = "PagedAttention: variant `packed_derived_splitk`";
-const K0A0S17 = K0A0S16 + $q43;
-function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q44 : a0 === 8 ? $q45 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q46 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q47 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q48 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q38, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S18 = K0A0S16 + $q49;
-const K0A0S19 = K0A0S16 + $q50;
-const K0A0S20 = K0A0S16 + $q55;
-const K0A0S21 = K0A0S16 + $q58;
-const K0A0S22 = K0A0S16 + $q59;
-const K0A0V19: readonly string[] = [K0A0S16, $q60, K0A0S16, $q61];
-function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S0);
+const K0A0S11 = K0A0S10 + $q44;
+const K0A0S12 = K0A0S10 + $q47;
+const K0A0S13 = K0A0S10 + $q48;
+const K0A0V19: readonly string[] = [K0A0S10, $q49, K0A0S10, $q50];
+const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
+function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S23 = "PagedAttention: variant `packed_slot_splitk`";
-const K0A0S24 = K0A0S23 + $q43;
-const K0A0S25 = K0A0S23 + $q49;
-const K0A0S26 = K0A0S23 + $q50;
-const K0A0S27 = K0A0S23 + $q55;
-const K0A0S28 = K0A0S23 + $q58;
-const K0A0S29 = K0A0S23 + $q59;
-const K0A0V20: readonly string[] = [K0A0S23, $q60, K0A0S23, $q61];
+const K0A0S15 = K0A0S14 + $q44;
+const K0A0S16 = K0A0S14 + $q47;
+const K0A0S17 = K0A0S14 + $q48;
+const K0A0V20: readonly string[] = [K0A0S14, $q49, K0A0S14, $q50];
 const K0A0V21: readonly string[] = ["", " or ", ""];
-const K0A0S30 = "PagedAttention: variant `separate_derived`";
-const K0A0S31 = K0A0S30 + $q43;
-function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+const K0A0S18 = "PagedAttention: variant `separate_derived`";
+function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q51, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S32 = K0A0S30 + $q62;
-const K0A0S33 = K0A0S30 + $q55;
-const K0A0V22: readonly string[] = [$q51, $q56];
-const K0A0S34 = K0A0S30 + $q63;
-const K0A0S35 = "PagedAttention: variant `separate_slot`";
-const K0A0S36 = K0A0S35 + $q43;
-const K0A0S37 = K0A0S35 + $q62;
-const K0A0S38 = K0A0S35 + $q55;
-const K0A0S39 = K0A0S35 + $q63;
-const K0A0S40 = "PagedAttention: variant `packed_derived`";
-const K0A0S41 = K0A0S40 + $q43;
-function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, head: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K0A0V12, [a0, a1, a2, a3, a4], K0A0S0);
+const K0A0S19 = K0A0S18 + $q44;
+const K0A0V22: readonly string[] = [$q40, $q45];
+const K0A0S20 = K0A0S18 + $q52;
+const K0A0S21 = "PagedAttention: variant `separate_slot`";
+const K0A0S22 = K0A0S21 + $q44;
+const K0A0S23 = K0A0S21 + $q52;
+const K0A0S24 = "PagedAttention: variant `packed_derived`";
+function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q51, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S42 = K0A0S40 + $q62;
-const K0A0S43 = K0A0S40 + $q55;
-const K0A0S44 = K0A0S40 + $q63;
-const K0A0S45 = "PagedAttention: variant `packed_slot`";
-const K0A0S46 = K0A0S45 + $q43;
-const K0A0S47 = K0A0S45 + $q62;
-const K0A0S48 = K0A0S45 + $q55;
-const K0A0S49 = K0A0S45 + $q63;
+const K0A0S25 = K0A0S24 + $q44;
+const K0A0S26 = K0A0S24 + $q52;
+const K0A0S27 = "PagedAttention: variant `packed_slot`";
+const K0A0S28 = K0A0S27 + $q44;
+const K0A0S29 = K0A0S27 + $q52;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -837,50 +819,50 @@ class K0A0 {
   declare readonly a1: unknown;
   declare readonly a2: unknown;
   declare readonly a3: unknown;
-  private declare m0: boolean | undefined;
-  private declare m1: boolean | undefined;
-  private declare m2: number | undefined;
-  private declare m3: boolean | undefined;
-  private declare m4: number | undefined;
-  private declare m5: boolean | undefined;
-  private declare m6: boolean | undefined;
-  private declare m7: boolean | undefined;
-  private declare m8: boolean | undefined;
-  private declare m9: number | undefined;
-  private declare m10: number | undefined;
-  private declare m11: number | undefined;
-  private declare m12: number | undefined;
-  private declare m13: boolean | undefined;
-  private declare m14: number | undefined;
-  private declare m15: number | undefined;
-  private declare m16: number | undefined;
-  private declare m17: number | undefined;
-  private declare m18: number | undefined;
-  private declare m19: boolean | undefined;
-  private declare m20: number | undefined;
-  private declare m21: number | undefined;
-  private declare m22: boolean | undefined;
-  private declare m23: number | undefined;
-  private declare m24: boolean | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare m25: number | undefined;
-  private declare m26: boolean | undefined;
-  private declare m27: number | undefined;
-  private declare m28: number | undefined;
-  private declare m29: number | undefined;
-  private declare m30: number | undefined;
-  private declare m31: number | undefined;
-  private declare m32: boolean | undefined;
-  private declare m33: boolean | undefined;
+  declare m0: boolean | undefined;
+  declare m1: boolean | undefined;
+  declare m2: number | undefined;
+  declare m3: boolean | undefined;
+  declare m4: number | undefined;
+  declare m5: boolean | undefined;
+  declare m6: boolean | undefined;
+  declare m7: boolean | undefined;
+  declare m8: boolean | undefined;
+  declare m9: number | undefined;
+  declare m10: number | undefined;
+  declare m11: number | undefined;
+  declare m12: number | undefined;
+  declare m13: boolean | undefined;
+  declare m14: number | undefined;
+  declare m15: number | undefined;
+  declare m16: number | undefined;
+  declare m17: number | undefined;
+  declare m18: number | undefined;
+  declare m19: boolean | undefined;
+  declare m20: number | undefined;
+  declare m21: number | undefined;
+  declare m22: boolean | undefined;
+  declare m23: number | undefined;
+  declare m24: boolean | undefined;
+  declare q1: BindingResource | undefined;
+  declare q2: BindingResource | undefined;
+  declare q3: BindingResource | undefined;
+  declare q4: BindingResource | undefined;
+  declare q5: BindingResource | undefined;
+  declare q6: BindingResource | undefined;
+  declare q7: BindingResource | undefined;
+  declare q0: BindingResource | undefined;
+  declare q9: BindingResource | undefined;
+  declare q8: BindingResource | undefined;
+  declare m25: number | undefined;
+  declare m26: boolean | undefined;
+  declare m27: number | undefined;
+  declare m28: number | undefined;
+  declare m29: number | undefined;
+  declare m30: number | undefined;
+  declare m31: number | undefined;
+  declare m32: boolean | undefined;
+  declare m33: boolean | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -912,816 +894,816 @@ class K0A0 {
     this.s7 = t7!.shape;
     this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
   }
-  /** derive "cacheShapeOk": computes m0 (read as this.m0 ?? this.d0()) */
-  d0(): boolean {
-    return (this.m0 = ((($same(this.s4 as readonly number[], this.s3 as readonly number[]) && (this.s3[2] === this.a1)) && ((this.s3[1] as number) > (0 as number))) && ((this.s3[3] as number) > (0 as number))));
-  }
-  /** derive "headLayoutOk": computes m1 (read as this.m1 ?? this.d1()) */
-  d1(): boolean {
-    try {
-      return (this.m1 = ((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)));
-    } catch (e) {
-      throw $wrap(e, $q64);
-    }
-  }
-  /** derive "batchSize": computes m2 (read as this.m2 ?? this.d2()) */
-  d2(): number {
-    try {
-      return (this.m2 = $chk((this.s5[0] as number) - (1 as number)));
-    } catch (e) {
-      throw $wrap(e, $q65);
-    }
-  }
-  /** derive "scheduleShapeOk": computes m3 (read as this.m3 ?? this.d3()) */
-  d3(): boolean {
-    return (this.m3 = ((((((this.m2 ?? this.d2()) as number) >= (1 as number)) && (this.s6[0] === (this.m2 ?? this.d2()))) && (this.s7[0] === (this.m2 ?? this.d2()))) && ((this.s7[1] as number) >= (1 as number))));
-  }
-  /** derive "qHidden": computes m4 (read as this.m4 ?? this.d4()) */
-  d4(): number {
-    try {
-      return (this.m4 = $mulN(this.a2 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q66);
-    }
-  }
-  /** derive "ioShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
-  d5(): boolean {
-    return (this.m5 = ((this.t9!.shape[0] === this.s0[0]) && (this.t9!.shape[1] === (this.m4 ?? this.d4()))));
-  }
-  /** derive "slotShapeOk": computes m6 (read as this.m6 ?? this.d6()) */
-  d6(): boolean {
-    try {
-      return (this.m6 = ((this.t8 !== null) ? (($dimT(this.t8, (0 as number), $q67) === this.s0[0]) && ($need(this.t8, $q68, $q67).shape.length === 1)) : true));
-    } catch (e) {
-      throw $wrap(e, $q69);
-    }
-  }
-  /** derive "pagedContractOk": computes m7 (read as this.m7 ?? this.d7()) */
-  d7(): boolean {
-    return (this.m7 = (((((this.m0 ?? this.d0()) && (this.m1 ?? this.d1())) && (this.m3 ?? this.d3())) && (this.m5 ?? this.d5())) && (this.m6 ?? this.d6())));
-  }
-  /** why "cacheShapeOk" is not true */
-  x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V0, [$q70, () => this.s4, $q71, () => this.s3]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => this.s3[2], $q37, () => this.a1]) : i === 2 ? $why(path, K0A0V2, ["blockSize", () => this.s3[1]]) : i === 3 ? $why(path, K0A0V2, [$q72, () => this.s3[3]]) : $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[2] === this.a1), () => ((this.s3[1] as number) > (0 as number)), () => ((this.s3[3] as number) > (0 as number))]));
-  }
-  /** why "headLayoutOk" is not true */
-  x2(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V2, [$q38, () => this.a2]) : i === 1 ? $why(path, K0A0V2, [$q37, () => this.a1]) : $why(path, K0A0V3, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number))]));
-  }
-  /** why "scheduleShapeOk" is not true */
-  x3(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V4, [$q65, () => (this.m2 ?? this.d2())]) : i === 1 ? $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => this.s6[0], $q65, () => (this.m2 ?? this.d2())]) : i === 2 ? $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => this.s7[0], $q65, () => (this.m2 ?? this.d2())]) : $why(path, K0A0V4, [$q76, () => this.s7[1]]))($first([() => (((this.m2 ?? this.d2()) as number) >= (1 as number)), () => (this.s6[0] === (this.m2 ?? this.d2())), () => (this.s7[0] === (this.m2 ?? this.d2()))]));
-  }
-  /** why "ioShapeOk" is not true */
-  x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V1, [$q77, () => this.t9!.shape[0], $q78, () => this.s0[0]]) : i === 1 ? $why(path, K0A0V1, [$q79, () => this.t9!.shape[1], $q66, () => (this.m4 ?? this.d4())]) : $why(path, K0A0V5, [$q74, $q73]))($first([() => (this.t9!.shape[0] === this.s0[0]), () => (this.t9!.shape[1] === (this.m4 ?? this.d4()))]));
-  }
-  /** why "slotShapeOk" is not true */
-  x5(path: readonly string[]): string {
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(this.t8, (0 as number), $q67), $q78, () => this.s0[0]]) : $why(path, K0A0V6, [$q68, () => $need(this.t8, $q68, $q67).shape.length]))($first([() => ($dimT(this.t8, (0 as number), $q67) === this.s0[0])])) : c === false ? $where(path) + $q80 : $where(path) + $q81)($try(() => (this.t8 !== null)));
-  }
-  /** why "pagedContractOk" is not true */
-  x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q82]) : i === 1 ? this.x2([...path, $q64]) : i === 2 ? this.x3([...path, "scheduleShapeOk"]) : i === 3 ? this.x4([...path, $q83]) : this.x5([...path, $q69]))($first([() => (this.m0 ?? this.d0()), () => (this.m1 ?? this.d1()), () => (this.m3 ?? this.d3()), () => (this.m5 ?? this.d5())]));
-  }
-  /** when "pagedContractOk" */
-  c0(): boolean {
-    try {
-      return ((this.m7 ?? this.d7())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedContractOk" does not hold */
-  w0(): string {
-    try {
-      ((this.m7 ?? this.d7()));
-    } catch (e) {
-      return $condFail(e, $q84);
-    }
-    return this.x0([...[], $q84]);
-  }
-  /** derive "dispatchFits": computes m8 (read as this.m8 ?? this.d8()) */
-  d8(): boolean {
-    return (this.m8 = (((this.s0[0] as number) <= (65535 as number)) && ((this.a2 as number) <= (65535 as number))));
-  }
-  /** why "dispatchFits" is not true */
-  x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q78, () => this.s0[0], $q85, $q86]) : i === 1 ? $why(path, K0A0V7, [$q38, () => this.a2, $q85, $q86]) : $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q87, $q88]))($first([() => ((this.s0[0] as number) <= (65535 as number)), () => ((this.a2 as number) <= (65535 as number))]));
-  }
-  /** when "dispatchFits" */
-  c1(): boolean {
-    try {
-      return ((this.m8 ?? this.d8())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "dispatchFits" does not hold */
-  w1(): string {
-    try {
-      ((this.m8 ?? this.d8()));
-    } catch (e) {
-      return $condFail(e, $q89);
-    }
-    return this.x6([...[], $q89]);
-  }
-  /** derive "pagedBaseWorkgroups": computes m9 (read as this.m9 ?? this.d9()) */
-  d9(): number {
-    try {
-      return (this.m9 = $mulN(this.s0[0] as number, this.a1 as number));
-    } catch (e) {
-      throw $wrap(e, "pagedBaseWorkgroups");
-    }
-  }
-  /** derive "pagedKeyCeiling": computes m10 (read as this.m10 ?? this.d10()) */
-  d10(): number {
-    try {
-      return (this.m10 = $chk((this.s7[1] as number) * (this.s3[1] as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedKeyCeiling");
-    }
-  }
-  /** derive "pagedSplitCap": computes m11 (read as this.m11 ?? this.d11()) */
-  d11(): number {
-    try {
-      return (this.m11 = Math.max((1 as number), (Math.min((((((this.m9 ?? this.d9()) as number) <= (64 as number)) ? 128 : 64) as number), ($chk(Math.floor(((this.m10 ?? this.d10()) as number) / (64 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedSplitCap");
-    }
-  }
-  /** derive "numSplits": computes m12 (read as this.m12 ?? this.d12()) */
-  d12(): number {
-    try {
-      return (this.m12 = Math.max((1 as number), (Math.min(((this.m11 ?? this.d11()) as number), ($ceilDiv((((((this.m9 ?? this.d9()) as number) <= (64 as number)) ? 1024 : 4096) as number), (Math.max((1 as number), ((this.m9 ?? this.d9()) as number)) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q90);
-    }
-  }
-  /** derive "cacheVec4Ok": computes m13 (read as this.m13 ?? this.d13()) */
-  d13(): boolean {
-    let n0: number;
-    return (this.m13 = ((n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
-  }
-  /** derive "headVec": computes m14 (read as this.m14 ?? this.d14()) */
-  d14(): number {
-    try {
-      return (this.m14 = $chk(Math.floor((this.s3[3] as number) / (4 as number))));
-    } catch (e) {
-      throw $wrap(e, $q91);
-    }
-  }
-  /** derive "pagedSplitScratchBytes": computes m15 (read as this.m15 ?? this.d15()) */
-  d15(): number {
-    try {
-      return (this.m15 = $mulN($mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q92);
-    }
-  }
-  /** derive "pagedSplitStatsBytes": computes m16 (read as this.m16 ?? this.d16()) */
-  d16(): number {
-    try {
-      return (this.m16 = $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q93);
-    }
-  }
-  /** derive "pagedSplitWg": computes m17 (read as this.m17 ?? this.d17()) */
-  d17(): number {
-    try {
-      return (this.m17 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((this.m14 ?? this.d14()) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q94);
-    }
-  }
-  /** derive "pagedMergeWg": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): number {
-    return (this.m18 = Math.max(((this.m17 ?? this.d17()) as number), (256 as number)));
-  }
-  /** derive "pagedSplitFits": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): boolean {
-    try {
-      return (this.m19 = (((((((((((((((((this.m12 ?? this.d12()) as number) >= (2 as number)) && (this.m13 ?? this.d13())) && (((this.m14 ?? this.d14()) as number) >= (1 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m15 ?? this.d15()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m16 ?? this.d16()) as number) <= (1073741824 as number))) && (((this.m12 ?? this.d12()) as number) <= (65535 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m14 ?? this.d14()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m17 ?? this.d17()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (((this.m18 ?? this.d18()) as number) <= (1024 as number))) && (($chk(((this.m18 ?? this.d18()) as number) * (24 as number)) as number) <= (32768 as number))));
-    } catch (e) {
-      throw $wrap(e, $q95);
-    }
-  }
-  /** why "cacheVec4Ok" is not true */
-  x8(path: readonly string[]): string {
-    let n0: number;
-    return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (this.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
-  }
-  /** why "pagedSplitFits" is not true */
-  x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V8, [$q90, () => (this.m12 ?? this.d12())]) : i === 1 ? this.x8([...path, $q96]) : i === 2 ? $why(path, K0A0V4, [$q91, () => (this.m14 ?? this.d14())]) : i === 3 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q97, $q98]) : i === 4 ? $why(path, K0A0V7, [$q92, () => (this.m15 ?? this.d15()), $q99, $q98]) : i === 5 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q97, $q98]) : i === 6 ? $why(path, K0A0V7, [$q93, () => (this.m16 ?? this.d16()), $q99, $q98]) : i === 7 ? $why(path, K0A0V7, [$q90, () => (this.m12 ?? this.d12()), $q85, $q86]) : i === 8 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q87, $q88]) : i === 9 ? $why(path, K0A0V7, [$q91, () => (this.m14 ?? this.d14()), $q100, $q88]) : i === 10 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q87, $q88]) : i === 11 ? $why(path, K0A0V7, [$q94, () => (this.m17 ?? this.d17()), $q100, $q88]) : i === 12 ? $why(path, K0A0V7, [$q101, () => (this.m18 ?? this.d18()), $q87, $q88]) : i === 13 ? $why(path, K0A0V7, [$q101, () => (this.m18 ?? this.d18()), $q100, $q88]) : $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk(((this.m18 ?? this.d18()) as number) * (24 as number)), $q102, $q103]))($first([() => (((this.m12 ?? this.d12()) as number) >= (2 as number)), () => (this.m13 ?? this.d13()), () => (((this.m14 ?? this.d14()) as number) >= (1 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m15 ?? this.d15()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m16 ?? this.d16()) as number) <= (1073741824 as number)), () => (((this.m12 ?? this.d12()) as number) <= (65535 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m14 ?? this.d14()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m17 ?? this.d17()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number)), () => (((this.m18 ?? this.d18()) as number) <= (1024 as number))]));
-  }
-  /** when "pagedSplitFits" */
-  c2(): boolean {
-    try {
-      return ((this.m19 ?? this.d19())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitFits" does not hold */
-  w2(): string {
-    try {
-      ((this.m19 ?? this.d19()));
-    } catch (e) {
-      return $condFail(e, $q95);
-    }
-    return this.x7([...[], $q95]);
-  }
-  /** derive "qPerKv": computes m20 (read as this.m20 ?? this.d20()) */
-  d20(): number {
-    try {
-      return (this.m20 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q104);
-    }
-  }
-  /** derive "pagedSplitStorageBytes": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): number {
-    try {
-      return (this.m21 = $mulN($addN($mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number) as number, $mulN($addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number) as number, (this.m17 ?? this.d17()) as number) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q105);
-    }
-  }
-  /** derive "pagedSplitStorageFits": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): boolean {
-    return (this.m22 = (((this.m21 ?? this.d21()) as number) <= (32768 as number)));
-  }
-  /** why "pagedSplitStorageFits" is not true */
-  x9(path: readonly string[]): string {
-    return $why(path, K0A0V7, [$q105, () => (this.m21 ?? this.d21()), $q102, $q103]);
-  }
-  /** when "pagedSplitStorageFits" */
-  c3(): boolean {
-    try {
-      return ((this.m22 ?? this.d22())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedSplitStorageFits" does not hold */
-  w3(): string {
-    try {
-      ((this.m22 ?? this.d22()));
-    } catch (e) {
-      return $condFail(e, $q106);
-    }
-    return this.x9([...[], $q106]);
-  }
-  /** derive "kvHidden": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): number {
-    try {
-      return (this.m23 = $mulN(this.a1 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q107);
-    }
-  }
-  /** derive "separateKv": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): boolean {
-    try {
-      return (this.m24 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q108, $q109).shape.length === 2)) && ($need(this.t2, $q110, $q111).shape.length === 2)) && ($dimT(this.t1, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t2, (0 as number), $q111) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q109) === (this.m23 ?? this.d23()))) && ($dimT(this.t2, (1 as number), $q111) === (this.m23 ?? this.d23()))) && ($need(this.t1, $q112, $q109).dtype === $q113)) && ($need(this.t2, $q114, $q111).dtype === $q113)) && (this.s0[1] === (this.m4 ?? this.d4()))));
-    } catch (e) {
-      throw $wrap(e, $q115);
-    }
-  }
-  /** why "separateKv" is not true */
-  x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q116 : i === 1 ? $where(path) + $q117 : i === 2 ? $why(path, K0A0V9, [$q108, () => $need(this.t1, $q108, $q109).shape.length]) : i === 3 ? $why(path, K0A0V9, [$q110, () => $need(this.t2, $q110, $q111).shape.length]) : i === 4 ? $why(path, K0A0V1, [$q118, () => $dimT(this.t1, (0 as number), $q109), $q78, () => this.s0[0]]) : i === 5 ? $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(this.t2, (0 as number), $q111), $q78, () => this.s0[0]]) : i === 6 ? $why(path, K0A0V1, [$q119, () => $dimT(this.t1, (1 as number), $q109), $q107, () => (this.m23 ?? this.d23())]) : i === 7 ? $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(this.t2, (1 as number), $q111), $q107, () => (this.m23 ?? this.d23())]) : i === 8 ? $why(path, K0A0V1, [$q112, () => $need(this.t1, $q112, $q109).dtype, $q74, $q73]) : i === 9 ? $why(path, K0A0V1, [$q114, () => $need(this.t2, $q114, $q111).dtype, $q74, $q73]) : $why(path, K0A0V1, [$q120, () => this.s0[1], $q66, () => (this.m4 ?? this.d4())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q108, $q109).shape.length === 2), () => ($need(this.t2, $q110, $q111).shape.length === 2), () => ($dimT(this.t1, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t2, (0 as number), $q111) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q109) === (this.m23 ?? this.d23())), () => ($dimT(this.t2, (1 as number), $q111) === (this.m23 ?? this.d23())), () => ($need(this.t1, $q112, $q109).dtype === $q113), () => ($need(this.t2, $q114, $q111).dtype === $q113)]));
-  }
-  /** when "separateKv" */
-  c4(): boolean {
-    try {
-      return ((this.m24 ?? this.d24())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w4(): string {
-    try {
-      ((this.m24 ?? this.d24()));
-    } catch (e) {
-      return $condFail(e, $q115);
-    }
-    return this.x10([...[], $q115]);
-  }
-  /** when "not present.slotMappingT" */
-  c5(): boolean {
-    return (!((this.t8 !== null))) === true;
-  }
-  /** why "not present.slotMappingT" does not hold */
-  w5(): string {
-    return $why([], K0A0V10, [$q42, () => (this.t8 !== null)]);
-  }
-  z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q121, $q109, 2, 1073741824, K0A0S5, $q122));
-  }
-  z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q121, $q111, 2, 1073741824, K0A0S5, $q122));
-  }
-  z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q121, $q123, 2, 1073741824, K0A0S5, $q122));
-  }
-  z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q121, $q124, 2, 1073741824, K0A0S5, $q122));
-  }
-  z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q121, $q125, 4, 1073741824, K0A0S5, $q122));
-  }
-  z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q121, $q126, 4, 1073741824, K0A0S5, $q122));
-  }
-  z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q121, $q127, 4, 1073741824, K0A0S5, $q122));
-  }
-  y0(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q128, $q109);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q129, $q111);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z5();
-      const q5 = this.z6();
-      const q6 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q130);
-      $u32(b7, 4, r1, pp, $q131);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r2, 65535, pp, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q132, $q133, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 0, q3), $bd(4, $q136, 1, q4), $bd(5, $q137, 1, q5), $bd(6, $q138, 1, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V14, st);
-    }
-  }
-  z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q121, $q140, 2, 1073741824, K0A0S5, $q122));
-  }
-  y1(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q141) : 0);
-      const b8 = new Uint8Array(16);
-      $u32(b8, 0, r0, pp, $q130);
-      $f32(b8, 4, r1);
-      const wx = $wg(this.s0[0], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      st = 3;
-      const r2: unknown = (this.m12 ?? this.d12());
-      const wz = $wg(r2, 65535, pp, "z");
-      return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q135, 1, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $bd(6, $q143, 0, c0), $bd(7, $q144, 0, c1), $ub(8, $q139, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V15, st);
-    }
-  }
-  z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q145, $q146, 2, 1073741824, K0A0S5, $q122));
-  }
-  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-    const q0 = this.z9();
-    const wy = $wg(this.a2, 65535, pp, "y");
-    const wz = $wg(this.s0[0], 65535, pp, "z");
-    return $pass($q147, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q143, 1, c0), $bd(1, $q144, 1, c1), $bd(2, $q145, 0, q0)], 1, wy, wz);
-  }
-  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S2);
-      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S3);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S4);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S1, $q148);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S1, $q149);
-      const c0 = $scratch($q150, x0);
-      const c1 = $scratch($q151, x1);
-      return { kernel: $q25, variant: "separate_derived_splitk", passes: [this.y0(K0A0S6, s0), this.y1(K0A0S7, s1, c0, c1), this.y2(K0A0S8, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V16, st);
-    }
-  }
-  r0(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    return this.w5();
-  }
-  /** when "present.slotMappingT" */
-  c6(): boolean {
-    return ((this.t8 !== null)) === true;
-  }
-  /** why "present.slotMappingT" does not hold */
-  w6(): string {
-    return $where([]) + $q81;
-  }
-  z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q121, $q67, 4, 1073741824, K0A0S5, $q122));
-  }
-  y3(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q128, $q109);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q129, $q111);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q152, $q67);
-      const q4 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b5 = new Uint8Array(16);
-      $u32(b5, 0, r0, pp, $q131);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q132, $q133, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q134, 0, q2), $bd(3, $q135, 0, q3), $bd(4, $q152, 1, q4), $ub(5, $q139, 2, b5)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V17, st);
-    }
-  }
-  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S10);
-      const s1: string = K0A0T1(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S11);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S12);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S9, $q148);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S9, $q149);
-      const c0 = $scratch($q150, x0);
-      const c1 = $scratch($q151, x1);
-      return { kernel: $q25, variant: "separate_slot_splitk", passes: [this.y3(K0A0S13, s0), this.y1(K0A0S14, s1, c0, c1), this.y2(K0A0S15, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V18, st);
-    }
-  }
-  r1(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    return this.w6();
-  }
-  /** derive "packedStride": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): number {
-    try {
-      return (this.m25 = $addN((this.m4 ?? this.d4()) as number, $mulN(2 as number, (this.m23 ?? this.d23()) as number) as number));
-    } catch (e) {
-      throw $wrap(e, $q153);
-    }
-  }
-  /** derive "packedKv": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): boolean {
-    return (this.m26 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[1] === (this.m25 ?? this.d25()))));
-  }
-  /** why "packedKv" is not true */
-  x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K0A0V10, [$q154, () => (this.t2 !== null)]) : $why(path, K0A0V1, [$q120, () => this.s0[1], $q153, () => (this.m25 ?? this.d25())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
-  }
-  /** when "packedKv" */
-  c7(): boolean {
-    try {
-      return ((this.m26 ?? this.d26())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w7(): string {
-    try {
-      ((this.m26 ?? this.d26()));
-    } catch (e) {
-      return $condFail(e, $q155);
-    }
-    return this.x11([...[], $q155]);
-  }
-  y4(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b6 = new Uint8Array(16);
-      $u32(b6, 0, r0, pp, $q130);
-      $u32(b6, 4, r1, pp, $q131);
-      st = 3;
-      const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r2, 65535, pp, "x");
-      st = 4;
-      const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r3, 65535, pp, "y");
-      return $pass($q132, $q133, s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 0, q1), $bd(2, $q135, 0, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $ub(6, $q139, 2, b6)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V14, st);
-    }
-  }
-  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S17);
-      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S18);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S19);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S16, $q148);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S16, $q149);
-      const c0 = $scratch($q150, x0);
-      const c1 = $scratch($q151, x1);
-      return { kernel: $q25, variant: "packed_derived_splitk", passes: [this.y4(K0A0S20, s0), this.y1(K0A0S21, s1, c0, c1), this.y2(K0A0S22, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V19, st);
-    }
-  }
-  r2(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    return this.w5();
-  }
-  y5(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      if (this.t8 === null) $omitted(pp, $q152, $q67);
-      const q3 = this.z8();
-      st = 1;
-      const r0: unknown = $mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number);
-      const b4 = new Uint8Array(16);
-      $u32(b4, 0, r0, pp, $q131);
-      st = 2;
-      const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      st = 3;
-      const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r2, 65535, pp, "y");
-      return $pass($q132, $q133, s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 0, q1), $bd(2, $q135, 0, q2), $bd(3, $q152, 1, q3), $ub(4, $q139, 2, b4)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V17, st);
-    }
-  }
-  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S24);
-      const s1: string = K0A0T5(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S25);
-      const s2: string = K0A0T2(this.a2, this.s3[3], K0A0S26);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN(this.s0[0] as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number) as number, this.s3[3] as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K0A0S23, $q148);
-      st = 2;
-      const r1: unknown = $mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a2 as number) as number, (this.m12 ?? this.d12()) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K0A0S23, $q149);
-      const c0 = $scratch($q150, x0);
-      const c1 = $scratch($q151, x1);
-      return { kernel: $q25, variant: "packed_slot_splitk", passes: [this.y5(K0A0S27, s0), this.y1(K0A0S28, s1, c0, c1), this.y2(K0A0S29, s2, c0, c1)], scratch: [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K0A0V20, st);
-    }
-  }
-  r3(): string {
-    if (!this.c2()) return this.w2();
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    return this.w6();
-  }
-  /** derive "pagedAttnQueryFloats": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
-    try {
-      return (this.m27 = $mulN($chk((2 as number) * (this.s3[3] as number)) as number, (this.m20 ?? this.d20()) as number));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnQueryFloats");
-    }
-  }
-  /** derive "pagedAttnLaneFloats": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
-    try {
-      return (this.m28 = $addN($mulN(3 as number, (this.m20 ?? this.d20()) as number) as number, 1 as number));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnLaneFloats");
-    }
-  }
-  /** derive "pagedAttnWgBudget": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = $divN(($chk(Math.floor(($subN(8192 as number, (this.m27 ?? this.d27()) as number) as number))) as number), ((this.m28 ?? this.d28()) as number)));
-    } catch (e) {
-      throw $wrap(e, "pagedAttnWgBudget");
-    }
-  }
-  /** derive "pagedAttnWg": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): number {
-    try {
-      return (this.m30 = Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((this.m29 ?? this.d29()) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q156);
-    }
-  }
-  /** derive "pagedAttnStorageBytes": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): number {
-    try {
-      return (this.m31 = $mulN($addN((this.m27 ?? this.d27()) as number, $mulN((this.m28 ?? this.d28()) as number, (this.m30 ?? this.d30()) as number) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q157);
-    }
-  }
-  /** derive "pagedAttnStorageFits": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    return (this.m32 = (((((this.m31 ?? this.d31()) as number) <= (32768 as number)) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))));
-  }
-  /** why "pagedAttnStorageFits" is not true */
-  x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K0A0V7, [$q157, () => (this.m31 ?? this.d31()), $q102, $q103]) : i === 1 ? $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q87, $q88]) : $why(path, K0A0V7, [$q156, () => (this.m30 ?? this.d30()), $q100, $q88]))($first([() => (((this.m31 ?? this.d31()) as number) <= (32768 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
-  }
-  /** when "pagedAttnStorageFits" */
-  c8(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "pagedAttnStorageFits" does not hold */
-  w8(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, $q158);
-    }
-    return this.x12([...[], $q158]);
-  }
-  /** derive "outputStoreOk": computes m33 (read as this.m33 ?? this.d33()) */
-  d33(): boolean {
-    return (this.m33 = ((this.m13 ?? this.d13()) || true));
-  }
-  /** why "outputStoreOk" is not true */
-  x13(path: readonly string[]): string {
-    return $why(path, K0A0V21, [$q96, () => (this.m13 ?? this.d13()), "has(device.features, \"shader-f16\")", "true"]);
-  }
-  /** when "outputStoreOk" */
-  c9(): boolean {
-    try {
-      return ((this.m33 ?? this.d33())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "outputStoreOk" does not hold */
-  w9(): string {
-    try {
-      ((this.m33 ?? this.d33()));
-    } catch (e) {
-      return $condFail(e, $q159);
-    }
-    return this.x13([...[], $q159]);
-  }
-  y6(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      const q6 = this.z9();
-      st = 1;
-      const r0: unknown = (this.m2 ?? this.d2());
-      st = 2;
-      const r1: unknown = ((this.a3 !== undefined) ? $attr(this.a3, $q141) : 0);
-      const b7 = new Uint8Array(16);
-      $u32(b7, 0, r0, pp, $q130);
-      $f32(b7, 4, r1);
-      const wx = $wg(this.s0[0], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q142, 1, q0), $bd(1, $q134, 1, q1), $bd(2, $q135, 1, q2), $bd(3, $q136, 1, q3), $bd(4, $q137, 1, q4), $bd(5, $q138, 1, q5), $bd(6, $q145, 0, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K0A0V22, st);
-    }
-  }
-  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T0(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S31);
-    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S32);
-    return { kernel: $q25, variant: "separate_derived", passes: [this.y0(K0A0S33, s0), this.y6(K0A0S34, s1)], scratch: [], outputShapes: shapes };
-  }
-  r4(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c4()) return this.w4();
-    return this.w5();
-  }
-  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T3(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S36);
-    const s1: string = K0A0T7(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S37);
-    return { kernel: $q25, variant: "separate_slot", passes: [this.y3(K0A0S38, s0), this.y6(K0A0S39, s1)], scratch: [], outputShapes: shapes };
-  }
-  r5(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c4()) return this.w4();
-    return this.w6();
-  }
-  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T4(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S41);
-    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S42);
-    return { kernel: $q25, variant: "packed_derived", passes: [this.y4(K0A0S43, s0), this.y6(K0A0S44, s1)], scratch: [], outputShapes: shapes };
-  }
-  r6(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c7()) return this.w7();
-    return this.w5();
-  }
-  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    const s0: string = K0A0T6(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), (this.t8 !== null), K0A0S46);
-    const s1: string = K0A0T8(this.a1, this.a2, this.s3[1], this.s3[3], (this.t1 !== null), K0A0S47);
-    return { kernel: $q25, variant: "packed_slot", passes: [this.y5(K0A0S48, s0), this.y6(K0A0S49, s1)], scratch: [], outputShapes: shapes };
-  }
-  r7(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c9()) return this.w9();
-    if (!this.c7()) return this.w7();
-    return this.w6();
-  }
-  plan(): Plan {
-    let o0: unknown = undefined;
-    try {
-      o0 = [(this.s0[0] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
-    } catch (e) {
-      $evalFail(e, $q25, $q160);
-    }
-    const h0 = $outShape(o0, 2, $q25, $q146);
-    if (this.t9 === null) this.t9 = { shape: h0, dtype: $q113 };
-    else if (!$same(this.t9.shape, h0)) $badOutput($q25, $q146, this.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q25, $q123);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q25, $q123, this.u3.shape, h1, $q71);
-    const h2 = $outShape(this.s4, 4, $q25, $q124);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q25, $q124, this.u4.shape, h2, $q70);
-    const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-    if (!this.c0()) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + this.w1());
-    let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p0(shapes);
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p1(shapes);
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p2(shapes);
-    if ((v0 ??= this.c2()) && (v1 ??= this.c3()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p3(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v3 ??= this.c5())) return this.p4(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v2 ??= this.c4()) && (v4 ??= this.c6())) return this.p5(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v3 ??= this.c5())) return this.p6(shapes);
-    if ((v6 ??= this.c8()) && (v7 ??= this.c9()) && (v5 ??= this.c7()) && (v4 ??= this.c6())) return this.p7(shapes);
-    return $fail($q162, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + this.r0() + "; " + "separate_slot_splitk: " + this.r1() + "; " + "packed_derived_splitk: " + this.r2() + "; " + "packed_slot_splitk: " + this.r3() + "; " + "separate_derived: " + this.r4() + "; " + "separate_slot: " + this.r5() + "; " + "packed_derived: " + this.r6() + "; " + "packed_slot: " + this.r7());
-  }
+}
+/** derive "cacheShapeOk": memo m0 */
+function K0A0_d0(o: K0A0): boolean {
+  return (o.m0 ??= ((($same(o.s4 as readonly number[], o.s3 as readonly number[]) && (o.s3[2] === o.a1)) && ((o.s3[1] as number) > (0 as number))) && ((o.s3[3] as number) > (0 as number))));
+}
+/** derive "headLayoutOk": memo m1 */
+function K0A0_d1(o: K0A0): boolean {
+  try {
+    return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
+  } catch (e) {
+    throw $wrap(e, $q53);
+  }
+}
+/** derive "batchSize": memo m2 */
+function K0A0_d2(o: K0A0): number {
+  try {
+    return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
+  } catch (e) {
+    throw $wrap(e, $q54);
+  }
+}
+/** derive "scheduleShapeOk": memo m3 */
+function K0A0_d3(o: K0A0): boolean {
+  return (o.m3 ??= ((((((o.m2 ?? K0A0_d2(o)) as number) >= (1 as number)) && (o.s6[0] === (o.m2 ?? K0A0_d2(o)))) && (o.s7[0] === (o.m2 ?? K0A0_d2(o)))) && ((o.s7[1] as number) >= (1 as number))));
+}
+/** derive "qHidden": memo m4 */
+function K0A0_d4(o: K0A0): number {
+  try {
+    return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q55);
+  }
+}
+/** derive "ioShapeOk": memo m5 */
+function K0A0_d5(o: K0A0): boolean {
+  return (o.m5 ??= ((o.t9!.shape[0] === o.s0[0]) && (o.t9!.shape[1] === (o.m4 ?? K0A0_d4(o)))));
+}
+/** derive "slotShapeOk": memo m6 */
+function K0A0_d6(o: K0A0): boolean {
+  try {
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q56) === o.s0[0]) && ($need(o.t8, $q57, $q56).shape.length === 1)) : true));
+  } catch (e) {
+    throw $wrap(e, $q58);
+  }
+}
+/** derive "pagedContractOk": memo m7 */
+function K0A0_d7(o: K0A0): boolean {
+  return (o.m7 ??= (((((o.m0 ?? K0A0_d0(o)) && (o.m1 ?? K0A0_d1(o))) && (o.m3 ?? K0A0_d3(o))) && (o.m5 ?? K0A0_d5(o))) && (o.m6 ?? K0A0_d6(o))));
+}
+/** why "cacheShapeOk" is not true */
+function K0A0_x1(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V0, [$q59, () => o.s4, $q60, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q61, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q62, $q63, $q62])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+}
+/** why "headLayoutOk" is not true */
+function K0A0_x2(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q64, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+}
+/** why "scheduleShapeOk" is not true */
+function K0A0_x3(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V4, [$q54, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q54, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q54, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q65, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+}
+/** why "ioShapeOk" is not true */
+function K0A0_x4(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V1, [$q66, () => o.t9!.shape[0], $q67, () => o.s0[0]]), () => $why(path, K0A0V1, [$q68, () => o.t9!.shape[1], $q55, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q63, $q62])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+}
+/** why "slotShapeOk" is not true */
+function K0A0_x5(o: K0A0, path: readonly string[]): string {
+  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q56), $q67, () => o.s0[0]]), () => $why(path, K0A0V6, [$q57, () => $need(o.t8, $q57, $q56).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q56) === o.s0[0])])]!() : c === false ? $where(path) + $q69 : $where(path) + $q70)($try(() => (o.t8 !== null)));
+}
+/** why "pagedContractOk" is not true */
+function K0A0_x0(o: K0A0, path: readonly string[]): string {
+  return [() => K0A0_x1(o, [...path, $q71]), () => K0A0_x2(o, [...path, $q53]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q72]), () => K0A0_x5(o, [...path, $q58])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+}
+/** when "pagedContractOk" */
+function K0A0_c0(o: K0A0): boolean {
+  try {
+    return ((o.m7 ?? K0A0_d7(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedContractOk" does not hold */
+function K0A0_w0(o: K0A0): string {
+  try {
+    (K0A0_d7(o));
+  } catch (e) {
+    return $condFail(e, $q73);
+  }
+  return K0A0_x0(o, [...[], $q73]);
+}
+/** derive "dispatchFits": memo m8 */
+function K0A0_d8(o: K0A0): boolean {
+  return (o.m8 ??= (((o.s0[0] as number) <= (65535 as number)) && ((o.a2 as number) <= (65535 as number))));
+}
+/** why "dispatchFits" is not true */
+function K0A0_x6(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, [$q67, () => o.s0[0], $q74, $q75]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q74, $q75]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q76, $q77])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+}
+/** when "dispatchFits" */
+function K0A0_c1(o: K0A0): boolean {
+  try {
+    return ((o.m8 ?? K0A0_d8(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "dispatchFits" does not hold */
+function K0A0_w1(o: K0A0): string {
+  try {
+    (K0A0_d8(o));
+  } catch (e) {
+    return $condFail(e, $q78);
+  }
+  return K0A0_x6(o, [...[], $q78]);
+}
+/** derive "pagedBaseWorkgroups": memo m9 */
+function K0A0_d9(o: K0A0): number {
+  try {
+    return (o.m9 ??= $mulN(o.s0[0] as number, o.a1 as number));
+  } catch (e) {
+    throw $wrap(e, "pagedBaseWorkgroups");
+  }
+}
+/** derive "pagedKeyCeiling": memo m10 */
+function K0A0_d10(o: K0A0): number {
+  try {
+    return (o.m10 ??= $chk((o.s7[1] as number) * (o.s3[1] as number)));
+  } catch (e) {
+    throw $wrap(e, "pagedKeyCeiling");
+  }
+}
+/** derive "pagedSplitCap": memo m11 */
+function K0A0_d11(o: K0A0): number {
+  try {
+    return (o.m11 ??= Math.max((1 as number), (Math.min((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 128 : 64) as number), ($chk(Math.floor(((o.m10 ?? K0A0_d10(o)) as number) / (64 as number))) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "pagedSplitCap");
+  }
+}
+/** derive "numSplits": memo m12 */
+function K0A0_d12(o: K0A0): number {
+  try {
+    return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m11 ?? K0A0_d11(o)) as number), ($ceilDiv((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 1024 : 4096) as number), (Math.max((1 as number), ((o.m9 ?? K0A0_d9(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q79);
+  }
+}
+/** derive "cacheVec4Ok": memo m13 */
+function K0A0_d13(o: K0A0): boolean {
+  let n0: number;
+  return (o.m13 ??= ((n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
+}
+/** derive "headVec": memo m14 */
+function K0A0_d14(o: K0A0): number {
+  try {
+    return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
+  } catch (e) {
+    throw $wrap(e, $q80);
+  }
+}
+/** derive "pagedSplitScratchBytes": memo m15 */
+function K0A0_d15(o: K0A0): number {
+  try {
+    return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q81);
+  }
+}
+/** derive "pagedSplitStatsBytes": memo m16 */
+function K0A0_d16(o: K0A0): number {
+  try {
+    return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q82);
+  }
+}
+/** derive "pagedSplitWg": memo m17 */
+function K0A0_d17(o: K0A0): number {
+  try {
+    return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q83);
+  }
+}
+/** derive "pagedMergeWg": memo m18 */
+function K0A0_d18(o: K0A0): number {
+  return (o.m18 ??= Math.max(((o.m17 ?? K0A0_d17(o)) as number), (256 as number)));
+}
+/** derive "pagedSplitFits": memo m19 */
+function K0A0_d19(o: K0A0): boolean {
+  try {
+    return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
+  } catch (e) {
+    throw $wrap(e, $q84);
+  }
+}
+/** why "cacheVec4Ok" is not true */
+function K0A0_x8(o: K0A0, path: readonly string[]): string {
+  let n0: number;
+  return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+}
+/** why "pagedSplitFits" is not true */
+function K0A0_x7(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V8, [$q79, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q85]), () => $why(path, K0A0V4, [$q80, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q81, () => K0A0_d15(o), $q86, $q87]), () => $why(path, K0A0V7, [$q81, () => K0A0_d15(o), $q88, $q87]), () => $why(path, K0A0V7, [$q82, () => K0A0_d16(o), $q86, $q87]), () => $why(path, K0A0V7, [$q82, () => K0A0_d16(o), $q88, $q87]), () => $why(path, K0A0V7, [$q79, () => K0A0_d12(o), $q74, $q75]), () => $why(path, K0A0V7, [$q80, () => K0A0_d14(o), $q76, $q77]), () => $why(path, K0A0V7, [$q80, () => K0A0_d14(o), $q89, $q77]), () => $why(path, K0A0V7, [$q83, () => K0A0_d17(o), $q76, $q77]), () => $why(path, K0A0V7, [$q83, () => K0A0_d17(o), $q89, $q77]), () => $why(path, K0A0V7, [$q90, () => K0A0_d18(o), $q76, $q77]), () => $why(path, K0A0V7, [$q90, () => K0A0_d18(o), $q89, $q77]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q91, $q92])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number))])]!();
+}
+/** when "pagedSplitFits" */
+function K0A0_c2(o: K0A0): boolean {
+  try {
+    return ((o.m19 ?? K0A0_d19(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedSplitFits" does not hold */
+function K0A0_w2(o: K0A0): string {
+  try {
+    (K0A0_d19(o));
+  } catch (e) {
+    return $condFail(e, $q84);
+  }
+  return K0A0_x7(o, [...[], $q84]);
+}
+/** derive "qPerKv": memo m20 */
+function K0A0_d20(o: K0A0): number {
+  try {
+    return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q93);
+  }
+}
+/** derive "pagedSplitStorageBytes": memo m21 */
+function K0A0_d21(o: K0A0): number {
+  try {
+    return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q94);
+  }
+}
+/** derive "pagedSplitStorageFits": memo m22 */
+function K0A0_d22(o: K0A0): boolean {
+  return (o.m22 ??= (((o.m21 ?? K0A0_d21(o)) as number) <= (32768 as number)));
+}
+/** why "pagedSplitStorageFits" is not true */
+function K0A0_x9(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q94, () => K0A0_d21(o), $q91, $q92]);
+}
+/** when "pagedSplitStorageFits" */
+function K0A0_c3(o: K0A0): boolean {
+  try {
+    return ((o.m22 ?? K0A0_d22(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedSplitStorageFits" does not hold */
+function K0A0_w3(o: K0A0): string {
+  try {
+    (K0A0_d22(o));
+  } catch (e) {
+    return $condFail(e, $q95);
+  }
+  return K0A0_x9(o, [...[], $q95]);
+}
+/** derive "kvHidden": memo m23 */
+function K0A0_d23(o: K0A0): number {
+  try {
+    return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q96);
+  }
+}
+/** derive "separateKv": memo m24 */
+function K0A0_d24(o: K0A0): boolean {
+  try {
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q97, $q98).shape.length === 2)) && ($need(o.t2, $q99, $q100).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q98) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q100) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q98) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q100) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q101, $q98).dtype === $q102)) && ($need(o.t2, $q103, $q100).dtype === $q102)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+  } catch (e) {
+    throw $wrap(e, $q104);
+  }
+}
+/** why "separateKv" is not true */
+function K0A0_x10(o: K0A0, path: readonly string[]): string {
+  return [() => $where(path) + $q105, () => $where(path) + $q106, () => $why(path, K0A0V9, [$q97, () => $need(o.t1, $q97, $q98).shape.length]), () => $why(path, K0A0V9, [$q99, () => $need(o.t2, $q99, $q100).shape.length]), () => $why(path, K0A0V1, [$q107, () => $dimT(o.t1, (0 as number), $q98), $q67, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q100), $q67, () => o.s0[0]]), () => $why(path, K0A0V1, [$q108, () => $dimT(o.t1, (1 as number), $q98), $q96, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q100), $q96, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q98).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q100).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q109, () => o.s0[1], $q55, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q97, $q98).shape.length === 2), () => ($need(o.t2, $q99, $q100).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q98) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q100) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q98) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q100) === K0A0_d23(o)), () => ($need(o.t1, $q101, $q98).dtype === $q102), () => ($need(o.t2, $q103, $q100).dtype === $q102)])]!();
+}
+/** when "separateKv" */
+function K0A0_c4(o: K0A0): boolean {
+  try {
+    return ((o.m24 ?? K0A0_d24(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "separateKv" does not hold */
+function K0A0_w4(o: K0A0): string {
+  try {
+    (K0A0_d24(o));
+  } catch (e) {
+    return $condFail(e, $q104);
+  }
+  return K0A0_x10(o, [...[], $q104]);
+}
+/** when "not present.slotMappingT" */
+function K0A0_c5(o: K0A0): boolean {
+  return (!((o.t8 !== null))) === true;
+}
+/** why "not present.slotMappingT" does not hold */
+function K0A0_w5(o: K0A0): string {
+  return $why([], K0A0V10, [$q31, () => (o.t8 !== null)]);
+}
+function K0A0_z1(o: K0A0): BindingResource {
+  return (o.q1 ??= $buf(o.t1!, $q110, $q98, 2, 1073741824, K0A0S2, $q111));
+}
+function K0A0_z2(o: K0A0): BindingResource {
+  return (o.q2 ??= $buf(o.t2!, $q110, $q100, 2, 1073741824, K0A0S2, $q111));
+}
+function K0A0_z3(o: K0A0): BindingResource {
+  return (o.q3 ??= $buf(o.t3!, $q110, $q112, 2, 1073741824, K0A0S2, $q111));
+}
+function K0A0_z4(o: K0A0): BindingResource {
+  return (o.q4 ??= $buf(o.t4!, $q110, $q113, 2, 1073741824, K0A0S2, $q111));
+}
+function K0A0_z5(o: K0A0): BindingResource {
+  return (o.q5 ??= $buf(o.t5!, $q110, $q114, 4, 1073741824, K0A0S2, $q111));
+}
+function K0A0_z6(o: K0A0): BindingResource {
+  return (o.q6 ??= $buf(o.t6!, $q110, $q115, 4, 1073741824, K0A0S2, $q111));
+}
+function K0A0_z7(o: K0A0): BindingResource {
+  return (o.q7 ??= $buf(o.t7!, $q110, $q116, 4, 1073741824, K0A0S2, $q111));
+}
+function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    const q0 = K0A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    const q1 = K0A0_z2(o);
+    const q2 = K0A0_z3(o);
+    const q3 = K0A0_z4(o);
+    const q4 = K0A0_z5(o);
+    const q5 = K0A0_z6(o);
+    const q6 = K0A0_z7(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b7 = new Uint8Array(16);
+    $u32(b7, 0, r0, pp, $q119);
+    $u32(b7, 4, r1, pp, $q120);
+    st = 3;
+    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r2, 65535, pp, "x");
+    st = 4;
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r3, 65535, pp, "y");
+    return $pass($q121, $q122, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q123, 0, q2), $bd(3, $q124, 0, q3), $bd(4, $q125, 1, q4), $bd(5, $q126, 1, q5), $bd(6, $q127, 1, q6), $ub(7, $q128, 2, b7)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V14, st);
+  }
+}
+function K0A0_z0(o: K0A0): BindingResource {
+  return (o.q0 ??= $buf(o.t0!, $q110, $q129, 2, 1073741824, K0A0S2, $q111));
+}
+function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    const q3 = K0A0_z5(o);
+    const q4 = K0A0_z6(o);
+    const q5 = K0A0_z7(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q130) : 0);
+    const b8 = new Uint8Array(16);
+    $u32(b8, 0, r0, pp, $q119);
+    $f32(b8, 4, r1);
+    const wx = $wg(o.s0[0], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    st = 3;
+    const r2: unknown = (o.m12 ?? K0A0_d12(o));
+    const wz = $wg(r2, 65535, pp, "z");
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q124, 1, q2), $bd(3, $q125, 1, q3), $bd(4, $q126, 1, q4), $bd(5, $q127, 1, q5), $bd(6, $q132, 0, c0), $bd(7, $q133, 0, c1), $ub(8, $q128, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V15, st);
+  }
+}
+function K0A0_z9(o: K0A0): BindingResource {
+  return (o.q9 ??= $buf(o.t9!, $q134, $q135, 2, 1073741824, K0A0S2, $q111));
+}
+function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+  const q0 = K0A0_z9(o);
+  const wy = $wg(o.a2, 65535, pp, "y");
+  const wz = $wg(o.s0[0], 65535, pp, "z");
+  return $pass($q136, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q132, 1, c0), $bd(1, $q133, 1, c1), $bd(2, $q134, 0, q0)], 1, wy, wz);
+}
+function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S0);
+    const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S0);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S0, $q137);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S0, $q138);
+    const c0 = $scratch($q139, x0);
+    const c1 = $scratch($q140, x1);
+    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V16, st);
+  }
+}
+function K0A0_r0(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w5(o);
+}
+/** when "present.slotMappingT" */
+function K0A0_c6(o: K0A0): boolean {
+  return ((o.t8 !== null)) === true;
+}
+/** why "present.slotMappingT" does not hold */
+function K0A0_w6(_o: K0A0): string {
+  return $where([]) + $q70;
+}
+function K0A0_z8(o: K0A0): BindingResource {
+  return (o.q8 ??= $buf(o.t8!, $q110, $q56, 4, 1073741824, K0A0S2, $q111));
+}
+function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    const q0 = K0A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    const q1 = K0A0_z2(o);
+    const q2 = K0A0_z3(o);
+    const q3 = K0A0_z4(o);
+    if (o.t8 === null) $omitted(pp, $q141, $q56);
+    const q4 = K0A0_z8(o);
+    st = 1;
+    const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b5 = new Uint8Array(16);
+    $u32(b5, 0, r0, pp, $q120);
+    st = 2;
+    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    st = 3;
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r2, 65535, pp, "y");
+    return $pass($q121, $q122, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q123, 0, q2), $bd(3, $q124, 0, q3), $bd(4, $q141, 1, q4), $ub(5, $q128, 2, b5)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V17, st);
+  }
+}
+function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S6);
+    const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S6);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S6, $q137);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S6, $q138);
+    const c0 = $scratch($q139, x0);
+    const c1 = $scratch($q140, x1);
+    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V18, st);
+  }
+}
+function K0A0_r1(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w6(o);
+}
+/** derive "packedStride": memo m25 */
+function K0A0_d25(o: K0A0): number {
+  try {
+    return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q142);
+  }
+}
+/** derive "packedKv": memo m26 */
+function K0A0_d26(o: K0A0): boolean {
+  return (o.m26 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[1] === (o.m25 ?? K0A0_d25(o)))));
+}
+/** why "packedKv" is not true */
+function K0A0_x11(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q143, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q109, () => o.s0[1], $q142, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+}
+/** when "packedKv" */
+function K0A0_c7(o: K0A0): boolean {
+  try {
+    return ((o.m26 ?? K0A0_d26(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "packedKv" does not hold */
+function K0A0_w7(o: K0A0): string {
+  try {
+    (K0A0_d26(o));
+  } catch (e) {
+    return $condFail(e, $q144);
+  }
+  return K0A0_x11(o, [...[], $q144]);
+}
+function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    const q3 = K0A0_z5(o);
+    const q4 = K0A0_z6(o);
+    const q5 = K0A0_z7(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b6 = new Uint8Array(16);
+    $u32(b6, 0, r0, pp, $q119);
+    $u32(b6, 4, r1, pp, $q120);
+    st = 3;
+    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r2, 65535, pp, "x");
+    st = 4;
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r3, 65535, pp, "y");
+    return $pass($q121, $q122, s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 0, q1), $bd(2, $q124, 0, q2), $bd(3, $q125, 1, q3), $bd(4, $q126, 1, q4), $bd(5, $q127, 1, q5), $ub(6, $q128, 2, b6)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V14, st);
+  }
+}
+function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S10);
+    const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S10);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S10, $q137);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S10, $q138);
+    const c0 = $scratch($q139, x0);
+    const c1 = $scratch($q140, x1);
+    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V19, st);
+  }
+}
+function K0A0_r2(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w5(o);
+}
+function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    if (o.t8 === null) $omitted(pp, $q141, $q56);
+    const q3 = K0A0_z8(o);
+    st = 1;
+    const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
+    const b4 = new Uint8Array(16);
+    $u32(b4, 0, r0, pp, $q120);
+    st = 2;
+    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    st = 3;
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r2, 65535, pp, "y");
+    return $pass($q121, $q122, s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 0, q1), $bd(2, $q124, 0, q2), $bd(3, $q141, 1, q3), $ub(4, $q128, 2, b4)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V17, st);
+  }
+}
+function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S14);
+    const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S14);
+    const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S14, $q137);
+    st = 2;
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S14, $q138);
+    const c0 = $scratch($q139, x0);
+    const c1 = $scratch($q140, x1);
+    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K0A0V20, st);
+  }
+}
+function K0A0_r3(o: K0A0): string {
+  if (!K0A0_c2(o)) return K0A0_w2(o);
+  if (!K0A0_c3(o)) return K0A0_w3(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w6(o);
+}
+/** derive "pagedAttnQueryFloats": memo m27 */
+function K0A0_d27(o: K0A0): number {
+  try {
+    return (o.m27 ??= $mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number));
+  } catch (e) {
+    throw $wrap(e, "pagedAttnQueryFloats");
+  }
+}
+/** derive "pagedAttnLaneFloats": memo m28 */
+function K0A0_d28(o: K0A0): number {
+  try {
+    return (o.m28 ??= $addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number));
+  } catch (e) {
+    throw $wrap(e, "pagedAttnLaneFloats");
+  }
+}
+/** derive "pagedAttnWgBudget": memo m29 */
+function K0A0_d29(o: K0A0): number {
+  try {
+    return (o.m29 ??= $divN(($chk(Math.floor(($subN(8192 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
+  } catch (e) {
+    throw $wrap(e, "pagedAttnWgBudget");
+  }
+}
+/** derive "pagedAttnWg": memo m30 */
+function K0A0_d30(o: K0A0): number {
+  try {
+    return (o.m30 ??= Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q145);
+  }
+}
+/** derive "pagedAttnStorageBytes": memo m31 */
+function K0A0_d31(o: K0A0): number {
+  try {
+    return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q146);
+  }
+}
+/** derive "pagedAttnStorageFits": memo m32 */
+function K0A0_d32(o: K0A0): boolean {
+  return (o.m32 ??= ((((o.m31 ?? K0A0_d31(o)) as number) <= (32768 as number)) && (((o.m30 ?? K0A0_d30(o)) as number) <= (1024 as number))));
+}
+/** why "pagedAttnStorageFits" is not true */
+function K0A0_x12(o: K0A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, [$q146, () => K0A0_d31(o), $q91, $q92]), () => $why(path, K0A0V7, [$q145, () => K0A0_d30(o), $q76, $q77]), () => $why(path, K0A0V7, [$q145, () => K0A0_d30(o), $q89, $q77])][$first([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => ((K0A0_d30(o) as number) <= (1024 as number))])]!();
+}
+/** when "pagedAttnStorageFits" */
+function K0A0_c8(o: K0A0): boolean {
+  try {
+    return ((o.m32 ?? K0A0_d32(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedAttnStorageFits" does not hold */
+function K0A0_w8(o: K0A0): string {
+  try {
+    (K0A0_d32(o));
+  } catch (e) {
+    return $condFail(e, $q147);
+  }
+  return K0A0_x12(o, [...[], $q147]);
+}
+/** derive "outputStoreOk": memo m33 */
+function K0A0_d33(o: K0A0): boolean {
+  return (o.m33 ??= ((o.m13 ?? K0A0_d13(o)) || true));
+}
+/** why "outputStoreOk" is not true */
+function K0A0_x13(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V21, [$q85, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+}
+/** when "outputStoreOk" */
+function K0A0_c9(o: K0A0): boolean {
+  try {
+    return ((o.m33 ?? K0A0_d33(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "outputStoreOk" does not hold */
+function K0A0_w9(o: K0A0): string {
+  try {
+    (K0A0_d33(o));
+  } catch (e) {
+    return $condFail(e, $q148);
+  }
+  return K0A0_x13(o, [...[], $q148]);
+}
+function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K0A0_z0(o);
+    const q1 = K0A0_z3(o);
+    const q2 = K0A0_z4(o);
+    const q3 = K0A0_z5(o);
+    const q4 = K0A0_z6(o);
+    const q5 = K0A0_z7(o);
+    const q6 = K0A0_z9(o);
+    st = 1;
+    const r0: unknown = (o.m2 ?? K0A0_d2(o));
+    st = 2;
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q130) : 0);
+    const b7 = new Uint8Array(16);
+    $u32(b7, 0, r0, pp, $q119);
+    $f32(b7, 4, r1);
+    const wx = $wg(o.s0[0], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q124, 1, q2), $bd(3, $q125, 1, q3), $bd(4, $q126, 1, q4), $bd(5, $q127, 1, q5), $bd(6, $q134, 0, q6), $ub(7, $q128, 2, b7)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K0A0V22, st);
+  }
+}
+function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
+  const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
+  return { kernel: $q25, variant: "separate_derived", passes: [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r4(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w5(o);
+}
+function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
+  const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
+  return { kernel: $q25, variant: "separate_slot", passes: [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r5(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c4(o)) return K0A0_w4(o);
+  return K0A0_w6(o);
+}
+function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
+  const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
+  return { kernel: $q25, variant: "packed_derived", passes: [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r6(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w5(o);
+}
+function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
+  const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
+  return { kernel: $q25, variant: "packed_slot", passes: [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], scratch: [], outputShapes: shapes };
+}
+function K0A0_r7(o: K0A0): string {
+  if (!K0A0_c8(o)) return K0A0_w8(o);
+  if (!K0A0_c9(o)) return K0A0_w9(o);
+  if (!K0A0_c7(o)) return K0A0_w7(o);
+  return K0A0_w6(o);
+}
+function K0A0_plan(o: K0A0): Plan {
+  let o0: unknown = undefined;
+  try {
+    o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
+  } catch (e) {
+    $evalFail(e, $q25, $q149);
+  }
+  const h0 = $outShape(o0, 2, $q25, $q135);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q102 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q135, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h1 = $outShape(o.s3, 4, $q25, $q112);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q112, o.u3.shape, h1, $q60);
+  const h2 = $outShape(o.s4, 4, $q25, $q113);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q113, o.u4.shape, h2, $q59);
+  const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
+  if (!K0A0_c0(o)) $fail($q150, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q150, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p2(o, shapes);
+  if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p3(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p4(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
+  if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
+  return $fail($q151, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q163, K0);
-  const outs = $bag(c, $q164, K0);
-  const attrs = $bag(c, $q165, K0);
+  const ins = $bag(c, $q152, K0);
+  const outs = $bag(c, $q153, K0);
+  const attrs = $bag(c, $q154, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1742,35 +1724,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q140:
-          t0 = $td(ins[key], K0, $q121, key);
+        case $q129:
+          t0 = $td(ins[key], K0, $q110, key);
           break;
-        case $q109:
-          t1 = $td(ins[key], K0, $q121, key);
+        case $q98:
+          t1 = $td(ins[key], K0, $q110, key);
           break;
-        case $q111:
-          t2 = $td(ins[key], K0, $q121, key);
+        case $q100:
+          t2 = $td(ins[key], K0, $q110, key);
           break;
-        case $q123:
-          t3 = $td(ins[key], K0, $q121, key);
+        case $q112:
+          t3 = $td(ins[key], K0, $q110, key);
           break;
-        case $q124:
-          t4 = $td(ins[key], K0, $q121, key);
+        case $q113:
+          t4 = $td(ins[key], K0, $q110, key);
           break;
-        case $q125:
-          t5 = $td(ins[key], K0, $q121, key);
+        case $q114:
+          t5 = $td(ins[key], K0, $q110, key);
           break;
-        case $q126:
-          t6 = $td(ins[key], K0, $q121, key);
+        case $q115:
+          t6 = $td(ins[key], K0, $q110, key);
           break;
-        case $q127:
-          t7 = $td(ins[key], K0, $q121, key);
+        case $q116:
+          t7 = $td(ins[key], K0, $q110, key);
           break;
-        case $q67:
-          t8 = $td(ins[key], K0, $q121, key);
+        case $q56:
+          t8 = $td(ins[key], K0, $q110, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q155 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1778,17 +1760,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q146:
-          t9 = $td(outs[key], K0, $q145, key);
+        case $q135:
+          t9 = $td(outs[key], K0, $q134, key);
           break;
-        case $q123:
-          u3 = $td(outs[key], K0, $q145, key);
+        case $q112:
+          u3 = $td(outs[key], K0, $q134, key);
           break;
-        case $q124:
-          u4 = $td(outs[key], K0, $q145, key);
+        case $q113:
+          u4 = $td(outs[key], K0, $q134, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q156 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1796,20 +1778,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q168:
+        case $q157:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q169:
+        case $q158:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q170:
+        case $q159:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q141:
+        case $q130:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q160 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1818,90 +1800,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q121, $q140);
+    $missing(K0, $q110, $q129);
   } else {
     dt0 = t0.dtype;
-    by0 = $q140;
-    if (t0.shape.length !== 2) $badRank(K0, $q121, $q140, 2, t0.shape.length);
+    by0 = $q129;
+    $rank(t0, 2, K0, $q110, $q129);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K0, $q121, $q109, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 2) $badRank(K0, $q121, $q109, 2, t1.shape.length);
+    $param(t1, dt0!, by0, "T", 2, K0, $q110, $q98);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K0, $q121, $q111, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 2) $badRank(K0, $q121, $q111, 2, t2.shape.length);
+    $param(t2, dt0!, by0, "T", 2, K0, $q110, $q100);
   }
   if (t3 === null) {
-    $missing(K0, $q121, $q123);
+    $missing(K0, $q110, $q112);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K0, $q121, $q123, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K0, $q121, $q123, 4, t3.shape.length);
+    $param(t3, dt0!, by0, "T", 4, K0, $q110, $q112);
   }
   if (t4 === null) {
-    $missing(K0, $q121, $q124);
+    $missing(K0, $q110, $q113);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K0, $q121, $q124, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K0, $q121, $q124, 4, t4.shape.length);
+    $param(t4, dt0!, by0, "T", 4, K0, $q110, $q113);
   }
   if (t5 === null) {
-    $missing(K0, $q121, $q125);
+    $missing(K0, $q110, $q114);
   } else {
     dt1 = t5.dtype;
-    by1 = $q125;
-    if (t5.shape.length !== 1) $badRank(K0, $q121, $q125, 1, t5.shape.length);
+    by1 = $q114;
+    $rank(t5, 1, K0, $q110, $q114);
   }
   if (t6 === null) {
-    $missing(K0, $q121, $q126);
+    $missing(K0, $q110, $q115);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K0, $q121, $q126, t6.dtype, by1, "S", dt1!);
-    if (t6.shape.length !== 1) $badRank(K0, $q121, $q126, 1, t6.shape.length);
+    $param(t6, dt1!, by1, "S", 1, K0, $q110, $q115);
   }
   if (t7 === null) {
-    $missing(K0, $q121, $q127);
+    $missing(K0, $q110, $q116);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K0, $q121, $q127, t7.dtype, by1, "S", dt1!);
-    if (t7.shape.length !== 2) $badRank(K0, $q121, $q127, 2, t7.shape.length);
+    $param(t7, dt1!, by1, "S", 2, K0, $q110, $q116);
   }
   if (t8 === null) {
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K0, $q121, $q67, t8.dtype, by1, "S", dt1!);
-    if (t8.shape.length !== 1) $badRank(K0, $q121, $q67, 1, t8.shape.length);
+    $param(t8, dt1!, by1, "S", 1, K0, $q110, $q56);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K0, $q145, $q146, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K0, $q145, $q146, 2, t9.shape.length);
+    $param(t9, dt0!, by0, "T", 2, K0, $q134, $q135);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K0, $q145, $q123, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K0, $q145, $q123, 4, u3.shape.length);
+    $param(u3, dt0!, by0, "T", 4, K0, $q134, $q112);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K0, $q145, $q124, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K0, $q145, $q124, 4, u4.shape.length);
+    $param(u4, dt0!, by0, "T", 4, K0, $q134, $q113);
   }
-  if (dt0 === undefined) dt0 = $q113;
-  else if (dt0 !== $q113) $fail($q0, K0 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K0, $q168, $q176, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K0, $q169, $q176, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K0, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K0, $q141, $q176, g3);
+  if (dt0 === undefined) dt0 = $q102;
+  else if (dt0 !== $q102) $fail($q0, K0 + $q161 + dt0 + $q162);
+  if (dt1 === undefined) dt1 = $q163;
+  else if (dt1 !== $q163) $fail($q0, K0 + ": S = " + dt1 + $q164);
+  $num(g0, false, K0, $q157);
+  $num(g1, false, K0, $q158);
+  $num(g2, false, K0, $q159);
+  $num(g3, false, K0, $q130);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q177);
-  if (a2 === undefined) $fail($q0, K0 + $q178);
-  if (dt0 === $q113 && dt1 === $q174) return new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3).plan();
-  return $fail($q162, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
+  if (a1 === undefined) $fail($q0, K0 + $q165);
+  if (a2 === undefined) $fail($q0, K0 + $q166);
+  if (dt0 === $q102 && dt1 === $q163) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
+  return $fail($q151, K0 + $q167 + "T=" + dt0 + ", " + "S=" + dt1 + $q168);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1935,121 +1907,86 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q181;
-const K1A0V0: readonly string[] = ["", $q28];
-const K1A0V1: readonly string[] = ["", $q29];
-const K1A0V2: readonly string[] = ["", $q32];
-const K1A0V3: readonly string[] = ["", $q27, ""];
-const K1A0V4: readonly string[] = [$q31, ")"];
-const K1A0V5: readonly string[] = [$q26, ", ", ")"];
-const K1A0V6: readonly string[] = ["", $q30];
-const K1A0V7: readonly string[] = ["", $q33, ""];
-const K1A0V8: readonly string[] = ["", $q35];
-const K1A0V9: readonly string[] = ["", " >= 8"];
-const K1A0V10: readonly string[] = [$q36, ""];
-const K1A0V11: readonly string[] = ["", " <= 2147483647"];
-const K1A0V12: readonly string[] = ["", " <= 32"];
-const K1A0V13: readonly string[] = ["", $q34];
+const K1 = $q169;
+const K1A0V0: readonly string[] = ["", " >= 8"];
+const K1A0V1: readonly string[] = ["", " <= 2147483647"];
+const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q182;
-const K1A0V14: readonly string[] = [$q183, $q37, $q38, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q41];
-const K1A0S2 = K1A0S0 + $q188;
-const K1A0S3 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S4 = K1A0S0 + $q189;
-const K1A0V15: readonly string[] = [$q37, $q38, $q184, $q185, $q186, $q187, $q41];
-const K1A0S5 = K1A0S0 + $q190;
-const K1A0V16: readonly string[] = [$q183, $q37, $q38, $q191, $q186, $q41];
-function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S1 = K1A0S0 + $q170;
+const K1A0V3: readonly string[] = [$q171, $q26, $q27, $q172, $q173, "dim(shapes.pastKeyT, 2)", $q174, $q175, $q30];
+const K1A0S2 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
+const K1A0S3 = K1A0S0 + $q176;
+const K1A0V4: readonly string[] = [$q26, $q27, $q172, $q173, $q174, $q175, $q30];
+const K1A0V5: readonly string[] = [$q171, $q26, $q27, $q177, $q174, $q30];
+function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q178 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S6 = K1A0S0 + $q193;
-const K1A0V17: readonly string[] = [$q38, $q186];
-function K1A0T1(a0: unknown, a1: unknown, head: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(head, K1A0V17, [a0, a1], K1A0S3);
+const K1A0V6: readonly string[] = [$q27, $q174];
+function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
+  return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(vp + $q39, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S7 = K1A0S0 + $q50;
-const K1A0S8 = $q181;
-const K1A0V18: readonly string[] = [$q53, $q54];
-const K1A0V19: readonly string[] = [$q194, $q53, $q57];
-const K1A0S9 = K1A0S0 + $q195;
-const K1A0V20: readonly string[] = [$q57];
-const K1A0S10 = K1A0S0 + $q59;
-const K1A0V21: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
-const K1A0S11 = "SparseAttention: variant `packed_splitk`";
-const K1A0S12 = K1A0S11 + $q188;
-function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S4 = $q169;
+const K1A0V7: readonly string[] = [$q42, $q43];
+const K1A0V8: readonly string[] = [$q180, $q42, $q46];
+const K1A0S5 = K1A0S0 + $q181;
+const K1A0V9: readonly string[] = [$q46];
+const K1A0S6 = K1A0S0 + $q48;
+const K1A0V10: readonly string[] = [K1A0S0, $q182, K1A0S0, $q183];
+const K1A0S7 = "SparseAttention: variant `packed_splitk`";
+function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S13 = K1A0S11 + $q193;
-const K1A0S14 = K1A0S11 + $q50;
-const K1A0S15 = K1A0S11 + $q182;
-const K1A0S16 = K1A0S11 + $q195;
-const K1A0S17 = K1A0S11 + $q59;
-const K1A0V22: readonly string[] = [K1A0S11, $q197];
-const K1A0V23: readonly string[] = ["", " == 3"];
-const K1A0S18 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S19 = K1A0S18 + $q182;
-const K1A0S20 = K1A0S18 + $q188;
-const K1A0S21 = K1A0S18 + $q189;
-const K1A0S22 = K1A0S18 + $q190;
-function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S8 = K1A0S7 + $q170;
+const K1A0S9 = K1A0S7 + $q181;
+const K1A0S10 = K1A0S7 + $q48;
+const K1A0V11: readonly string[] = [K1A0S7, $q183];
+const K1A0V12: readonly string[] = ["", " == 3"];
+const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
+const K1A0S12 = K1A0S11 + $q170;
+const K1A0S13 = K1A0S11 + $q176;
+function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q178 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S23 = K1A0S18 + $q193;
-const K1A0S24 = K1A0S18 + $q50;
-const K1A0S25 = K1A0S18 + $q195;
-const K1A0S26 = K1A0S18 + $q59;
-const K1A0V24: readonly string[] = [K1A0S18, $q196, K1A0S18, $q197];
-const K1A0S27 = "SparseAttention: variant `separate_splitk`";
-const K1A0S28 = K1A0S27 + $q188;
-function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S14 = K1A0S11 + $q181;
+const K1A0S15 = K1A0S11 + $q48;
+const K1A0V13: readonly string[] = [K1A0S11, $q182, K1A0S11, $q183];
+const K1A0S16 = "SparseAttention: variant `separate_splitk`";
+function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q178 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S29 = K1A0S27 + $q193;
-const K1A0S30 = K1A0S27 + $q50;
-const K1A0S31 = K1A0S27 + $q182;
-const K1A0S32 = K1A0S27 + $q195;
-const K1A0S33 = K1A0S27 + $q59;
-const K1A0V25: readonly string[] = [K1A0S27, $q197];
-const K1A0S34 = "SparseAttention: variant `packed_rotary`";
-const K1A0S35 = K1A0S34 + $q182;
-const K1A0S36 = K1A0S34 + $q188;
-const K1A0S37 = K1A0S34 + $q189;
-const K1A0S38 = K1A0S34 + $q190;
-function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S17 = K1A0S16 + $q170;
+const K1A0S18 = K1A0S16 + $q181;
+const K1A0S19 = K1A0S16 + $q48;
+const K1A0V14: readonly string[] = [K1A0S16, $q183];
+const K1A0S20 = "SparseAttention: variant `packed_rotary`";
+const K1A0S21 = K1A0S20 + $q170;
+const K1A0S22 = K1A0S20 + $q176;
+function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q184 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S39 = K1A0S34 + $q199;
-const K1A0V26: readonly string[] = [$q194];
-const K1A0S40 = K1A0S34 + $q200;
-const K1A0V27: readonly string[] = [K1A0S34, $q196];
-const K1A0S41 = "SparseAttention: variant `packed`";
-const K1A0S42 = K1A0S41 + $q188;
-function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0V15: readonly string[] = [$q180];
+const K1A0S23 = K1A0S20 + $q186;
+const K1A0V16: readonly string[] = [K1A0S20, $q182];
+const K1A0S24 = "SparseAttention: variant `packed`";
+function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S43 = K1A0S41 + $q199;
-const K1A0S44 = K1A0S41 + $q182;
-const K1A0S45 = K1A0S41 + $q200;
-const K1A0S46 = "SparseAttention: variant `separate_rotary`";
-const K1A0S47 = K1A0S46 + $q182;
-const K1A0S48 = K1A0S46 + $q188;
-const K1A0S49 = K1A0S46 + $q189;
-const K1A0S50 = K1A0S46 + $q190;
-function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S25 = K1A0S24 + $q170;
+const K1A0S26 = K1A0S24 + $q186;
+const K1A0S27 = "SparseAttention: variant `separate_rotary`";
+const K1A0S28 = K1A0S27 + $q170;
+const K1A0S29 = K1A0S27 + $q176;
+function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q184 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S51 = K1A0S46 + $q199;
-const K1A0S52 = K1A0S46 + $q200;
-const K1A0V28: readonly string[] = [K1A0S46, $q196];
-const K1A0S53 = "SparseAttention: variant `separate`";
-const K1A0S54 = K1A0S53 + $q188;
-function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, head: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(head, K1A0V16, [a0, a1, a2, a3, a4, a5], K1A0S3);
+const K1A0S30 = K1A0S27 + $q186;
+const K1A0V17: readonly string[] = [K1A0S27, $q182];
+const K1A0S31 = "SparseAttention: variant `separate`";
+function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q184 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S55 = K1A0S53 + $q199;
-const K1A0S56 = K1A0S53 + $q182;
-const K1A0S57 = K1A0S53 + $q200;
+const K1A0S32 = K1A0S31 + $q170;
+const K1A0S33 = K1A0S31 + $q186;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2072,51 +2009,51 @@ class K1A0 {
   declare readonly a3: unknown;
   declare readonly a4: unknown;
   declare readonly a5: unknown;
-  private declare m0: boolean | undefined;
-  private declare m1: boolean | undefined;
-  private declare m2: boolean | undefined;
-  private declare m3: number | undefined;
-  private declare m4: boolean | undefined;
-  private declare m5: boolean | undefined;
-  private declare m6: number | undefined;
-  private declare m7: boolean | undefined;
-  private declare m8: boolean | undefined;
-  private declare m9: number | undefined;
-  private declare m10: number | undefined;
-  private declare m11: boolean | undefined;
-  private declare m12: number | undefined;
-  private declare m13: number | undefined;
-  private declare m14: boolean | undefined;
-  private declare m15: boolean | undefined;
-  private declare m16: number | undefined;
-  private declare m17: number | undefined;
-  private declare m18: boolean | undefined;
-  private declare m19: boolean | undefined;
-  private declare m20: boolean | undefined;
-  private declare m21: number | undefined;
-  private declare m22: number | undefined;
-  private declare m23: boolean | undefined;
-  private declare m24: number | undefined;
-  private declare m25: number | undefined;
-  private declare m26: number | undefined;
-  private declare m27: number | undefined;
-  private declare m28: number | undefined;
-  private declare m29: number | undefined;
-  private declare m30: number | undefined;
-  private declare m31: boolean | undefined;
-  private declare q0: BindingResource | undefined;
-  private declare q3: BindingResource | undefined;
-  private declare q4: BindingResource | undefined;
-  private declare q7: BindingResource | undefined;
-  private declare q8: BindingResource | undefined;
-  private declare q9: BindingResource | undefined;
-  private declare q10: BindingResource | undefined;
-  private declare q5: BindingResource | undefined;
-  private declare q6: BindingResource | undefined;
-  private declare q11: BindingResource | undefined;
-  private declare m32: boolean | undefined;
-  private declare q1: BindingResource | undefined;
-  private declare q2: BindingResource | undefined;
+  declare m0: boolean | undefined;
+  declare m1: boolean | undefined;
+  declare m2: boolean | undefined;
+  declare m3: number | undefined;
+  declare m4: boolean | undefined;
+  declare m5: boolean | undefined;
+  declare m6: number | undefined;
+  declare m7: boolean | undefined;
+  declare m8: boolean | undefined;
+  declare m9: number | undefined;
+  declare m10: number | undefined;
+  declare m11: boolean | undefined;
+  declare m12: number | undefined;
+  declare m13: number | undefined;
+  declare m14: boolean | undefined;
+  declare m15: boolean | undefined;
+  declare m16: number | undefined;
+  declare m17: number | undefined;
+  declare m18: boolean | undefined;
+  declare m19: boolean | undefined;
+  declare m20: boolean | undefined;
+  declare m21: number | undefined;
+  declare m22: number | undefined;
+  declare m23: boolean | undefined;
+  declare m24: number | undefined;
+  declare m25: number | undefined;
+  declare m26: number | undefined;
+  declare m27: number | undefined;
+  declare m28: number | undefined;
+  declare m29: number | undefined;
+  declare m30: number | undefined;
+  declare m31: boolean | undefined;
+  declare q0: BindingResource | undefined;
+  declare q3: BindingResource | undefined;
+  declare q4: BindingResource | undefined;
+  declare q7: BindingResource | undefined;
+  declare q8: BindingResource | undefined;
+  declare q9: BindingResource | undefined;
+  declare q10: BindingResource | undefined;
+  declare q5: BindingResource | undefined;
+  declare q6: BindingResource | undefined;
+  declare q11: BindingResource | undefined;
+  declare m32: boolean | undefined;
+  declare q1: BindingResource | undefined;
+  declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
   declare readonly s3: readonly number[];
   declare readonly s4: readonly number[];
@@ -2154,988 +2091,988 @@ class K1A0 {
     this.s8 = t8!.shape;
     this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
   }
-  /** derive "headLayoutOk": computes m0 (read as this.m0 ?? this.d0()) */
-  d0(): boolean {
-    try {
-      return (this.m0 = (((((((this.a2 as number) > (0 as number)) && ((this.a1 as number) > (0 as number))) && ($modN((this.a2 as number), (this.a1 as number)) === 0)) && ((this.s5[0] as number) > (0 as number))) && ($modN((this.a2 as number), (this.s5[0] as number)) === 0)) && ((this.a5 as number) > (0 as number))));
-    } catch (e) {
-      throw $wrap(e, $q64);
-    }
-  }
-  /** derive "usesRotary": computes m1 (read as this.m1 ?? this.d1()) */
-  d1(): boolean {
-    return (this.m1 = (this.a0 === 1));
-  }
-  /** derive "headSizeOk": computes m2 (read as this.m2 ?? this.d2()) */
-  d2(): boolean {
-    let n0: number, n1: number;
-    return (this.m2 = ((((this.s3[3] as number) > (0 as number)) && ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((this.m1 ?? this.d1()) ? ((n1 = (this.s3[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
-  }
-  /** derive "qHidden": computes m3 (read as this.m3 ?? this.d3()) */
-  d3(): number {
-    try {
-      return (this.m3 = $mulN(this.a2 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q66);
-    }
-  }
-  /** derive "ioShapeOk": computes m4 (read as this.m4 ?? this.d4()) */
-  d4(): boolean {
-    return (this.m4 = (((this.t11!.shape[0] === this.s0[0]) && (this.t11!.shape[1] === this.s0[1])) && (this.t11!.shape[2] === (this.m3 ?? this.d3()))));
-  }
-  /** derive "cacheShapeOk": computes m5 (read as this.m5 ?? this.d5()) */
-  d5(): boolean {
-    return (this.m5 = ((($same(this.s4 as readonly number[], this.s3 as readonly number[]) && (this.s3[0] === this.s0[0])) && (this.s3[1] === this.a1)) && ((this.s3[2] as number) >= (1 as number))));
-  }
-  /** derive "maxBlocks": computes m6 (read as this.m6 ?? this.d6()) */
-  d6(): number {
-    try {
-      return (this.m6 = $chk((this.s5[1] as number) - (1 as number)));
-    } catch (e) {
-      throw $wrap(e, $q76);
-    }
-  }
-  /** derive "layoutShapeOk": computes m7 (read as this.m7 ?? this.d7()) */
-  d7(): boolean {
-    try {
-      return (this.m7 = ((((((this.m6 ?? this.d6()) as number) >= (1 as number)) && (this.s6[0] === this.s5[0])) && ((this.s6[1] as number) >= (1 as number))) && ((this.s6[1] as number) <= ($chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number)) as number))));
-    } catch (e) {
-      throw $wrap(e, $q201);
-    }
-  }
-  /** derive "lengthsShapeOk": computes m8 (read as this.m8 ?? this.d8()) */
-  d8(): boolean {
-    return (this.m8 = ((this.s7[0] === 1) && (this.s8[0] === this.s0[0])));
-  }
-  /** derive "rotaryHalf": computes m9 (read as this.m9 ?? this.d9()) */
-  d9(): number {
-    try {
-      return (this.m9 = ((this.t9 !== null) ? $dimT(this.t9, (1 as number), $q202) : 0));
-    } catch (e) {
-      throw $wrap(e, $q203);
-    }
-  }
-  /** derive "rotaryDim": computes m10 (read as this.m10 ?? this.d10()) */
-  d10(): number {
-    try {
-      return (this.m10 = $chk((2 as number) * ((this.m9 ?? this.d9()) as number)));
-    } catch (e) {
-      throw $wrap(e, $q204);
-    }
-  }
-  /** derive "rotaryOk": computes m11 (read as this.m11 ?? this.d11()) */
-  d11(): boolean {
-    let n0: number;
-    try {
-      return (this.m11 = ((this.m1 ?? this.d1()) ? ((((((((((this.t9 !== null) && (this.t10 !== null)) && ($need(this.t9, $q205, $q202).shape.length === 2)) && ($need(this.t10, $q206, $q207).shape.length === 2)) && $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[])) && (((this.m9 ?? this.d9()) as number) >= (8 as number))) && ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number))) && ($need(this.t9, $q210, $q202).dtype === $q113)) && ($need(this.t10, $q211, $q207).dtype === $q113)) : (!((this.t9 !== null)) && !((this.t10 !== null)))));
-    } catch (e) {
-      throw $wrap(e, $q212);
-    }
-  }
-  /** derive "kvHidden": computes m12 (read as this.m12 ?? this.d12()) */
-  d12(): number {
-    try {
-      return (this.m12 = $mulN(this.a1 as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, $q107);
-    }
-  }
-  /** derive "packedStride": computes m13 (read as this.m13 ?? this.d13()) */
-  d13(): number {
-    try {
-      return (this.m13 = $addN((this.m3 ?? this.d3()) as number, $mulN(2 as number, (this.m12 ?? this.d12()) as number) as number));
-    } catch (e) {
-      throw $wrap(e, $q153);
-    }
-  }
-  /** derive "indexFits": computes m14 (read as this.m14 ?? this.d14()) */
-  d14(): boolean {
-    try {
-      return (this.m14 = ((($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (2147483647 as number))));
-    } catch (e) {
-      throw $wrap(e, $q213);
-    }
-  }
-  /** derive "sparseContractOk": computes m15 (read as this.m15 ?? this.d15()) */
-  d15(): boolean {
-    return (this.m15 = ((((((((this.m0 ?? this.d0()) && (this.m2 ?? this.d2())) && (this.m4 ?? this.d4())) && (this.m5 ?? this.d5())) && (this.m7 ?? this.d7())) && (this.m8 ?? this.d8())) && (this.m11 ?? this.d11())) && (this.m14 ?? this.d14())));
-  }
-  /** why "headLayoutOk" is not true */
-  x1(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q38, () => this.a2]) : i === 1 ? $why(path, K1A0V0, [$q37, () => this.a1]) : i === 2 ? $why(path, K1A0V1, [$q75, () => $modN((this.a2 as number), (this.a1 as number))]) : i === 3 ? $why(path, K1A0V0, [$q214, () => this.s5[0]]) : i === 4 ? $why(path, K1A0V1, ["attrs.num_heads % numLayout", () => $modN((this.a2 as number), (this.s5[0] as number))]) : $why(path, K1A0V0, [$q191, () => this.a5]))($first([() => ((this.a2 as number) > (0 as number)), () => ((this.a1 as number) > (0 as number)), () => ($modN((this.a2 as number), (this.a1 as number)) === 0), () => ((this.s5[0] as number) > (0 as number)), () => ($modN((this.a2 as number), (this.s5[0] as number)) === 0)]));
-  }
-  /** why "usesRotary" is not true */
-  x3(path: readonly string[]): string {
-    return $why(path, K1A0V2, [$q183, () => this.a0]);
-  }
-  /** why "headSizeOk" is not true */
-  x2(path: readonly string[]): string {
-    let n0: number, n1: number, n2: number;
-    return ((i: number) => i === 0 ? $why(path, K1A0V0, [$q72, () => this.s3[3]]) : i === 1 ? $why(path, K1A0V1, ["headSize % 8", () => (n1 = (this.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : ((c: unknown) => c === true ? $why(path, K1A0V1, ["headSize % 16", () => (n2 = (this.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1()))))($first([() => ((this.s3[3] as number) > (0 as number)), () => ((n0 = (this.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)]));
-  }
-  /** why "ioShapeOk" is not true */
-  x4(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V3, [$q77, () => this.t11!.shape[0], $q65, () => this.s0[0]]) : i === 1 ? $why(path, K1A0V3, [$q79, () => this.t11!.shape[1], $q216, () => this.s0[1]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.outputT, 2)", () => this.t11!.shape[2], $q66, () => (this.m3 ?? this.d3())]) : $why(path, K1A0V4, [$q74, $q73]))($first([() => (this.t11!.shape[0] === this.s0[0]), () => (this.t11!.shape[1] === this.s0[1]), () => (this.t11!.shape[2] === (this.m3 ?? this.d3()))]));
-  }
-  /** why "cacheShapeOk" is not true */
-  x5(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V5, [$q217, () => this.s4, $q218, () => this.s3]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 0)", () => this.s3[0], $q65, () => this.s0[0]]) : i === 2 ? $why(path, K1A0V3, ["dim(shapes.pastKeyT, 1)", () => this.s3[1], $q37, () => this.a1]) : i === 3 ? $why(path, K1A0V6, ["maxCacheSeq", () => this.s3[2]]) : $why(path, K1A0V3, ["tensorDtypes.pastValueT", $q73, $q74, $q73]))($first([() => $same(this.s4 as readonly number[], this.s3 as readonly number[]), () => (this.s3[0] === this.s0[0]), () => (this.s3[1] === this.a1), () => ((this.s3[2] as number) >= (1 as number))]));
-  }
-  /** why "layoutShapeOk" is not true */
-  x6(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V6, [$q76, () => (this.m6 ?? this.d6())]) : i === 1 ? $why(path, K1A0V3, ["dim(shapes.blockColIndicesT, 0)", () => this.s6[0], $q214, () => this.s5[0]]) : i === 2 ? $why(path, K1A0V6, [$q219, () => this.s6[1]]) : $why(path, K1A0V7, [$q219, () => this.s6[1], "maxBlocks * maxBlocks", () => $chk(((this.m6 ?? this.d6()) as number) * ((this.m6 ?? this.d6()) as number))]))($first([() => (((this.m6 ?? this.d6()) as number) >= (1 as number)), () => (this.s6[0] === this.s5[0]), () => ((this.s6[1] as number) >= (1 as number))]));
-  }
-  /** why "lengthsShapeOk" is not true */
-  x7(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V2, ["dim(shapes.totalSequenceLengthT, 0)", () => this.s7[0]]) : $why(path, K1A0V3, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => this.s8[0], $q65, () => this.s0[0]]))($first([() => (this.s7[0] === 1)]));
-  }
-  /** why "rotaryOk" is not true */
-  x8(path: readonly string[]): string {
-    let n0: number, n1: number;
-    return ((c: unknown) => c === true ? ((i: number) => i === 0 ? $where(path) + "`present.cosCacheT` is false" : i === 1 ? $where(path) + "`present.sinCacheT` is false" : i === 2 ? $why(path, K1A0V8, [$q205, () => $need(this.t9, $q205, $q202).shape.length]) : i === 3 ? $why(path, K1A0V8, [$q206, () => $need(this.t10, $q206, $q207).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q208, () => $need(this.t10, $q208, $q207).shape, $q209, () => $need(this.t9, $q209, $q202).shape]) : i === 5 ? $why(path, K1A0V9, [$q203, () => (this.m9 ?? this.d9())]) : i === 6 ? $why(path, K1A0V1, ["rotaryHalf % 8", () => (n1 = ((this.m9 ?? this.d9()) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]) : i === 7 ? $why(path, K1A0V7, [$q204, () => (this.m10 ?? this.d10()), $q72, () => this.s3[3]]) : i === 8 ? $why(path, K1A0V3, [$q210, () => $need(this.t9, $q210, $q202).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q211, () => $need(this.t10, $q211, $q207).dtype, $q74, $q73]))($first([() => (this.t9 !== null), () => (this.t10 !== null), () => ($need(this.t9, $q205, $q202).shape.length === 2), () => ($need(this.t10, $q206, $q207).shape.length === 2), () => $same($need(this.t10, $q208, $q207).shape as readonly number[], $need(this.t9, $q209, $q202).shape as readonly number[]), () => (((this.m9 ?? this.d9()) as number) >= (8 as number)), () => ((n0 = ((this.m9 ?? this.d9()) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => (((this.m10 ?? this.d10()) as number) <= (this.s3[3] as number)), () => ($need(this.t9, $q210, $q202).dtype === $q113)])) : c === false ? ((i: number) => i === 0 ? $why(path, K1A0V10, [$q187, () => (this.t9 !== null)]) : $why(path, K1A0V10, ["present.sinCacheT", () => (this.t10 !== null)]))($first([() => !((this.t9 !== null))])) : this.x3([...path, $q215]))($try(() => (this.m1 ?? this.d1())));
-  }
-  /** why "indexFits" is not true */
-  x9(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V11, ["batchSize * seqLen * packedStride", () => $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number)]) : $why(path, K1A0V11, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number)]))($first([() => (($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (2147483647 as number))]));
-  }
-  /** why "sparseContractOk" is not true */
-  x0(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? this.x1([...path, $q64]) : i === 1 ? this.x2([...path, "headSizeOk"]) : i === 2 ? this.x4([...path, $q83]) : i === 3 ? this.x5([...path, $q82]) : i === 4 ? this.x6([...path, $q201]) : i === 5 ? this.x7([...path, "lengthsShapeOk"]) : i === 6 ? this.x8([...path, $q212]) : this.x9([...path, $q213]))($first([() => (this.m0 ?? this.d0()), () => (this.m2 ?? this.d2()), () => (this.m4 ?? this.d4()), () => (this.m5 ?? this.d5()), () => (this.m7 ?? this.d7()), () => (this.m8 ?? this.d8()), () => (this.m11 ?? this.d11())]));
-  }
-  /** when "sparseContractOk" */
-  c0(): boolean {
-    try {
-      return ((this.m15 ?? this.d15())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseContractOk" does not hold */
-  w0(): string {
-    try {
-      ((this.m15 ?? this.d15()));
-    } catch (e) {
-      return $condFail(e, $q220);
-    }
-    return this.x0([...[], $q220]);
-  }
-  /** derive "appendCount": computes m16 (read as this.m16 ?? this.d16()) */
-  d16(): number {
-    try {
-      return (this.m16 = $mulN($mulN($mulN(this.s0[0] as number, this.a1 as number) as number, this.s0[1] as number) as number, this.s3[3] as number));
-    } catch (e) {
-      throw $wrap(e, "appendCount");
-    }
-  }
-  /** derive "rotaryCount": computes m17 (read as this.m17 ?? this.d17()) */
-  d17(): number {
-    try {
-      return (this.m17 = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number));
-    } catch (e) {
-      throw $wrap(e, "rotaryCount");
-    }
-  }
-  /** derive "dispatchFits": computes m18 (read as this.m18 ?? this.d18()) */
-  d18(): boolean {
-    try {
-      return (this.m18 = ((((((this.s0[1] as number) <= (65535 as number)) && ((this.a1 as number) <= (65535 as number))) && ((this.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
-    } catch (e) {
-      throw $wrap(e, $q89);
-    }
-  }
-  /** why "dispatchFits" is not true */
-  x10(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, [$q216, () => this.s0[1], $q85, $q86]) : i === 1 ? $why(path, K1A0V7, [$q37, () => this.a1, $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q65, () => this.s0[0], $q85, $q86]) : i === 3 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : i === 4 ? $why(path, K1A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]) : $why(path, K1A0V7, ["appendWorkgroupSize", "64", $q100, $q88]))($first([() => ((this.s0[1] as number) <= (65535 as number)), () => ((this.a1 as number) <= (65535 as number)), () => ((this.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))]));
-  }
-  /** when "dispatchFits" */
-  c1(): boolean {
-    try {
-      return ((this.m18 ?? this.d18())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "dispatchFits" does not hold */
-  w1(): string {
-    try {
-      ((this.m18 ?? this.d18()));
-    } catch (e) {
-      return $condFail(e, $q89);
-    }
-    return this.x10([...[], $q89]);
-  }
-  /** derive "bindingsFit": computes m19 (read as this.m19 ?? this.d19()) */
-  d19(): boolean {
-    try {
-      return (this.m19 = ((($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number) as number) <= (1073741824 as number))));
-    } catch (e) {
-      throw $wrap(e, $q221);
-    }
-  }
-  /** why "bindingsFit" is not true */
-  x11(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number), $q222, $q98]) : $why(path, K1A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (this.s0[0] as number)) as number) * (this.s0[1] as number)) as number, (this.m13 ?? this.d13()) as number), $q222, $q98]))($first([() => (($mulN($mulN($mulN($chk((2 as number) * (this.s0[0] as number)) as number, this.a1 as number) as number, this.s3[2] as number) as number, this.s3[3] as number) as number) <= (1073741824 as number))]));
-  }
-  /** when "bindingsFit" */
-  c2(): boolean {
-    try {
-      return ((this.m19 ?? this.d19())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "bindingsFit" does not hold */
-  w2(): string {
-    try {
-      ((this.m19 ?? this.d19()));
-    } catch (e) {
-      return $condFail(e, $q221);
-    }
-    return this.x11([...[], $q221]);
-  }
-  /** derive "packedKv": computes m20 (read as this.m20 ?? this.d20()) */
-  d20(): boolean {
-    return (this.m20 = ((!((this.t1 !== null)) && !((this.t2 !== null))) && (this.s0[2] === (this.m13 ?? this.d13()))));
-  }
-  /** why "packedKv" is not true */
-  x12(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V10, [$q41, () => (this.t1 !== null)]) : i === 1 ? $why(path, K1A0V10, [$q154, () => (this.t2 !== null)]) : $why(path, K1A0V3, [$q223, () => this.s0[2], $q153, () => (this.m13 ?? this.d13())]))($first([() => !((this.t1 !== null)), () => !((this.t2 !== null))]));
-  }
-  /** when "packedKv" */
-  c3(): boolean {
-    try {
-      return ((this.m20 ?? this.d20())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "packedKv" does not hold */
-  w3(): string {
-    try {
-      ((this.m20 ?? this.d20()));
-    } catch (e) {
-      return $condFail(e, $q155);
-    }
-    return this.x12([...[], $q155]);
-  }
-  /** when "usesRotary" */
-  c4(): boolean {
-    try {
-      return ((this.m1 ?? this.d1())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "usesRotary" does not hold */
-  w4(): string {
-    try {
-      ((this.m1 ?? this.d1()));
-    } catch (e) {
-      return $condFail(e, $q215);
-    }
-    return this.x3([...[], $q215]);
-  }
-  /** derive "qPerKv": computes m21 (read as this.m21 ?? this.d21()) */
-  d21(): number {
-    try {
-      return (this.m21 = $divN((this.a2 as number), (Math.max((1 as number), (this.a1 as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q104);
-    }
-  }
-  /** derive "attnStorageBytes": computes m22 (read as this.m22 ?? this.d22()) */
-  d22(): number {
-    try {
-      return (this.m22 = $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((this.m21 ?? this.d21()) as number, this.s3[3] as number) as number, $mulN((this.m21 ?? this.d21()) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (this.m21 ?? this.d21()) as number) as number) as number, 4 as number) as number));
-    } catch (e) {
-      throw $wrap(e, $q224);
-    }
-  }
-  /** derive "attnStorageFits": computes m23 (read as this.m23 ?? this.d23()) */
-  d23(): boolean {
-    return (this.m23 = ((((this.m21 ?? this.d21()) as number) <= (32 as number)) && (((this.m22 ?? this.d22()) as number) <= (32768 as number))));
-  }
-  /** why "attnStorageFits" is not true */
-  x13(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V12, [$q104, () => (this.m21 ?? this.d21())]) : $why(path, K1A0V7, [$q224, () => (this.m22 ?? this.d22()), $q102, $q103]))($first([() => (((this.m21 ?? this.d21()) as number) <= (32 as number))]));
-  }
-  /** when "attnStorageFits" */
-  c5(): boolean {
-    try {
-      return ((this.m23 ?? this.d23())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "attnStorageFits" does not hold */
-  w5(): string {
-    try {
-      ((this.m23 ?? this.d23()));
-    } catch (e) {
-      return $condFail(e, $q225);
-    }
-    return this.x13([...[], $q225]);
-  }
-  /** derive "sparseKeyCeiling": computes m24 (read as this.m24 ?? this.d24()) */
-  d24(): number {
-    try {
-      return (this.m24 = Math.min((this.s3[2] as number), ($mulN((this.m6 ?? this.d6()) as number, this.a5 as number) as number)));
-    } catch (e) {
-      throw $wrap(e, "sparseKeyCeiling");
-    }
-  }
-  /** derive "sparseSplitCap": computes m25 (read as this.m25 ?? this.d25()) */
-  d25(): number {
-    try {
-      return (this.m25 = Math.max((1 as number), (Math.min((32 as number), ($divN(((this.m24 ?? this.d24()) as number), (256 as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "sparseSplitCap");
-    }
-  }
-  /** derive "sparseBaseWorkgroups": computes m26 (read as this.m26 ?? this.d26()) */
-  d26(): number {
-    try {
-      return (this.m26 = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a1 as number));
-    } catch (e) {
-      throw $wrap(e, "sparseBaseWorkgroups");
-    }
-  }
-  /** derive "numSplits": computes m27 (read as this.m27 ?? this.d27()) */
-  d27(): number {
-    try {
-      return (this.m27 = Math.max((1 as number), (Math.min(((this.m25 ?? this.d25()) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((this.m26 ?? this.d26()) as number)) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, $q90);
-    }
-  }
-  /** derive "sparsePartialBytes": computes m28 (read as this.m28 ?? this.d28()) */
-  d28(): number {
-    try {
-      return (this.m28 = $mulN($mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-    } catch (e) {
-      throw $wrap(e, $q226);
-    }
-  }
-  /** derive "sparseMergeLanes": computes m29 (read as this.m29 ?? this.d29()) */
-  d29(): number {
-    try {
-      return (this.m29 = Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((this.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
-    } catch (e) {
-      throw $wrap(e, "sparseMergeLanes");
-    }
-  }
-  /** derive "sparseMergeWg": computes m30 (read as this.m30 ?? this.d30()) */
-  d30(): number {
-    return (this.m30 = Math.max(((this.m29 ?? this.d29()) as number), (256 as number)));
-  }
-  /** derive "sparseSplitFits": computes m31 (read as this.m31 ?? this.d31()) */
-  d31(): boolean {
-    try {
-      return (this.m31 = (((((((((this.m27 ?? this.d27()) as number) >= (2 as number)) && (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number))) && (((this.m27 ?? this.d27()) as number) <= (65535 as number))) && (((this.m28 ?? this.d28()) as number) <= (1073741824 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (((this.m30 ?? this.d30()) as number) <= (1024 as number))) && (($chk(((this.m30 ?? this.d30()) as number) * (24 as number)) as number) <= (32768 as number))));
-    } catch (e) {
-      throw $wrap(e, $q227);
-    }
-  }
-  /** why "sparseSplitFits" is not true */
-  x14(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $why(path, K1A0V13, [$q90, () => (this.m27 ?? this.d27())]) : i === 1 ? $why(path, K1A0V7, ["batchSize * seqLen", () => $chk((this.s0[0] as number) * (this.s0[1] as number)), $q85, $q86]) : i === 2 ? $why(path, K1A0V7, [$q90, () => (this.m27 ?? this.d27()), $q85, $q86]) : i === 3 ? $why(path, K1A0V7, [$q226, () => (this.m28 ?? this.d28()), $q222, $q98]) : i === 4 ? $why(path, K1A0V7, [$q228, () => (this.m30 ?? this.d30()), $q87, $q88]) : i === 5 ? $why(path, K1A0V7, [$q228, () => (this.m30 ?? this.d30()), $q100, $q88]) : $why(path, K1A0V7, ["sparseMergeWg * 24", () => $chk(((this.m30 ?? this.d30()) as number) * (24 as number)), $q102, $q103]))($first([() => (((this.m27 ?? this.d27()) as number) >= (2 as number)), () => (($chk((this.s0[0] as number) * (this.s0[1] as number)) as number) <= (65535 as number)), () => (((this.m27 ?? this.d27()) as number) <= (65535 as number)), () => (((this.m28 ?? this.d28()) as number) <= (1073741824 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number)), () => (((this.m30 ?? this.d30()) as number) <= (1024 as number))]));
-  }
-  /** when "sparseSplitFits" */
-  c6(): boolean {
-    try {
-      return ((this.m31 ?? this.d31())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "sparseSplitFits" does not hold */
-  w6(): string {
-    try {
-      ((this.m31 ?? this.d31()));
-    } catch (e) {
-      return $condFail(e, $q227);
-    }
-    return this.x14([...[], $q227]);
-  }
-  k0(pp: string): unknown {
-    try {
-      return $dimS($need(this.t9, $q185, $q202).shape, 1, $q209);
-    } catch (e) {
-      return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
-    }
-  }
-  k0s(): string {
-    try {
-      return $show($dimS($need(this.t9, $q185, $q202).shape, 1, $q209));
-    } catch (e) {
-      if (e instanceof EvalFailure) return $q17 + e.message;
-      throw e;
-    }
-  }
-  z0(): BindingResource {
-    return (this.q0 ??= $buf(this.t0!, $q121, $q140, 2, 1073741824, K1A0S8, $q122));
-  }
-  z3(): BindingResource {
-    return (this.q3 ??= $buf(this.t3!, $q121, $q229, 2, 1073741824, K1A0S8, $q122));
-  }
-  z4(): BindingResource {
-    return (this.q4 ??= $buf(this.t4!, $q121, $q230, 2, 1073741824, K1A0S8, $q122));
-  }
-  z7(): BindingResource {
-    return (this.q7 ??= $buf(this.t7!, $q121, $q231, 4, 1073741824, K1A0S8, $q122));
-  }
-  z8(): BindingResource {
-    return (this.q8 ??= $buf(this.t8!, $q121, $q232, 4, 1073741824, K1A0S8, $q122));
-  }
-  z9(): BindingResource {
-    return (this.q9 ??= $buf(this.t9!, $q121, $q202, 2, 1073741824, K1A0S8, $q122));
-  }
-  z10(): BindingResource {
-    return (this.q10 ??= $buf(this.t10!, $q121, $q207, 2, 1073741824, K1A0S8, $q122));
-  }
-  y0(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q233, $q202);
-      const q5 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q234, $q207);
-      const q6 = this.z10();
-      const b7 = new Uint8Array(16);
-      $u32(b7, 0, this.s0[1], pp, $q235);
-      $u32(b7, 4, this.s0[0], pp, $q130);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, $q233, 1, q5), $bd(6, $q234, 1, q6), $ub(7, $q139, 2, b7)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  y1(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      if (this.t9 === null) $omitted(pp, $q233, $q202);
-      const q1 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q234, $q207);
-      const q2 = this.z10();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q235);
-      $u32(b6, 4, this.s0[0], pp, $q130);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m17 ?? this.d17()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q142, 1, q0), $bd(1, $q233, 1, q1), $bd(2, $q234, 1, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q139, 2, b6)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  z5(): BindingResource {
-    return (this.q5 ??= $buf(this.t5!, $q121, $q242, 4, 1073741824, K1A0S8, $q122));
-  }
-  z6(): BindingResource {
-    return (this.q6 ??= $buf(this.t6!, $q121, $q243, 4, 1073741824, K1A0S8, $q122));
-  }
-  y2(pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z3();
-      const q1 = this.z4();
-      const q2 = this.z5();
-      const q3 = this.z6();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
-      $u32(b8, 4, this.s0[0], pp, $q130);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
-      $f32(b8, 24, this.a4);
-      st = 2;
-      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      st = 3;
-      const r2: unknown = (this.m27 ?? this.d27());
-      const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q248, $q249, s, [$bd(0, $q142, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q252, 0, c1), $ub(8, $q139, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V19, st);
-    }
-  }
-  z11(): BindingResource {
-    return (this.q11 ??= $buf(this.t11!, $q145, $q146, 2, 1073741824, K1A0S8, $q122));
-  }
-  y3(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z11();
-      const wy = $wg(this.a2, 65535, pp, "y");
-      st = 1;
-      const r0: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const wz = $wg(r0, 65535, pp, "z");
-      return $pass($q147, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q252, 1, c0), $bd(1, $q145, 0, q0)], 1, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V20, st);
-    }
-  }
-  p0(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S1)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
-      if (s0 === undefined) $noShown(K1A0S2, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S4)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q254;
-      if (s1 === undefined) $noShown(K1A0S5, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T0(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S6);
-      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S7);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S0, $q255);
-      st = 2;
-      const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S0, $q256);
-      const c0 = $scratch($q257, x0);
-      const c1 = $scratch($q252, x1);
-      return { kernel: $q181, variant: "packed_rotary_splitk", passes: [this.y0(K1A0S1, s0), this.y1(K1A0S4, s1, c0), this.y2(K1A0S9, s2, c0, c1), this.y3(K1A0S10, s3, c1)], scratch: [{ id: $q257, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V21, st);
-    }
-  }
-  r0(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  /** when "not usesRotary" */
-  c7(): boolean {
-    try {
-      return (!((this.m1 ?? this.d1()))) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "not usesRotary" does not hold */
-  w7(): string {
-    try {
-      (!((this.m1 ?? this.d1())));
-    } catch (e) {
-      return $condFail(e, "not usesRotary");
-    }
-    return $why([], K1A0V10, [$q215, () => (this.m1 ?? this.d1())]);
-  }
-  y4(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z7();
-      const q4 = this.z8();
-      const b5 = new Uint8Array(16);
-      $u32(b5, 0, this.s0[1], pp, $q235);
-      $u32(b5, 4, this.s0[0], pp, $q130);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 0, q1), $bd(2, $q239, 0, q2), $bd(3, $q240, 1, q3), $bd(4, $q241, 1, q4), $ub(5, $q139, 2, b5)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  y5(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      const q6 = this.z8();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
-      $u32(b8, 4, this.s0[0], pp, $q130);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
-      $f32(b8, 24, this.a4);
-      st = 2;
-      const r1: unknown = $chk((this.s0[0] as number) * (this.s0[1] as number));
-      const wx = $wg(r1, 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      st = 3;
-      const r2: unknown = (this.m27 ?? this.d27());
-      const wz = $wg(r2, 65535, pp, "z");
-      return $pass($q248, $q249, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q252, 0, c0), $ub(8, $q139, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V19, st);
-    }
-  }
-  p1(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q258;
-      if (s0 === undefined) $noShown(K1A0S12, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s1: string = K1A0T2(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S13);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S14);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S11, $q256);
-      const c0 = $scratch($q252, x0);
-      return { kernel: $q181, variant: "packed_splitk", passes: [this.y4(K1A0S15, s0), this.y5(K1A0S16, s1, c0), this.y3(K1A0S17, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V22, st);
-    }
-  }
-  r1(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  /** derive "separateKv": computes m32 (read as this.m32 ?? this.d32()) */
-  d32(): boolean {
-    try {
-      return (this.m32 = (((((((((((this.t1 !== null) && (this.t2 !== null)) && ($need(this.t1, $q108, $q109).shape.length === 3)) && ($need(this.t2, $q110, $q111).shape.length === 3)) && $same($need(this.t1, $q259, $q109).shape as readonly number[], $need(this.t2, $q260, $q111).shape as readonly number[])) && ($dimT(this.t1, (0 as number), $q109) === this.s0[0])) && ($dimT(this.t1, (1 as number), $q109) === this.s0[1])) && ($dimT(this.t1, (2 as number), $q109) === (this.m12 ?? this.d12()))) && ($need(this.t1, $q112, $q109).dtype === $q113)) && ($need(this.t2, $q114, $q111).dtype === $q113)) && (this.s0[2] === (this.m3 ?? this.d3()))));
-    } catch (e) {
-      throw $wrap(e, $q115);
-    }
-  }
-  /** why "separateKv" is not true */
-  x15(path: readonly string[]): string {
-    return ((i: number) => i === 0 ? $where(path) + $q116 : i === 1 ? $where(path) + $q117 : i === 2 ? $why(path, K1A0V23, [$q108, () => $need(this.t1, $q108, $q109).shape.length]) : i === 3 ? $why(path, K1A0V23, [$q110, () => $need(this.t2, $q110, $q111).shape.length]) : i === 4 ? $why(path, K1A0V5, [$q259, () => $need(this.t1, $q259, $q109).shape, $q260, () => $need(this.t2, $q260, $q111).shape]) : i === 5 ? $why(path, K1A0V3, [$q118, () => $dimT(this.t1, (0 as number), $q109), $q65, () => this.s0[0]]) : i === 6 ? $why(path, K1A0V3, [$q119, () => $dimT(this.t1, (1 as number), $q109), $q216, () => this.s0[1]]) : i === 7 ? $why(path, K1A0V3, ["dim(shapes.keyT, 2)", () => $dimT(this.t1, (2 as number), $q109), $q107, () => (this.m12 ?? this.d12())]) : i === 8 ? $why(path, K1A0V3, [$q112, () => $need(this.t1, $q112, $q109).dtype, $q74, $q73]) : i === 9 ? $why(path, K1A0V3, [$q114, () => $need(this.t2, $q114, $q111).dtype, $q74, $q73]) : $why(path, K1A0V3, [$q223, () => this.s0[2], $q66, () => (this.m3 ?? this.d3())]))($first([() => (this.t1 !== null), () => (this.t2 !== null), () => ($need(this.t1, $q108, $q109).shape.length === 3), () => ($need(this.t2, $q110, $q111).shape.length === 3), () => $same($need(this.t1, $q259, $q109).shape as readonly number[], $need(this.t2, $q260, $q111).shape as readonly number[]), () => ($dimT(this.t1, (0 as number), $q109) === this.s0[0]), () => ($dimT(this.t1, (1 as number), $q109) === this.s0[1]), () => ($dimT(this.t1, (2 as number), $q109) === (this.m12 ?? this.d12())), () => ($need(this.t1, $q112, $q109).dtype === $q113), () => ($need(this.t2, $q114, $q111).dtype === $q113)]));
-  }
-  /** when "separateKv" */
-  c8(): boolean {
-    try {
-      return ((this.m32 ?? this.d32())) === true;
-    } catch (e) {
-      return $unheld(e);
-    }
-  }
-  /** why "separateKv" does not hold */
-  w8(): string {
-    try {
-      ((this.m32 ?? this.d32()));
-    } catch (e) {
-      return $condFail(e, $q115);
-    }
-    return this.x15([...[], $q115]);
-  }
-  z1(): BindingResource {
-    return (this.q1 ??= $buf(this.t1!, $q121, $q109, 2, 1073741824, K1A0S8, $q122));
-  }
-  z2(): BindingResource {
-    return (this.q2 ??= $buf(this.t2!, $q121, $q111, 2, 1073741824, K1A0S8, $q122));
-  }
-  y6(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q128, $q109);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q129, $q111);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      if (this.t9 === null) $omitted(pp, $q233, $q202);
-      const q6 = this.z9();
-      if (this.t10 === null) $omitted(pp, $q234, $q207);
-      const q7 = this.z10();
-      const b8 = new Uint8Array(16);
-      $u32(b8, 0, this.s0[1], pp, $q235);
-      $u32(b8, 4, this.s0[0], pp, $q130);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $bd(6, $q233, 1, q6), $bd(7, $q234, 1, q7), $ub(8, $q139, 2, b8)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  p2(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S19)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q261;
-      if (s0 === undefined) $noShown(K1A0S20, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S21)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q262;
-      if (s1 === undefined) $noShown(K1A0S22, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T3(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S23);
-      const s3: string = K1A0T1(this.a2, this.s3[3], K1A0S24);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S18, $q255);
-      st = 2;
-      const r1: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q122, K1A0S18, $q256);
-      const c0 = $scratch($q257, x0);
-      const c1 = $scratch($q252, x1);
-      return { kernel: $q181, variant: "separate_rotary_splitk", passes: [this.y6(K1A0S19, s0), this.y1(K1A0S21, s1, c0), this.y2(K1A0S25, s2, c0, c1), this.y3(K1A0S26, s3, c1)], scratch: [{ id: $q257, size: x0 }, { id: $q252, size: x1 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V24, st);
-    }
-  }
-  r2(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c4()) return this.w4();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  y7(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      if (this.t1 === null) $omitted(pp, $q128, $q109);
-      const q0 = this.z1();
-      if (this.t2 === null) $omitted(pp, $q129, $q111);
-      const q1 = this.z2();
-      const q2 = this.z3();
-      const q3 = this.z4();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const b6 = new Uint8Array(16);
-      $u32(b6, 0, this.s0[1], pp, $q235);
-      $u32(b6, 4, this.s0[0], pp, $q130);
-      st = 1;
-      const r0: unknown = Math.min(($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number), (65535 as number));
-      const wx = $wg(r0, 65535, pp, "x");
-      st = 2;
-      const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((this.m16 ?? this.d16()) as number) / (64 as number))) as number) / (65535 as number)));
-      const wy = $wg(r1, 65535, pp, "y");
-      return $pass($q236, $q237, s, [$bd(0, $q128, 1, q0), $bd(1, $q129, 1, q1), $bd(2, $q238, 0, q2), $bd(3, $q239, 0, q3), $bd(4, $q240, 1, q4), $bd(5, $q241, 1, q5), $ub(6, $q139, 2, b6)], wx, wy, 1);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V18, st);
-    }
-  }
-  p3(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let s0: string | undefined = undefined;
-      if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q263;
-      if (s0 === undefined) $noShown(K1A0S28, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s1: string = K1A0T4(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S29);
-      const s2: string = K1A0T1(this.a2, this.s3[3], K1A0S30);
-      st = 1;
-      const r0: unknown = $mulN($mulN($mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, this.a2 as number) as number, (this.m27 ?? this.d27()) as number) as number, $chk((this.s3[3] as number) + (4 as number)) as number);
-      const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q122, K1A0S27, $q256);
-      const c0 = $scratch($q252, x0);
-      return { kernel: $q181, variant: "separate_splitk", passes: [this.y7(K1A0S31, s0), this.y5(K1A0S32, s1, c0), this.y3(K1A0S33, s2, c0)], scratch: [{ id: $q252, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V25, st);
-    }
-  }
-  r3(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c7()) return this.w7();
-    if (!this.c5()) return this.w5();
-    return this.w6();
-  }
-  y8(pp: string, s: string, c0: BindingResource): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z3();
-      const q1 = this.z4();
-      const q2 = this.z5();
-      const q3 = this.z6();
-      const q4 = this.z7();
-      const q5 = this.z8();
-      const q6 = this.z11();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
-      $u32(b8, 4, this.s0[0], pp, $q130);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
-      $f32(b8, 24, this.a4);
-      const wx = $wg(this.s0[1], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q264, $q265, s, [$bd(0, $q142, 1, c0), $bd(1, $q238, 1, q0), $bd(2, $q239, 1, q1), $bd(3, $q250, 1, q2), $bd(4, $q251, 1, q3), $bd(5, $q240, 1, q4), $bd(6, $q241, 1, q5), $bd(7, $q145, 0, q6), $ub(8, $q139, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V26, st);
-    }
-  }
-  p4(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S35)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s0 = $q253;
-      if (s0 === undefined) $noShown(K1A0S36, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S37)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === false) s1 = $q254;
-      if (s1 === undefined) $noShown(K1A0S38, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T5(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S39);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S34, $q255);
-      const c0 = $scratch($q257, x0);
-      return { kernel: $q181, variant: "packed_rotary", passes: [this.y0(K1A0S35, s0), this.y1(K1A0S37, s1, c0), this.y8(K1A0S40, s2, c0)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V27, st);
-    }
-  }
-  r4(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c4()) return this.w4();
-    return this.w5();
-  }
-  y9(pp: string, s: string): PassPlan {
-    let st = 0;
-    try {
-      const q0 = this.z0();
-      const q1 = this.z3();
-      const q2 = this.z4();
-      const q3 = this.z5();
-      const q4 = this.z6();
-      const q5 = this.z7();
-      const q6 = this.z8();
-      const q7 = this.z11();
-      st = 1;
-      const r0: unknown = $chk(((this.m6 ?? this.d6()) as number) + (1 as number));
-      const b8 = new Uint8Array(32);
-      $u32(b8, 0, this.s0[1], pp, $q235);
-      $u32(b8, 4, this.s0[0], pp, $q130);
-      $u32(b8, 8, this.s5[0], pp, $q244);
-      $u32(b8, 12, r0, pp, $q245);
-      $u32(b8, 16, this.s6[1], pp, $q246);
-      $u32(b8, 20, this.s3[2], pp, $q247);
-      $f32(b8, 24, this.a4);
-      const wx = $wg(this.s0[1], 65535, pp, "x");
-      const wy = $wg(this.a1, 65535, pp, "y");
-      const wz = $wg(this.s0[0], 65535, pp, "z");
-      return $pass($q264, $q265, s, [$bd(0, $q142, 1, q0), $bd(1, $q238, 1, q1), $bd(2, $q239, 1, q2), $bd(3, $q250, 1, q3), $bd(4, $q251, 1, q4), $bd(5, $q240, 1, q5), $bd(6, $q241, 1, q6), $bd(7, $q145, 0, q7), $ub(8, $q139, 2, b8)], wx, wy, wz);
-    } catch (e) {
-      return $evalIn(e, pp, K1A0V26, st);
-    }
-  }
-  p5(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+}
+/** derive "headLayoutOk": memo m0 */
+function K1A0_d0(o: K1A0): boolean {
+  try {
+    return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
+  } catch (e) {
+    throw $wrap(e, $q53);
+  }
+}
+/** derive "usesRotary": memo m1 */
+function K1A0_d1(o: K1A0): boolean {
+  return (o.m1 ??= (o.a0 === 1));
+}
+/** derive "headSizeOk": memo m2 */
+function K1A0_d2(o: K1A0): boolean {
+  let n0: number, n1: number;
+  return (o.m2 ??= ((((o.s3[3] as number) > (0 as number)) && ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && ((o.m1 ?? K1A0_d1(o)) ? ((n1 = (o.s3[3] as number) % (16 as number), n1 < 0 ? n1 + (16 as number) : n1 === 0 ? 0 : n1) === 0) : true)));
+}
+/** derive "qHidden": memo m3 */
+function K1A0_d3(o: K1A0): number {
+  try {
+    return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q55);
+  }
+}
+/** derive "ioShapeOk": memo m4 */
+function K1A0_d4(o: K1A0): boolean {
+  return (o.m4 ??= (((o.t11!.shape[0] === o.s0[0]) && (o.t11!.shape[1] === o.s0[1])) && (o.t11!.shape[2] === (o.m3 ?? K1A0_d3(o)))));
+}
+/** derive "cacheShapeOk": memo m5 */
+function K1A0_d5(o: K1A0): boolean {
+  return (o.m5 ??= ((($same(o.s4 as readonly number[], o.s3 as readonly number[]) && (o.s3[0] === o.s0[0])) && (o.s3[1] === o.a1)) && ((o.s3[2] as number) >= (1 as number))));
+}
+/** derive "maxBlocks": memo m6 */
+function K1A0_d6(o: K1A0): number {
+  try {
+    return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
+  } catch (e) {
+    throw $wrap(e, $q65);
+  }
+}
+/** derive "layoutShapeOk": memo m7 */
+function K1A0_d7(o: K1A0): boolean {
+  try {
+    return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
+  } catch (e) {
+    throw $wrap(e, $q187);
+  }
+}
+/** derive "lengthsShapeOk": memo m8 */
+function K1A0_d8(o: K1A0): boolean {
+  return (o.m8 ??= ((o.s7[0] === 1) && (o.s8[0] === o.s0[0])));
+}
+/** derive "rotaryHalf": memo m9 */
+function K1A0_d9(o: K1A0): number {
+  try {
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q188) : 0));
+  } catch (e) {
+    throw $wrap(e, $q189);
+  }
+}
+/** derive "rotaryDim": memo m10 */
+function K1A0_d10(o: K1A0): number {
+  try {
+    return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q190);
+  }
+}
+/** derive "rotaryOk": memo m11 */
+function K1A0_d11(o: K1A0): boolean {
+  let n0: number;
+  try {
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q191, $q188).shape.length === 2)) && ($need(o.t10, $q192, $q193).shape.length === 2)) && $same($need(o.t10, $q194, $q193).shape as readonly number[], $need(o.t9, $q195, $q188).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q196, $q188).dtype === $q102)) && ($need(o.t10, $q197, $q193).dtype === $q102)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+  } catch (e) {
+    throw $wrap(e, $q198);
+  }
+}
+/** derive "kvHidden": memo m12 */
+function K1A0_d12(o: K1A0): number {
+  try {
+    return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q96);
+  }
+}
+/** derive "packedStride": memo m13 */
+function K1A0_d13(o: K1A0): number {
+  try {
+    return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q142);
+  }
+}
+/** derive "indexFits": memo m14 */
+function K1A0_d14(o: K1A0): boolean {
+  try {
+    return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
+  } catch (e) {
+    throw $wrap(e, $q199);
+  }
+}
+/** derive "sparseContractOk": memo m15 */
+function K1A0_d15(o: K1A0): boolean {
+  return (o.m15 ??= ((((((((o.m0 ?? K1A0_d0(o)) && (o.m2 ?? K1A0_d2(o))) && (o.m4 ?? K1A0_d4(o))) && (o.m5 ?? K1A0_d5(o))) && (o.m7 ?? K1A0_d7(o))) && (o.m8 ?? K1A0_d8(o))) && (o.m11 ?? K1A0_d11(o))) && (o.m14 ?? K1A0_d14(o))));
+}
+/** why "headLayoutOk" is not true */
+function K1A0_x1(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q64, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q200, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q177, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+}
+/** why "usesRotary" is not true */
+function K1A0_x3(o: K1A0, path: readonly string[]): string {
+  return $why(path, K0A0V6, [$q171, () => o.a0]);
+}
+/** why "headSizeOk" is not true */
+function K1A0_x2(o: K1A0, path: readonly string[]): string {
+  let n0: number, n1: number, n2: number;
+  return [() => $why(path, K0A0V2, [$q61, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q69 : K1A0_x3(o, [...path, $q201]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+}
+/** why "ioShapeOk" is not true */
+function K1A0_x4(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V1, [$q66, () => o.t11!.shape[0], $q54, () => o.s0[0]]), () => $why(path, K0A0V1, [$q68, () => o.t11!.shape[1], $q202, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q55, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q63, $q62])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+}
+/** why "cacheShapeOk" is not true */
+function K1A0_x5(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V0, [$q203, () => o.s4, $q204, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q54, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q62, $q63, $q62])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+}
+/** why "layoutShapeOk" is not true */
+function K1A0_x6(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V4, [$q65, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q200, () => o.s5[0]]), () => $why(path, K0A0V4, [$q205, () => o.s6[1]]), () => $why(path, K0A0V7, [$q205, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+}
+/** why "lengthsShapeOk" is not true */
+function K1A0_x7(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q54, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+}
+/** why "rotaryOk" is not true */
+function K1A0_x8(o: K1A0, path: readonly string[]): string {
+  let n0: number, n1: number;
+  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q191, () => $need(o.t9, $q191, $q188).shape.length]), () => $why(path, K0A0V9, [$q192, () => $need(o.t10, $q192, $q193).shape.length]), () => $why(path, K0A0V0, [$q194, () => $need(o.t10, $q194, $q193).shape, $q195, () => $need(o.t9, $q195, $q188).shape]), () => $why(path, K1A0V0, [$q189, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q190, () => K1A0_d10(o), $q61, () => o.s3[3]]), () => $why(path, K0A0V1, [$q196, () => $need(o.t9, $q196, $q188).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q197, () => $need(o.t10, $q197, $q193).dtype, $q63, $q62])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q191, $q188).shape.length === 2), () => ($need(o.t10, $q192, $q193).shape.length === 2), () => $same($need(o.t10, $q194, $q193).shape as readonly number[], $need(o.t9, $q195, $q188).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q196, $q188).dtype === $q102)])]!() : c === false ? [() => $why(path, K0A0V10, [$q175, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q201]))($try(() => K1A0_d1(o)));
+}
+/** why "indexFits" is not true */
+function K1A0_x9(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])][$first([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number))])]!();
+}
+/** why "sparseContractOk" is not true */
+function K1A0_x0(o: K1A0, path: readonly string[]): string {
+  return [() => K1A0_x1(o, [...path, $q53]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q72]), () => K1A0_x5(o, [...path, $q71]), () => K1A0_x6(o, [...path, $q187]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q198]), () => K1A0_x9(o, [...path, $q199])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+}
+/** when "sparseContractOk" */
+function K1A0_c0(o: K1A0): boolean {
+  try {
+    return ((o.m15 ?? K1A0_d15(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "sparseContractOk" does not hold */
+function K1A0_w0(o: K1A0): string {
+  try {
+    (K1A0_d15(o));
+  } catch (e) {
+    return $condFail(e, $q206);
+  }
+  return K1A0_x0(o, [...[], $q206]);
+}
+/** derive "appendCount": memo m16 */
+function K1A0_d16(o: K1A0): number {
+  try {
+    return (o.m16 ??= $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s0[1] as number) as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, "appendCount");
+  }
+}
+/** derive "rotaryCount": memo m17 */
+function K1A0_d17(o: K1A0): number {
+  try {
+    return (o.m17 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number));
+  } catch (e) {
+    throw $wrap(e, "rotaryCount");
+  }
+}
+/** derive "dispatchFits": memo m18 */
+function K1A0_d18(o: K1A0): boolean {
+  try {
+    return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+  } catch (e) {
+    throw $wrap(e, $q78);
+  }
+}
+/** why "dispatchFits" is not true */
+function K1A0_x10(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, [$q202, () => o.s0[1], $q74, $q75]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q74, $q75]), () => $why(path, K0A0V7, [$q54, () => o.s0[0], $q74, $q75]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q74, $q75]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q74, $q75]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q89, $q77])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+}
+/** when "dispatchFits" */
+function K1A0_c1(o: K1A0): boolean {
+  try {
+    return ((o.m18 ?? K1A0_d18(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "dispatchFits" does not hold */
+function K1A0_w1(o: K1A0): string {
+  try {
+    (K1A0_d18(o));
+  } catch (e) {
+    return $condFail(e, $q78);
+  }
+  return K1A0_x10(o, [...[], $q78]);
+}
+/** derive "bindingsFit": memo m19 */
+function K1A0_d19(o: K1A0): boolean {
+  try {
+    return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
+  } catch (e) {
+    throw $wrap(e, $q207);
+  }
+}
+/** why "bindingsFit" is not true */
+function K1A0_x11(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q208, $q87]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q208, $q87])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
+}
+/** when "bindingsFit" */
+function K1A0_c2(o: K1A0): boolean {
+  try {
+    return ((o.m19 ?? K1A0_d19(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "bindingsFit" does not hold */
+function K1A0_w2(o: K1A0): string {
+  try {
+    (K1A0_d19(o));
+  } catch (e) {
+    return $condFail(e, $q207);
+  }
+  return K1A0_x11(o, [...[], $q207]);
+}
+/** derive "packedKv": memo m20 */
+function K1A0_d20(o: K1A0): boolean {
+  return (o.m20 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+}
+/** why "packedKv" is not true */
+function K1A0_x12(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q143, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q209, () => o.s0[2], $q142, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+}
+/** when "packedKv" */
+function K1A0_c3(o: K1A0): boolean {
+  try {
+    return ((o.m20 ?? K1A0_d20(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "packedKv" does not hold */
+function K1A0_w3(o: K1A0): string {
+  try {
+    (K1A0_d20(o));
+  } catch (e) {
+    return $condFail(e, $q144);
+  }
+  return K1A0_x12(o, [...[], $q144]);
+}
+/** when "usesRotary" */
+function K1A0_c4(o: K1A0): boolean {
+  try {
+    return ((o.m1 ?? K1A0_d1(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "usesRotary" does not hold */
+function K1A0_w4(o: K1A0): string {
+  try {
+    (K1A0_d1(o));
+  } catch (e) {
+    return $condFail(e, $q201);
+  }
+  return K1A0_x3(o, [...[], $q201]);
+}
+/** derive "qPerKv": memo m21 */
+function K1A0_d21(o: K1A0): number {
+  try {
+    return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q93);
+  }
+}
+/** derive "attnStorageBytes": memo m22 */
+function K1A0_d22(o: K1A0): number {
+  try {
+    return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q210);
+  }
+}
+/** derive "attnStorageFits": memo m23 */
+function K1A0_d23(o: K1A0): boolean {
+  return (o.m23 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m22 ?? K1A0_d22(o)) as number) <= (32768 as number))));
+}
+/** why "attnStorageFits" is not true */
+function K1A0_x13(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K1A0V2, [$q93, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q210, () => K1A0_d22(o), $q91, $q92])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+}
+/** when "attnStorageFits" */
+function K1A0_c5(o: K1A0): boolean {
+  try {
+    return ((o.m23 ?? K1A0_d23(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "attnStorageFits" does not hold */
+function K1A0_w5(o: K1A0): string {
+  try {
+    (K1A0_d23(o));
+  } catch (e) {
+    return $condFail(e, $q211);
+  }
+  return K1A0_x13(o, [...[], $q211]);
+}
+/** derive "sparseKeyCeiling": memo m24 */
+function K1A0_d24(o: K1A0): number {
+  try {
+    return (o.m24 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseKeyCeiling");
+  }
+}
+/** derive "sparseSplitCap": memo m25 */
+function K1A0_d25(o: K1A0): number {
+  try {
+    return (o.m25 ??= Math.max((1 as number), (Math.min((32 as number), ($divN(((o.m24 ?? K1A0_d24(o)) as number), (256 as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseSplitCap");
+  }
+}
+/** derive "sparseBaseWorkgroups": memo m26 */
+function K1A0_d26(o: K1A0): number {
+  try {
+    return (o.m26 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+  } catch (e) {
+    throw $wrap(e, "sparseBaseWorkgroups");
+  }
+}
+/** derive "numSplits": memo m27 */
+function K1A0_d27(o: K1A0): number {
+  try {
+    return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q79);
+  }
+}
+/** derive "sparsePartialBytes": memo m28 */
+function K1A0_d28(o: K1A0): number {
+  try {
+    return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q212);
+  }
+}
+/** derive "sparseMergeLanes": memo m29 */
+function K1A0_d29(o: K1A0): number {
+  try {
+    return (o.m29 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseMergeLanes");
+  }
+}
+/** derive "sparseMergeWg": memo m30 */
+function K1A0_d30(o: K1A0): number {
+  return (o.m30 ??= Math.max(((o.m29 ?? K1A0_d29(o)) as number), (256 as number)));
+}
+/** derive "sparseSplitFits": memo m31 */
+function K1A0_d31(o: K1A0): boolean {
+  try {
+    return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (1073741824 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1024 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (32768 as number))));
+  } catch (e) {
+    throw $wrap(e, $q213);
+  }
+}
+/** why "sparseSplitFits" is not true */
+function K1A0_x14(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V8, [$q79, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q74, $q75]), () => $why(path, K0A0V7, [$q79, () => K1A0_d27(o), $q74, $q75]), () => $why(path, K0A0V7, [$q212, () => K1A0_d28(o), $q208, $q87]), () => $why(path, K0A0V7, [$q214, () => K1A0_d30(o), $q76, $q77]), () => $why(path, K0A0V7, [$q214, () => K1A0_d30(o), $q89, $q77]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q91, $q92])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (1073741824 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number))])]!();
+}
+/** when "sparseSplitFits" */
+function K1A0_c6(o: K1A0): boolean {
+  try {
+    return ((o.m31 ?? K1A0_d31(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "sparseSplitFits" does not hold */
+function K1A0_w6(o: K1A0): string {
+  try {
+    (K1A0_d31(o));
+  } catch (e) {
+    return $condFail(e, $q213);
+  }
+  return K1A0_x14(o, [...[], $q213]);
+}
+function K1A0_k0(o: K1A0, pp: string): unknown {
+  try {
+    return $dimS($need(o.t9, $q173, $q188).shape, 1, $q195);
+  } catch (e) {
+    return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
+  }
+}
+function K1A0_k0s(o: K1A0): string {
+  try {
+    return $show($dimS($need(o.t9, $q173, $q188).shape, 1, $q195));
+  } catch (e) {
+    if (e instanceof EvalFailure) return $q17 + e.message;
+    throw e;
+  }
+}
+function K1A0_z0(o: K1A0): BindingResource {
+  return (o.q0 ??= $buf(o.t0!, $q110, $q129, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z3(o: K1A0): BindingResource {
+  return (o.q3 ??= $buf(o.t3!, $q110, $q215, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z4(o: K1A0): BindingResource {
+  return (o.q4 ??= $buf(o.t4!, $q110, $q216, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z7(o: K1A0): BindingResource {
+  return (o.q7 ??= $buf(o.t7!, $q110, $q217, 4, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z8(o: K1A0): BindingResource {
+  return (o.q8 ??= $buf(o.t8!, $q110, $q218, 4, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z9(o: K1A0): BindingResource {
+  return (o.q9 ??= $buf(o.t9!, $q110, $q188, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z10(o: K1A0): BindingResource {
+  return (o.q10 ??= $buf(o.t10!, $q110, $q193, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z7(o);
+    const q4 = K1A0_z8(o);
+    if (o.t9 === null) $omitted(pp, $q219, $q188);
+    const q5 = K1A0_z9(o);
+    if (o.t10 === null) $omitted(pp, $q220, $q193);
+    const q6 = K1A0_z10(o);
+    const b7 = new Uint8Array(16);
+    $u32(b7, 0, o.s0[1], pp, $q221);
+    $u32(b7, 4, o.s0[0], pp, $q119);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q222, $q223, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 0, q1), $bd(2, $q225, 0, q2), $bd(3, $q226, 1, q3), $bd(4, $q227, 1, q4), $bd(5, $q219, 1, q5), $bd(6, $q220, 1, q6), $ub(7, $q128, 2, b7)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    if (o.t9 === null) $omitted(pp, $q219, $q188);
+    const q1 = K1A0_z9(o);
+    if (o.t10 === null) $omitted(pp, $q220, $q193);
+    const q2 = K1A0_z10(o);
+    const q3 = K1A0_z7(o);
+    const q4 = K1A0_z8(o);
+    const b6 = new Uint8Array(16);
+    $u32(b6, 0, o.s0[1], pp, $q221);
+    $u32(b6, 4, o.s0[0], pp, $q119);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q131, 1, q0), $bd(1, $q219, 1, q1), $bd(2, $q220, 1, q2), $bd(3, $q226, 1, q3), $bd(4, $q227, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q128, 2, b6)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_z5(o: K1A0): BindingResource {
+  return (o.q5 ??= $buf(o.t5!, $q110, $q228, 4, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z6(o: K1A0): BindingResource {
+  return (o.q6 ??= $buf(o.t6!, $q110, $q229, 4, 1073741824, K1A0S4, $q111));
+}
+function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z3(o);
+    const q1 = K1A0_z4(o);
+    const q2 = K1A0_z5(o);
+    const q3 = K1A0_z6(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q221);
+    $u32(b8, 4, o.s0[0], pp, $q119);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
+    $f32(b8, 24, o.a4);
+    st = 2;
+    const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    st = 3;
+    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const wz = $wg(r2, 65535, pp, "z");
+    return $pass($q234, $q235, s, [$bd(0, $q131, 1, c0), $bd(1, $q224, 1, q0), $bd(2, $q225, 1, q1), $bd(3, $q236, 1, q2), $bd(4, $q237, 1, q3), $bd(5, $q226, 1, q4), $bd(6, $q227, 1, q5), $bd(7, $q238, 0, c1), $ub(8, $q128, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V8, st);
+  }
+}
+function K1A0_z11(o: K1A0): BindingResource {
+  return (o.q11 ??= $buf(o.t11!, $q134, $q135, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z11(o);
+    const wy = $wg(o.a2, 65535, pp, "y");
+    st = 1;
+    const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
+    const wz = $wg(r0, 65535, pp, "z");
+    return $pass($q136, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q238, 1, c0), $bd(1, $q134, 0, q0)], 1, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V9, st);
+  }
+}
+function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === false) s0 = $q258;
-    if (s0 === undefined) $noShown(K1A0S42, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-    const s1: string = K1A0T6(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S43);
-    return { kernel: $q181, variant: "packed", passes: [this.y4(K1A0S44, s0), this.y9(K1A0S45, s1)], scratch: [], outputShapes: shapes };
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q239;
+    if (s0 === undefined) $noShown(K1A0S0 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q241;
+    if (s1 === undefined) $noShown(K1A0S0 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
+    const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S0, $q243);
+    st = 2;
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K1A0S0, $q244);
+    const c0 = $scratch($q245, x0);
+    const c1 = $scratch($q238, x1);
+    return { kernel: $q169, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q245, size: x0 }, { id: $q238, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V10, st);
   }
-  r5(): string {
-    if (!this.c3()) return this.w3();
-    if (!this.c7()) return this.w7();
-    return this.w5();
+}
+function K1A0_r0(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+/** when "not usesRotary" */
+function K1A0_c7(o: K1A0): boolean {
+  try {
+    return (!((o.m1 ?? K1A0_d1(o)))) === true;
+  } catch (e) {
+    return $unheld(e);
   }
-  p6(shapes: Readonly<Record<string, readonly number[]>>): Plan {
-    let st = 0;
-    try {
-      let k0_4: unknown = undefined;
-      let s0: string | undefined = undefined;
-      if (this.a0 === 1 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k0_4 ??= this.k0(K1A0S47)) === 64 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s0 = $q261;
-      if (s0 === undefined) $noShown(K1A0S48, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      let k1_3: unknown = undefined;
-      let s1: string | undefined = undefined;
-      if (this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && (k1_3 ??= this.k0(K1A0S49)) === 64 && this.s3[3] === 128 && (this.t9 !== null) === true && (this.t1 !== null) === true) s1 = $q262;
-      if (s1 === undefined) $noShown(K1A0S50, K1A0V15, [$show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-      const s2: string = K1A0T7(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S51);
-      st = 1;
-      const r0: unknown = $mulN($chk((this.s0[0] as number) * (this.s0[1] as number)) as number, (this.m3 ?? this.d3()) as number);
-      const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q122, K1A0S46, $q255);
-      const c0 = $scratch($q257, x0);
-      return { kernel: $q181, variant: "separate_rotary", passes: [this.y6(K1A0S47, s0), this.y1(K1A0S49, s1, c0), this.y8(K1A0S52, s2, c0)], scratch: [{ id: $q257, size: x0 }], outputShapes: shapes };
-    } catch (e) {
-      return $evalAt(e, K1A0V28, st);
-    }
+}
+/** why "not usesRotary" does not hold */
+function K1A0_w7(o: K1A0): string {
+  try {
+    (!(K1A0_d1(o)));
+  } catch (e) {
+    return $condFail(e, "not usesRotary");
   }
-  r6(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c4()) return this.w4();
-    return this.w5();
+  return $why([], K0A0V10, [$q201, () => K1A0_d1(o)]);
+}
+function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z7(o);
+    const q4 = K1A0_z8(o);
+    const b5 = new Uint8Array(16);
+    $u32(b5, 0, o.s0[1], pp, $q221);
+    $u32(b5, 4, o.s0[0], pp, $q119);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q222, $q223, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 0, q1), $bd(2, $q225, 0, q2), $bd(3, $q226, 1, q3), $bd(4, $q227, 1, q4), $ub(5, $q128, 2, b5)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
   }
-  p7(shapes: Readonly<Record<string, readonly number[]>>): Plan {
+}
+function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z5(o);
+    const q4 = K1A0_z6(o);
+    const q5 = K1A0_z7(o);
+    const q6 = K1A0_z8(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q221);
+    $u32(b8, 4, o.s0[0], pp, $q119);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
+    $f32(b8, 24, o.a4);
+    st = 2;
+    const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
+    const wx = $wg(r1, 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    st = 3;
+    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const wz = $wg(r2, 65535, pp, "z");
+    return $pass($q234, $q235, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q226, 1, q5), $bd(6, $q227, 1, q6), $bd(7, $q238, 0, c0), $ub(8, $q128, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V8, st);
+  }
+}
+function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
     let s0: string | undefined = undefined;
-    if (this.a0 === 0 && this.a1 === 8 && this.a2 === 32 && this.a3 === 0 && this.s3[2] === 8192 && this.s3[3] === 128 && (this.t9 !== null) === false && (this.t1 !== null) === true) s0 = $q263;
-    if (s0 === undefined) $noShown(K1A0S54, K1A0V14, [$show(this.a0), $show(this.a1), $show(this.a2), $show(this.a3), this.k0s(), $show(this.s3[2]), $show(this.s3[3]), $show((this.t9 !== null)), $show((this.t1 !== null))], K1A0S3);
-    const s1: string = K1A0T8(this.a0, this.a1, this.a2, this.a5, this.s3[3], (this.t1 !== null), K1A0S55);
-    return { kernel: $q181, variant: "separate", passes: [this.y7(K1A0S56, s0), this.y9(K1A0S57, s1)], scratch: [], outputShapes: shapes };
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S7 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
+    const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K1A0S7, $q244);
+    const c0 = $scratch($q238, x0);
+    return { kernel: $q169, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q238, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V11, st);
   }
-  r7(): string {
-    if (!this.c8()) return this.w8();
-    if (!this.c7()) return this.w7();
-    return this.w5();
+}
+function K1A0_r1(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+/** derive "separateKv": memo m32 */
+function K1A0_d32(o: K1A0): boolean {
+  try {
+    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q97, $q98).shape.length === 3)) && ($need(o.t2, $q99, $q100).shape.length === 3)) && $same($need(o.t1, $q247, $q98).shape as readonly number[], $need(o.t2, $q248, $q100).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q98) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q98) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q98) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q101, $q98).dtype === $q102)) && ($need(o.t2, $q103, $q100).dtype === $q102)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+  } catch (e) {
+    throw $wrap(e, $q104);
   }
-  plan(): Plan {
-    let o0: unknown = undefined;
-    try {
-      o0 = [(this.s0[0] as number), (this.s0[1] as number), ($mulN(this.a2 as number, this.s3[3] as number) as number)];
-    } catch (e) {
-      $evalFail(e, $q181, $q160);
-    }
-    const h0 = $outShape(o0, 3, $q181, $q146);
-    if (this.t11 === null) this.t11 = { shape: h0, dtype: $q113 };
-    else if (!$same(this.t11.shape, h0)) $badOutput($q181, $q146, this.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-    const h1 = $outShape(this.s3, 4, $q181, $q229);
-    if (this.u3 !== null && !$same(this.u3.shape, h1)) $badOutput($q181, $q229, this.u3.shape, h1, $q218);
-    const h2 = $outShape(this.s4, 4, $q181, $q230);
-    if (this.u4 !== null && !$same(this.u4.shape, h2)) $badOutput($q181, $q230, this.u4.shape, h2, $q217);
-    const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-    if (!this.c0()) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + this.w0());
-    if (!this.c1()) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + this.w1());
-    if (!this.c2()) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + this.w2());
-    let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
-    if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p0(shapes);
-    if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p1(shapes);
-    if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p2(shapes);
-    if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5()) && (v3 ??= this.c6())) return this.p3(shapes);
-    if ((v0 ??= this.c3()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p4(shapes);
-    if ((v0 ??= this.c3()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p5(shapes);
-    if ((v5 ??= this.c8()) && (v1 ??= this.c4()) && (v2 ??= this.c5())) return this.p6(shapes);
-    if ((v5 ??= this.c8()) && (v4 ??= this.c7()) && (v2 ??= this.c5())) return this.p7(shapes);
-    return $fail($q162, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + this.r0() + "; " + "packed_splitk: " + this.r1() + "; " + "separate_rotary_splitk: " + this.r2() + "; " + "separate_splitk: " + this.r3() + "; " + "packed_rotary: " + this.r4() + "; " + "packed: " + this.r5() + "; " + "separate_rotary: " + this.r6() + "; " + "separate: " + this.r7());
+}
+/** why "separateKv" is not true */
+function K1A0_x15(o: K1A0, path: readonly string[]): string {
+  return [() => $where(path) + $q105, () => $where(path) + $q106, () => $why(path, K1A0V12, [$q97, () => $need(o.t1, $q97, $q98).shape.length]), () => $why(path, K1A0V12, [$q99, () => $need(o.t2, $q99, $q100).shape.length]), () => $why(path, K0A0V0, [$q247, () => $need(o.t1, $q247, $q98).shape, $q248, () => $need(o.t2, $q248, $q100).shape]), () => $why(path, K0A0V1, [$q107, () => $dimT(o.t1, (0 as number), $q98), $q54, () => o.s0[0]]), () => $why(path, K0A0V1, [$q108, () => $dimT(o.t1, (1 as number), $q98), $q202, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q98), $q96, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q98).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q100).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q209, () => o.s0[2], $q55, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q97, $q98).shape.length === 3), () => ($need(o.t2, $q99, $q100).shape.length === 3), () => $same($need(o.t1, $q247, $q98).shape as readonly number[], $need(o.t2, $q248, $q100).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q98) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q98) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q98) === K1A0_d12(o)), () => ($need(o.t1, $q101, $q98).dtype === $q102), () => ($need(o.t2, $q103, $q100).dtype === $q102)])]!();
+}
+/** when "separateKv" */
+function K1A0_c8(o: K1A0): boolean {
+  try {
+    return ((o.m32 ?? K1A0_d32(o))) === true;
+  } catch (e) {
+    return $unheld(e);
   }
+}
+/** why "separateKv" does not hold */
+function K1A0_w8(o: K1A0): string {
+  try {
+    (K1A0_d32(o));
+  } catch (e) {
+    return $condFail(e, $q104);
+  }
+  return K1A0_x15(o, [...[], $q104]);
+}
+function K1A0_z1(o: K1A0): BindingResource {
+  return (o.q1 ??= $buf(o.t1!, $q110, $q98, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_z2(o: K1A0): BindingResource {
+  return (o.q2 ??= $buf(o.t2!, $q110, $q100, 2, 1073741824, K1A0S4, $q111));
+}
+function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    const q0 = K1A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    const q1 = K1A0_z2(o);
+    const q2 = K1A0_z3(o);
+    const q3 = K1A0_z4(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    if (o.t9 === null) $omitted(pp, $q219, $q188);
+    const q6 = K1A0_z9(o);
+    if (o.t10 === null) $omitted(pp, $q220, $q193);
+    const q7 = K1A0_z10(o);
+    const b8 = new Uint8Array(16);
+    $u32(b8, 0, o.s0[1], pp, $q221);
+    $u32(b8, 4, o.s0[0], pp, $q119);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q222, $q223, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q224, 0, q2), $bd(3, $q225, 0, q3), $bd(4, $q226, 1, q4), $bd(5, $q227, 1, q5), $bd(6, $q219, 1, q6), $bd(7, $q220, 1, q7), $ub(8, $q128, 2, b8)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S11 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
+    if (s1 === undefined) $noShown(K1A0S11 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
+    const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S11, $q243);
+    st = 2;
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K1A0S11, $q244);
+    const c0 = $scratch($q245, x0);
+    const c1 = $scratch($q238, x1);
+    return { kernel: $q169, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q245, size: x0 }, { id: $q238, size: x1 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V13, st);
+  }
+}
+function K1A0_r2(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    const q0 = K1A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    const q1 = K1A0_z2(o);
+    const q2 = K1A0_z3(o);
+    const q3 = K1A0_z4(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    const b6 = new Uint8Array(16);
+    $u32(b6, 0, o.s0[1], pp, $q221);
+    $u32(b6, 4, o.s0[0], pp, $q119);
+    st = 1;
+    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const wx = $wg(r0, 65535, pp, "x");
+    st = 2;
+    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const wy = $wg(r1, 65535, pp, "y");
+    return $pass($q222, $q223, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q224, 0, q2), $bd(3, $q225, 0, q3), $bd(4, $q226, 1, q4), $bd(5, $q227, 1, q5), $ub(6, $q128, 2, b6)], wx, wy, 1);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V7, st);
+  }
+}
+function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let s0: string | undefined = undefined;
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S16 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
+    const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
+    st = 1;
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K1A0S16, $q244);
+    const c0 = $scratch($q238, x0);
+    return { kernel: $q169, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q238, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V14, st);
+  }
+}
+function K1A0_r3(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  if (!K1A0_c5(o)) return K1A0_w5(o);
+  return K1A0_w6(o);
+}
+function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z3(o);
+    const q1 = K1A0_z4(o);
+    const q2 = K1A0_z5(o);
+    const q3 = K1A0_z6(o);
+    const q4 = K1A0_z7(o);
+    const q5 = K1A0_z8(o);
+    const q6 = K1A0_z11(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q221);
+    $u32(b8, 4, o.s0[0], pp, $q119);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
+    $f32(b8, 24, o.a4);
+    const wx = $wg(o.s0[1], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    const wz = $wg(o.s0[0], 65535, pp, "z");
+    return $pass($q252, $q253, s, [$bd(0, $q131, 1, c0), $bd(1, $q224, 1, q0), $bd(2, $q225, 1, q1), $bd(3, $q236, 1, q2), $bd(4, $q237, 1, q3), $bd(5, $q226, 1, q4), $bd(6, $q227, 1, q5), $bd(7, $q134, 0, q6), $ub(8, $q128, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V15, st);
+  }
+}
+function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q239;
+    if (s0 === undefined) $noShown(K1A0S20 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q241;
+    if (s1 === undefined) $noShown(K1A0S20 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S20, $q243);
+    const c0 = $scratch($q245, x0);
+    return { kernel: $q169, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q245, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V16, st);
+  }
+}
+function K1A0_r4(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  return K1A0_w5(o);
+}
+function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
+  let st = 0;
+  try {
+    const q0 = K1A0_z0(o);
+    const q1 = K1A0_z3(o);
+    const q2 = K1A0_z4(o);
+    const q3 = K1A0_z5(o);
+    const q4 = K1A0_z6(o);
+    const q5 = K1A0_z7(o);
+    const q6 = K1A0_z8(o);
+    const q7 = K1A0_z11(o);
+    st = 1;
+    const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
+    const b8 = new Uint8Array(32);
+    $u32(b8, 0, o.s0[1], pp, $q221);
+    $u32(b8, 4, o.s0[0], pp, $q119);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
+    $f32(b8, 24, o.a4);
+    const wx = $wg(o.s0[1], 65535, pp, "x");
+    const wy = $wg(o.a1, 65535, pp, "y");
+    const wz = $wg(o.s0[0], 65535, pp, "z");
+    return $pass($q252, $q253, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q226, 1, q5), $bd(6, $q227, 1, q6), $bd(7, $q134, 0, q7), $ub(8, $q128, 2, b8)], wx, wy, wz);
+  } catch (e) {
+    return $evalIn(e, pp, K1A0V15, st);
+  }
+}
+function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let s0: string | undefined = undefined;
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
+  if (s0 === undefined) $noShown(K1A0S24 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
+  return { kernel: $q169, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
+}
+function K1A0_r5(o: K1A0): string {
+  if (!K1A0_c3(o)) return K1A0_w3(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  return K1A0_w5(o);
+}
+function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let st = 0;
+  try {
+    let k0_4: unknown = undefined;
+    let s0: string | undefined = undefined;
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S27 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    let k1_3: unknown = undefined;
+    let s1: string | undefined = undefined;
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
+    if (s1 === undefined) $noShown(K1A0S27 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
+    st = 1;
+    const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S27, $q243);
+    const c0 = $scratch($q245, x0);
+    return { kernel: $q169, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q245, size: x0 }], outputShapes: shapes };
+  } catch (e) {
+    return $evalAt(e, K1A0V17, st);
+  }
+}
+function K1A0_r6(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c4(o)) return K1A0_w4(o);
+  return K1A0_w5(o);
+}
+function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
+  let s0: string | undefined = undefined;
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
+  if (s0 === undefined) $noShown(K1A0S31 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
+  return { kernel: $q169, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
+}
+function K1A0_r7(o: K1A0): string {
+  if (!K1A0_c8(o)) return K1A0_w8(o);
+  if (!K1A0_c7(o)) return K1A0_w7(o);
+  return K1A0_w5(o);
+}
+function K1A0_plan(o: K1A0): Plan {
+  let o0: unknown = undefined;
+  try {
+    o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
+  } catch (e) {
+    $evalFail(e, $q169, $q149);
+  }
+  const h0 = $outShape(o0, 3, $q169, $q135);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q102 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q169, $q135, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h1 = $outShape(o.s3, 4, $q169, $q215);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q169, $q215, o.u3.shape, h1, $q204);
+  const h2 = $outShape(o.s4, 4, $q169, $q216);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q169, $q216, o.u4.shape, h2, $q203);
+  const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
+  if (!K1A0_c0(o)) $fail($q150, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q150, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q150, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
+  if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
+  if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p2(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p3(o, shapes);
+  if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p4(o, shapes);
+  if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
+  if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
+  return $fail($q151, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q163, K1);
-  const outs = $bag(c, $q164, K1);
-  const attrs = $bag(c, $q165, K1);
+  const ins = $bag(c, $q152, K1);
+  const outs = $bag(c, $q153, K1);
+  const attrs = $bag(c, $q154, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3160,41 +3097,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q140:
-          t0 = $td(ins[key], K1, $q121, key);
+        case $q129:
+          t0 = $td(ins[key], K1, $q110, key);
           break;
-        case $q109:
-          t1 = $td(ins[key], K1, $q121, key);
+        case $q98:
+          t1 = $td(ins[key], K1, $q110, key);
           break;
-        case $q111:
-          t2 = $td(ins[key], K1, $q121, key);
+        case $q100:
+          t2 = $td(ins[key], K1, $q110, key);
+          break;
+        case $q215:
+          t3 = $td(ins[key], K1, $q110, key);
+          break;
+        case $q216:
+          t4 = $td(ins[key], K1, $q110, key);
+          break;
+        case $q228:
+          t5 = $td(ins[key], K1, $q110, key);
           break;
         case $q229:
-          t3 = $td(ins[key], K1, $q121, key);
+          t6 = $td(ins[key], K1, $q110, key);
           break;
-        case $q230:
-          t4 = $td(ins[key], K1, $q121, key);
+        case $q217:
+          t7 = $td(ins[key], K1, $q110, key);
           break;
-        case $q242:
-          t5 = $td(ins[key], K1, $q121, key);
+        case $q218:
+          t8 = $td(ins[key], K1, $q110, key);
           break;
-        case $q243:
-          t6 = $td(ins[key], K1, $q121, key);
+        case $q188:
+          t9 = $td(ins[key], K1, $q110, key);
           break;
-        case $q231:
-          t7 = $td(ins[key], K1, $q121, key);
-          break;
-        case $q232:
-          t8 = $td(ins[key], K1, $q121, key);
-          break;
-        case $q202:
-          t9 = $td(ins[key], K1, $q121, key);
-          break;
-        case $q207:
-          t10 = $td(ins[key], K1, $q121, key);
+        case $q193:
+          t10 = $td(ins[key], K1, $q110, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q155 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3202,17 +3139,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q146:
-          t11 = $td(outs[key], K1, $q145, key);
+        case $q135:
+          t11 = $td(outs[key], K1, $q134, key);
           break;
-        case $q229:
-          u3 = $td(outs[key], K1, $q145, key);
+        case $q215:
+          u3 = $td(outs[key], K1, $q134, key);
           break;
-        case $q230:
-          u4 = $td(outs[key], K1, $q145, key);
+        case $q216:
+          u4 = $td(outs[key], K1, $q134, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q156 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3220,26 +3157,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q266:
+        case $q254:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q169:
+        case $q158:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q170:
+        case $q159:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q267:
+        case $q255:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q141:
+        case $q130:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q268:
+        case $q256:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q160 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3248,107 +3185,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q121, $q140);
+    $missing(K1, $q110, $q129);
   } else {
     dt0 = t0.dtype;
-    by0 = $q140;
-    if (t0.shape.length !== 3) $badRank(K1, $q121, $q140, 3, t0.shape.length);
+    by0 = $q129;
+    $rank(t0, 3, K1, $q110, $q129);
   }
   if (t1 === null) {
   } else {
-    if (dt0 !== t1.dtype) $dtypeClash(K1, $q121, $q109, t1.dtype, by0, "T", dt0!);
-    if (t1.shape.length !== 3) $badRank(K1, $q121, $q109, 3, t1.shape.length);
+    $param(t1, dt0!, by0, "T", 3, K1, $q110, $q98);
   }
   if (t2 === null) {
   } else {
-    if (dt0 !== t2.dtype) $dtypeClash(K1, $q121, $q111, t2.dtype, by0, "T", dt0!);
-    if (t2.shape.length !== 3) $badRank(K1, $q121, $q111, 3, t2.shape.length);
+    $param(t2, dt0!, by0, "T", 3, K1, $q110, $q100);
   }
   if (t3 === null) {
-    $missing(K1, $q121, $q229);
+    $missing(K1, $q110, $q215);
   } else {
-    if (dt0 !== t3.dtype) $dtypeClash(K1, $q121, $q229, t3.dtype, by0, "T", dt0!);
-    if (t3.shape.length !== 4) $badRank(K1, $q121, $q229, 4, t3.shape.length);
+    $param(t3, dt0!, by0, "T", 4, K1, $q110, $q215);
   }
   if (t4 === null) {
-    $missing(K1, $q121, $q230);
+    $missing(K1, $q110, $q216);
   } else {
-    if (dt0 !== t4.dtype) $dtypeClash(K1, $q121, $q230, t4.dtype, by0, "T", dt0!);
-    if (t4.shape.length !== 4) $badRank(K1, $q121, $q230, 4, t4.shape.length);
+    $param(t4, dt0!, by0, "T", 4, K1, $q110, $q216);
   }
   if (t5 === null) {
-    $missing(K1, $q121, $q242);
+    $missing(K1, $q110, $q228);
   } else {
     dt1 = t5.dtype;
-    by1 = $q242;
-    if (t5.shape.length !== 2) $badRank(K1, $q121, $q242, 2, t5.shape.length);
+    by1 = $q228;
+    $rank(t5, 2, K1, $q110, $q228);
   }
   if (t6 === null) {
-    $missing(K1, $q121, $q243);
+    $missing(K1, $q110, $q229);
   } else {
-    if (dt1 !== t6.dtype) $dtypeClash(K1, $q121, $q243, t6.dtype, by1, "M", dt1!);
-    if (t6.shape.length !== 2) $badRank(K1, $q121, $q243, 2, t6.shape.length);
+    $param(t6, dt1!, by1, "M", 2, K1, $q110, $q229);
   }
   if (t7 === null) {
-    $missing(K1, $q121, $q231);
+    $missing(K1, $q110, $q217);
   } else {
-    if (dt1 !== t7.dtype) $dtypeClash(K1, $q121, $q231, t7.dtype, by1, "M", dt1!);
-    if (t7.shape.length !== 1) $badRank(K1, $q121, $q231, 1, t7.shape.length);
+    $param(t7, dt1!, by1, "M", 1, K1, $q110, $q217);
   }
   if (t8 === null) {
-    $missing(K1, $q121, $q232);
+    $missing(K1, $q110, $q218);
   } else {
-    if (dt1 !== t8.dtype) $dtypeClash(K1, $q121, $q232, t8.dtype, by1, "M", dt1!);
-    if (t8.shape.length !== 1) $badRank(K1, $q121, $q232, 1, t8.shape.length);
+    $param(t8, dt1!, by1, "M", 1, K1, $q110, $q218);
   }
   if (t9 === null) {
   } else {
-    if (dt0 !== t9.dtype) $dtypeClash(K1, $q121, $q202, t9.dtype, by0, "T", dt0!);
-    if (t9.shape.length !== 2) $badRank(K1, $q121, $q202, 2, t9.shape.length);
+    $param(t9, dt0!, by0, "T", 2, K1, $q110, $q188);
   }
   if (t10 === null) {
   } else {
-    if (dt0 !== t10.dtype) $dtypeClash(K1, $q121, $q207, t10.dtype, by0, "T", dt0!);
-    if (t10.shape.length !== 2) $badRank(K1, $q121, $q207, 2, t10.shape.length);
+    $param(t10, dt0!, by0, "T", 2, K1, $q110, $q193);
   }
   if (t11 === null) {
   } else {
-    if (dt0 !== t11.dtype) $dtypeClash(K1, $q145, $q146, t11.dtype, by0, "T", dt0!);
-    if (t11.shape.length !== 3) $badRank(K1, $q145, $q146, 3, t11.shape.length);
+    $param(t11, dt0!, by0, "T", 3, K1, $q134, $q135);
   }
   if (u3 === null) {
   } else {
-    if (dt0 !== u3.dtype) $dtypeClash(K1, $q145, $q229, u3.dtype, by0, "T", dt0!);
-    if (u3.shape.length !== 4) $badRank(K1, $q145, $q229, 4, u3.shape.length);
+    $param(u3, dt0!, by0, "T", 4, K1, $q134, $q215);
   }
   if (u4 === null) {
   } else {
-    if (dt0 !== u4.dtype) $dtypeClash(K1, $q145, $q230, u4.dtype, by0, "T", dt0!);
-    if (u4.shape.length !== 4) $badRank(K1, $q145, $q230, 4, u4.shape.length);
+    $param(u4, dt0!, by0, "T", 4, K1, $q134, $q216);
   }
-  if (dt0 === undefined) dt0 = $q113;
-  else if (dt0 !== $q113) $fail($q0, K1 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
-  if (g0 !== undefined && !(typeof g0 === "number" && Number.isFinite(g0))) $badAttr(K1, $q266, $q176, g0);
-  if (g1 !== undefined && !(typeof g1 === "number" && Number.isFinite(g1))) $badAttr(K1, $q169, $q176, g1);
-  if (g2 !== undefined && !(typeof g2 === "number" && Number.isFinite(g2))) $badAttr(K1, $q170, $q176, g2);
-  if (g3 !== undefined && !(typeof g3 === "number" && Number.isFinite(g3))) $badAttr(K1, $q267, $q176, g3);
-  if (g4 !== undefined && !(typeof g4 === "number" && Number.isFinite(g4))) $badAttr(K1, $q141, $q176, g4);
-  if (g5 !== undefined && !(typeof g5 === "number" && Number.isFinite(g5))) $badAttr(K1, $q268, $q176, g5);
+  if (dt0 === undefined) dt0 = $q102;
+  else if (dt0 !== $q102) $fail($q0, K1 + $q161 + dt0 + $q162);
+  if (dt1 === undefined) dt1 = $q163;
+  else if (dt1 !== $q163) $fail($q0, K1 + ": M = " + dt1 + $q164);
+  $num(g0, false, K1, $q254);
+  $num(g1, false, K1, $q158);
+  $num(g2, false, K1, $q159);
+  $num(g3, false, K1, $q255);
+  $num(g4, false, K1, $q130);
+  $num(g5, false, K1, $q256);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q269);
-  if (a1 === undefined) $fail($q0, K1 + $q177);
-  if (a2 === undefined) $fail($q0, K1 + $q178);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q269);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q257);
+  if (a1 === undefined) $fail($q0, K1 + $q165);
+  if (a2 === undefined) $fail($q0, K1 + $q166);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q257);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q113 && dt1 === $q174) return new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5).plan();
-  return $fail($q162, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
+  if (dt0 === $q102 && dt1 === $q163) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
+  return $fail($q151, K1 + $q167 + "T=" + dt0 + ", " + "M=" + dt1 + $q168);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

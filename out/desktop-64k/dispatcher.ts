@@ -576,6 +576,15 @@ function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return $q6 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
+/** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
+function $condWhy(f: () => unknown, text: string, why: () => string): string {
+  try {
+    f();
+  } catch (e) {
+    return $condFail(e, text);
+  }
+  return why();
+}
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (t === null) $err($q20 + id + ", " + ax + "): tensor \u0060" + id + $q15);
   const shape = t.shape;
@@ -977,12 +986,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  try {
-    (K0A0_d7(o));
-  } catch (e) {
-    return $condFail(e, $q73);
-  }
-  return K0A0_x0(o, [...[], $q73]);
+  return $condWhy(() => K0A0_d7(o), $q73, () => K0A0_x0(o, [...[], $q73]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1002,12 +1006,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  try {
-    (K0A0_d8(o));
-  } catch (e) {
-    return $condFail(e, $q78);
-  }
-  return K0A0_x6(o, [...[], $q78]);
+  return $condWhy(() => K0A0_d8(o), $q78, () => K0A0_x6(o, [...[], $q78]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1109,12 +1108,7 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  try {
-    (K0A0_d19(o));
-  } catch (e) {
-    return $condFail(e, $q84);
-  }
-  return K0A0_x7(o, [...[], $q84]);
+  return $condWhy(() => K0A0_d19(o), $q84, () => K0A0_x7(o, [...[], $q84]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
@@ -1150,12 +1144,7 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  try {
-    (K0A0_d22(o));
-  } catch (e) {
-    return $condFail(e, $q95);
-  }
-  return K0A0_x9(o, [...[], $q95]);
+  return $condWhy(() => K0A0_d22(o), $q95, () => K0A0_x9(o, [...[], $q95]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
@@ -1187,12 +1176,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  try {
-    (K0A0_d24(o));
-  } catch (e) {
-    return $condFail(e, $q104);
-  }
-  return K0A0_x10(o, [...[], $q104]);
+  return $condWhy(() => K0A0_d24(o), $q104, () => K0A0_x10(o, [...[], $q104]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1404,12 +1388,7 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  try {
-    (K0A0_d26(o));
-  } catch (e) {
-    return $condFail(e, $q144);
-  }
-  return K0A0_x11(o, [...[], $q144]);
+  return $condWhy(() => K0A0_d26(o), $q144, () => K0A0_x11(o, [...[], $q144]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1569,12 +1548,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  try {
-    (K0A0_d32(o));
-  } catch (e) {
-    return $condFail(e, $q147);
-  }
-  return K0A0_x12(o, [...[], $q147]);
+  return $condWhy(() => K0A0_d32(o), $q147, () => K0A0_x12(o, [...[], $q147]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1594,12 +1568,7 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  try {
-    (K0A0_d33(o));
-  } catch (e) {
-    return $condFail(e, $q148);
-  }
-  return K0A0_x13(o, [...[], $q148]);
+  return $condWhy(() => K0A0_d33(o), $q148, () => K0A0_x13(o, [...[], $q148]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2250,12 +2219,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  try {
-    (K1A0_d15(o));
-  } catch (e) {
-    return $condFail(e, $q206);
-  }
-  return K1A0_x0(o, [...[], $q206]);
+  return $condWhy(() => K1A0_d15(o), $q206, () => K1A0_x0(o, [...[], $q206]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2295,12 +2259,7 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  try {
-    (K1A0_d18(o));
-  } catch (e) {
-    return $condFail(e, $q78);
-  }
-  return K1A0_x10(o, [...[], $q78]);
+  return $condWhy(() => K1A0_d18(o), $q78, () => K1A0_x10(o, [...[], $q78]));
 }
 /** derive "bindingsFit": memo m19 */
 function K1A0_d19(o: K1A0): boolean {
@@ -2324,12 +2283,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  try {
-    (K1A0_d19(o));
-  } catch (e) {
-    return $condFail(e, $q207);
-  }
-  return K1A0_x11(o, [...[], $q207]);
+  return $condWhy(() => K1A0_d19(o), $q207, () => K1A0_x11(o, [...[], $q207]));
 }
 /** derive "packedKv": memo m20 */
 function K1A0_d20(o: K1A0): boolean {
@@ -2349,12 +2303,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  try {
-    (K1A0_d20(o));
-  } catch (e) {
-    return $condFail(e, $q144);
-  }
-  return K1A0_x12(o, [...[], $q144]);
+  return $condWhy(() => K1A0_d20(o), $q144, () => K1A0_x12(o, [...[], $q144]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2366,12 +2315,7 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  try {
-    (K1A0_d1(o));
-  } catch (e) {
-    return $condFail(e, $q201);
-  }
-  return K1A0_x3(o, [...[], $q201]);
+  return $condWhy(() => K1A0_d1(o), $q201, () => K1A0_x3(o, [...[], $q201]));
 }
 /** derive "qPerKv": memo m21 */
 function K1A0_d21(o: K1A0): number {
@@ -2407,12 +2351,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  try {
-    (K1A0_d23(o));
-  } catch (e) {
-    return $condFail(e, $q211);
-  }
-  return K1A0_x13(o, [...[], $q211]);
+  return $condWhy(() => K1A0_d23(o), $q211, () => K1A0_x13(o, [...[], $q211]));
 }
 /** derive "sparseKeyCeiling": memo m24 */
 function K1A0_d24(o: K1A0): number {
@@ -2488,12 +2427,7 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  try {
-    (K1A0_d31(o));
-  } catch (e) {
-    return $condFail(e, $q213);
-  }
-  return K1A0_x14(o, [...[], $q213]);
+  return $condWhy(() => K1A0_d31(o), $q213, () => K1A0_x14(o, [...[], $q213]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
@@ -2676,12 +2610,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  try {
-    (!(K1A0_d1(o)));
-  } catch (e) {
-    return $condFail(e, "not usesRotary");
-  }
-  return $why([], K0A0V10, [$q201, () => K1A0_d1(o)]);
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q201, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2782,12 +2711,7 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  try {
-    (K1A0_d32(o));
-  } catch (e) {
-    return $condFail(e, $q104);
-  }
-  return K1A0_x15(o, [...[], $q104]);
+  return $condWhy(() => K1A0_d32(o), $q104, () => K1A0_x15(o, [...[], $q104]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
   return (o.q1 ??= $buf(o.t1!, $q110, $q98, 2, 1073741824, K1A0S4, $q111));

@@ -572,6 +572,15 @@ function $condFail(e: unknown, text: string): string {
   if (e instanceof EvalFailure) return $q6 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
+/** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
+function $condWhy(f: () => unknown, text: string, why: () => string): string {
+  try {
+    f();
+  } catch (e) {
+    return $condFail(e, text);
+  }
+  return why();
+}
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (t === null) $err($q20 + id + ", " + ax + "): tensor \u0060" + id + $q15);
   const shape = t.shape;
@@ -973,12 +982,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  try {
-    (K0A0_d7(o));
-  } catch (e) {
-    return $condFail(e, $q68);
-  }
-  return K0A0_x0(o, [...[], $q68]);
+  return $condWhy(() => K0A0_d7(o), $q68, () => K0A0_x0(o, [...[], $q68]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -998,12 +1002,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  try {
-    (K0A0_d8(o));
-  } catch (e) {
-    return $condFail(e, $q73);
-  }
-  return K0A0_x6(o, [...[], $q73]);
+  return $condWhy(() => K0A0_d8(o), $q73, () => K0A0_x6(o, [...[], $q73]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1105,12 +1104,7 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  try {
-    (K0A0_d19(o));
-  } catch (e) {
-    return $condFail(e, $q79);
-  }
-  return K0A0_x7(o, [...[], $q79]);
+  return $condWhy(() => K0A0_d19(o), $q79, () => K0A0_x7(o, [...[], $q79]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
@@ -1146,12 +1140,7 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  try {
-    (K0A0_d22(o));
-  } catch (e) {
-    return $condFail(e, $q91);
-  }
-  return K0A0_x9(o, [...[], $q91]);
+  return $condWhy(() => K0A0_d22(o), $q91, () => K0A0_x9(o, [...[], $q91]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
@@ -1183,12 +1172,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  try {
-    (K0A0_d24(o));
-  } catch (e) {
-    return $condFail(e, $q100);
-  }
-  return K0A0_x10(o, [...[], $q100]);
+  return $condWhy(() => K0A0_d24(o), $q100, () => K0A0_x10(o, [...[], $q100]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1400,12 +1384,7 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  try {
-    (K0A0_d26(o));
-  } catch (e) {
-    return $condFail(e, $q140);
-  }
-  return K0A0_x11(o, [...[], $q140]);
+  return $condWhy(() => K0A0_d26(o), $q140, () => K0A0_x11(o, [...[], $q140]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1565,12 +1544,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  try {
-    (K0A0_d32(o));
-  } catch (e) {
-    return $condFail(e, $q143);
-  }
-  return K0A0_x12(o, [...[], $q143]);
+  return $condWhy(() => K0A0_d32(o), $q143, () => K0A0_x12(o, [...[], $q143]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1590,12 +1564,7 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  try {
-    (K0A0_d33(o));
-  } catch (e) {
-    return $condFail(e, $q144);
-  }
-  return K0A0_x13(o, [...[], $q144]);
+  return $condWhy(() => K0A0_d33(o), $q144, () => K0A0_x13(o, [...[], $q144]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2246,12 +2215,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  try {
-    (K1A0_d15(o));
-  } catch (e) {
-    return $condFail(e, $q202);
-  }
-  return K1A0_x0(o, [...[], $q202]);
+  return $condWhy(() => K1A0_d15(o), $q202, () => K1A0_x0(o, [...[], $q202]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2291,12 +2255,7 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  try {
-    (K1A0_d18(o));
-  } catch (e) {
-    return $condFail(e, $q73);
-  }
-  return K1A0_x10(o, [...[], $q73]);
+  return $condWhy(() => K1A0_d18(o), $q73, () => K1A0_x10(o, [...[], $q73]));
 }
 /** derive "bindingsFit": memo m19 */
 function K1A0_d19(o: K1A0): boolean {
@@ -2320,12 +2279,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  try {
-    (K1A0_d19(o));
-  } catch (e) {
-    return $condFail(e, $q203);
-  }
-  return K1A0_x11(o, [...[], $q203]);
+  return $condWhy(() => K1A0_d19(o), $q203, () => K1A0_x11(o, [...[], $q203]));
 }
 /** derive "packedKv": memo m20 */
 function K1A0_d20(o: K1A0): boolean {
@@ -2345,12 +2299,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  try {
-    (K1A0_d20(o));
-  } catch (e) {
-    return $condFail(e, $q140);
-  }
-  return K1A0_x12(o, [...[], $q140]);
+  return $condWhy(() => K1A0_d20(o), $q140, () => K1A0_x12(o, [...[], $q140]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2362,12 +2311,7 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  try {
-    (K1A0_d1(o));
-  } catch (e) {
-    return $condFail(e, $q197);
-  }
-  return K1A0_x3(o, [...[], $q197]);
+  return $condWhy(() => K1A0_d1(o), $q197, () => K1A0_x3(o, [...[], $q197]));
 }
 /** derive "qPerKv": memo m21 */
 function K1A0_d21(o: K1A0): number {
@@ -2403,12 +2347,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  try {
-    (K1A0_d23(o));
-  } catch (e) {
-    return $condFail(e, $q207);
-  }
-  return K1A0_x13(o, [...[], $q207]);
+  return $condWhy(() => K1A0_d23(o), $q207, () => K1A0_x13(o, [...[], $q207]));
 }
 /** derive "sparseKeyCeiling": memo m24 */
 function K1A0_d24(o: K1A0): number {
@@ -2484,12 +2423,7 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  try {
-    (K1A0_d31(o));
-  } catch (e) {
-    return $condFail(e, $q209);
-  }
-  return K1A0_x14(o, [...[], $q209]);
+  return $condWhy(() => K1A0_d31(o), $q209, () => K1A0_x14(o, [...[], $q209]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
@@ -2672,12 +2606,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  try {
-    (!(K1A0_d1(o)));
-  } catch (e) {
-    return $condFail(e, "not usesRotary");
-  }
-  return $why([], K0A0V10, [$q197, () => K1A0_d1(o)]);
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q197, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2778,12 +2707,7 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  try {
-    (K1A0_d32(o));
-  } catch (e) {
-    return $condFail(e, $q100);
-  }
-  return K1A0_x15(o, [...[], $q100]);
+  return $condWhy(() => K1A0_d32(o), $q100, () => K1A0_x15(o, [...[], $q100]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
   return (o.q1 ??= $buf(o.t1!, $q106, $q94, 2, 134217728, K1A0S4, $q107));

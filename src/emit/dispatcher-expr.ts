@@ -615,7 +615,7 @@ export class AssignmentGen {
         ? `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    try {\n      return (${holds.body}) === true;\n    } catch (e) {\n      return $unheld(e);\n    }\n  }`
         : `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    return (${holds.body}) === true;\n  }`,
       failing
-        ? `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    try {\n      (${why.body.value});\n    } catch (e) {\n      return $condFail(e, ${q(c.source.text)});\n    }\n    return ${why.body.explanation};\n  }`
+        ? `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    return $condWhy(() => ${why.body.value}, ${q(c.source.text)}, () => ${why.body.explanation});\n  }`
         : `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    return ${why.body.explanation};\n  }`,
     );
     return names;

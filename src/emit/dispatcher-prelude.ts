@@ -370,6 +370,15 @@ function $condFail(e«: unknown», text«: string»)«: string» {
   if (e instanceof EvalFailure) return "\u0060" + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
+/** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
+function $condWhy(f«: () => unknown», text«: string», why«: () => string»)«: string» {
+  try {
+    f();
+  } catch (e) {
+    return $condFail(e, text);
+  }
+  return why();
+}
 function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: number» {
   if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
   const shape = t.shape;

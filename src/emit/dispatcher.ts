@@ -6,7 +6,8 @@
  * every string from the spec is emitted as a quoted literal (see code-writer.ts).
  *
  * The generator is split by what it emits: dispatcher-validate.ts the plan function (call snapshot
- * and validation), dispatcher-plan.ts the plan methods of each dtype assignment's class,
+ * and validation), dispatcher-plan.ts the plan methods of each dtype assignment's class (emitted as
+ * module functions taking the instance: see dispatcher-expr.ts's methodsAsFunctions),
  * dispatcher-expr.ts expressions, derive memos and condition explanations, and this file the
  * module (prelude, call types, planners). A module carries only the prelude helpers it uses.
  */

@@ -44,4 +44,22 @@ describe("generated code and spec text", () => {
     expect(plan.variant).toBe("vec4");
     expect((globalThis as Record<string, unknown>).kernelcPwned).toBeUndefined();
   }, 120_000);
+
+  it("leaves `this.` in spec text as it is when methods become module functions (o.x, Cls_m(o))", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-inject-this-"));
+    fs.cpSync(path.join(fixture, "templates"), path.join(dir, "templates"), { recursive: true });
+    fs.mkdirSync(path.join(dir, "specs"));
+    const spec = JSON.parse(fs.readFileSync(path.join(fixture, "specs/Axpby.json"), "utf8"));
+    const text = 'this.m0 ?? this.d0() /* this.t0 */ \\" this.c0()';
+    spec.when = [...spec.when, `dim(shapes.xT, 0) == 9 or ${JSON.stringify(text)} == dtypes.T`];
+    fs.writeFileSync(path.join(dir, "specs/Axpby.json"), JSON.stringify(spec, null, 2));
+    const result = await compile(loadConfig(dir), { profiles: ["desktop-64k"] });
+    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    const source = result.files.get("desktop-64k/dispatcher.ts")!;
+    const mod = await importDispatcher(source);
+    const planners = mod.planners as Record<string, (c: unknown) => unknown>;
+    const call = { inputs: { xT: { shape: [8], dtype: "float32" } }, outputs: { yT: { shape: [8], dtype: "float32" } } };
+    // The condition is false for every call: its message quotes the text exactly as the spec has it.
+    expect(() => planners.Axpby!(call)).toThrow(`condition \`dim(shapes.xT, 0) == 9 or ${JSON.stringify(text)} == dtypes.T\` failed`);
+  }, 120_000);
 });

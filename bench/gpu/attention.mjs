@@ -372,8 +372,18 @@ async function prefillBench() {
       ],
     },
   ];
-  const { plan: planner, shaders } = await compile("PagedAttention", {});
-  const cache = new PipelineCache(device, (id) => shaders[id]);
+  // BENCH_PREFILL_PINS: a JSON array of tunable pins ([{}] = the profile's configured tunables).
+  const pinConfigs = JSON.parse(process.env.BENCH_PREFILL_PINS ?? "[{}]");
+  const configs = [];
+  for (const pins of pinConfigs) {
+    const { plan: planner, shaders } = await compile("PagedAttention", pins);
+    const name = Object.keys(pins).length
+      ? Object.entries(pins)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(" ")
+      : "configured tunables";
+    configs.push({ name, pins, planner, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
+  }
   for (const c of cases) {
     const B = c.seqs.length;
     const tokens = c.seqs.reduce((a, [n]) => a + n, 0);
@@ -410,30 +420,32 @@ async function prefillBench() {
       outputs: { outputT: f16([tokens, N * H]) },
       attrs: { num_heads: N, kv_num_heads: Nkv },
     };
-    let plan;
-    try {
-      plan = planner(call);
-    } catch (err) {
-      log(`prefill ${c.name}: ${err.message}`);
-      for (const b of Object.values(t)) b.destroy();
-      continue;
+    for (const { name, planner, shaders, cache } of configs) {
+      let plan;
+      try {
+        plan = planner(call);
+      } catch (err) {
+        log(`prefill ${c.name} (${name}): ${err.message}`);
+        continue;
+      }
+      const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
+      const r = await timePlan(plan, shaders, t, attn, 20, cache);
+      const row = {
+        kernel: "PagedAttention prefill",
+        ...(configs.length > 1 ? { config: name } : {}),
+        case: c.name,
+        seqs: c.seqs,
+        blockSize: bs,
+        variant: plan.variant,
+        allPassesMs: r.total,
+        attentionMs: r.focused,
+        tflops: flops / (r.focused / 1e3) / 1e12,
+      };
+      rows.push(row);
+      log(
+        `prefill ${c.name}${configs.length > 1 ? ` (${name})` : ""} | ${plan.variant} | all passes ${r.total.toFixed(3)} ms | attention ${r.focused.toFixed(3)} ms | ${row.tflops.toFixed(2)} TFLOP/s`,
+      );
     }
-    const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
-    const r = await timePlan(plan, shaders, t, attn, 20, cache);
-    const row = {
-      kernel: "PagedAttention prefill",
-      case: c.name,
-      seqs: c.seqs,
-      blockSize: bs,
-      variant: plan.variant,
-      allPassesMs: r.total,
-      attentionMs: r.focused,
-      tflops: flops / (r.focused / 1e3) / 1e12,
-    };
-    rows.push(row);
-    log(
-      `prefill ${c.name} | ${plan.variant} | all passes ${r.total.toFixed(3)} ms | attention ${r.focused.toFixed(3)} ms | ${row.tflops.toFixed(2)} TFLOP/s`,
-    );
     for (const b of Object.values(t)) b.destroy();
   }
 }

@@ -36,11 +36,11 @@ const $q29 = "dim(shapes.keyCacheT, 3)";
 const $q30 = "present.keyT";
 const $q31 = "present.slotMappingT";
 const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = "8443c715a1612a2d";
-const $q34 = "be2da609b1a23099";
-const $q35 = "b6ac05a3739713ee";
-const $q36 = "649540f8f634b8b0";
-const $q37 = "320c6331c3bc3fbf";
+const $q33 = "e5b55750734445fb";
+const $q34 = "f98d39ef3270a4f6";
+const $q35 = "f88c54c43139c9bd";
+const $q36 = "6b04bbc672e08992";
+const $q37 = "fa3e597d962213a9";
 const $q38 = ": no shader was built for pass `split_attention` with ";
 const $q39 = ": no shader was built for pass `merge` with ";
 const $q40 = "uniform field `params.batchSize`";
@@ -54,213 +54,218 @@ const $q47 = ": pass `split_attention`";
 const $q48 = ": pass `merge`";
 const $q49 = "the shape of intermediate `partialOut`";
 const $q50 = "the shape of intermediate `partialStats`";
-const $q51 = ": no shader was built for pass `main` with ";
-const $q52 = ": pass `main`";
-const $q53 = "headLayoutOk";
-const $q54 = "batchSize";
-const $q55 = "qHidden";
-const $q56 = "slotMappingT";
-const $q57 = "ranks.slotMappingT";
-const $q58 = "slotShapeOk";
-const $q59 = "shapes.valueCacheT";
-const $q60 = "shapes.keyCacheT";
-const $q61 = "headSize";
-const $q62 = "\"float16\"";
-const $q63 = "tensorDtypes.queryT";
-const $q64 = "attrs.num_heads % attrs.kv_num_heads";
-const $q65 = "maxBlocks";
-const $q66 = "dim(shapes.outputT, 0)";
-const $q67 = "tokenCount";
-const $q68 = "dim(shapes.outputT, 1)";
-const $q69 = "`true` is false";
-const $q70 = "`present.slotMappingT` is false";
-const $q71 = "cacheShapeOk";
-const $q72 = "ioShapeOk";
-const $q73 = "pagedContractOk";
-const $q74 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q75 = "65535";
-const $q76 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q77 = "1024";
-const $q78 = "dispatchFits";
-const $q79 = "numSplits";
-const $q80 = "headVec";
-const $q81 = "pagedSplitScratchBytes";
-const $q82 = "pagedSplitStatsBytes";
-const $q83 = "pagedSplitWg";
-const $q84 = "pagedSplitFits";
-const $q85 = "cacheVec4Ok";
-const $q86 = "device.limits.maxStorageBufferBindingSize";
-const $q87 = "1073741824";
-const $q88 = "device.limits.maxBufferSize";
-const $q89 = "device.limits.maxComputeWorkgroupSizeX";
-const $q90 = "pagedMergeWg";
-const $q91 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q92 = "32768";
-const $q93 = "qPerKv";
-const $q94 = "pagedSplitStorageBytes";
-const $q95 = "pagedSplitStorageFits";
-const $q96 = "kvHidden";
-const $q97 = "ranks.keyT";
-const $q98 = "keyT";
-const $q99 = "ranks.valueT";
-const $q100 = "valueT";
-const $q101 = "tensorDtypes.keyT";
-const $q102 = "float16";
-const $q103 = "tensorDtypes.valueT";
-const $q104 = "separateKv";
-const $q105 = "`present.keyT` is false";
-const $q106 = "`present.valueT` is false";
-const $q107 = "dim(shapes.keyT, 0)";
-const $q108 = "dim(shapes.keyT, 1)";
-const $q109 = "dim(shapes.queryT, 1)";
-const $q110 = "input";
-const $q111 = "maxStorageBufferBindingSize";
-const $q112 = "keyCacheT";
-const $q113 = "valueCacheT";
-const $q114 = "cumulativeSequenceLengthT";
-const $q115 = "pastSeqlensT";
-const $q116 = "blockTableT";
-const $q117 = "key";
-const $q118 = "value";
-const $q119 = "params.batchSize";
-const $q120 = "params.scatterCount";
-const $q121 = "scatter";
-const $q122 = "PagedAttention.ScatterKV";
-const $q123 = "key_cache";
-const $q124 = "value_cache";
-const $q125 = "cumulative_sequence_length";
-const $q126 = "past_seqlens";
-const $q127 = "block_table";
-const $q128 = "params";
-const $q129 = "queryT";
-const $q130 = "scale";
-const $q131 = "query";
-const $q132 = "partial_out";
-const $q133 = "partial_stats";
-const $q134 = "output";
-const $q135 = "outputT";
-const $q136 = "merge";
-const $q137 = "intermediate `partialOut`";
-const $q138 = "intermediate `partialStats`";
-const $q139 = "partialOut";
-const $q140 = "partialStats";
-const $q141 = "slot_mapping";
-const $q142 = "packedStride";
-const $q143 = "present.valueT";
-const $q144 = "packedKv";
-const $q145 = "pagedAttnWg";
-const $q146 = "pagedAttnStorageBytes";
-const $q147 = "pagedAttnStorageFits";
-const $q148 = "outputStoreOk";
-const $q149 = "the shape of output `outputT`";
-const $q150 = "contract";
-const $q151 = "no_variant";
-const $q152 = "inputs";
-const $q153 = "outputs";
-const $q154 = "attrs";
-const $q155 = ": unknown input `";
-const $q156 = ": unknown output `";
-const $q157 = "is_causal";
-const $q158 = "kv_num_heads";
-const $q159 = "num_heads";
-const $q160 = ": unknown attribute `";
-const $q161 = ": T = ";
-const $q162 = " is not allowed; allowed: float16";
-const $q163 = "int32";
-const $q164 = " is not allowed; allowed: int32";
-const $q165 = ": attribute `kv_num_heads` is required";
-const $q166 = ": attribute `num_heads` is required";
-const $q167 = ": nothing was built for ";
-const $q168 = " on profile desktop-32k";
-const $q169 = "SparseAttention";
-const $q170 = ": pass `append`";
-const $q171 = "attrs.do_rotary";
-const $q172 = "attrs.rotary_interleaved";
-const $q173 = "dim(shapes.cosCacheT, 1)";
-const $q174 = "dim(shapes.pastKeyT, 3)";
-const $q175 = "present.cosCacheT";
-const $q176 = ": pass `rotate_q`";
-const $q177 = "attrs.sparse_block_size";
-const $q178 = "b5d96cdd14879df8";
-const $q179 = ": no shader was built for pass `split_attend` with ";
-const $q180 = "uniform field `params.rowStride`";
-const $q181 = ": pass `split_attend`";
-const $q182 = "the shape of intermediate `rotatedQuery`";
-const $q183 = "the shape of intermediate `partial`";
-const $q184 = "6ebd9903c3151907";
-const $q185 = ": no shader was built for pass `attend` with ";
-const $q186 = ": pass `attend`";
-const $q187 = "layoutShapeOk";
-const $q188 = "cosCacheT";
-const $q189 = "rotaryHalf";
-const $q190 = "rotaryDim";
-const $q191 = "ranks.cosCacheT";
-const $q192 = "ranks.sinCacheT";
-const $q193 = "sinCacheT";
-const $q194 = "shapes.sinCacheT";
-const $q195 = "shapes.cosCacheT";
-const $q196 = "tensorDtypes.cosCacheT";
-const $q197 = "tensorDtypes.sinCacheT";
-const $q198 = "rotaryOk";
-const $q199 = "indexFits";
-const $q200 = "numLayout";
-const $q201 = "usesRotary";
-const $q202 = "seqLen";
-const $q203 = "shapes.pastValueT";
-const $q204 = "shapes.pastKeyT";
-const $q205 = "maxNnz";
-const $q206 = "sparseContractOk";
-const $q207 = "bindingsFit";
-const $q208 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q209 = "dim(shapes.queryT, 2)";
-const $q210 = "attnStorageBytes";
-const $q211 = "attnStorageFits";
-const $q212 = "sparsePartialBytes";
-const $q213 = "sparseSplitFits";
-const $q214 = "sparseMergeWg";
-const $q215 = "pastKeyT";
-const $q216 = "pastValueT";
-const $q217 = "totalSequenceLengthT";
-const $q218 = "keyTotalSequenceLengthsT";
-const $q219 = "cos_cache";
-const $q220 = "sin_cache";
-const $q221 = "params.seqLen";
-const $q222 = "append";
-const $q223 = "SparseAttention.AppendKV";
-const $q224 = "present_key";
-const $q225 = "present_value";
-const $q226 = "total_sequence_length";
-const $q227 = "key_total_sequence_lengths";
-const $q228 = "blockRowIndicesT";
-const $q229 = "blockColIndicesT";
-const $q230 = "params.numLayout";
-const $q231 = "params.rowStride";
-const $q232 = "params.colStride";
-const $q233 = "params.maxCacheSeq";
-const $q234 = "split_attend";
-const $q235 = "SparseAttention.AttendSplitK";
-const $q236 = "block_row_indices";
-const $q237 = "block_col_indices";
-const $q238 = "partial";
-const $q239 = "53e66795f9f06e1d";
-const $q240 = ": no shader was built for pass `append` with ";
-const $q241 = "e2e85934a2ff68b0";
-const $q242 = ": no shader was built for pass `rotate_q` with ";
-const $q243 = "intermediate `rotatedQuery`";
-const $q244 = "intermediate `partial`";
-const $q245 = "rotatedQuery";
-const $q246 = "5a474934870ba7e5";
-const $q247 = "shapes.keyT";
-const $q248 = "shapes.valueT";
-const $q249 = "f0b09462c4c98544";
-const $q250 = "6a660dd43e311763";
-const $q251 = "a4768a1ecce226ae";
-const $q252 = "attend";
-const $q253 = "SparseAttention.Attend";
-const $q254 = "do_rotary";
-const $q255 = "rotary_interleaved";
-const $q256 = "sparse_block_size";
-const $q257 = "; allowed values: 0, 1";
+const $q51 = "b2984c2c03b7506c";
+const $q52 = "3e7dcac49131f063";
+const $q53 = "73a0eea537b47b74";
+const $q54 = "d3bcf394db94bea8";
+const $q55 = "f350175d382d6f28";
+const $q56 = ": no shader was built for pass `main` with ";
+const $q57 = ": pass `main`";
+const $q58 = "headLayoutOk";
+const $q59 = "batchSize";
+const $q60 = "qHidden";
+const $q61 = "slotMappingT";
+const $q62 = "ranks.slotMappingT";
+const $q63 = "slotShapeOk";
+const $q64 = "shapes.valueCacheT";
+const $q65 = "shapes.keyCacheT";
+const $q66 = "headSize";
+const $q67 = "\"float16\"";
+const $q68 = "tensorDtypes.queryT";
+const $q69 = "attrs.num_heads % attrs.kv_num_heads";
+const $q70 = "maxBlocks";
+const $q71 = "dim(shapes.outputT, 0)";
+const $q72 = "tokenCount";
+const $q73 = "dim(shapes.outputT, 1)";
+const $q74 = "`true` is false";
+const $q75 = "`present.slotMappingT` is false";
+const $q76 = "cacheShapeOk";
+const $q77 = "ioShapeOk";
+const $q78 = "pagedContractOk";
+const $q79 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q80 = "65535";
+const $q81 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q82 = "1024";
+const $q83 = "dispatchFits";
+const $q84 = "numSplits";
+const $q85 = "headVec";
+const $q86 = "pagedSplitScratchBytes";
+const $q87 = "pagedSplitStatsBytes";
+const $q88 = "pagedSplitWg";
+const $q89 = "pagedSplitFits";
+const $q90 = "cacheVec4Ok";
+const $q91 = "device.limits.maxStorageBufferBindingSize";
+const $q92 = "1073741824";
+const $q93 = "device.limits.maxBufferSize";
+const $q94 = "device.limits.maxComputeWorkgroupSizeX";
+const $q95 = "pagedMergeWg";
+const $q96 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q97 = "32768";
+const $q98 = "qPerKv";
+const $q99 = "pagedSplitStorageBytes";
+const $q100 = "pagedSplitStorageFits";
+const $q101 = "kvHidden";
+const $q102 = "ranks.keyT";
+const $q103 = "keyT";
+const $q104 = "ranks.valueT";
+const $q105 = "valueT";
+const $q106 = "tensorDtypes.keyT";
+const $q107 = "float16";
+const $q108 = "tensorDtypes.valueT";
+const $q109 = "separateKv";
+const $q110 = "`present.keyT` is false";
+const $q111 = "`present.valueT` is false";
+const $q112 = "dim(shapes.keyT, 0)";
+const $q113 = "dim(shapes.keyT, 1)";
+const $q114 = "dim(shapes.queryT, 1)";
+const $q115 = "input";
+const $q116 = "maxStorageBufferBindingSize";
+const $q117 = "keyCacheT";
+const $q118 = "valueCacheT";
+const $q119 = "cumulativeSequenceLengthT";
+const $q120 = "pastSeqlensT";
+const $q121 = "blockTableT";
+const $q122 = "key";
+const $q123 = "value";
+const $q124 = "params.batchSize";
+const $q125 = "params.scatterCount";
+const $q126 = "scatter";
+const $q127 = "PagedAttention.ScatterKV";
+const $q128 = "key_cache";
+const $q129 = "value_cache";
+const $q130 = "cumulative_sequence_length";
+const $q131 = "past_seqlens";
+const $q132 = "block_table";
+const $q133 = "params";
+const $q134 = "queryT";
+const $q135 = "scale";
+const $q136 = "query";
+const $q137 = "partial_out";
+const $q138 = "partial_stats";
+const $q139 = "output";
+const $q140 = "outputT";
+const $q141 = "merge";
+const $q142 = "intermediate `partialOut`";
+const $q143 = "intermediate `partialStats`";
+const $q144 = "partialOut";
+const $q145 = "partialStats";
+const $q146 = "slot_mapping";
+const $q147 = "packedStride";
+const $q148 = "present.valueT";
+const $q149 = "packedKv";
+const $q150 = "pagedAttnWg";
+const $q151 = "pagedAttnStorageBytes";
+const $q152 = "pagedAttnStorageFits";
+const $q153 = "outputStoreOk";
+const $q154 = "the shape of output `outputT`";
+const $q155 = "contract";
+const $q156 = "no_variant";
+const $q157 = "inputs";
+const $q158 = "outputs";
+const $q159 = "attrs";
+const $q160 = ": unknown input `";
+const $q161 = ": unknown output `";
+const $q162 = "is_causal";
+const $q163 = "kv_num_heads";
+const $q164 = "num_heads";
+const $q165 = ": unknown attribute `";
+const $q166 = ": T = ";
+const $q167 = " is not allowed; allowed: float16";
+const $q168 = "int32";
+const $q169 = " is not allowed; allowed: int32";
+const $q170 = ": attribute `kv_num_heads` is required";
+const $q171 = ": attribute `num_heads` is required";
+const $q172 = ": nothing was built for ";
+const $q173 = " on profile desktop-32k";
+const $q174 = "SparseAttention";
+const $q175 = ": pass `append`";
+const $q176 = "attrs.do_rotary";
+const $q177 = "attrs.rotary_interleaved";
+const $q178 = "dim(shapes.cosCacheT, 1)";
+const $q179 = "dim(shapes.pastKeyT, 3)";
+const $q180 = "present.cosCacheT";
+const $q181 = ": pass `rotate_q`";
+const $q182 = "attrs.sparse_block_size";
+const $q183 = "b5d96cdd14879df8";
+const $q184 = ": no shader was built for pass `split_attend` with ";
+const $q185 = "uniform field `params.rowStride`";
+const $q186 = ": pass `split_attend`";
+const $q187 = "the shape of intermediate `rotatedQuery`";
+const $q188 = "the shape of intermediate `partial`";
+const $q189 = "6ebd9903c3151907";
+const $q190 = ": no shader was built for pass `attend` with ";
+const $q191 = ": pass `attend`";
+const $q192 = "layoutShapeOk";
+const $q193 = "cosCacheT";
+const $q194 = "rotaryHalf";
+const $q195 = "rotaryDim";
+const $q196 = "ranks.cosCacheT";
+const $q197 = "ranks.sinCacheT";
+const $q198 = "sinCacheT";
+const $q199 = "shapes.sinCacheT";
+const $q200 = "shapes.cosCacheT";
+const $q201 = "tensorDtypes.cosCacheT";
+const $q202 = "tensorDtypes.sinCacheT";
+const $q203 = "rotaryOk";
+const $q204 = "indexFits";
+const $q205 = "numLayout";
+const $q206 = "usesRotary";
+const $q207 = "seqLen";
+const $q208 = "shapes.pastValueT";
+const $q209 = "shapes.pastKeyT";
+const $q210 = "maxNnz";
+const $q211 = "sparseContractOk";
+const $q212 = "bindingsFit";
+const $q213 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q214 = "dim(shapes.queryT, 2)";
+const $q215 = "attnStorageBytes";
+const $q216 = "attnStorageFits";
+const $q217 = "sparsePartialBytes";
+const $q218 = "sparseSplitFits";
+const $q219 = "sparseMergeWg";
+const $q220 = "pastKeyT";
+const $q221 = "pastValueT";
+const $q222 = "totalSequenceLengthT";
+const $q223 = "keyTotalSequenceLengthsT";
+const $q224 = "cos_cache";
+const $q225 = "sin_cache";
+const $q226 = "params.seqLen";
+const $q227 = "append";
+const $q228 = "SparseAttention.AppendKV";
+const $q229 = "present_key";
+const $q230 = "present_value";
+const $q231 = "total_sequence_length";
+const $q232 = "key_total_sequence_lengths";
+const $q233 = "blockRowIndicesT";
+const $q234 = "blockColIndicesT";
+const $q235 = "params.numLayout";
+const $q236 = "params.rowStride";
+const $q237 = "params.colStride";
+const $q238 = "params.maxCacheSeq";
+const $q239 = "split_attend";
+const $q240 = "SparseAttention.AttendSplitK";
+const $q241 = "block_row_indices";
+const $q242 = "block_col_indices";
+const $q243 = "partial";
+const $q244 = "53e66795f9f06e1d";
+const $q245 = ": no shader was built for pass `append` with ";
+const $q246 = "e2e85934a2ff68b0";
+const $q247 = ": no shader was built for pass `rotate_q` with ";
+const $q248 = "intermediate `rotatedQuery`";
+const $q249 = "intermediate `partial`";
+const $q250 = "rotatedQuery";
+const $q251 = "5a474934870ba7e5";
+const $q252 = "shapes.keyT";
+const $q253 = "shapes.valueT";
+const $q254 = "f0b09462c4c98544";
+const $q255 = "6a660dd43e311763";
+const $q256 = "a4768a1ecce226ae";
+const $q257 = "attend";
+const $q258 = "SparseAttention.Attend";
+const $q259 = "do_rotary";
+const $q260 = "rotary_interleaved";
+const $q261 = "sparse_block_size";
+const $q262 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -793,23 +798,23 @@ const K0A0V20: readonly string[] = [K0A0S14, $q49, K0A0S14, $q50];
 const K0A0V21: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q51, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q51 : a0 === 8 ? $q52 : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q53 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q54 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q55 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q56, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q44;
 const K0A0V22: readonly string[] = [$q40, $q45];
-const K0A0S20 = K0A0S18 + $q52;
+const K0A0S20 = K0A0S18 + $q57;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
 const K0A0S22 = K0A0S21 + $q44;
-const K0A0S23 = K0A0S21 + $q52;
+const K0A0S23 = K0A0S21 + $q57;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q51, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q51 : a0 === 8 ? $q52 : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q53 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q54 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q55 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q56, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S25 = K0A0S24 + $q44;
-const K0A0S26 = K0A0S24 + $q52;
+const K0A0S26 = K0A0S24 + $q57;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
 const K0A0S28 = K0A0S27 + $q44;
-const K0A0S29 = K0A0S27 + $q52;
+const K0A0S29 = K0A0S27 + $q57;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -913,7 +918,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q53);
+    throw $wrap(e, $q58);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -921,7 +926,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q54);
+    throw $wrap(e, $q59);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -933,7 +938,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q55);
+    throw $wrap(e, $q60);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -943,9 +948,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q56) === o.s0[0]) && ($need(o.t8, $q57, $q56).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q61) === o.s0[0]) && ($need(o.t8, $q62, $q61).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q58);
+    throw $wrap(e, $q63);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -954,27 +959,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q59, () => o.s4, $q60, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q61, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q62, $q63, $q62])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+  return [() => $why(path, K0A0V0, [$q64, () => o.s4, $q65, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q66, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q67, $q68, $q67])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q64, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q69, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q54, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q54, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q54, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q65, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+  return [() => $why(path, K0A0V4, [$q59, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q59, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q59, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q70, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q66, () => o.t9!.shape[0], $q67, () => o.s0[0]]), () => $why(path, K0A0V1, [$q68, () => o.t9!.shape[1], $q55, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q63, $q62])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+  return [() => $why(path, K0A0V1, [$q71, () => o.t9!.shape[0], $q72, () => o.s0[0]]), () => $why(path, K0A0V1, [$q73, () => o.t9!.shape[1], $q60, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q68, $q67])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q56), $q67, () => o.s0[0]]), () => $why(path, K0A0V6, [$q57, () => $need(o.t8, $q57, $q56).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q56) === o.s0[0])])]!() : c === false ? $where(path) + $q69 : $where(path) + $q70)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q61), $q72, () => o.s0[0]]), () => $why(path, K0A0V6, [$q62, () => $need(o.t8, $q62, $q61).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q61) === o.s0[0])])]!() : c === false ? $where(path) + $q74 : $where(path) + $q75)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return [() => K0A0_x1(o, [...path, $q71]), () => K0A0_x2(o, [...path, $q53]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q72]), () => K0A0_x5(o, [...path, $q58])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+  return [() => K0A0_x1(o, [...path, $q76]), () => K0A0_x2(o, [...path, $q58]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q77]), () => K0A0_x5(o, [...path, $q63])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -986,7 +991,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q73, () => K0A0_x0(o, [...[], $q73]));
+  return $condWhy(() => K0A0_d7(o), $q78, () => K0A0_x0(o, [...[], $q78]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -994,7 +999,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q67, () => o.s0[0], $q74, $q75]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q74, $q75]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q76, $q77])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+  return [() => $why(path, K0A0V7, [$q72, () => o.s0[0], $q79, $q80]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q79, $q80]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q81, $q82])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1006,7 +1011,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q78, () => K0A0_x6(o, [...[], $q78]));
+  return $condWhy(() => K0A0_d8(o), $q83, () => K0A0_x6(o, [...[], $q83]));
 }
 /** derive "pagedBaseWorkgroups": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1037,7 +1042,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m11 ?? K0A0_d11(o)) as number), ($ceilDiv((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 1024 : 4096) as number), (Math.max((1 as number), ((o.m9 ?? K0A0_d9(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q79);
+    throw $wrap(e, $q84);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1050,7 +1055,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q80);
+    throw $wrap(e, $q85);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1058,7 +1063,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q81);
+    throw $wrap(e, $q86);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1066,7 +1071,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q82);
+    throw $wrap(e, $q87);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1074,7 +1079,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q83);
+    throw $wrap(e, $q88);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1086,7 +1091,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q84);
+    throw $wrap(e, $q89);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1096,7 +1101,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q79, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q85]), () => $why(path, K0A0V4, [$q80, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q81, () => K0A0_d15(o), $q86, $q87]), () => $why(path, K0A0V7, [$q81, () => K0A0_d15(o), $q88, $q87]), () => $why(path, K0A0V7, [$q82, () => K0A0_d16(o), $q86, $q87]), () => $why(path, K0A0V7, [$q82, () => K0A0_d16(o), $q88, $q87]), () => $why(path, K0A0V7, [$q79, () => K0A0_d12(o), $q74, $q75]), () => $why(path, K0A0V7, [$q80, () => K0A0_d14(o), $q76, $q77]), () => $why(path, K0A0V7, [$q80, () => K0A0_d14(o), $q89, $q77]), () => $why(path, K0A0V7, [$q83, () => K0A0_d17(o), $q76, $q77]), () => $why(path, K0A0V7, [$q83, () => K0A0_d17(o), $q89, $q77]), () => $why(path, K0A0V7, [$q90, () => K0A0_d18(o), $q76, $q77]), () => $why(path, K0A0V7, [$q90, () => K0A0_d18(o), $q89, $q77]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q91, $q92])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number))])]!();
+  return [() => $why(path, K0A0V8, [$q84, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q90]), () => $why(path, K0A0V4, [$q85, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q86, () => K0A0_d15(o), $q91, $q92]), () => $why(path, K0A0V7, [$q86, () => K0A0_d15(o), $q93, $q92]), () => $why(path, K0A0V7, [$q87, () => K0A0_d16(o), $q91, $q92]), () => $why(path, K0A0V7, [$q87, () => K0A0_d16(o), $q93, $q92]), () => $why(path, K0A0V7, [$q84, () => K0A0_d12(o), $q79, $q80]), () => $why(path, K0A0V7, [$q85, () => K0A0_d14(o), $q81, $q82]), () => $why(path, K0A0V7, [$q85, () => K0A0_d14(o), $q94, $q82]), () => $why(path, K0A0V7, [$q88, () => K0A0_d17(o), $q81, $q82]), () => $why(path, K0A0V7, [$q88, () => K0A0_d17(o), $q94, $q82]), () => $why(path, K0A0V7, [$q95, () => K0A0_d18(o), $q81, $q82]), () => $why(path, K0A0V7, [$q95, () => K0A0_d18(o), $q94, $q82]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q96, $q97])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number))])]!();
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1108,14 +1113,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q84, () => K0A0_x7(o, [...[], $q84]));
+  return $condWhy(() => K0A0_d19(o), $q89, () => K0A0_x7(o, [...[], $q89]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q98);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1123,7 +1128,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q99);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1132,7 +1137,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q94, () => K0A0_d21(o), $q91, $q92]);
+  return $why(path, K0A0V7, [$q99, () => K0A0_d21(o), $q96, $q97]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1144,27 +1149,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q95, () => K0A0_x9(o, [...[], $q95]));
+  return $condWhy(() => K0A0_d22(o), $q100, () => K0A0_x9(o, [...[], $q100]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q96);
+    throw $wrap(e, $q101);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q97, $q98).shape.length === 2)) && ($need(o.t2, $q99, $q100).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q98) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q100) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q98) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q100) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q101, $q98).dtype === $q102)) && ($need(o.t2, $q103, $q100).dtype === $q102)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q102, $q103).shape.length === 2)) && ($need(o.t2, $q104, $q105).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q103) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q105) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q103) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q105) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q106, $q103).dtype === $q107)) && ($need(o.t2, $q108, $q105).dtype === $q107)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q109);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return [() => $where(path) + $q105, () => $where(path) + $q106, () => $why(path, K0A0V9, [$q97, () => $need(o.t1, $q97, $q98).shape.length]), () => $why(path, K0A0V9, [$q99, () => $need(o.t2, $q99, $q100).shape.length]), () => $why(path, K0A0V1, [$q107, () => $dimT(o.t1, (0 as number), $q98), $q67, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q100), $q67, () => o.s0[0]]), () => $why(path, K0A0V1, [$q108, () => $dimT(o.t1, (1 as number), $q98), $q96, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q100), $q96, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q98).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q100).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q109, () => o.s0[1], $q55, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q97, $q98).shape.length === 2), () => ($need(o.t2, $q99, $q100).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q98) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q100) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q98) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q100) === K0A0_d23(o)), () => ($need(o.t1, $q101, $q98).dtype === $q102), () => ($need(o.t2, $q103, $q100).dtype === $q102)])]!();
+  return [() => $where(path) + $q110, () => $where(path) + $q111, () => $why(path, K0A0V9, [$q102, () => $need(o.t1, $q102, $q103).shape.length]), () => $why(path, K0A0V9, [$q104, () => $need(o.t2, $q104, $q105).shape.length]), () => $why(path, K0A0V1, [$q112, () => $dimT(o.t1, (0 as number), $q103), $q72, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q105), $q72, () => o.s0[0]]), () => $why(path, K0A0V1, [$q113, () => $dimT(o.t1, (1 as number), $q103), $q101, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q105), $q101, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q106, () => $need(o.t1, $q106, $q103).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q108, () => $need(o.t2, $q108, $q105).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q114, () => o.s0[1], $q60, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q102, $q103).shape.length === 2), () => ($need(o.t2, $q104, $q105).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q103) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q105) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q103) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q105) === K0A0_d23(o)), () => ($need(o.t1, $q106, $q103).dtype === $q107), () => ($need(o.t2, $q108, $q105).dtype === $q107)])]!();
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1176,7 +1181,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q104, () => K0A0_x10(o, [...[], $q104]));
+  return $condWhy(() => K0A0_d24(o), $q109, () => K0A0_x10(o, [...[], $q109]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1187,32 +1192,32 @@ function K0A0_w5(o: K0A0): string {
   return $why([], K0A0V10, [$q31, () => (o.t8 !== null)]);
 }
 function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q110, $q98, 2, 1073741824, K0A0S2, $q111));
+  return (o.q1 ??= $buf(o.t1!, $q115, $q103, 2, 1073741824, K0A0S2, $q116));
 }
 function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q110, $q100, 2, 1073741824, K0A0S2, $q111));
+  return (o.q2 ??= $buf(o.t2!, $q115, $q105, 2, 1073741824, K0A0S2, $q116));
 }
 function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q110, $q112, 2, 1073741824, K0A0S2, $q111));
+  return (o.q3 ??= $buf(o.t3!, $q115, $q117, 2, 1073741824, K0A0S2, $q116));
 }
 function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q110, $q113, 2, 1073741824, K0A0S2, $q111));
+  return (o.q4 ??= $buf(o.t4!, $q115, $q118, 2, 1073741824, K0A0S2, $q116));
 }
 function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q110, $q114, 4, 1073741824, K0A0S2, $q111));
+  return (o.q5 ??= $buf(o.t5!, $q115, $q119, 4, 1073741824, K0A0S2, $q116));
 }
 function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q110, $q115, 4, 1073741824, K0A0S2, $q111));
+  return (o.q6 ??= $buf(o.t6!, $q115, $q120, 4, 1073741824, K0A0S2, $q116));
 }
 function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q110, $q116, 4, 1073741824, K0A0S2, $q111));
+  return (o.q7 ??= $buf(o.t7!, $q115, $q121, 4, 1073741824, K0A0S2, $q116));
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    if (o.t1 === null) $omitted(pp, $q122, $q103);
     const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    if (o.t2 === null) $omitted(pp, $q123, $q105);
     const q1 = K0A0_z2(o);
     const q2 = K0A0_z3(o);
     const q3 = K0A0_z4(o);
@@ -1224,21 +1229,21 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q119);
-    $u32(b7, 4, r1, pp, $q120);
+    $u32(b7, 0, r0, pp, $q124);
+    $u32(b7, 4, r1, pp, $q125);
     st = 3;
     const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q121, $q122, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q123, 0, q2), $bd(3, $q124, 0, q3), $bd(4, $q125, 1, q4), $bd(5, $q126, 1, q5), $bd(6, $q127, 1, q6), $ub(7, $q128, 2, b7)], wx, wy, 1);
+    return $pass($q126, $q127, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q128, 0, q2), $bd(3, $q129, 0, q3), $bd(4, $q130, 1, q4), $bd(5, $q131, 1, q5), $bd(6, $q132, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V14, st);
   }
 }
 function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q110, $q129, 2, 1073741824, K0A0S2, $q111));
+  return (o.q0 ??= $buf(o.t0!, $q115, $q134, 2, 1073741824, K0A0S2, $q116));
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -1252,28 +1257,28 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q130) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, r0, pp, $q119);
+    $u32(b8, 0, r0, pp, $q124);
     $f32(b8, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q124, 1, q2), $bd(3, $q125, 1, q3), $bd(4, $q126, 1, q4), $bd(5, $q127, 1, q5), $bd(6, $q132, 0, c0), $bd(7, $q133, 0, c1), $ub(8, $q128, 2, b8)], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q129, 1, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $bd(6, $q137, 0, c0), $bd(7, $q138, 0, c1), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K0A0V15, st);
   }
 }
 function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q134, $q135, 2, 1073741824, K0A0S2, $q111));
+  return (o.q9 ??= $buf(o.t9!, $q139, $q140, 2, 1073741824, K0A0S2, $q116));
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   const q0 = K0A0_z9(o);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q136, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q132, 1, c0), $bd(1, $q133, 1, c1), $bd(2, $q134, 0, q0)], 1, wy, wz);
+  return $pass($q141, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q137, 1, c0), $bd(1, $q138, 1, c1), $bd(2, $q139, 0, q0)], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1283,13 +1288,13 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S0, $q137);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S0, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S0, $q138);
-    const c0 = $scratch($q139, x0);
-    const c1 = $scratch($q140, x1);
-    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S0, $q143);
+    const c0 = $scratch($q144, x0);
+    const c1 = $scratch($q145, x1);
+    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K0A0V16, st);
   }
@@ -1306,33 +1311,33 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q70;
+  return $where([]) + $q75;
 }
 function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q110, $q56, 4, 1073741824, K0A0S2, $q111));
+  return (o.q8 ??= $buf(o.t8!, $q115, $q61, 4, 1073741824, K0A0S2, $q116));
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    if (o.t1 === null) $omitted(pp, $q122, $q103);
     const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    if (o.t2 === null) $omitted(pp, $q123, $q105);
     const q1 = K0A0_z2(o);
     const q2 = K0A0_z3(o);
     const q3 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q141, $q56);
+    if (o.t8 === null) $omitted(pp, $q146, $q61);
     const q4 = K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, r0, pp, $q120);
+    $u32(b5, 0, r0, pp, $q125);
     st = 2;
     const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q121, $q122, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q123, 0, q2), $bd(3, $q124, 0, q3), $bd(4, $q141, 1, q4), $ub(5, $q128, 2, b5)], wx, wy, 1);
+    return $pass($q126, $q127, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q128, 0, q2), $bd(3, $q129, 0, q3), $bd(4, $q146, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1345,13 +1350,13 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S6, $q137);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S6, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S6, $q138);
-    const c0 = $scratch($q139, x0);
-    const c1 = $scratch($q140, x1);
-    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S6, $q143);
+    const c0 = $scratch($q144, x0);
+    const c1 = $scratch($q145, x1);
+    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K0A0V18, st);
   }
@@ -1367,7 +1372,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q142);
+    throw $wrap(e, $q147);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1376,7 +1381,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q143, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q109, () => o.s0[1], $q142, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q114, () => o.s0[1], $q147, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1388,7 +1393,7 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q144, () => K0A0_x11(o, [...[], $q144]));
+  return $condWhy(() => K0A0_d26(o), $q149, () => K0A0_x11(o, [...[], $q149]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1404,15 +1409,15 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, r0, pp, $q119);
-    $u32(b6, 4, r1, pp, $q120);
+    $u32(b6, 0, r0, pp, $q124);
+    $u32(b6, 4, r1, pp, $q125);
     st = 3;
     const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q121, $q122, s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 0, q1), $bd(2, $q124, 0, q2), $bd(3, $q125, 1, q3), $bd(4, $q126, 1, q4), $bd(5, $q127, 1, q5), $ub(6, $q128, 2, b6)], wx, wy, 1);
+    return $pass($q126, $q127, s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 0, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V14, st);
   }
@@ -1425,13 +1430,13 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S10, $q137);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S10, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S10, $q138);
-    const c0 = $scratch($q139, x0);
-    const c1 = $scratch($q140, x1);
-    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S10, $q143);
+    const c0 = $scratch($q144, x0);
+    const c1 = $scratch($q145, x1);
+    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K0A0V19, st);
   }
@@ -1448,19 +1453,19 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const q0 = K0A0_z0(o);
     const q1 = K0A0_z3(o);
     const q2 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q141, $q56);
+    if (o.t8 === null) $omitted(pp, $q146, $q61);
     const q3 = K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b4 = new Uint8Array(16);
-    $u32(b4, 0, r0, pp, $q120);
+    $u32(b4, 0, r0, pp, $q125);
     st = 2;
     const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q121, $q122, s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 0, q1), $bd(2, $q124, 0, q2), $bd(3, $q141, 1, q3), $ub(4, $q128, 2, b4)], wx, wy, 1);
+    return $pass($q126, $q127, s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 0, q1), $bd(2, $q129, 0, q2), $bd(3, $q146, 1, q3), $ub(4, $q133, 2, b4)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1473,13 +1478,13 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K0A0S14, $q137);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S14, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K0A0S14, $q138);
-    const c0 = $scratch($q139, x0);
-    const c1 = $scratch($q140, x1);
-    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q139, size: x0 }, { id: $q140, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S14, $q143);
+    const c0 = $scratch($q144, x0);
+    const c1 = $scratch($q145, x1);
+    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1519,7 +1524,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q145);
+    throw $wrap(e, $q150);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1527,7 +1532,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q146);
+    throw $wrap(e, $q151);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1536,7 +1541,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q146, () => K0A0_d31(o), $q91, $q92]), () => $why(path, K0A0V7, [$q145, () => K0A0_d30(o), $q76, $q77]), () => $why(path, K0A0V7, [$q145, () => K0A0_d30(o), $q89, $q77])][$first([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => ((K0A0_d30(o) as number) <= (1024 as number))])]!();
+  return [() => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q96, $q97]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q81, $q82]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q94, $q82])][$first([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => ((K0A0_d30(o) as number) <= (1024 as number))])]!();
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1548,7 +1553,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q147, () => K0A0_x12(o, [...[], $q147]));
+  return $condWhy(() => K0A0_d32(o), $q152, () => K0A0_x12(o, [...[], $q152]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1556,7 +1561,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V21, [$q85, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V21, [$q90, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1568,7 +1573,7 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q148, () => K0A0_x13(o, [...[], $q148]));
+  return $condWhy(() => K0A0_d33(o), $q153, () => K0A0_x13(o, [...[], $q153]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1583,13 +1588,13 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q130) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q119);
+    $u32(b7, 0, r0, pp, $q124);
     $f32(b7, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q131, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q124, 1, q2), $bd(3, $q125, 1, q3), $bd(4, $q126, 1, q4), $bd(5, $q127, 1, q5), $bd(6, $q134, 0, q6), $ub(7, $q128, 2, b7)], wx, wy, 1);
+    return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q129, 1, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $bd(6, $q139, 0, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1643,18 +1648,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q25, $q149);
+    $evalFail(e, $q25, $q154);
   }
-  const h0 = $outShape(o0, 2, $q25, $q135);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q102 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q135, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q25, $q112);
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q112, o.u3.shape, h1, $q60);
-  const h2 = $outShape(o.s4, 4, $q25, $q113);
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q113, o.u4.shape, h2, $q59);
+  const h0 = $outShape(o0, 2, $q25, $q140);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q107 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q140, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h1 = $outShape(o.s3, 4, $q25, $q117);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q117, o.u3.shape, h1, $q65);
+  const h2 = $outShape(o.s4, 4, $q25, $q118);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q118, o.u4.shape, h2, $q64);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q150, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q150, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q155, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q155, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1664,15 +1669,15 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q151, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q156, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q152, K0);
-  const outs = $bag(c, $q153, K0);
-  const attrs = $bag(c, $q154, K0);
+  const ins = $bag(c, $q157, K0);
+  const outs = $bag(c, $q158, K0);
+  const attrs = $bag(c, $q159, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1693,35 +1698,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q129:
-          t0 = $td(ins[key], K0, $q110, key);
+        case $q134:
+          t0 = $td(ins[key], K0, $q115, key);
           break;
-        case $q98:
-          t1 = $td(ins[key], K0, $q110, key);
+        case $q103:
+          t1 = $td(ins[key], K0, $q115, key);
           break;
-        case $q100:
-          t2 = $td(ins[key], K0, $q110, key);
+        case $q105:
+          t2 = $td(ins[key], K0, $q115, key);
           break;
-        case $q112:
-          t3 = $td(ins[key], K0, $q110, key);
+        case $q117:
+          t3 = $td(ins[key], K0, $q115, key);
           break;
-        case $q113:
-          t4 = $td(ins[key], K0, $q110, key);
+        case $q118:
+          t4 = $td(ins[key], K0, $q115, key);
           break;
-        case $q114:
-          t5 = $td(ins[key], K0, $q110, key);
+        case $q119:
+          t5 = $td(ins[key], K0, $q115, key);
           break;
-        case $q115:
-          t6 = $td(ins[key], K0, $q110, key);
+        case $q120:
+          t6 = $td(ins[key], K0, $q115, key);
           break;
-        case $q116:
-          t7 = $td(ins[key], K0, $q110, key);
+        case $q121:
+          t7 = $td(ins[key], K0, $q115, key);
           break;
-        case $q56:
-          t8 = $td(ins[key], K0, $q110, key);
+        case $q61:
+          t8 = $td(ins[key], K0, $q115, key);
           break;
         default:
-          $fail($q0, K0 + $q155 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q160 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1729,17 +1734,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q135:
-          t9 = $td(outs[key], K0, $q134, key);
+        case $q140:
+          t9 = $td(outs[key], K0, $q139, key);
           break;
-        case $q112:
-          u3 = $td(outs[key], K0, $q134, key);
+        case $q117:
+          u3 = $td(outs[key], K0, $q139, key);
           break;
-        case $q113:
-          u4 = $td(outs[key], K0, $q134, key);
+        case $q118:
+          u4 = $td(outs[key], K0, $q139, key);
           break;
         default:
-          $fail($q0, K0 + $q156 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q161 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1747,20 +1752,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q157:
+        case $q162:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q158:
+        case $q163:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q159:
+        case $q164:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q130:
+        case $q135:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q160 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q165 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1769,80 +1774,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q110, $q129);
+    $missing(K0, $q115, $q134);
   } else {
     dt0 = t0.dtype;
-    by0 = $q129;
-    $rank(t0, 2, K0, $q110, $q129);
+    by0 = $q134;
+    $rank(t0, 2, K0, $q115, $q134);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q110, $q98);
+    $param(t1, dt0!, by0, "T", 2, K0, $q115, $q103);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q110, $q100);
+    $param(t2, dt0!, by0, "T", 2, K0, $q115, $q105);
   }
   if (t3 === null) {
-    $missing(K0, $q110, $q112);
+    $missing(K0, $q115, $q117);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q110, $q112);
+    $param(t3, dt0!, by0, "T", 4, K0, $q115, $q117);
   }
   if (t4 === null) {
-    $missing(K0, $q110, $q113);
+    $missing(K0, $q115, $q118);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q110, $q113);
+    $param(t4, dt0!, by0, "T", 4, K0, $q115, $q118);
   }
   if (t5 === null) {
-    $missing(K0, $q110, $q114);
+    $missing(K0, $q115, $q119);
   } else {
     dt1 = t5.dtype;
-    by1 = $q114;
-    $rank(t5, 1, K0, $q110, $q114);
+    by1 = $q119;
+    $rank(t5, 1, K0, $q115, $q119);
   }
   if (t6 === null) {
-    $missing(K0, $q110, $q115);
+    $missing(K0, $q115, $q120);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q110, $q115);
+    $param(t6, dt1!, by1, "S", 1, K0, $q115, $q120);
   }
   if (t7 === null) {
-    $missing(K0, $q110, $q116);
+    $missing(K0, $q115, $q121);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q110, $q116);
+    $param(t7, dt1!, by1, "S", 2, K0, $q115, $q121);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q110, $q56);
+    $param(t8, dt1!, by1, "S", 1, K0, $q115, $q61);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q134, $q135);
+    $param(t9, dt0!, by0, "T", 2, K0, $q139, $q140);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q134, $q112);
+    $param(u3, dt0!, by0, "T", 4, K0, $q139, $q117);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q134, $q113);
+    $param(u4, dt0!, by0, "T", 4, K0, $q139, $q118);
   }
-  if (dt0 === undefined) dt0 = $q102;
-  else if (dt0 !== $q102) $fail($q0, K0 + $q161 + dt0 + $q162);
-  if (dt1 === undefined) dt1 = $q163;
-  else if (dt1 !== $q163) $fail($q0, K0 + ": S = " + dt1 + $q164);
-  $num(g0, false, K0, $q157);
-  $num(g1, false, K0, $q158);
-  $num(g2, false, K0, $q159);
-  $num(g3, false, K0, $q130);
+  if (dt0 === undefined) dt0 = $q107;
+  else if (dt0 !== $q107) $fail($q0, K0 + $q166 + dt0 + $q167);
+  if (dt1 === undefined) dt1 = $q168;
+  else if (dt1 !== $q168) $fail($q0, K0 + ": S = " + dt1 + $q169);
+  $num(g0, false, K0, $q162);
+  $num(g1, false, K0, $q163);
+  $num(g2, false, K0, $q164);
+  $num(g3, false, K0, $q135);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q165);
-  if (a2 === undefined) $fail($q0, K0 + $q166);
-  if (dt0 === $q102 && dt1 === $q163) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
-  return $fail($q151, K0 + $q167 + "T=" + dt0 + ", " + "S=" + dt1 + $q168);
+  if (a1 === undefined) $fail($q0, K0 + $q170);
+  if (a2 === undefined) $fail($q0, K0 + $q171);
+  if (dt0 === $q107 && dt1 === $q168) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
+  return $fail($q156, K0 + $q172 + "T=" + dt0 + ", " + "S=" + dt1 + $q173);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1876,86 +1881,86 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q169;
+const K1 = $q174;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q170;
-const K1A0V3: readonly string[] = [$q171, $q26, $q27, $q172, $q173, "dim(shapes.pastKeyT, 2)", $q174, $q175, $q30];
+const K1A0S1 = K1A0S0 + $q175;
+const K1A0V3: readonly string[] = [$q176, $q26, $q27, $q177, $q178, "dim(shapes.pastKeyT, 2)", $q179, $q180, $q30];
 const K1A0S2 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q176;
-const K1A0V4: readonly string[] = [$q26, $q27, $q172, $q173, $q174, $q175, $q30];
-const K1A0V5: readonly string[] = [$q171, $q26, $q27, $q177, $q174, $q30];
+const K1A0S3 = K1A0S0 + $q181;
+const K1A0V4: readonly string[] = [$q26, $q27, $q177, $q178, $q179, $q180, $q30];
+const K1A0V5: readonly string[] = [$q176, $q26, $q27, $q182, $q179, $q30];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q178 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q27, $q174];
+const K1A0V6: readonly string[] = [$q27, $q179];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(vp + $q39, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q169;
+const K1A0S4 = $q174;
 const K1A0V7: readonly string[] = [$q42, $q43];
-const K1A0V8: readonly string[] = [$q180, $q42, $q46];
-const K1A0S5 = K1A0S0 + $q181;
+const K1A0V8: readonly string[] = [$q185, $q42, $q46];
+const K1A0S5 = K1A0S0 + $q186;
 const K1A0V9: readonly string[] = [$q46];
 const K1A0S6 = K1A0S0 + $q48;
-const K1A0V10: readonly string[] = [K1A0S0, $q182, K1A0S0, $q183];
+const K1A0V10: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S8 = K1A0S7 + $q170;
-const K1A0S9 = K1A0S7 + $q181;
+const K1A0S8 = K1A0S7 + $q175;
+const K1A0S9 = K1A0S7 + $q186;
 const K1A0S10 = K1A0S7 + $q48;
-const K1A0V11: readonly string[] = [K1A0S7, $q183];
+const K1A0V11: readonly string[] = [K1A0S7, $q188];
 const K1A0V12: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q170;
-const K1A0S13 = K1A0S11 + $q176;
+const K1A0S12 = K1A0S11 + $q175;
+const K1A0S13 = K1A0S11 + $q181;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q178 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S14 = K1A0S11 + $q181;
+const K1A0S14 = K1A0S11 + $q186;
 const K1A0S15 = K1A0S11 + $q48;
-const K1A0V13: readonly string[] = [K1A0S11, $q182, K1A0S11, $q183];
+const K1A0V13: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q178 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q179, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S17 = K1A0S16 + $q170;
-const K1A0S18 = K1A0S16 + $q181;
+const K1A0S17 = K1A0S16 + $q175;
+const K1A0S18 = K1A0S16 + $q186;
 const K1A0S19 = K1A0S16 + $q48;
-const K1A0V14: readonly string[] = [K1A0S16, $q183];
+const K1A0V14: readonly string[] = [K1A0S16, $q188];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q170;
-const K1A0S22 = K1A0S20 + $q176;
+const K1A0S21 = K1A0S20 + $q175;
+const K1A0S22 = K1A0S20 + $q181;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q184 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V15: readonly string[] = [$q180];
-const K1A0S23 = K1A0S20 + $q186;
-const K1A0V16: readonly string[] = [K1A0S20, $q182];
+const K1A0V15: readonly string[] = [$q185];
+const K1A0S23 = K1A0S20 + $q191;
+const K1A0V16: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q170;
-const K1A0S26 = K1A0S24 + $q186;
+const K1A0S25 = K1A0S24 + $q175;
+const K1A0S26 = K1A0S24 + $q191;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q170;
-const K1A0S29 = K1A0S27 + $q176;
+const K1A0S28 = K1A0S27 + $q175;
+const K1A0S29 = K1A0S27 + $q181;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q184 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q186;
-const K1A0V17: readonly string[] = [K1A0S27, $q182];
+const K1A0S30 = K1A0S27 + $q191;
+const K1A0V17: readonly string[] = [K1A0S27, $q187];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q184 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q185, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q170;
-const K1A0S33 = K1A0S31 + $q186;
+const K1A0S32 = K1A0S31 + $q175;
+const K1A0S33 = K1A0S31 + $q191;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2066,7 +2071,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q53);
+    throw $wrap(e, $q58);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2083,7 +2088,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q55);
+    throw $wrap(e, $q60);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2099,7 +2104,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q65);
+    throw $wrap(e, $q70);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2107,7 +2112,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q187);
+    throw $wrap(e, $q192);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2117,9 +2122,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q188) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q193) : 0));
   } catch (e) {
-    throw $wrap(e, $q189);
+    throw $wrap(e, $q194);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2127,16 +2132,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q190);
+    throw $wrap(e, $q195);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q191, $q188).shape.length === 2)) && ($need(o.t10, $q192, $q193).shape.length === 2)) && $same($need(o.t10, $q194, $q193).shape as readonly number[], $need(o.t9, $q195, $q188).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q196, $q188).dtype === $q102)) && ($need(o.t10, $q197, $q193).dtype === $q102)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q196, $q193).shape.length === 2)) && ($need(o.t10, $q197, $q198).shape.length === 2)) && $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q201, $q193).dtype === $q107)) && ($need(o.t10, $q202, $q198).dtype === $q107)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q198);
+    throw $wrap(e, $q203);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2144,7 +2149,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q96);
+    throw $wrap(e, $q101);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2152,7 +2157,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q142);
+    throw $wrap(e, $q147);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2160,7 +2165,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q199);
+    throw $wrap(e, $q204);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2169,37 +2174,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q64, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q200, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q177, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q69, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q171, () => o.a0]);
+  return $why(path, K0A0V6, [$q176, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return [() => $why(path, K0A0V2, [$q61, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q69 : K1A0_x3(o, [...path, $q201]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+  return [() => $why(path, K0A0V2, [$q66, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q74 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q66, () => o.t11!.shape[0], $q54, () => o.s0[0]]), () => $why(path, K0A0V1, [$q68, () => o.t11!.shape[1], $q202, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q55, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q63, $q62])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+  return [() => $why(path, K0A0V1, [$q71, () => o.t11!.shape[0], $q59, () => o.s0[0]]), () => $why(path, K0A0V1, [$q73, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q60, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q68, $q67])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q203, () => o.s4, $q204, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q54, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q62, $q63, $q62])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+  return [() => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q59, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q67, $q68, $q67])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q65, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q200, () => o.s5[0]]), () => $why(path, K0A0V4, [$q205, () => o.s6[1]]), () => $why(path, K0A0V7, [$q205, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+  return [() => $why(path, K0A0V4, [$q70, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q54, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q59, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q191, () => $need(o.t9, $q191, $q188).shape.length]), () => $why(path, K0A0V9, [$q192, () => $need(o.t10, $q192, $q193).shape.length]), () => $why(path, K0A0V0, [$q194, () => $need(o.t10, $q194, $q193).shape, $q195, () => $need(o.t9, $q195, $q188).shape]), () => $why(path, K1A0V0, [$q189, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q190, () => K1A0_d10(o), $q61, () => o.s3[3]]), () => $why(path, K0A0V1, [$q196, () => $need(o.t9, $q196, $q188).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q197, () => $need(o.t10, $q197, $q193).dtype, $q63, $q62])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q191, $q188).shape.length === 2), () => ($need(o.t10, $q192, $q193).shape.length === 2), () => $same($need(o.t10, $q194, $q193).shape as readonly number[], $need(o.t9, $q195, $q188).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q196, $q188).dtype === $q102)])]!() : c === false ? [() => $why(path, K0A0V10, [$q175, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q201]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q66, () => o.s3[3]]), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q68, $q67])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q196, $q193).shape.length === 2), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q201, $q193).dtype === $q107)])]!() : c === false ? [() => $why(path, K0A0V10, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2207,7 +2212,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return [() => K1A0_x1(o, [...path, $q53]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q72]), () => K1A0_x5(o, [...path, $q71]), () => K1A0_x6(o, [...path, $q187]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q198]), () => K1A0_x9(o, [...path, $q199])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+  return [() => K1A0_x1(o, [...path, $q58]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q77]), () => K1A0_x5(o, [...path, $q76]), () => K1A0_x6(o, [...path, $q192]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2219,7 +2224,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q206, () => K1A0_x0(o, [...[], $q206]));
+  return $condWhy(() => K1A0_d15(o), $q211, () => K1A0_x0(o, [...[], $q211]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2242,12 +2247,12 @@ function K1A0_d18(o: K1A0): boolean {
   try {
     return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
   } catch (e) {
-    throw $wrap(e, $q78);
+    throw $wrap(e, $q83);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q202, () => o.s0[1], $q74, $q75]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q74, $q75]), () => $why(path, K0A0V7, [$q54, () => o.s0[0], $q74, $q75]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q74, $q75]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q74, $q75]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q89, $q77])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+  return [() => $why(path, K0A0V7, [$q207, () => o.s0[1], $q79, $q80]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q79, $q80]), () => $why(path, K0A0V7, [$q59, () => o.s0[0], $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q94, $q82])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2259,19 +2264,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q78, () => K1A0_x10(o, [...[], $q78]));
+  return $condWhy(() => K1A0_d18(o), $q83, () => K1A0_x10(o, [...[], $q83]));
 }
 /** derive "bindingsFit": memo m19 */
 function K1A0_d19(o: K1A0): boolean {
   try {
     return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q207);
+    throw $wrap(e, $q212);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q208, $q87]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q208, $q87])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
+  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q213, $q92]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q213, $q92])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2283,7 +2288,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d19(o), $q207, () => K1A0_x11(o, [...[], $q207]));
+  return $condWhy(() => K1A0_d19(o), $q212, () => K1A0_x11(o, [...[], $q212]));
 }
 /** derive "packedKv": memo m20 */
 function K1A0_d20(o: K1A0): boolean {
@@ -2291,7 +2296,7 @@ function K1A0_d20(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q143, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q209, () => o.s0[2], $q142, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q214, () => o.s0[2], $q147, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2303,7 +2308,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q144, () => K1A0_x12(o, [...[], $q144]));
+  return $condWhy(() => K1A0_d20(o), $q149, () => K1A0_x12(o, [...[], $q149]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2315,14 +2320,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q201, () => K1A0_x3(o, [...[], $q201]));
+  return $condWhy(() => K1A0_d1(o), $q206, () => K1A0_x3(o, [...[], $q206]));
 }
 /** derive "qPerKv": memo m21 */
 function K1A0_d21(o: K1A0): number {
   try {
     return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q98);
   }
 }
 /** derive "attnStorageBytes": memo m22 */
@@ -2330,7 +2335,7 @@ function K1A0_d22(o: K1A0): number {
   try {
     return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q210);
+    throw $wrap(e, $q215);
   }
 }
 /** derive "attnStorageFits": memo m23 */
@@ -2339,7 +2344,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q93, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q210, () => K1A0_d22(o), $q91, $q92])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+  return [() => $why(path, K1A0V2, [$q98, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q215, () => K1A0_d22(o), $q96, $q97])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2351,7 +2356,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q211, () => K1A0_x13(o, [...[], $q211]));
+  return $condWhy(() => K1A0_d23(o), $q216, () => K1A0_x13(o, [...[], $q216]));
 }
 /** derive "sparseKeyCeiling": memo m24 */
 function K1A0_d24(o: K1A0): number {
@@ -2382,7 +2387,7 @@ function K1A0_d27(o: K1A0): number {
   try {
     return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q79);
+    throw $wrap(e, $q84);
   }
 }
 /** derive "sparsePartialBytes": memo m28 */
@@ -2390,7 +2395,7 @@ function K1A0_d28(o: K1A0): number {
   try {
     return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q212);
+    throw $wrap(e, $q217);
   }
 }
 /** derive "sparseMergeLanes": memo m29 */
@@ -2410,12 +2415,12 @@ function K1A0_d31(o: K1A0): boolean {
   try {
     return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (1073741824 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1024 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q213);
+    throw $wrap(e, $q218);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q79, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q74, $q75]), () => $why(path, K0A0V7, [$q79, () => K1A0_d27(o), $q74, $q75]), () => $why(path, K0A0V7, [$q212, () => K1A0_d28(o), $q208, $q87]), () => $why(path, K0A0V7, [$q214, () => K1A0_d30(o), $q76, $q77]), () => $why(path, K0A0V7, [$q214, () => K1A0_d30(o), $q89, $q77]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q91, $q92])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (1073741824 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number))])]!();
+  return [() => $why(path, K0A0V8, [$q84, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q79, $q80]), () => $why(path, K0A0V7, [$q84, () => K1A0_d27(o), $q79, $q80]), () => $why(path, K0A0V7, [$q217, () => K1A0_d28(o), $q213, $q92]), () => $why(path, K0A0V7, [$q219, () => K1A0_d30(o), $q81, $q82]), () => $why(path, K0A0V7, [$q219, () => K1A0_d30(o), $q94, $q82]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q96, $q97])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (1073741824 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number))])]!();
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2427,43 +2432,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d31(o), $q213, () => K1A0_x14(o, [...[], $q213]));
+  return $condWhy(() => K1A0_d31(o), $q218, () => K1A0_x14(o, [...[], $q218]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q173, $q188).shape, 1, $q195);
+    return $dimS($need(o.t9, $q178, $q193).shape, 1, $q200);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q173, $q188).shape, 1, $q195));
+    return $show($dimS($need(o.t9, $q178, $q193).shape, 1, $q200));
   } catch (e) {
     if (e instanceof EvalFailure) return $q17 + e.message;
     throw e;
   }
 }
 function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q110, $q129, 2, 1073741824, K1A0S4, $q111));
+  return (o.q0 ??= $buf(o.t0!, $q115, $q134, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q110, $q215, 2, 1073741824, K1A0S4, $q111));
+  return (o.q3 ??= $buf(o.t3!, $q115, $q220, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q110, $q216, 2, 1073741824, K1A0S4, $q111));
+  return (o.q4 ??= $buf(o.t4!, $q115, $q221, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q110, $q217, 4, 1073741824, K1A0S4, $q111));
+  return (o.q7 ??= $buf(o.t7!, $q115, $q222, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q110, $q218, 4, 1073741824, K1A0S4, $q111));
+  return (o.q8 ??= $buf(o.t8!, $q115, $q223, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q110, $q188, 2, 1073741824, K1A0S4, $q111));
+  return (o.q9 ??= $buf(o.t9!, $q115, $q193, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q110, $q193, 2, 1073741824, K1A0S4, $q111));
+  return (o.q10 ??= $buf(o.t10!, $q115, $q198, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2473,20 +2478,20 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = K1A0_z4(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q219, $q188);
+    if (o.t9 === null) $omitted(pp, $q224, $q193);
     const q5 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q220, $q193);
+    if (o.t10 === null) $omitted(pp, $q225, $q198);
     const q6 = K1A0_z10(o);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, o.s0[1], pp, $q221);
-    $u32(b7, 4, o.s0[0], pp, $q119);
+    $u32(b7, 0, o.s0[1], pp, $q226);
+    $u32(b7, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q222, $q223, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 0, q1), $bd(2, $q225, 0, q2), $bd(3, $q226, 1, q3), $bd(4, $q227, 1, q4), $bd(5, $q219, 1, q5), $bd(6, $q220, 1, q6), $ub(7, $q128, 2, b7)], wx, wy, 1);
+    return $pass($q227, $q228, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 0, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $bd(5, $q224, 1, q5), $bd(6, $q225, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2495,31 +2500,31 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   let st = 0;
   try {
     const q0 = K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q219, $q188);
+    if (o.t9 === null) $omitted(pp, $q224, $q193);
     const q1 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q220, $q193);
+    if (o.t10 === null) $omitted(pp, $q225, $q198);
     const q2 = K1A0_z10(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q221);
-    $u32(b6, 4, o.s0[0], pp, $q119);
+    $u32(b6, 0, o.s0[1], pp, $q226);
+    $u32(b6, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q131, 1, q0), $bd(1, $q219, 1, q1), $bd(2, $q220, 1, q2), $bd(3, $q226, 1, q3), $bd(4, $q227, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q128, 2, b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q136, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q133, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q110, $q228, 4, 1073741824, K1A0S4, $q111));
+  return (o.q5 ??= $buf(o.t5!, $q115, $q233, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q110, $q229, 4, 1073741824, K1A0S4, $q111));
+  return (o.q6 ??= $buf(o.t6!, $q115, $q234, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2533,12 +2538,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q221);
-    $u32(b8, 4, o.s0[0], pp, $q119);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
+    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 4, o.s0[0], pp, $q124);
+    $u32(b8, 8, o.s5[0], pp, $q235);
+    $u32(b8, 12, r0, pp, $q236);
+    $u32(b8, 16, o.s6[1], pp, $q237);
+    $u32(b8, 20, o.s3[2], pp, $q238);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
@@ -2547,13 +2552,13 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m27 ?? K1A0_d27(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, [$bd(0, $q131, 1, c0), $bd(1, $q224, 1, q0), $bd(2, $q225, 1, q1), $bd(3, $q236, 1, q2), $bd(4, $q237, 1, q3), $bd(5, $q226, 1, q4), $bd(6, $q227, 1, q5), $bd(7, $q238, 0, c1), $ub(8, $q128, 2, b8)], wx, wy, wz);
+    return $pass($q239, $q240, s, [$bd(0, $q136, 1, c0), $bd(1, $q229, 1, q0), $bd(2, $q230, 1, q1), $bd(3, $q241, 1, q2), $bd(4, $q242, 1, q3), $bd(5, $q231, 1, q4), $bd(6, $q232, 1, q5), $bd(7, $q243, 0, c1), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q134, $q135, 2, 1073741824, K1A0S4, $q111));
+  return (o.q11 ??= $buf(o.t11!, $q139, $q140, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
@@ -2563,7 +2568,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q136, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q238, 1, c0), $bd(1, $q134, 0, q0)], 1, wy, wz);
+    return $pass($q141, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q243, 1, c0), $bd(1, $q139, 0, q0)], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2573,23 +2578,23 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q239;
-    if (s0 === undefined) $noShown(K1A0S0 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q244;
+    if (s0 === undefined) $noShown(K1A0S0 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q241;
-    if (s1 === undefined) $noShown(K1A0S0 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q246;
+    if (s1 === undefined) $noShown(K1A0S0 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S0, $q243);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S0, $q248);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K1A0S0, $q244);
-    const c0 = $scratch($q245, x0);
-    const c1 = $scratch($q238, x1);
-    return { kernel: $q169, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q245, size: x0 }, { id: $q238, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S0, $q249);
+    const c0 = $scratch($q250, x0);
+    const c1 = $scratch($q243, x1);
+    return { kernel: $q174, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q250, size: x0 }, { id: $q243, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V10, st);
   }
@@ -2610,7 +2615,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q201, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q206, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2621,15 +2626,15 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, o.s0[1], pp, $q221);
-    $u32(b5, 4, o.s0[0], pp, $q119);
+    $u32(b5, 0, o.s0[1], pp, $q226);
+    $u32(b5, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q222, $q223, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 0, q1), $bd(2, $q225, 0, q2), $bd(3, $q226, 1, q3), $bd(4, $q227, 1, q4), $ub(5, $q128, 2, b5)], wx, wy, 1);
+    return $pass($q227, $q228, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 0, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2647,12 +2652,12 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q221);
-    $u32(b8, 4, o.s0[0], pp, $q119);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
+    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 4, o.s0[0], pp, $q124);
+    $u32(b8, 8, o.s5[0], pp, $q235);
+    $u32(b8, 12, r0, pp, $q236);
+    $u32(b8, 16, o.s6[1], pp, $q237);
+    $u32(b8, 20, o.s3[2], pp, $q238);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
@@ -2661,7 +2666,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m27 ?? K1A0_d27(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q226, 1, q5), $bd(6, $q227, 1, q6), $bd(7, $q238, 0, c0), $ub(8, $q128, 2, b8)], wx, wy, wz);
+    return $pass($q239, $q240, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q231, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q243, 0, c0), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2670,15 +2675,15 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
-    if (s0 === undefined) $noShown(K1A0S7 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S7 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K1A0S7, $q244);
-    const c0 = $scratch($q238, x0);
-    return { kernel: $q169, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q238, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S7, $q249);
+    const c0 = $scratch($q243, x0);
+    return { kernel: $q174, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q243, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V11, st);
   }
@@ -2692,14 +2697,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m32 */
 function K1A0_d32(o: K1A0): boolean {
   try {
-    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q97, $q98).shape.length === 3)) && ($need(o.t2, $q99, $q100).shape.length === 3)) && $same($need(o.t1, $q247, $q98).shape as readonly number[], $need(o.t2, $q248, $q100).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q98) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q98) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q98) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q101, $q98).dtype === $q102)) && ($need(o.t2, $q103, $q100).dtype === $q102)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q102, $q103).shape.length === 3)) && ($need(o.t2, $q104, $q105).shape.length === 3)) && $same($need(o.t1, $q252, $q103).shape as readonly number[], $need(o.t2, $q253, $q105).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q103) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q103) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q103) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q106, $q103).dtype === $q107)) && ($need(o.t2, $q108, $q105).dtype === $q107)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q109);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q105, () => $where(path) + $q106, () => $why(path, K1A0V12, [$q97, () => $need(o.t1, $q97, $q98).shape.length]), () => $why(path, K1A0V12, [$q99, () => $need(o.t2, $q99, $q100).shape.length]), () => $why(path, K0A0V0, [$q247, () => $need(o.t1, $q247, $q98).shape, $q248, () => $need(o.t2, $q248, $q100).shape]), () => $why(path, K0A0V1, [$q107, () => $dimT(o.t1, (0 as number), $q98), $q54, () => o.s0[0]]), () => $why(path, K0A0V1, [$q108, () => $dimT(o.t1, (1 as number), $q98), $q202, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q98), $q96, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q98).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q100).dtype, $q63, $q62]), () => $why(path, K0A0V1, [$q209, () => o.s0[2], $q55, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q97, $q98).shape.length === 3), () => ($need(o.t2, $q99, $q100).shape.length === 3), () => $same($need(o.t1, $q247, $q98).shape as readonly number[], $need(o.t2, $q248, $q100).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q98) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q98) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q98) === K1A0_d12(o)), () => ($need(o.t1, $q101, $q98).dtype === $q102), () => ($need(o.t2, $q103, $q100).dtype === $q102)])]!();
+  return [() => $where(path) + $q110, () => $where(path) + $q111, () => $why(path, K1A0V12, [$q102, () => $need(o.t1, $q102, $q103).shape.length]), () => $why(path, K1A0V12, [$q104, () => $need(o.t2, $q104, $q105).shape.length]), () => $why(path, K0A0V0, [$q252, () => $need(o.t1, $q252, $q103).shape, $q253, () => $need(o.t2, $q253, $q105).shape]), () => $why(path, K0A0V1, [$q112, () => $dimT(o.t1, (0 as number), $q103), $q59, () => o.s0[0]]), () => $why(path, K0A0V1, [$q113, () => $dimT(o.t1, (1 as number), $q103), $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q103), $q101, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q106, () => $need(o.t1, $q106, $q103).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q108, () => $need(o.t2, $q108, $q105).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q214, () => o.s0[2], $q60, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q102, $q103).shape.length === 3), () => ($need(o.t2, $q104, $q105).shape.length === 3), () => $same($need(o.t1, $q252, $q103).shape as readonly number[], $need(o.t2, $q253, $q105).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q103) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q103) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q103) === K1A0_d12(o)), () => ($need(o.t1, $q106, $q103).dtype === $q107), () => ($need(o.t2, $q108, $q105).dtype === $q107)])]!();
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2711,39 +2716,39 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d32(o), $q104, () => K1A0_x15(o, [...[], $q104]));
+  return $condWhy(() => K1A0_d32(o), $q109, () => K1A0_x15(o, [...[], $q109]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q110, $q98, 2, 1073741824, K1A0S4, $q111));
+  return (o.q1 ??= $buf(o.t1!, $q115, $q103, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q110, $q100, 2, 1073741824, K1A0S4, $q111));
+  return (o.q2 ??= $buf(o.t2!, $q115, $q105, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    if (o.t1 === null) $omitted(pp, $q122, $q103);
     const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    if (o.t2 === null) $omitted(pp, $q123, $q105);
     const q1 = K1A0_z2(o);
     const q2 = K1A0_z3(o);
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q219, $q188);
+    if (o.t9 === null) $omitted(pp, $q224, $q193);
     const q6 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q220, $q193);
+    if (o.t10 === null) $omitted(pp, $q225, $q198);
     const q7 = K1A0_z10(o);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, o.s0[1], pp, $q221);
-    $u32(b8, 4, o.s0[0], pp, $q119);
+    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q222, $q223, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q224, 0, q2), $bd(3, $q225, 0, q3), $bd(4, $q226, 1, q4), $bd(5, $q227, 1, q5), $bd(6, $q219, 1, q6), $bd(7, $q220, 1, q7), $ub(8, $q128, 2, b8)], wx, wy, 1);
+    return $pass($q227, $q228, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q229, 0, q2), $bd(3, $q230, 0, q3), $bd(4, $q231, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q224, 1, q6), $bd(7, $q225, 1, q7), $ub(8, $q133, 2, b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2753,23 +2758,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S11 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S11 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
-    if (s1 === undefined) $noShown(K1A0S11 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
+    if (s1 === undefined) $noShown(K1A0S11 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S11, $q243);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S11, $q248);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q111, K1A0S11, $q244);
-    const c0 = $scratch($q245, x0);
-    const c1 = $scratch($q238, x1);
-    return { kernel: $q169, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q245, size: x0 }, { id: $q238, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S11, $q249);
+    const c0 = $scratch($q250, x0);
+    const c1 = $scratch($q243, x1);
+    return { kernel: $q174, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q250, size: x0 }, { id: $q243, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V13, st);
   }
@@ -2783,24 +2788,24 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q117, $q98);
+    if (o.t1 === null) $omitted(pp, $q122, $q103);
     const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q118, $q100);
+    if (o.t2 === null) $omitted(pp, $q123, $q105);
     const q1 = K1A0_z2(o);
     const q2 = K1A0_z3(o);
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q221);
-    $u32(b6, 4, o.s0[0], pp, $q119);
+    $u32(b6, 0, o.s0[1], pp, $q226);
+    $u32(b6, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q222, $q223, s, [$bd(0, $q117, 1, q0), $bd(1, $q118, 1, q1), $bd(2, $q224, 0, q2), $bd(3, $q225, 0, q3), $bd(4, $q226, 1, q4), $bd(5, $q227, 1, q5), $ub(6, $q128, 2, b6)], wx, wy, 1);
+    return $pass($q227, $q228, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q229, 0, q2), $bd(3, $q230, 0, q3), $bd(4, $q231, 1, q4), $bd(5, $q232, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2809,15 +2814,15 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S16 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
+    if (s0 === undefined) $noShown(K1A0S16 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q111, K1A0S16, $q244);
-    const c0 = $scratch($q238, x0);
-    return { kernel: $q169, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q238, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S16, $q249);
+    const c0 = $scratch($q243, x0);
+    return { kernel: $q174, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q243, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V14, st);
   }
@@ -2841,17 +2846,17 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q221);
-    $u32(b8, 4, o.s0[0], pp, $q119);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
+    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 4, o.s0[0], pp, $q124);
+    $u32(b8, 8, o.s5[0], pp, $q235);
+    $u32(b8, 12, r0, pp, $q236);
+    $u32(b8, 16, o.s6[1], pp, $q237);
+    $u32(b8, 20, o.s3[2], pp, $q238);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q252, $q253, s, [$bd(0, $q131, 1, c0), $bd(1, $q224, 1, q0), $bd(2, $q225, 1, q1), $bd(3, $q236, 1, q2), $bd(4, $q237, 1, q3), $bd(5, $q226, 1, q4), $bd(6, $q227, 1, q5), $bd(7, $q134, 0, q6), $ub(8, $q128, 2, b8)], wx, wy, wz);
+    return $pass($q257, $q258, s, [$bd(0, $q136, 1, c0), $bd(1, $q229, 1, q0), $bd(2, $q230, 1, q1), $bd(3, $q241, 1, q2), $bd(4, $q242, 1, q3), $bd(5, $q231, 1, q4), $bd(6, $q232, 1, q5), $bd(7, $q139, 0, q6), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V15, st);
   }
@@ -2861,18 +2866,18 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q239;
-    if (s0 === undefined) $noShown(K1A0S20 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q244;
+    if (s0 === undefined) $noShown(K1A0S20 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q241;
-    if (s1 === undefined) $noShown(K1A0S20 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q246;
+    if (s1 === undefined) $noShown(K1A0S20 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S20, $q243);
-    const c0 = $scratch($q245, x0);
-    return { kernel: $q169, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q245, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S20, $q248);
+    const c0 = $scratch($q250, x0);
+    return { kernel: $q174, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q250, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V16, st);
   }
@@ -2896,27 +2901,27 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q221);
-    $u32(b8, 4, o.s0[0], pp, $q119);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
+    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 4, o.s0[0], pp, $q124);
+    $u32(b8, 8, o.s5[0], pp, $q235);
+    $u32(b8, 12, r0, pp, $q236);
+    $u32(b8, 16, o.s6[1], pp, $q237);
+    $u32(b8, 20, o.s3[2], pp, $q238);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q252, $q253, s, [$bd(0, $q131, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q236, 1, q3), $bd(4, $q237, 1, q4), $bd(5, $q226, 1, q5), $bd(6, $q227, 1, q6), $bd(7, $q134, 0, q7), $ub(8, $q128, 2, b8)], wx, wy, wz);
+    return $pass($q257, $q258, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q231, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q139, 0, q7), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V15, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
-  if (s0 === undefined) $noShown(K1A0S24 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
+  if (s0 === undefined) $noShown(K1A0S24 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return { kernel: $q169, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
+  return { kernel: $q174, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2928,18 +2933,18 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S27 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S27 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
-    if (s1 === undefined) $noShown(K1A0S27 + $q242, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
+    if (s1 === undefined) $noShown(K1A0S27 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q111, K1A0S27, $q243);
-    const c0 = $scratch($q245, x0);
-    return { kernel: $q169, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q245, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S27, $q248);
+    const c0 = $scratch($q250, x0);
+    return { kernel: $q174, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q250, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V17, st);
   }
@@ -2951,10 +2956,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
-  if (s0 === undefined) $noShown(K1A0S31 + $q240, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
+  if (s0 === undefined) $noShown(K1A0S31 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return { kernel: $q169, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
+  return { kernel: $q174, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2966,19 +2971,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q169, $q149);
+    $evalFail(e, $q174, $q154);
   }
-  const h0 = $outShape(o0, 3, $q169, $q135);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q102 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q169, $q135, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q169, $q215);
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q169, $q215, o.u3.shape, h1, $q204);
-  const h2 = $outShape(o.s4, 4, $q169, $q216);
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q169, $q216, o.u4.shape, h2, $q203);
+  const h0 = $outShape(o0, 3, $q174, $q140);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q107 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q140, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h1 = $outShape(o.s3, 4, $q174, $q220);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q220, o.u3.shape, h1, $q209);
+  const h2 = $outShape(o.s4, 4, $q174, $q221);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q221, o.u4.shape, h2, $q208);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q150, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q150, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q150, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q155, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q155, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q155, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2988,15 +2993,15 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q151, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q156, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q152, K1);
-  const outs = $bag(c, $q153, K1);
-  const attrs = $bag(c, $q154, K1);
+  const ins = $bag(c, $q157, K1);
+  const outs = $bag(c, $q158, K1);
+  const attrs = $bag(c, $q159, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -3021,41 +3026,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q129:
-          t0 = $td(ins[key], K1, $q110, key);
+        case $q134:
+          t0 = $td(ins[key], K1, $q115, key);
           break;
-        case $q98:
-          t1 = $td(ins[key], K1, $q110, key);
+        case $q103:
+          t1 = $td(ins[key], K1, $q115, key);
           break;
-        case $q100:
-          t2 = $td(ins[key], K1, $q110, key);
+        case $q105:
+          t2 = $td(ins[key], K1, $q115, key);
           break;
-        case $q215:
-          t3 = $td(ins[key], K1, $q110, key);
+        case $q220:
+          t3 = $td(ins[key], K1, $q115, key);
           break;
-        case $q216:
-          t4 = $td(ins[key], K1, $q110, key);
+        case $q221:
+          t4 = $td(ins[key], K1, $q115, key);
           break;
-        case $q228:
-          t5 = $td(ins[key], K1, $q110, key);
+        case $q233:
+          t5 = $td(ins[key], K1, $q115, key);
           break;
-        case $q229:
-          t6 = $td(ins[key], K1, $q110, key);
+        case $q234:
+          t6 = $td(ins[key], K1, $q115, key);
           break;
-        case $q217:
-          t7 = $td(ins[key], K1, $q110, key);
+        case $q222:
+          t7 = $td(ins[key], K1, $q115, key);
           break;
-        case $q218:
-          t8 = $td(ins[key], K1, $q110, key);
-          break;
-        case $q188:
-          t9 = $td(ins[key], K1, $q110, key);
+        case $q223:
+          t8 = $td(ins[key], K1, $q115, key);
           break;
         case $q193:
-          t10 = $td(ins[key], K1, $q110, key);
+          t9 = $td(ins[key], K1, $q115, key);
+          break;
+        case $q198:
+          t10 = $td(ins[key], K1, $q115, key);
           break;
         default:
-          $fail($q0, K1 + $q155 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q160 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3063,17 +3068,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q135:
-          t11 = $td(outs[key], K1, $q134, key);
+        case $q140:
+          t11 = $td(outs[key], K1, $q139, key);
           break;
-        case $q215:
-          u3 = $td(outs[key], K1, $q134, key);
+        case $q220:
+          u3 = $td(outs[key], K1, $q139, key);
           break;
-        case $q216:
-          u4 = $td(outs[key], K1, $q134, key);
+        case $q221:
+          u4 = $td(outs[key], K1, $q139, key);
           break;
         default:
-          $fail($q0, K1 + $q156 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q161 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3081,26 +3086,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q254:
+        case $q259:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q158:
+        case $q163:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q159:
+        case $q164:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q255:
+        case $q260:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q130:
+        case $q135:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q256:
+        case $q261:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q160 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q165 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3109,95 +3114,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q110, $q129);
+    $missing(K1, $q115, $q134);
   } else {
     dt0 = t0.dtype;
-    by0 = $q129;
-    $rank(t0, 3, K1, $q110, $q129);
+    by0 = $q134;
+    $rank(t0, 3, K1, $q115, $q134);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q110, $q98);
+    $param(t1, dt0!, by0, "T", 3, K1, $q115, $q103);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q110, $q100);
+    $param(t2, dt0!, by0, "T", 3, K1, $q115, $q105);
   }
   if (t3 === null) {
-    $missing(K1, $q110, $q215);
+    $missing(K1, $q115, $q220);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q110, $q215);
+    $param(t3, dt0!, by0, "T", 4, K1, $q115, $q220);
   }
   if (t4 === null) {
-    $missing(K1, $q110, $q216);
+    $missing(K1, $q115, $q221);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q110, $q216);
+    $param(t4, dt0!, by0, "T", 4, K1, $q115, $q221);
   }
   if (t5 === null) {
-    $missing(K1, $q110, $q228);
+    $missing(K1, $q115, $q233);
   } else {
     dt1 = t5.dtype;
-    by1 = $q228;
-    $rank(t5, 2, K1, $q110, $q228);
+    by1 = $q233;
+    $rank(t5, 2, K1, $q115, $q233);
   }
   if (t6 === null) {
-    $missing(K1, $q110, $q229);
+    $missing(K1, $q115, $q234);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q110, $q229);
+    $param(t6, dt1!, by1, "M", 2, K1, $q115, $q234);
   }
   if (t7 === null) {
-    $missing(K1, $q110, $q217);
+    $missing(K1, $q115, $q222);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q110, $q217);
+    $param(t7, dt1!, by1, "M", 1, K1, $q115, $q222);
   }
   if (t8 === null) {
-    $missing(K1, $q110, $q218);
+    $missing(K1, $q115, $q223);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q110, $q218);
+    $param(t8, dt1!, by1, "M", 1, K1, $q115, $q223);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q110, $q188);
+    $param(t9, dt0!, by0, "T", 2, K1, $q115, $q193);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q110, $q193);
+    $param(t10, dt0!, by0, "T", 2, K1, $q115, $q198);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q134, $q135);
+    $param(t11, dt0!, by0, "T", 3, K1, $q139, $q140);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q134, $q215);
+    $param(u3, dt0!, by0, "T", 4, K1, $q139, $q220);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q134, $q216);
+    $param(u4, dt0!, by0, "T", 4, K1, $q139, $q221);
   }
-  if (dt0 === undefined) dt0 = $q102;
-  else if (dt0 !== $q102) $fail($q0, K1 + $q161 + dt0 + $q162);
-  if (dt1 === undefined) dt1 = $q163;
-  else if (dt1 !== $q163) $fail($q0, K1 + ": M = " + dt1 + $q164);
-  $num(g0, false, K1, $q254);
-  $num(g1, false, K1, $q158);
-  $num(g2, false, K1, $q159);
-  $num(g3, false, K1, $q255);
-  $num(g4, false, K1, $q130);
-  $num(g5, false, K1, $q256);
+  if (dt0 === undefined) dt0 = $q107;
+  else if (dt0 !== $q107) $fail($q0, K1 + $q166 + dt0 + $q167);
+  if (dt1 === undefined) dt1 = $q168;
+  else if (dt1 !== $q168) $fail($q0, K1 + ": M = " + dt1 + $q169);
+  $num(g0, false, K1, $q259);
+  $num(g1, false, K1, $q163);
+  $num(g2, false, K1, $q164);
+  $num(g3, false, K1, $q260);
+  $num(g4, false, K1, $q135);
+  $num(g5, false, K1, $q261);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q257);
-  if (a1 === undefined) $fail($q0, K1 + $q165);
-  if (a2 === undefined) $fail($q0, K1 + $q166);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q257);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q262);
+  if (a1 === undefined) $fail($q0, K1 + $q170);
+  if (a2 === undefined) $fail($q0, K1 + $q171);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q262);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q102 && dt1 === $q163) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
-  return $fail($q151, K1 + $q167 + "T=" + dt0 + ", " + "M=" + dt1 + $q168);
+  if (dt0 === $q107 && dt1 === $q168) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
+  return $fail($q156, K1 + $q172 + "T=" + dt0 + ", " + "M=" + dt1 + $q173);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

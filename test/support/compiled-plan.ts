@@ -30,7 +30,10 @@ function withConfig(
   const pins = tunables
     ? { ...loaded.config.tunables, [profile]: { ...(loaded.config.tunables[profile] ?? {}), [kernel]: tunables } }
     : loaded.config.tunables;
-  return { ...loaded, config: { ...loaded.config, instances, tunables: pins } };
+  // KERNELC_TEST_TEMPLATES=<folder, relative to the repository> runs the GPU tests on another
+  // templates folder (a kernel experiment) instead of the configured one.
+  const templates = process.env.KERNELC_TEST_TEMPLATES;
+  return { ...loaded, config: { ...loaded.config, instances, tunables: pins, ...(templates ? { templates } : {}) } };
 }
 
 /** A configured instance: leaf key → value. */

@@ -8,13 +8,12 @@ enable f16;
 @group(0) @binding(3) var<storage, read> cumulative_sequence_length: array<i32>;
 @group(0) @binding(4) var<storage, read> past_seqlens: array<i32>;
 @group(0) @binding(5) var<storage, read> block_table: array<i32>;
-@group(0) @binding(6) var<storage, read_write> partial_out: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> partial_stats: array<vec2<f32>>;
+@group(0) @binding(6) var<storage, read_write> output: array<f16>;
 struct Params {
   batchSize: u32,
   scale: f32,
 }
-@group(0) @binding(8) var<uniform> params: Params;
+@group(0) @binding(7) var<uniform> params: Params;
 
 fn len_query() -> u32 {
   return arrayLength(&query);
@@ -36,8 +35,15 @@ fn load_value_cache(i: u32) -> vec4<f16> {
   return value_cache[i];
 }
 
-// com.microsoft.PagedAttention, attention pass (split-K partials), head size 128, for devices with subgroups.
-// One workgroup of 32 lanes per (token, KV head, split) serves the 7 query head(s) of that KV head.
+fn store4_output(i: u32, v: vec4<f16>) {
+  output[i] = v.x;
+  output[i + 1u] = v.y;
+  output[i + 2u] = v.z;
+  output[i + 3u] = v.w;
+}
+
+// com.microsoft.PagedAttention, attention pass, head size 128, for devices with subgroups.
+// One workgroup of 32 lanes per (token, KV head) serves the 7 query head(s) of that KV head.
 //
 // attend_rows (the workgroup is one subgroup): lane c owns channels 4c..4c+3 of every head; its
 // columns of the pre-scaled queries and of the output accumulators stay in registers. Keys go in
@@ -47,15 +53,21 @@ fn load_value_cache(i: u32) -> vec4<f16> {
 //      products of the 32 pairs (head g, key k) -> g*KC + k, and a butterfly of shuffles on lane
 //      bits 0..4 (each step halves the values a lane holds) leaves lane L with the score of
 //      pair reverseBits5(L). The next chunk's K loads (after the last chunk: the tile's V loads)
-//      are issued before the current chunk's products;
+//      are issued before the current chunk's products; chunk 0's K rows were loaded by the
+//      previous tile (before the loop for the first tile) unless a tile reads one entry per key;
 //   2. the tile max of each head by shuffles among the lanes holding that head's scores, the
-//      new running max and rescale factors, and each lane's probabilities;
-//   3. every lane folds the 32 V columns into its accumulators, taking each probability from
-//      the lane that holds it.
+//      new running max and rescale factors, and each lane's probabilities, which go to workgroup
+//      memory (row_p, key-major); then the next tile's chunk-0 K loads are issued;
+//   3. every lane folds the 32 V columns into its accumulators, reading the probabilities of
+//      each key for all heads from row_p (one 16-byte read per key and 4 heads instead of one
+//      shuffle per key and head).
+// On the H200 (bench/results, docs/performance.md) these two changes -- probabilities through
+// workgroup memory, the next tile's first K rows in flight during this tile's V phase -- took the
+// attention pass from 66-72% to 71-83% of copy on the large decode shapes.
 // Heads past Q_PER_KV (padding up to GP) have a zero query and are never written.
 
-// com.microsoft.PagedAttention, attention pass (split-K partials).
-// One workgroup per (token, KV head, split) serves the 7 query head(s) of that KV head.
+// com.microsoft.PagedAttention, attention pass.
+// One workgroup per (token, KV head) serves the 7 query head(s) of that KV head.
 // Keys are walked in tiles of WG positions, three phases per tile:
 //   1. lane k takes key tile_start + k: it maps the position to its cache row through
 //      block_table (tile_row) and scores it against every query head (tile_score);
@@ -149,13 +161,8 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
-  // cache blocks, so trailing splits may be empty.
-  let num_splits = nwg.z;
-  let split_id = wid.z;
-  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
-  let key_begin = min(split_id * chunk, visible);
-  let key_end = min(key_begin + chunk, visible);
+  let key_begin = 0u;
+  let key_end = visible;
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -255,12 +262,8 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
       // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
       let inv = select(0.0, 1.0 / l[j], l[j] > 0.0);
       let o = acc[j] * inv;
-      // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-      let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-      partial_out[slot * ROW_ELEMS + c] = o;
-      if (c == 0u) {
-        partial_stats[slot] = vec2<f32>(select(NEG_BIG, m_head[g], l[j] > 0.0), l[j]);
-      }
+      let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + c * 4u;
+      store4_output(oi, vec4<f16>(o));
     }
   }
 }
@@ -268,6 +271,9 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
 const GP: u32 = 8u;
 const KC: u32 = 4u;
 var<workgroup> subgroup_split: u32;
+// The tile's probabilities, key-major: row_p[s * GP + g] for (head g, key s) (as vec4s of 4 heads
+// when GP >= 4). Written by subgroup 0 between two barriers per tile; read by every lane.
+var<workgroup> row_p: array<vec4<f32>, 64>;
 
 // block_table[b, logical], or -1 when the logical block is past the table's width.
 fn block_entry(b: u32, logical: u32, max_blocks: u32) -> i32 {
@@ -371,13 +377,8 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
-  // cache blocks, so trailing splits may be empty.
-  let num_splits = nwg.z;
-  let split_id = wid.z;
-  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
-  let key_begin = min(split_id * chunk, visible);
-  let key_end = min(key_begin + chunk, visible);
+  let key_begin = 0u;
+  let key_end = visible;
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -420,19 +421,25 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   var acc5 = vec4<f32>(0.0);
   var acc6 = vec4<f32>(0.0);
 
+  // The first tile's block entry; each tile loads the next tile's, which its V phase needs to
+  // issue the next tile's chunk-0 K loads.
+  var pe0 = block_entry(b, key_begin / BLOCK_SIZE, max_blocks);
+  // The first tile's chunk-0 K rows; each tile loads the next tile's before its V phase.
+  let fb0 = row_base(pe0, key_begin, kv_head, num_blocks);
+  var kr0_0 = load_key_cache((fb0 + 0u) * 32u + lane);
+  var kr0_1 = load_key_cache((fb0 + 4u) * 32u + lane);
+  var kr0_2 = load_key_cache((fb0 + 8u) * 32u + lane);
+  var kr0_3 = load_key_cache((fb0 + 12u) * 32u + lane);
   for (var tile_start = key_begin; tile_start < key_end; tile_start += 32u) {
     // Rows of the tile's keys and the mask of keys that are visible and mapped.
     let tile_len = min(32u, key_end - tile_start);
     var valid = select((1u << tile_len) - 1u, 0xffffffffu, tile_len == 32u);
-    let entry0 = block_entry(b, tile_start / BLOCK_SIZE, max_blocks);
+    let entry0 = pe0;
+    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE, max_blocks);
     let base0 = row_base(entry0, tile_start, kv_head, num_blocks);
     valid = select(0u, valid, entry_ok(entry0, num_blocks));
 
     // Phase 1: scores, chunk by chunk.
-    var kr0_0 = load_key_cache((base0 + 0u) * 32u + lane);
-    var kr0_1 = load_key_cache((base0 + 4u) * 32u + lane);
-    var kr0_2 = load_key_cache((base0 + 8u) * 32u + lane);
-    var kr0_3 = load_key_cache((base0 + 12u) * 32u + lane);
     let k0_0 = vec4<f32>(kr0_0);
     let k0_1 = vec4<f32>(kr0_1);
     let k0_2 = vec4<f32>(kr0_2);
@@ -847,10 +854,28 @@ var kr1_3 = load_key_cache((base0 + 28u) * 32u + lane);
     let p6 = select(0.0, exp(s6 - my_m), ok6);
     let p7 = select(0.0, exp(s7 - my_m), ok7);
     l_part = l_part * my_alpha + p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7;
+    // Publish the probabilities (the first barrier: every lane has read the previous tile's).
+    workgroupBarrier();
+    row_p[(0u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p0;
+    row_p[(1u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p1;
+    row_p[(2u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p2;
+    row_p[(3u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p3;
+    row_p[(4u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p4;
+    row_p[(5u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p5;
+    row_p[(6u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p6;
+    row_p[(7u * KC + my_k) * 2u + my_g / 4u][my_g % 4u] = p7;
+    workgroupBarrier();
 
+    // The next tile's chunk-0 K rows, in flight while this tile's V rows are folded.
+    let next_start = tile_start + 32u;
+    let nb0 = row_base(pe0, next_start, kv_head, num_blocks);
+    kr0_0 = load_key_cache((nb0 + 0u) * 32u + lane);
+    kr0_1 = load_key_cache((nb0 + 4u) * 32u + lane);
+    kr0_2 = load_key_cache((nb0 + 8u) * 32u + lane);
+    kr0_3 = load_key_cache((nb0 + 12u) * 32u + lane);
     // Phase 3: fold the tile's V columns. A masked key's V row may hold anything (even NaN), so
-    // it is replaced by zero, not multiplied by 0. The probability of (head g, key s) is in lane
-    // reverseBits5(g*KC + s % KC), as its chunk s / KC value.
+    // it is replaced by zero, not multiplied by 0. The probability of (head g, key s) is
+    // row_p[s * GP + g] (zero for a masked key or a padding head).
     acc0 *= alpha0;
     acc1 *= alpha1;
     acc2 *= alpha2;
@@ -858,262 +883,326 @@ var kr1_3 = load_key_cache((base0 + 28u) * 32u + lane);
     acc4 *= alpha4;
     acc5 *= alpha5;
     acc6 *= alpha6;
+    let pp0_0 = row_p[0u];
+    let pp0_1 = row_p[1u];
     let v0 = select(vec4<f32>(0.0), vec4<f32>(vr0), ((valid >> 0u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p0, 0u) * v0;
-    acc1 += subgroupShuffle(p0, 4u) * v0;
-    acc2 += subgroupShuffle(p0, 2u) * v0;
-    acc3 += subgroupShuffle(p0, 6u) * v0;
-    acc4 += subgroupShuffle(p0, 1u) * v0;
-    acc5 += subgroupShuffle(p0, 5u) * v0;
-    acc6 += subgroupShuffle(p0, 3u) * v0;
+    acc0 += pp0_0[0] * v0;
+    acc1 += pp0_0[1] * v0;
+    acc2 += pp0_0[2] * v0;
+    acc3 += pp0_0[3] * v0;
+    acc4 += pp0_1[0] * v0;
+    acc5 += pp0_1[1] * v0;
+    acc6 += pp0_1[2] * v0;
+    let pp1_0 = row_p[2u];
+    let pp1_1 = row_p[3u];
     let v1 = select(vec4<f32>(0.0), vec4<f32>(vr1), ((valid >> 1u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p0, 16u) * v1;
-    acc1 += subgroupShuffle(p0, 20u) * v1;
-    acc2 += subgroupShuffle(p0, 18u) * v1;
-    acc3 += subgroupShuffle(p0, 22u) * v1;
-    acc4 += subgroupShuffle(p0, 17u) * v1;
-    acc5 += subgroupShuffle(p0, 21u) * v1;
-    acc6 += subgroupShuffle(p0, 19u) * v1;
+    acc0 += pp1_0[0] * v1;
+    acc1 += pp1_0[1] * v1;
+    acc2 += pp1_0[2] * v1;
+    acc3 += pp1_0[3] * v1;
+    acc4 += pp1_1[0] * v1;
+    acc5 += pp1_1[1] * v1;
+    acc6 += pp1_1[2] * v1;
+    let pp2_0 = row_p[4u];
+    let pp2_1 = row_p[5u];
     let v2 = select(vec4<f32>(0.0), vec4<f32>(vr2), ((valid >> 2u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p0, 8u) * v2;
-    acc1 += subgroupShuffle(p0, 12u) * v2;
-    acc2 += subgroupShuffle(p0, 10u) * v2;
-    acc3 += subgroupShuffle(p0, 14u) * v2;
-    acc4 += subgroupShuffle(p0, 9u) * v2;
-    acc5 += subgroupShuffle(p0, 13u) * v2;
-    acc6 += subgroupShuffle(p0, 11u) * v2;
+    acc0 += pp2_0[0] * v2;
+    acc1 += pp2_0[1] * v2;
+    acc2 += pp2_0[2] * v2;
+    acc3 += pp2_0[3] * v2;
+    acc4 += pp2_1[0] * v2;
+    acc5 += pp2_1[1] * v2;
+    acc6 += pp2_1[2] * v2;
+    let pp3_0 = row_p[6u];
+    let pp3_1 = row_p[7u];
     let v3 = select(vec4<f32>(0.0), vec4<f32>(vr3), ((valid >> 3u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p0, 24u) * v3;
-    acc1 += subgroupShuffle(p0, 28u) * v3;
-    acc2 += subgroupShuffle(p0, 26u) * v3;
-    acc3 += subgroupShuffle(p0, 30u) * v3;
-    acc4 += subgroupShuffle(p0, 25u) * v3;
-    acc5 += subgroupShuffle(p0, 29u) * v3;
-    acc6 += subgroupShuffle(p0, 27u) * v3;
+    acc0 += pp3_0[0] * v3;
+    acc1 += pp3_0[1] * v3;
+    acc2 += pp3_0[2] * v3;
+    acc3 += pp3_0[3] * v3;
+    acc4 += pp3_1[0] * v3;
+    acc5 += pp3_1[1] * v3;
+    acc6 += pp3_1[2] * v3;
+    let pp4_0 = row_p[8u];
+    let pp4_1 = row_p[9u];
     let v4 = select(vec4<f32>(0.0), vec4<f32>(vr4), ((valid >> 4u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p1, 0u) * v4;
-    acc1 += subgroupShuffle(p1, 4u) * v4;
-    acc2 += subgroupShuffle(p1, 2u) * v4;
-    acc3 += subgroupShuffle(p1, 6u) * v4;
-    acc4 += subgroupShuffle(p1, 1u) * v4;
-    acc5 += subgroupShuffle(p1, 5u) * v4;
-    acc6 += subgroupShuffle(p1, 3u) * v4;
+    acc0 += pp4_0[0] * v4;
+    acc1 += pp4_0[1] * v4;
+    acc2 += pp4_0[2] * v4;
+    acc3 += pp4_0[3] * v4;
+    acc4 += pp4_1[0] * v4;
+    acc5 += pp4_1[1] * v4;
+    acc6 += pp4_1[2] * v4;
+    let pp5_0 = row_p[10u];
+    let pp5_1 = row_p[11u];
     let v5 = select(vec4<f32>(0.0), vec4<f32>(vr5), ((valid >> 5u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p1, 16u) * v5;
-    acc1 += subgroupShuffle(p1, 20u) * v5;
-    acc2 += subgroupShuffle(p1, 18u) * v5;
-    acc3 += subgroupShuffle(p1, 22u) * v5;
-    acc4 += subgroupShuffle(p1, 17u) * v5;
-    acc5 += subgroupShuffle(p1, 21u) * v5;
-    acc6 += subgroupShuffle(p1, 19u) * v5;
+    acc0 += pp5_0[0] * v5;
+    acc1 += pp5_0[1] * v5;
+    acc2 += pp5_0[2] * v5;
+    acc3 += pp5_0[3] * v5;
+    acc4 += pp5_1[0] * v5;
+    acc5 += pp5_1[1] * v5;
+    acc6 += pp5_1[2] * v5;
+    let pp6_0 = row_p[12u];
+    let pp6_1 = row_p[13u];
     let v6 = select(vec4<f32>(0.0), vec4<f32>(vr6), ((valid >> 6u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p1, 8u) * v6;
-    acc1 += subgroupShuffle(p1, 12u) * v6;
-    acc2 += subgroupShuffle(p1, 10u) * v6;
-    acc3 += subgroupShuffle(p1, 14u) * v6;
-    acc4 += subgroupShuffle(p1, 9u) * v6;
-    acc5 += subgroupShuffle(p1, 13u) * v6;
-    acc6 += subgroupShuffle(p1, 11u) * v6;
+    acc0 += pp6_0[0] * v6;
+    acc1 += pp6_0[1] * v6;
+    acc2 += pp6_0[2] * v6;
+    acc3 += pp6_0[3] * v6;
+    acc4 += pp6_1[0] * v6;
+    acc5 += pp6_1[1] * v6;
+    acc6 += pp6_1[2] * v6;
+    let pp7_0 = row_p[14u];
+    let pp7_1 = row_p[15u];
     let v7 = select(vec4<f32>(0.0), vec4<f32>(vr7), ((valid >> 7u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p1, 24u) * v7;
-    acc1 += subgroupShuffle(p1, 28u) * v7;
-    acc2 += subgroupShuffle(p1, 26u) * v7;
-    acc3 += subgroupShuffle(p1, 30u) * v7;
-    acc4 += subgroupShuffle(p1, 25u) * v7;
-    acc5 += subgroupShuffle(p1, 29u) * v7;
-    acc6 += subgroupShuffle(p1, 27u) * v7;
+    acc0 += pp7_0[0] * v7;
+    acc1 += pp7_0[1] * v7;
+    acc2 += pp7_0[2] * v7;
+    acc3 += pp7_0[3] * v7;
+    acc4 += pp7_1[0] * v7;
+    acc5 += pp7_1[1] * v7;
+    acc6 += pp7_1[2] * v7;
+    let pp8_0 = row_p[16u];
+    let pp8_1 = row_p[17u];
     let v8 = select(vec4<f32>(0.0), vec4<f32>(vr8), ((valid >> 8u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p2, 0u) * v8;
-    acc1 += subgroupShuffle(p2, 4u) * v8;
-    acc2 += subgroupShuffle(p2, 2u) * v8;
-    acc3 += subgroupShuffle(p2, 6u) * v8;
-    acc4 += subgroupShuffle(p2, 1u) * v8;
-    acc5 += subgroupShuffle(p2, 5u) * v8;
-    acc6 += subgroupShuffle(p2, 3u) * v8;
+    acc0 += pp8_0[0] * v8;
+    acc1 += pp8_0[1] * v8;
+    acc2 += pp8_0[2] * v8;
+    acc3 += pp8_0[3] * v8;
+    acc4 += pp8_1[0] * v8;
+    acc5 += pp8_1[1] * v8;
+    acc6 += pp8_1[2] * v8;
+    let pp9_0 = row_p[18u];
+    let pp9_1 = row_p[19u];
     let v9 = select(vec4<f32>(0.0), vec4<f32>(vr9), ((valid >> 9u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p2, 16u) * v9;
-    acc1 += subgroupShuffle(p2, 20u) * v9;
-    acc2 += subgroupShuffle(p2, 18u) * v9;
-    acc3 += subgroupShuffle(p2, 22u) * v9;
-    acc4 += subgroupShuffle(p2, 17u) * v9;
-    acc5 += subgroupShuffle(p2, 21u) * v9;
-    acc6 += subgroupShuffle(p2, 19u) * v9;
+    acc0 += pp9_0[0] * v9;
+    acc1 += pp9_0[1] * v9;
+    acc2 += pp9_0[2] * v9;
+    acc3 += pp9_0[3] * v9;
+    acc4 += pp9_1[0] * v9;
+    acc5 += pp9_1[1] * v9;
+    acc6 += pp9_1[2] * v9;
+    let pp10_0 = row_p[20u];
+    let pp10_1 = row_p[21u];
     let v10 = select(vec4<f32>(0.0), vec4<f32>(vr10), ((valid >> 10u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p2, 8u) * v10;
-    acc1 += subgroupShuffle(p2, 12u) * v10;
-    acc2 += subgroupShuffle(p2, 10u) * v10;
-    acc3 += subgroupShuffle(p2, 14u) * v10;
-    acc4 += subgroupShuffle(p2, 9u) * v10;
-    acc5 += subgroupShuffle(p2, 13u) * v10;
-    acc6 += subgroupShuffle(p2, 11u) * v10;
+    acc0 += pp10_0[0] * v10;
+    acc1 += pp10_0[1] * v10;
+    acc2 += pp10_0[2] * v10;
+    acc3 += pp10_0[3] * v10;
+    acc4 += pp10_1[0] * v10;
+    acc5 += pp10_1[1] * v10;
+    acc6 += pp10_1[2] * v10;
+    let pp11_0 = row_p[22u];
+    let pp11_1 = row_p[23u];
     let v11 = select(vec4<f32>(0.0), vec4<f32>(vr11), ((valid >> 11u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p2, 24u) * v11;
-    acc1 += subgroupShuffle(p2, 28u) * v11;
-    acc2 += subgroupShuffle(p2, 26u) * v11;
-    acc3 += subgroupShuffle(p2, 30u) * v11;
-    acc4 += subgroupShuffle(p2, 25u) * v11;
-    acc5 += subgroupShuffle(p2, 29u) * v11;
-    acc6 += subgroupShuffle(p2, 27u) * v11;
+    acc0 += pp11_0[0] * v11;
+    acc1 += pp11_0[1] * v11;
+    acc2 += pp11_0[2] * v11;
+    acc3 += pp11_0[3] * v11;
+    acc4 += pp11_1[0] * v11;
+    acc5 += pp11_1[1] * v11;
+    acc6 += pp11_1[2] * v11;
+    let pp12_0 = row_p[24u];
+    let pp12_1 = row_p[25u];
     let v12 = select(vec4<f32>(0.0), vec4<f32>(vr12), ((valid >> 12u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p3, 0u) * v12;
-    acc1 += subgroupShuffle(p3, 4u) * v12;
-    acc2 += subgroupShuffle(p3, 2u) * v12;
-    acc3 += subgroupShuffle(p3, 6u) * v12;
-    acc4 += subgroupShuffle(p3, 1u) * v12;
-    acc5 += subgroupShuffle(p3, 5u) * v12;
-    acc6 += subgroupShuffle(p3, 3u) * v12;
+    acc0 += pp12_0[0] * v12;
+    acc1 += pp12_0[1] * v12;
+    acc2 += pp12_0[2] * v12;
+    acc3 += pp12_0[3] * v12;
+    acc4 += pp12_1[0] * v12;
+    acc5 += pp12_1[1] * v12;
+    acc6 += pp12_1[2] * v12;
+    let pp13_0 = row_p[26u];
+    let pp13_1 = row_p[27u];
     let v13 = select(vec4<f32>(0.0), vec4<f32>(vr13), ((valid >> 13u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p3, 16u) * v13;
-    acc1 += subgroupShuffle(p3, 20u) * v13;
-    acc2 += subgroupShuffle(p3, 18u) * v13;
-    acc3 += subgroupShuffle(p3, 22u) * v13;
-    acc4 += subgroupShuffle(p3, 17u) * v13;
-    acc5 += subgroupShuffle(p3, 21u) * v13;
-    acc6 += subgroupShuffle(p3, 19u) * v13;
+    acc0 += pp13_0[0] * v13;
+    acc1 += pp13_0[1] * v13;
+    acc2 += pp13_0[2] * v13;
+    acc3 += pp13_0[3] * v13;
+    acc4 += pp13_1[0] * v13;
+    acc5 += pp13_1[1] * v13;
+    acc6 += pp13_1[2] * v13;
+    let pp14_0 = row_p[28u];
+    let pp14_1 = row_p[29u];
     let v14 = select(vec4<f32>(0.0), vec4<f32>(vr14), ((valid >> 14u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p3, 8u) * v14;
-    acc1 += subgroupShuffle(p3, 12u) * v14;
-    acc2 += subgroupShuffle(p3, 10u) * v14;
-    acc3 += subgroupShuffle(p3, 14u) * v14;
-    acc4 += subgroupShuffle(p3, 9u) * v14;
-    acc5 += subgroupShuffle(p3, 13u) * v14;
-    acc6 += subgroupShuffle(p3, 11u) * v14;
+    acc0 += pp14_0[0] * v14;
+    acc1 += pp14_0[1] * v14;
+    acc2 += pp14_0[2] * v14;
+    acc3 += pp14_0[3] * v14;
+    acc4 += pp14_1[0] * v14;
+    acc5 += pp14_1[1] * v14;
+    acc6 += pp14_1[2] * v14;
+    let pp15_0 = row_p[30u];
+    let pp15_1 = row_p[31u];
     let v15 = select(vec4<f32>(0.0), vec4<f32>(vr15), ((valid >> 15u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p3, 24u) * v15;
-    acc1 += subgroupShuffle(p3, 28u) * v15;
-    acc2 += subgroupShuffle(p3, 26u) * v15;
-    acc3 += subgroupShuffle(p3, 30u) * v15;
-    acc4 += subgroupShuffle(p3, 25u) * v15;
-    acc5 += subgroupShuffle(p3, 29u) * v15;
-    acc6 += subgroupShuffle(p3, 27u) * v15;
+    acc0 += pp15_0[0] * v15;
+    acc1 += pp15_0[1] * v15;
+    acc2 += pp15_0[2] * v15;
+    acc3 += pp15_0[3] * v15;
+    acc4 += pp15_1[0] * v15;
+    acc5 += pp15_1[1] * v15;
+    acc6 += pp15_1[2] * v15;
+    let pp16_0 = row_p[32u];
+    let pp16_1 = row_p[33u];
     let v16 = select(vec4<f32>(0.0), vec4<f32>(vr16), ((valid >> 16u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p4, 0u) * v16;
-    acc1 += subgroupShuffle(p4, 4u) * v16;
-    acc2 += subgroupShuffle(p4, 2u) * v16;
-    acc3 += subgroupShuffle(p4, 6u) * v16;
-    acc4 += subgroupShuffle(p4, 1u) * v16;
-    acc5 += subgroupShuffle(p4, 5u) * v16;
-    acc6 += subgroupShuffle(p4, 3u) * v16;
+    acc0 += pp16_0[0] * v16;
+    acc1 += pp16_0[1] * v16;
+    acc2 += pp16_0[2] * v16;
+    acc3 += pp16_0[3] * v16;
+    acc4 += pp16_1[0] * v16;
+    acc5 += pp16_1[1] * v16;
+    acc6 += pp16_1[2] * v16;
+    let pp17_0 = row_p[34u];
+    let pp17_1 = row_p[35u];
     let v17 = select(vec4<f32>(0.0), vec4<f32>(vr17), ((valid >> 17u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p4, 16u) * v17;
-    acc1 += subgroupShuffle(p4, 20u) * v17;
-    acc2 += subgroupShuffle(p4, 18u) * v17;
-    acc3 += subgroupShuffle(p4, 22u) * v17;
-    acc4 += subgroupShuffle(p4, 17u) * v17;
-    acc5 += subgroupShuffle(p4, 21u) * v17;
-    acc6 += subgroupShuffle(p4, 19u) * v17;
+    acc0 += pp17_0[0] * v17;
+    acc1 += pp17_0[1] * v17;
+    acc2 += pp17_0[2] * v17;
+    acc3 += pp17_0[3] * v17;
+    acc4 += pp17_1[0] * v17;
+    acc5 += pp17_1[1] * v17;
+    acc6 += pp17_1[2] * v17;
+    let pp18_0 = row_p[36u];
+    let pp18_1 = row_p[37u];
     let v18 = select(vec4<f32>(0.0), vec4<f32>(vr18), ((valid >> 18u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p4, 8u) * v18;
-    acc1 += subgroupShuffle(p4, 12u) * v18;
-    acc2 += subgroupShuffle(p4, 10u) * v18;
-    acc3 += subgroupShuffle(p4, 14u) * v18;
-    acc4 += subgroupShuffle(p4, 9u) * v18;
-    acc5 += subgroupShuffle(p4, 13u) * v18;
-    acc6 += subgroupShuffle(p4, 11u) * v18;
+    acc0 += pp18_0[0] * v18;
+    acc1 += pp18_0[1] * v18;
+    acc2 += pp18_0[2] * v18;
+    acc3 += pp18_0[3] * v18;
+    acc4 += pp18_1[0] * v18;
+    acc5 += pp18_1[1] * v18;
+    acc6 += pp18_1[2] * v18;
+    let pp19_0 = row_p[38u];
+    let pp19_1 = row_p[39u];
     let v19 = select(vec4<f32>(0.0), vec4<f32>(vr19), ((valid >> 19u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p4, 24u) * v19;
-    acc1 += subgroupShuffle(p4, 28u) * v19;
-    acc2 += subgroupShuffle(p4, 26u) * v19;
-    acc3 += subgroupShuffle(p4, 30u) * v19;
-    acc4 += subgroupShuffle(p4, 25u) * v19;
-    acc5 += subgroupShuffle(p4, 29u) * v19;
-    acc6 += subgroupShuffle(p4, 27u) * v19;
+    acc0 += pp19_0[0] * v19;
+    acc1 += pp19_0[1] * v19;
+    acc2 += pp19_0[2] * v19;
+    acc3 += pp19_0[3] * v19;
+    acc4 += pp19_1[0] * v19;
+    acc5 += pp19_1[1] * v19;
+    acc6 += pp19_1[2] * v19;
+    let pp20_0 = row_p[40u];
+    let pp20_1 = row_p[41u];
     let v20 = select(vec4<f32>(0.0), vec4<f32>(vr20), ((valid >> 20u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p5, 0u) * v20;
-    acc1 += subgroupShuffle(p5, 4u) * v20;
-    acc2 += subgroupShuffle(p5, 2u) * v20;
-    acc3 += subgroupShuffle(p5, 6u) * v20;
-    acc4 += subgroupShuffle(p5, 1u) * v20;
-    acc5 += subgroupShuffle(p5, 5u) * v20;
-    acc6 += subgroupShuffle(p5, 3u) * v20;
+    acc0 += pp20_0[0] * v20;
+    acc1 += pp20_0[1] * v20;
+    acc2 += pp20_0[2] * v20;
+    acc3 += pp20_0[3] * v20;
+    acc4 += pp20_1[0] * v20;
+    acc5 += pp20_1[1] * v20;
+    acc6 += pp20_1[2] * v20;
+    let pp21_0 = row_p[42u];
+    let pp21_1 = row_p[43u];
     let v21 = select(vec4<f32>(0.0), vec4<f32>(vr21), ((valid >> 21u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p5, 16u) * v21;
-    acc1 += subgroupShuffle(p5, 20u) * v21;
-    acc2 += subgroupShuffle(p5, 18u) * v21;
-    acc3 += subgroupShuffle(p5, 22u) * v21;
-    acc4 += subgroupShuffle(p5, 17u) * v21;
-    acc5 += subgroupShuffle(p5, 21u) * v21;
-    acc6 += subgroupShuffle(p5, 19u) * v21;
+    acc0 += pp21_0[0] * v21;
+    acc1 += pp21_0[1] * v21;
+    acc2 += pp21_0[2] * v21;
+    acc3 += pp21_0[3] * v21;
+    acc4 += pp21_1[0] * v21;
+    acc5 += pp21_1[1] * v21;
+    acc6 += pp21_1[2] * v21;
+    let pp22_0 = row_p[44u];
+    let pp22_1 = row_p[45u];
     let v22 = select(vec4<f32>(0.0), vec4<f32>(vr22), ((valid >> 22u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p5, 8u) * v22;
-    acc1 += subgroupShuffle(p5, 12u) * v22;
-    acc2 += subgroupShuffle(p5, 10u) * v22;
-    acc3 += subgroupShuffle(p5, 14u) * v22;
-    acc4 += subgroupShuffle(p5, 9u) * v22;
-    acc5 += subgroupShuffle(p5, 13u) * v22;
-    acc6 += subgroupShuffle(p5, 11u) * v22;
+    acc0 += pp22_0[0] * v22;
+    acc1 += pp22_0[1] * v22;
+    acc2 += pp22_0[2] * v22;
+    acc3 += pp22_0[3] * v22;
+    acc4 += pp22_1[0] * v22;
+    acc5 += pp22_1[1] * v22;
+    acc6 += pp22_1[2] * v22;
+    let pp23_0 = row_p[46u];
+    let pp23_1 = row_p[47u];
     let v23 = select(vec4<f32>(0.0), vec4<f32>(vr23), ((valid >> 23u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p5, 24u) * v23;
-    acc1 += subgroupShuffle(p5, 28u) * v23;
-    acc2 += subgroupShuffle(p5, 26u) * v23;
-    acc3 += subgroupShuffle(p5, 30u) * v23;
-    acc4 += subgroupShuffle(p5, 25u) * v23;
-    acc5 += subgroupShuffle(p5, 29u) * v23;
-    acc6 += subgroupShuffle(p5, 27u) * v23;
+    acc0 += pp23_0[0] * v23;
+    acc1 += pp23_0[1] * v23;
+    acc2 += pp23_0[2] * v23;
+    acc3 += pp23_0[3] * v23;
+    acc4 += pp23_1[0] * v23;
+    acc5 += pp23_1[1] * v23;
+    acc6 += pp23_1[2] * v23;
+    let pp24_0 = row_p[48u];
+    let pp24_1 = row_p[49u];
     let v24 = select(vec4<f32>(0.0), vec4<f32>(vr24), ((valid >> 24u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p6, 0u) * v24;
-    acc1 += subgroupShuffle(p6, 4u) * v24;
-    acc2 += subgroupShuffle(p6, 2u) * v24;
-    acc3 += subgroupShuffle(p6, 6u) * v24;
-    acc4 += subgroupShuffle(p6, 1u) * v24;
-    acc5 += subgroupShuffle(p6, 5u) * v24;
-    acc6 += subgroupShuffle(p6, 3u) * v24;
+    acc0 += pp24_0[0] * v24;
+    acc1 += pp24_0[1] * v24;
+    acc2 += pp24_0[2] * v24;
+    acc3 += pp24_0[3] * v24;
+    acc4 += pp24_1[0] * v24;
+    acc5 += pp24_1[1] * v24;
+    acc6 += pp24_1[2] * v24;
+    let pp25_0 = row_p[50u];
+    let pp25_1 = row_p[51u];
     let v25 = select(vec4<f32>(0.0), vec4<f32>(vr25), ((valid >> 25u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p6, 16u) * v25;
-    acc1 += subgroupShuffle(p6, 20u) * v25;
-    acc2 += subgroupShuffle(p6, 18u) * v25;
-    acc3 += subgroupShuffle(p6, 22u) * v25;
-    acc4 += subgroupShuffle(p6, 17u) * v25;
-    acc5 += subgroupShuffle(p6, 21u) * v25;
-    acc6 += subgroupShuffle(p6, 19u) * v25;
+    acc0 += pp25_0[0] * v25;
+    acc1 += pp25_0[1] * v25;
+    acc2 += pp25_0[2] * v25;
+    acc3 += pp25_0[3] * v25;
+    acc4 += pp25_1[0] * v25;
+    acc5 += pp25_1[1] * v25;
+    acc6 += pp25_1[2] * v25;
+    let pp26_0 = row_p[52u];
+    let pp26_1 = row_p[53u];
     let v26 = select(vec4<f32>(0.0), vec4<f32>(vr26), ((valid >> 26u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p6, 8u) * v26;
-    acc1 += subgroupShuffle(p6, 12u) * v26;
-    acc2 += subgroupShuffle(p6, 10u) * v26;
-    acc3 += subgroupShuffle(p6, 14u) * v26;
-    acc4 += subgroupShuffle(p6, 9u) * v26;
-    acc5 += subgroupShuffle(p6, 13u) * v26;
-    acc6 += subgroupShuffle(p6, 11u) * v26;
+    acc0 += pp26_0[0] * v26;
+    acc1 += pp26_0[1] * v26;
+    acc2 += pp26_0[2] * v26;
+    acc3 += pp26_0[3] * v26;
+    acc4 += pp26_1[0] * v26;
+    acc5 += pp26_1[1] * v26;
+    acc6 += pp26_1[2] * v26;
+    let pp27_0 = row_p[54u];
+    let pp27_1 = row_p[55u];
     let v27 = select(vec4<f32>(0.0), vec4<f32>(vr27), ((valid >> 27u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p6, 24u) * v27;
-    acc1 += subgroupShuffle(p6, 28u) * v27;
-    acc2 += subgroupShuffle(p6, 26u) * v27;
-    acc3 += subgroupShuffle(p6, 30u) * v27;
-    acc4 += subgroupShuffle(p6, 25u) * v27;
-    acc5 += subgroupShuffle(p6, 29u) * v27;
-    acc6 += subgroupShuffle(p6, 27u) * v27;
+    acc0 += pp27_0[0] * v27;
+    acc1 += pp27_0[1] * v27;
+    acc2 += pp27_0[2] * v27;
+    acc3 += pp27_0[3] * v27;
+    acc4 += pp27_1[0] * v27;
+    acc5 += pp27_1[1] * v27;
+    acc6 += pp27_1[2] * v27;
+    let pp28_0 = row_p[56u];
+    let pp28_1 = row_p[57u];
     let v28 = select(vec4<f32>(0.0), vec4<f32>(vr28), ((valid >> 28u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p7, 0u) * v28;
-    acc1 += subgroupShuffle(p7, 4u) * v28;
-    acc2 += subgroupShuffle(p7, 2u) * v28;
-    acc3 += subgroupShuffle(p7, 6u) * v28;
-    acc4 += subgroupShuffle(p7, 1u) * v28;
-    acc5 += subgroupShuffle(p7, 5u) * v28;
-    acc6 += subgroupShuffle(p7, 3u) * v28;
+    acc0 += pp28_0[0] * v28;
+    acc1 += pp28_0[1] * v28;
+    acc2 += pp28_0[2] * v28;
+    acc3 += pp28_0[3] * v28;
+    acc4 += pp28_1[0] * v28;
+    acc5 += pp28_1[1] * v28;
+    acc6 += pp28_1[2] * v28;
+    let pp29_0 = row_p[58u];
+    let pp29_1 = row_p[59u];
     let v29 = select(vec4<f32>(0.0), vec4<f32>(vr29), ((valid >> 29u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p7, 16u) * v29;
-    acc1 += subgroupShuffle(p7, 20u) * v29;
-    acc2 += subgroupShuffle(p7, 18u) * v29;
-    acc3 += subgroupShuffle(p7, 22u) * v29;
-    acc4 += subgroupShuffle(p7, 17u) * v29;
-    acc5 += subgroupShuffle(p7, 21u) * v29;
-    acc6 += subgroupShuffle(p7, 19u) * v29;
+    acc0 += pp29_0[0] * v29;
+    acc1 += pp29_0[1] * v29;
+    acc2 += pp29_0[2] * v29;
+    acc3 += pp29_0[3] * v29;
+    acc4 += pp29_1[0] * v29;
+    acc5 += pp29_1[1] * v29;
+    acc6 += pp29_1[2] * v29;
+    let pp30_0 = row_p[60u];
+    let pp30_1 = row_p[61u];
     let v30 = select(vec4<f32>(0.0), vec4<f32>(vr30), ((valid >> 30u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p7, 8u) * v30;
-    acc1 += subgroupShuffle(p7, 12u) * v30;
-    acc2 += subgroupShuffle(p7, 10u) * v30;
-    acc3 += subgroupShuffle(p7, 14u) * v30;
-    acc4 += subgroupShuffle(p7, 9u) * v30;
-    acc5 += subgroupShuffle(p7, 13u) * v30;
-    acc6 += subgroupShuffle(p7, 11u) * v30;
+    acc0 += pp30_0[0] * v30;
+    acc1 += pp30_0[1] * v30;
+    acc2 += pp30_0[2] * v30;
+    acc3 += pp30_0[3] * v30;
+    acc4 += pp30_1[0] * v30;
+    acc5 += pp30_1[1] * v30;
+    acc6 += pp30_1[2] * v30;
+    let pp31_0 = row_p[62u];
+    let pp31_1 = row_p[63u];
     let v31 = select(vec4<f32>(0.0), vec4<f32>(vr31), ((valid >> 31u) & 1u) != 0u);
-    acc0 += subgroupShuffle(p7, 24u) * v31;
-    acc1 += subgroupShuffle(p7, 28u) * v31;
-    acc2 += subgroupShuffle(p7, 26u) * v31;
-    acc3 += subgroupShuffle(p7, 30u) * v31;
-    acc4 += subgroupShuffle(p7, 25u) * v31;
-    acc5 += subgroupShuffle(p7, 29u) * v31;
-    acc6 += subgroupShuffle(p7, 27u) * v31;
+    acc0 += pp31_0[0] * v31;
+    acc1 += pp31_0[1] * v31;
+    acc2 += pp31_0[2] * v31;
+    acc3 += pp31_0[3] * v31;
+    acc4 += pp31_1[0] * v31;
+    acc5 += pp31_1[1] * v31;
+    acc6 += pp31_1[2] * v31;
   }
 
   // Each head's sum: the lanes holding its pairs, combined like the max.
@@ -1125,84 +1214,56 @@ var kr1_3 = load_key_cache((base0 + 28u) * 32u + lane);
     let h = kv_head * Q_PER_KV + 0u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc0 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m0, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
   {
     let l = subgroupShuffle(l_sum, 4u);
     let h = kv_head * Q_PER_KV + 1u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc1 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m1, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
   {
     let l = subgroupShuffle(l_sum, 2u);
     let h = kv_head * Q_PER_KV + 2u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc2 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m2, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
   {
     let l = subgroupShuffle(l_sum, 6u);
     let h = kv_head * Q_PER_KV + 3u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc3 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m3, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
   {
     let l = subgroupShuffle(l_sum, 1u);
     let h = kv_head * Q_PER_KV + 4u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc4 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m4, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
   {
     let l = subgroupShuffle(l_sum, 5u);
     let h = kv_head * Q_PER_KV + 5u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc5 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m5, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
   {
     let l = subgroupShuffle(l_sum, 3u);
     let h = kv_head * Q_PER_KV + 6u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc6 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m6, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f16>(o));
   }
 }
 

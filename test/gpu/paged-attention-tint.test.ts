@@ -67,10 +67,11 @@ describe("PagedAttention shaders (Tint through the compiler)", () => {
           const plan = compiled.plan(calls[i]);
           expect(plan.variant, JSON.stringify(g)).toBe(g.variant);
           // The attention design follows the profile the shader is rendered for: with subgroups
-          // (desktop-32k), head size 128 and a 32-lane workgroup (split-K), the row design.
+          // (desktop-32k), head size 128 and at most 8 query heads per KV head, the row design
+          // (a 32-lane workgroup), single pass and split-K alike.
           const attention = plan.passes.find((p) => p.id === "main" || p.id === "split_attention")!;
           const wgsl = compiled.shaders[attention.shader];
-          const rows = profile === "desktop-32k" && split && g.H === 128 && g.N / g.Nkv <= 8;
+          const rows = profile === "desktop-32k" && g.H === 128 && g.N / g.Nkv <= 8;
           expect(wgsl.includes("fn attend_rows("), JSON.stringify(g)).toBe(rows);
           expect(/^enable subgroups;$/m.test(wgsl), JSON.stringify(g)).toBe(rows);
         });

@@ -11,6 +11,7 @@ import type { Report } from "../core/dedupe.js";
 import { walkFiles } from "../core/walk.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { declarationPrints } from "./declarations-print.js";
+import type { ReusableDispatcher } from "./dispatcher-reuse.js";
 import type { Rendered, RenderError, TemplateRenderer } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
 import type { WorkgroupFacts } from "./wgsl-limits.js";
@@ -35,6 +36,8 @@ export interface ShaderCache {
   readonly requestRenders: WeakMap<object, { readonly key: string; readonly rendered: Rendered }>;
   /** Enumerations of a kernel on a profile, with the reports they made, by what they are computed from (see compile()). */
   readonly enumerations: Map<string, { readonly build: KernelProfileBuild; readonly reports: readonly Report[] }>;
+  /** Each profile's dispatcher with placeholders for shader ids, and what it was generated from (see dispatcher-reuse.ts). */
+  readonly dispatchers: Map<string, ReusableDispatcher>;
   /**
    * How many renders and validations the last compilation did and reused (for tests and
    * benchmarks); `storeReused`: verdicts taken from the VerdictStore (kept by an earlier process).
@@ -65,6 +68,7 @@ export function createShaderCache(): ShaderCache {
     analyses: new Map(),
     renderers: new Map(),
     enumerations: new Map(),
+    dispatchers: new Map(),
     requestRenders: new WeakMap(),
     stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };

@@ -27,7 +27,7 @@ import {
   type RenderContext,
   type ShaderRecord,
 } from "../emit/shader.js";
-import { createShaderCache, TemplateDigests, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
+import { createShaderCache, TemplateDigests, type RenderStore, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
@@ -69,6 +69,12 @@ export interface CompileOptions {
    * it holds verdicts, Tint is started only once a shader has none.
    */
   readonly verdicts?: VerdictStore;
+  /**
+   * Renders kept between processes (kernelc lint keeps them under .kernelc-cache/): a render whose
+   * key (template texts, context and declarations) has a shader there is not done again, and new
+   * renders are added to it.
+   */
+  readonly renders?: RenderStore;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
   readonly emit?: EmitKind;
 }
@@ -180,6 +186,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     cache,
     declared: new Map(),
     memo: createRenderMemo(),
+    renders: options.renders,
   };
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));

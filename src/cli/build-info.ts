@@ -45,7 +45,7 @@ const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 let codeHash: string | undefined;
 
 /** A hash of kernelc's own code and schema/, so that a changed compiler never counts as a no-op build. */
-function compilerCodeHash(): string {
+export function compilerCodeHash(): string {
   codeHash ??= hashCompilerCode();
   return codeHash;
 }

@@ -202,6 +202,15 @@ export class TemplateRenderer {
   }
 
   /**
+   * A render of `req` whose text is known (kept from an earlier render of the same template texts,
+   * context and declarations): `wgsl`, with the line map computed from `req` on demand.
+   */
+  restore(req: RenderRequest, wgsl: string): Rendered {
+    const context = buildContext(req);
+    return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, context));
+  }
+
+  /**
    * Forgets the parsed templates whose file changed (or moved out of the templates folder, or went
    * away) since it was read, so that one renderer can serve successive compilations (kernelc
    * watch): an edit re-parses only the edited template. Nunjucks' own cache busting ("update").

@@ -60,6 +60,19 @@ export interface VerdictStore {
   set(wgsl: string, features: readonly string[], problems: readonly WgslProblem[]): void;
 }
 
+/**
+ * Renders kept between processes (kernelc lint keeps them under .kernelc-cache/): the shader text a
+ * render key (renderKey: the template closure's digest, the render context and the declarations)
+ * made, with the declarations text it was rendered with (the accessor helpers it calls included),
+ * for one renderer (kernelc's code and nunjucks' version). A render that failed is not kept.
+ */
+export interface RenderStore {
+  /** The shader rendered for `key`, when known. */
+  get(key: string): { readonly wgsl: string; readonly declarations: string } | undefined;
+  /** Records the shader rendered for `key`. */
+  set(key: string, wgsl: string, declarations: string): void;
+}
+
 /** An empty cache. */
 export function createShaderCache(): ShaderCache {
   return {

@@ -1,0 +1,138 @@
+/**
+ * Renders kept between runs of `kernelc lint` in .kernelc-cache/renders.json, so that a lint after
+ * an edit renders only the shaders the edit affects. The file is a cache, safe to delete, and read
+ * with suspicion: a render is keyed by its render key (the SHA-256 of the template closure's texts,
+ * the render context and the declarations; see emit/shader-cache.ts), the whole file is ignored
+ * unless it was written by the same renderer (the hash of kernelc's whole code, nunjucks' version
+ * and Node's), and an entry of the wrong shape is dropped. Only lint uses it: lint writes nothing
+ * from a render, so the cache can make it skip work but never change a built file.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { sha256Hex } from "../core/hash.js";
+import type { RenderStore } from "../emit/shader-cache.js";
+import { compilerCodeHash, hashedVersions } from "./build-info.js";
+
+/** The render cache's file, relative to the project root. */
+export const RENDER_CACHE = ".kernelc-cache/renders.json";
+
+/** At most this many renders are kept; those of the latest run first. */
+const MAX_RENDERS = 4096;
+
+/** Who made a render: kernelc's code, nunjucks and Node. A cache written by another renderer is not used. */
+function rendererIdentity(): string {
+  return `kernelc code ${compilerCodeHash()}; nunjucks ${hashedVersions().nunjucks}; node ${process.version}`;
+}
+
+/** What the file holds: shader texts by their SHA-256, and per render key the shader and the declarations it was rendered with. */
+interface RenderFile {
+  readonly generatedBy: string;
+  readonly renderer: string;
+  readonly texts: Record<string, string>;
+  readonly renders: Record<string, { readonly wgsl: string; readonly declarations: string }>;
+}
+
+/** One render: its shader and declarations texts. */
+interface Kept {
+  readonly wgsl: string;
+  readonly declarations: string;
+}
+
+/** A RenderStore read from the project's cache file; save() writes what it learned. */
+export class RenderCache implements RenderStore {
+  /** Renders used or made in this run (kept first when saving). */
+  private readonly used = new Map<string, Kept>();
+  private added = 0;
+
+  private constructor(
+    private readonly file: string,
+    /** Renders read from the file. */
+    private readonly old: Map<string, Kept>,
+  ) {}
+
+  /** The cache of the project at `root` (empty when the file is missing, unreadable, of another renderer or malformed). */
+  static open(root: string): RenderCache {
+    const file = path.join(root, RENDER_CACHE);
+    return new RenderCache(file, readRenders(file));
+  }
+
+  get(key: string): Kept | undefined {
+    const hit = this.used.get(key) ?? this.old.get(key);
+    if (hit) this.used.set(key, hit);
+    return hit;
+  }
+
+  set(key: string, wgsl: string, declarations: string): void {
+    this.used.set(key, { wgsl, declarations });
+    this.added++;
+  }
+
+  /**
+   * Writes the file when this run made new renders (beside itself, then renamed over it). A cache
+   * that cannot be written is skipped silently: it only saves time. Nothing is written through a
+   * symbolic link or where .kernelc-cache is not a folder.
+   */
+  save(): void {
+    if (this.added === 0) return;
+    this.added = 0;
+    const dir = path.dirname(this.file);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      if (!fs.lstatSync(dir).isDirectory()) return;
+      if (fs.existsSync(this.file) && !fs.lstatSync(this.file).isFile()) return;
+      const kept = new Map(this.used);
+      for (const [k, v] of this.old) {
+        if (kept.size >= MAX_RENDERS) break;
+        if (!kept.has(k)) kept.set(k, v);
+      }
+      // Many keys render the same shader, and the declarations of a pass recur: each text once.
+      const texts = new Map<string, string>();
+      const ref = (text: string): string => {
+        const h = sha256Hex(text);
+        texts.set(h, text);
+        return h;
+      };
+      const renders: RenderFile["renders"] = {};
+      for (const [k, v] of [...kept].slice(0, MAX_RENDERS)) renders[k] = { wgsl: ref(v.wgsl), declarations: ref(v.declarations) };
+      const content: RenderFile = {
+        generatedBy: "kernelc lint: rendered shaders by render key; a cache, safe to delete",
+        renderer: rendererIdentity(),
+        texts: Object.fromEntries(texts),
+        renders,
+      };
+      const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
+      fs.writeFileSync(tmp, JSON.stringify(content), { flag: "wx" });
+      fs.renameSync(tmp, this.file);
+    } catch {
+      // A read-only project or a full disk: the next run renders again.
+    }
+  }
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+function readRenders(file: string): Map<string, Kept> {
+  const out = new Map<string, Kept>();
+  let data: unknown;
+  try {
+    if (!fs.lstatSync(file).isFile()) return out;
+    data = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return out;
+  }
+  if (data === null || typeof data !== "object") return out;
+  const { renderer, texts, renders } = data as Partial<Record<keyof RenderFile, unknown>>;
+  const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+  if (renderer !== rendererIdentity() || !isRecord(texts) || !isRecord(renders)) return out;
+  // A text is taken only when it is the text its hash names.
+  const valid = new Map<string, string>();
+  for (const [h, t] of Object.entries(texts)) if (typeof t === "string" && SHA256.test(h) && sha256Hex(t) === h) valid.set(h, t);
+  const text = (h: unknown): string | undefined => (typeof h === "string" ? valid.get(h) : undefined);
+  for (const [key, entry] of Object.entries(renders)) {
+    if (!SHA256.test(key) || !isRecord(entry)) continue;
+    const wgsl = text(entry.wgsl);
+    const declarations = text(entry.declarations);
+    if (wgsl !== undefined && declarations !== undefined) out.set(key, { wgsl, declarations });
+  }
+  return out;
+}

@@ -303,7 +303,8 @@ function tidyLines(lines: readonly string[]): { kept: number[]; texts: string[] 
   const kept: number[] = [];
   const texts: string[] = [];
   lines.forEach((line, i) => {
-    const text = line.replace(/\s+$/, "");
+    // trimEnd strips what /\s+$/ matches (WhiteSpace and LineTerminator), without a regular expression per line.
+    const text = line.trimEnd();
     if (text === "" && (texts.length === 0 || texts[texts.length - 1] === "")) return;
     kept.push(i);
     texts.push(text);

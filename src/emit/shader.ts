@@ -157,6 +157,8 @@ export function templateDiagnostic(
 /** The helpers a rendered body calls (a name followed by `(`), by name. */
 function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<string> {
   const used = new Set<string>();
+  // Only a helper whose name occurs in the body can be called there: the body is scanned only then.
+  if (![...helpers.keys()].some((name) => body.includes(name))) return used;
   for (const m of body.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) if (helpers.has(m[1])) used.add(m[1]);
   return used;
 }

@@ -246,15 +246,21 @@ function expandInstances(
   const passDerives = v.passes.map((p) => deriveEnv(kernel, v, p));
   // The leaves each entry of each derive table reads, for sharing values between the combinations
   // of an instance's unfixed booleans: an entry that reads none of them has one value for all.
+  // (Computed for the entries evaluated, once per table.)
   const tables = [kernel.derive, derives, ...passDerives];
   const reads = tables.map((table) => {
     const memo = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>();
-    return new Map([...table].map(([name, d]) => [name, new Set(leavesOf(d.expr.texpr, table, memo).keys())]));
+    const byName = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>();
+    return (name: string): ReadonlyMap<LeafKey, LeafInfo> => {
+      let keys = byName.get(name);
+      if (keys === undefined) byName.set(name, (keys = leavesOf(table.get(name)!.expr.texpr, table, memo)));
+      return keys;
+    };
   });
   for (const inst of instances) {
     const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
-    const [topShared, variantShared, ...passShared] = reads.map((byName) =>
-      sharedDerives(new Set([...byName].filter(([, keys]) => !free.some((l) => keys.has(l.key))).map(([name]) => name))),
+    const [topShared, variantShared, ...passShared] = reads.map((readsOf, i) =>
+      sharedDerives((name) => tables[i].has(name) && !free.some((l) => readsOf(name).has(l.key))),
     );
     if (2 ** free.length > maxCandidates)
       throw candidateLimitError(

@@ -159,14 +159,24 @@ export function attrValue(kernel: CheckedKernel, call: Call, name: string): Valu
  * booleans, for the entries that read none of them): each is evaluated once for all of them.
  */
 export interface SharedDerives {
-  readonly names: ReadonlySet<string>;
+  /** Whether the entry of this name is shared (asked once per name). */
+  readonly shares: (name: string) => boolean;
   readonly memo: Map<string, PValue>;
   readonly failed: Map<string, EvalError>;
 }
 
-/** An empty SharedDerives for `names`. */
-export function sharedDerives(names: ReadonlySet<string>): SharedDerives {
-  return { names, memo: new Map(), failed: new Map() };
+/** An empty SharedDerives for the entries `shares` accepts. */
+export function sharedDerives(shares: (name: string) => boolean): SharedDerives {
+  const answers = new Map<string, boolean>();
+  return {
+    shares: (name) => {
+      let a = answers.get(name);
+      if (a === undefined) answers.set(name, (a = shares(name)));
+      return a;
+    },
+    memo: new Map(),
+    failed: new Map(),
+  };
 }
 
 /** Evaluates derive entries on demand with memoization, over a leaf source. */
@@ -195,7 +205,7 @@ export class DeriveEnv implements EvalEnv {
     return this.leaves.hasAttr(name);
   }
   derive(name: string): PValue {
-    const store = this.shared?.names.has(name) ? this.shared : this.own;
+    const store = this.shared?.shares(name) ? this.shared : this.own;
     const m = store.memo.get(name);
     if (m !== undefined) return m;
     const f = store.failed.get(name);

@@ -29,7 +29,7 @@ import {
 } from "../emit/shader.js";
 import { createShaderCache, TemplateDigests, type RenderStore, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
-import type { CheckContext } from "../check/check-spec.js";
+import type { CheckContext, TemplateReadsStore } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tuned-rule.js";
@@ -75,6 +75,8 @@ export interface CompileOptions {
    * renders are added to it.
    */
   readonly renders?: RenderStore;
+  /** What templates read, kept between processes by text (kernelc lint): a template with an entry is not parsed by the checks. */
+  readonly templateReadsStore?: TemplateReadsStore;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
   readonly emit?: EmitKind;
 }
@@ -143,7 +145,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   progress("checking specs");
   const lint = lintPaths(
     options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
-    makeCheckContext(templatesDir, options.templateReads),
+    makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore),
   );
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));

@@ -48,6 +48,17 @@ export interface CheckContext {
   readonly featureNames: ReadonlySet<string>;
   /** Parsed template reads by real path, shared by every spec checked with this context. */
   readonly templateReadsCache?: Map<string, { readonly stamp: string; readonly reads: TemplateReads }>;
+  /** What templates read, kept between processes by their exact text (kernelc lint's .kernelc-cache/). */
+  readonly templateReadsStore?: TemplateReadsStore;
+}
+
+/**
+ * What templates read (templateReads), kept by the exact text of the template: a template with a
+ * kept entry is not parsed again. Only templates that parse and pass the sandbox's checks are kept.
+ */
+export interface TemplateReadsStore {
+  get(text: string): TemplateReads | undefined;
+  set(text: string, reads: TemplateReads): void;
 }
 
 /** The merged derive environment of a pass: top-level, then the variant's, then the pass's entries. */
@@ -469,7 +480,12 @@ class SpecChecker {
     const stamp = `${st.size}:${st.mtimeMs}`;
     const hit = this.ctx.templateReadsCache?.get(real);
     if (hit && hit.stamp === stamp) return hit.reads;
-    const reads = templateReads(text ?? fs.readFileSync(real, "utf8"));
+    const source = text ?? fs.readFileSync(real, "utf8");
+    let reads = this.ctx.templateReadsStore?.get(source);
+    if (!reads) {
+      reads = templateReads(source);
+      this.ctx.templateReadsStore?.set(source, reads);
+    }
     this.ctx.templateReadsCache?.set(real, { stamp, reads });
     return reads;
   }

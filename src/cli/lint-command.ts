@@ -42,7 +42,14 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   const project = { ...loaded, config: { ...loaded.config, templates: path.relative(loaded.root, templatesDir) || "." } };
   const verdicts = opts.cache === false ? undefined : VerdictCache.open(loaded.root);
   const renders = opts.cache === false ? undefined : RenderCache.open(loaded.root);
-  const result = await compile(project, { specs, profiles: opts.profile, generate: false, verdicts, renders });
+  const result = await compile(project, {
+    specs,
+    profiles: opts.profile,
+    generate: false,
+    verdicts,
+    renders,
+    templateReadsStore: renders?.templateReads,
+  });
   verdicts?.save();
   renders?.save();
   printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));

@@ -1,6 +1,7 @@
 /**
  * Renders kept between runs of `kernelc lint` in .kernelc-cache/renders.json, so that a lint after
- * an edit renders only the shaders the edit affects. The file is a cache, safe to delete, and read
+ * an edit renders only the shaders the edit affects; with them, what each template reads (the
+ * checks' template reads, by the template's exact text), so that only edited templates are parsed. The file is a cache, safe to delete, and read
  * with suspicion: a render is keyed by its render key (the SHA-256 of the template closure's texts,
  * the render context and the declarations; see emit/shader-cache.ts), the whole file is ignored
  * unless it was written by the same renderer (the hash of kernelc's whole code, nunjucks' version
@@ -10,7 +11,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { sha256Hex } from "../core/hash.js";
+import type { TemplateReadsStore } from "../check/check-spec.js";
 import type { RenderStore } from "../emit/shader-cache.js";
+import type { TemplateReads } from "../model/checked.js";
 import { compilerCodeHash, hashedVersions } from "./build-info.js";
 
 /** The render cache's file, relative to the project root. */
@@ -24,12 +27,24 @@ function rendererIdentity(): string {
   return `kernelc code ${compilerCodeHash()}; nunjucks ${hashedVersions().nunjucks}; node ${process.version}`;
 }
 
-/** What the file holds: shader texts by their SHA-256, and per render key the shader and the declarations it was rendered with. */
+/**
+ * What the file holds: shader texts by their SHA-256, per render key the shader and the
+ * declarations it was rendered with, and per template text (its SHA-256) what the template reads.
+ */
 interface RenderFile {
   readonly generatedBy: string;
   readonly renderer: string;
   readonly texts: Record<string, string>;
   readonly renders: Record<string, { readonly wgsl: string; readonly declarations: string }>;
+  readonly reads: Record<string, StoredReads>;
+}
+
+/** TemplateReads as JSON. */
+interface StoredReads {
+  readonly names: readonly string[];
+  readonly tunables: readonly string[];
+  readonly dtypes: readonly string[];
+  readonly includes: readonly string[];
 }
 
 /** One render: its shader and declarations texts. */
@@ -42,19 +57,38 @@ interface Kept {
 export class RenderCache implements RenderStore {
   /** Renders used or made in this run (kept first when saving). */
   private readonly used = new Map<string, Kept>();
+  /** Template reads used or found in this run, by the SHA-256 of the template's text. */
+  private readonly usedReads = new Map<string, TemplateReads>();
   private added = 0;
 
   private constructor(
     private readonly file: string,
     /** Renders read from the file. */
     private readonly old: Map<string, Kept>,
+    /** Template reads read from the file. */
+    private readonly oldReads: Map<string, TemplateReads>,
   ) {}
 
   /** The cache of the project at `root` (empty when the file is missing, unreadable, of another renderer or malformed). */
   static open(root: string): RenderCache {
     const file = path.join(root, RENDER_CACHE);
-    return new RenderCache(file, readRenders(file));
+    const { renders, reads } = readFile(file);
+    return new RenderCache(file, renders, reads);
   }
+
+  /** What templates read, kept in the same file (the checks' TemplateReadsStore). */
+  readonly templateReads: TemplateReadsStore = {
+    get: (text) => {
+      const h = sha256Hex(text);
+      const hit = this.usedReads.get(h) ?? this.oldReads.get(h);
+      if (hit) this.usedReads.set(h, hit);
+      return hit;
+    },
+    set: (text, reads) => {
+      this.usedReads.set(sha256Hex(text), reads);
+      this.added++;
+    },
+  };
 
   get(key: string): Kept | undefined {
     const hit = this.used.get(key) ?? this.old.get(key);
@@ -94,11 +128,18 @@ export class RenderCache implements RenderStore {
       };
       const renders: RenderFile["renders"] = {};
       for (const [k, v] of [...kept].slice(0, MAX_RENDERS)) renders[k] = { wgsl: ref(v.wgsl), declarations: ref(v.declarations) };
+      const reads = new Map(this.usedReads);
+      for (const [k, v] of this.oldReads) if (reads.size < MAX_RENDERS && !reads.has(k)) reads.set(k, v);
       const content: RenderFile = {
-        generatedBy: "kernelc lint: rendered shaders by render key; a cache, safe to delete",
+        generatedBy: "kernelc lint: rendered shaders by render key, and what templates read; a cache, safe to delete",
         renderer: rendererIdentity(),
         texts: Object.fromEntries(texts),
         renders,
+        reads: Object.fromEntries(
+          [...reads]
+            .slice(0, MAX_RENDERS)
+            .map(([h, r]) => [h, { names: [...r.names], tunables: [...r.tunables], dtypes: [...r.dtypes], includes: [...r.includes] }]),
+        ),
       };
       const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
       fs.writeFileSync(tmp, JSON.stringify(content), { flag: "wx" });
@@ -111,19 +152,27 @@ export class RenderCache implements RenderStore {
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
-function readRenders(file: string): Map<string, Kept> {
+function readFile(file: string): { renders: Map<string, Kept>; reads: Map<string, TemplateReads> } {
   const out = new Map<string, Kept>();
+  const reads = new Map<string, TemplateReads>();
+  const result = { renders: out, reads };
   let data: unknown;
   try {
-    if (!fs.lstatSync(file).isFile()) return out;
+    if (!fs.lstatSync(file).isFile()) return result;
     data = JSON.parse(fs.readFileSync(file, "utf8"));
   } catch {
-    return out;
+    return result;
   }
-  if (data === null || typeof data !== "object") return out;
-  const { renderer, texts, renders } = data as Partial<Record<keyof RenderFile, unknown>>;
+  if (data === null || typeof data !== "object") return result;
+  const { renderer, texts, renders, reads: storedReads } = data as Partial<Record<keyof RenderFile, unknown>>;
   const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
-  if (renderer !== rendererIdentity() || !isRecord(texts) || !isRecord(renders)) return out;
+  if (renderer !== rendererIdentity() || !isRecord(texts) || !isRecord(renders)) return result;
+  const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
+  for (const [h, r] of Object.entries(isRecord(storedReads) ? storedReads : {})) {
+    if (!SHA256.test(h) || !isRecord(r) || !strings(r.names) || !strings(r.tunables) || !strings(r.dtypes) || !strings(r.includes))
+      continue;
+    reads.set(h, { names: new Set(r.names), tunables: new Set(r.tunables), dtypes: new Set(r.dtypes), includes: [...r.includes] });
+  }
   // A text is taken only when it is the text its hash names.
   const valid = new Map<string, string>();
   for (const [h, t] of Object.entries(texts)) if (typeof t === "string" && SHA256.test(h) && sha256Hex(t) === h) valid.set(h, t);
@@ -134,5 +183,5 @@ function readRenders(file: string): Map<string, Kept> {
     const declarations = text(entry.declarations);
     if (wgsl !== undefined && declarations !== undefined) out.set(key, { wgsl, declarations });
   }
-  return out;
+  return result;
 }

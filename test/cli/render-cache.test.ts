@@ -123,6 +123,33 @@ describe("renders kept between lint runs", () => {
     expect(after.bodies.join("")).not.toContain("3.0");
   });
 
+  it("keeps what each template reads: a second lint parses no template, and an edit that breaks one is reported", async () => {
+    const dir = project();
+    // A derive entry nothing reads: lint warns about it.
+    const specFile = path.join(dir, "specs", "Scale.json");
+    fs.writeFileSync(specFile, JSON.stringify({ ...SPEC, derive: { ...SPEC.derive, spare: "tunables.WG * 2" } }, null, 2) + "\n");
+    const first = await run(["lint", "--format", "json"], dir);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain("unused_derive");
+    const kept = JSON.parse(fs.readFileSync(path.join(dir, RENDER_CACHE), "utf8")) as { reads: Record<string, { names: string[] }> };
+    const small = fs.readFileSync(path.join(dir, "templates", "small.wgsl.jinja"), "utf8");
+    expect(kept.reads[sha256Hex(small)]?.names).toContain("env");
+    expect(await run(["lint", "--format", "json"], dir)).toEqual(first);
+    // The kept reads are taken (the templates are not parsed again): poisoned to read `spare`, the warning goes.
+    for (const r of Object.values(kept.reads)) r.names.push("spare");
+    fs.writeFileSync(path.join(dir, RENDER_CACHE), JSON.stringify(kept));
+    expect((await run(["lint", "--format", "json"], dir)).stdout).not.toContain("unused_derive");
+    expect(await run(["lint", "--format", "json", "--no-cache"], dir)).toEqual(first);
+    fs.writeFileSync(
+      path.join(dir, "templates", "small.wgsl.jinja"),
+      small.replace("{{ env.wgsl.resourceDeclarations }}", "{{ env.wgsl.resourceDeclarations }"),
+    );
+    const broken = await run(["lint"], dir);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain("template syntax error");
+    expect(broken.stderr).toEqual((await run(["lint", "--no-cache"], dir)).stderr);
+  });
+
   it("--no-cache neither reads nor writes it; build neither", async () => {
     const dir = project();
     expect((await run(["lint", "--no-cache"], dir)).code).toBe(0);

@@ -67,7 +67,11 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
       `${median(runs.cold.wall).toFixed(0)} ms`,
       figure("cold"),
     ],
-    [`  the same, warm (verdicts, renders and template reads kept in .kernelc-cache/)`, `${median(runs.warm.wall).toFixed(0)} ms`, figure("warm")],
+    [
+      `  the same, warm (verdicts, renders and template reads kept in .kernelc-cache/)`,
+      `${median(runs.warm.wall).toFixed(0)} ms`,
+      figure("warm"),
+    ],
     ["  the same lint's compile() in a warm process", `${median(inProcess).toFixed(0)} ms`, `CPU ${median(cpu).toFixed(0)} ms (median)`],
   ];
 }

@@ -150,6 +150,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
   if (failed()) return fail();
+  await letEventLoopRun();
   const plain: Diagnostic[] = [];
   const profiles = selectProfiles(loaded, options.profiles, plain);
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
@@ -216,10 +217,12 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
       }
       if (key !== undefined) enumerationsUsed.add(key);
       diagnostics.push(...enumerated.reports);
+      await letEventLoopRun();
       const build = enumerated.build;
       kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
       prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
+      await letEventLoopRun();
     }
     results.push({ profile, kernels: kernelResults });
   }
@@ -249,6 +252,15 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     sources,
     shaderCount: ctx.shaders.size,
   };
+}
+
+/**
+ * Lets the event loop run once. Checking, enumerating and rendering are synchronous; between their
+ * steps this lets the validator start (its module loads, its workers report ready) and the
+ * validation requests reach the workers, which would otherwise all wait for the last render.
+ */
+function letEventLoopRun(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

@@ -206,8 +206,7 @@ export class TemplateRenderer {
    * context and declarations): `wgsl`, with the line map computed from `req` on demand.
    */
   restore(req: RenderRequest, wgsl: string): Rendered {
-    const context = buildContext(req);
-    return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, context));
+    return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, buildContext(req)));
   }
 
   /**

@@ -27,7 +27,14 @@ import {
   type RenderContext,
   type ShaderRecord,
 } from "../emit/shader.js";
-import { createShaderCache, TemplateDigests, type RenderStore, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
+import {
+  createShaderCache,
+  TemplateDigests,
+  type RenderStore,
+  type ShaderCache,
+  type VerdictStore,
+  type WorkgroupFactsStore,
+} from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext, TemplateReadsStore } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
@@ -77,6 +84,8 @@ export interface CompileOptions {
   readonly renders?: RenderStore;
   /** What templates read, kept between processes by text (kernelc lint): a template with an entry is not parsed by the checks. */
   readonly templateReadsStore?: TemplateReadsStore;
+  /** Shaders' workgroup facts, kept between processes by text (kernelc lint): a shader with an entry is not analysed again. */
+  readonly workgroupFactsStore?: WorkgroupFactsStore;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
   readonly emit?: EmitKind;
 }
@@ -232,7 +241,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts);
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts, options.workgroupFactsStore);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate

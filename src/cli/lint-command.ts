@@ -49,6 +49,7 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
     verdicts,
     renders,
     templateReadsStore: renders?.templateReads,
+    workgroupFactsStore: renders?.workgroupFacts,
   });
   verdicts?.save();
   renders?.save();

@@ -73,6 +73,15 @@ export interface RenderStore {
   set(key: string, wgsl: string, declarations: string): void;
 }
 
+/**
+ * The workgroup facts of shader texts (wgsl-limits.ts) kept between processes (kernelc lint keeps
+ * them under .kernelc-cache/), by the exact text.
+ */
+export interface WorkgroupFactsStore {
+  get(wgsl: string): WorkgroupFacts | undefined;
+  set(wgsl: string, facts: WorkgroupFacts): void;
+}
+
 /** An empty cache. */
 export function createShaderCache(): ShaderCache {
   return {

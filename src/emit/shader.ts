@@ -30,6 +30,7 @@ import {
   type ShaderCache,
   type TemplateDigests,
   type VerdictStore,
+  type WorkgroupFactsStore,
 } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
@@ -426,6 +427,7 @@ export async function validateShaders(
   reports: Report[],
   cache?: ShaderCache,
   store?: VerdictStore,
+  factsStore?: WorkgroupFactsStore,
 ): Promise<void> {
   const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
   for (const [id, rec] of shaders) {
@@ -460,7 +462,12 @@ export async function validateShaders(
     }
     let analysis = cache?.analyses.get(id);
     if (!analysis) {
-      analysis = { facts: workgroupFacts(rec.body), identifiers: identifierCounts(rec.body) };
+      let facts = factsStore?.get(rec.body);
+      if (!facts) {
+        facts = workgroupFacts(rec.body);
+        factsStore?.set(rec.body, facts);
+      }
+      analysis = { facts, identifiers: identifierCounts(rec.body) };
       cache?.analyses.set(id, analysis);
     }
     const facts = analysis.facts;

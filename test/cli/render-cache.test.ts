@@ -150,6 +150,25 @@ describe("renders kept between lint runs", () => {
     expect(broken.stderr).toEqual((await run(["lint", "--no-cache"], dir)).stderr);
   });
 
+  it("keeps each shader's workgroup facts: a kept entry is taken, one of the wrong shape is not", async () => {
+    const dir = project();
+    expect((await run(["lint"], dir)).code).toBe(0);
+    const file = path.join(dir, RENDER_CACHE);
+    const kept = JSON.parse(fs.readFileSync(file, "utf8")) as { facts: Record<string, { workgroupSize?: unknown }> };
+    expect(Object.values(kept.facts).map((f) => f.workgroupSize)).toEqual([
+      [64, 1, 1],
+      [64, 1, 1],
+    ]);
+    // Poisoned to a workgroup no profile allows: the warm lint takes it, --no-cache does not.
+    for (const f of Object.values(kept.facts)) f.workgroupSize = [4096, 1, 1];
+    fs.writeFileSync(file, JSON.stringify(kept));
+    expect((await run(["lint"], dir)).stderr).toContain("wgsl_limit_exceeded");
+    expect((await run(["lint", "--no-cache"], dir)).code).toBe(0);
+    for (const f of Object.values(kept.facts)) f.workgroupSize = [4096, 1];
+    fs.writeFileSync(file, JSON.stringify(kept));
+    expect((await run(["lint"], dir)).code).toBe(0);
+  });
+
   it("--no-cache neither reads nor writes it; build neither", async () => {
     const dir = project();
     expect((await run(["lint", "--no-cache"], dir)).code).toBe(0);

@@ -54,6 +54,7 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
   const configFile = first.file ?? path.join(first.root, CONFIG_FILE);
   const cache = createShaderCache();
   const templateReads: NonNullable<CompileOptions["templateReads"]> = new Map();
+  const fileHashes = new Map<string, { readonly text: string; readonly hash: string }>();
   const verdicts = VerdictCache.open(first.root);
   const validator = WgslValidator.create();
   const watchers: fs.FSWatcher[] = [];
@@ -77,6 +78,7 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
       format: opts.format,
       force: initial,
       inPlace: !initial,
+      fileHashes,
     };
     const code = await runBuild(io, buildOptions, async (loaded) =>
       compile(loaded, { profiles: opts.profile, cache, templateReads, validator: await validator, verdicts }),

@@ -68,6 +68,8 @@ export interface CompileOptions {
   readonly cache?: ShaderCache;
   /** Parsed template reads to reuse from earlier compilations and to keep for later ones (kernelc watch); see makeCheckContext. */
   readonly templateReads?: CheckContext["templateReadsCache"];
+  /** Each spec's check, to reuse while its text and its templates' reads are unchanged (kernelc watch); see KeptCheck. */
+  readonly keptChecks?: CheckContext["keptChecks"];
   /** A validator to use (and leave open) instead of starting one for this compilation. */
   readonly validator?: WgslValidator;
   /**
@@ -154,7 +156,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   progress("checking specs");
   const lint = lintPaths(
     options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
-    makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore),
+    makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore, options.keptChecks),
   );
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
@@ -197,7 +199,8 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     reports: diagnostics,
     cache,
     declared: new Map(),
-    memo: createRenderMemo(),
+    // Shader ids by render are kept with the renders (a kept render is not hashed again).
+    memo: { ...createRenderMemo(), ids: shaderCache.renderIds },
     renders: options.renders,
   };
   const locate = pointerLocator(sources);

@@ -34,6 +34,8 @@ export interface ShaderCache {
   readonly renderers: Map<string, TemplateRenderer>;
   /** The render of each shader request of a reused enumeration, with the profile and template closure it was made for. */
   readonly requestRenders: WeakMap<object, { readonly key: string; readonly rendered: Rendered }>;
+  /** The shader id (content hash) of each render kept here. */
+  readonly renderIds: WeakMap<Rendered, string>;
   /** Enumerations of a kernel on a profile, with the reports they made, by what they are computed from (see compile()). */
   readonly enumerations: Map<string, { readonly build: KernelProfileBuild; readonly reports: readonly Report[] }>;
   /** Each profile's dispatcher with placeholders for shader ids, and what it was generated from (see dispatcher-reuse.ts). */
@@ -92,6 +94,7 @@ export function createShaderCache(): ShaderCache {
     enumerations: new Map(),
     dispatchers: new Map(),
     requestRenders: new WeakMap(),
+    renderIds: new WeakMap(),
     stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }

@@ -2,9 +2,10 @@
 // `kernelc lint` of the seed specs with rendering and Tint validation (the default), for the
 // config's profiles. Figures, medians of repeats: the command as a user runs it (a fresh
 // `node bin/kernelc.js lint` process: startup, module loading and Dawn included), cold (`--no-cache`:
-// every shader goes through Tint, as with an empty .kernelc-cache/) and warm (the verdicts of an
-// earlier run kept in .kernelc-cache/tint-verdicts.json, as in the authoring loop), the two runs
-// interleaved; and the lint's compile() alone in a warm process. Target: at most 1.5 s for the command.
+// every shader is rendered and goes through Tint, as with an empty .kernelc-cache/) and warm (the
+// verdicts, renders and template reads of an earlier run kept in .kernelc-cache/, as a user re-running
+// lint), the two runs interleaved; and the lint's compile() alone in a warm process (no caches).
+// Target: at most 1.5 s for the command.
 // Run alone with `node bench/lint-render.js` (after `npm run compile`), or as part of bench/run.js.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -66,7 +67,11 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
       `${median(runs.cold.wall).toFixed(0)} ms`,
       figure("cold"),
     ],
-    [`  the same, warm (Tint's verdicts kept in .kernelc-cache/)`, `${median(runs.warm.wall).toFixed(0)} ms`, figure("warm")],
+    [
+      `  the same, warm (verdicts, renders and template reads kept in .kernelc-cache/)`,
+      `${median(runs.warm.wall).toFixed(0)} ms`,
+      figure("warm"),
+    ],
     ["  the same lint's compile() in a warm process", `${median(inProcess).toFixed(0)} ms`, `CPU ${median(cpu).toFixed(0)} ms (median)`],
   ];
 }

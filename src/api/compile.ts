@@ -15,6 +15,8 @@ import { sha256Hex } from "../core/hash.js";
 import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import type { EmitKind } from "../emit/code-writer.js";
+import type { GeneratedModule } from "../emit/dispatcher.js";
+import type { ReusableDispatcher } from "../emit/dispatcher-reuse.js";
 import { TemplateRenderer } from "../emit/render.js";
 import {
   createRenderMemo,
@@ -25,9 +27,16 @@ import {
   type RenderContext,
   type ShaderRecord,
 } from "../emit/shader.js";
-import { createShaderCache, TemplateDigests, type ShaderCache, type VerdictStore } from "../emit/shader-cache.js";
+import {
+  createShaderCache,
+  TemplateDigests,
+  type RenderStore,
+  type ShaderCache,
+  type VerdictStore,
+  type WorkgroupFactsStore,
+} from "../emit/shader-cache.js";
 import type { WgslValidator } from "../emit/validate-wgsl.js";
-import type { CheckContext } from "../check/check-spec.js";
+import type { CheckContext, TemplateReadsStore } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tuned-rule.js";
@@ -59,6 +68,8 @@ export interface CompileOptions {
   readonly cache?: ShaderCache;
   /** Parsed template reads to reuse from earlier compilations and to keep for later ones (kernelc watch); see makeCheckContext. */
   readonly templateReads?: CheckContext["templateReadsCache"];
+  /** Each spec's check, to reuse while its text and its templates' reads are unchanged (kernelc watch); see KeptCheck. */
+  readonly keptChecks?: CheckContext["keptChecks"];
   /** A validator to use (and leave open) instead of starting one for this compilation. */
   readonly validator?: WgslValidator;
   /**
@@ -67,6 +78,16 @@ export interface CompileOptions {
    * it holds verdicts, Tint is started only once a shader has none.
    */
   readonly verdicts?: VerdictStore;
+  /**
+   * Renders kept between processes (kernelc lint keeps them under .kernelc-cache/): a render whose
+   * key (template texts, context and declarations) has a shader there is not done again, and new
+   * renders are added to it.
+   */
+  readonly renders?: RenderStore;
+  /** What templates read, kept between processes by text (kernelc lint): a template with an entry is not parsed by the checks. */
+  readonly templateReadsStore?: TemplateReadsStore;
+  /** Shaders' workgroup facts, kept between processes by text (kernelc lint): a shader with an entry is not analysed again. */
+  readonly workgroupFactsStore?: WorkgroupFactsStore;
   /** The language of the generated modules (default: the config's `emit`, "ts"): .ts, or .js with .d.ts. */
   readonly emit?: EmitKind;
 }
@@ -135,11 +156,12 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   progress("checking specs");
   const lint = lintPaths(
     options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
-    makeCheckContext(templatesDir, options.templateReads),
+    makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore, options.keptChecks),
   );
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
   if (failed()) return fail();
+  await letEventLoopRun();
   const plain: Diagnostic[] = [];
   const profiles = selectProfiles(loaded, options.profiles, plain);
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
@@ -177,7 +199,9 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
     reports: diagnostics,
     cache,
     declared: new Map(),
-    memo: createRenderMemo(),
+    // Shader ids by render are kept with the renders (a kept render is not hashed again).
+    memo: { ...createRenderMemo(), ids: shaderCache.renderIds },
+    renders: options.renders,
   };
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
@@ -205,10 +229,12 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
       }
       if (key !== undefined) enumerationsUsed.add(key);
       diagnostics.push(...enumerated.reports);
+      await letEventLoopRun();
       const build = enumerated.build;
       kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
       prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
+      await letEventLoopRun();
     }
     results.push({ profile, kernels: kernelResults });
   }
@@ -218,17 +244,35 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts);
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts, options.workgroupFactsStore);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
+  // With a cache (watch), each profile's dispatcher is kept and reused while only shader ids change.
+  const reuse = options.cache && {
+    dispatchers: options.cache.dispatchers,
+    inputs: [
+      ...sources.values(),
+      loaded.file ? readText(loaded.file) : undefined,
+      loaded.tuneFile ? readText(loaded.tuneFile.file) : undefined,
+    ],
+  };
   return {
-    files: await generateFiles(loaded.root, selected, results, options.emit ?? loaded.config.emit),
+    files: await generateFiles(loaded.root, selected, results, options.emit ?? loaded.config.emit, reuse),
     diagnostics: merged(),
     profiles: results,
     sources,
     shaderCount: ctx.shaders.size,
   };
+}
+
+/**
+ * Lets the event loop run once. Checking, enumerating and rendering are synchronous; between their
+ * steps this lets the validator start (its module loads, its workers report ready) and the
+ * validation requests reach the workers, which would otherwise all wait for the last render.
+ */
+function letEventLoopRun(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
@@ -499,9 +543,20 @@ async function generateFiles(
   shaders: ReadonlyMap<string, ShaderRecord>,
   results: readonly ProfileResult[],
   emit: EmitKind,
+  reuse?: { readonly dispatchers: Map<string, ReusableDispatcher>; readonly inputs: readonly (string | undefined)[] },
 ): Promise<Map<string, string>> {
-  const [{ generateBundleIndex, indexProfileOf }, { commentText, generateDispatcher, moduleFiles }, { manifestFor, profilesIndex }] =
-    await Promise.all([import("../emit/bundle-index.js"), import("../emit/dispatcher.js"), import("../emit/manifest.js")]);
+  const [
+    { generateBundleIndex, indexProfileOf },
+    { commentText, generateDispatcher, moduleFiles },
+    { dispatcherInputsAllowReuse, reuseDispatcher },
+    { manifestFor, profilesIndex },
+  ] = await Promise.all([
+    import("../emit/bundle-index.js"),
+    import("../emit/dispatcher.js"),
+    import("../emit/dispatcher-reuse.js"),
+    import("../emit/manifest.js"),
+  ]);
+  const dispatchers = reuse && dispatcherInputsAllowReuse(reuse.inputs) ? reuse.dispatchers : undefined;
   const files = new Map<string, string>();
   for (const [id, rec] of shaders) {
     const header = `// Generated by kernelc ${KERNELC_VERSION} from ${commentText(
@@ -516,8 +571,20 @@ async function generateFiles(
     const specFiles = r.kernels.map((k) => path.relative(root, k.model.kernel.spec.file).split(path.sep).join("/"));
     const header = `// Generated by kernelc ${KERNELC_VERSION} from ${commentText(specFiles.join(", "))} for profile ${commentText(r.profile.name)}. Do not edit.\n// Regenerate with \`npx kernelc build\`.\n/* eslint-disable */`;
     const models = r.kernels.map((k) => k.model);
-    for (const [rel, text] of moduleFiles(`${r.profile.name}/dispatcher`, generateDispatcher(models, header, r.profile.name), emit))
-      files.set(rel, text);
+    let dispatcher: GeneratedModule;
+    if (dispatchers && dispatcherInputsAllowReuse([header])) {
+      const kept = dispatchers.get(r.profile.name);
+      const reused = reuseDispatcher(
+        kept,
+        r.kernels.map((k) => k.build),
+        models,
+        header,
+        r.profile.name,
+      );
+      dispatchers.set(r.profile.name, reused.keep);
+      dispatcher = reused.module;
+    } else dispatcher = generateDispatcher(models, header, r.profile.name);
+    for (const [rel, text] of moduleFiles(`${r.profile.name}/dispatcher`, dispatcher, emit)) files.set(rel, text);
     const described = manifestFor(r.profile, models, specFiles);
     files.set(`${r.profile.name}/manifest.json`, stableJson(described.manifest));
     files.set(`${r.profile.name}/kernels.json`, stableJson(described.kernels));

@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { checkKernel, type CheckContext } from "../check/check-spec.js";
+import { checkKernel, type CheckContext, type KeptCheck, type TemplateReadsStore } from "../check/check-spec.js";
 import { type CheckedKernel } from "../model/checked.js";
 import { dedupeDiagnostics } from "../core/dedupe.js";
 import { sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
@@ -13,14 +13,23 @@ import { FEATURE_NAMES, LIMIT_NAMES } from "../plan/profiles.js";
 
 /**
  * A check context for a project rooted at `templatesDir`'s parent. `templateReadsCache` keeps the
- * templates' parsed reads (by real path, size and modification time) across checks (kernelc watch).
+ * templates' parsed reads (by real path, size and modification time) across checks (kernelc watch);
+ * `templateReadsStore` keeps them by text between processes (kernelc lint); `keptChecks` keeps each
+ * spec's check for the next compilation (kernelc watch; see KeptCheck).
  */
-export function makeCheckContext(templatesDir: string, templateReadsCache: CheckContext["templateReadsCache"] = new Map()): CheckContext {
+export function makeCheckContext(
+  templatesDir: string,
+  templateReadsCache: CheckContext["templateReadsCache"] = new Map(),
+  templateReadsStore?: TemplateReadsStore,
+  keptChecks?: Map<string, KeptCheck>,
+): CheckContext {
   return {
     templatesDir: path.resolve(templatesDir),
     limitNames: new Set(LIMIT_NAMES),
     featureNames: new Set(FEATURE_NAMES),
     templateReadsCache,
+    ...(templateReadsStore ? { templateReadsStore } : {}),
+    ...(keptChecks ? { keptChecks } : {}),
   };
 }
 

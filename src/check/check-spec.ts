@@ -48,6 +48,33 @@ export interface CheckContext {
   readonly featureNames: ReadonlySet<string>;
   /** Parsed template reads by real path, shared by every spec checked with this context. */
   readonly templateReadsCache?: Map<string, { readonly stamp: string; readonly reads: TemplateReads }>;
+  /** What templates read, kept between processes by their exact text (kernelc lint's .kernelc-cache/). */
+  readonly templateReadsStore?: TemplateReadsStore;
+  /** Checks kept across compilations (kernelc watch), by spec file: see KeptCheck. */
+  readonly keptChecks?: Map<string, KeptCheck>;
+}
+
+/**
+ * The check of one spec kept for the next compilation (kernelc watch): taken again while the spec's
+ * text is the same and each of its shader templates resolves to the same file with the same reads
+ * (a template edit that changes no read, the usual edit, leaves the checked kernel as it was). Kept
+ * only when every template resolved: the other outcomes depend on more of the templates folder.
+ */
+export interface KeptCheck {
+  readonly source: string;
+  readonly templatesDir: string;
+  readonly result: CheckResult;
+  /** Each shader path the check resolved (relative to the templates folder), with its file and reads. */
+  readonly shaders: ReadonlyMap<string, { readonly path: string; readonly reads: TemplateReads }>;
+}
+
+/**
+ * What templates read (templateReads), kept by the exact text of the template: a template with a
+ * kept entry is not parsed again. Only templates that parse and pass the sandbox's checks are kept.
+ */
+export interface TemplateReadsStore {
+  get(text: string): TemplateReads | undefined;
+  set(text: string, reads: TemplateReads): void;
 }
 
 /** The merged derive environment of a pass: top-level, then the variant's, then the pass's entries. */
@@ -383,6 +410,24 @@ class SpecChecker {
     }
   }
 
+  /** The shader paths this check resolved, with their files and reads; undefined when one did not resolve. */
+  resolvedShaders(): Map<string, { path: string; reads: TemplateReads }> | undefined {
+    const out = new Map<string, { path: string; reads: TemplateReads }>();
+    for (const [rel, r] of this.templateCache) {
+      if (!r.path || !r.reads) return undefined;
+      out.set(rel, { path: r.path, reads: r.reads });
+    }
+    return out;
+  }
+
+  /** Resolves the shader path `rel` of one of the spec's passes afresh, as the check does; undefined when it does not resolve cleanly. */
+  resolveAgain(rel: string): { path: string; reads: TemplateReads } | undefined {
+    const pass = this.spec.variants.flatMap((v) => v.passes).find((p) => p.shader === rel);
+    if (!pass) return undefined;
+    const r = this.resolveShaderUncached(pass);
+    return r.path && r.reads && this.diags.length === 0 ? { path: r.path, reads: r.reads } : undefined;
+  }
+
   private resolveShader(p: PassSpec): { path?: string; reads?: TemplateReads } {
     const cached = this.templateCache.get(p.shader);
     if (cached) {
@@ -469,7 +514,12 @@ class SpecChecker {
     const stamp = `${st.size}:${st.mtimeMs}`;
     const hit = this.ctx.templateReadsCache?.get(real);
     if (hit && hit.stamp === stamp) return hit.reads;
-    const reads = templateReads(text ?? fs.readFileSync(real, "utf8"));
+    const source = text ?? fs.readFileSync(real, "utf8");
+    let reads = this.ctx.templateReadsStore?.get(source);
+    if (!reads) {
+      reads = templateReads(source);
+      this.ctx.templateReadsStore?.set(source, reads);
+    }
     this.ctx.templateReadsCache?.set(real, { stamp, reads });
     return reads;
   }
@@ -962,9 +1012,31 @@ export function nonFiniteDiagnostic(file: string, src: ExprSource, node: TExpr, 
   );
 }
 
-/** Runs the check phase on one loaded spec. */
+/** Runs the check phase on one loaded spec (or takes the kept check of the same spec, see KeptCheck). */
 export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
+  const kept = ctx.keptChecks?.get(spec.file);
+  if (kept && kept.source === spec.source && kept.templatesDir === ctx.templatesDir && sameShaders(spec, ctx, kept.shaders))
+    return kept.result;
   const c = new SpecChecker(spec, ctx);
   const kernel = c.run();
-  return { kernel, diagnostics: c.diags };
+  const result = { kernel, diagnostics: c.diags };
+  const shaders = c.resolvedShaders();
+  if (shaders) ctx.keptChecks?.set(spec.file, { source: spec.source, templatesDir: ctx.templatesDir, result, shaders });
+  else ctx.keptChecks?.delete(spec.file);
+  return result;
+}
+
+/** Whether each shader path resolves as it did for a kept check: the same file, and reads equal in content and order. */
+function sameShaders(spec: KernelSpec, ctx: CheckContext, shaders: KeptCheck["shaders"]): boolean {
+  const list = (xs: Iterable<string>): string => JSON.stringify([...xs]);
+  const sameReads = (a: TemplateReads, b: TemplateReads): boolean =>
+    list(a.names) === list(b.names) &&
+    list(a.tunables) === list(b.tunables) &&
+    list(a.dtypes) === list(b.dtypes) &&
+    list(a.includes) === list(b.includes);
+  for (const [rel, was] of shaders) {
+    const now = new SpecChecker(spec, ctx).resolveAgain(rel);
+    if (!now || now.path !== was.path || !sameReads(now.reads, was.reads)) return false;
+  }
+  return true;
 }

@@ -13,9 +13,28 @@ const require = createRequire(import.meta.url);
 // nunjucks ships its parser as a CommonJS module without type declarations.
 const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions?: unknown[], opts?: unknown): unknown };
 
-/** Parses a template as kernelc renders it (trimBlocks, lstripBlocks). Throws nunjucks' TemplateError on a syntax error. */
+/**
+ * Parse trees of the latest template sources, by text. Why kept: lint's template reads, the
+ * renderer's loader and the render key's declaration test (emit/declarations-print.ts) each read a
+ * template's tree, several times per compilation, and parsing is a large part of a short lint.
+ * Every reader only walks the tree (none modifies it), so one tree serves them all. Bounded, so a
+ * long kernelc watch session keeps only recent texts.
+ */
+const parsedTrees = new Map<string, unknown>();
+const PARSED_TREES_KEPT = 64;
+
+/**
+ * Parses a template as kernelc renders it (trimBlocks, lstripBlocks). Throws nunjucks' TemplateError
+ * on a syntax error. The tree is shared by the callers with the same text: it must not be modified.
+ */
 export function parseTemplate(src: string): unknown {
-  return njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+  let tree = parsedTrees.get(src);
+  if (tree === undefined) {
+    tree = njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+    if (parsedTrees.size >= PARSED_TREES_KEPT) parsedTrees.delete(parsedTrees.keys().next().value!);
+    parsedTrees.set(src, tree);
+  }
+  return tree;
 }
 
 /** Filters a template may use: each maps data to data. */

@@ -50,6 +50,8 @@ export interface BuildOptions {
    * when it holds a complete earlier build; otherwise, and by default, the new tree is swapped in whole.
    */
   readonly inPlace?: boolean;
+  /** The hash of each file written by earlier builds, with its text (kernelc watch; see withBuildInfo). */
+  readonly fileHashes?: Map<string, { readonly text: string; readonly hash: string }>;
 }
 
 /** What a build run shares between its steps. */
@@ -165,7 +167,7 @@ function finalFiles(run: BuildRun, result: CompileResult, current: ReturnType<ty
       emit: run.loaded.config.emit,
     });
   }
-  return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash);
+  return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash, run.opts.fileHashes);
 }
 
 /** Under the lock: repairs leftovers, checks ownership, skips a no-op, compiles and swaps out/ in. */

@@ -45,7 +45,7 @@ const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 let codeHash: string | undefined;
 
 /** A hash of kernelc's own code and schema/, so that a changed compiler never counts as a no-op build. */
-function compilerCodeHash(): string {
+export function compilerCodeHash(): string {
   codeHash ??= hashCompilerCode();
   return codeHash;
 }
@@ -172,10 +172,24 @@ export function upToDate(tree: OnDiskTree, info: BuildInfo | undefined, hash: st
   return info !== undefined && info.inputs === hash && info.digest !== undefined && verifyAgainstBuildInfo(tree, info).length === 0;
 }
 
-/** Adds build-info.json: the inputs' hash, every file's hash and the digest binding them, so a later build can tell nothing changed. */
-export function withBuildInfo(files: ReadonlyMap<string, string>, hash: string): Map<string, string> {
+/**
+ * Adds build-info.json: the inputs' hash, every file's hash and the digest binding them, so a later
+ * build can tell nothing changed. `known` keeps each file's hash with its text across builds
+ * (kernelc watch): a file whose text is the same is not hashed again.
+ */
+export function withBuildInfo(
+  files: ReadonlyMap<string, string>,
+  hash: string,
+  known?: Map<string, { readonly text: string; readonly hash: string }>,
+): Map<string, string> {
   const hashes: Record<string, string> = {};
-  for (const [rel, text] of files) if (rel !== BUILD_INFO) hashes[rel] = sha256Hex(text);
+  for (const [rel, text] of files) {
+    if (rel === BUILD_INFO) continue;
+    const k = known?.get(rel);
+    hashes[rel] = k !== undefined && k.text === text ? k.hash : sha256Hex(text);
+    known?.set(rel, { text, hash: hashes[rel] });
+  }
+  if (known) for (const rel of [...known.keys()]) if (!files.has(rel)) known.delete(rel);
   const out = new Map(files);
   out.set(
     BUILD_INFO,

@@ -9,6 +9,7 @@ import { loadProjectConfig } from "../api/config.js";
 import { lintPaths, makeCheckContext } from "../api/lint.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
+import { RenderCache } from "./render-cache.js";
 import { VerdictCache } from "./verdict-cache.js";
 
 /** Options of `kernelc lint`. */
@@ -18,7 +19,7 @@ export interface LintOptions {
   readonly profile?: string[];
   /** False with `--no-render`: schema, expression and reference checks only. */
   readonly render: boolean;
-  /** False with `--no-cache`: validate every shader with Tint, ignoring and leaving alone the verdicts kept in .kernelc-cache/. */
+  /** False with `--no-cache`: render every shader and validate it with Tint, ignoring and leaving alone the renders and verdicts kept in .kernelc-cache/. */
   readonly cache?: boolean;
   readonly format: Format;
 }
@@ -40,8 +41,18 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   }
   const project = { ...loaded, config: { ...loaded.config, templates: path.relative(loaded.root, templatesDir) || "." } };
   const verdicts = opts.cache === false ? undefined : VerdictCache.open(loaded.root);
-  const result = await compile(project, { specs, profiles: opts.profile, generate: false, verdicts });
+  const renders = opts.cache === false ? undefined : RenderCache.open(loaded.root);
+  const result = await compile(project, {
+    specs,
+    profiles: opts.profile,
+    generate: false,
+    verdicts,
+    renders,
+    templateReadsStore: renders?.templateReads,
+    workgroupFactsStore: renders?.workgroupFacts,
+  });
   verdicts?.save();
+  renders?.save();
   printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
   if (opts.format === "text" && result.diagnostics.length === 0) {
     const kernels = result.profiles[0]?.kernels.length ?? 0;

@@ -48,7 +48,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--config <file>", "config file (default: kernelc.config.json if present)")
     .option("--profile <names...>", "render for these profiles only (default: the config's profiles)")
     .option("--no-render", "check specs only: schema, expressions, types, references (no rendering or WGSL validation)")
-    .option("--no-cache", "validate every shader with Tint, not taking verdicts kept in .kernelc-cache/ by earlier runs")
+    .option("--no-cache", "render and validate every shader, not taking renders and Tint verdicts kept in .kernelc-cache/ by earlier runs")
     .addOption(formatOption())
     .action(async (paths: string[], opts: LintOptions) => {
       const { runLint } = await import("./lint-command.js");

@@ -54,6 +54,8 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
   const configFile = first.file ?? path.join(first.root, CONFIG_FILE);
   const cache = createShaderCache();
   const templateReads: NonNullable<CompileOptions["templateReads"]> = new Map();
+  const fileHashes = new Map<string, { readonly text: string; readonly hash: string }>();
+  const keptChecks: NonNullable<CompileOptions["keptChecks"]> = new Map();
   const verdicts = VerdictCache.open(first.root);
   const validator = WgslValidator.create();
   const watchers: fs.FSWatcher[] = [];
@@ -77,9 +79,10 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
       format: opts.format,
       force: initial,
       inPlace: !initial,
+      fileHashes,
     };
     const code = await runBuild(io, buildOptions, async (loaded) =>
-      compile(loaded, { profiles: opts.profile, cache, templateReads, validator: await validator, verdicts }),
+      compile(loaded, { profiles: opts.profile, cache, templateReads, keptChecks, validator: await validator, verdicts }),
     );
     verdicts.save();
     const result: RebuildResult = {

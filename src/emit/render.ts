@@ -202,6 +202,14 @@ export class TemplateRenderer {
   }
 
   /**
+   * A render of `req` whose text is known (kept from an earlier render of the same template texts,
+   * context and declarations): `wgsl`, with the line map computed from `req` on demand.
+   */
+  restore(req: RenderRequest, wgsl: string): Rendered {
+    return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, buildContext(req)));
+  }
+
+  /**
    * Forgets the parsed templates whose file changed (or moved out of the templates folder, or went
    * away) since it was read, so that one renderer can serve successive compilations (kernelc
    * watch): an edit re-parses only the edited template. Nunjucks' own cache busting ("update").
@@ -294,7 +302,8 @@ function tidyLines(lines: readonly string[]): { kept: number[]; texts: string[] 
   const kept: number[] = [];
   const texts: string[] = [];
   lines.forEach((line, i) => {
-    const text = line.replace(/\s+$/, "");
+    // trimEnd strips what /\s+$/ matches (WhiteSpace and LineTerminator), without a regular expression per line.
+    const text = line.trimEnd();
     if (text === "" && (texts.length === 0 || texts[texts.length - 1] === "")) return;
     kept.push(i);
     texts.push(text);

@@ -11,6 +11,7 @@ import type { Report } from "../core/dedupe.js";
 import { walkFiles } from "../core/walk.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { declarationPrints } from "./declarations-print.js";
+import type { ReusableDispatcher } from "./dispatcher-reuse.js";
 import type { Rendered, RenderError, TemplateRenderer } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
 import type { WorkgroupFacts } from "./wgsl-limits.js";
@@ -33,8 +34,12 @@ export interface ShaderCache {
   readonly renderers: Map<string, TemplateRenderer>;
   /** The render of each shader request of a reused enumeration, with the profile and template closure it was made for. */
   readonly requestRenders: WeakMap<object, { readonly key: string; readonly rendered: Rendered }>;
+  /** The shader id (content hash) of each render kept here. */
+  readonly renderIds: WeakMap<Rendered, string>;
   /** Enumerations of a kernel on a profile, with the reports they made, by what they are computed from (see compile()). */
   readonly enumerations: Map<string, { readonly build: KernelProfileBuild; readonly reports: readonly Report[] }>;
+  /** Each profile's dispatcher with placeholders for shader ids, and what it was generated from (see dispatcher-reuse.ts). */
+  readonly dispatchers: Map<string, ReusableDispatcher>;
   /**
    * How many renders and validations the last compilation did and reused (for tests and
    * benchmarks); `storeReused`: verdicts taken from the VerdictStore (kept by an earlier process).
@@ -57,6 +62,28 @@ export interface VerdictStore {
   set(wgsl: string, features: readonly string[], problems: readonly WgslProblem[]): void;
 }
 
+/**
+ * Renders kept between processes (kernelc lint keeps them under .kernelc-cache/): the shader text a
+ * render key (renderKey: the template closure's digest, the render context and the declarations)
+ * made, with the declarations text it was rendered with (the accessor helpers it calls included),
+ * for one renderer (kernelc's code and nunjucks' version). A render that failed is not kept.
+ */
+export interface RenderStore {
+  /** The shader rendered for `key`, when known. */
+  get(key: string): { readonly wgsl: string; readonly declarations: string } | undefined;
+  /** Records the shader rendered for `key`. */
+  set(key: string, wgsl: string, declarations: string): void;
+}
+
+/**
+ * The workgroup facts of shader texts (wgsl-limits.ts) kept between processes (kernelc lint keeps
+ * them under .kernelc-cache/), by the exact text.
+ */
+export interface WorkgroupFactsStore {
+  get(wgsl: string): WorkgroupFacts | undefined;
+  set(wgsl: string, facts: WorkgroupFacts): void;
+}
+
 /** An empty cache. */
 export function createShaderCache(): ShaderCache {
   return {
@@ -65,7 +92,9 @@ export function createShaderCache(): ShaderCache {
     analyses: new Map(),
     renderers: new Map(),
     enumerations: new Map(),
+    dispatchers: new Map(),
     requestRenders: new WeakMap(),
+    renderIds: new WeakMap(),
     stats: { rendered: 0, renderReused: 0, validated: 0, validationReused: 0, storeReused: 0 },
   };
 }

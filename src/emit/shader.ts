@@ -22,7 +22,16 @@ import { bindingElementType, DeriveEnv, StaticLeaves, wgslScalar, type StaticFac
 import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
 import { RenderError, type Rendered as RenderedShader, type TemplateRenderer } from "./render.js";
-import { keyContext, renderKey, type ShaderAnalysis, type ShaderCache, type TemplateDigests, type VerdictStore } from "./shader-cache.js";
+import {
+  keyContext,
+  renderKey,
+  type RenderStore,
+  type ShaderAnalysis,
+  type ShaderCache,
+  type TemplateDigests,
+  type VerdictStore,
+  type WorkgroupFactsStore,
+} from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
@@ -70,6 +79,8 @@ export interface RenderContext {
   readonly declared?: Map<string, Declarations>;
   /** What many requests share, computed once: each pass's derive names, each profile's `device`, each render's shader id. */
   readonly memo?: RenderMemo;
+  /** Renders kept between processes, by render key (used only with `cache`, which makes the keys). */
+  readonly renders?: RenderStore;
 }
 
 /** Values renderShader computes once per pass, profile or render rather than once per request. */
@@ -147,6 +158,8 @@ export function templateDiagnostic(
 /** The helpers a rendered body calls (a name followed by `(`), by name. */
 function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<string> {
   const used = new Set<string>();
+  // Only a helper whose name occurs in the body can be called there: the body is scanned only then.
+  if (![...helpers.keys()].some((name) => body.includes(name))) return used;
   for (const m of body.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) if (helpers.has(m[1])) used.add(m[1]);
   return used;
 }
@@ -166,23 +179,45 @@ export function renderWithDeclarations(
   form: F16Storage,
   printsDeclarationsAsIs = false,
 ): RenderedShader {
-  const wgsl = {
+  return renderDeclared(renderer, templatesDir, shader, context, decls, form, printsDeclarationsAsIs).rendered;
+}
+
+/** The members of `env.wgsl` besides the declarations: the f16 storage form and each binding's storage and scalar types. */
+function wgslMembers(decls: Declarations, form: F16Storage): Record<string, unknown> {
+  return {
     f16Storage: form,
     storage: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.storage])),
     scalar: Object.fromEntries([...decls.storage.values()].map((b) => [b.name, b.scalar])),
   };
+}
+
+/** renderWithDeclarations, also giving the declarations text the shader was rendered with (helpers included). */
+function renderDeclared(
+  renderer: TemplateRenderer,
+  templatesDir: string,
+  shader: string,
+  context: Readonly<Record<string, unknown>>,
+  decls: Declarations,
+  form: F16Storage,
+  printsDeclarationsAsIs: boolean,
+): { rendered: RenderedShader; declarations: string } {
+  const wgsl = wgslMembers(decls, form);
   // A template that prints the declarations as they stand is rendered once and filled in twice:
   // the same two results as the two renders below (TemplateRenderer.renderOpen).
   const open = printsDeclarationsAsIs ? renderer.renderOpen({ templatesDir, shader, context, wgsl }) : undefined;
   const first = open?.fill(decls.text);
   if (open && first) {
     const usedFirst = helpersCalled(first.wgsl, decls.helpers);
-    const filled = usedFirst.size === 0 ? first : open.fill(decls.withHelpers(usedFirst));
-    if (filled) return filled;
+    if (usedFirst.size === 0) return { rendered: first, declarations: decls.text };
+    const declarations = decls.withHelpers(usedFirst);
+    const filled = open.fill(declarations);
+    if (filled) return { rendered: filled, declarations };
   }
   const rendered = renderer.render({ templatesDir, shader, context, declarations: decls.text, wgsl });
   const used = helpersCalled(rendered.wgsl, decls.helpers);
-  return used.size === 0 ? rendered : renderer.render({ templatesDir, shader, context, declarations: decls.withHelpers(used), wgsl });
+  if (used.size === 0) return { rendered, declarations: decls.text };
+  const declarations = decls.withHelpers(used);
+  return { rendered: renderer.render({ templatesDir, shader, context, declarations, wgsl }), declarations };
 }
 
 /** Renders one pass for one key; returns the shader's id (its content hash) or undefined after reporting why not. */
@@ -331,18 +366,30 @@ function renderRequest(
       )
     : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
+  // A render kept by an earlier process (kernelc lint): its text, with the template line map
+  // computed on demand from the declarations it was made with.
+  const stored = !rendered && key !== undefined ? ctx.renders?.get(key) : undefined;
+  if (stored) {
+    rendered = ctx.renderer.restore(
+      { templatesDir: ctx.templatesDir, shader: pass.shader, context, declarations: stored.declarations, wgsl: wgslMembers(decls, form) },
+      stored.wgsl,
+    );
+    ctx.cache!.shaders.renders.set(key!, rendered);
+  }
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
     try {
-      rendered = renderWithDeclarations(
+      const made = renderDeclared(
         ctx.renderer,
         ctx.templatesDir,
         pass.shader,
         context,
         decls,
         form,
-        ctx.cache?.digests.printsDeclarationsAsIs(pass.shader),
+        ctx.cache?.digests.printsDeclarationsAsIs(pass.shader) ?? false,
       );
+      rendered = made.rendered;
+      if (key !== undefined) ctx.renders?.set(key, made.rendered.wgsl, made.declarations);
     } catch (err) {
       if (!(err instanceof RenderError)) throw err;
       rendered = err;
@@ -380,6 +427,7 @@ export async function validateShaders(
   reports: Report[],
   cache?: ShaderCache,
   store?: VerdictStore,
+  factsStore?: WorkgroupFactsStore,
 ): Promise<void> {
   const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
   for (const [id, rec] of shaders) {
@@ -414,7 +462,12 @@ export async function validateShaders(
     }
     let analysis = cache?.analyses.get(id);
     if (!analysis) {
-      analysis = { facts: workgroupFacts(rec.body), identifiers: identifierCounts(rec.body) };
+      let facts = factsStore?.get(rec.body);
+      if (!facts) {
+        facts = workgroupFacts(rec.body);
+        factsStore?.set(rec.body, facts);
+      }
+      analysis = { facts, identifiers: identifierCounts(rec.body) };
       cache?.analyses.set(id, analysis);
     }
     const facts = analysis.facts;

@@ -138,12 +138,12 @@ class Budget {
     this.deadline = Date.now() + limits.maxMillis;
   }
 
-  /** Counts `n` steps (loop iterations, range items, calls). */
-  step(n: number, what: string): void {
+  /** Counts `n` steps (loop iterations, range items, calls); `what` describes them for the error. */
+  step(n: number, what: () => string): void {
     this.steps += n;
     if (this.steps > this.limits.maxSteps) {
       throw new RenderLimitExceeded(
-        `${what} takes the render past ${this.limits.maxSteps} steps (loop iterations, range items and macro calls); a shader needs far fewer: bound the loop, or compute the value in the spec`,
+        `${what()} takes the render past ${this.limits.maxSteps} steps (loop iterations, range items and macro calls); a shader needs far fewer: bound the loop, or compute the value in the spec`,
       );
     }
     this.tick();
@@ -156,10 +156,10 @@ class Budget {
     }
   }
 
-  /** Checks the size of a string a template made. */
-  size(v: unknown, what: string): void {
+  /** Checks the size of a string a template made; `what` names it for the error. */
+  size(v: unknown, what: () => string): void {
     if (typeof v === "string" && v.length > this.limits.maxOutputChars) {
-      throw new RenderLimitExceeded(`${what} is ${v.length} characters long, more than the limit of ${this.limits.maxOutputChars}`);
+      throw new RenderLimitExceeded(`${what()} is ${v.length} characters long, more than the limit of ${this.limits.maxOutputChars}`);
     }
   }
 }
@@ -174,9 +174,29 @@ function refuseName(name: string): void {
     throw new TemplateSandboxError(`\`${name}\` is not accessible in templates: it names a JavaScript internal`);
 }
 
-/** A bounded `range(stop)` / `range(start, stop[, step])` that counts its items as steps. */
-function makeRange(budget: Budget): Callable {
-  return (...args: unknown[]): number[] => {
+/**
+ * The runtime object the compiled code of one environment's templates calls (the base runtime is
+ * never handed out), with the Budget of the render in progress. Why one object for all the renders
+ * of an environment, with the budget swapped at the start of each (`begin`), rather than a fresh
+ * runtime per render: the compiled templates then call the same functions on the same object every
+ * render, which V8 optimizes, where fresh closures and a fresh frame class per render (hundreds of
+ * renders in a build) kept the hottest template code slow. Renders of one environment never
+ * overlap (SandboxEnvironment.renderCounted), so the budget in `current` is always the render's own.
+ */
+interface SandboxRuntime {
+  /** The runtime object handed to compiled templates. */
+  readonly runtime: Record<string, unknown>;
+  /** Starts a render with a fresh budget. */
+  begin(): Budget;
+  /** The budget of the render in progress. */
+  budget(): Budget;
+}
+
+function makeRuntime(limits: RenderLimits): SandboxRuntime {
+  let budget = new Budget(limits);
+
+  /** A bounded `range(stop)` / `range(start, stop[, step])` that counts its items as steps. */
+  const range: Callable = (...args: unknown[]): number[] => {
     for (const a of args) {
       if (typeof a !== "number" || !Number.isFinite(a))
         throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
@@ -184,18 +204,14 @@ function makeRange(budget: Budget): Callable {
     const [start, stop, step] =
       args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, (args[2] as number | undefined) || 1];
     const count = Math.max(0, Math.ceil((stop - start) / step));
-    budget.step(count, `range(${args.join(", ")}) with ${count} items`);
+    budget.step(count, () => `range(${args.join(", ")}) with ${count} items`);
     const out: number[] = [];
     for (let i = 0; i < count; i++) out.push(start + i * step);
     return out;
   };
-}
-
-/** The runtime object the compiled code of one render calls; the base runtime is never handed out. */
-function makeRuntime(budget: Budget): Record<string, unknown> {
-  const limits = budget.limits;
-  const globals = new Map<string, unknown>([["range", makeRange(budget)]]);
-  for (const g of globals.values()) budget.callable.add(g as object);
+  const globals = new Map<string, unknown>([["range", range]]);
+  /** The names frames set (from the templates' code, so a bounded set), split at their dots. */
+  const nameParts = new Map<string, readonly string[]>();
 
   class SandboxFrame extends (njRuntime.Frame as FrameClass) {
     readonly depth: number;
@@ -208,10 +224,21 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
         );
     }
     override set(name: string, val: unknown, resolveUp?: boolean): void {
-      refuseName(name.split(".")[0]);
-      budget.size(val, `the value of \`${name}\``);
+      let parts = nameParts.get(name);
+      if (parts === undefined) nameParts.set(name, (parts = name.split(".")));
+      refuseName(parts[0]);
+      budget.size(val, () => `the value of \`${name}\``);
       budget.tick();
-      super.set(name, val, resolveUp);
+      if (resolveUp) return super.set(name, val, resolveUp);
+      // Nunjucks' Frame.set in this frame, with the parts of the name split once: a loop sets
+      // `loop.index` and six more names on every iteration.
+      let obj = this.variables as Record<string, unknown>;
+      for (let i = 0; i < parts.length - 1; i++) {
+        const id = parts[i];
+        if (!obj[id]) obj[id] = {};
+        obj = obj[id] as Record<string, unknown>;
+      }
+      obj[parts[parts.length - 1]] = val;
     }
     override push(isolateWrites?: boolean): FrameLike {
       return new SandboxFrame(this, isolateWrites);
@@ -220,7 +247,6 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
 
   const runtime: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, njRuntime, {
     Frame: SandboxFrame,
-    budget,
     makeMacro(...args: unknown[]): Callable {
       const m = njRuntime.makeMacro(...args);
       budget.callable.add(m);
@@ -248,8 +274,8 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
       if (!fn) throw new TemplateSandboxError(`Unable to call \`${name}\`, which is undefined or falsey`);
       if (typeof fn !== "function" || !budget.callable.has(fn))
         throw new TemplateSandboxError(`\`${name}\` is not a macro: templates can call only their macros and range()`);
-      args.forEach((a, i) => budget.size(a, `argument ${i + 1} of \`${name}\``));
-      budget.step(1, `the call of \`${name}\``);
+      for (let i = 0; i < args.length; i++) budget.size(args[i], () => `argument ${i + 1} of \`${name}\``);
+      budget.step(1, () => `the call of \`${name}\``);
       if (budget.callDepth >= limits.maxCallDepth)
         throw new RenderLimitExceeded(`macro calls nest more than ${limits.maxCallDepth} deep (does \`${name}\` call itself?)`);
       budget.callDepth++;
@@ -267,7 +293,7 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
           : items !== null && typeof items === "object"
             ? Object.keys(items).length
             : 0;
-      budget.step(n, `a loop over ${n} items`);
+      budget.step(n, () => `a loop over ${n} items`);
       return items;
     },
     outputSoFar(length: number): void {
@@ -287,7 +313,15 @@ function makeRuntime(budget: Budget): Record<string, unknown> {
       return out;
     },
   });
-  return runtime;
+  return {
+    runtime,
+    begin: () => {
+      budget = new Budget(limits);
+      budget.callable.add(range);
+      return budget;
+    },
+    budget: () => budget,
+  };
 }
 
 interface CompiledTemplate {
@@ -306,15 +340,16 @@ const SECURED = Symbol("kernelc.sandboxed");
  * (`active()`), in a sandbox frame, and counts how deep templates render inside each other (an
  * import that imports itself).
  */
-function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | undefined): CompiledTemplate {
+function secure(tmpl: CompiledTemplate, active: () => SandboxRuntime | undefined): CompiledTemplate {
   const marked = tmpl as CompiledTemplate & { [SECURED]?: true };
   if (marked[SECURED]) return tmpl;
   marked[SECURED] = true;
   const wrap =
     (fn: RootRender): RootRender =>
     (env, context, frame, _runtime, cb) => {
-      const runtime = active();
-      if (runtime === undefined) return cb(new Error("internal error: a template ran outside the sandbox"));
+      const sandbox = active();
+      if (sandbox === undefined) return cb(new Error("internal error: a template ran outside the sandbox"));
+      const runtime = sandbox.runtime;
       const Frame = runtime.Frame as FrameClass;
       let f = frame;
       if (!((frame as object) instanceof Frame)) {
@@ -322,7 +357,7 @@ function secure(tmpl: CompiledTemplate, active: () => Record<string, unknown> | 
         f = new Frame(undefined, (frame as { isolateWrites?: boolean }).isolateWrites);
         f.topLevel = (frame as FrameLike).topLevel;
       }
-      const budget = runtime.budget as Budget;
+      const budget = sandbox.budget();
       if (budget.renders >= budget.limits.maxNesting)
         return cb(
           new RenderLimitExceeded(
@@ -408,8 +443,10 @@ function filterPreflight(name: string, args: readonly unknown[], maxChars: numbe
  * and tests, and every template it hands out rendered with the current render's runtime.
  */
 export class SandboxEnvironment extends nunjucks.Environment {
-  /** The runtime of the render in progress (renders are synchronous and never nest across one environment). */
-  private active?: Record<string, unknown>;
+  /** The runtime of this environment's renders, made on the first. */
+  private sandbox?: SandboxRuntime;
+  /** The runtime while a render is in progress (renders are synchronous and never nest across one environment). */
+  private active?: SandboxRuntime;
 
   constructor(
     loader: nunjucks.ILoader,
@@ -464,11 +501,11 @@ export class SandboxEnvironment extends nunjucks.Environment {
   /** renderSandboxed, also returning how many characters the template's `{{ … }}` printed (the total the limits count). */
   renderCounted(name: string, context: object): { out: string; printed: number } {
     const tmpl = this.getTemplate(name, false) as unknown as CompiledTemplate;
-    const budget = new Budget(this.limits);
-    const runtime = makeRuntime(budget);
-    const Frame = runtime.Frame as FrameClass;
     if (this.active !== undefined) throw new Error("internal error: a sandboxed render started inside another");
-    this.active = runtime;
+    const sandbox = (this.sandbox ??= makeRuntime(this.limits));
+    const budget = sandbox.begin();
+    const Frame = sandbox.runtime.Frame as FrameClass;
+    this.active = sandbox;
     let out: string;
     try {
       out = tmpl.render(context, new Frame());

@@ -199,7 +199,9 @@ class TintWorker {
 let workerPool: Promise<TintWorker[]> | undefined;
 
 async function startWorkers(): Promise<TintWorker[]> {
-  const count = Math.max(1, Math.min(4, availableParallelism()));
+  // One core is left to the main thread, which renders while the workers validate: on 2 cores one
+  // worker beside it took less CPU and less wall time than two competing with it (docs/performance.md).
+  const count = Math.max(1, Math.min(4, availableParallelism() - 1));
   // No Node options of the calling process: the script needs none, and some (`--input-type` of a
   // `node -e` caller, loaders) would stop a worker started from a file.
   const workers = Array.from({ length: count }, () => new TintWorker(new Worker(WORKER_URL, { execArgv: [] })));
@@ -208,8 +210,8 @@ async function startWorkers(): Promise<TintWorker[]> {
 }
 
 /**
- * Validates WGSL with Tint. From the compiled package, on worker threads (one per core, at most
- * four, each with its own Dawn), so that validation runs beside rendering and on every core: a
+ * Validates WGSL with Tint. From the compiled package, on worker threads (one per core but one, at
+ * least one and at most four, each with its own Dawn), so that validation runs beside rendering: a
  * compilation starts a validation with prefetch() as soon as a shader is rendered and takes its
  * result with validate(). From the TypeScript sources (tests), in this thread. Call dispose() when done.
  */

@@ -36,6 +36,11 @@ function matchAt(pattern: RegExp, src: string, i: number): string | undefined {
   return pattern.exec(src)?.[0];
 }
 
+/** Whether a UTF-16 code (NaN past the end) is an ASCII digit. */
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
 /** Splits WGSL into tokens, dropping line and (nested) block comments. */
 function tokenize(src: string): Token[] {
   // An identifier and a number literal, matched at an offset (sticky: the rest of the text is not copied).
@@ -46,7 +51,9 @@ function tokenize(src: string): Token[] {
   let i = 0;
   while (i < src.length) {
     const c = src[i];
-    if (/\s/.test(c)) {
+    const code = src.charCodeAt(i);
+    // ASCII is classified by code (what the patterns match there); anything else by the patterns.
+    if (code < 128 ? code === 32 || (code >= 9 && code <= 13) : /\s/.test(c)) {
       space.lastIndex = i;
       space.exec(src);
       i = space.lastIndex;
@@ -65,11 +72,11 @@ function tokenize(src: string): Token[] {
           i += 2;
         } else i++;
       }
-    } else if (/[A-Za-z_]/.test(c)) {
+    } else if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95) {
       const m = matchAt(identAt, src, i)!;
       tokens.push({ kind: "ident", text: m, offset: i });
       i += m.length;
-    } else if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(src[i + 1] ?? ""))) {
+    } else if (isDigit(code) || (c === "." && isDigit(src.charCodeAt(i + 1)))) {
       const m = matchAt(numberAt, src, i) ?? c;
       tokens.push({ kind: "number", text: m, offset: i });
       i += m.length;

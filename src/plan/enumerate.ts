@@ -13,7 +13,7 @@ import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js"
 import type { Value } from "../model/ir.js";
 import { UNKNOWN, evaluate, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
-import { DeriveEnv, StaticLeaves, type StaticFacts } from "./env.js";
+import { DeriveEnv, sharedDerives, StaticLeaves, type StaticFacts } from "./env.js";
 import { candidateLimitError, checkCandidateCount, DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
 import { f16StorageFor, variantBindsF16, type F16Storage } from "./f16-storage.js";
@@ -243,8 +243,25 @@ function expandInstances(
   const requests = v.passes.map(() => new Map<string, { key: (Value | null)[]; pinned: Map<LeafKey, Value>; instances: string[] }>());
   const report: { name: string; status: "built" | "pruned"; reason?: string }[] = [];
   const derives = deriveEnv(kernel, v);
+  const passDerives = v.passes.map((p) => deriveEnv(kernel, v, p));
+  // The leaves each entry of each derive table reads, for sharing values between the combinations
+  // of an instance's unfixed booleans: an entry that reads none of them has one value for all.
+  // (Computed for the entries evaluated, once per table.)
+  const tables = [kernel.derive, derives, ...passDerives];
+  const reads = tables.map((table) => {
+    const memo = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>();
+    const byName = new Map<string, ReadonlyMap<LeafKey, LeafInfo>>();
+    return (name: string): ReadonlyMap<LeafKey, LeafInfo> => {
+      let keys = byName.get(name);
+      if (keys === undefined) byName.set(name, (keys = leavesOf(table.get(name)!.expr.texpr, table, memo)));
+      return keys;
+    };
+  });
   for (const inst of instances) {
     const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
+    const [topShared, variantShared, ...passShared] = reads.map((readsOf, i) =>
+      sharedDerives((name) => tables[i].has(name) && !free.some((l) => readsOf(name).has(l.key))),
+    );
     if (2 ** free.length > maxCandidates)
       throw candidateLimitError(
         kernel,
@@ -260,8 +277,8 @@ function expandInstances(
       free.forEach((l, i) => pinned.set(l.key, bits[i]));
       const combo = free.length ? `with ${free.map((l, i) => `${l.key}=${bits[i]}`).join(", ")}: ` : "";
       const leaves = new StaticLeaves(facts, pinned);
-      const topEnv = new DeriveEnv(kernel.derive, leaves);
-      const venv = new DeriveEnv(derives, leaves);
+      const topEnv = new DeriveEnv(kernel.derive, leaves, topShared);
+      const venv = new DeriveEnv(derives, leaves, variantShared);
       const dead = firstFalse(kernel.when, topEnv, kernel) ?? firstFalse(v.when, venv, kernel, derives);
       if (dead) {
         reasons.push(combo + dead);
@@ -270,8 +287,8 @@ function expandInstances(
       // Every value the templates read must be known from the instance. A key leaf the instance
       // does not give is a wildcard in the shader's key, sound only when nothing read needs it.
       const unknownReads: string[] = [];
-      v.passes.forEach((p) => {
-        const penv = new DeriveEnv(deriveEnv(kernel, v, p), leaves);
+      v.passes.forEach((p, pi) => {
+        const penv = new DeriveEnv(passDerives[pi], leaves, passShared[pi]);
         const names = [...(p.reads?.names ?? [])].filter((n) => penv.has(n));
         for (const b of p.bindings) if (b.elementType && "derive" in b.elementType) names.push(b.elementType.derive);
         for (const n of names) {

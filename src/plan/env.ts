@@ -153,14 +153,42 @@ export function attrValue(kernel: CheckedKernel, call: Call, name: string): Valu
   return spec?.default as Value | undefined;
 }
 
+/**
+ * Derive values shared by several DeriveEnvs over the same derive table whose leaf sources agree on
+ * every leaf the entries `names` read (enumeration: the combinations of one instance's unfixed
+ * booleans, for the entries that read none of them): each is evaluated once for all of them.
+ */
+export interface SharedDerives {
+  /** Whether the entry of this name is shared (asked once per name). */
+  readonly shares: (name: string) => boolean;
+  readonly memo: Map<string, PValue>;
+  readonly failed: Map<string, EvalError>;
+}
+
+/** An empty SharedDerives for the entries `shares` accepts. */
+export function sharedDerives(shares: (name: string) => boolean): SharedDerives {
+  const answers = new Map<string, boolean>();
+  return {
+    shares: (name) => {
+      let a = answers.get(name);
+      if (a === undefined) answers.set(name, (a = shares(name)));
+      return a;
+    },
+    memo: new Map(),
+    failed: new Map(),
+  };
+}
+
 /** Evaluates derive entries on demand with memoization, over a leaf source. */
 export class DeriveEnv implements EvalEnv {
-  private readonly memo = new Map<string, PValue>();
-  private readonly failed = new Map<string, EvalError>();
+  /** This environment's own values and failures. */
+  private readonly own: Pick<SharedDerives, "memo" | "failed"> = { memo: new Map(), failed: new Map() };
 
   constructor(
     private readonly derives: ReadonlyMap<string, CheckedDerive>,
     readonly leaves: LeafSource,
+    /** Entries whose values are kept with other environments' (see SharedDerives). */
+    private readonly shared?: SharedDerives,
   ) {}
 
   /** Whether a derive entry of this name is visible here. */
@@ -177,20 +205,21 @@ export class DeriveEnv implements EvalEnv {
     return this.leaves.hasAttr(name);
   }
   derive(name: string): PValue {
-    const m = this.memo.get(name);
+    const store = this.shared?.shares(name) ? this.shared : this.own;
+    const m = store.memo.get(name);
     if (m !== undefined) return m;
-    const f = this.failed.get(name);
+    const f = store.failed.get(name);
     if (f) throw f;
     const d = this.derives.get(name);
     if (!d) throw new EvalError(`derive entry \`${name}\` is not defined here`);
     try {
       const v = evaluate(d.expr.texpr, this);
-      this.memo.set(name, v);
+      store.memo.set(name, v);
       return v;
     } catch (err) {
       if (err instanceof EvalError) {
         const wrapped = err.message.startsWith("in `") ? err : new EvalError(`in \`${name}\`: ${err.message}`);
-        this.failed.set(name, wrapped);
+        store.failed.set(name, wrapped);
         throw wrapped;
       }
       throw err;

@@ -219,6 +219,22 @@ describe("kernelc lint renders and validates the templates", () => {
     expect(rows2.map((d) => d.message)).toEqual(["binding `params` of pass `main` is never declared by the shader its template renders"]);
   });
 
+  it("with the renders and verdicts an earlier lint kept in .kernelc-cache/, every result is the same, template lines included (and with --no-cache)", async () => {
+    const projects = [
+      project({ template: (t) => t.replace("  y[i] = x[i] * params.alpha;", "  y[i] = max(x[i], 2i) * params.alpha;") }),
+      project({ spec: (s) => ({ ...s, tunables: { WG: { default: 512 } } }) }),
+      project({ template: (t) => t.replace("x[i] * params.alpha", "params.alpha") }),
+    ];
+    for (const dir of projects) {
+      for (const format of ["text", "json"]) {
+        const first = await run(["lint", "--format", format], dir);
+        expect(fs.existsSync(path.join(dir, ".kernelc-cache", "renders.json"))).toBe(true);
+        expect(await run(["lint", "--format", format], dir)).toEqual(first);
+        expect(await run(["lint", "--format", format, "--no-cache"], dir)).toEqual(first);
+      }
+    }
+  });
+
   it("linting one spec file: the config's instances of other kernels are not an error", async () => {
     const root = path.resolve(__dirname, "../..");
     const r = await run(["lint", "specs/PagedAttention.json", "--profile", "core", "--format", "json"], root);

@@ -237,6 +237,16 @@ describe("render limits", () => {
     expect(render("small.jinja", { width: 5 })).toBe("01234\n");
   });
 
+  test("each render of one renderer counts its own steps: renders just inside the limit succeed one after another, also after one that failed", () => {
+    // range(w) counts w steps and the loop over it w more: 2 * 99,999 is just inside 200,000.
+    const width = 99_999;
+    for (let i = 0; i < 3; i++) expect(render("small.jinja", { width })).toHaveLength(488_886);
+    expect(renderError(() => render("nested.jinja")).limit).toBe(true);
+    expect(renderError(() => render("recurse.jinja")).limit).toBe(true);
+    expect(render("small.jinja", { width })).toHaveLength(488_886);
+    expect(render("small.jinja", { width: 5 })).toBe("01234\n");
+  });
+
   test("a spec value that drives range() fails the build fast with a diagnostic", async () => {
     const root = axpbyProject({
       spec: (s) => {

@@ -6,13 +6,12 @@ enable subgroups;
 @group(0) @binding(3) var<storage, read> cumulative_sequence_length: array<i32>;
 @group(0) @binding(4) var<storage, read> past_seqlens: array<i32>;
 @group(0) @binding(5) var<storage, read> block_table: array<i32>;
-@group(0) @binding(6) var<storage, read_write> partial_out: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> partial_stats: array<vec2<f32>>;
+@group(0) @binding(6) var<storage, read_write> output: array<u32>;
 struct Params {
   batchSize: u32,
   scale: f32,
 }
-@group(0) @binding(8) var<uniform> params: Params;
+@group(0) @binding(7) var<uniform> params: Params;
 
 fn len_query() -> u32 {
   return arrayLength(&query) * 2u;
@@ -36,8 +35,14 @@ fn load_value_cache(i: u32) -> vec4<f32> {
   return vec4<f32>(unpack2x16float(word.x), unpack2x16float(word.y));
 }
 
-// com.microsoft.PagedAttention, attention pass (split-K partials), head size 128, for devices with subgroups.
-// One workgroup of 32 lanes per (token, KV head, split) serves the 1 query head(s) of that KV head.
+fn store4_output(i: u32, v: vec4<f32>) {
+  let j = i >> 1u;
+  output[j] = pack2x16float(v.xy);
+  output[j + 1u] = pack2x16float(v.zw);
+}
+
+// com.microsoft.PagedAttention, attention pass, head size 128, for devices with subgroups.
+// One workgroup of 32 lanes per (token, KV head) serves the 1 query head(s) of that KV head.
 //
 // attend_rows (the workgroup is one subgroup): lane c owns channels 4c..4c+3 of every head; its
 // columns of the pre-scaled queries and of the output accumulators stay in registers. Keys go in
@@ -47,21 +52,22 @@ fn load_value_cache(i: u32) -> vec4<f32> {
 //      products of the 32 pairs (head g, key k) -> g*KC + k, and a butterfly of shuffles on lane
 //      bits 0..4 (each step halves the values a lane holds) leaves lane L with the score of
 //      pair reverseBits5(L). The next chunk's K loads (after the last chunk: the tile's V loads)
-//      are issued before the current chunk's products; chunk 0's K rows were loaded by the
-//      previous tile (before the loop for the first tile) unless a tile reads one entry per key;
+//      are issued before the current chunk's products, two chunks ahead: chunks 0 and 1 were
+//      loaded by the previous tile (before the loop for the first tile), chunk c loads chunk
+//      c + 2 and chunk GP - 2 the V rows (one block entry per key: one chunk ahead);
 //   2. the tile max of each head by shuffles among the lanes holding that head's scores, the
 //      new running max and rescale factors, and each lane's probabilities, which go to workgroup
-//      memory (row_p, key-major); then the next tile's chunk-0 K loads are issued;
+//      memory (row_p, key-major); then the next tile's chunk-0 and chunk-1 K loads are issued;
 //   3. every lane folds the 32 V columns into its accumulators, reading the probabilities of
 //      each key for all heads from row_p (one 16-byte read per key and 4 heads instead of one
 //      shuffle per key and head).
-// On the H200 (bench/results, docs/performance.md) these two changes -- probabilities through
-// workgroup memory, the next tile's first K rows in flight during this tile's V phase -- took the
-// attention pass from 66-72% to 71-83% of copy on the large decode shapes.
+// On the H200 (bench/results, docs/performance.md) these changes -- probabilities through
+// workgroup memory, the next tile's first K rows in flight during this tile's V phase, loads two
+// chunks ahead -- took the attention pass from 66-72% to 75-84% of copy on the large decode shapes.
 // Heads past Q_PER_KV (padding up to GP) have a zero query and are never written.
 
-// com.microsoft.PagedAttention, attention pass (split-K partials).
-// One workgroup per (token, KV head, split) serves the 1 query head(s) of that KV head.
+// com.microsoft.PagedAttention, attention pass.
+// One workgroup per (token, KV head) serves the 1 query head(s) of that KV head.
 // Keys are walked in tiles of WG positions, three phases per tile:
 //   1. lane k takes key tile_start + k: it maps the position to its cache row through
 //      block_table (tile_row) and scores it against every query head (tile_score);
@@ -155,13 +161,8 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
-  // cache blocks, so trailing splits may be empty.
-  let num_splits = nwg.z;
-  let split_id = wid.z;
-  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
-  let key_begin = min(split_id * chunk, visible);
-  let key_end = min(key_begin + chunk, visible);
+  let key_begin = 0u;
+  let key_end = visible;
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -261,12 +262,8 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
       // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
       let inv = select(0.0, 1.0 / l[j], l[j] > 0.0);
       let o = acc[j] * inv;
-      // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-      let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-      partial_out[slot * ROW_ELEMS + c] = o;
-      if (c == 0u) {
-        partial_stats[slot] = vec2<f32>(select(NEG_BIG, m_head[g], l[j] > 0.0), l[j]);
-      }
+      let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + c * 4u;
+      store4_output(oi, vec4<f32>(o));
     }
   }
 }
@@ -380,13 +377,8 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
-  // cache blocks, so trailing splits may be empty.
-  let num_splits = nwg.z;
-  let split_id = wid.z;
-  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
-  let key_begin = min(split_id * chunk, visible);
-  let key_end = min(key_begin + chunk, visible);
+  let key_begin = 0u;
+  let key_end = visible;
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -415,7 +407,7 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // 16-token blocks).
   var pe0 = block_entry(b, key_begin / BLOCK_SIZE + 0u, max_blocks);
   var pe1 = block_entry(b, key_begin / BLOCK_SIZE + 1u, max_blocks);
-  // The first tile's chunk-0 K rows; each tile loads the next tile's before its V phase.
+  // The first tile's first K rows (chunks 0 and 1); each tile loads the next tile's before its V phase.
   let fb0 = row_base(pe0, key_begin, kv_head, num_blocks);
   let fb1 = row_base(pe1, key_begin, kv_head, num_blocks);
   var kr0_0 = load_key_cache((fb0 + 0u) * 32u + lane);
@@ -590,7 +582,7 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     row_p[(0u * KC + my_k) * GP + my_g] = p0;
     workgroupBarrier();
 
-    // The next tile's chunk-0 K rows, in flight while this tile's V rows are folded.
+    // The next tile's first K rows (chunks 0 and 1), in flight while this tile's V rows are folded.
     let next_start = tile_start + 32u;
     let nb0 = row_base(pe0, next_start, kv_head, num_blocks);
     let nb1 = row_base(pe1, next_start, kv_head, num_blocks);
@@ -708,12 +700,8 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let h = kv_head * Q_PER_KV + 0u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc0 * select(0.0, 1.0 / l, l > 0.0);
-    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
-    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
-    partial_out[slot * 32u + lane] = o;
-    if (lane == 0u) {
-      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m0, l > 0.0), l);
-    }
+    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
+    store4_output(oi, vec4<f32>(o));
   }
 }
 

@@ -37,31 +37,32 @@ fn load_value_cache(i: u32) -> vec4<f16> {
 }
 
 // com.microsoft.PagedAttention, attention pass (split-K partials), head size 128, for devices with subgroups.
-// One workgroup of 32 lanes per (token, KV head, split) serves the 1 query head(s) of that KV head.
+// One workgroup of 32 lanes per (token, KV head, split) serves the 4 query head(s) of that KV head.
 //
 // attend_rows (the workgroup is one subgroup): lane c owns channels 4c..4c+3 of every head; its
 // columns of the pre-scaled queries and of the output accumulators stay in registers. Keys go in
 // tiles of 32 (ranges start on block boundaries, so a tile's rows come from at most
-// 2 block_table entries). Per tile:
-//   1. for each of GP = 1 chunks of KC = 32 keys, every lane forms its column's partial dot
+// 1 block_table entry). Per tile:
+//   1. for each of GP = 4 chunks of KC = 8 keys, every lane forms its column's partial dot
 //      products of the 32 pairs (head g, key k) -> g*KC + k, and a butterfly of shuffles on lane
 //      bits 0..4 (each step halves the values a lane holds) leaves lane L with the score of
 //      pair reverseBits5(L). The next chunk's K loads (after the last chunk: the tile's V loads)
-//      are issued before the current chunk's products; chunk 0's K rows were loaded by the
-//      previous tile (before the loop for the first tile) unless a tile reads one entry per key;
+//      are issued before the current chunk's products, two chunks ahead: chunks 0 and 1 were
+//      loaded by the previous tile (before the loop for the first tile), chunk c loads chunk
+//      c + 2 and chunk GP - 2 the V rows (one block entry per key: one chunk ahead);
 //   2. the tile max of each head by shuffles among the lanes holding that head's scores, the
 //      new running max and rescale factors, and each lane's probabilities, which go to workgroup
-//      memory (row_p, key-major); then the next tile's chunk-0 K loads are issued;
+//      memory (row_p, key-major); then the next tile's chunk-0 and chunk-1 K loads are issued;
 //   3. every lane folds the 32 V columns into its accumulators, reading the probabilities of
 //      each key for all heads from row_p (one 16-byte read per key and 4 heads instead of one
 //      shuffle per key and head).
-// On the H200 (bench/results, docs/performance.md) these two changes -- probabilities through
-// workgroup memory, the next tile's first K rows in flight during this tile's V phase -- took the
-// attention pass from 66-72% to 71-83% of copy on the large decode shapes.
+// On the H200 (bench/results, docs/performance.md) these changes -- probabilities through
+// workgroup memory, the next tile's first K rows in flight during this tile's V phase, loads two
+// chunks ahead -- took the attention pass from 66-72% to 75-84% of copy on the large decode shapes.
 // Heads past Q_PER_KV (padding up to GP) have a zero query and are never written.
 
 // com.microsoft.PagedAttention, attention pass (split-K partials).
-// One workgroup per (token, KV head, split) serves the 1 query head(s) of that KV head.
+// One workgroup per (token, KV head, split) serves the 4 query head(s) of that KV head.
 // Keys are walked in tiles of WG positions, three phases per tile:
 //   1. lane k takes key tile_start + k: it maps the position to its cache row through
 //      block_table (tile_row) and scores it against every query head (tile_score);
@@ -75,15 +76,15 @@ fn load_value_cache(i: u32) -> vec4<f16> {
 // within the spec's budget of 2*H*G + (3*G + 1)*WG words.
 const HEAD_SIZE: u32 = 128u;
 const NUM_HEADS: u32 = 32u;
-const KV_HEADS: u32 = 32u;
-const Q_PER_KV: u32 = 1u;
-const BLOCK_SIZE: u32 = 16u;
+const KV_HEADS: u32 = 8u;
+const Q_PER_KV: u32 = 4u;
+const BLOCK_SIZE: u32 = 32u;
 // The query row length (packed or not) is taken from the call: len_query() / tokens.
 const WG: u32 = 32u;
 // Cache elements per head row as the shader reads them (vec4<f16>).
 const ROW_ELEMS: u32 = 32u;
-const ITEMS: u32 = 32u;
-const ITEMS_PER_LANE: u32 = 1u;
+const ITEMS: u32 = 128u;
+const ITEMS_PER_LANE: u32 = 4u;
 const GROUPS: u32 = 1u;
 // Finite stand-in for -infinity: exp(NEG_BIG - m) is 0 and never NaN.
 const NEG_BIG: f32 = -3.0e38;
@@ -94,9 +95,9 @@ fn dot_elem(a: vec4<f32>, b: vec4<f32>) -> f32 {
   return dot(a, b);
 }
 
-var<workgroup> q_tile: array<accum, 32>;
-var<workgroup> tile_score: array<f32, 32>;
-var<workgroup> tile_p: array<f32, 32>;
+var<workgroup> q_tile: array<accum, 128>;
+var<workgroup> tile_score: array<f32, 128>;
+var<workgroup> tile_p: array<f32, 128>;
 var<workgroup> tile_row: array<u32, 32>;
 
 // The sequence that owns token row t: the last b with cum[b] <= t, by binary search over
@@ -271,12 +272,12 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   }
 }
 
-const GP: u32 = 1u;
-const KC: u32 = 32u;
+const GP: u32 = 4u;
+const KC: u32 = 8u;
 var<workgroup> subgroup_split: u32;
 // The tile's probabilities, key-major: row_p[s * GP + g] for (head g, key s) (as vec4s of 4 heads
 // when GP >= 4). Written by subgroup 0 between two barriers per tile; read by every lane.
-var<workgroup> row_p: array<f32, 32>;
+var<workgroup> row_p: array<vec4<f32>, 32>;
 
 // block_table[b, logical], or -1 when the logical block is past the table's width.
 fn block_entry(b: u32, logical: u32, max_blocks: u32) -> i32 {
@@ -398,6 +399,9 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // dispatch's x.
   let q_base = t * (len_query() / nwg.x) + kv_head * Q_PER_KV * HEAD_SIZE + lane * 4u;
   let q0 = scale * vec4<f32>(f32(load_query(q_base + 0u)), f32(load_query(q_base + 1u)), f32(load_query(q_base + 2u)), f32(load_query(q_base + 3u)));
+  let q1 = scale * vec4<f32>(f32(load_query(q_base + 128u)), f32(load_query(q_base + 129u)), f32(load_query(q_base + 130u)), f32(load_query(q_base + 131u)));
+  let q2 = scale * vec4<f32>(f32(load_query(q_base + 256u)), f32(load_query(q_base + 257u)), f32(load_query(q_base + 258u)), f32(load_query(q_base + 259u)));
+  let q3 = scale * vec4<f32>(f32(load_query(q_base + 384u)), f32(load_query(q_base + 385u)), f32(load_query(q_base + 386u)), f32(load_query(q_base + 387u)));
   // The pair this lane's reductions produce: head my_g, key my_k of each chunk.
   let my_pair = reverseBits(lane) >> 27u;
   let my_g = my_pair / KC;
@@ -407,64 +411,46 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Running max per head (the same in every lane), this lane's share of its head's sum, and
   // the accumulators of its column.
   var m0 = NEG_BIG;
+  var m1 = NEG_BIG;
+  var m2 = NEG_BIG;
+  var m3 = NEG_BIG;
   var l_part = 0.0;
   var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
 
-  // Block entries of the first tile; each tile loads the next tile's after issuing its own K
-  // loads, so a tile's K rows wait on one memory round trip, not two (H200: 9% less time with
-  // 16-token blocks).
-  var pe0 = block_entry(b, key_begin / BLOCK_SIZE + 0u, max_blocks);
-  var pe1 = block_entry(b, key_begin / BLOCK_SIZE + 1u, max_blocks);
-  // The first tile's chunk-0 K rows; each tile loads the next tile's before its V phase.
+  // The first tile's block entry; each tile loads the next tile's, which its V phase needs to
+  // issue the next tile's first K loads.
+  var pe0 = block_entry(b, key_begin / BLOCK_SIZE, max_blocks);
+  // The first tile's first K rows (chunks 0 and 1); each tile loads the next tile's before its V phase.
   let fb0 = row_base(pe0, key_begin, kv_head, num_blocks);
-  let fb1 = row_base(pe1, key_begin, kv_head, num_blocks);
   var kr0_0 = load_key_cache((fb0 + 0u) * 32u + lane);
-  var kr0_1 = load_key_cache((fb0 + 32u) * 32u + lane);
-  var kr0_2 = load_key_cache((fb0 + 64u) * 32u + lane);
-  var kr0_3 = load_key_cache((fb0 + 96u) * 32u + lane);
-  var kr0_4 = load_key_cache((fb0 + 128u) * 32u + lane);
-  var kr0_5 = load_key_cache((fb0 + 160u) * 32u + lane);
-  var kr0_6 = load_key_cache((fb0 + 192u) * 32u + lane);
-  var kr0_7 = load_key_cache((fb0 + 224u) * 32u + lane);
-  var kr0_8 = load_key_cache((fb0 + 256u) * 32u + lane);
-  var kr0_9 = load_key_cache((fb0 + 288u) * 32u + lane);
-  var kr0_10 = load_key_cache((fb0 + 320u) * 32u + lane);
-  var kr0_11 = load_key_cache((fb0 + 352u) * 32u + lane);
-  var kr0_12 = load_key_cache((fb0 + 384u) * 32u + lane);
-  var kr0_13 = load_key_cache((fb0 + 416u) * 32u + lane);
-  var kr0_14 = load_key_cache((fb0 + 448u) * 32u + lane);
-  var kr0_15 = load_key_cache((fb0 + 480u) * 32u + lane);
-  var kr0_16 = load_key_cache((fb1 + 0u) * 32u + lane);
-  var kr0_17 = load_key_cache((fb1 + 32u) * 32u + lane);
-  var kr0_18 = load_key_cache((fb1 + 64u) * 32u + lane);
-  var kr0_19 = load_key_cache((fb1 + 96u) * 32u + lane);
-  var kr0_20 = load_key_cache((fb1 + 128u) * 32u + lane);
-  var kr0_21 = load_key_cache((fb1 + 160u) * 32u + lane);
-  var kr0_22 = load_key_cache((fb1 + 192u) * 32u + lane);
-  var kr0_23 = load_key_cache((fb1 + 224u) * 32u + lane);
-  var kr0_24 = load_key_cache((fb1 + 256u) * 32u + lane);
-  var kr0_25 = load_key_cache((fb1 + 288u) * 32u + lane);
-  var kr0_26 = load_key_cache((fb1 + 320u) * 32u + lane);
-  var kr0_27 = load_key_cache((fb1 + 352u) * 32u + lane);
-  var kr0_28 = load_key_cache((fb1 + 384u) * 32u + lane);
-  var kr0_29 = load_key_cache((fb1 + 416u) * 32u + lane);
-  var kr0_30 = load_key_cache((fb1 + 448u) * 32u + lane);
-  var kr0_31 = load_key_cache((fb1 + 480u) * 32u + lane);
+  var kr0_1 = load_key_cache((fb0 + 8u) * 32u + lane);
+  var kr0_2 = load_key_cache((fb0 + 16u) * 32u + lane);
+  var kr0_3 = load_key_cache((fb0 + 24u) * 32u + lane);
+  var kr0_4 = load_key_cache((fb0 + 32u) * 32u + lane);
+  var kr0_5 = load_key_cache((fb0 + 40u) * 32u + lane);
+  var kr0_6 = load_key_cache((fb0 + 48u) * 32u + lane);
+  var kr0_7 = load_key_cache((fb0 + 56u) * 32u + lane);
+  var kr1_0 = load_key_cache((fb0 + 64u) * 32u + lane);
+  var kr1_1 = load_key_cache((fb0 + 72u) * 32u + lane);
+  var kr1_2 = load_key_cache((fb0 + 80u) * 32u + lane);
+  var kr1_3 = load_key_cache((fb0 + 88u) * 32u + lane);
+  var kr1_4 = load_key_cache((fb0 + 96u) * 32u + lane);
+  var kr1_5 = load_key_cache((fb0 + 104u) * 32u + lane);
+  var kr1_6 = load_key_cache((fb0 + 112u) * 32u + lane);
+  var kr1_7 = load_key_cache((fb0 + 120u) * 32u + lane);
   for (var tile_start = key_begin; tile_start < key_end; tile_start += 32u) {
     // Rows of the tile's keys and the mask of keys that are visible and mapped.
     let tile_len = min(32u, key_end - tile_start);
     var valid = select((1u << tile_len) - 1u, 0xffffffffu, tile_len == 32u);
     let entry0 = pe0;
+    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE, max_blocks);
     let base0 = row_base(entry0, tile_start, kv_head, num_blocks);
-    valid &= select(~65535u, 0xffffffffu, entry_ok(entry0, num_blocks));
-    let entry1 = pe1;
-    let base1 = row_base(entry1, tile_start, kv_head, num_blocks);
-    valid &= select(~4294901760u, 0xffffffffu, entry_ok(entry1, num_blocks));
+    valid = select(0u, valid, entry_ok(entry0, num_blocks));
 
     // Phase 1: scores, chunk by chunk.
-    // The next tile's block entries, loaded while this tile is computed.
-    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE + 0u, max_blocks);
-    pe1 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE + 1u, max_blocks);
     let k0_0 = vec4<f32>(kr0_0);
     let k0_1 = vec4<f32>(kr0_1);
     let k0_2 = vec4<f32>(kr0_2);
@@ -473,62 +459,14 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let k0_5 = vec4<f32>(kr0_5);
     let k0_6 = vec4<f32>(kr0_6);
     let k0_7 = vec4<f32>(kr0_7);
-    let k0_8 = vec4<f32>(kr0_8);
-    let k0_9 = vec4<f32>(kr0_9);
-    let k0_10 = vec4<f32>(kr0_10);
-    let k0_11 = vec4<f32>(kr0_11);
-    let k0_12 = vec4<f32>(kr0_12);
-    let k0_13 = vec4<f32>(kr0_13);
-    let k0_14 = vec4<f32>(kr0_14);
-    let k0_15 = vec4<f32>(kr0_15);
-    let k0_16 = vec4<f32>(kr0_16);
-    let k0_17 = vec4<f32>(kr0_17);
-    let k0_18 = vec4<f32>(kr0_18);
-    let k0_19 = vec4<f32>(kr0_19);
-    let k0_20 = vec4<f32>(kr0_20);
-    let k0_21 = vec4<f32>(kr0_21);
-    let k0_22 = vec4<f32>(kr0_22);
-    let k0_23 = vec4<f32>(kr0_23);
-    let k0_24 = vec4<f32>(kr0_24);
-    let k0_25 = vec4<f32>(kr0_25);
-    let k0_26 = vec4<f32>(kr0_26);
-    let k0_27 = vec4<f32>(kr0_27);
-    let k0_28 = vec4<f32>(kr0_28);
-    let k0_29 = vec4<f32>(kr0_29);
-    let k0_30 = vec4<f32>(kr0_30);
-    let k0_31 = vec4<f32>(kr0_31);
-    let vr0 = load_value_cache((base0 + 0u) * 32u + lane);
-    let vr1 = load_value_cache((base0 + 32u) * 32u + lane);
-    let vr2 = load_value_cache((base0 + 64u) * 32u + lane);
-    let vr3 = load_value_cache((base0 + 96u) * 32u + lane);
-    let vr4 = load_value_cache((base0 + 128u) * 32u + lane);
-    let vr5 = load_value_cache((base0 + 160u) * 32u + lane);
-    let vr6 = load_value_cache((base0 + 192u) * 32u + lane);
-    let vr7 = load_value_cache((base0 + 224u) * 32u + lane);
-    let vr8 = load_value_cache((base0 + 256u) * 32u + lane);
-    let vr9 = load_value_cache((base0 + 288u) * 32u + lane);
-    let vr10 = load_value_cache((base0 + 320u) * 32u + lane);
-    let vr11 = load_value_cache((base0 + 352u) * 32u + lane);
-    let vr12 = load_value_cache((base0 + 384u) * 32u + lane);
-    let vr13 = load_value_cache((base0 + 416u) * 32u + lane);
-    let vr14 = load_value_cache((base0 + 448u) * 32u + lane);
-    let vr15 = load_value_cache((base0 + 480u) * 32u + lane);
-    let vr16 = load_value_cache((base1 + 0u) * 32u + lane);
-    let vr17 = load_value_cache((base1 + 32u) * 32u + lane);
-    let vr18 = load_value_cache((base1 + 64u) * 32u + lane);
-    let vr19 = load_value_cache((base1 + 96u) * 32u + lane);
-    let vr20 = load_value_cache((base1 + 128u) * 32u + lane);
-    let vr21 = load_value_cache((base1 + 160u) * 32u + lane);
-    let vr22 = load_value_cache((base1 + 192u) * 32u + lane);
-    let vr23 = load_value_cache((base1 + 224u) * 32u + lane);
-    let vr24 = load_value_cache((base1 + 256u) * 32u + lane);
-    let vr25 = load_value_cache((base1 + 288u) * 32u + lane);
-    let vr26 = load_value_cache((base1 + 320u) * 32u + lane);
-    let vr27 = load_value_cache((base1 + 352u) * 32u + lane);
-    let vr28 = load_value_cache((base1 + 384u) * 32u + lane);
-    let vr29 = load_value_cache((base1 + 416u) * 32u + lane);
-    let vr30 = load_value_cache((base1 + 448u) * 32u + lane);
-    let vr31 = load_value_cache((base1 + 480u) * 32u + lane);
+var kr2_0 = load_key_cache((base0 + 128u) * 32u + lane);
+var kr2_1 = load_key_cache((base0 + 136u) * 32u + lane);
+var kr2_2 = load_key_cache((base0 + 144u) * 32u + lane);
+var kr2_3 = load_key_cache((base0 + 152u) * 32u + lane);
+var kr2_4 = load_key_cache((base0 + 160u) * 32u + lane);
+var kr2_5 = load_key_cache((base0 + 168u) * 32u + lane);
+var kr2_6 = load_key_cache((base0 + 176u) * 32u + lane);
+var kr2_7 = load_key_cache((base0 + 184u) * 32u + lane);
     var part0: array<f32, 32>;
     part0[0] = dot(q0, k0_0);
     part0[1] = dot(q0, k0_1);
@@ -538,40 +476,214 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     part0[5] = dot(q0, k0_5);
     part0[6] = dot(q0, k0_6);
     part0[7] = dot(q0, k0_7);
-    part0[8] = dot(q0, k0_8);
-    part0[9] = dot(q0, k0_9);
-    part0[10] = dot(q0, k0_10);
-    part0[11] = dot(q0, k0_11);
-    part0[12] = dot(q0, k0_12);
-    part0[13] = dot(q0, k0_13);
-    part0[14] = dot(q0, k0_14);
-    part0[15] = dot(q0, k0_15);
-    part0[16] = dot(q0, k0_16);
-    part0[17] = dot(q0, k0_17);
-    part0[18] = dot(q0, k0_18);
-    part0[19] = dot(q0, k0_19);
-    part0[20] = dot(q0, k0_20);
-    part0[21] = dot(q0, k0_21);
-    part0[22] = dot(q0, k0_22);
-    part0[23] = dot(q0, k0_23);
-    part0[24] = dot(q0, k0_24);
-    part0[25] = dot(q0, k0_25);
-    part0[26] = dot(q0, k0_26);
-    part0[27] = dot(q0, k0_27);
-    part0[28] = dot(q0, k0_28);
-    part0[29] = dot(q0, k0_29);
-    part0[30] = dot(q0, k0_30);
-    part0[31] = dot(q0, k0_31);
+    part0[8] = dot(q1, k0_0);
+    part0[9] = dot(q1, k0_1);
+    part0[10] = dot(q1, k0_2);
+    part0[11] = dot(q1, k0_3);
+    part0[12] = dot(q1, k0_4);
+    part0[13] = dot(q1, k0_5);
+    part0[14] = dot(q1, k0_6);
+    part0[15] = dot(q1, k0_7);
+    part0[16] = dot(q2, k0_0);
+    part0[17] = dot(q2, k0_1);
+    part0[18] = dot(q2, k0_2);
+    part0[19] = dot(q2, k0_3);
+    part0[20] = dot(q2, k0_4);
+    part0[21] = dot(q2, k0_5);
+    part0[22] = dot(q2, k0_6);
+    part0[23] = dot(q2, k0_7);
+    part0[24] = dot(q3, k0_0);
+    part0[25] = dot(q3, k0_1);
+    part0[26] = dot(q3, k0_2);
+    part0[27] = dot(q3, k0_3);
+    part0[28] = dot(q3, k0_4);
+    part0[29] = dot(q3, k0_5);
+    part0[30] = dot(q3, k0_6);
+    part0[31] = dot(q3, k0_7);
     let key0 = 0u * KC + my_k;
     let ok0 = my_head_ok && ((valid >> key0) & 1u) != 0u;
     let s0 = select(NEG_BIG, reduce_pairs(part0, lane), ok0);
+    let k1_0 = vec4<f32>(kr1_0);
+    let k1_1 = vec4<f32>(kr1_1);
+    let k1_2 = vec4<f32>(kr1_2);
+    let k1_3 = vec4<f32>(kr1_3);
+    let k1_4 = vec4<f32>(kr1_4);
+    let k1_5 = vec4<f32>(kr1_5);
+    let k1_6 = vec4<f32>(kr1_6);
+    let k1_7 = vec4<f32>(kr1_7);
+ kr0_0 = load_key_cache((base0 + 192u) * 32u + lane);
+ kr0_1 = load_key_cache((base0 + 200u) * 32u + lane);
+ kr0_2 = load_key_cache((base0 + 208u) * 32u + lane);
+ kr0_3 = load_key_cache((base0 + 216u) * 32u + lane);
+ kr0_4 = load_key_cache((base0 + 224u) * 32u + lane);
+ kr0_5 = load_key_cache((base0 + 232u) * 32u + lane);
+ kr0_6 = load_key_cache((base0 + 240u) * 32u + lane);
+ kr0_7 = load_key_cache((base0 + 248u) * 32u + lane);
+    var part1: array<f32, 32>;
+    part1[0] = dot(q0, k1_0);
+    part1[1] = dot(q0, k1_1);
+    part1[2] = dot(q0, k1_2);
+    part1[3] = dot(q0, k1_3);
+    part1[4] = dot(q0, k1_4);
+    part1[5] = dot(q0, k1_5);
+    part1[6] = dot(q0, k1_6);
+    part1[7] = dot(q0, k1_7);
+    part1[8] = dot(q1, k1_0);
+    part1[9] = dot(q1, k1_1);
+    part1[10] = dot(q1, k1_2);
+    part1[11] = dot(q1, k1_3);
+    part1[12] = dot(q1, k1_4);
+    part1[13] = dot(q1, k1_5);
+    part1[14] = dot(q1, k1_6);
+    part1[15] = dot(q1, k1_7);
+    part1[16] = dot(q2, k1_0);
+    part1[17] = dot(q2, k1_1);
+    part1[18] = dot(q2, k1_2);
+    part1[19] = dot(q2, k1_3);
+    part1[20] = dot(q2, k1_4);
+    part1[21] = dot(q2, k1_5);
+    part1[22] = dot(q2, k1_6);
+    part1[23] = dot(q2, k1_7);
+    part1[24] = dot(q3, k1_0);
+    part1[25] = dot(q3, k1_1);
+    part1[26] = dot(q3, k1_2);
+    part1[27] = dot(q3, k1_3);
+    part1[28] = dot(q3, k1_4);
+    part1[29] = dot(q3, k1_5);
+    part1[30] = dot(q3, k1_6);
+    part1[31] = dot(q3, k1_7);
+    let key1 = 1u * KC + my_k;
+    let ok1 = my_head_ok && ((valid >> key1) & 1u) != 0u;
+    let s1 = select(NEG_BIG, reduce_pairs(part1, lane), ok1);
+    let k2_0 = vec4<f32>(kr2_0);
+    let k2_1 = vec4<f32>(kr2_1);
+    let k2_2 = vec4<f32>(kr2_2);
+    let k2_3 = vec4<f32>(kr2_3);
+    let k2_4 = vec4<f32>(kr2_4);
+    let k2_5 = vec4<f32>(kr2_5);
+    let k2_6 = vec4<f32>(kr2_6);
+    let k2_7 = vec4<f32>(kr2_7);
+    let vr0 = load_value_cache((base0 + 0u) * 32u + lane);
+    let vr1 = load_value_cache((base0 + 8u) * 32u + lane);
+    let vr2 = load_value_cache((base0 + 16u) * 32u + lane);
+    let vr3 = load_value_cache((base0 + 24u) * 32u + lane);
+    let vr4 = load_value_cache((base0 + 32u) * 32u + lane);
+    let vr5 = load_value_cache((base0 + 40u) * 32u + lane);
+    let vr6 = load_value_cache((base0 + 48u) * 32u + lane);
+    let vr7 = load_value_cache((base0 + 56u) * 32u + lane);
+    let vr8 = load_value_cache((base0 + 64u) * 32u + lane);
+    let vr9 = load_value_cache((base0 + 72u) * 32u + lane);
+    let vr10 = load_value_cache((base0 + 80u) * 32u + lane);
+    let vr11 = load_value_cache((base0 + 88u) * 32u + lane);
+    let vr12 = load_value_cache((base0 + 96u) * 32u + lane);
+    let vr13 = load_value_cache((base0 + 104u) * 32u + lane);
+    let vr14 = load_value_cache((base0 + 112u) * 32u + lane);
+    let vr15 = load_value_cache((base0 + 120u) * 32u + lane);
+    let vr16 = load_value_cache((base0 + 128u) * 32u + lane);
+    let vr17 = load_value_cache((base0 + 136u) * 32u + lane);
+    let vr18 = load_value_cache((base0 + 144u) * 32u + lane);
+    let vr19 = load_value_cache((base0 + 152u) * 32u + lane);
+    let vr20 = load_value_cache((base0 + 160u) * 32u + lane);
+    let vr21 = load_value_cache((base0 + 168u) * 32u + lane);
+    let vr22 = load_value_cache((base0 + 176u) * 32u + lane);
+    let vr23 = load_value_cache((base0 + 184u) * 32u + lane);
+    let vr24 = load_value_cache((base0 + 192u) * 32u + lane);
+    let vr25 = load_value_cache((base0 + 200u) * 32u + lane);
+    let vr26 = load_value_cache((base0 + 208u) * 32u + lane);
+    let vr27 = load_value_cache((base0 + 216u) * 32u + lane);
+    let vr28 = load_value_cache((base0 + 224u) * 32u + lane);
+    let vr29 = load_value_cache((base0 + 232u) * 32u + lane);
+    let vr30 = load_value_cache((base0 + 240u) * 32u + lane);
+    let vr31 = load_value_cache((base0 + 248u) * 32u + lane);
+    var part2: array<f32, 32>;
+    part2[0] = dot(q0, k2_0);
+    part2[1] = dot(q0, k2_1);
+    part2[2] = dot(q0, k2_2);
+    part2[3] = dot(q0, k2_3);
+    part2[4] = dot(q0, k2_4);
+    part2[5] = dot(q0, k2_5);
+    part2[6] = dot(q0, k2_6);
+    part2[7] = dot(q0, k2_7);
+    part2[8] = dot(q1, k2_0);
+    part2[9] = dot(q1, k2_1);
+    part2[10] = dot(q1, k2_2);
+    part2[11] = dot(q1, k2_3);
+    part2[12] = dot(q1, k2_4);
+    part2[13] = dot(q1, k2_5);
+    part2[14] = dot(q1, k2_6);
+    part2[15] = dot(q1, k2_7);
+    part2[16] = dot(q2, k2_0);
+    part2[17] = dot(q2, k2_1);
+    part2[18] = dot(q2, k2_2);
+    part2[19] = dot(q2, k2_3);
+    part2[20] = dot(q2, k2_4);
+    part2[21] = dot(q2, k2_5);
+    part2[22] = dot(q2, k2_6);
+    part2[23] = dot(q2, k2_7);
+    part2[24] = dot(q3, k2_0);
+    part2[25] = dot(q3, k2_1);
+    part2[26] = dot(q3, k2_2);
+    part2[27] = dot(q3, k2_3);
+    part2[28] = dot(q3, k2_4);
+    part2[29] = dot(q3, k2_5);
+    part2[30] = dot(q3, k2_6);
+    part2[31] = dot(q3, k2_7);
+    let key2 = 2u * KC + my_k;
+    let ok2 = my_head_ok && ((valid >> key2) & 1u) != 0u;
+    let s2 = select(NEG_BIG, reduce_pairs(part2, lane), ok2);
+    let k3_0 = vec4<f32>(kr0_0);
+    let k3_1 = vec4<f32>(kr0_1);
+    let k3_2 = vec4<f32>(kr0_2);
+    let k3_3 = vec4<f32>(kr0_3);
+    let k3_4 = vec4<f32>(kr0_4);
+    let k3_5 = vec4<f32>(kr0_5);
+    let k3_6 = vec4<f32>(kr0_6);
+    let k3_7 = vec4<f32>(kr0_7);
 
-    // Phase 2: the tile max of each head: lanes with the same low 0 bit(s) hold scores of
+    var part3: array<f32, 32>;
+    part3[0] = dot(q0, k3_0);
+    part3[1] = dot(q0, k3_1);
+    part3[2] = dot(q0, k3_2);
+    part3[3] = dot(q0, k3_3);
+    part3[4] = dot(q0, k3_4);
+    part3[5] = dot(q0, k3_5);
+    part3[6] = dot(q0, k3_6);
+    part3[7] = dot(q0, k3_7);
+    part3[8] = dot(q1, k3_0);
+    part3[9] = dot(q1, k3_1);
+    part3[10] = dot(q1, k3_2);
+    part3[11] = dot(q1, k3_3);
+    part3[12] = dot(q1, k3_4);
+    part3[13] = dot(q1, k3_5);
+    part3[14] = dot(q1, k3_6);
+    part3[15] = dot(q1, k3_7);
+    part3[16] = dot(q2, k3_0);
+    part3[17] = dot(q2, k3_1);
+    part3[18] = dot(q2, k3_2);
+    part3[19] = dot(q2, k3_3);
+    part3[20] = dot(q2, k3_4);
+    part3[21] = dot(q2, k3_5);
+    part3[22] = dot(q2, k3_6);
+    part3[23] = dot(q2, k3_7);
+    part3[24] = dot(q3, k3_0);
+    part3[25] = dot(q3, k3_1);
+    part3[26] = dot(q3, k3_2);
+    part3[27] = dot(q3, k3_3);
+    part3[28] = dot(q3, k3_4);
+    part3[29] = dot(q3, k3_5);
+    part3[30] = dot(q3, k3_6);
+    part3[31] = dot(q3, k3_7);
+    let key3 = 3u * KC + my_k;
+    let ok3 = my_head_ok && ((valid >> key3) & 1u) != 0u;
+    let s3 = select(NEG_BIG, reduce_pairs(part3, lane), ok3);
+
+    // Phase 2: the tile max of each head: lanes with the same low 2 bit(s) hold scores of
     // the same head (my_g), so shuffles over the other lane bits combine them; lane
     // reverseBits5(g*KC) holds head g's.
     var lm = s0;
-    lm = max(lm, subgroupShuffleXor(lm, 1u));
-    lm = max(lm, subgroupShuffleXor(lm, 2u));
+    lm = max(lm, s1);
+    lm = max(lm, s2);
+    lm = max(lm, s3);
     lm = max(lm, subgroupShuffleXor(lm, 4u));
     lm = max(lm, subgroupShuffleXor(lm, 8u));
     lm = max(lm, subgroupShuffleXor(lm, 16u));
@@ -582,124 +694,257 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     m0 = mn0;
     my_m = select(my_m, mn0, my_g == 0u);
     my_alpha = select(my_alpha, alpha0, my_g == 0u);
+    let mn1 = max(m1, subgroupShuffle(lm, 2u));
+    let alpha1 = exp(m1 - mn1);
+    m1 = mn1;
+    my_m = select(my_m, mn1, my_g == 1u);
+    my_alpha = select(my_alpha, alpha1, my_g == 1u);
+    let mn2 = max(m2, subgroupShuffle(lm, 1u));
+    let alpha2 = exp(m2 - mn2);
+    m2 = mn2;
+    my_m = select(my_m, mn2, my_g == 2u);
+    my_alpha = select(my_alpha, alpha2, my_g == 2u);
+    let mn3 = max(m3, subgroupShuffle(lm, 3u));
+    let alpha3 = exp(m3 - mn3);
+    m3 = mn3;
+    my_m = select(my_m, mn3, my_g == 3u);
+    my_alpha = select(my_alpha, alpha3, my_g == 3u);
     // This lane's probabilities (zero for a masked key, even when the head has no key yet).
     let p0 = select(0.0, exp(s0 - my_m), ok0);
-    l_part = l_part * my_alpha + p0;
+    let p1 = select(0.0, exp(s1 - my_m), ok1);
+    let p2 = select(0.0, exp(s2 - my_m), ok2);
+    let p3 = select(0.0, exp(s3 - my_m), ok3);
+    l_part = l_part * my_alpha + p0 + p1 + p2 + p3;
     // Publish the probabilities (the first barrier: every lane has read the previous tile's).
     workgroupBarrier();
-    row_p[(0u * KC + my_k) * GP + my_g] = p0;
+    row_p[(0u * KC + my_k) * 1u + my_g / 4u][my_g % 4u] = p0;
+    row_p[(1u * KC + my_k) * 1u + my_g / 4u][my_g % 4u] = p1;
+    row_p[(2u * KC + my_k) * 1u + my_g / 4u][my_g % 4u] = p2;
+    row_p[(3u * KC + my_k) * 1u + my_g / 4u][my_g % 4u] = p3;
     workgroupBarrier();
 
-    // The next tile's chunk-0 K rows, in flight while this tile's V rows are folded.
+    // The next tile's first K rows (chunks 0 and 1), in flight while this tile's V rows are folded.
     let next_start = tile_start + 32u;
     let nb0 = row_base(pe0, next_start, kv_head, num_blocks);
-    let nb1 = row_base(pe1, next_start, kv_head, num_blocks);
     kr0_0 = load_key_cache((nb0 + 0u) * 32u + lane);
-    kr0_1 = load_key_cache((nb0 + 32u) * 32u + lane);
-    kr0_2 = load_key_cache((nb0 + 64u) * 32u + lane);
-    kr0_3 = load_key_cache((nb0 + 96u) * 32u + lane);
-    kr0_4 = load_key_cache((nb0 + 128u) * 32u + lane);
-    kr0_5 = load_key_cache((nb0 + 160u) * 32u + lane);
-    kr0_6 = load_key_cache((nb0 + 192u) * 32u + lane);
-    kr0_7 = load_key_cache((nb0 + 224u) * 32u + lane);
-    kr0_8 = load_key_cache((nb0 + 256u) * 32u + lane);
-    kr0_9 = load_key_cache((nb0 + 288u) * 32u + lane);
-    kr0_10 = load_key_cache((nb0 + 320u) * 32u + lane);
-    kr0_11 = load_key_cache((nb0 + 352u) * 32u + lane);
-    kr0_12 = load_key_cache((nb0 + 384u) * 32u + lane);
-    kr0_13 = load_key_cache((nb0 + 416u) * 32u + lane);
-    kr0_14 = load_key_cache((nb0 + 448u) * 32u + lane);
-    kr0_15 = load_key_cache((nb0 + 480u) * 32u + lane);
-    kr0_16 = load_key_cache((nb1 + 0u) * 32u + lane);
-    kr0_17 = load_key_cache((nb1 + 32u) * 32u + lane);
-    kr0_18 = load_key_cache((nb1 + 64u) * 32u + lane);
-    kr0_19 = load_key_cache((nb1 + 96u) * 32u + lane);
-    kr0_20 = load_key_cache((nb1 + 128u) * 32u + lane);
-    kr0_21 = load_key_cache((nb1 + 160u) * 32u + lane);
-    kr0_22 = load_key_cache((nb1 + 192u) * 32u + lane);
-    kr0_23 = load_key_cache((nb1 + 224u) * 32u + lane);
-    kr0_24 = load_key_cache((nb1 + 256u) * 32u + lane);
-    kr0_25 = load_key_cache((nb1 + 288u) * 32u + lane);
-    kr0_26 = load_key_cache((nb1 + 320u) * 32u + lane);
-    kr0_27 = load_key_cache((nb1 + 352u) * 32u + lane);
-    kr0_28 = load_key_cache((nb1 + 384u) * 32u + lane);
-    kr0_29 = load_key_cache((nb1 + 416u) * 32u + lane);
-    kr0_30 = load_key_cache((nb1 + 448u) * 32u + lane);
-    kr0_31 = load_key_cache((nb1 + 480u) * 32u + lane);
+    kr0_1 = load_key_cache((nb0 + 8u) * 32u + lane);
+    kr0_2 = load_key_cache((nb0 + 16u) * 32u + lane);
+    kr0_3 = load_key_cache((nb0 + 24u) * 32u + lane);
+    kr0_4 = load_key_cache((nb0 + 32u) * 32u + lane);
+    kr0_5 = load_key_cache((nb0 + 40u) * 32u + lane);
+    kr0_6 = load_key_cache((nb0 + 48u) * 32u + lane);
+    kr0_7 = load_key_cache((nb0 + 56u) * 32u + lane);
+    kr1_0 = load_key_cache((nb0 + 64u) * 32u + lane);
+    kr1_1 = load_key_cache((nb0 + 72u) * 32u + lane);
+    kr1_2 = load_key_cache((nb0 + 80u) * 32u + lane);
+    kr1_3 = load_key_cache((nb0 + 88u) * 32u + lane);
+    kr1_4 = load_key_cache((nb0 + 96u) * 32u + lane);
+    kr1_5 = load_key_cache((nb0 + 104u) * 32u + lane);
+    kr1_6 = load_key_cache((nb0 + 112u) * 32u + lane);
+    kr1_7 = load_key_cache((nb0 + 120u) * 32u + lane);
     // Phase 3: fold the tile's V columns. A masked key's V row may hold anything (even NaN), so
     // it is replaced by zero, not multiplied by 0. The probability of (head g, key s) is
     // row_p[s * GP + g] (zero for a masked key or a padding head).
     acc0 *= alpha0;
+    acc1 *= alpha1;
+    acc2 *= alpha2;
+    acc3 *= alpha3;
+    let pp0_0 = row_p[0u];
     let v0 = select(vec4<f32>(0.0), vec4<f32>(vr0), ((valid >> 0u) & 1u) != 0u);
-    acc0 += row_p[0u] * v0;
+    acc0 += pp0_0[0] * v0;
+    acc1 += pp0_0[1] * v0;
+    acc2 += pp0_0[2] * v0;
+    acc3 += pp0_0[3] * v0;
+    let pp1_0 = row_p[1u];
     let v1 = select(vec4<f32>(0.0), vec4<f32>(vr1), ((valid >> 1u) & 1u) != 0u);
-    acc0 += row_p[1u] * v1;
+    acc0 += pp1_0[0] * v1;
+    acc1 += pp1_0[1] * v1;
+    acc2 += pp1_0[2] * v1;
+    acc3 += pp1_0[3] * v1;
+    let pp2_0 = row_p[2u];
     let v2 = select(vec4<f32>(0.0), vec4<f32>(vr2), ((valid >> 2u) & 1u) != 0u);
-    acc0 += row_p[2u] * v2;
+    acc0 += pp2_0[0] * v2;
+    acc1 += pp2_0[1] * v2;
+    acc2 += pp2_0[2] * v2;
+    acc3 += pp2_0[3] * v2;
+    let pp3_0 = row_p[3u];
     let v3 = select(vec4<f32>(0.0), vec4<f32>(vr3), ((valid >> 3u) & 1u) != 0u);
-    acc0 += row_p[3u] * v3;
+    acc0 += pp3_0[0] * v3;
+    acc1 += pp3_0[1] * v3;
+    acc2 += pp3_0[2] * v3;
+    acc3 += pp3_0[3] * v3;
+    let pp4_0 = row_p[4u];
     let v4 = select(vec4<f32>(0.0), vec4<f32>(vr4), ((valid >> 4u) & 1u) != 0u);
-    acc0 += row_p[4u] * v4;
+    acc0 += pp4_0[0] * v4;
+    acc1 += pp4_0[1] * v4;
+    acc2 += pp4_0[2] * v4;
+    acc3 += pp4_0[3] * v4;
+    let pp5_0 = row_p[5u];
     let v5 = select(vec4<f32>(0.0), vec4<f32>(vr5), ((valid >> 5u) & 1u) != 0u);
-    acc0 += row_p[5u] * v5;
+    acc0 += pp5_0[0] * v5;
+    acc1 += pp5_0[1] * v5;
+    acc2 += pp5_0[2] * v5;
+    acc3 += pp5_0[3] * v5;
+    let pp6_0 = row_p[6u];
     let v6 = select(vec4<f32>(0.0), vec4<f32>(vr6), ((valid >> 6u) & 1u) != 0u);
-    acc0 += row_p[6u] * v6;
+    acc0 += pp6_0[0] * v6;
+    acc1 += pp6_0[1] * v6;
+    acc2 += pp6_0[2] * v6;
+    acc3 += pp6_0[3] * v6;
+    let pp7_0 = row_p[7u];
     let v7 = select(vec4<f32>(0.0), vec4<f32>(vr7), ((valid >> 7u) & 1u) != 0u);
-    acc0 += row_p[7u] * v7;
+    acc0 += pp7_0[0] * v7;
+    acc1 += pp7_0[1] * v7;
+    acc2 += pp7_0[2] * v7;
+    acc3 += pp7_0[3] * v7;
+    let pp8_0 = row_p[8u];
     let v8 = select(vec4<f32>(0.0), vec4<f32>(vr8), ((valid >> 8u) & 1u) != 0u);
-    acc0 += row_p[8u] * v8;
+    acc0 += pp8_0[0] * v8;
+    acc1 += pp8_0[1] * v8;
+    acc2 += pp8_0[2] * v8;
+    acc3 += pp8_0[3] * v8;
+    let pp9_0 = row_p[9u];
     let v9 = select(vec4<f32>(0.0), vec4<f32>(vr9), ((valid >> 9u) & 1u) != 0u);
-    acc0 += row_p[9u] * v9;
+    acc0 += pp9_0[0] * v9;
+    acc1 += pp9_0[1] * v9;
+    acc2 += pp9_0[2] * v9;
+    acc3 += pp9_0[3] * v9;
+    let pp10_0 = row_p[10u];
     let v10 = select(vec4<f32>(0.0), vec4<f32>(vr10), ((valid >> 10u) & 1u) != 0u);
-    acc0 += row_p[10u] * v10;
+    acc0 += pp10_0[0] * v10;
+    acc1 += pp10_0[1] * v10;
+    acc2 += pp10_0[2] * v10;
+    acc3 += pp10_0[3] * v10;
+    let pp11_0 = row_p[11u];
     let v11 = select(vec4<f32>(0.0), vec4<f32>(vr11), ((valid >> 11u) & 1u) != 0u);
-    acc0 += row_p[11u] * v11;
+    acc0 += pp11_0[0] * v11;
+    acc1 += pp11_0[1] * v11;
+    acc2 += pp11_0[2] * v11;
+    acc3 += pp11_0[3] * v11;
+    let pp12_0 = row_p[12u];
     let v12 = select(vec4<f32>(0.0), vec4<f32>(vr12), ((valid >> 12u) & 1u) != 0u);
-    acc0 += row_p[12u] * v12;
+    acc0 += pp12_0[0] * v12;
+    acc1 += pp12_0[1] * v12;
+    acc2 += pp12_0[2] * v12;
+    acc3 += pp12_0[3] * v12;
+    let pp13_0 = row_p[13u];
     let v13 = select(vec4<f32>(0.0), vec4<f32>(vr13), ((valid >> 13u) & 1u) != 0u);
-    acc0 += row_p[13u] * v13;
+    acc0 += pp13_0[0] * v13;
+    acc1 += pp13_0[1] * v13;
+    acc2 += pp13_0[2] * v13;
+    acc3 += pp13_0[3] * v13;
+    let pp14_0 = row_p[14u];
     let v14 = select(vec4<f32>(0.0), vec4<f32>(vr14), ((valid >> 14u) & 1u) != 0u);
-    acc0 += row_p[14u] * v14;
+    acc0 += pp14_0[0] * v14;
+    acc1 += pp14_0[1] * v14;
+    acc2 += pp14_0[2] * v14;
+    acc3 += pp14_0[3] * v14;
+    let pp15_0 = row_p[15u];
     let v15 = select(vec4<f32>(0.0), vec4<f32>(vr15), ((valid >> 15u) & 1u) != 0u);
-    acc0 += row_p[15u] * v15;
+    acc0 += pp15_0[0] * v15;
+    acc1 += pp15_0[1] * v15;
+    acc2 += pp15_0[2] * v15;
+    acc3 += pp15_0[3] * v15;
+    let pp16_0 = row_p[16u];
     let v16 = select(vec4<f32>(0.0), vec4<f32>(vr16), ((valid >> 16u) & 1u) != 0u);
-    acc0 += row_p[16u] * v16;
+    acc0 += pp16_0[0] * v16;
+    acc1 += pp16_0[1] * v16;
+    acc2 += pp16_0[2] * v16;
+    acc3 += pp16_0[3] * v16;
+    let pp17_0 = row_p[17u];
     let v17 = select(vec4<f32>(0.0), vec4<f32>(vr17), ((valid >> 17u) & 1u) != 0u);
-    acc0 += row_p[17u] * v17;
+    acc0 += pp17_0[0] * v17;
+    acc1 += pp17_0[1] * v17;
+    acc2 += pp17_0[2] * v17;
+    acc3 += pp17_0[3] * v17;
+    let pp18_0 = row_p[18u];
     let v18 = select(vec4<f32>(0.0), vec4<f32>(vr18), ((valid >> 18u) & 1u) != 0u);
-    acc0 += row_p[18u] * v18;
+    acc0 += pp18_0[0] * v18;
+    acc1 += pp18_0[1] * v18;
+    acc2 += pp18_0[2] * v18;
+    acc3 += pp18_0[3] * v18;
+    let pp19_0 = row_p[19u];
     let v19 = select(vec4<f32>(0.0), vec4<f32>(vr19), ((valid >> 19u) & 1u) != 0u);
-    acc0 += row_p[19u] * v19;
+    acc0 += pp19_0[0] * v19;
+    acc1 += pp19_0[1] * v19;
+    acc2 += pp19_0[2] * v19;
+    acc3 += pp19_0[3] * v19;
+    let pp20_0 = row_p[20u];
     let v20 = select(vec4<f32>(0.0), vec4<f32>(vr20), ((valid >> 20u) & 1u) != 0u);
-    acc0 += row_p[20u] * v20;
+    acc0 += pp20_0[0] * v20;
+    acc1 += pp20_0[1] * v20;
+    acc2 += pp20_0[2] * v20;
+    acc3 += pp20_0[3] * v20;
+    let pp21_0 = row_p[21u];
     let v21 = select(vec4<f32>(0.0), vec4<f32>(vr21), ((valid >> 21u) & 1u) != 0u);
-    acc0 += row_p[21u] * v21;
+    acc0 += pp21_0[0] * v21;
+    acc1 += pp21_0[1] * v21;
+    acc2 += pp21_0[2] * v21;
+    acc3 += pp21_0[3] * v21;
+    let pp22_0 = row_p[22u];
     let v22 = select(vec4<f32>(0.0), vec4<f32>(vr22), ((valid >> 22u) & 1u) != 0u);
-    acc0 += row_p[22u] * v22;
+    acc0 += pp22_0[0] * v22;
+    acc1 += pp22_0[1] * v22;
+    acc2 += pp22_0[2] * v22;
+    acc3 += pp22_0[3] * v22;
+    let pp23_0 = row_p[23u];
     let v23 = select(vec4<f32>(0.0), vec4<f32>(vr23), ((valid >> 23u) & 1u) != 0u);
-    acc0 += row_p[23u] * v23;
+    acc0 += pp23_0[0] * v23;
+    acc1 += pp23_0[1] * v23;
+    acc2 += pp23_0[2] * v23;
+    acc3 += pp23_0[3] * v23;
+    let pp24_0 = row_p[24u];
     let v24 = select(vec4<f32>(0.0), vec4<f32>(vr24), ((valid >> 24u) & 1u) != 0u);
-    acc0 += row_p[24u] * v24;
+    acc0 += pp24_0[0] * v24;
+    acc1 += pp24_0[1] * v24;
+    acc2 += pp24_0[2] * v24;
+    acc3 += pp24_0[3] * v24;
+    let pp25_0 = row_p[25u];
     let v25 = select(vec4<f32>(0.0), vec4<f32>(vr25), ((valid >> 25u) & 1u) != 0u);
-    acc0 += row_p[25u] * v25;
+    acc0 += pp25_0[0] * v25;
+    acc1 += pp25_0[1] * v25;
+    acc2 += pp25_0[2] * v25;
+    acc3 += pp25_0[3] * v25;
+    let pp26_0 = row_p[26u];
     let v26 = select(vec4<f32>(0.0), vec4<f32>(vr26), ((valid >> 26u) & 1u) != 0u);
-    acc0 += row_p[26u] * v26;
+    acc0 += pp26_0[0] * v26;
+    acc1 += pp26_0[1] * v26;
+    acc2 += pp26_0[2] * v26;
+    acc3 += pp26_0[3] * v26;
+    let pp27_0 = row_p[27u];
     let v27 = select(vec4<f32>(0.0), vec4<f32>(vr27), ((valid >> 27u) & 1u) != 0u);
-    acc0 += row_p[27u] * v27;
+    acc0 += pp27_0[0] * v27;
+    acc1 += pp27_0[1] * v27;
+    acc2 += pp27_0[2] * v27;
+    acc3 += pp27_0[3] * v27;
+    let pp28_0 = row_p[28u];
     let v28 = select(vec4<f32>(0.0), vec4<f32>(vr28), ((valid >> 28u) & 1u) != 0u);
-    acc0 += row_p[28u] * v28;
+    acc0 += pp28_0[0] * v28;
+    acc1 += pp28_0[1] * v28;
+    acc2 += pp28_0[2] * v28;
+    acc3 += pp28_0[3] * v28;
+    let pp29_0 = row_p[29u];
     let v29 = select(vec4<f32>(0.0), vec4<f32>(vr29), ((valid >> 29u) & 1u) != 0u);
-    acc0 += row_p[29u] * v29;
+    acc0 += pp29_0[0] * v29;
+    acc1 += pp29_0[1] * v29;
+    acc2 += pp29_0[2] * v29;
+    acc3 += pp29_0[3] * v29;
+    let pp30_0 = row_p[30u];
     let v30 = select(vec4<f32>(0.0), vec4<f32>(vr30), ((valid >> 30u) & 1u) != 0u);
-    acc0 += row_p[30u] * v30;
+    acc0 += pp30_0[0] * v30;
+    acc1 += pp30_0[1] * v30;
+    acc2 += pp30_0[2] * v30;
+    acc3 += pp30_0[3] * v30;
+    let pp31_0 = row_p[31u];
     let v31 = select(vec4<f32>(0.0), vec4<f32>(vr31), ((valid >> 31u) & 1u) != 0u);
-    acc0 += row_p[31u] * v31;
+    acc0 += pp31_0[0] * v31;
+    acc1 += pp31_0[1] * v31;
+    acc2 += pp31_0[2] * v31;
+    acc3 += pp31_0[3] * v31;
   }
 
   // Each head's sum: the lanes holding its pairs, combined like the max.
   var l_sum = l_part;
-  l_sum += subgroupShuffleXor(l_sum, 1u);
-  l_sum += subgroupShuffleXor(l_sum, 2u);
   l_sum += subgroupShuffleXor(l_sum, 4u);
   l_sum += subgroupShuffleXor(l_sum, 8u);
   l_sum += subgroupShuffleXor(l_sum, 16u);
@@ -713,6 +958,42 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     partial_out[slot * 32u + lane] = o;
     if (lane == 0u) {
       partial_stats[slot] = vec2<f32>(select(NEG_BIG, m0, l > 0.0), l);
+    }
+  }
+  {
+    let l = subgroupShuffle(l_sum, 2u);
+    let h = kv_head * Q_PER_KV + 1u;
+    // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
+    let o = acc1 * select(0.0, 1.0 / l, l > 0.0);
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m1, l > 0.0), l);
+    }
+  }
+  {
+    let l = subgroupShuffle(l_sum, 1u);
+    let h = kv_head * Q_PER_KV + 2u;
+    // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
+    let o = acc2 * select(0.0, 1.0 / l, l > 0.0);
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m2, l > 0.0), l);
+    }
+  }
+  {
+    let l = subgroupShuffle(l_sum, 3u);
+    let h = kv_head * Q_PER_KV + 3u;
+    // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
+    let o = acc3 * select(0.0, 1.0 / l, l > 0.0);
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m3, l > 0.0), l);
     }
   }
 }

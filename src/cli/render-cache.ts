@@ -9,7 +9,6 @@
  * and Node's), and an entry of the wrong shape is dropped. Only lint uses it: lint writes nothing
  * from a render, so the cache can make it skip work but never change a built file.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { sha256Hex } from "../core/hash.js";
 import type { TemplateReadsStore } from "../check/check-spec.js";
@@ -17,6 +16,7 @@ import type { RenderStore, WorkgroupFactsStore } from "../emit/shader-cache.js";
 import type { WorkgroupFacts } from "../emit/wgsl-limits.js";
 import type { TemplateReads } from "../model/checked.js";
 import { compilerCodeHash, hashedVersions } from "./build-info.js";
+import { KeptEntries, readCacheJson, writeCacheJson } from "./cache-file.js";
 
 /** The render cache's file, relative to the project root. */
 export const RENDER_CACHE = ".kernelc-cache/renders.json";
@@ -59,119 +59,78 @@ interface Kept {
 
 /** A RenderStore read from the project's cache file; save() writes what it learned. */
 export class RenderCache implements RenderStore {
-  /** Renders used or made in this run (kept first when saving). */
-  private readonly used = new Map<string, Kept>();
-  /** Template reads used or found in this run, by the SHA-256 of the template's text. */
-  private readonly usedReads = new Map<string, TemplateReads>();
-  /** Workgroup facts used or found in this run, by the SHA-256 of the shader's text. */
-  private readonly usedFacts = new Map<string, WorkgroupFacts>();
   private added = 0;
 
   private constructor(
     private readonly file: string,
-    /** Renders read from the file. */
-    private readonly old: Map<string, Kept>,
-    /** Template reads read from the file. */
-    private readonly oldReads: Map<string, TemplateReads>,
-    /** Workgroup facts read from the file. */
-    private readonly oldFacts: Map<string, WorkgroupFacts>,
+    /** Renders by render key, read from the file and used or made in this run. */
+    private readonly renders: KeptEntries<Kept>,
+    /** Template reads, by the SHA-256 of the template's text. */
+    private readonly reads: KeptEntries<TemplateReads>,
+    /** Workgroup facts, by the SHA-256 of the shader's text. */
+    private readonly facts: KeptEntries<WorkgroupFacts>,
   ) {}
 
   /** The cache of the project at `root` (empty when the file is missing, unreadable, of another renderer or malformed). */
   static open(root: string): RenderCache {
     const file = path.join(root, RENDER_CACHE);
     const { renders, reads, facts } = readFile(file);
-    return new RenderCache(file, renders, reads, facts);
+    return new RenderCache(file, new KeptEntries(renders), new KeptEntries(reads), new KeptEntries(facts));
   }
 
   /** Shaders' workgroup facts, kept in the same file (validateShaders' WorkgroupFactsStore). */
   readonly workgroupFacts: WorkgroupFactsStore = {
-    get: (wgsl) => {
-      const h = sha256Hex(wgsl);
-      const hit = this.usedFacts.get(h) ?? this.oldFacts.get(h);
-      if (hit) this.usedFacts.set(h, hit);
-      return hit;
-    },
+    get: (wgsl) => this.facts.get(sha256Hex(wgsl)),
     set: (wgsl, facts) => {
-      this.usedFacts.set(sha256Hex(wgsl), facts);
+      this.facts.set(sha256Hex(wgsl), facts);
       this.added++;
     },
   };
 
   /** What templates read, kept in the same file (the checks' TemplateReadsStore). */
   readonly templateReads: TemplateReadsStore = {
-    get: (text) => {
-      const h = sha256Hex(text);
-      const hit = this.usedReads.get(h) ?? this.oldReads.get(h);
-      if (hit) this.usedReads.set(h, hit);
-      return hit;
-    },
+    get: (text) => this.reads.get(sha256Hex(text)),
     set: (text, reads) => {
-      this.usedReads.set(sha256Hex(text), reads);
+      this.reads.set(sha256Hex(text), reads);
       this.added++;
     },
   };
 
   get(key: string): Kept | undefined {
-    const hit = this.used.get(key) ?? this.old.get(key);
-    if (hit) this.used.set(key, hit);
-    return hit;
+    return this.renders.get(key);
   }
 
   set(key: string, wgsl: string, declarations: string): void {
-    this.used.set(key, { wgsl, declarations });
+    this.renders.set(key, { wgsl, declarations });
     this.added++;
   }
 
-  /**
-   * Writes the file when this run made new renders (beside itself, then renamed over it). A cache
-   * that cannot be written is skipped silently: it only saves time. Nothing is written through a
-   * symbolic link or where .kernelc-cache is not a folder.
-   */
+  /** Writes the file when this run made new renders (see writeCacheJson). */
   save(): void {
     if (this.added === 0) return;
     this.added = 0;
-    const dir = path.dirname(this.file);
-    try {
-      fs.mkdirSync(dir, { recursive: true });
-      if (!fs.lstatSync(dir).isDirectory()) return;
-      if (fs.existsSync(this.file) && !fs.lstatSync(this.file).isFile()) return;
-      const kept = new Map(this.used);
-      for (const [k, v] of this.old) {
-        if (kept.size >= MAX_RENDERS) break;
-        if (!kept.has(k)) kept.set(k, v);
-      }
-      // Many keys render the same shader, and the declarations of a pass recur: each text once.
-      const texts = new Map<string, string>();
-      const ref = (text: string): string => {
-        const h = sha256Hex(text);
-        texts.set(h, text);
-        return h;
-      };
-      const renders: RenderFile["renders"] = {};
-      for (const [k, v] of [...kept].slice(0, MAX_RENDERS)) renders[k] = { wgsl: ref(v.wgsl), declarations: ref(v.declarations) };
-      const reads = new Map(this.usedReads);
-      for (const [k, v] of this.oldReads) if (reads.size < MAX_RENDERS && !reads.has(k)) reads.set(k, v);
-      const facts = new Map(this.usedFacts);
-      for (const [k, v] of this.oldFacts) if (facts.size < MAX_RENDERS && !facts.has(k)) facts.set(k, v);
-      const content: RenderFile = {
-        generatedBy: "kernelc lint: rendered shaders by render key, and what templates read; a cache, safe to delete",
-        renderer: rendererIdentity(),
-        texts: Object.fromEntries(texts),
-        renders,
-        reads: Object.fromEntries(
-          [...reads]
-            .slice(0, MAX_RENDERS)
-            .map(([h, r]) => [h, { names: [...r.names], tunables: [...r.tunables], dtypes: [...r.dtypes], includes: [...r.includes] }]),
-        ),
-        facts: Object.fromEntries([...facts].slice(0, MAX_RENDERS)),
-      };
-      const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
-      fs.writeFileSync(tmp, JSON.stringify(content), { flag: "wx" });
-      fs.renameSync(tmp, this.file);
-    } catch {
-      // A read-only project or a full disk: the next run renders again.
-    }
+    // Many keys render the same shader, and the declarations of a pass recur: each text once.
+    const texts = new Map<string, string>();
+    const ref = (text: string): string => {
+      const h = sha256Hex(text);
+      texts.set(h, text);
+      return h;
+    };
+    const renders: RenderFile["renders"] = {};
+    for (const [k, v] of this.renders.kept(MAX_RENDERS)) renders[k] = { wgsl: ref(v.wgsl), declarations: ref(v.declarations) };
+    const content: RenderFile = {
+      generatedBy: "kernelc lint: rendered shaders by render key, and what templates read; a cache, safe to delete",
+      renderer: rendererIdentity(),
+      texts: Object.fromEntries(texts),
+      renders,
+      reads: Object.fromEntries(
+        this.reads
+          .kept(MAX_RENDERS)
+          .map(([h, r]) => [h, { names: [...r.names], tunables: [...r.tunables], dtypes: [...r.dtypes], includes: [...r.includes] }]),
+      ),
+      facts: Object.fromEntries(this.facts.kept(MAX_RENDERS)),
+    };
+    writeCacheJson(this.file, content);
   }
 }
 
@@ -182,14 +141,8 @@ function readFile(file: string): { renders: Map<string, Kept>; reads: Map<string
   const reads = new Map<string, TemplateReads>();
   const facts = new Map<string, WorkgroupFacts>();
   const result = { renders: out, reads, facts };
-  let data: unknown;
-  try {
-    if (!fs.lstatSync(file).isFile()) return result;
-    data = JSON.parse(fs.readFileSync(file, "utf8"));
-  } catch {
-    return result;
-  }
-  if (data === null || typeof data !== "object") return result;
+  const data = readCacheJson(file);
+  if (data === undefined || data === null || typeof data !== "object") return result;
   const { renderer, texts, renders, reads: storedReads, facts: storedFacts } = data as Partial<Record<keyof RenderFile, unknown>>;
   const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
   if (renderer !== rendererIdentity() || !isRecord(texts) || !isRecord(renders)) return result;

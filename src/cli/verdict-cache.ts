@@ -13,6 +13,7 @@ import { sha256Hex } from "../core/hash.js";
 import type { VerdictStore } from "../emit/shader-cache.js";
 import type { WgslProblem } from "../emit/validate-wgsl.js";
 import { hashedVersions } from "./build-info.js";
+import { KeptEntries, readCacheJson, writeCacheJson } from "./cache-file.js";
 
 /** The verdict cache's file, relative to the project root. */
 export const VERDICT_CACHE = ".kernelc-cache/tint-verdicts.json";
@@ -56,70 +57,43 @@ interface VerdictFile {
 
 /** A VerdictStore read from the project's cache file; save() writes what it learned. */
 export class VerdictCache implements VerdictStore {
-  /** Verdicts read from the file. */
-  private readonly old: Map<string, readonly WgslProblem[]>;
-  /** Verdicts used or found in this run (kept first when saving). */
-  private readonly used = new Map<string, readonly WgslProblem[]>();
   private added = 0;
 
   private constructor(
     private readonly file: string,
-    old: Map<string, readonly WgslProblem[]>,
-  ) {
-    this.old = old;
-  }
+    /** Verdicts read from the file and used or found in this run. */
+    private readonly entries: KeptEntries<readonly WgslProblem[]>,
+  ) {}
 
   /** The cache of the project at `root` (empty when the file is missing, unreadable, of another validator or malformed). */
   static open(root: string): VerdictCache {
     const file = path.join(root, VERDICT_CACHE);
-    return new VerdictCache(file, readVerdicts(file));
+    return new VerdictCache(file, new KeptEntries(readVerdicts(file)));
   }
 
   get size(): number {
-    return this.old.size + this.used.size;
+    return this.entries.size;
   }
 
   get(wgsl: string, features: readonly string[]): readonly WgslProblem[] | undefined {
-    const key = verdictKey(wgsl, features);
-    const hit = this.used.get(key) ?? this.old.get(key);
-    if (hit) this.used.set(key, hit);
-    return hit;
+    return this.entries.get(verdictKey(wgsl, features));
   }
 
   set(wgsl: string, features: readonly string[], problems: readonly WgslProblem[]): void {
-    this.used.set(verdictKey(wgsl, features), problems);
+    this.entries.set(verdictKey(wgsl, features), problems);
     this.added++;
   }
 
-  /**
-   * Writes the file when this run found new verdicts (beside itself, then renamed over it). A cache
-   * that cannot be written is skipped silently: it only saves time. Nothing is written through a
-   * symbolic link or where .kernelc-cache is not a folder.
-   */
+  /** Writes the file when this run found new verdicts (see writeCacheJson). */
   save(): void {
     if (this.added === 0) return;
     this.added = 0;
-    const dir = path.dirname(this.file);
-    try {
-      fs.mkdirSync(dir, { recursive: true });
-      if (!fs.lstatSync(dir).isDirectory()) return;
-      if (fs.existsSync(this.file) && !fs.lstatSync(this.file).isFile()) return;
-      const kept = new Map(this.used);
-      for (const [k, v] of this.old) {
-        if (kept.size >= MAX_VERDICTS) break;
-        if (!kept.has(k)) kept.set(k, v);
-      }
-      const content: VerdictFile = {
-        generatedBy: "kernelc: Tint's verdicts on shader texts; a cache, safe to delete",
-        validator: validatorIdentity(),
-        verdicts: Object.fromEntries([...kept].slice(0, MAX_VERDICTS)),
-      };
-      const tmp = `${this.file}.${process.pid}.${Date.now()}.tmp`;
-      fs.writeFileSync(tmp, JSON.stringify(content), { flag: "wx" });
-      fs.renameSync(tmp, this.file);
-    } catch {
-      // A read-only project or a full disk: the next run validates again.
-    }
+    const content: VerdictFile = {
+      generatedBy: "kernelc: Tint's verdicts on shader texts; a cache, safe to delete",
+      validator: validatorIdentity(),
+      verdicts: Object.fromEntries(this.entries.kept(MAX_VERDICTS)),
+    };
+    writeCacheJson(this.file, content);
   }
 }
 
@@ -130,14 +104,8 @@ function verdictKey(wgsl: string, features: readonly string[]): string {
 
 function readVerdicts(file: string): Map<string, readonly WgslProblem[]> {
   const out = new Map<string, readonly WgslProblem[]>();
-  let data: unknown;
-  try {
-    if (!fs.lstatSync(file).isFile()) return out;
-    data = JSON.parse(fs.readFileSync(file, "utf8"));
-  } catch {
-    return out;
-  }
-  if (data === null || typeof data !== "object") return out;
+  const data = readCacheJson(file);
+  if (data === undefined || data === null || typeof data !== "object") return out;
   const { validator, verdicts } = data as Partial<Record<keyof VerdictFile, unknown>>;
   if (validator !== validatorIdentity() || verdicts === null || typeof verdicts !== "object" || Array.isArray(verdicts)) return out;
   for (const [key, problems] of Object.entries(verdicts)) {

@@ -8,8 +8,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { explain } from "../../src/api/index.js";
-import { main } from "../../src/cli/main.js";
 import type { KernelsFile } from "../../src/model/plan.js";
+import { runCli } from "../support/cli.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -86,12 +86,7 @@ function project(explainList: string[]): string {
   return dir;
 }
 
-async function cli(argv: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 interface ShaderExplainJson {
   pass: string;

@@ -3,18 +3,13 @@ import { describe, expect, it } from "vitest";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { main } from "../../src/cli/main.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
 import { KERNELC_VERSION } from "../../src/core/version.js";
+import { runCli } from "../support/cli.js";
 
 const root = path.resolve(__dirname, "../..");
 
-async function run(argv: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stdout, stderr };
-}
+const run = runCli;
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-init-"));
 

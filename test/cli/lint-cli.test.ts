@@ -3,16 +3,11 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { main } from "../../src/cli/main.js";
+import { runCli } from "../support/cli.js";
 
 const root = path.resolve(__dirname, "../..");
 
-async function run(argv: string[], cwd = root): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stdout, stderr };
-}
+const run = (argv: readonly string[], cwd = root): ReturnType<typeof runCli> => runCli(argv, cwd);
 
 /** A project folder with one broken spec (two errors, one message spanning lines in its hint). */
 function brokenProject(): string {

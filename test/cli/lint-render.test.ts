@@ -7,14 +7,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
+import { runCli } from "../support/cli.js";
 
-async function run(argv: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stdout, stderr };
-}
+const run = runCli;
 
 const SPEC = {
   domain: "com.example",

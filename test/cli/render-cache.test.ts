@@ -10,17 +10,12 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadProjectConfig } from "../../src/api/config.js";
-import { main } from "../../src/cli/main.js";
 import { RENDER_CACHE, RenderCache } from "../../src/cli/render-cache.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { createShaderCache } from "../../src/emit/shader-cache.js";
+import { runCli } from "../support/cli.js";
 
-async function run(argv: string[], cwd: string): Promise<{ code: number; stderr: string; stdout: string }> {
-  let stderr = "";
-  let stdout = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stderr, stdout };
-}
+const run = runCli;
 
 const pass = (shader: string) => ({ id: "main", name: "Scale", shader, bindings: ["x", "y", "params"], dispatch: { x: "groups" } });
 const SPEC = {

@@ -10,14 +10,14 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadProjectConfig } from "../../src/api/config.js";
-import { main } from "../../src/cli/main.js";
 import { VERDICT_CACHE, VerdictCache, validatorIdentity } from "../../src/cli/verdict-cache.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { createShaderCache } from "../../src/emit/shader-cache.js";
+import { runCli } from "../support/cli.js";
 
+/** The CLI in-process; its exit code and stderr (stdout is not asserted here). */
 async function run(argv: string[], cwd: string): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const code = await main(argv, { stdout: () => {}, stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
+  const { code, stderr } = await runCli(argv, cwd);
   return { code, stderr };
 }
 

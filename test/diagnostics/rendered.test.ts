@@ -11,8 +11,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { golden } from "../support/golden.js";
+import { runCli } from "../support/cli.js";
 
 const GOLDEN_DIR = path.resolve(__dirname, "golden");
 const made: string[] = [];
@@ -93,12 +93,7 @@ function writeProject(p: Project): string {
   return dir;
 }
 
-async function cli(argv: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 /** The codes of the diagnostics in a text rendering, in order. */
 function codesIn(text: string): string[] {

@@ -14,21 +14,10 @@
  * have run. The seed is printed; PAGED_ROW_SEED=<n> replays a run.
  */
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import type { Plan } from "../../src/model/plan.js";
-import { executePlan } from "../../src/runtime/execute.js";
 import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
-import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
-import { ScratchPool } from "../../src/runtime/scratch-pool.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
-import {
-  createBuffer,
-  expectNoUncapturedErrors,
-  getGpuDevice,
-  poisonBuffer,
-  poisonBufferCycle,
-  readBuffer,
-  uploadBuffer,
-} from "../support/gpu.js";
+import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
+import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import {
   ATTENTION_TOL,
   makePagedCase,
@@ -166,40 +155,6 @@ function designOf(compiled: CompiledPlanner, profile: string, shaderId: string):
   return manifest.kernels.PagedAttention.explain?.[shaderId]?.pagedDesign;
 }
 
-const shaderTexts = new Map<string, string>();
-let pipelines: PipelineCache | undefined;
-
-/** Runs a plan: uploads tensors, poisons the output and the scratch, reads the output and caches back. */
-async function runPlan(
-  dev: GPUDevice,
-  compiled: CompiledPlanner,
-  plan: Plan,
-  tensors: Readonly<Record<string, Uint8Array>>,
-): Promise<Record<string, ArrayBuffer>> {
-  for (const [id, text] of Object.entries(compiled.shaders)) shaderTexts.set(id, text);
-  pipelines ??= new PipelineCache(dev, (id) => {
-    const text = shaderTexts.get(id);
-    if (text === undefined) throw new Error(`no shader ${id} in any build`);
-    return text;
-  });
-  const buffers: Record<string, GPUBuffer> = {};
-  for (const [id, bytes] of Object.entries(tensors)) buffers[id] = uploadBuffer(dev, bytes);
-  const outBytes = (plan.outputShapes.outputT ?? []).reduce((a, b) => a * b, 1) * 2;
-  buffers.outputT = createBuffer(dev, outBytes);
-  poisonBuffer(dev, buffers.outputT);
-  const scratchPool = new ScratchPool(dev, "paged row test scratch");
-  const held = plan.scratch.map((s) => scratchPool.acquire(Math.max(s.size, 4)));
-  for (const b of held) poisonBufferCycle(dev, b);
-  scratchPool.release(...held);
-  await executePlan(dev, pipelines, plan, buffers, { checkErrors: true, scratchPool });
-  const out: Record<string, ArrayBuffer> = {};
-  out.outputT = await readBuffer(dev, buffers.outputT, 0, outBytes);
-  for (const id of ["keyCacheT", "valueCacheT"]) out[id] = await readBuffer(dev, buffers[id], 0, tensors[id].byteLength);
-  for (const b of Object.values(buffers)) b.destroy();
-  scratchPool.destroy();
-  return out;
-}
-
 // An adapter whose subgroups the design cannot use fails the run under CI=true (the path the
 // desktop profiles ship must run numerically); elsewhere the file says why its cases do not run.
 if (device && W === undefined) {
@@ -211,6 +166,11 @@ if (device && W === undefined) {
     console.warn(`${widthProblem}; the row design's GPU cases do not run`);
   }
 }
+
+/** Runs a plan (support/paged-run.ts: poisoned output and scratch, one pipeline cache for the file). */
+let runner: PagedPlanRunner | undefined;
+const runPlan: PagedPlanRunner = (plan, shaders, tensors) =>
+  (runner ??= pagedPlanRunner(device as GPUDevice, "paged row test"))(plan, shaders, tensors);
 
 describe.runIf(device && W !== undefined)("PagedAttention's row design, executed at the adapter's subgroup width", () => {
   const table: string[] = [];
@@ -225,7 +185,6 @@ describe.runIf(device && W !== undefined)("PagedAttention's row design, executed
 
   for (const [i, c] of CASES.entries()) {
     test(`W${W} ${c.profile}: ${c.variant}: ${c.shape.name}`, async () => {
-      const dev = device as GPUDevice;
       const rand = rng(SEED + 7919 * i);
       const data = makePagedCase(c.shape, c.variant.startsWith("packed"), c.variant.includes("_slot"), rand, c.batch);
       const compiled = await plannerFor(c);
@@ -238,7 +197,7 @@ describe.runIf(device && W !== undefined)("PagedAttention's row design, executed
         "not_rows(wid, nwg, lane);",
       );
       expect(text).not.toContain("attend_key_per_lane(wid, nwg, lane);");
-      const got = await runPlan(dev, compiled, plan, pagedCaseTensors(data));
+      const got = await runPlan(plan, compiled.shaders, pagedCaseTensors(data));
       const ref = pagedCaseReference(c.shape, data);
       const out = new Uint16Array(got.outputT);
       let maxErr = 0;

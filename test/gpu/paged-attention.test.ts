@@ -5,22 +5,11 @@
  * The Tint validation of the rendered shaders is in paged-attention-tint.test.ts.
  */
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { executePlan } from "../../src/runtime/execute.js";
 import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
-import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
-import { ScratchPool } from "../../src/runtime/scratch-pool.js";
-import {
-  createBuffer,
-  expectNoUncapturedErrors,
-  getGpuDevice,
-  poisonBuffer,
-  poisonBufferCycle,
-  readBuffer,
-  uploadBuffer,
-} from "../support/gpu.js";
+import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
-import type { Plan } from "../../src/model/plan.js";
 import { rng } from "../support/rng.js";
+import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import { ATTENTION_TOL, makePagedCase, pagedCaseReference, pagedCaseTensors, type PagedCaseShape } from "../support/paged-cases.js";
 
 /**
@@ -144,49 +133,6 @@ function plannerFor(variant: string, profile: ProfileName): Promise<CompiledPlan
   return p;
 }
 
-/**
- * One pipeline cache for the whole file: shader ids are content hashes, so a shader that several
- * cases (or both profiles) use is compiled once per run even where the driver keeps no cache of
- * its own (lavapipe with a cold shader cache spends seconds on each).
- */
-const shaderTexts = new Map<string, string>();
-let pipelines: PipelineCache | undefined;
-
-/** Runs a plan with the runtime's executePlan: uploads tensors, poisons the output and scratch, reads results back. */
-async function runPlan(
-  device: GPUDevice,
-  result: { readonly plan: Plan; readonly shaders: Readonly<Record<string, string>> },
-  tensors: Readonly<Record<string, Uint8Array>>,
-): Promise<Record<string, ArrayBuffer>> {
-  const { plan, shaders } = result;
-  for (const [id, text] of Object.entries(shaders)) shaderTexts.set(id, text);
-  pipelines ??= new PipelineCache(device, (id) => {
-    const text = shaderTexts.get(id);
-    if (text === undefined) throw new Error(`no shader ${id} in any compiled planner`);
-    return text;
-  });
-  const cache = pipelines;
-  const buffers: Record<string, GPUBuffer> = {};
-  for (const [id, bytes] of Object.entries(tensors)) buffers[id] = uploadBuffer(device, bytes);
-  const outBytes = (plan.outputShapes.outputT ?? []).reduce((a, b) => a * b, 1) * 2;
-  buffers.outputT = createBuffer(device, outBytes);
-  poisonBuffer(device, buffers.outputT);
-  // A fresh scratch pool per run, its buffers poisoned with NaN and huge finite values (acquire,
-  // fill, give back; executePlan then takes the same buffers): a split partial or statistic the
-  // kernels fail to write cannot pass for another run's data.
-  const scratchPool = new ScratchPool(device, "paged test scratch");
-  const held = plan.scratch.map((s) => scratchPool.acquire(Math.max(s.size, 4)));
-  for (const b of held) poisonBufferCycle(device, b);
-  scratchPool.release(...held);
-  await executePlan(device, cache, plan, buffers, { checkErrors: true, scratchPool });
-  const out: Record<string, ArrayBuffer> = {};
-  out.outputT = await readBuffer(device, buffers.outputT, 0, outBytes);
-  for (const id of ["keyCacheT", "valueCacheT"]) out[id] = await readBuffer(device, buffers[id], 0, tensors[id].byteLength);
-  for (const b of Object.values(buffers)) b.destroy();
-  scratchPool.destroy();
-  return out;
-}
-
 // Both profiles' features, and their shared limits: 32 KiB workgroup storage, 1024 invocations.
 const device = await getGpuDevice({
   requiredFeatures: ["shader-f16", "subgroups"],
@@ -206,6 +152,11 @@ const DESKTOP_SHAPES = new Set(
     (s) => s.name,
   ),
 );
+
+/** Runs a plan (support/paged-run.ts: poisoned output and scratch, one pipeline cache for the file). */
+let runner: PagedPlanRunner | undefined;
+const runPlan: PagedPlanRunner = (plan, shaders, tensors) =>
+  (runner ??= pagedPlanRunner(device as GPUDevice, "paged test"))(plan, shaders, tensors);
 
 describe.runIf(device)("PagedAttention on lavapipe", () => {
   const table: string[] = [];
@@ -227,7 +178,6 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
       // covered by test/gpu/profiles.test.ts.
       if (profile === "desktop-48k" && !(ROW_DESIGN_RUNS && DESKTOP_SHAPES.has(shape.name))) continue;
       test(`${profile}: ${variant}: ${shape.name}`, async () => {
-        const dev = device as GPUDevice;
         const rand = rng(SEED + 7919 * VARIANTS.indexOf(variant) + 104729 * i + 15485863 * PROFILES.indexOf(profile));
         const packed = variant.startsWith("packed");
         const slots = variant.includes("_slot");
@@ -236,7 +186,7 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
         const planned = { plan: compiled.plan(c.call), shaders: compiled.shaders };
         expect(planned.plan.variant, c.summary).toBe(variant);
         const tensors = pagedCaseTensors(c);
-        const got = await runPlan(dev, planned, tensors);
+        const got = await runPlan(planned.plan, planned.shaders, tensors);
         const ref = pagedCaseReference(shape, c);
         const out = new Uint16Array(got.outputT);
         let maxErr = 0;

@@ -9,13 +9,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
-import { main } from "../../src/cli/main.js";
 import { loadConfig, type TuneCallConfig } from "../../src/plan/config.js";
 import { interpretPlan } from "../../src/plan/interpret.js";
 import { findRanges, ruleText } from "../../src/plan/tuned-rule.js";
 import type { Call, Plan } from "../../src/model/plan.js";
 import { golden } from "../support/golden.js";
 import { importDispatcher, repoRoot } from "../support/project-build.js";
+import { runCli } from "../support/cli.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -132,12 +132,7 @@ async function buildPlanner(dir: string) {
   return { plan: planners.PagedAttention!, model, result };
 }
 
-async function cli(argv: readonly string[], cwd: string) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), cwd, isTTY: false, env: {} });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 describe("a per-call rule in the build", () => {
   it("is folded into the generated dispatcher, which agrees with the interpreter on both sides of every bound", async () => {

@@ -35,7 +35,7 @@ import {
   type VerdictStore,
   type WorkgroupFactsStore,
 } from "../emit/shader-cache.js";
-import type { WgslValidator } from "../emit/validate-wgsl.js";
+import { WgslValidator } from "../emit/validate-wgsl.js";
 import type { CheckContext, TemplateReadsStore } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
@@ -118,14 +118,12 @@ export interface CompileResult {
 
 /** Compiles the project of `loaded` (its root, specs and templates) into the files of a bundle. */
 export async function compile(loaded: LoadedConfig, options: CompileOptions = {}): Promise<CompileResult> {
-  // Tint's validator starts (on its worker threads) while the specs are checked, unless stored
-  // verdicts may make it unneeded: then it starts when a shader has none. Dawn and the generators
-  // are loaded only by the phases that use them.
+  // Tint's validator starts (on its worker threads, which load Dawn themselves) now, so that it
+  // comes up while the specs are checked, unless stored verdicts may make it unneeded: then it
+  // starts when a shader has none. The generators are loaded only by the phase that uses them.
   let validating: Promise<WgslValidator> | undefined;
   const validator = (): Promise<WgslValidator> =>
-    (validating ??= options.validator
-      ? Promise.resolve(options.validator)
-      : import("../emit/validate-wgsl.js").then((m) => m.WgslValidator.create()));
+    (validating ??= options.validator ? Promise.resolve(options.validator) : WgslValidator.create());
   if (!options.verdicts?.size) void validator().catch(() => undefined);
   try {
     return await compileWith(loaded, options, validator);

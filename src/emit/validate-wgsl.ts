@@ -8,7 +8,6 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { create, globals } from "webgpu";
 import { checkWorkgroupLimits, workgroupFacts } from "./wgsl-limits.js";
 
 /** One problem Tint found; line and column are 1-based, line 0 for a pipeline-level problem. */
@@ -41,6 +40,9 @@ export class TintSession {
 
   /** Starts Dawn's null backend (once per thread) and gets an adapter. */
   static async create(): Promise<TintSession> {
+    // Dawn is loaded here, not with this module: a compilation that validates on worker threads
+    // starts them (WgslValidator.create) without loading Dawn in its own thread.
+    const { create, globals } = await import("webgpu");
     // Dawn's binding reads GPUBufferUsage and friends from globalThis; installing them is idempotent.
     Object.assign(globalThis, globals);
     // One Dawn instance for the whole thread, never released: Dawn tears an instance down when its

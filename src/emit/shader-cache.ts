@@ -130,7 +130,12 @@ export class TemplateDigests {
 
   /** Which members of `device` the template and its includes can read. */
   deviceReads(name: string): DeviceReads {
-    return this.closure(name).device;
+    return this.closure(name).reads.device;
+  }
+
+  /** Which members of `device`, `tunables` and `dtypes` the template and its includes can read (see keyContext). */
+  contextReads(name: string): ContextReads {
+    return this.closure(name).reads;
   }
 
   /** Whether the template or an include can read `env.wgsl.f16Storage` (the profile's f16 storage form, known to differ between profiles even where no binding is f16). */
@@ -199,12 +204,12 @@ export class TemplateDigests {
       if (text === undefined) continue;
       texts.push(text);
       const inc = includedNames(text);
-      if (inc.dynamic) return { digest: this.folderDigest(), device: "all", f16Storage: true };
+      if (inc.dynamic) return { digest: this.folderDigest(), reads: ALL_READS, f16Storage: true };
       stack.push(...inc.names);
     }
     return {
       digest: sha256Hex(parts.sort().join("\0")),
-      device: deviceMembers(texts),
+      reads: { device: deviceMembers(texts), tunables: members(texts, "tunables"), dtypes: members(texts, "dtypes") },
       f16Storage: texts.some((t) => t.includes("f16Storage")),
     };
   }
@@ -219,15 +224,44 @@ export class TemplateDigests {
   }
 }
 
-/** What a template closure is and reads: its digest, the `device` members, whether it reads the f16 storage form. */
+/** What a template closure is and reads: its digest, the context members, whether it reads the f16 storage form. */
 interface Closure {
   readonly digest: string;
-  readonly device: DeviceReads;
+  readonly reads: ContextReads;
   readonly f16Storage: boolean;
 }
 
 /** The `device` members a template can read: "all" unless every mention is `device.features.X` or `device.limits.X`. */
 export type DeviceReads = "all" | { readonly features: readonly string[]; readonly limits: readonly string[] };
+
+/** The members of an object of the render context a template can read: "all" unless every mention of the object is `NAME.X`. */
+export type MemberReads = "all" | readonly string[];
+
+/** The members of the render context's `device`, `tunables` and `dtypes` a template closure can read. */
+export interface ContextReads {
+  readonly device: DeviceReads;
+  readonly tunables: MemberReads;
+  readonly dtypes: MemberReads;
+}
+
+const ALL_READS: ContextReads = { device: "all", tunables: "all", dtypes: "all" };
+
+/**
+ * The members of `object` the texts can read: "all" when one mentions it other than as
+ * `object.X` (a subscript, a loop over it, a `set`, an argument, any other text). Any mention in
+ * the template's text counts, also in WGSL text or a comment, so the answer is a superset.
+ */
+function members(texts: readonly string[], object: "tunables" | "dtypes"): MemberReads {
+  const pattern = object === "tunables" ? /(?<![\w.])tunables\b(\s*\.\s*([A-Za-z_]\w*))?/g : /(?<![\w.])dtypes\b(\s*\.\s*([A-Za-z_]\w*))?/g;
+  const read = new Set<string>();
+  for (const text of texts) {
+    for (const m of text.matchAll(pattern)) {
+      if (m[2] === undefined) return "all";
+      read.add(m[2]);
+    }
+  }
+  return [...read].sort();
+}
 
 function deviceMembers(texts: readonly string[]): DeviceReads {
   const features = new Set<string>();
@@ -241,17 +275,26 @@ function deviceMembers(texts: readonly string[]): DeviceReads {
   return { features: [...features].sort(), limits: [...limits].sort() };
 }
 
-/** What of a render context the output can depend on: everything but the `device` members the template cannot read. */
-export function keyContext(context: Readonly<Record<string, unknown>>, reads: DeviceReads): unknown {
-  if (reads === "all") return context;
-  const device = context.device as { features: Record<string, boolean>; limits: Record<string, number> } | undefined;
-  return {
-    ...context,
-    device: {
-      features: reads.features.map((f) => [f, device?.features[f]]),
-      limits: reads.limits.map((l) => [l, device?.limits[l]]),
-    },
-  };
+/**
+ * What of a render context the output can depend on: everything but the members of `device`,
+ * `tunables` and `dtypes` the template cannot read (renders of a pass on profiles or assignments
+ * that differ only there give the same text, and are done once).
+ */
+export function keyContext(context: Readonly<Record<string, unknown>>, reads: ContextReads): unknown {
+  const keyed: Record<string, unknown> = { ...context };
+  if (reads.device !== "all") {
+    const device = context.device as { features: Record<string, boolean>; limits: Record<string, number> } | undefined;
+    keyed.device = {
+      features: reads.device.features.map((f) => [f, device?.features[f]]),
+      limits: reads.device.limits.map((l) => [l, device?.limits[l]]),
+    };
+  }
+  for (const object of ["tunables", "dtypes"] as const) {
+    const read = reads[object];
+    const values = context[object] as Readonly<Record<string, unknown>> | undefined;
+    if (read !== "all") keyed[object] = read.map((name) => [name, values && Object.hasOwn(values, name) ? values[name] : null]);
+  }
+  return keyed;
 }
 
 /** The key of one render: the template closure's digest, the render context and the declarations. */

@@ -360,7 +360,7 @@ function renderRequest(
     ? renderKey(
         pass.shader,
         ctx.cache.digests.digest(pass.shader),
-        keyContext(context, ctx.cache.digests.deviceReads(pass.shader)),
+        keyContext(context, ctx.cache.digests.contextReads(pass.shader)),
         // The form matters only to a template that reads it; otherwise it shows in the declarations.
         `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}`,
       )
@@ -430,6 +430,9 @@ export async function validateShaders(
   factsStore?: WorkgroupFactsStore,
 ): Promise<void> {
   const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
+  // The shaders' own analyses first, while Tint may still be busy with them on its threads.
+  const analyses = new Map<string, ShaderAnalysis>();
+  for (const [id, rec] of shaders) analyses.set(id, analyse(id, rec.body, cache, factsStore));
   for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;
     const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
@@ -460,16 +463,7 @@ export async function validateShaders(
       for (const pr of problems.filter((x) => x.severity === "error"))
         report(tintDiagnostic(pr, rec, bodyLines, templatesDir, features.includes("shader-f16")), profiles);
     }
-    let analysis = cache?.analyses.get(id);
-    if (!analysis) {
-      let facts = factsStore?.get(rec.body);
-      if (!facts) {
-        facts = workgroupFacts(rec.body);
-        factsStore?.set(rec.body, facts);
-      }
-      analysis = { facts, identifiers: identifierCounts(rec.body) };
-      cache?.analyses.set(id, analysis);
-    }
+    const analysis = analyses.get(id)!;
     const facts = analysis.facts;
     for (const profile of rec.profiles.values()) {
       // Problems about one WGSL line (the workgroup size's axes and its product) are one diagnostic.
@@ -480,6 +474,21 @@ export async function validateShaders(
     }
     for (const d of bindingDiagnostics(kernel, pass, rec.body, analysis.identifiers)) report(d);
   }
+}
+
+/** A shader's workgroup facts and identifier counts, from the cache or the store when they have them. */
+function analyse(id: string, body: string, cache?: ShaderCache, factsStore?: WorkgroupFactsStore): ShaderAnalysis {
+  let analysis = cache?.analyses.get(id);
+  if (!analysis) {
+    let facts = factsStore?.get(body);
+    if (!facts) {
+      facts = workgroupFacts(body);
+      factsStore?.set(body, facts);
+    }
+    analysis = { facts, identifiers: identifierCounts(body) };
+    cache?.analyses.set(id, analysis);
+  }
+  return analysis;
 }
 
 /** The device features a WGSL module's `enable` directives ask for (`enable f16;` → shader-f16, `enable subgroups;` → subgroups). */

@@ -50,13 +50,52 @@ describe("TemplateDigests", () => {
     expect(d.deviceReads("other.jinja")).toBe("all");
   });
 
-  it("the key context keeps only the device members read", () => {
-    const context = { n: 4, device: { features: { subgroups: true, "shader-f16": false }, limits: { a: 1, b: 2 } } };
-    expect(keyContext(context, { features: ["subgroups"], limits: ["b"] })).toEqual({
+  it("reads of tunables and dtypes members are collected over the closure; any other mention means all of them", () => {
+    const d = new TemplateDigests(
+      folder({
+        "a.jinja": '{% include "lib/b.jinja" %}{{ tunables.WG }} {{ tunables . SPLIT }}',
+        "lib/b.jinja": "{% if dtypes.query == 'f16' %}{{ dtypes.out }}{% endif %}// mytunables, tunables_x",
+        "whole.jinja": "{% for k, v in tunables %}{{ k }}{% endfor %}{{ dtypes['out'] }}",
+        "set.jinja": "{% set t = tunables %}{{ t.WG }}",
+        "comment.jinja": "// the tunables\n{{ dtypes.out }}",
+        "dyn.jinja": "{{ tunables.WG }}{% include name %}",
+      }),
+    );
+    expect(d.contextReads("a.jinja")).toEqual({
+      device: { features: [], limits: [] },
+      tunables: ["SPLIT", "WG"],
+      dtypes: ["out", "query"],
+    });
+    expect(d.contextReads("whole.jinja")).toMatchObject({ tunables: "all", dtypes: "all" });
+    expect(d.contextReads("set.jinja")).toMatchObject({ tunables: "all", dtypes: [] });
+    expect(d.contextReads("comment.jinja")).toMatchObject({ tunables: "all", dtypes: ["out"] });
+    expect(d.contextReads("dyn.jinja")).toEqual({ device: "all", tunables: "all", dtypes: "all" });
+  });
+
+  it("the key context keeps only the device, tunables and dtypes members read", () => {
+    const context = {
+      n: 4,
+      device: { features: { subgroups: true, "shader-f16": false }, limits: { a: 1, b: 2 } },
+      tunables: { WG: 64, SPLIT: 8 },
+      dtypes: { query: "f32", out: "f16" },
+    };
+    expect(keyContext(context, { device: { features: ["subgroups"], limits: ["b"] }, tunables: ["WG", "MISSING"], dtypes: [] })).toEqual({
       n: 4,
       device: { features: [["subgroups", true]], limits: [["b", 2]] },
+      tunables: [
+        ["WG", 64],
+        ["MISSING", null],
+      ],
+      dtypes: [],
     });
-    expect(keyContext(context, "all")).toBe(context);
+    expect(keyContext(context, { device: "all", tunables: "all", dtypes: "all" })).toEqual(context);
+    // Two assignments that differ only in a tunable the template does not read share the key.
+    const other = { ...context, tunables: { WG: 64, SPLIT: 16 } };
+    const reads = { device: "all", tunables: ["WG"], dtypes: "all" } as const;
+    expect(JSON.stringify(keyContext(other, reads))).toBe(JSON.stringify(keyContext(context, reads)));
+    expect(JSON.stringify(keyContext(other, { ...reads, tunables: ["SPLIT"] }))).not.toBe(
+      JSON.stringify(keyContext(context, { ...reads, tunables: ["SPLIT"] })),
+    );
   });
 });
 

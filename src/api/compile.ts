@@ -31,6 +31,7 @@ import {
   createShaderCache,
   TemplateDigests,
   type RenderStore,
+  type ShaderAnalysis,
   type ShaderCache,
   type VerdictStore,
   type WorkgroupFactsStore,
@@ -204,6 +205,8 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
   const prefetched = new Set<string>();
+  // Shaders' analyses made by the validation workers beside Tint, by shader id.
+  const analyses = new Map<string, Promise<ShaderAnalysis | undefined>>();
   const results: ProfileResult[] = [];
   // With a cache kept across compilations (watch), a kernel's enumeration on a profile is reused,
   // with its reports, while everything it is computed from is unchanged: the config (and its file's
@@ -231,7 +234,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
       const build = enumerated.build;
       kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
-      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched);
+      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched, analyses);
       await letEventLoopRun();
     }
     results.push({ profile, kernels: kernelResults });
@@ -242,7 +245,16 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts, options.workgroupFactsStore);
+  await validateShaders(
+    selected,
+    validator,
+    templatesDir,
+    diagnostics,
+    shaderCache,
+    options.verdicts,
+    options.workgroupFactsStore,
+    analyses,
+  );
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
@@ -277,7 +289,9 @@ function letEventLoopRun(): Promise<void> {
  * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
  * no verdict in the cache or the store: the features a shader enables among those of each profile
  * rendering it (as validateShaders computes them). validateShaders then takes the results. `done`
- * holds the shader and feature-set pairs already started.
+ * holds the shader and feature-set pairs already started. With a shader's first validation, its
+ * analysis (workgroup facts, identifier counts) is asked of the validation thread too, unless the
+ * cache has it; the promise goes to `analyses`.
  */
 function prefetchValidations(
   shaders: ReadonlyMap<string, ShaderRecord>,
@@ -286,6 +300,7 @@ function prefetchValidations(
   store: VerdictStore | undefined,
   wanted: (rec: ShaderRecord) => boolean,
   done: Set<string>,
+  analyses: Map<string, Promise<ShaderAnalysis | undefined>>,
 ): void {
   for (const [id, rec] of shaders) {
     if (!wanted(rec)) continue;
@@ -297,10 +312,12 @@ function prefetchValidations(
       const relevant = features.filter((f) => enabled!.has(f));
       if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
       // Taken (and any failure reported) by validateShaders, which awaits the same validator.
-      void validator().then(
-        (v) => v.prefetch(rec.body, relevant),
+      const analyse = !analyses.has(id) && !cache.analyses.has(id);
+      const analysis = validator().then(
+        (v) => v.prefetch(rec.body, relevant, analyse),
         () => undefined,
       );
+      if (analyse) analyses.set(id, analysis);
     }
   }
 }

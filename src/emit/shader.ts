@@ -34,7 +34,7 @@ import {
 } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
-import { checkWorkgroupLimits, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
+import { checkWorkgroupLimits, identifierCounts, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
 
 /** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
 export const IMPLICIT_INSTANCE = "(no instance)";
@@ -428,11 +428,26 @@ export async function validateShaders(
   cache?: ShaderCache,
   store?: VerdictStore,
   factsStore?: WorkgroupFactsStore,
+  coming?: ReadonlyMap<string, Promise<ShaderAnalysis | undefined>>,
 ): Promise<void> {
   const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
-  // The shaders' own analyses first, while Tint may still be busy with them on its threads.
+  // The shaders' analyses: made by the validation threads beside Tint when they were asked for
+  // (`coming`, by shader id), else here, first, while Tint may still be busy on its threads.
   const analyses = new Map<string, ShaderAnalysis>();
-  for (const [id, rec] of shaders) analyses.set(id, analyse(id, rec.body, cache, factsStore));
+  const waiting: string[] = [];
+  for (const [id, rec] of shaders) {
+    if (!cache?.analyses.has(id) && coming?.has(id)) waiting.push(id);
+    else analyses.set(id, analyse(id, rec.body, cache, factsStore));
+  }
+  for (const id of waiting) {
+    const body = shaders.get(id)!.body;
+    const made = await coming!.get(id)!;
+    if (made) {
+      factsStore?.set(body, made.facts);
+      cache?.analyses.set(id, made);
+    }
+    analyses.set(id, made ?? analyse(id, body, cache, factsStore));
+  }
   for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;
     const report = (diagnostic: Diagnostic, profiles?: ReadonlySet<string>): void => {
@@ -598,15 +613,6 @@ function limitDiagnostic(problems: readonly LimitProblem[], rec: ShaderRecord, t
     { file: pos.file, line: pos.line },
     { hint, notes },
   );
-}
-
-/** WGSL identifiers of a body (not members after `.`), comments removed, with how often each occurs. */
-function identifierCounts(body: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  const code = body.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " ");
-  // A member after `.` (gid.x) is not a use of a variable of that name.
-  for (const m of code.matchAll(/(?<![\w.])(?<!\.\s+)[A-Za-z_][A-Za-z0-9_]*/g)) counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
-  return counts;
 }
 
 /** Warnings for bindings of the pass that the rendered shader never declares, or declares and never uses. */

@@ -8,7 +8,8 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { checkWorkgroupLimits, workgroupFacts } from "./wgsl-limits.js";
+import type { ShaderAnalysis } from "./shader-cache.js";
+import { checkWorkgroupLimits, identifierCounts, workgroupFacts } from "./wgsl-limits.js";
 
 /** One problem Tint found; line and column are 1-based, line 0 for a pipeline-level problem. */
 export interface WgslProblem {
@@ -61,6 +62,11 @@ export class TintSession {
    * clean, a failed compute pipeline (entry point `main`, layout "auto") is reported at line 0.
    */
   async validate(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
+    return (await this.check(wgsl, features, false)).problems;
+  }
+
+  /** validate(), with the shader's analysis (its workgroup facts and identifier counts) when `analyse`. */
+  async check(wgsl: string, features: readonly string[], analyse: boolean): Promise<Checked> {
     const device = await this.deviceFor(features);
     const problems: WgslProblem[] = [];
     // An invalid module also raises a validation error; the scope keeps Dawn from reporting it as
@@ -74,11 +80,14 @@ export class TintSession {
       if (m.type === "info") continue;
       problems.push({ line: m.lineNum, column: m.linePos, length: m.length, message: m.message, severity: m.type });
     }
-    if (problems.some((p) => p.severity === "error")) return problems;
+    const invalid = problems.some((p) => p.severity === "error");
+    if (invalid && !analyse) return { problems };
     const facts = workgroupFacts(wgsl);
+    const analysis = analyse ? { facts, identifiers: identifierCounts(wgsl) } : undefined;
+    if (invalid) return { problems, analysis };
     // Workgroup limits belong to the profile (checked by checkWorkgroupLimits); the null adapter's
     // own limits are small, so a shader known to exceed them is not compiled as a pipeline here.
-    if (checkWorkgroupLimits(facts, limitsOf(device)).length > 0) return problems;
+    if (checkWorkgroupLimits(facts, limitsOf(device)).length > 0) return { problems, analysis };
     try {
       await device.createComputePipelineAsync({ layout: "auto", compute: { module, entryPoint: "main" } });
     } catch (err) {
@@ -86,7 +95,7 @@ export class TintSession {
       const aboutLimits = facts.unresolved.length > 0 && /exceed|maximum|limit/i.test(message);
       problems.push({ line: 0, column: 0, length: 0, message, severity: aboutLimits ? "warning" : "error" });
     }
-    return problems;
+    return { problems, analysis };
   }
 
   /** Destroys every device so the process can exit. */
@@ -124,15 +133,23 @@ export class TintSession {
   }
 }
 
+/** Tint's problems in a shader, and the shader's analysis when it was asked for. */
+export interface Checked {
+  readonly problems: WgslProblem[];
+  readonly analysis?: ShaderAnalysis;
+}
+
 /** A request to a validation worker, and its answer. */
 export interface WorkerRequest {
   readonly id: number;
   readonly wgsl: string;
   readonly features: readonly string[];
+  /** Whether to answer with the shader's analysis too (so that the main thread need not compute it). */
+  readonly analyse: boolean;
 }
 export type WorkerAnswer =
   | { readonly ready: true; readonly features: readonly string[] }
-  | { readonly id: number; readonly problems: readonly WgslProblem[] }
+  | { readonly id: number; readonly problems: readonly WgslProblem[]; readonly analysis?: ShaderAnalysis }
   | { readonly id: number; readonly error: string };
 
 /** The worker script (compiled next to this module; absent when running from TypeScript sources, e.g. in tests). */
@@ -141,7 +158,7 @@ const WORKER_URL = new URL("./validate-worker.js", import.meta.url);
 /** One validation worker: a thread with its own Dawn, kept for the process and unreferenced while idle. */
 class TintWorker {
   readonly ready: Promise<readonly string[]>;
-  private readonly pending = new Map<number, { resolve: (p: WgslProblem[]) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (c: Checked) => void; reject: (e: Error) => void }>();
   private next = 0;
   private failure?: Error;
 
@@ -166,7 +183,7 @@ class TintWorker {
       this.pending.delete(m.id);
       if (this.pending.size === 0) worker.unref();
       if ("error" in m) p.reject(new Error(`WGSL validation failed in the validation worker: ${m.error}`));
-      else p.resolve([...m.problems]);
+      else p.resolve({ problems: [...m.problems], ...(m.analysis ? { analysis: m.analysis } : {}) });
     });
     const fail = (err: Error): void => {
       // A later validator starts new workers.
@@ -185,14 +202,14 @@ class TintWorker {
     return this.pending.size;
   }
 
-  validate(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
+  check(wgsl: string, features: readonly string[], analyse: boolean): Promise<Checked> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Referenced while it has work, so that the process waits for the answer.
       this.worker.ref();
-      this.worker.postMessage({ id, wgsl, features } satisfies WorkerRequest);
+      this.worker.postMessage({ id, wgsl, features, analyse } satisfies WorkerRequest);
     });
   }
 }
@@ -255,16 +272,28 @@ export class WgslValidator {
       this.started.delete(key);
       return started;
     }
-    return this.run(wgsl, features);
+    return this.run(wgsl, features, false).then((c) => c.problems);
   }
 
-  /** Starts validating `wgsl` now; the next validate() of the same text and features takes the result. */
-  prefetch(wgsl: string, features: readonly string[]): void {
+  /**
+   * Starts validating `wgsl` now; the next validate() of the same text and features takes the
+   * result. With `analyse`, the shader's analysis (workgroup facts and identifier counts, as
+   * workgroupFacts and identifierCounts give them) is made beside it, on the validation thread,
+   * and returned (undefined when the validation is already started, or fails).
+   */
+  prefetch(wgsl: string, features: readonly string[], analyse = false): Promise<ShaderAnalysis | undefined> | undefined {
     const key = `${features.join(",")}\n${wgsl}`;
-    if (this.started.has(key)) return;
-    const p = this.run(wgsl, features);
-    p.catch(() => undefined); // reported by the validate() that takes it
-    this.started.set(key, p);
+    if (this.started.has(key)) return undefined;
+    const p = this.run(wgsl, features, analyse);
+    const problems = p.then((c) => c.problems);
+    problems.catch(() => undefined); // reported by the validate() that takes it
+    this.started.set(key, problems);
+    return analyse
+      ? p.then(
+          (c) => c.analysis,
+          () => undefined,
+        )
+      : undefined;
   }
 
   /** Forgets validations started by prefetch() that no validate() took. */
@@ -272,12 +301,12 @@ export class WgslValidator {
     this.started.clear();
   }
 
-  private run(wgsl: string, features: readonly string[]): Promise<WgslProblem[]> {
-    if (this.session) return this.session.validate(wgsl, features);
+  private run(wgsl: string, features: readonly string[], analyse: boolean): Promise<Checked> {
+    if (this.session) return this.session.check(wgsl, features, analyse);
     const workers = this.workers!;
     let least = workers[0];
     for (const w of workers) if (w.load < least.load) least = w;
-    return least.validate(wgsl, features);
+    return least.check(wgsl, features, analyse);
   }
 
   /** Releases what this validator holds (the workers stay, unreferenced, for the process's next validator). */

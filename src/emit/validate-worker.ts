@@ -1,6 +1,7 @@
 /**
  * A WGSL validation worker (started by WgslValidator in validate-wgsl.ts): its own Dawn null
- * backend, answering each request { id, wgsl, features } with Tint's problems, as TintSession finds them.
+ * backend, answering each request { id, wgsl, features, analyse } with Tint's problems (and the
+ * shader's analysis when asked), as TintSession finds them.
  */
 import { parentPort } from "node:worker_threads";
 import { TintSession, type WorkerAnswer, type WorkerRequest } from "./validate-wgsl.js";
@@ -10,8 +11,8 @@ if (!port) throw new Error("validate-worker.js runs as a worker thread of WgslVa
 const session = await TintSession.create();
 const answer = (m: WorkerAnswer): void => port.postMessage(m);
 port.on("message", (req: WorkerRequest) => {
-  session.validate(req.wgsl, req.features).then(
-    (problems) => answer({ id: req.id, problems }),
+  session.check(req.wgsl, req.features, req.analyse).then(
+    ({ problems, analysis }) => answer({ id: req.id, problems, ...(analysis ? { analysis } : {}) }),
     (err: unknown) => answer({ id: req.id, error: err instanceof Error ? err.message : String(err) }),
   );
 });

@@ -486,3 +486,12 @@ export function checkWorkgroupLimits(facts: WorkgroupFacts, limits: Readonly<Rec
   }
   return problems;
 }
+
+/** WGSL identifiers of a body (not members after `.`), comments removed, with how often each occurs. */
+export function identifierCounts(body: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  const code = body.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " ");
+  // A member after `.` (gid.x) is not a use of a variable of that name.
+  for (const m of code.matchAll(/(?<![\w.])(?<!\.\s+)[A-Za-z_][A-Za-z0-9_]*/g)) counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
+  return counts;
+}

@@ -77,7 +77,9 @@ export function templateReads(src: string): TemplateReads {
       const t = node.template as NjNode | undefined;
       if (t instanceof njNodes.Literal) includes.push(String(t.value));
     }
-    for (const f of node.fields ?? []) stack.push(node[f]);
+    // A node list holds its nodes in `children`, which is also one of its fields: pushed once, last
+    // (so that it is read first, as before).
+    for (const f of node.fields ?? []) if (f !== "children") stack.push(node[f]);
     if ("children" in node) stack.push(node.children);
     // The parser keeps the content of a `{% set x %}…{% endset %}` block in `body`, outside the fields.
     if (x instanceof njNodes.Set && node.body !== undefined) stack.push(node.body);

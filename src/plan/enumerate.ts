@@ -170,6 +170,8 @@ export function enumerateKernel(
       const topEnv = new DeriveEnv(kernel.derive, new StaticLeaves(facts));
       const kernelDead = firstFalse(kernel.when, topEnv, kernel);
       const survivors: VariantBuild[] = [];
+      // The kernel's conditions with an instance's values pinned, shared by the variants of these facts.
+      const kernelDeadPinned = new Map<string, string | undefined>();
       for (const v of ordered) {
         const record = (status: CandidateStatus, reason?: string, inst: Candidate["instances"] = [], f16Storage?: F16Storage): void => {
           candidates.push({ dtypes, tunables, variant: v.id, status, reason, ...(f16Storage ? { f16Storage } : {}), instances: inst });
@@ -205,7 +207,7 @@ export function enumerateKernel(
           );
           continue;
         }
-        const expanded = expandInstances(kernel, v, facts, instances, problems, profile.name, maxCandidates);
+        const expanded = expandInstances(kernel, v, facts, instances, problems, profile.name, maxCandidates, kernelDeadPinned);
         survivors.push(expanded.build);
         const storage = variantBindsF16(kernel, v, facts) ? f16StorageFor(profile.features) : undefined;
         record("emitted", undefined, expanded.report, storage);
@@ -236,6 +238,8 @@ function expandInstances(
   problems: string[],
   profileName: string,
   maxCandidates: number,
+  /** The first false kernel condition under `facts` by the pinned leaves (their sorted entries), kept across the variants. */
+  kernelDead: Map<string, string | undefined>,
 ): { build: VariantBuild; report: Candidate["instances"] } {
   const passKeys = v.passes.map((p) => passKeyLeaves(kernel, v, p));
   const union = new Map<LeafKey, LeafInfo>();
@@ -277,9 +281,11 @@ function expandInstances(
       free.forEach((l, i) => pinned.set(l.key, bits[i]));
       const combo = free.length ? `with ${free.map((l, i) => `${l.key}=${bits[i]}`).join(", ")}: ` : "";
       const leaves = new StaticLeaves(facts, pinned);
-      const topEnv = new DeriveEnv(kernel.derive, leaves, topShared);
+      // The kernel's conditions read leaves, not the variant: the same pinned values give the same answer.
+      const pinKey = JSON.stringify([...pinned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      if (!kernelDead.has(pinKey)) kernelDead.set(pinKey, firstFalse(kernel.when, new DeriveEnv(kernel.derive, leaves, topShared), kernel));
       const venv = new DeriveEnv(derives, leaves, variantShared);
-      const dead = firstFalse(kernel.when, topEnv, kernel) ?? firstFalse(v.when, venv, kernel, derives);
+      const dead = kernelDead.get(pinKey) ?? firstFalse(v.when, venv, kernel, derives);
       if (dead) {
         reasons.push(combo + dead);
         continue;

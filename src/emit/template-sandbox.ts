@@ -15,7 +15,7 @@
  */
 import { createRequire } from "node:module";
 import nunjucks from "nunjucks";
-import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName } from "../check/template-safety.js";
+import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName, parseTemplate } from "../check/template-safety.js";
 
 const require = createRequire(import.meta.url);
 // nunjucks ships its runtime, filters and tests as CommonJS modules without type declarations.
@@ -29,10 +29,18 @@ const njFilters = require("nunjucks/src/filters") as Record<string, Callable>;
 const njTests = require("nunjucks/src/tests") as Record<string, Callable>;
 const njCompiler = require("nunjucks/src/compiler") as {
   Compiler: new (name: string, throwOnUndefined: boolean) => CompilerLike;
-  compile: (src: string, asyncFilters: unknown, extensions: unknown, name: string, opts: { throwOnUndefined?: boolean }) => string;
+  compile: (src: string, asyncFilters: unknown, extensions: unknown, name: string, opts: CompileOptions) => string;
 };
 const njTransformer = require("nunjucks/src/transformer") as { transform(ast: unknown, asyncFilters: unknown[], name: string): unknown };
 const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions: unknown[], opts: unknown): unknown };
+
+/** The environment's options nunjucks hands its compiler (those read here). */
+interface CompileOptions {
+  readonly throwOnUndefined?: boolean;
+  readonly trimBlocks?: boolean;
+  readonly lstripBlocks?: boolean;
+  readonly tags?: unknown;
+}
 
 interface CompilerLike {
   compile(node: unknown): void;
@@ -71,10 +79,17 @@ class LocatingCompiler extends njCompiler.Compiler {
   }
 }
 
-/** Compiles a template's source to the module text nunjucks evaluates, with positions recorded (see LocatingCompiler). */
-function compileTemplate(src: string, name: string, opts: { throwOnUndefined?: boolean }): string {
+/**
+ * Compiles a template's source to the module text nunjucks evaluates, with positions recorded (see
+ * LocatingCompiler). With the options kernelc renders with, the parse tree is the one the checks
+ * made of the same text (parseTemplate), not parsed again: neither the transformer (without async
+ * filters and blocks, which the sandbox refuses before compiling) nor the compiler modifies it.
+ */
+function compileTemplate(src: string, name: string, opts: CompileOptions): string {
   const c = new LocatingCompiler(name, opts.throwOnUndefined ?? false);
-  c.compile(njTransformer.transform(njParser.parse(src, [], opts), [], name));
+  const tree =
+    opts.trimBlocks === true && opts.lstripBlocks === true && opts.tags === undefined ? parseTemplate(src) : njParser.parse(src, [], opts);
+  c.compile(njTransformer.transform(tree, [], name));
   return c.getCode();
 }
 

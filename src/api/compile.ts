@@ -20,8 +20,8 @@ import type { ReusableDispatcher } from "../emit/dispatcher-reuse.js";
 import { TemplateRenderer } from "../emit/render.js";
 import {
   createRenderMemo,
-  enabledFeatures,
   IMPLICIT_INSTANCE,
+  recordEnabledFeatures,
   renderShader,
   validateShaders,
   type RenderContext,
@@ -308,7 +308,7 @@ function prefetchValidations(
     for (const [key, features] of rec.featureSets) {
       if (done.has(`${id}|${key}`)) continue;
       done.add(`${id}|${key}`);
-      enabled ??= enabledFeatures(rec.body);
+      enabled ??= recordEnabledFeatures(rec);
       const relevant = features.filter((f) => enabled!.has(f));
       if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
       // Taken (and any failure reported) by validateShaders, which awaits the same validator.

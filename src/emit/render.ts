@@ -175,6 +175,8 @@ export class TemplateRenderer {
   private readonly loader: ConfinedLoader;
   private readonly env: SandboxEnvironment;
   private instrumented?: { env: SandboxEnvironment; table: SourceTable };
+  /** A templates folder path found to resolve to `root` (since the last refresh()). */
+  private rootPath?: string;
 
   constructor(templatesDir: string) {
     if (!path.isAbsolute(templatesDir)) throw new Error(`templatesDir must be absolute: ${templatesDir}`);
@@ -185,7 +187,7 @@ export class TemplateRenderer {
 
   /** Renders one template and tidies its whitespace; throws RenderError on any template error. */
   render(req: RenderRequest): Rendered {
-    if (realpathSync(req.templatesDir) !== this.root) {
+    if (!this.serves(req.templatesDir)) {
       throw new Error(`render request for ${req.templatesDir} sent to the renderer of ${this.root}`);
     }
     const problem = templateNameProblem(req.shader);
@@ -199,6 +201,14 @@ export class TemplateRenderer {
     }
     const wgsl = tidyText(raw);
     return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, context));
+  }
+
+  /** Whether `templatesDir` resolves to this renderer's folder (checked once per path between refreshes). */
+  private serves(templatesDir: string): boolean {
+    if (templatesDir === this.rootPath) return true;
+    if (realpathSync(templatesDir) !== this.root) return false;
+    this.rootPath = templatesDir;
+    return true;
   }
 
   /**
@@ -215,6 +225,7 @@ export class TemplateRenderer {
    * watch): an edit re-parses only the edited template. Nunjucks' own cache busting ("update").
    */
   refresh(): void {
+    this.rootPath = undefined;
     let changed = false;
     for (const [name, src] of [...this.loader.sources]) {
       let now: string | undefined;
@@ -242,7 +253,7 @@ export class TemplateRenderer {
    */
   renderOpen(req: Omit<RenderRequest, "declarations">): OpenRender | undefined {
     const problem = templateNameProblem(req.shader);
-    if (problem || realpathSync(req.templatesDir) !== this.root) return undefined;
+    if (problem || !this.serves(req.templatesDir)) return undefined;
     const placeholder = `\u2064kernelc-declarations-${randomUUID()}\u2064`;
     let counted: { out: string; printed: number };
     try {

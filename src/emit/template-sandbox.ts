@@ -240,9 +240,14 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     }
     override set(name: string, val: unknown, resolveUp?: boolean): void {
       let parts = nameParts.get(name);
-      if (parts === undefined) nameParts.set(name, (parts = name.split(".")));
-      refuseName(parts[0]);
-      budget.size(val, () => `the value of \`${name}\``);
+      if (parts === undefined) {
+        // Kept only once the name passed: a refused name is refused on every set.
+        const split = name.split(".");
+        refuseName(split[0]);
+        nameParts.set(name, (parts = split));
+      }
+      // budget.size refuses only a string over the limit: called (with its message) only then.
+      if (typeof val === "string" && val.length > limits.maxOutputChars) budget.size(val, () => `the value of \`${name}\``);
       budget.tick();
       if (resolveUp) return super.set(name, val, resolveUp);
       // Nunjucks' Frame.set in this frame, with the parts of the name split once: a loop sets
@@ -289,7 +294,10 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
       if (!fn) throw new TemplateSandboxError(`Unable to call \`${name}\`, which is undefined or falsey`);
       if (typeof fn !== "function" || !budget.callable.has(fn))
         throw new TemplateSandboxError(`\`${name}\` is not a macro: templates can call only their macros and range()`);
-      for (let i = 0; i < args.length; i++) budget.size(args[i], () => `argument ${i + 1} of \`${name}\``);
+      for (let i = 0; i < args.length; i++) {
+        const arg = args[i];
+        if (typeof arg === "string" && arg.length > limits.maxOutputChars) budget.size(arg, () => `argument ${i + 1} of \`${name}\``);
+      }
       budget.step(1, () => `the call of \`${name}\``);
       if (budget.callDepth >= limits.maxCallDepth)
         throw new RenderLimitExceeded(`macro calls nest more than ${limits.maxCallDepth} deep (does \`${name}\` call itself?)`);

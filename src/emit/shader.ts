@@ -155,26 +155,12 @@ export function templateDiagnostic(
   return makeDiagnostic(code, message, { file: full, span }, extra);
 }
 
-/**
- * The helpers a rendered body calls, by name: where the name occurs as a whole identifier (no
- * identifier character before or after it) followed by optional whitespace and `(`, as the pattern
- * `\b([A-Za-z_][A-Za-z0-9_]*)\s*\(` finds identifiers called. Each name is looked up with indexOf.
- */
+/** The helpers a rendered body calls (a name followed by `(`), by name. */
 function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<string> {
   const used = new Set<string>();
-  const isWord = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-  for (const name of helpers.keys()) {
-    for (let at = body.indexOf(name); at >= 0; at = body.indexOf(name, at + 1)) {
-      if (at > 0 && isWord(body.charCodeAt(at - 1))) continue;
-      let i = at + name.length;
-      if (i < body.length && isWord(body.charCodeAt(i))) continue;
-      while (i < body.length && /\s/.test(body[i])) i++;
-      if (body[i] === "(") {
-        used.add(name);
-        break;
-      }
-    }
-  }
+  // Only a helper whose name occurs in the body can be called there: the body is scanned only then.
+  if (![...helpers.keys()].some((name) => body.includes(name))) return used;
+  for (const m of body.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) if (helpers.has(m[1])) used.add(m[1]);
   return used;
 }
 

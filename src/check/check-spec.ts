@@ -77,11 +77,27 @@ export interface TemplateReadsStore {
   set(text: string, reads: TemplateReads): void;
 }
 
-/** The merged derive environment of a pass: top-level, then the variant's, then the pass's entries. */
-export function deriveEnv(kernel: CheckedKernel, variant?: CheckedVariant, pass?: CheckedPass): Map<string, CheckedDerive> {
-  const env = new Map(kernel.derive);
-  if (variant) for (const [k, v] of variant.derive) env.set(k, v);
-  if (pass) for (const [k, v] of pass.derive) env.set(k, v);
+/** deriveEnv's tables, by kernel, variant and pass (NO_PART where there is none). */
+const derivedEnvs = new WeakMap<object, WeakMap<object, WeakMap<object, ReadonlyMap<string, CheckedDerive>>>>();
+const NO_PART = {};
+
+/**
+ * The merged derive environment of a pass: top-level, then the variant's, then the pass's entries.
+ * Made once per kernel, variant and pass (enumeration asks for it thousands of times) and shared:
+ * it is read-only, like the checked kernel it is made from.
+ */
+export function deriveEnv(kernel: CheckedKernel, variant?: CheckedVariant, pass?: CheckedPass): ReadonlyMap<string, CheckedDerive> {
+  let byVariant = derivedEnvs.get(kernel);
+  if (!byVariant) derivedEnvs.set(kernel, (byVariant = new WeakMap()));
+  let byPass = byVariant.get(variant ?? NO_PART);
+  if (!byPass) byVariant.set(variant ?? NO_PART, (byPass = new WeakMap()));
+  let env = byPass.get(pass ?? NO_PART);
+  if (!env) {
+    const made = new Map(kernel.derive);
+    if (variant) for (const [k, v] of variant.derive) made.set(k, v);
+    if (pass) for (const [k, v] of pass.derive) made.set(k, v);
+    byPass.set(pass ?? NO_PART, (env = made));
+  }
   return env;
 }
 

@@ -204,7 +204,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   };
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
-  const prefetched = new Set<string>();
+  const prefetched = new Map<string, number>();
   // Shaders' analyses made by the validation workers beside Tint, by shader id.
   const analyses = new Map<string, Promise<ShaderAnalysis | undefined>>();
   const results: ProfileResult[] = [];
@@ -289,7 +289,7 @@ function letEventLoopRun(): Promise<void> {
  * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
  * no verdict in the cache or the store: the features a shader enables among those of each profile
  * rendering it (as validateShaders computes them). validateShaders then takes the results. `done`
- * holds the shader and feature-set pairs already started. With a shader's first validation, its
+ * holds how many of each shader's feature sets were started. With a shader's first validation, its
  * analysis (workgroup facts, identifier counts) is asked of the validation thread too, unless the
  * cache has it; the promise goes to `analyses`.
  */
@@ -299,15 +299,18 @@ function prefetchValidations(
   cache: ShaderCache,
   store: VerdictStore | undefined,
   wanted: (rec: ShaderRecord) => boolean,
-  done: Set<string>,
+  done: Map<string, number>,
   analyses: Map<string, Promise<ShaderAnalysis | undefined>>,
 ): void {
   for (const [id, rec] of shaders) {
-    if (!wanted(rec)) continue;
+    // A shader's feature sets only grow, in order: those before the count in `done` were started.
+    const started = done.get(id) ?? 0;
+    if (started === rec.featureSets.size || !wanted(rec)) continue;
+    done.set(id, rec.featureSets.size);
     let enabled: Set<string> | undefined;
-    for (const [key, features] of rec.featureSets) {
-      if (done.has(`${id}|${key}`)) continue;
-      done.add(`${id}|${key}`);
+    let index = 0;
+    for (const features of rec.featureSets.values()) {
+      if (index++ < started) continue;
       enabled ??= recordEnabledFeatures(rec);
       const relevant = features.filter((f) => enabled!.has(f));
       if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;

@@ -31,12 +31,12 @@ import {
   createShaderCache,
   TemplateDigests,
   type RenderStore,
-  type ShaderAnalysis,
   type ShaderCache,
   type VerdictStore,
   type WorkgroupFactsStore,
 } from "../emit/shader-cache.js";
 import { WgslValidator } from "../emit/validate-wgsl.js";
+import type { WorkgroupFacts } from "../emit/wgsl-limits.js";
 import type { CheckContext, TemplateReadsStore } from "../check/check-spec.js";
 import type { CheckedKernel } from "../model/checked.js";
 import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
@@ -205,8 +205,8 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
   const prefetched = new Map<string, number>();
-  // Shaders' analyses made by the validation workers beside Tint, by shader id.
-  const analyses = new Map<string, Promise<ShaderAnalysis | undefined>>();
+  // Shaders' workgroup facts found by the validation workers beside Tint, by shader id.
+  const facts = new Map<string, Promise<WorkgroupFacts | undefined>>();
   const results: ProfileResult[] = [];
   // With a cache kept across compilations (watch), a kernel's enumeration on a profile is reused,
   // with its reports, while everything it is computed from is unchanged: the config (and its file's
@@ -234,7 +234,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
       const build = enumerated.build;
       kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
-      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched, analyses);
+      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched, facts);
       await letEventLoopRun();
     }
     results.push({ profile, kernels: kernelResults });
@@ -245,16 +245,7 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
-  await validateShaders(
-    selected,
-    validator,
-    templatesDir,
-    diagnostics,
-    shaderCache,
-    options.verdicts,
-    options.workgroupFactsStore,
-    analyses,
-  );
+  await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts, options.workgroupFactsStore, facts);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 
   // generate
@@ -290,8 +281,8 @@ function letEventLoopRun(): Promise<void> {
  * no verdict in the cache or the store: the features a shader enables among those of each profile
  * rendering it (as validateShaders computes them). validateShaders then takes the results. `done`
  * holds how many of each shader's feature sets were started. With a shader's first validation, its
- * analysis (workgroup facts, identifier counts) is asked of the validation thread too, unless the
- * cache has it; the promise goes to `analyses`.
+ * workgroup facts are asked of the validation thread too (it finds them for its pipeline check),
+ * unless the cache has its analysis; the promise goes to `facts`.
  */
 function prefetchValidations(
   shaders: ReadonlyMap<string, ShaderRecord>,
@@ -300,7 +291,7 @@ function prefetchValidations(
   store: VerdictStore | undefined,
   wanted: (rec: ShaderRecord) => boolean,
   done: Map<string, number>,
-  analyses: Map<string, Promise<ShaderAnalysis | undefined>>,
+  facts: Map<string, Promise<WorkgroupFacts | undefined>>,
 ): void {
   for (const [id, rec] of shaders) {
     // A shader's feature sets only grow, in order: those before the count in `done` were started.
@@ -315,12 +306,12 @@ function prefetchValidations(
       const relevant = features.filter((f) => enabled!.has(f));
       if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
       // Taken (and any failure reported) by validateShaders, which awaits the same validator.
-      const analyse = !analyses.has(id) && !cache.analyses.has(id);
-      const analysis = validator().then(
-        (v) => v.prefetch(rec.body, relevant, analyse),
+      const withFacts = !facts.has(id) && !cache.analyses.has(id);
+      const found = validator().then(
+        (v) => v.prefetch(rec.body, relevant, withFacts),
         () => undefined,
       );
-      if (analyse) analyses.set(id, analysis);
+      if (withFacts) facts.set(id, found);
     }
   }
 }

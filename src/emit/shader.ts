@@ -34,7 +34,7 @@ import {
 } from "./shader-cache.js";
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
-import { checkWorkgroupLimits, identifierCounts, workgroupFacts, type LimitProblem } from "./wgsl-limits.js";
+import { checkWorkgroupLimits, identifierCounts, workgroupFacts, type LimitProblem, type WorkgroupFacts } from "./wgsl-limits.js";
 
 /** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
 export const IMPLICIT_INSTANCE = "(no instance)";
@@ -428,25 +428,29 @@ export async function validateShaders(
   cache?: ShaderCache,
   store?: VerdictStore,
   factsStore?: WorkgroupFactsStore,
-  coming?: ReadonlyMap<string, Promise<ShaderAnalysis | undefined>>,
+  comingFacts?: ReadonlyMap<string, Promise<WorkgroupFacts | undefined>>,
 ): Promise<void> {
   const validatorNow = typeof validator === "function" ? validator : () => Promise.resolve(validator);
-  // The shaders' analyses: made by the validation threads beside Tint when they were asked for
-  // (`coming`, by shader id), else here, first, while Tint may still be busy on its threads.
+  // The shaders' analyses, first, while Tint may still be busy on its threads: the workgroup facts
+  // found by the validation threads when they were asked for (`comingFacts`, by shader id), the
+  // identifier counts here.
   const analyses = new Map<string, ShaderAnalysis>();
-  const waiting: string[] = [];
+  const waiting: [string, Map<string, number>][] = [];
   for (const [id, rec] of shaders) {
-    if (!cache?.analyses.has(id) && coming?.has(id)) waiting.push(id);
+    if (!cache?.analyses.has(id) && comingFacts?.has(id)) waiting.push([id, identifierCounts(rec.body)]);
     else analyses.set(id, analyse(id, rec.body, cache, factsStore));
   }
-  for (const id of waiting) {
+  for (const [id, identifiers] of waiting) {
     const body = shaders.get(id)!.body;
-    const made = await coming!.get(id)!;
-    if (made) {
-      factsStore?.set(body, made.facts);
-      cache?.analyses.set(id, made);
+    const found = await comingFacts!.get(id)!;
+    if (!found) {
+      analyses.set(id, analyse(id, body, cache, factsStore));
+      continue;
     }
-    analyses.set(id, made ?? analyse(id, body, cache, factsStore));
+    factsStore?.set(body, found);
+    const made = { facts: found, identifiers };
+    cache?.analyses.set(id, made);
+    analyses.set(id, made);
   }
   for (const [id, rec] of shaders) {
     const { kernel, pass } = rec.origin;

@@ -8,8 +8,7 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { ShaderAnalysis } from "./shader-cache.js";
-import { checkWorkgroupLimits, identifierCounts, workgroupFacts } from "./wgsl-limits.js";
+import { checkWorkgroupLimits, workgroupFacts, type WorkgroupFacts } from "./wgsl-limits.js";
 
 /** One problem Tint found; line and column are 1-based, line 0 for a pipeline-level problem. */
 export interface WgslProblem {
@@ -65,8 +64,8 @@ export class TintSession {
     return (await this.check(wgsl, features, false)).problems;
   }
 
-  /** validate(), with the shader's analysis (its workgroup facts and identifier counts) when `analyse`. */
-  async check(wgsl: string, features: readonly string[], analyse: boolean): Promise<Checked> {
+  /** validate(), with the shader's workgroup facts (workgroupFacts) when `withFacts`. */
+  async check(wgsl: string, features: readonly string[], withFacts: boolean): Promise<Checked> {
     const device = await this.deviceFor(features);
     const problems: WgslProblem[] = [];
     // An invalid module also raises a validation error; the scope keeps Dawn from reporting it as
@@ -81,13 +80,14 @@ export class TintSession {
       problems.push({ line: m.lineNum, column: m.linePos, length: m.length, message: m.message, severity: m.type });
     }
     const invalid = problems.some((p) => p.severity === "error");
-    if (invalid && !analyse) return { problems };
+    if (invalid && !withFacts) return { problems };
+    // Found for the pipeline's check below in any case.
     const facts = workgroupFacts(wgsl);
-    const analysis = analyse ? { facts, identifiers: identifierCounts(wgsl) } : undefined;
-    if (invalid) return { problems, analysis };
+    const answer = withFacts ? { problems, facts } : { problems };
+    if (invalid) return answer;
     // Workgroup limits belong to the profile (checked by checkWorkgroupLimits); the null adapter's
     // own limits are small, so a shader known to exceed them is not compiled as a pipeline here.
-    if (checkWorkgroupLimits(facts, limitsOf(device)).length > 0) return { problems, analysis };
+    if (checkWorkgroupLimits(facts, limitsOf(device)).length > 0) return answer;
     try {
       await device.createComputePipelineAsync({ layout: "auto", compute: { module, entryPoint: "main" } });
     } catch (err) {
@@ -95,7 +95,7 @@ export class TintSession {
       const aboutLimits = facts.unresolved.length > 0 && /exceed|maximum|limit/i.test(message);
       problems.push({ line: 0, column: 0, length: 0, message, severity: aboutLimits ? "warning" : "error" });
     }
-    return { problems, analysis };
+    return answer;
   }
 
   /** Destroys every device so the process can exit. */
@@ -133,10 +133,10 @@ export class TintSession {
   }
 }
 
-/** Tint's problems in a shader, and the shader's analysis when it was asked for. */
+/** Tint's problems in a shader, and the shader's workgroup facts when they were asked for. */
 export interface Checked {
   readonly problems: WgslProblem[];
-  readonly analysis?: ShaderAnalysis;
+  readonly facts?: WorkgroupFacts;
 }
 
 /** A request to a validation worker, and its answer. */
@@ -144,12 +144,12 @@ export interface WorkerRequest {
   readonly id: number;
   readonly wgsl: string;
   readonly features: readonly string[];
-  /** Whether to answer with the shader's analysis too (so that the main thread need not compute it). */
-  readonly analyse: boolean;
+  /** Whether to answer with the shader's workgroup facts too (found for the pipeline's check, so that the main thread need not find them again). */
+  readonly withFacts: boolean;
 }
 export type WorkerAnswer =
   | { readonly ready: true; readonly features: readonly string[] }
-  | { readonly id: number; readonly problems: readonly WgslProblem[]; readonly analysis?: ShaderAnalysis }
+  | { readonly id: number; readonly problems: readonly WgslProblem[]; readonly facts?: WorkgroupFacts }
   | { readonly id: number; readonly error: string };
 
 /** The worker script (compiled next to this module; absent when running from TypeScript sources, e.g. in tests). */
@@ -183,7 +183,7 @@ class TintWorker {
       this.pending.delete(m.id);
       if (this.pending.size === 0) worker.unref();
       if ("error" in m) p.reject(new Error(`WGSL validation failed in the validation worker: ${m.error}`));
-      else p.resolve({ problems: [...m.problems], ...(m.analysis ? { analysis: m.analysis } : {}) });
+      else p.resolve({ problems: [...m.problems], ...(m.facts ? { facts: m.facts } : {}) });
     });
     const fail = (err: Error): void => {
       // A later validator starts new workers.
@@ -202,14 +202,14 @@ class TintWorker {
     return this.pending.size;
   }
 
-  check(wgsl: string, features: readonly string[], analyse: boolean): Promise<Checked> {
+  check(wgsl: string, features: readonly string[], withFacts: boolean): Promise<Checked> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Referenced while it has work, so that the process waits for the answer.
       this.worker.ref();
-      this.worker.postMessage({ id, wgsl, features, analyse } satisfies WorkerRequest);
+      this.worker.postMessage({ id, wgsl, features, withFacts } satisfies WorkerRequest);
     });
   }
 }
@@ -277,20 +277,20 @@ export class WgslValidator {
 
   /**
    * Starts validating `wgsl` now; the next validate() of the same text and features takes the
-   * result. With `analyse`, the shader's analysis (workgroup facts and identifier counts, as
-   * workgroupFacts and identifierCounts give them) is made beside it, on the validation thread,
-   * and returned (undefined when the validation is already started, or fails).
+   * result. With `withFacts`, the shader's workgroup facts (as workgroupFacts finds them: the
+   * validation finds them for its pipeline check) are returned too (undefined when the validation is
+   * already started, or fails).
    */
-  prefetch(wgsl: string, features: readonly string[], analyse = false): Promise<ShaderAnalysis | undefined> | undefined {
+  prefetch(wgsl: string, features: readonly string[], withFacts = false): Promise<WorkgroupFacts | undefined> | undefined {
     const key = `${features.join(",")}\n${wgsl}`;
     if (this.started.has(key)) return undefined;
-    const p = this.run(wgsl, features, analyse);
+    const p = this.run(wgsl, features, withFacts);
     const problems = p.then((c) => c.problems);
     problems.catch(() => undefined); // reported by the validate() that takes it
     this.started.set(key, problems);
-    return analyse
+    return withFacts
       ? p.then(
-          (c) => c.analysis,
+          (c) => c.facts,
           () => undefined,
         )
       : undefined;
@@ -301,12 +301,12 @@ export class WgslValidator {
     this.started.clear();
   }
 
-  private run(wgsl: string, features: readonly string[], analyse: boolean): Promise<Checked> {
-    if (this.session) return this.session.check(wgsl, features, analyse);
+  private run(wgsl: string, features: readonly string[], withFacts: boolean): Promise<Checked> {
+    if (this.session) return this.session.check(wgsl, features, withFacts);
     const workers = this.workers!;
     let least = workers[0];
     for (const w of workers) if (w.load < least.load) least = w;
-    return least.check(wgsl, features, analyse);
+    return least.check(wgsl, features, withFacts);
   }
 
   /** Releases what this validator holds (the workers stay, unreferenced, for the process's next validator). */

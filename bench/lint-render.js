@@ -5,7 +5,9 @@
 // every shader is rendered and goes through Tint, as with an empty .kernelc-cache/) and warm (the
 // verdicts, renders and template reads of an earlier run kept in .kernelc-cache/, as a user re-running
 // lint), the two runs interleaved; and the lint's compile() alone in a warm process (no caches).
-// Target: at most 1.5 s for the command.
+// On Linux also the CPU time of the command's main thread and of its other threads (the validation
+// worker, V8's compiler and GC threads), from bench/thread-cpu.cjs. Target: at most 1.5 s for the
+// command.
 // Run alone with `node bench/lint-render.js` (after `npm run compile`), or as part of bench/run.js.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -21,9 +23,9 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
   // The command's CPU time (user + system, all its threads: the validation workers included) comes
   // from GNU time where there is one (Linux); Node cannot read a child's resource usage.
   const timer = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
-  const runs = { cold: { wall: [], cpu: [] }, warm: { wall: [], cpu: [] } };
+  const runs = { cold: { wall: [], cpu: [], main: [], other: [] }, warm: { wall: [], cpu: [], main: [], other: [] } };
   const lint = (extra) => {
-    const argv = [process.execPath, path.join(root, "bin/kernelc.js"), "lint", ...extra];
+    const argv = [process.execPath, "-r", path.join(root, "bench/thread-cpu.cjs"), path.join(root, "bin/kernelc.js"), "lint", ...extra];
     const t0 = performance.now();
     const p = timer
       ? spawnSync(timer, ["-f", "kernelc-cpu %U %S", ...argv], { cwd: root, encoding: "utf8" })
@@ -31,7 +33,12 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
     const wall = performance.now() - t0;
     if (p.status !== 0) throw new Error(`kernelc lint failed:\n${p.stderr}`);
     const m = /kernelc-cpu ([\d.]+) ([\d.]+)/.exec(p.stderr);
-    return { wall, cpu: m ? (Number(m[1]) + Number(m[2])) * 1000 : undefined };
+    const t = /kernelc-threads (\d+) (\d+)/.exec(p.stderr);
+    return {
+      wall,
+      cpu: m ? (Number(m[1]) + Number(m[2])) * 1000 : undefined,
+      threads: t ? { main: Number(t[1]), other: Number(t[2]) } : undefined,
+    };
   };
   lint([]); // fills the verdict cache for the warm runs
   for (let r = 0; r < repeats; r++) {
@@ -39,13 +46,19 @@ export async function lintRenderRows({ repeats = 7 } = {}) {
       ["cold", ["--no-cache"]],
       ["warm", []],
     ]) {
-      const { wall, cpu } = lint(extra);
+      const { wall, cpu, threads } = lint(extra);
       runs[kind].wall.push(wall);
       if (cpu !== undefined) runs[kind].cpu.push(cpu);
+      if (threads) runs[kind].main.push(threads.main);
+      if (threads) runs[kind].other.push(threads.other);
     }
   }
   const figure = (kind) =>
-    `${(median(runs[kind].wall) / 1500).toFixed(2)} of the 1.5 s target${runs[kind].cpu.length ? `; CPU ${median(runs[kind].cpu).toFixed(0)} ms (median)` : ""}`;
+    `${(median(runs[kind].wall) / 1500).toFixed(2)} of the 1.5 s target${runs[kind].cpu.length ? `; CPU ${median(runs[kind].cpu).toFixed(0)} ms (median)` : ""}${
+      runs[kind].main.length
+        ? `, main thread ${median(runs[kind].main).toFixed(0)} ms, other threads ${median(runs[kind].other).toFixed(0)} ms`
+        : ""
+    }`;
   const { compile } = await import(pathToFileURL(path.join(root, "dist/api/compile.js")).href);
   const { loadConfig } = await import(pathToFileURL(path.join(root, "dist/plan/config.js")).href);
   const loaded = loadConfig(root);

@@ -127,7 +127,7 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
     (validating ??= options.validator ? Promise.resolve(options.validator) : WgslValidator.create());
   if (!options.verdicts?.size) void validator().catch(() => undefined);
   try {
-    return await compileWith(loaded, options, validator);
+    return await compileWith(loaded, options, validator, () => validating);
   } finally {
     // A failed compilation never validates: the validator it started is released all the same.
     const started = await validating?.catch(() => undefined);
@@ -136,7 +136,12 @@ export async function compile(loaded: LoadedConfig, options: CompileOptions = {}
   }
 }
 
-async function compileWith(loaded: LoadedConfig, options: CompileOptions, validator: () => Promise<WgslValidator>): Promise<CompileResult> {
+async function compileWith(
+  loaded: LoadedConfig,
+  options: CompileOptions,
+  validator: () => Promise<WgslValidator>,
+  started: () => Promise<WgslValidator> | undefined,
+): Promise<CompileResult> {
   const progress = options.onProgress ?? (() => {});
   const templatesDir = path.resolve(loaded.root, loaded.config.templates);
   // Reports of one problem from several profiles, variants or instances are merged into one diagnostic.
@@ -245,6 +250,11 @@ async function compileWith(loaded: LoadedConfig, options: CompileOptions, valida
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
   progress(`validating ${selected.size} shaders`);
+  // Every shader is rendered: this thread would only wait for Tint's verdicts, so it validates part
+  // of what the workers have not started yet (WgslValidator.help).
+  void started()
+    ?.then((v) => v.help())
+    .catch(() => undefined);
   await validateShaders(selected, validator, templatesDir, diagnostics, shaderCache, options.verdicts, options.workgroupFactsStore, facts);
   if (failed() || options.generate === false) return fail(results, ctx.shaders.size);
 

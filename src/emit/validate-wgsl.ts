@@ -146,19 +146,37 @@ export interface WorkerRequest {
   readonly features: readonly string[];
   /** Whether to answer with the shader's workgroup facts too (found for the pipeline's check, so that the main thread need not find them again). */
   readonly withFacts: boolean;
+  /**
+   * One Int32 shared with the requesting thread: the worker validates only after changing it from
+   * 0 to 1 (Atomics.compareExchange); when the requesting thread took the request first (it set
+   * 2, see WgslValidator.help), the worker answers `skipped`.
+   */
+  readonly claim: SharedArrayBuffer;
 }
 export type WorkerAnswer =
   | { readonly ready: true; readonly features: readonly string[] }
   | { readonly id: number; readonly problems: readonly WgslProblem[]; readonly facts?: WorkgroupFacts }
+  | { readonly id: number; readonly skipped: true }
   | { readonly id: number; readonly error: string };
 
 /** The worker script (compiled next to this module; absent when running from TypeScript sources, e.g. in tests). */
 const WORKER_URL = new URL("./validate-worker.js", import.meta.url);
 
+/** A request sent to a worker and not answered yet, with how to settle it. */
+interface OpenRequest {
+  readonly wgsl: string;
+  readonly features: readonly string[];
+  readonly withFacts: boolean;
+  /** 0 while no thread has taken it, 1 once the worker has, 2 once help() has. */
+  readonly claim: Int32Array;
+  readonly resolve: (c: Checked) => void;
+  readonly reject: (e: Error) => void;
+}
+
 /** One validation worker: a thread with its own Dawn, kept for the process and unreferenced while idle. */
 class TintWorker {
   readonly ready: Promise<readonly string[]>;
-  private readonly pending = new Map<number, { resolve: (c: Checked) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (c: Checked | undefined) => void; reject: (e: Error) => void }>();
   private next = 0;
   private failure?: Error;
 
@@ -183,6 +201,7 @@ class TintWorker {
       this.pending.delete(m.id);
       if (this.pending.size === 0) worker.unref();
       if ("error" in m) p.reject(new Error(`WGSL validation failed in the validation worker: ${m.error}`));
+      else if ("skipped" in m) p.resolve(undefined);
       else p.resolve({ problems: [...m.problems], ...(m.facts ? { facts: m.facts } : {}) });
     });
     const fail = (err: Error): void => {
@@ -202,14 +221,15 @@ class TintWorker {
     return this.pending.size;
   }
 
-  check(wgsl: string, features: readonly string[], withFacts: boolean): Promise<Checked> {
+  /** Tint's answer, or undefined when the requesting thread claimed the request first (see WorkerRequest.claim). */
+  check(wgsl: string, features: readonly string[], withFacts: boolean, claim: SharedArrayBuffer): Promise<Checked | undefined> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Referenced while it has work, so that the process waits for the answer.
       this.worker.ref();
-      this.worker.postMessage({ id, wgsl, features, withFacts } satisfies WorkerRequest);
+      this.worker.postMessage({ id, wgsl, features, withFacts, claim } satisfies WorkerRequest);
     });
   }
 }
@@ -237,6 +257,10 @@ async function startWorkers(): Promise<TintWorker[]> {
 export class WgslValidator {
   /** Validations started by prefetch() and not yet taken by validate(), by features and text. */
   private readonly started = new Map<string, Promise<WgslProblem[]>>();
+  /** Requests sent to the workers and not answered yet, in the order they were sent (see help()). */
+  private readonly open = new Set<OpenRequest>();
+  /** Dawn in this thread, for help(). */
+  private helper?: Promise<TintSession>;
 
   private constructor(
     private readonly workers: readonly TintWorker[] | undefined,
@@ -306,13 +330,59 @@ export class WgslValidator {
     const workers = this.workers!;
     let least = workers[0];
     for (const w of workers) if (w.load < least.load) least = w;
-    return least.check(wgsl, features, withFacts);
+    const claim = new SharedArrayBuffer(4);
+    return new Promise((resolve, reject) => {
+      const request: OpenRequest = { wgsl, features, withFacts, claim: new Int32Array(claim), resolve, reject };
+      this.open.add(request);
+      least.check(wgsl, features, withFacts, claim).then(
+        (checked) => {
+          // Undefined: help() claimed it first, and settles it.
+          if (!checked) return;
+          this.open.delete(request);
+          resolve(checked);
+        },
+        (err: unknown) => {
+          this.open.delete(request);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
+  /**
+   * Validates, in this thread, requests sent to the workers that no worker has started yet, latest
+   * first (the workers take them first to last), until none is left: for a caller that has nothing
+   * else to do until the answers come (a compilation once every shader is rendered), so that the
+   * workers' backlog is shared with this thread's core. A request is validated once, by whichever
+   * thread claims it first (WorkerRequest.claim); Tint's answer is the same in any thread. Dawn is
+   * started in this thread for it only when `minimum` requests are waiting.
+   */
+  async help(minimum = 4): Promise<void> {
+    if (!this.workers) return;
+    const unclaimed = (): OpenRequest[] => [...this.open].filter((r) => Atomics.load(r.claim, 0) === 0);
+    if (unclaimed().length < minimum) return;
+    const session = await (this.helper ??= TintSession.create());
+    for (;;) {
+      const request = unclaimed().pop();
+      if (!request) return;
+      if (Atomics.compareExchange(request.claim, 0, 0, 2) !== 0) continue;
+      this.open.delete(request);
+      try {
+        request.resolve(await session.check(request.wgsl, request.features, request.withFacts));
+      } catch (err) {
+        request.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
   }
 
   /** Releases what this validator holds (the workers stay, unreferenced, for the process's next validator). */
   dispose(): void {
     this.started.clear();
     this.session?.dispose();
+    void this.helper?.then(
+      (h) => h.dispose(),
+      () => undefined,
+    );
   }
 
   /** The features the validator's adapter offers, among those it can enable. */

@@ -2,6 +2,7 @@
  * Tint validation through Dawn's null backend, and the static workgroup facts and limit checks,
  * cross-checked against Dawn where Dawn can tell.
  */
+import * as fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { WgslValidator } from "../../src/emit/validate-wgsl.js";
 import { checkWorkgroupLimits, workgroupFacts } from "../../src/emit/wgsl-limits.js";
@@ -51,6 +52,34 @@ describe("WgslValidator", () => {
     expect(problems[0]).toMatchObject({ line: 0, column: 0, severity: "error" });
     expect(problems[0].message).toMatch(/main/);
     expect(problems[0].message).not.toMatch(/While/);
+  });
+
+  // The compiled validator (dist/, built by `npm test`'s tsc) runs Tint on worker threads, and
+  // help() lets the calling thread take requests no worker has started: each request is validated
+  // once, by one thread, with the same answer as in this thread.
+  const compiled = new URL("../../dist/emit/validate-wgsl.js", import.meta.url);
+  test.skipIf(!fs.existsSync(compiled))("on worker threads, with this thread's help, every request gets this thread's answer", async () => {
+    const { WgslValidator: Compiled } = (await import(compiled.href)) as { WgslValidator: typeof WgslValidator };
+    const threaded = await Compiled.create();
+    try {
+      const texts = Array.from({ length: 40 }, (_, i) =>
+        i % 5 === 1
+          ? `@compute @workgroup_size(${i + 1})\nfn main() {\n  let y: u32 = nope${i};\n}\n`
+          : i % 5 === 2
+            ? `enable f16;\n@compute @workgroup_size(${i + 1})\nfn main() {\n  let h = ${i}.0h;\n}\n`
+            : ok.replace("1.0", `${i}.0`).replace("64", String(i + 1)),
+      );
+      const features = (i: number): string[] => (i % 3 === 0 ? [] : ["shader-f16"]);
+      const facts = texts.map((t, i) => threaded.prefetch(t, features(i), true));
+      await threaded.help(1);
+      const got = await Promise.all(texts.map((t, i) => threaded.validate(t, features(i))));
+      const want = await Promise.all(texts.map((t, i) => validator.validate(t, features(i))));
+      expect(got).toEqual(want);
+      expect(got.filter((p) => p.length > 0).length).toBeGreaterThanOrEqual(8);
+      expect(await Promise.all(facts)).toEqual(texts.map((t) => workgroupFacts(t)));
+    } finally {
+      threaded.dispose();
+    }
   });
 
   test("a workgroup beyond the null adapter's limits is left to the profile check", async () => {

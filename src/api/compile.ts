@@ -206,12 +206,29 @@ async function compileWith(
     // Shader ids by render are kept with the renders (a kept render is not hashed again).
     memo: { ...createRenderMemo(), ids: shaderCache.renderIds },
     renders: options.renders,
+    // Once the validator is up, each new shader goes to Tint as soon as it is rendered: a request
+    // is posted to the workers at once, with no need for this thread's event loop to run.
+    onShader: (id, rec) => {
+      if (ready) prefetchShader(id, rec, startNow, shaderCache, options.verdicts, wanted, prefetched, facts);
+    },
   };
   const locate = pointerLocator(sources);
   const wanted = (rec: ShaderRecord): boolean => !only || [...rec.kernels].some((k) => only.has(k));
   const prefetched = new Map<string, number>();
   // Shaders' workgroup facts found by the validation workers beside Tint, by shader id.
   const facts = new Map<string, Promise<WorkgroupFacts | undefined>>();
+  // The validator once it is up (set when its promise settles, at one of the event loop's turns).
+  let ready: WgslValidator | undefined;
+  void started()?.then(
+    (v) => (ready = v),
+    () => undefined,
+  );
+  const startNow: StartValidation = (wgsl, features, withFacts) => Promise.resolve(ready!.prefetch(wgsl, features, withFacts));
+  const startLater: StartValidation = (wgsl, features, withFacts) =>
+    validator().then(
+      (v) => (ready = v).prefetch(wgsl, features, withFacts),
+      () => undefined,
+    );
   const results: ProfileResult[] = [];
   // With a cache kept across compilations (watch), a kernel's enumeration on a profile is reused,
   // with its reports, while everything it is computed from is unchanged: the config (and its file's
@@ -239,7 +256,7 @@ async function compileWith(
       const build = enumerated.build;
       kernelResults.push({ build, model: renderKernel(build.kernel, profile, build, ctx) });
       // Validation of what is rendered so far runs beside the next renders.
-      prefetchValidations(ctx.shaders, validator, shaderCache, options.verdicts, wanted, prefetched, facts);
+      for (const [id, rec] of ctx.shaders) prefetchShader(id, rec, startLater, shaderCache, options.verdicts, wanted, prefetched, facts);
       await letEventLoopRun();
     }
     results.push({ profile, kernels: kernelResults });
@@ -286,43 +303,42 @@ function letEventLoopRun(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Starts Tint on a shader text under a feature set; gives its workgroup facts when `withFacts` (undefined when the validation was already started, or fails). */
+type StartValidation = (wgsl: string, features: readonly string[], withFacts: boolean) => Promise<WorkgroupFacts | undefined>;
+
 /**
- * Starts Tint on every shader text and feature set that validateShaders will ask for and that has
- * no verdict in the cache or the store: the features a shader enables among those of each profile
- * rendering it (as validateShaders computes them). validateShaders then takes the results. `done`
- * holds how many of each shader's feature sets were started. With a shader's first validation, its
- * workgroup facts are asked of the validation thread too (it finds them for its pipeline check),
- * unless the cache has its analysis; the promise goes to `facts`.
+ * Starts Tint on a shader's text under each feature set that validateShaders will ask for and that
+ * has no verdict in the cache or the store: the features the shader enables among those of each
+ * profile rendering it (as validateShaders computes them). validateShaders then takes the results.
+ * `done` holds how many of each shader's feature sets were started. With a shader's first
+ * validation, its workgroup facts are asked of the validation thread too (it finds them for its
+ * pipeline check), unless the cache has its analysis; the promise goes to `facts`.
  */
-function prefetchValidations(
-  shaders: ReadonlyMap<string, ShaderRecord>,
-  validator: () => Promise<WgslValidator>,
+function prefetchShader(
+  id: string,
+  rec: ShaderRecord,
+  start: StartValidation,
   cache: ShaderCache,
   store: VerdictStore | undefined,
   wanted: (rec: ShaderRecord) => boolean,
   done: Map<string, number>,
   facts: Map<string, Promise<WorkgroupFacts | undefined>>,
 ): void {
-  for (const [id, rec] of shaders) {
-    // A shader's feature sets only grow, in order: those before the count in `done` were started.
-    const started = done.get(id) ?? 0;
-    if (started === rec.featureSets.size || !wanted(rec)) continue;
-    done.set(id, rec.featureSets.size);
-    let enabled: Set<string> | undefined;
-    let index = 0;
-    for (const features of rec.featureSets.values()) {
-      if (index++ < started) continue;
-      enabled ??= recordEnabledFeatures(rec);
-      const relevant = features.filter((f) => enabled!.has(f));
-      if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
-      // Taken (and any failure reported) by validateShaders, which awaits the same validator.
-      const withFacts = !facts.has(id) && !cache.analyses.has(id);
-      const found = validator().then(
-        (v) => v.prefetch(rec.body, relevant, withFacts),
-        () => undefined,
-      );
-      if (withFacts) facts.set(id, found);
-    }
+  // A shader's feature sets only grow, in order: those before the count in `done` were started.
+  const started = done.get(id) ?? 0;
+  if (started === rec.featureSets.size || !wanted(rec)) return;
+  done.set(id, rec.featureSets.size);
+  let enabled: Set<string> | undefined;
+  let index = 0;
+  for (const features of rec.featureSets.values()) {
+    if (index++ < started) continue;
+    enabled ??= recordEnabledFeatures(rec);
+    const relevant = features.filter((f) => enabled!.has(f));
+    if (cache.verdicts.has(`${id}|${relevant.join(",")}`) || store?.get(rec.body, relevant)) continue;
+    // Taken (and any failure reported) by validateShaders, which awaits the same validator.
+    const withFacts = !facts.has(id) && !cache.analyses.has(id);
+    const found = start(rec.body, relevant, withFacts);
+    if (withFacts) facts.set(id, found);
   }
 }
 

@@ -81,6 +81,8 @@ export interface RenderContext {
   readonly memo?: RenderMemo;
   /** Renders kept between processes, by render key (used only with `cache`, which makes the keys). */
   readonly renders?: RenderStore;
+  /** Called after each request with the shader it rendered (new or not), e.g. to start its validation at once. */
+  readonly onShader?: (id: string, rec: ShaderRecord) => void;
 }
 
 /** Values renderShader computes once per pass, profile or render rather than once per request. */
@@ -275,6 +277,7 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   rec.featureSets.set(features.join(","), features);
   rec.profiles.set(req.profile.name, req.profile);
   ctx.shaders.set(id, rec);
+  ctx.onShader?.(id, rec);
   return id;
 }
 

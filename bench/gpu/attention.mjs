@@ -221,6 +221,50 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
   };
 }
 
+/** Interleaved rounds per (shape, configuration) in the paged and sparse runs (BENCH_ROUNDS). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+/**
+ * Times each configuration's plan of one call in ROUNDS interleaved rounds on the same buffers:
+ * per configuration, its plan and the rounds' medians (all passes, the passes not in `setup`,
+ * per pass). A configuration that cannot plan the call is logged once (`label`) and left out.
+ */
+async function timeInRounds(configs, call, tensors, setup, label) {
+  const results = new Map();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const cfg of configs) {
+      let plan;
+      try {
+        plan = cfg.planner(call);
+      } catch (err) {
+        if (round === 0) log(`${label(cfg)}: ${err.message}`);
+        continue;
+      }
+      const focus = plan.passes.filter((p) => !setup.includes(p.id)).map((p) => p.id);
+      const r = await timePlan(plan, cfg.shaders, tensors, focus, 40, cfg.cache);
+      const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
+      got.total.push(r.total);
+      got.passes.push(r.passes);
+      got.focused.push(r.focused);
+      results.set(cfg, got);
+    }
+  }
+  return results;
+}
+
+/** The configurations of a run: every pin set with every BENCH_TEMPLATES folder, compiled. */
+async function compileConfigs(kernel, pinConfigs) {
+  const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
+  const configs = templateDirs.flatMap((dir) =>
+    pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })),
+  );
+  for (const cfg of configs) {
+    const { plan, shaders } = await compile(kernel, cfg.pins, cfg.templates);
+    Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
+  }
+  return configs;
+}
+
 function shuffled(n) {
   const a = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
@@ -254,18 +298,10 @@ async function pagedBench(copy) {
         [64, 4096, 32],
         [32, 16384, 32],
       ];
-  const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
-  const configs = templateDirs.flatMap((dir) =>
-    pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })),
-  );
-  for (const cfg of configs) {
-    const { plan, shaders } = await compile("PagedAttention", cfg.pins, cfg.templates);
-    Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
-  }
+  const configs = await compileConfigs("PagedAttention", pinConfigs);
   // Every configuration of a shape runs on the same buffers (where a large buffer lands in memory
   // changes the time of block-table reads), in ROUNDS interleaved rounds; the figure is the median
   // of the rounds' medians.
-  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
   for (const [B, ctx, bs] of shapes) {
     const blocksPer = ctx / bs;
     const numBlocks = B * blocksPer;
@@ -298,25 +334,7 @@ async function pagedBench(copy) {
       outputs: { outputT: f16([B, N * H]) },
       attrs: { num_heads: N, kv_num_heads: Nkv },
     };
-    const results = new Map();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const cfg of configs) {
-        let plan;
-        try {
-          plan = cfg.planner(call);
-        } catch (err) {
-          if (round === 0) log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}: ${err.message}`);
-          continue;
-        }
-        const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
-        const r = await timePlan(plan, cfg.shaders, t, attn, 40, cfg.cache);
-        const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
-        got.total.push(r.total);
-        got.passes.push(r.passes);
-        got.focused.push(r.focused);
-        results.set(cfg, got);
-      }
-    }
+    const results = await timeInRounds(configs, call, t, ["scatter"], (cfg) => `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}`);
     const kvBytes = 2 * B * Nkv * ctx * H * 2;
     for (const [cfg, got] of results) {
       const { plan } = got;
@@ -495,15 +513,7 @@ async function sparseBench(copy) {
         { name: "default tunables", pins: {} },
         { name: "SPLIT_TARGET_WORKGROUPS=1024", pins: { SPLIT_TARGET_WORKGROUPS: 1024 } },
       ];
-  const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
-  const configs = templateDirs.flatMap((dir) =>
-    pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })),
-  );
-  for (const cfg of configs) {
-    const { plan, shaders } = await compile("SparseAttention", cfg.pins, cfg.templates);
-    Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
-  }
-  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+  const configs = await compileConfigs("SparseAttention", pinConfigs);
   for (const B of [1, 16]) {
     for (const [name, lay] of Object.entries(layouts)) {
       const S = 1;
@@ -536,24 +546,7 @@ async function sparseBench(copy) {
         outputs: { outputT: f16([B, S, N * H]) },
         attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
       };
-      const results = new Map();
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const cfg of configs) {
-          let plan;
-          try {
-            plan = cfg.planner(call);
-          } catch (err) {
-            if (round === 0) log(`sparse ${cfg.name} | ${name} | B=${B}: ${err.message}`);
-            continue;
-          }
-          const attn = plan.passes.filter((p) => p.id !== "append" && p.id !== "rotate_q").map((p) => p.id);
-          const r = await timePlan(plan, cfg.shaders, t, attn, 40, cfg.cache);
-          const got = results.get(cfg) ?? { plan, total: [], focused: [] };
-          got.total.push(r.total);
-          got.focused.push(r.focused);
-          results.set(cfg, got);
-        }
-      }
+      const results = await timeInRounds(configs, call, t, ["append", "rotate_q"], (cfg) => `sparse ${cfg.name} | ${name} | B=${B}`);
       const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
       for (const [cfg, got] of results) {
         const { plan } = got;

@@ -21,6 +21,7 @@ import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import { ATTENTION_TOL } from "../support/paged-cases.js";
 import { makeSparseCase, sparseCaseReference, sparseCaseTensors, sparseWrittenMask, type SparseCase } from "../support/sparse-cases.js";
 import { rng } from "../support/rng.js";
+import { requireRowWidth, rowWidth } from "../support/row-width.js";
 
 const SEED = process.env.SPARSE_ROW_SEED ? Number(process.env.SPARSE_ROW_SEED) : Math.floor(Math.random() * 2 ** 31);
 const TOL = ATTENTION_TOL;
@@ -30,14 +31,8 @@ const device = await getGpuDevice({
   requiredLimits: { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024 },
 });
 
-const ROW_WIDTHS = [8, 16, 32];
-const info = device?.adapterInfo;
-/** The adapter's subgroup width, when it is one width and the row design has a build for it. */
-const W =
-  info && info.subgroupMinSize === info.subgroupMaxSize && ROW_WIDTHS.includes(info.subgroupMinSize) ? info.subgroupMinSize : undefined;
-const widthProblem = info
-  ? `the adapter's subgroups are ${info.subgroupMinSize}..${info.subgroupMaxSize} lanes wide; the row design has builds for exactly ${ROW_WIDTHS.join(", ")}`
-  : "";
+/** The adapter's subgroup width, when the row design has a build for it (support/row-width.ts). */
+const W = rowWidth(device);
 /** One tile of W keys: the sparse block sizes below are 1, 2 and 4 tiles. */
 const T = W ?? 32;
 
@@ -164,15 +159,7 @@ function designOf(compiled: CompiledPlanner, profile: string, shaderId: string):
   return manifest.kernels.SparseAttention.explain?.[shaderId]?.sparseDesign;
 }
 
-if (device && W === undefined) {
-  if (process.env.CI === "true") {
-    test("the adapter can run the row design", () => {
-      expect.fail(`${widthProblem} (CI=true: the row design's path must run numerically)`);
-    });
-  } else {
-    console.warn(`${widthProblem}; the sparse row design's GPU cases do not run`);
-  }
-}
+requireRowWidth(device, "the sparse row design's GPU cases");
 
 let runner: PagedPlanRunner | undefined;
 const runPlan: PagedPlanRunner = (plan, shaders, tensors) =>

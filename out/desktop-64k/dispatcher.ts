@@ -599,7 +599,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
 }
 function $product(shape: readonly number[]): number {
   let p = 1;
-  for (const d of shape) p *= d;
+  for (let i = 0; i < shape.length; i++) p *= shape[i]!;
   return p;
 }
 function $round4(n: number): number {
@@ -612,8 +612,10 @@ function $fits(size: number, max: number, limit: string, prefix: string, what: s
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
-  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  const a = v as unknown[];
+  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+  // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
+  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i] as number) >= 0)) ok = false;
   if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
@@ -1232,10 +1234,10 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     $u32(b7, 0, r0, pp, $q124);
     $u32(b7, 4, r1, pp, $q125);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
     return $pass($q126, $q127, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q128, 0, q2), $bd(3, $q129, 0, q3), $bd(4, $q130, 1, q4), $bd(5, $q131, 1, q5), $bd(6, $q132, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
   } catch (e) {
@@ -1332,10 +1334,10 @@ function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
     const b5 = new Uint8Array(16);
     $u32(b5, 0, r0, pp, $q125);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
     return $pass($q126, $q127, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q128, 0, q2), $bd(3, $q129, 0, q3), $bd(4, $q146, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
   } catch (e) {
@@ -1412,10 +1414,10 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     $u32(b6, 0, r0, pp, $q124);
     $u32(b6, 4, r1, pp, $q125);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
     return $pass($q126, $q127, s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 0, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
   } catch (e) {
@@ -1460,10 +1462,10 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const b4 = new Uint8Array(16);
     $u32(b4, 0, r0, pp, $q125);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
     return $pass($q126, $q127, s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 0, q1), $bd(2, $q129, 0, q2), $bd(3, $q146, 1, q3), $ub(4, $q133, 2, b4)], wx, wy, 1);
   } catch (e) {
@@ -1653,9 +1655,9 @@ function K0A0_plan(o: K0A0): Plan {
   const h0 = $outShape(o0, 2, $q25, $q140);
   if (o.t9 === null) o.t9 = { shape: h0, dtype: $q107 };
   else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q140, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q25, $q117);
+  const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q117, o.u3.shape, h1, $q65);
-  const h2 = $outShape(o.s4, 4, $q25, $q118);
+  const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q118, o.u4.shape, h2, $q64);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
   if (!K0A0_c0(o)) $fail($q155, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
@@ -2976,9 +2978,9 @@ function K1A0_plan(o: K1A0): Plan {
   const h0 = $outShape(o0, 3, $q174, $q140);
   if (o.t11 === null) o.t11 = { shape: h0, dtype: $q107 };
   else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q140, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q174, $q220);
+  const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q220, o.u3.shape, h1, $q209);
-  const h2 = $outShape(o.s4, 4, $q174, $q221);
+  const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q221, o.u4.shape, h2, $q208);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
   if (!K1A0_c0(o)) $fail($q155, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));

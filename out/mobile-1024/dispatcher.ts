@@ -590,7 +590,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
 }
 function $product(shape: readonly number[]): number {
   let p = 1;
-  for (const d of shape) p *= d;
+  for (let i = 0; i < shape.length; i++) p *= shape[i]!;
   return p;
 }
 function $round4(n: number): number {
@@ -603,8 +603,10 @@ function $fits(size: number, max: number, limit: string, prefix: string, what: s
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
-  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  const a = v as unknown[];
+  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+  // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
+  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i] as number) >= 0)) ok = false;
   if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
@@ -1223,10 +1225,10 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     $u32(b7, 0, r0, pp, $q115);
     $u32(b7, 4, r1, pp, $q116);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
     return $pass($q117, $q118, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q119, 0, q2), $bd(3, $q120, 0, q3), $bd(4, $q121, 1, q4), $bd(5, $q122, 1, q5), $bd(6, $q123, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
   } catch (e) {
@@ -1323,10 +1325,10 @@ function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
     const b5 = new Uint8Array(16);
     $u32(b5, 0, r0, pp, $q116);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
     return $pass($q117, $q118, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q119, 0, q2), $bd(3, $q120, 0, q3), $bd(4, $q137, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
   } catch (e) {
@@ -1403,10 +1405,10 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     $u32(b6, 0, r0, pp, $q115);
     $u32(b6, 4, r1, pp, $q116);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
     return $pass($q117, $q118, s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 0, q1), $bd(2, $q120, 0, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
   } catch (e) {
@@ -1451,10 +1453,10 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const b4 = new Uint8Array(16);
     $u32(b4, 0, r0, pp, $q116);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
     return $pass($q117, $q118, s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 0, q1), $bd(2, $q120, 0, q2), $bd(3, $q137, 1, q3), $ub(4, $q124, 2, b4)], wx, wy, 1);
   } catch (e) {
@@ -1644,9 +1646,9 @@ function K0A0_plan(o: K0A0): Plan {
   const h0 = $outShape(o0, 2, $q25, $q131);
   if (o.t9 === null) o.t9 = { shape: h0, dtype: $q98 };
   else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q131, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q25, $q108);
+  const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q108, o.u3.shape, h1, $q55);
-  const h2 = $outShape(o.s4, 4, $q25, $q109);
+  const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q109, o.u4.shape, h2, $q54);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
   if (!K0A0_c0(o)) $fail($q146, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
@@ -2967,9 +2969,9 @@ function K1A0_plan(o: K1A0): Plan {
   const h0 = $outShape(o0, 3, $q165, $q131);
   if (o.t11 === null) o.t11 = { shape: h0, dtype: $q98 };
   else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q131, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q165, $q211);
+  const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q211, o.u3.shape, h1, $q200);
-  const h2 = $outShape(o.s4, 4, $q165, $q212);
+  const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q212, o.u4.shape, h2, $q199);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
   if (!K1A0_c0(o)) $fail($q146, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));

@@ -34,6 +34,63 @@ export interface AssignmentContext {
   readonly keyReads: Map<string, string>;
 }
 
+const AS_NUMBER = ty(" as number");
+
+/** A call of a helper that yields a number, as generated code (the whole code one call, no string literal in it). */
+const NUMERIC_CALL = /^(?:\$(?:mulN|addN|subN|chk|ceilDiv|fdivI|divN|modN|divF|pow2ceil)|Math\.(?:min|max|floor|ceil))\(/;
+
+/**
+ * The guarded values a method has computed, for reuse: a later guarded value that computes one of
+ * them again (the specs repeat sub-expressions, e.g. a dispatch's x and y) reads its temporary
+ * instead. Only a whole call of a numeric helper is reused: it is pure, and the method computed it
+ * already without failing, so reading the temporary gives the same value and the same errors.
+ */
+class Reuse {
+  private readonly known: { readonly code: string; readonly temp: string }[] = [];
+
+  /** The temporary holding exactly `code`, if any. */
+  temp(code: string): string | undefined {
+    return this.known.find((k) => k.code === code)?.temp;
+  }
+
+  /** `code` with every computed value in it (longest first) replaced by its temporary. */
+  rewrite(code: string): string {
+    let out = code;
+    for (const k of this.known) {
+      let at = out.indexOf(k.code);
+      while (at >= 0) {
+        // A whole call: not the tail of a longer name or of a property access.
+        if (at > 0 && /[\w$.]/.test(out[at - 1]!)) {
+          at = out.indexOf(k.code, at + 1);
+          continue;
+        }
+        // Typed as the call was: where the code casts the call to a number already, the bare temporary.
+        const by = out.startsWith(AS_NUMBER, at + k.code.length) ? k.temp : `(${k.temp}${AS_NUMBER})`;
+        out = out.slice(0, at) + by + out.slice(at + k.code.length);
+        at = out.indexOf(k.code, at + by.length);
+      }
+    }
+    return out;
+  }
+
+  /** Records that `temp` holds `code` (when it is a numeric helper's call). */
+  add(code: string, temp: string): void {
+    if (!NUMERIC_CALL.test(code) || code.includes('"') || !wholeCall(code)) return;
+    this.known.push({ code, temp });
+    this.known.sort((a, b) => b.code.length - a.code.length);
+  }
+}
+
+/** Whether the parenthesis that the code's first `(` opens closes at its last character. */
+function wholeCall(code: string): boolean {
+  let depth = 0;
+  for (let i = code.indexOf("("); i < code.length; i++) {
+    if (code[i] === "(") depth++;
+    else if (code[i] === ")" && --depth === 0) return i === code.length - 1;
+  }
+  return false;
+}
+
 /** Per kernel (its declarations array): module functions shared by its classes, by their text. */
 const sharedFunctions = new WeakMap<string[], Map<string, string>>();
 
@@ -149,16 +206,21 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     body.push(`    if (s${pi} === undefined) $noShown(${head}, ${names}, [${reads.map((r) => r.shown).join(", ")}], ${sc(tail)});`);
   });
   let tmpCount = 0;
+  const reuse = new Reuse();
   /**
    * Emits `st = N; const rN = code;` and returns rN: the method's one try/catch turns an evaluation
    * failure into an "eval" KernelCallError naming stage N (`stages`: its prefix and what was
-   * evaluated). A constant or a plain read cannot fail and is returned as it is.
+   * evaluated). A constant or a plain read cannot fail and is returned as it is; a value computed
+   * before is read from its temporary.
    */
   const guarded = (x: Code, pfx: string, what: string): string => {
     if (x.value !== undefined || x.read) return x.code;
+    const known = reuse.temp(x.code);
+    if (known) return known;
     const t = `r${tmpCount++}`;
     stages.push(sc(pfx), q(what));
-    body.push(`    st = ${stages.length / 2};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
+    body.push(`    st = ${stages.length / 2};`, `    const ${t}${ty(": unknown")} = ${reuse.rewrite(x.code)};`);
+    reuse.add(x.code, t);
     return t;
   };
   // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
@@ -235,11 +297,15 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
     const body: string[] = [];
     const whats: string[] = [];
     let tmpCount = 0;
+    const reuse = new Reuse();
     const guarded = (x: Code, what: string): string => {
       if (x.value !== undefined || x.read) return x.code;
+      const known = reuse.temp(x.code);
+      if (known) return known;
       const t = `r${tmpCount++}`;
       whats.push(q(what));
-      body.push(`    st = ${whats.length};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
+      body.push(`    st = ${whats.length};`, `    const ${t}${ty(": unknown")} = ${reuse.rewrite(x.code)};`);
+      reuse.add(x.code, t);
       return t;
     };
     const resources = new Map<string, string>(scratchRefs.map((r, i) => [`scratch:${r}`, `c${i}`]));
@@ -366,7 +432,11 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
       value = `o${j}`;
     }
     const h = `h${j}`;
-    lines.push(`${ind}const ${h} = $outShape(${value}, ${o.rank ?? -1}, ${q(name)}, ${q(o.name)});`);
+    // The shape of a tensor validation fixed (present, of its declared rank) was checked when the call
+    // was read: a list of non-negative integers of that rank, so it needs no check here.
+    const leaf = se.texpr.k === "leaf" && se.texpr.leaf.ns === "shapes" ? valid.tensors.get(se.texpr.leaf.name) : undefined;
+    const checked = x.read && leaf !== undefined && leaf.required && !leaf.filled && (o.rank === undefined || leaf.rank === o.rank);
+    lines.push(`${ind}const ${h} = ${checked ? value : `$outShape(${value}, ${o.rank ?? -1}, ${q(name)}, ${q(o.name)})`};`);
     const bad = (given: string): string => `$badOutput(${q(name)}, ${q(o.name)}, ${given}.shape, ${h}, ${q(se.source.text)})`;
     if (inputIds.has(o.name)) {
       const u = valid.aliasIndex.get(o.name);

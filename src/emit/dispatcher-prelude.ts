@@ -388,7 +388,7 @@ function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: numb
 }
 function $product(shape«: readonly number[]»)«: number» {
   let p = 1;
-  for (const d of shape) p *= d;
+  for (let i = 0; i < shape.length; i++) p *= shape[i]«!»;
   return p;
 }
 function $round4(n«: number»)«: number» {
@@ -401,8 +401,10 @@ function $fits(size«: number», max«: number», limit«: string», prefix«: s
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v«: unknown», rank«: number», kernel«: string», id«: string»)«: readonly number[]» {
-  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v« as unknown[]») if (!(Number.isSafeInteger(d) && (d« as number») >= 0)) ok = false;
+  const a = v« as unknown[]»;
+  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+  // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
+  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i]« as number») >= 0)) ok = false;
   if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v« as readonly number[]»;
 }

@@ -36,7 +36,7 @@ export interface AssignmentContext {
 
 const AS_NUMBER = ty(" as number");
 
-/** A call of a helper that yields a number, as generated code (the whole code one call, no string literal in it). */
+/** A call of a helper that yields a number, as generated code (the whole code one call). */
 const NUMERIC_CALL = /^(?:\$(?:mulN|addN|subN|chk|ceilDiv|fdivI|divN|modN|divF|pow2ceil)|Math\.(?:min|max|floor|ceil))\(/;
 
 /**
@@ -57,17 +57,12 @@ class Reuse {
   rewrite(code: string): string {
     let out = code;
     for (const k of this.known) {
-      let at = out.indexOf(k.code);
-      while (at >= 0) {
-        // A whole call: not the tail of a longer name or of a property access.
-        if (at > 0 && /[\w$.]/.test(out[at - 1]!)) {
-          at = out.indexOf(k.code, at + 1);
-          continue;
-        }
+      for (let at = out.indexOf(k.code); at >= 0; at = out.indexOf(k.code, at + 1)) {
+        // A whole call: not the tail of a longer name or of a property access, nor text in a string.
+        if ((at > 0 && /[\w$.]/.test(out[at - 1]!)) || inString(out, at)) continue;
         // Typed as the call was: where the code casts the call to a number already, the bare temporary.
         const by = out.startsWith(AS_NUMBER, at + k.code.length) ? k.temp : `(${k.temp}${AS_NUMBER})`;
         out = out.slice(0, at) + by + out.slice(at + k.code.length);
-        at = out.indexOf(k.code, at + by.length);
       }
     }
     return out;
@@ -75,17 +70,31 @@ class Reuse {
 
   /** Records that `temp` holds `code` (when it is a numeric helper's call). */
   add(code: string, temp: string): void {
-    if (!NUMERIC_CALL.test(code) || code.includes('"') || !wholeCall(code)) return;
+    if (!NUMERIC_CALL.test(code) || !wholeCall(code)) return;
     this.known.push({ code, temp });
     this.known.sort((a, b) => b.code.length - a.code.length);
   }
 }
 
-/** Whether the parenthesis that the code's first `(` opens closes at its last character. */
+/** Whether position `at` of generated code is inside a string literal (double-quoted, with backslash escapes). */
+function inString(code: string, at: number): boolean {
+  let open = false;
+  for (let i = 0; i < at; i++) {
+    if (open && code[i] === "\\") i++;
+    else if (code[i] === '"') open = !open;
+  }
+  return open;
+}
+
+/** Whether the parenthesis that the code's first `(` opens closes at its last character (parentheses in strings aside). */
 function wholeCall(code: string): boolean {
   let depth = 0;
+  let open = false;
   for (let i = code.indexOf("("); i < code.length; i++) {
-    if (code[i] === "(") depth++;
+    if (open && code[i] === "\\") i++;
+    else if (code[i] === '"') open = !open;
+    else if (open) continue;
+    else if (code[i] === "(") depth++;
     else if (code[i] === ")" && --depth === 0) return i === code.length - 1;
   }
   return false;

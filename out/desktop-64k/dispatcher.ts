@@ -186,13 +186,13 @@ const $q179 = "dim(shapes.pastKeyT, 3)";
 const $q180 = "present.cosCacheT";
 const $q181 = ": pass `rotate_q`";
 const $q182 = "attrs.sparse_block_size";
-const $q183 = "b5d96cdd14879df8";
+const $q183 = "05b1b598028f9eb0";
 const $q184 = ": no shader was built for pass `split_attend` with ";
 const $q185 = "uniform field `params.rowStride`";
 const $q186 = ": pass `split_attend`";
 const $q187 = "the shape of intermediate `rotatedQuery`";
 const $q188 = "the shape of intermediate `partial`";
-const $q189 = "6ebd9903c3151907";
+const $q189 = "e021c233c8701872";
 const $q190 = ": no shader was built for pass `attend` with ";
 const $q191 = ": pass `attend`";
 const $q192 = "layoutShapeOk";
@@ -215,57 +215,58 @@ const $q208 = "shapes.pastValueT";
 const $q209 = "shapes.pastKeyT";
 const $q210 = "maxNnz";
 const $q211 = "sparseContractOk";
-const $q212 = "bindingsFit";
-const $q213 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q214 = "dim(shapes.queryT, 2)";
-const $q215 = "attnStorageBytes";
-const $q216 = "attnStorageFits";
-const $q217 = "sparsePartialBytes";
-const $q218 = "sparseSplitFits";
-const $q219 = "sparseMergeWg";
-const $q220 = "pastKeyT";
-const $q221 = "pastValueT";
-const $q222 = "totalSequenceLengthT";
-const $q223 = "keyTotalSequenceLengthsT";
-const $q224 = "cos_cache";
-const $q225 = "sin_cache";
-const $q226 = "params.seqLen";
-const $q227 = "append";
-const $q228 = "SparseAttention.AppendKV";
-const $q229 = "present_key";
-const $q230 = "present_value";
-const $q231 = "total_sequence_length";
-const $q232 = "key_total_sequence_lengths";
-const $q233 = "blockRowIndicesT";
-const $q234 = "blockColIndicesT";
-const $q235 = "params.numLayout";
-const $q236 = "params.rowStride";
-const $q237 = "params.colStride";
-const $q238 = "params.maxCacheSeq";
-const $q239 = "split_attend";
-const $q240 = "SparseAttention.AttendSplitK";
-const $q241 = "block_row_indices";
-const $q242 = "block_col_indices";
-const $q243 = "partial";
-const $q244 = "53e66795f9f06e1d";
-const $q245 = ": no shader was built for pass `append` with ";
-const $q246 = "e2e85934a2ff68b0";
-const $q247 = ": no shader was built for pass `rotate_q` with ";
-const $q248 = "intermediate `rotatedQuery`";
-const $q249 = "intermediate `partial`";
-const $q250 = "rotatedQuery";
-const $q251 = "5a474934870ba7e5";
-const $q252 = "shapes.keyT";
-const $q253 = "shapes.valueT";
-const $q254 = "f0b09462c4c98544";
-const $q255 = "6a660dd43e311763";
-const $q256 = "a4768a1ecce226ae";
-const $q257 = "attend";
-const $q258 = "SparseAttention.Attend";
-const $q259 = "do_rotary";
-const $q260 = "rotary_interleaved";
-const $q261 = "sparse_block_size";
-const $q262 = "; allowed values: 0, 1";
+const $q212 = "attnWorkgroupSize";
+const $q213 = "bindingsFit";
+const $q214 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q215 = "dim(shapes.queryT, 2)";
+const $q216 = "attnStorageBytes";
+const $q217 = "attnStorageFits";
+const $q218 = "sparsePartialBytes";
+const $q219 = "sparseSplitFits";
+const $q220 = "sparseMergeWg";
+const $q221 = "pastKeyT";
+const $q222 = "pastValueT";
+const $q223 = "totalSequenceLengthT";
+const $q224 = "keyTotalSequenceLengthsT";
+const $q225 = "cos_cache";
+const $q226 = "sin_cache";
+const $q227 = "params.seqLen";
+const $q228 = "append";
+const $q229 = "SparseAttention.AppendKV";
+const $q230 = "present_key";
+const $q231 = "present_value";
+const $q232 = "total_sequence_length";
+const $q233 = "key_total_sequence_lengths";
+const $q234 = "blockRowIndicesT";
+const $q235 = "blockColIndicesT";
+const $q236 = "params.numLayout";
+const $q237 = "params.rowStride";
+const $q238 = "params.colStride";
+const $q239 = "params.maxCacheSeq";
+const $q240 = "split_attend";
+const $q241 = "SparseAttention.AttendSplitK";
+const $q242 = "block_row_indices";
+const $q243 = "block_col_indices";
+const $q244 = "partial";
+const $q245 = "53e66795f9f06e1d";
+const $q246 = ": no shader was built for pass `append` with ";
+const $q247 = "e2e85934a2ff68b0";
+const $q248 = ": no shader was built for pass `rotate_q` with ";
+const $q249 = "intermediate `rotatedQuery`";
+const $q250 = "intermediate `partial`";
+const $q251 = "rotatedQuery";
+const $q252 = "5a474934870ba7e5";
+const $q253 = "shapes.keyT";
+const $q254 = "shapes.valueT";
+const $q255 = "f0b09462c4c98544";
+const $q256 = "6a660dd43e311763";
+const $q257 = "a4768a1ecce226ae";
+const $q258 = "attend";
+const $q259 = "SparseAttention.Attend";
+const $q260 = "do_rotary";
+const $q261 = "rotary_interleaved";
+const $q262 = "sparse_block_size";
+const $q263 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -1910,7 +1911,7 @@ const K1A0S6 = K1A0S0 + $q48;
 const K1A0V10: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "179a85a4f4982a4d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S8 = K1A0S7 + $q175;
 const K1A0S9 = K1A0S7 + $q186;
@@ -1945,7 +1946,7 @@ const K1A0S23 = K1A0S20 + $q191;
 const K1A0V16: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "9ac1c92d7fa78b0c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
 const K1A0S26 = K1A0S24 + $q191;
@@ -2003,20 +2004,22 @@ class K1A0 {
   declare m15: boolean | undefined;
   declare m16: number | undefined;
   declare m17: number | undefined;
-  declare m18: boolean | undefined;
+  declare m18: number | undefined;
   declare m19: boolean | undefined;
-  declare m20: boolean | undefined;
-  declare m21: number | undefined;
-  declare m22: number | undefined;
+  declare m20: number | undefined;
+  declare m21: boolean | undefined;
+  declare m22: boolean | undefined;
   declare m23: boolean | undefined;
   declare m24: number | undefined;
-  declare m25: number | undefined;
+  declare m25: boolean | undefined;
   declare m26: number | undefined;
   declare m27: number | undefined;
   declare m28: number | undefined;
   declare m29: number | undefined;
   declare m30: number | undefined;
-  declare m31: boolean | undefined;
+  declare m31: number | undefined;
+  declare m32: number | undefined;
+  declare m33: boolean | undefined;
   declare q0: BindingResource | undefined;
   declare q3: BindingResource | undefined;
   declare q4: BindingResource | undefined;
@@ -2027,7 +2030,7 @@ class K1A0 {
   declare q5: BindingResource | undefined;
   declare q6: BindingResource | undefined;
   declare q11: BindingResource | undefined;
-  declare m32: boolean | undefined;
+  declare m34: boolean | undefined;
   declare q1: BindingResource | undefined;
   declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
@@ -2065,7 +2068,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m34 = this.q1 = this.q2 = undefined;
   }
 }
 /** derive "headLayoutOk": memo m0 */
@@ -2244,73 +2247,93 @@ function K1A0_d17(o: K1A0): number {
     throw $wrap(e, "rotaryCount");
   }
 }
-/** derive "dispatchFits": memo m18 */
-function K1A0_d18(o: K1A0): boolean {
+/** derive "qPerKv": memo m18 */
+function K1A0_d18(o: K1A0): number {
   try {
-    return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+    return (o.m18 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q98);
+  }
+}
+/** derive "sparseRowOk": memo m19 */
+function K1A0_d19(o: K1A0): boolean {
+  try {
+    return (o.m19 ??= (((o.s3[3] === 128) && (((o.m18 ?? K1A0_d18(o)) as number) <= (8 as number))) && ($modN((o.a5 as number), (32 as number)) === 0)));
+  } catch (e) {
+    throw $wrap(e, "sparseRowOk");
+  }
+}
+/** derive "attnWorkgroupSize": memo m20 */
+function K1A0_d20(o: K1A0): number {
+  return (o.m20 ??= ((o.m19 ?? K1A0_d19(o)) ? 32 : 64));
+}
+/** derive "dispatchFits": memo m21 */
+function K1A0_d21(o: K1A0): boolean {
+  try {
+    return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
   } catch (e) {
     throw $wrap(e, $q83);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q207, () => o.s0[1], $q79, $q80]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q79, $q80]), () => $why(path, K0A0V7, [$q59, () => o.s0[0], $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q94, $q82])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+  return [() => $why(path, K0A0V7, [$q207, () => o.s0[1], $q79, $q80]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q79, $q80]), () => $why(path, K0A0V7, [$q59, () => o.s0[0], $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, [$q212, () => K1A0_d20(o), $q81, $q82]), () => $why(path, K0A0V7, [$q212, () => K1A0_d20(o), $q94, $q82]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q94, $q82])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => ((K1A0_d20(o) as number) <= (1024 as number))])]!();
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
   try {
-    return ((o.m18 ?? K1A0_d18(o))) === true;
+    return ((o.m21 ?? K1A0_d21(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q83, () => K1A0_x10(o, [...[], $q83]));
+  return $condWhy(() => K1A0_d21(o), $q83, () => K1A0_x10(o, [...[], $q83]));
 }
-/** derive "bindingsFit": memo m19 */
-function K1A0_d19(o: K1A0): boolean {
+/** derive "bindingsFit": memo m22 */
+function K1A0_d22(o: K1A0): boolean {
   try {
-    return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
+    return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q212);
+    throw $wrap(e, $q213);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q213, $q92]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q213, $q92])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
+  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q92]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q92])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
   try {
-    return ((o.m19 ?? K1A0_d19(o))) === true;
+    return ((o.m22 ?? K1A0_d22(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d19(o), $q212, () => K1A0_x11(o, [...[], $q212]));
+  return $condWhy(() => K1A0_d22(o), $q213, () => K1A0_x11(o, [...[], $q213]));
 }
-/** derive "packedKv": memo m20 */
-function K1A0_d20(o: K1A0): boolean {
-  return (o.m20 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+/** derive "packedKv": memo m23 */
+function K1A0_d23(o: K1A0): boolean {
+  return (o.m23 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q214, () => o.s0[2], $q147, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q147, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
   try {
-    return ((o.m20 ?? K1A0_d20(o))) === true;
+    return ((o.m23 ?? K1A0_d23(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q149, () => K1A0_x12(o, [...[], $q149]));
+  return $condWhy(() => K1A0_d23(o), $q149, () => K1A0_x12(o, [...[], $q149]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2324,117 +2347,109 @@ function K1A0_c4(o: K1A0): boolean {
 function K1A0_w4(o: K1A0): string {
   return $condWhy(() => K1A0_d1(o), $q206, () => K1A0_x3(o, [...[], $q206]));
 }
-/** derive "qPerKv": memo m21 */
-function K1A0_d21(o: K1A0): number {
+/** derive "attnStorageBytes": memo m24 */
+function K1A0_d24(o: K1A0): number {
   try {
-    return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q98);
+    throw $wrap(e, $q216);
   }
 }
-/** derive "attnStorageBytes": memo m22 */
-function K1A0_d22(o: K1A0): number {
-  try {
-    return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
-  } catch (e) {
-    throw $wrap(e, $q215);
-  }
-}
-/** derive "attnStorageFits": memo m23 */
-function K1A0_d23(o: K1A0): boolean {
-  return (o.m23 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m22 ?? K1A0_d22(o)) as number) <= (65536 as number))));
+/** derive "attnStorageFits": memo m25 */
+function K1A0_d25(o: K1A0): boolean {
+  return (o.m25 ??= ((((o.m18 ?? K1A0_d18(o)) as number) <= (32 as number)) && (((o.m24 ?? K1A0_d24(o)) as number) <= (65536 as number))));
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q98, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q215, () => K1A0_d22(o), $q96, $q97])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+  return [() => $why(path, K1A0V2, [$q98, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q96, $q97])][$first([() => ((K1A0_d18(o) as number) <= (32 as number))])]!();
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
   try {
-    return ((o.m23 ?? K1A0_d23(o))) === true;
+    return ((o.m25 ?? K1A0_d25(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q216, () => K1A0_x13(o, [...[], $q216]));
+  return $condWhy(() => K1A0_d25(o), $q217, () => K1A0_x13(o, [...[], $q217]));
 }
-/** derive "sparseKeyCeiling": memo m24 */
-function K1A0_d24(o: K1A0): number {
+/** derive "sparseKeyCeiling": memo m26 */
+function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m24 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m26 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
 }
-/** derive "sparseSplitCap": memo m25 */
-function K1A0_d25(o: K1A0): number {
+/** derive "sparseSplitCap": memo m27 */
+function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m25 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m24 ?? K1A0_d24(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
 }
-/** derive "sparseBaseWorkgroups": memo m26 */
-function K1A0_d26(o: K1A0): number {
+/** derive "sparseBaseWorkgroups": memo m28 */
+function K1A0_d28(o: K1A0): number {
   try {
-    return (o.m26 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+    return (o.m28 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "sparseBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m27 */
-function K1A0_d27(o: K1A0): number {
+/** derive "numSplits": memo m29 */
+function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
+    return (o.m29 ??= Math.max((1 as number), (Math.min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q84);
   }
 }
-/** derive "sparsePartialBytes": memo m28 */
-function K1A0_d28(o: K1A0): number {
-  try {
-    return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q217);
-  }
-}
-/** derive "sparseMergeLanes": memo m29 */
-function K1A0_d29(o: K1A0): number {
-  try {
-    return (o.m29 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, "sparseMergeLanes");
-  }
-}
-/** derive "sparseMergeWg": memo m30 */
+/** derive "sparsePartialBytes": memo m30 */
 function K1A0_d30(o: K1A0): number {
-  return (o.m30 ??= Math.max(((o.m29 ?? K1A0_d29(o)) as number), (256 as number)));
-}
-/** derive "sparseSplitFits": memo m31 */
-function K1A0_d31(o: K1A0): boolean {
   try {
-    return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (1073741824 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1024 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (65536 as number))));
+    return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
     throw $wrap(e, $q218);
   }
 }
+/** derive "sparseMergeLanes": memo m31 */
+function K1A0_d31(o: K1A0): number {
+  try {
+    return (o.m31 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseMergeLanes");
+  }
+}
+/** derive "sparseMergeWg": memo m32 */
+function K1A0_d32(o: K1A0): number {
+  return (o.m32 ??= Math.max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
+}
+/** derive "sparseSplitFits": memo m33 */
+function K1A0_d33(o: K1A0): boolean {
+  try {
+    return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (65536 as number))));
+  } catch (e) {
+    throw $wrap(e, $q219);
+  }
+}
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q84, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q79, $q80]), () => $why(path, K0A0V7, [$q84, () => K1A0_d27(o), $q79, $q80]), () => $why(path, K0A0V7, [$q217, () => K1A0_d28(o), $q213, $q92]), () => $why(path, K0A0V7, [$q219, () => K1A0_d30(o), $q81, $q82]), () => $why(path, K0A0V7, [$q219, () => K1A0_d30(o), $q94, $q82]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q96, $q97])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (1073741824 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number))])]!();
+  return [() => $why(path, K0A0V8, [$q84, () => K1A0_d29(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q79, $q80]), () => $why(path, K0A0V7, [$q84, () => K1A0_d29(o), $q79, $q80]), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q92]), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q81, $q82]), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q94, $q82]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q96, $q97])][$first([() => ((K1A0_d29(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => ((K1A0_d32(o) as number) <= (1024 as number))])]!();
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
   try {
-    return ((o.m31 ?? K1A0_d31(o))) === true;
+    return ((o.m33 ?? K1A0_d33(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d31(o), $q218, () => K1A0_x14(o, [...[], $q218]));
+  return $condWhy(() => K1A0_d33(o), $q219, () => K1A0_x14(o, [...[], $q219]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
@@ -2455,16 +2470,16 @@ function K1A0_z0(o: K1A0): BindingResource {
   return (o.q0 ??= $buf(o.t0!, $q115, $q134, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q115, $q220, 2, 1073741824, K1A0S4, $q116));
+  return (o.q3 ??= $buf(o.t3!, $q115, $q221, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q115, $q221, 2, 1073741824, K1A0S4, $q116));
+  return (o.q4 ??= $buf(o.t4!, $q115, $q222, 2, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q115, $q222, 4, 1073741824, K1A0S4, $q116));
+  return (o.q7 ??= $buf(o.t7!, $q115, $q223, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q115, $q223, 4, 1073741824, K1A0S4, $q116));
+  return (o.q8 ??= $buf(o.t8!, $q115, $q224, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z9(o: K1A0): BindingResource {
   return (o.q9 ??= $buf(o.t9!, $q115, $q193, 2, 1073741824, K1A0S4, $q116));
@@ -2480,12 +2495,12 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = K1A0_z4(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q224, $q193);
+    if (o.t9 === null) $omitted(pp, $q225, $q193);
     const q5 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q225, $q198);
+    if (o.t10 === null) $omitted(pp, $q226, $q198);
     const q6 = K1A0_z10(o);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, o.s0[1], pp, $q226);
+    $u32(b7, 0, o.s0[1], pp, $q227);
     $u32(b7, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2493,7 +2508,7 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 0, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $bd(5, $q224, 1, q5), $bd(6, $q225, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
+    return $pass($q228, $q229, s, [$bd(0, $q136, 1, q0), $bd(1, $q230, 0, q1), $bd(2, $q231, 0, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q225, 1, q5), $bd(6, $q226, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2502,14 +2517,14 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   let st = 0;
   try {
     const q0 = K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q224, $q193);
+    if (o.t9 === null) $omitted(pp, $q225, $q193);
     const q1 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q225, $q198);
+    if (o.t10 === null) $omitted(pp, $q226, $q198);
     const q2 = K1A0_z10(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q226);
+    $u32(b6, 0, o.s0[1], pp, $q227);
     $u32(b6, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2517,16 +2532,16 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q136, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q133, 2, b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q136, 1, q0), $bd(1, $q225, 1, q1), $bd(2, $q226, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q133, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q115, $q233, 4, 1073741824, K1A0S4, $q116));
+  return (o.q5 ??= $buf(o.t5!, $q115, $q234, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q115, $q234, 4, 1073741824, K1A0S4, $q116));
+  return (o.q6 ??= $buf(o.t6!, $q115, $q235, 4, 1073741824, K1A0S4, $q116));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2540,21 +2555,21 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 0, o.s0[1], pp, $q227);
     $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 8, o.s5[0], pp, $q236);
+    $u32(b8, 12, r0, pp, $q237);
+    $u32(b8, 16, o.s6[1], pp, $q238);
+    $u32(b8, 20, o.s3[2], pp, $q239);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q239, $q240, s, [$bd(0, $q136, 1, c0), $bd(1, $q229, 1, q0), $bd(2, $q230, 1, q1), $bd(3, $q241, 1, q2), $bd(4, $q242, 1, q3), $bd(5, $q231, 1, q4), $bd(6, $q232, 1, q5), $bd(7, $q243, 0, c1), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q240, $q241, s, [$bd(0, $q136, 1, c0), $bd(1, $q230, 1, q0), $bd(2, $q231, 1, q1), $bd(3, $q242, 1, q2), $bd(4, $q243, 1, q3), $bd(5, $q232, 1, q4), $bd(6, $q233, 1, q5), $bd(7, $q244, 0, c1), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2570,7 +2585,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q141, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q243, 1, c0), $bd(1, $q139, 0, q0)], 1, wy, wz);
+    return $pass($q141, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q244, 1, c0), $bd(1, $q139, 0, q0)], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2580,23 +2595,23 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q244;
-    if (s0 === undefined) $noShown(K1A0S0 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S0 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S0 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S0 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S0, $q248);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S0, $q249);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S0, $q249);
-    const c0 = $scratch($q250, x0);
-    const c1 = $scratch($q243, x1);
-    return { kernel: $q174, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q250, size: x0 }, { id: $q243, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S0, $q250);
+    const c0 = $scratch($q251, x0);
+    const c1 = $scratch($q244, x1);
+    return { kernel: $q174, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q251, size: x0 }, { id: $q244, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V10, st);
   }
@@ -2628,7 +2643,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, o.s0[1], pp, $q226);
+    $u32(b5, 0, o.s0[1], pp, $q227);
     $u32(b5, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2636,7 +2651,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 0, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
+    return $pass($q228, $q229, s, [$bd(0, $q136, 1, q0), $bd(1, $q230, 0, q1), $bd(2, $q231, 0, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2654,21 +2669,21 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 0, o.s0[1], pp, $q227);
     $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 8, o.s5[0], pp, $q236);
+    $u32(b8, 12, r0, pp, $q237);
+    $u32(b8, 16, o.s6[1], pp, $q238);
+    $u32(b8, 20, o.s3[2], pp, $q239);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q239, $q240, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q231, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q243, 0, c0), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q240, $q241, s, [$bd(0, $q136, 1, q0), $bd(1, $q230, 1, q1), $bd(2, $q231, 1, q2), $bd(3, $q242, 1, q3), $bd(4, $q243, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q233, 1, q6), $bd(7, $q244, 0, c0), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2677,15 +2692,15 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S7 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S7 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S7, $q249);
-    const c0 = $scratch($q243, x0);
-    return { kernel: $q174, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q243, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S7, $q250);
+    const c0 = $scratch($q244, x0);
+    return { kernel: $q174, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q244, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V11, st);
   }
@@ -2696,29 +2711,29 @@ function K1A0_r1(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-/** derive "separateKv": memo m32 */
-function K1A0_d32(o: K1A0): boolean {
+/** derive "separateKv": memo m34 */
+function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q102, $q103).shape.length === 3)) && ($need(o.t2, $q104, $q105).shape.length === 3)) && $same($need(o.t1, $q252, $q103).shape as readonly number[], $need(o.t2, $q253, $q105).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q103) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q103) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q103) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q106, $q103).dtype === $q107)) && ($need(o.t2, $q108, $q105).dtype === $q107)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q102, $q103).shape.length === 3)) && ($need(o.t2, $q104, $q105).shape.length === 3)) && $same($need(o.t1, $q253, $q103).shape as readonly number[], $need(o.t2, $q254, $q105).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q103) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q103) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q103) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q106, $q103).dtype === $q107)) && ($need(o.t2, $q108, $q105).dtype === $q107)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
     throw $wrap(e, $q109);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q110, () => $where(path) + $q111, () => $why(path, K1A0V12, [$q102, () => $need(o.t1, $q102, $q103).shape.length]), () => $why(path, K1A0V12, [$q104, () => $need(o.t2, $q104, $q105).shape.length]), () => $why(path, K0A0V0, [$q252, () => $need(o.t1, $q252, $q103).shape, $q253, () => $need(o.t2, $q253, $q105).shape]), () => $why(path, K0A0V1, [$q112, () => $dimT(o.t1, (0 as number), $q103), $q59, () => o.s0[0]]), () => $why(path, K0A0V1, [$q113, () => $dimT(o.t1, (1 as number), $q103), $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q103), $q101, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q106, () => $need(o.t1, $q106, $q103).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q108, () => $need(o.t2, $q108, $q105).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q214, () => o.s0[2], $q60, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q102, $q103).shape.length === 3), () => ($need(o.t2, $q104, $q105).shape.length === 3), () => $same($need(o.t1, $q252, $q103).shape as readonly number[], $need(o.t2, $q253, $q105).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q103) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q103) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q103) === K1A0_d12(o)), () => ($need(o.t1, $q106, $q103).dtype === $q107), () => ($need(o.t2, $q108, $q105).dtype === $q107)])]!();
+  return [() => $where(path) + $q110, () => $where(path) + $q111, () => $why(path, K1A0V12, [$q102, () => $need(o.t1, $q102, $q103).shape.length]), () => $why(path, K1A0V12, [$q104, () => $need(o.t2, $q104, $q105).shape.length]), () => $why(path, K0A0V0, [$q253, () => $need(o.t1, $q253, $q103).shape, $q254, () => $need(o.t2, $q254, $q105).shape]), () => $why(path, K0A0V1, [$q112, () => $dimT(o.t1, (0 as number), $q103), $q59, () => o.s0[0]]), () => $why(path, K0A0V1, [$q113, () => $dimT(o.t1, (1 as number), $q103), $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q103), $q101, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q106, () => $need(o.t1, $q106, $q103).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q108, () => $need(o.t2, $q108, $q105).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q60, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q102, $q103).shape.length === 3), () => ($need(o.t2, $q104, $q105).shape.length === 3), () => $same($need(o.t1, $q253, $q103).shape as readonly number[], $need(o.t2, $q254, $q105).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q103) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q103) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q103) === K1A0_d12(o)), () => ($need(o.t1, $q106, $q103).dtype === $q107), () => ($need(o.t2, $q108, $q105).dtype === $q107)])]!();
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
   try {
-    return ((o.m32 ?? K1A0_d32(o))) === true;
+    return ((o.m34 ?? K1A0_d34(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d32(o), $q109, () => K1A0_x15(o, [...[], $q109]));
+  return $condWhy(() => K1A0_d34(o), $q109, () => K1A0_x15(o, [...[], $q109]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
   return (o.q1 ??= $buf(o.t1!, $q115, $q103, 2, 1073741824, K1A0S4, $q116));
@@ -2737,12 +2752,12 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q224, $q193);
+    if (o.t9 === null) $omitted(pp, $q225, $q193);
     const q6 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q225, $q198);
+    if (o.t10 === null) $omitted(pp, $q226, $q198);
     const q7 = K1A0_z10(o);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 0, o.s0[1], pp, $q227);
     $u32(b8, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2750,7 +2765,7 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q229, 0, q2), $bd(3, $q230, 0, q3), $bd(4, $q231, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q224, 1, q6), $bd(7, $q225, 1, q7), $ub(8, $q133, 2, b8)], wx, wy, 1);
+    return $pass($q228, $q229, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 0, q3), $bd(4, $q232, 1, q4), $bd(5, $q233, 1, q5), $bd(6, $q225, 1, q6), $bd(7, $q226, 1, q7), $ub(8, $q133, 2, b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2760,23 +2775,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S11 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S11 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
-    if (s1 === undefined) $noShown(K1A0S11 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
+    if (s1 === undefined) $noShown(K1A0S11 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S11, $q248);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S11, $q249);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S11, $q249);
-    const c0 = $scratch($q250, x0);
-    const c1 = $scratch($q243, x1);
-    return { kernel: $q174, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q250, size: x0 }, { id: $q243, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S11, $q250);
+    const c0 = $scratch($q251, x0);
+    const c1 = $scratch($q244, x1);
+    return { kernel: $q174, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q251, size: x0 }, { id: $q244, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V13, st);
   }
@@ -2799,7 +2814,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q226);
+    $u32(b6, 0, o.s0[1], pp, $q227);
     $u32(b6, 4, o.s0[0], pp, $q124);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2807,7 +2822,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q229, 0, q2), $bd(3, $q230, 0, q3), $bd(4, $q231, 1, q4), $bd(5, $q232, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
+    return $pass($q228, $q229, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 0, q3), $bd(4, $q232, 1, q4), $bd(5, $q233, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2816,15 +2831,15 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
-    if (s0 === undefined) $noShown(K1A0S16 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S16 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S16, $q249);
-    const c0 = $scratch($q243, x0);
-    return { kernel: $q174, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q243, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S16, $q250);
+    const c0 = $scratch($q244, x0);
+    return { kernel: $q174, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q244, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V14, st);
   }
@@ -2848,17 +2863,17 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 0, o.s0[1], pp, $q227);
     $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 8, o.s5[0], pp, $q236);
+    $u32(b8, 12, r0, pp, $q237);
+    $u32(b8, 16, o.s6[1], pp, $q238);
+    $u32(b8, 20, o.s3[2], pp, $q239);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q257, $q258, s, [$bd(0, $q136, 1, c0), $bd(1, $q229, 1, q0), $bd(2, $q230, 1, q1), $bd(3, $q241, 1, q2), $bd(4, $q242, 1, q3), $bd(5, $q231, 1, q4), $bd(6, $q232, 1, q5), $bd(7, $q139, 0, q6), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q258, $q259, s, [$bd(0, $q136, 1, c0), $bd(1, $q230, 1, q0), $bd(2, $q231, 1, q1), $bd(3, $q242, 1, q2), $bd(4, $q243, 1, q3), $bd(5, $q232, 1, q4), $bd(6, $q233, 1, q5), $bd(7, $q139, 0, q6), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V15, st);
   }
@@ -2868,18 +2883,18 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q244;
-    if (s0 === undefined) $noShown(K1A0S20 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S20 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S20 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S20 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S20, $q248);
-    const c0 = $scratch($q250, x0);
-    return { kernel: $q174, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q250, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S20, $q249);
+    const c0 = $scratch($q251, x0);
+    return { kernel: $q174, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V16, st);
   }
@@ -2903,25 +2918,25 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
+    $u32(b8, 0, o.s0[1], pp, $q227);
     $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 8, o.s5[0], pp, $q236);
+    $u32(b8, 12, r0, pp, $q237);
+    $u32(b8, 16, o.s6[1], pp, $q238);
+    $u32(b8, 20, o.s3[2], pp, $q239);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q257, $q258, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q231, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q139, 0, q7), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q258, $q259, s, [$bd(0, $q136, 1, q0), $bd(1, $q230, 1, q1), $bd(2, $q231, 1, q2), $bd(3, $q242, 1, q3), $bd(4, $q243, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q233, 1, q6), $bd(7, $q139, 0, q7), $ub(8, $q133, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V15, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
-  if (s0 === undefined) $noShown(K1A0S24 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
+  if (s0 === undefined) $noShown(K1A0S24 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
   return { kernel: $q174, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2935,18 +2950,18 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S27 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S27 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
-    if (s1 === undefined) $noShown(K1A0S27 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
+    if (s1 === undefined) $noShown(K1A0S27 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S27, $q248);
-    const c0 = $scratch($q250, x0);
-    return { kernel: $q174, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q250, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S27, $q249);
+    const c0 = $scratch($q251, x0);
+    return { kernel: $q174, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V17, st);
   }
@@ -2958,8 +2973,8 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
-  if (s0 === undefined) $noShown(K1A0S31 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
+  if (s0 === undefined) $noShown(K1A0S31 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
   return { kernel: $q174, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2979,9 +2994,9 @@ function K1A0_plan(o: K1A0): Plan {
   if (o.t11 === null) o.t11 = { shape: h0, dtype: $q107 };
   else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q140, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q220, o.u3.shape, h1, $q209);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q221, o.u3.shape, h1, $q209);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q221, o.u4.shape, h2, $q208);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q222, o.u4.shape, h2, $q208);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
   if (!K1A0_c0(o)) $fail($q155, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
   if (!K1A0_c1(o)) $fail($q155, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
@@ -3037,22 +3052,22 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q105:
           t2 = $td(ins[key], K1, $q115, key);
           break;
-        case $q220:
+        case $q221:
           t3 = $td(ins[key], K1, $q115, key);
           break;
-        case $q221:
+        case $q222:
           t4 = $td(ins[key], K1, $q115, key);
           break;
-        case $q233:
+        case $q234:
           t5 = $td(ins[key], K1, $q115, key);
           break;
-        case $q234:
+        case $q235:
           t6 = $td(ins[key], K1, $q115, key);
           break;
-        case $q222:
+        case $q223:
           t7 = $td(ins[key], K1, $q115, key);
           break;
-        case $q223:
+        case $q224:
           t8 = $td(ins[key], K1, $q115, key);
           break;
         case $q193:
@@ -3073,10 +3088,10 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q140:
           t11 = $td(outs[key], K1, $q139, key);
           break;
-        case $q220:
+        case $q221:
           u3 = $td(outs[key], K1, $q139, key);
           break;
-        case $q221:
+        case $q222:
           u4 = $td(outs[key], K1, $q139, key);
           break;
         default:
@@ -3088,7 +3103,7 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q259:
+        case $q260:
           g0 = $av(attrs[key], K1, key);
           break;
         case $q163:
@@ -3097,13 +3112,13 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q164:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q260:
+        case $q261:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q135:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q261:
+        case $q262:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
@@ -3131,36 +3146,36 @@ export function plan1(call: SparseAttentionCall): Plan {
     $param(t2, dt0!, by0, "T", 3, K1, $q115, $q105);
   }
   if (t3 === null) {
-    $missing(K1, $q115, $q220);
-  } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q115, $q220);
-  }
-  if (t4 === null) {
     $missing(K1, $q115, $q221);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q115, $q221);
+    $param(t3, dt0!, by0, "T", 4, K1, $q115, $q221);
   }
-  if (t5 === null) {
-    $missing(K1, $q115, $q233);
-  } else {
-    dt1 = t5.dtype;
-    by1 = $q233;
-    $rank(t5, 2, K1, $q115, $q233);
-  }
-  if (t6 === null) {
-    $missing(K1, $q115, $q234);
-  } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q115, $q234);
-  }
-  if (t7 === null) {
+  if (t4 === null) {
     $missing(K1, $q115, $q222);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q115, $q222);
+    $param(t4, dt0!, by0, "T", 4, K1, $q115, $q222);
   }
-  if (t8 === null) {
+  if (t5 === null) {
+    $missing(K1, $q115, $q234);
+  } else {
+    dt1 = t5.dtype;
+    by1 = $q234;
+    $rank(t5, 2, K1, $q115, $q234);
+  }
+  if (t6 === null) {
+    $missing(K1, $q115, $q235);
+  } else {
+    $param(t6, dt1!, by1, "M", 2, K1, $q115, $q235);
+  }
+  if (t7 === null) {
     $missing(K1, $q115, $q223);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q115, $q223);
+    $param(t7, dt1!, by1, "M", 1, K1, $q115, $q223);
+  }
+  if (t8 === null) {
+    $missing(K1, $q115, $q224);
+  } else {
+    $param(t8, dt1!, by1, "M", 1, K1, $q115, $q224);
   }
   if (t9 === null) {
   } else {
@@ -3176,32 +3191,32 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q139, $q220);
+    $param(u3, dt0!, by0, "T", 4, K1, $q139, $q221);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q139, $q221);
+    $param(u4, dt0!, by0, "T", 4, K1, $q139, $q222);
   }
   if (dt0 === undefined) dt0 = $q107;
   else if (dt0 !== $q107) $fail($q0, K1 + $q166 + dt0 + $q167);
   if (dt1 === undefined) dt1 = $q168;
   else if (dt1 !== $q168) $fail($q0, K1 + ": M = " + dt1 + $q169);
-  $num(g0, false, K1, $q259);
+  $num(g0, false, K1, $q260);
   $num(g1, false, K1, $q163);
   $num(g2, false, K1, $q164);
-  $num(g3, false, K1, $q260);
+  $num(g3, false, K1, $q261);
   $num(g4, false, K1, $q135);
-  $num(g5, false, K1, $q261);
+  $num(g5, false, K1, $q262);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q262);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q263);
   if (a1 === undefined) $fail($q0, K1 + $q170);
   if (a2 === undefined) $fail($q0, K1 + $q171);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q262);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q263);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
   if (dt0 === $q107 && dt1 === $q168) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
   return $fail($q156, K1 + $q172 + "T=" + dt0 + ", " + "M=" + dt1 + $q173);

@@ -177,13 +177,13 @@ const $q170 = "dim(shapes.pastKeyT, 3)";
 const $q171 = "present.cosCacheT";
 const $q172 = ": pass `rotate_q`";
 const $q173 = "attrs.sparse_block_size";
-const $q174 = "b5d96cdd14879df8";
+const $q174 = "25520ae89bdc993d";
 const $q175 = ": no shader was built for pass `split_attend` with ";
 const $q176 = "uniform field `params.rowStride`";
 const $q177 = ": pass `split_attend`";
 const $q178 = "the shape of intermediate `rotatedQuery`";
 const $q179 = "the shape of intermediate `partial`";
-const $q180 = "6ebd9903c3151907";
+const $q180 = "dd9c858b830fb7ca";
 const $q181 = ": no shader was built for pass `attend` with ";
 const $q182 = ": pass `attend`";
 const $q183 = "layoutShapeOk";
@@ -206,57 +206,58 @@ const $q199 = "shapes.pastValueT";
 const $q200 = "shapes.pastKeyT";
 const $q201 = "maxNnz";
 const $q202 = "sparseContractOk";
-const $q203 = "bindingsFit";
-const $q204 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q205 = "dim(shapes.queryT, 2)";
-const $q206 = "attnStorageBytes";
-const $q207 = "attnStorageFits";
-const $q208 = "sparsePartialBytes";
-const $q209 = "sparseSplitFits";
-const $q210 = "sparseMergeWg";
-const $q211 = "pastKeyT";
-const $q212 = "pastValueT";
-const $q213 = "totalSequenceLengthT";
-const $q214 = "keyTotalSequenceLengthsT";
-const $q215 = "cos_cache";
-const $q216 = "sin_cache";
-const $q217 = "params.seqLen";
-const $q218 = "append";
-const $q219 = "SparseAttention.AppendKV";
-const $q220 = "present_key";
-const $q221 = "present_value";
-const $q222 = "total_sequence_length";
-const $q223 = "key_total_sequence_lengths";
-const $q224 = "blockRowIndicesT";
-const $q225 = "blockColIndicesT";
-const $q226 = "params.numLayout";
-const $q227 = "params.rowStride";
-const $q228 = "params.colStride";
-const $q229 = "params.maxCacheSeq";
-const $q230 = "split_attend";
-const $q231 = "SparseAttention.AttendSplitK";
-const $q232 = "block_row_indices";
-const $q233 = "block_col_indices";
-const $q234 = "partial";
-const $q235 = "53e66795f9f06e1d";
-const $q236 = ": no shader was built for pass `append` with ";
-const $q237 = "e2e85934a2ff68b0";
-const $q238 = ": no shader was built for pass `rotate_q` with ";
-const $q239 = "intermediate `rotatedQuery`";
-const $q240 = "intermediate `partial`";
-const $q241 = "rotatedQuery";
-const $q242 = "5a474934870ba7e5";
-const $q243 = "shapes.keyT";
-const $q244 = "shapes.valueT";
-const $q245 = "f0b09462c4c98544";
-const $q246 = "6a660dd43e311763";
-const $q247 = "a4768a1ecce226ae";
-const $q248 = "attend";
-const $q249 = "SparseAttention.Attend";
-const $q250 = "do_rotary";
-const $q251 = "rotary_interleaved";
-const $q252 = "sparse_block_size";
-const $q253 = "; allowed values: 0, 1";
+const $q203 = "attnWorkgroupSize";
+const $q204 = "bindingsFit";
+const $q205 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q206 = "dim(shapes.queryT, 2)";
+const $q207 = "attnStorageBytes";
+const $q208 = "attnStorageFits";
+const $q209 = "sparsePartialBytes";
+const $q210 = "sparseSplitFits";
+const $q211 = "sparseMergeWg";
+const $q212 = "pastKeyT";
+const $q213 = "pastValueT";
+const $q214 = "totalSequenceLengthT";
+const $q215 = "keyTotalSequenceLengthsT";
+const $q216 = "cos_cache";
+const $q217 = "sin_cache";
+const $q218 = "params.seqLen";
+const $q219 = "append";
+const $q220 = "SparseAttention.AppendKV";
+const $q221 = "present_key";
+const $q222 = "present_value";
+const $q223 = "total_sequence_length";
+const $q224 = "key_total_sequence_lengths";
+const $q225 = "blockRowIndicesT";
+const $q226 = "blockColIndicesT";
+const $q227 = "params.numLayout";
+const $q228 = "params.rowStride";
+const $q229 = "params.colStride";
+const $q230 = "params.maxCacheSeq";
+const $q231 = "split_attend";
+const $q232 = "SparseAttention.AttendSplitK";
+const $q233 = "block_row_indices";
+const $q234 = "block_col_indices";
+const $q235 = "partial";
+const $q236 = "53e66795f9f06e1d";
+const $q237 = ": no shader was built for pass `append` with ";
+const $q238 = "e2e85934a2ff68b0";
+const $q239 = ": no shader was built for pass `rotate_q` with ";
+const $q240 = "intermediate `rotatedQuery`";
+const $q241 = "intermediate `partial`";
+const $q242 = "rotatedQuery";
+const $q243 = "5a474934870ba7e5";
+const $q244 = "shapes.keyT";
+const $q245 = "shapes.valueT";
+const $q246 = "f0b09462c4c98544";
+const $q247 = "6a660dd43e311763";
+const $q248 = "a4768a1ecce226ae";
+const $q249 = "attend";
+const $q250 = "SparseAttention.Attend";
+const $q251 = "do_rotary";
+const $q252 = "rotary_interleaved";
+const $q253 = "sparse_block_size";
+const $q254 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -1901,7 +1902,7 @@ const K1A0S6 = K1A0S0 + $q43;
 const K1A0V10: readonly string[] = [K1A0S0, $q178, K1A0S0, $q179];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "b72ee6ae7b231d04" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "12cc3722862a1c8e" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S8 = K1A0S7 + $q166;
 const K1A0S9 = K1A0S7 + $q177;
@@ -1936,7 +1937,7 @@ const K1A0S23 = K1A0S20 + $q182;
 const K1A0V16: readonly string[] = [K1A0S20, $q178];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "1595ca761ccede74" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "a99175799852feec" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q166;
 const K1A0S26 = K1A0S24 + $q182;
@@ -1995,19 +1996,21 @@ class K1A0 {
   declare m16: number | undefined;
   declare m17: number | undefined;
   declare m18: boolean | undefined;
-  declare m19: boolean | undefined;
+  declare m19: number | undefined;
   declare m20: boolean | undefined;
-  declare m21: number | undefined;
-  declare m22: number | undefined;
-  declare m23: boolean | undefined;
+  declare m21: boolean | undefined;
+  declare m22: boolean | undefined;
+  declare m23: number | undefined;
   declare m24: number | undefined;
-  declare m25: number | undefined;
+  declare m25: boolean | undefined;
   declare m26: number | undefined;
   declare m27: number | undefined;
   declare m28: number | undefined;
   declare m29: number | undefined;
   declare m30: number | undefined;
-  declare m31: boolean | undefined;
+  declare m31: number | undefined;
+  declare m32: number | undefined;
+  declare m33: boolean | undefined;
   declare q0: BindingResource | undefined;
   declare q3: BindingResource | undefined;
   declare q4: BindingResource | undefined;
@@ -2018,7 +2021,7 @@ class K1A0 {
   declare q5: BindingResource | undefined;
   declare q6: BindingResource | undefined;
   declare q11: BindingResource | undefined;
-  declare m32: boolean | undefined;
+  declare m34: boolean | undefined;
   declare q1: BindingResource | undefined;
   declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
@@ -2056,7 +2059,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m34 = this.q1 = this.q2 = undefined;
   }
 }
 /** derive "headLayoutOk": memo m0 */
@@ -2235,73 +2238,81 @@ function K1A0_d17(o: K1A0): number {
     throw $wrap(e, "rotaryCount");
   }
 }
-/** derive "dispatchFits": memo m18 */
+/** derive "sparseRowOk": memo m18 */
 function K1A0_d18(o: K1A0): boolean {
+  return (o.m18 ??= false);
+}
+/** derive "attnWorkgroupSize": memo m19 */
+function K1A0_d19(o: K1A0): number {
+  return (o.m19 ??= ((o.m18 ?? K1A0_d18(o)) ? 32 : 64));
+}
+/** derive "dispatchFits": memo m20 */
+function K1A0_d20(o: K1A0): boolean {
   try {
-    return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (256 as number))));
   } catch (e) {
     throw $wrap(e, $q73);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q198, () => o.s0[1], $q69, $q70]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q69, $q70]), () => $why(path, K0A0V7, [$q49, () => o.s0[0], $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q85, $q72])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+  return [() => $why(path, K0A0V7, [$q198, () => o.s0[1], $q69, $q70]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q69, $q70]), () => $why(path, K0A0V7, [$q49, () => o.s0[0], $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, [$q203, () => K1A0_d19(o), $q71, $q72]), () => $why(path, K0A0V7, [$q203, () => K1A0_d19(o), $q85, $q72]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q85, $q72])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => ((K1A0_d19(o) as number) <= (256 as number)), () => ((K1A0_d19(o) as number) <= (256 as number))])]!();
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
-  try {
-    return ((o.m18 ?? K1A0_d18(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
-}
-/** why "dispatchFits" does not hold */
-function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q73, () => K1A0_x10(o, [...[], $q73]));
-}
-/** derive "bindingsFit": memo m19 */
-function K1A0_d19(o: K1A0): boolean {
-  try {
-    return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
-  } catch (e) {
-    throw $wrap(e, $q203);
-  }
-}
-/** why "bindingsFit" is not true */
-function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q204, $q82]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q204, $q82])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number))])]!();
-}
-/** when "bindingsFit" */
-function K1A0_c2(o: K1A0): boolean {
-  try {
-    return ((o.m19 ?? K1A0_d19(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
-}
-/** why "bindingsFit" does not hold */
-function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d19(o), $q203, () => K1A0_x11(o, [...[], $q203]));
-}
-/** derive "packedKv": memo m20 */
-function K1A0_d20(o: K1A0): boolean {
-  return (o.m20 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
-}
-/** why "packedKv" is not true */
-function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q205, () => o.s0[2], $q138, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
-}
-/** when "packedKv" */
-function K1A0_c3(o: K1A0): boolean {
   try {
     return ((o.m20 ?? K1A0_d20(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
+/** why "dispatchFits" does not hold */
+function K1A0_w1(o: K1A0): string {
+  return $condWhy(() => K1A0_d20(o), $q73, () => K1A0_x10(o, [...[], $q73]));
+}
+/** derive "bindingsFit": memo m21 */
+function K1A0_d21(o: K1A0): boolean {
+  try {
+    return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
+  } catch (e) {
+    throw $wrap(e, $q204);
+  }
+}
+/** why "bindingsFit" is not true */
+function K1A0_x11(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q205, $q82]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q205, $q82])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number))])]!();
+}
+/** when "bindingsFit" */
+function K1A0_c2(o: K1A0): boolean {
+  try {
+    return ((o.m21 ?? K1A0_d21(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "bindingsFit" does not hold */
+function K1A0_w2(o: K1A0): string {
+  return $condWhy(() => K1A0_d21(o), $q204, () => K1A0_x11(o, [...[], $q204]));
+}
+/** derive "packedKv": memo m22 */
+function K1A0_d22(o: K1A0): boolean {
+  return (o.m22 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+}
+/** why "packedKv" is not true */
+function K1A0_x12(o: K1A0, path: readonly string[]): string {
+  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q206, () => o.s0[2], $q138, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+}
+/** when "packedKv" */
+function K1A0_c3(o: K1A0): boolean {
+  try {
+    return ((o.m22 ?? K1A0_d22(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q140, () => K1A0_x12(o, [...[], $q140]));
+  return $condWhy(() => K1A0_d22(o), $q140, () => K1A0_x12(o, [...[], $q140]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2315,117 +2326,117 @@ function K1A0_c4(o: K1A0): boolean {
 function K1A0_w4(o: K1A0): string {
   return $condWhy(() => K1A0_d1(o), $q197, () => K1A0_x3(o, [...[], $q197]));
 }
-/** derive "qPerKv": memo m21 */
-function K1A0_d21(o: K1A0): number {
+/** derive "qPerKv": memo m23 */
+function K1A0_d23(o: K1A0): number {
   try {
-    return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m23 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q89);
   }
 }
-/** derive "attnStorageBytes": memo m22 */
-function K1A0_d22(o: K1A0): number {
+/** derive "attnStorageBytes": memo m24 */
+function K1A0_d24(o: K1A0): number {
   try {
-    return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
+    return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q206);
+    throw $wrap(e, $q207);
   }
 }
-/** derive "attnStorageFits": memo m23 */
-function K1A0_d23(o: K1A0): boolean {
-  return (o.m23 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m22 ?? K1A0_d22(o)) as number) <= (32768 as number))));
+/** derive "attnStorageFits": memo m25 */
+function K1A0_d25(o: K1A0): boolean {
+  return (o.m25 ??= ((((o.m23 ?? K1A0_d23(o)) as number) <= (32 as number)) && (((o.m24 ?? K1A0_d24(o)) as number) <= (32768 as number))));
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q89, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q206, () => K1A0_d22(o), $q87, $q88])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+  return [() => $why(path, K1A0V2, [$q89, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q207, () => K1A0_d24(o), $q87, $q88])][$first([() => ((K1A0_d23(o) as number) <= (32 as number))])]!();
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
   try {
-    return ((o.m23 ?? K1A0_d23(o))) === true;
+    return ((o.m25 ?? K1A0_d25(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q207, () => K1A0_x13(o, [...[], $q207]));
+  return $condWhy(() => K1A0_d25(o), $q208, () => K1A0_x13(o, [...[], $q208]));
 }
-/** derive "sparseKeyCeiling": memo m24 */
-function K1A0_d24(o: K1A0): number {
+/** derive "sparseKeyCeiling": memo m26 */
+function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m24 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m26 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
 }
-/** derive "sparseSplitCap": memo m25 */
-function K1A0_d25(o: K1A0): number {
+/** derive "sparseSplitCap": memo m27 */
+function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m25 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m24 ?? K1A0_d24(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
 }
-/** derive "sparseBaseWorkgroups": memo m26 */
-function K1A0_d26(o: K1A0): number {
+/** derive "sparseBaseWorkgroups": memo m28 */
+function K1A0_d28(o: K1A0): number {
   try {
-    return (o.m26 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+    return (o.m28 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "sparseBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m27 */
-function K1A0_d27(o: K1A0): number {
+/** derive "numSplits": memo m29 */
+function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
+    return (o.m29 ??= Math.max((1 as number), (Math.min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q74);
   }
 }
-/** derive "sparsePartialBytes": memo m28 */
-function K1A0_d28(o: K1A0): number {
-  try {
-    return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q208);
-  }
-}
-/** derive "sparseMergeLanes": memo m29 */
-function K1A0_d29(o: K1A0): number {
-  try {
-    return (o.m29 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, "sparseMergeLanes");
-  }
-}
-/** derive "sparseMergeWg": memo m30 */
+/** derive "sparsePartialBytes": memo m30 */
 function K1A0_d30(o: K1A0): number {
-  return (o.m30 ??= Math.max(((o.m29 ?? K1A0_d29(o)) as number), (256 as number)));
-}
-/** derive "sparseSplitFits": memo m31 */
-function K1A0_d31(o: K1A0): boolean {
   try {
-    return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (134217728 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (256 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (32768 as number))));
+    return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
     throw $wrap(e, $q209);
   }
 }
+/** derive "sparseMergeLanes": memo m31 */
+function K1A0_d31(o: K1A0): number {
+  try {
+    return (o.m31 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, "sparseMergeLanes");
+  }
+}
+/** derive "sparseMergeWg": memo m32 */
+function K1A0_d32(o: K1A0): number {
+  return (o.m32 ??= Math.max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
+}
+/** derive "sparseSplitFits": memo m33 */
+function K1A0_d33(o: K1A0): boolean {
+  try {
+    return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (256 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (32768 as number))));
+  } catch (e) {
+    throw $wrap(e, $q210);
+  }
+}
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q74, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q69, $q70]), () => $why(path, K0A0V7, [$q74, () => K1A0_d27(o), $q69, $q70]), () => $why(path, K0A0V7, [$q208, () => K1A0_d28(o), $q204, $q82]), () => $why(path, K0A0V7, [$q210, () => K1A0_d30(o), $q71, $q72]), () => $why(path, K0A0V7, [$q210, () => K1A0_d30(o), $q85, $q72]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q87, $q88])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (134217728 as number)), () => ((K1A0_d30(o) as number) <= (256 as number)), () => ((K1A0_d30(o) as number) <= (256 as number))])]!();
+  return [() => $why(path, K0A0V8, [$q74, () => K1A0_d29(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q69, $q70]), () => $why(path, K0A0V7, [$q74, () => K1A0_d29(o), $q69, $q70]), () => $why(path, K0A0V7, [$q209, () => K1A0_d30(o), $q205, $q82]), () => $why(path, K0A0V7, [$q211, () => K1A0_d32(o), $q71, $q72]), () => $why(path, K0A0V7, [$q211, () => K1A0_d32(o), $q85, $q72]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q87, $q88])][$first([() => ((K1A0_d29(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => ((K1A0_d32(o) as number) <= (256 as number)), () => ((K1A0_d32(o) as number) <= (256 as number))])]!();
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
   try {
-    return ((o.m31 ?? K1A0_d31(o))) === true;
+    return ((o.m33 ?? K1A0_d33(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d31(o), $q209, () => K1A0_x14(o, [...[], $q209]));
+  return $condWhy(() => K1A0_d33(o), $q210, () => K1A0_x14(o, [...[], $q210]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
@@ -2446,16 +2457,16 @@ function K1A0_z0(o: K1A0): BindingResource {
   return (o.q0 ??= $buf(o.t0!, $q106, $q125, 2, 134217728, K1A0S4, $q107));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q106, $q211, 2, 134217728, K1A0S4, $q107));
+  return (o.q3 ??= $buf(o.t3!, $q106, $q212, 2, 134217728, K1A0S4, $q107));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q106, $q212, 2, 134217728, K1A0S4, $q107));
+  return (o.q4 ??= $buf(o.t4!, $q106, $q213, 2, 134217728, K1A0S4, $q107));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q106, $q213, 4, 134217728, K1A0S4, $q107));
+  return (o.q7 ??= $buf(o.t7!, $q106, $q214, 4, 134217728, K1A0S4, $q107));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q106, $q214, 4, 134217728, K1A0S4, $q107));
+  return (o.q8 ??= $buf(o.t8!, $q106, $q215, 4, 134217728, K1A0S4, $q107));
 }
 function K1A0_z9(o: K1A0): BindingResource {
   return (o.q9 ??= $buf(o.t9!, $q106, $q184, 2, 134217728, K1A0S4, $q107));
@@ -2471,12 +2482,12 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = K1A0_z4(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    if (o.t9 === null) $omitted(pp, $q216, $q184);
     const q5 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    if (o.t10 === null) $omitted(pp, $q217, $q189);
     const q6 = K1A0_z10(o);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, o.s0[1], pp, $q217);
+    $u32(b7, 0, o.s0[1], pp, $q218);
     $u32(b7, 4, o.s0[0], pp, $q115);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2484,7 +2495,7 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 0, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $bd(5, $q215, 1, q5), $bd(6, $q216, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+    return $pass($q219, $q220, s, [$bd(0, $q127, 1, q0), $bd(1, $q221, 0, q1), $bd(2, $q222, 0, q2), $bd(3, $q223, 1, q3), $bd(4, $q224, 1, q4), $bd(5, $q216, 1, q5), $bd(6, $q217, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2493,14 +2504,14 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   let st = 0;
   try {
     const q0 = K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    if (o.t9 === null) $omitted(pp, $q216, $q184);
     const q1 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    if (o.t10 === null) $omitted(pp, $q217, $q189);
     const q2 = K1A0_z10(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q217);
+    $u32(b6, 0, o.s0[1], pp, $q218);
     $u32(b6, 4, o.s0[0], pp, $q115);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2508,16 +2519,16 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q127, 1, q0), $bd(1, $q215, 1, q1), $bd(2, $q216, 1, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q124, 2, b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q127, 1, q0), $bd(1, $q216, 1, q1), $bd(2, $q217, 1, q2), $bd(3, $q223, 1, q3), $bd(4, $q224, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q124, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q106, $q224, 4, 134217728, K1A0S4, $q107));
+  return (o.q5 ??= $buf(o.t5!, $q106, $q225, 4, 134217728, K1A0S4, $q107));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q106, $q225, 4, 134217728, K1A0S4, $q107));
+  return (o.q6 ??= $buf(o.t6!, $q106, $q226, 4, 134217728, K1A0S4, $q107));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2531,21 +2542,21 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 0, o.s0[1], pp, $q218);
     $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 8, o.s5[0], pp, $q227);
+    $u32(b8, 12, r0, pp, $q228);
+    $u32(b8, 16, o.s6[1], pp, $q229);
+    $u32(b8, 20, o.s3[2], pp, $q230);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q230, $q231, s, [$bd(0, $q127, 1, c0), $bd(1, $q220, 1, q0), $bd(2, $q221, 1, q1), $bd(3, $q232, 1, q2), $bd(4, $q233, 1, q3), $bd(5, $q222, 1, q4), $bd(6, $q223, 1, q5), $bd(7, $q234, 0, c1), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q231, $q232, s, [$bd(0, $q127, 1, c0), $bd(1, $q221, 1, q0), $bd(2, $q222, 1, q1), $bd(3, $q233, 1, q2), $bd(4, $q234, 1, q3), $bd(5, $q223, 1, q4), $bd(6, $q224, 1, q5), $bd(7, $q235, 0, c1), $ub(8, $q124, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2561,7 +2572,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q132, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q234, 1, c0), $bd(1, $q130, 0, q0)], 1, wy, wz);
+    return $pass($q132, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q235, 1, c0), $bd(1, $q130, 0, q0)], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2571,23 +2582,23 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q235;
-    if (s0 === undefined) $noShown(K1A0S0 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q236;
+    if (s0 === undefined) $noShown(K1A0S0 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q237;
-    if (s1 === undefined) $noShown(K1A0S0 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q238;
+    if (s1 === undefined) $noShown(K1A0S0 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S0, $q239);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S0, $q240);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S0, $q240);
-    const c0 = $scratch($q241, x0);
-    const c1 = $scratch($q234, x1);
-    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q241, size: x0 }, { id: $q234, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S0, $q241);
+    const c0 = $scratch($q242, x0);
+    const c1 = $scratch($q235, x1);
+    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q235, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V10, st);
   }
@@ -2619,7 +2630,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, o.s0[1], pp, $q217);
+    $u32(b5, 0, o.s0[1], pp, $q218);
     $u32(b5, 4, o.s0[0], pp, $q115);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2627,7 +2638,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 0, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
+    return $pass($q219, $q220, s, [$bd(0, $q127, 1, q0), $bd(1, $q221, 0, q1), $bd(2, $q222, 0, q2), $bd(3, $q223, 1, q3), $bd(4, $q224, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2645,21 +2656,21 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 0, o.s0[1], pp, $q218);
     $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 8, o.s5[0], pp, $q227);
+    $u32(b8, 12, r0, pp, $q228);
+    $u32(b8, 16, o.s6[1], pp, $q229);
+    $u32(b8, 20, o.s3[2], pp, $q230);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q230, $q231, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 1, q1), $bd(2, $q221, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q222, 1, q5), $bd(6, $q223, 1, q6), $bd(7, $q234, 0, c0), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q231, $q232, s, [$bd(0, $q127, 1, q0), $bd(1, $q221, 1, q1), $bd(2, $q222, 1, q2), $bd(3, $q233, 1, q3), $bd(4, $q234, 1, q4), $bd(5, $q223, 1, q5), $bd(6, $q224, 1, q6), $bd(7, $q235, 0, c0), $ub(8, $q124, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2668,15 +2679,15 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q242;
-    if (s0 === undefined) $noShown(K1A0S7 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
+    if (s0 === undefined) $noShown(K1A0S7 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S7, $q240);
-    const c0 = $scratch($q234, x0);
-    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q234, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S7, $q241);
+    const c0 = $scratch($q235, x0);
+    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q235, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V11, st);
   }
@@ -2687,29 +2698,29 @@ function K1A0_r1(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-/** derive "separateKv": memo m32 */
-function K1A0_d32(o: K1A0): boolean {
+/** derive "separateKv": memo m34 */
+function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q93, $q94).shape.length === 3)) && ($need(o.t2, $q95, $q96).shape.length === 3)) && $same($need(o.t1, $q243, $q94).shape as readonly number[], $need(o.t2, $q244, $q96).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q94) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q94) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q94) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q97, $q94).dtype === $q98)) && ($need(o.t2, $q99, $q96).dtype === $q98)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q93, $q94).shape.length === 3)) && ($need(o.t2, $q95, $q96).shape.length === 3)) && $same($need(o.t1, $q244, $q94).shape as readonly number[], $need(o.t2, $q245, $q96).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q94) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q94) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q94) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q97, $q94).dtype === $q98)) && ($need(o.t2, $q99, $q96).dtype === $q98)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
     throw $wrap(e, $q100);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q101, () => $where(path) + $q102, () => $why(path, K1A0V12, [$q93, () => $need(o.t1, $q93, $q94).shape.length]), () => $why(path, K1A0V12, [$q95, () => $need(o.t2, $q95, $q96).shape.length]), () => $why(path, K0A0V0, [$q243, () => $need(o.t1, $q243, $q94).shape, $q244, () => $need(o.t2, $q244, $q96).shape]), () => $why(path, K0A0V1, [$q103, () => $dimT(o.t1, (0 as number), $q94), $q49, () => o.s0[0]]), () => $why(path, K0A0V1, [$q104, () => $dimT(o.t1, (1 as number), $q94), $q198, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q94), $q92, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q97, () => $need(o.t1, $q97, $q94).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q99, () => $need(o.t2, $q99, $q96).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q205, () => o.s0[2], $q50, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q93, $q94).shape.length === 3), () => ($need(o.t2, $q95, $q96).shape.length === 3), () => $same($need(o.t1, $q243, $q94).shape as readonly number[], $need(o.t2, $q244, $q96).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q94) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q94) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q94) === K1A0_d12(o)), () => ($need(o.t1, $q97, $q94).dtype === $q98), () => ($need(o.t2, $q99, $q96).dtype === $q98)])]!();
+  return [() => $where(path) + $q101, () => $where(path) + $q102, () => $why(path, K1A0V12, [$q93, () => $need(o.t1, $q93, $q94).shape.length]), () => $why(path, K1A0V12, [$q95, () => $need(o.t2, $q95, $q96).shape.length]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q94).shape, $q245, () => $need(o.t2, $q245, $q96).shape]), () => $why(path, K0A0V1, [$q103, () => $dimT(o.t1, (0 as number), $q94), $q49, () => o.s0[0]]), () => $why(path, K0A0V1, [$q104, () => $dimT(o.t1, (1 as number), $q94), $q198, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q94), $q92, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q97, () => $need(o.t1, $q97, $q94).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q99, () => $need(o.t2, $q99, $q96).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q206, () => o.s0[2], $q50, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q93, $q94).shape.length === 3), () => ($need(o.t2, $q95, $q96).shape.length === 3), () => $same($need(o.t1, $q244, $q94).shape as readonly number[], $need(o.t2, $q245, $q96).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q94) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q94) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q94) === K1A0_d12(o)), () => ($need(o.t1, $q97, $q94).dtype === $q98), () => ($need(o.t2, $q99, $q96).dtype === $q98)])]!();
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
   try {
-    return ((o.m32 ?? K1A0_d32(o))) === true;
+    return ((o.m34 ?? K1A0_d34(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d32(o), $q100, () => K1A0_x15(o, [...[], $q100]));
+  return $condWhy(() => K1A0_d34(o), $q100, () => K1A0_x15(o, [...[], $q100]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
   return (o.q1 ??= $buf(o.t1!, $q106, $q94, 2, 134217728, K1A0S4, $q107));
@@ -2728,12 +2739,12 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    if (o.t9 === null) $omitted(pp, $q216, $q184);
     const q6 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    if (o.t10 === null) $omitted(pp, $q217, $q189);
     const q7 = K1A0_z10(o);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 0, o.s0[1], pp, $q218);
     $u32(b8, 4, o.s0[0], pp, $q115);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2741,7 +2752,7 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q220, 0, q2), $bd(3, $q221, 0, q3), $bd(4, $q222, 1, q4), $bd(5, $q223, 1, q5), $bd(6, $q215, 1, q6), $bd(7, $q216, 1, q7), $ub(8, $q124, 2, b8)], wx, wy, 1);
+    return $pass($q219, $q220, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 0, q3), $bd(4, $q223, 1, q4), $bd(5, $q224, 1, q5), $bd(6, $q216, 1, q6), $bd(7, $q217, 1, q7), $ub(8, $q124, 2, b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2751,23 +2762,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S11 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S11 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S11 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S11 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S11, $q239);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S11, $q240);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S11, $q240);
-    const c0 = $scratch($q241, x0);
-    const c1 = $scratch($q234, x1);
-    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q241, size: x0 }, { id: $q234, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S11, $q241);
+    const c0 = $scratch($q242, x0);
+    const c1 = $scratch($q235, x1);
+    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q235, size: x1 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V13, st);
   }
@@ -2790,7 +2801,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q217);
+    $u32(b6, 0, o.s0[1], pp, $q218);
     $u32(b6, 4, o.s0[0], pp, $q115);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2798,7 +2809,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q220, 0, q2), $bd(3, $q221, 0, q3), $bd(4, $q222, 1, q4), $bd(5, $q223, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
+    return $pass($q219, $q220, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 0, q3), $bd(4, $q223, 1, q4), $bd(5, $q224, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V7, st);
   }
@@ -2807,15 +2818,15 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q247;
-    if (s0 === undefined) $noShown(K1A0S16 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S16 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S16, $q240);
-    const c0 = $scratch($q234, x0);
-    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q234, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S16, $q241);
+    const c0 = $scratch($q235, x0);
+    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q235, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V14, st);
   }
@@ -2839,17 +2850,17 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 0, o.s0[1], pp, $q218);
     $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 8, o.s5[0], pp, $q227);
+    $u32(b8, 12, r0, pp, $q228);
+    $u32(b8, 16, o.s6[1], pp, $q229);
+    $u32(b8, 20, o.s3[2], pp, $q230);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q248, $q249, s, [$bd(0, $q127, 1, c0), $bd(1, $q220, 1, q0), $bd(2, $q221, 1, q1), $bd(3, $q232, 1, q2), $bd(4, $q233, 1, q3), $bd(5, $q222, 1, q4), $bd(6, $q223, 1, q5), $bd(7, $q130, 0, q6), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q249, $q250, s, [$bd(0, $q127, 1, c0), $bd(1, $q221, 1, q0), $bd(2, $q222, 1, q1), $bd(3, $q233, 1, q2), $bd(4, $q234, 1, q3), $bd(5, $q223, 1, q4), $bd(6, $q224, 1, q5), $bd(7, $q130, 0, q6), $ub(8, $q124, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V15, st);
   }
@@ -2859,18 +2870,18 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q235;
-    if (s0 === undefined) $noShown(K1A0S20 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q236;
+    if (s0 === undefined) $noShown(K1A0S20 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q237;
-    if (s1 === undefined) $noShown(K1A0S20 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q238;
+    if (s1 === undefined) $noShown(K1A0S20 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S20, $q239);
-    const c0 = $scratch($q241, x0);
-    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q241, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S20, $q240);
+    const c0 = $scratch($q242, x0);
+    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V16, st);
   }
@@ -2894,25 +2905,25 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
+    $u32(b8, 0, o.s0[1], pp, $q218);
     $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 8, o.s5[0], pp, $q227);
+    $u32(b8, 12, r0, pp, $q228);
+    $u32(b8, 16, o.s6[1], pp, $q229);
+    $u32(b8, 20, o.s3[2], pp, $q230);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q248, $q249, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 1, q1), $bd(2, $q221, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q222, 1, q5), $bd(6, $q223, 1, q6), $bd(7, $q130, 0, q7), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q249, $q250, s, [$bd(0, $q127, 1, q0), $bd(1, $q221, 1, q1), $bd(2, $q222, 1, q2), $bd(3, $q233, 1, q3), $bd(4, $q234, 1, q4), $bd(5, $q223, 1, q5), $bd(6, $q224, 1, q6), $bd(7, $q130, 0, q7), $ub(8, $q124, 2, b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V15, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q242;
-  if (s0 === undefined) $noShown(K1A0S24 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
+  if (s0 === undefined) $noShown(K1A0S24 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
   return { kernel: $q165, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2926,18 +2937,18 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S27 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S27 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S27 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S27 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S27, $q239);
-    const c0 = $scratch($q241, x0);
-    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q241, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S27, $q240);
+    const c0 = $scratch($q242, x0);
+    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
   } catch (e) {
     return $evalAt(e, K1A0V17, st);
   }
@@ -2949,8 +2960,8 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q247;
-  if (s0 === undefined) $noShown(K1A0S31 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
+  if (s0 === undefined) $noShown(K1A0S31 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
   return { kernel: $q165, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2970,9 +2981,9 @@ function K1A0_plan(o: K1A0): Plan {
   if (o.t11 === null) o.t11 = { shape: h0, dtype: $q98 };
   else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q131, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q211, o.u3.shape, h1, $q200);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q212, o.u3.shape, h1, $q200);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q212, o.u4.shape, h2, $q199);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q213, o.u4.shape, h2, $q199);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
   if (!K1A0_c0(o)) $fail($q146, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
   if (!K1A0_c1(o)) $fail($q146, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
@@ -3028,22 +3039,22 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q96:
           t2 = $td(ins[key], K1, $q106, key);
           break;
-        case $q211:
+        case $q212:
           t3 = $td(ins[key], K1, $q106, key);
           break;
-        case $q212:
+        case $q213:
           t4 = $td(ins[key], K1, $q106, key);
           break;
-        case $q224:
+        case $q225:
           t5 = $td(ins[key], K1, $q106, key);
           break;
-        case $q225:
+        case $q226:
           t6 = $td(ins[key], K1, $q106, key);
           break;
-        case $q213:
+        case $q214:
           t7 = $td(ins[key], K1, $q106, key);
           break;
-        case $q214:
+        case $q215:
           t8 = $td(ins[key], K1, $q106, key);
           break;
         case $q184:
@@ -3064,10 +3075,10 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q131:
           t11 = $td(outs[key], K1, $q130, key);
           break;
-        case $q211:
+        case $q212:
           u3 = $td(outs[key], K1, $q130, key);
           break;
-        case $q212:
+        case $q213:
           u4 = $td(outs[key], K1, $q130, key);
           break;
         default:
@@ -3079,7 +3090,7 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q250:
+        case $q251:
           g0 = $av(attrs[key], K1, key);
           break;
         case $q154:
@@ -3088,13 +3099,13 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q155:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q251:
+        case $q252:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q126:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q252:
+        case $q253:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
@@ -3122,36 +3133,36 @@ export function plan1(call: SparseAttentionCall): Plan {
     $param(t2, dt0!, by0, "T", 3, K1, $q106, $q96);
   }
   if (t3 === null) {
-    $missing(K1, $q106, $q211);
-  } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q106, $q211);
-  }
-  if (t4 === null) {
     $missing(K1, $q106, $q212);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q106, $q212);
+    $param(t3, dt0!, by0, "T", 4, K1, $q106, $q212);
   }
-  if (t5 === null) {
-    $missing(K1, $q106, $q224);
-  } else {
-    dt1 = t5.dtype;
-    by1 = $q224;
-    $rank(t5, 2, K1, $q106, $q224);
-  }
-  if (t6 === null) {
-    $missing(K1, $q106, $q225);
-  } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q106, $q225);
-  }
-  if (t7 === null) {
+  if (t4 === null) {
     $missing(K1, $q106, $q213);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q106, $q213);
+    $param(t4, dt0!, by0, "T", 4, K1, $q106, $q213);
   }
-  if (t8 === null) {
+  if (t5 === null) {
+    $missing(K1, $q106, $q225);
+  } else {
+    dt1 = t5.dtype;
+    by1 = $q225;
+    $rank(t5, 2, K1, $q106, $q225);
+  }
+  if (t6 === null) {
+    $missing(K1, $q106, $q226);
+  } else {
+    $param(t6, dt1!, by1, "M", 2, K1, $q106, $q226);
+  }
+  if (t7 === null) {
     $missing(K1, $q106, $q214);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q106, $q214);
+    $param(t7, dt1!, by1, "M", 1, K1, $q106, $q214);
+  }
+  if (t8 === null) {
+    $missing(K1, $q106, $q215);
+  } else {
+    $param(t8, dt1!, by1, "M", 1, K1, $q106, $q215);
   }
   if (t9 === null) {
   } else {
@@ -3167,32 +3178,32 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q130, $q211);
+    $param(u3, dt0!, by0, "T", 4, K1, $q130, $q212);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q130, $q212);
+    $param(u4, dt0!, by0, "T", 4, K1, $q130, $q213);
   }
   if (dt0 === undefined) dt0 = $q98;
   else if (dt0 !== $q98) $fail($q0, K1 + $q157 + dt0 + $q158);
   if (dt1 === undefined) dt1 = $q159;
   else if (dt1 !== $q159) $fail($q0, K1 + ": M = " + dt1 + $q160);
-  $num(g0, false, K1, $q250);
+  $num(g0, false, K1, $q251);
   $num(g1, false, K1, $q154);
   $num(g2, false, K1, $q155);
-  $num(g3, false, K1, $q251);
+  $num(g3, false, K1, $q252);
   $num(g4, false, K1, $q126);
-  $num(g5, false, K1, $q252);
+  $num(g5, false, K1, $q253);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q253);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q254);
   if (a1 === undefined) $fail($q0, K1 + $q161);
   if (a2 === undefined) $fail($q0, K1 + $q162);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q253);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q254);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
   if (dt0 === $q98 && dt1 === $q159) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
   return $fail($q147, K1 + $q163 + "T=" + dt0 + ", " + "M=" + dt1 + $q164);

@@ -186,13 +186,13 @@ const $q179 = "dim(shapes.pastKeyT, 3)";
 const $q180 = "present.cosCacheT";
 const $q181 = ": pass `rotate_q`";
 const $q182 = "attrs.sparse_block_size";
-const $q183 = "05b1b598028f9eb0";
+const $q183 = "b8623361f9d25e1b";
 const $q184 = ": no shader was built for pass `split_attend` with ";
 const $q185 = "uniform field `params.rowStride`";
 const $q186 = ": pass `split_attend`";
 const $q187 = "the shape of intermediate `rotatedQuery`";
 const $q188 = "the shape of intermediate `partial`";
-const $q189 = "e021c233c8701872";
+const $q189 = "b63a40e6c32661f4";
 const $q190 = ": no shader was built for pass `attend` with ";
 const $q191 = ": pass `attend`";
 const $q192 = "layoutShapeOk";
@@ -1911,7 +1911,7 @@ const K1A0S6 = K1A0S0 + $q48;
 const K1A0V10: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "179a85a4f4982a4d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "185edb2ef0a029cf" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S8 = K1A0S7 + $q175;
 const K1A0S9 = K1A0S7 + $q186;
@@ -1946,7 +1946,7 @@ const K1A0S23 = K1A0S20 + $q191;
 const K1A0V16: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "9ac1c92d7fa78b0c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ac1d03b61fbc649d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
 const K1A0S26 = K1A0S24 + $q191;

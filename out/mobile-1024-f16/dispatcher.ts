@@ -177,13 +177,13 @@ const $q170 = "dim(shapes.pastKeyT, 3)";
 const $q171 = "present.cosCacheT";
 const $q172 = ": pass `rotate_q`";
 const $q173 = "attrs.sparse_block_size";
-const $q174 = "25520ae89bdc993d";
+const $q174 = "ef7bb38d08559d38";
 const $q175 = ": no shader was built for pass `split_attend` with ";
 const $q176 = "uniform field `params.rowStride`";
 const $q177 = ": pass `split_attend`";
 const $q178 = "the shape of intermediate `rotatedQuery`";
 const $q179 = "the shape of intermediate `partial`";
-const $q180 = "dd9c858b830fb7ca";
+const $q180 = "ecd9da5f041404dd";
 const $q181 = ": no shader was built for pass `attend` with ";
 const $q182 = ": pass `attend`";
 const $q183 = "layoutShapeOk";
@@ -1902,7 +1902,7 @@ const K1A0S6 = K1A0S0 + $q43;
 const K1A0V10: readonly string[] = [K1A0S0, $q178, K1A0S0, $q179];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "12cc3722862a1c8e" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S8 = K1A0S7 + $q166;
 const K1A0S9 = K1A0S7 + $q177;
@@ -1937,7 +1937,7 @@ const K1A0S23 = K1A0S20 + $q182;
 const K1A0V16: readonly string[] = [K1A0S20, $q178];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "a99175799852feec" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q166;
 const K1A0S26 = K1A0S24 + $q182;

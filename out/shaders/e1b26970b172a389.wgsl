@@ -38,7 +38,7 @@ fn load_present_value(i: u32) -> vec4<f32> {
 //
 // The key blocks the group's heads list (union over its heads, in block order, a mask of the heads
 // that see each) are gathered per chunk of CHUNK blocks by mark_chunk, as in the key-per-lane
-// design; split i takes the listed blocks [total*i/numSplits, total*(i+1)/numSplits).
+// design; split i takes the listed tiles [total*i/numSplits, total*(i+1)/numSplits).
 // The listed keys go in tiles of 32 (a sparse block holds whole tiles, so a tile's rows are
 // consecutive cache rows seen by the same heads). attend_rows: lane c owns the vec4 columns
 // c + j*32 (j < 1) of every K and V row and of every head's query and accumulators. Per tile:
@@ -124,20 +124,50 @@ fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) -> u32 {
     atomicStore(&listed_sh, 0u);
   }
   workgroupBarrier();
-  for (var g = 0u; g < GROUP; g++) {
-    let layout_id = (kv_head * GROUP + g) % params.numLayout;
-    let row_at = layout_id * params.rowStride + q_block;
-    let start = u32(clamp(block_row_indices[row_at], 0, i32(params.colStride)));
-    let end = u32(clamp(block_row_indices[row_at + 1u], i32(start), i32(params.colStride)));
-    for (var i = start + lane; i < end; i += WG) {
-      let col = block_col_indices[layout_id * params.colStride + i];
-      if (col >= 0) {
-        let blk = u32(col);
-        if (blk >= first_block && blk < first_block + CHUNK && blk <= q_block) {
-          if (atomicOr(&block_heads[blk - first_block], 1u << g) == 0u) {
-            atomicAdd(&listed_sh, 1u);
-          }
-        }
+  // Every head's CSR row bounds first, then one entry of every head per step: the loads of a
+  // step are independent and issued together (a loop of one load and one atomic per entry waits
+  // a memory round trip per entry).
+  let layout0 = (kv_head * GROUP + 0u) % params.numLayout;
+  let row_at0 = layout0 * params.rowStride + q_block;
+  let start0 = u32(clamp(block_row_indices[row_at0], 0, i32(params.colStride)));
+  let end0 = u32(clamp(block_row_indices[row_at0 + 1u], i32(start0), i32(params.colStride)));
+  let layout1 = (kv_head * GROUP + 1u) % params.numLayout;
+  let row_at1 = layout1 * params.rowStride + q_block;
+  let start1 = u32(clamp(block_row_indices[row_at1], 0, i32(params.colStride)));
+  let end1 = u32(clamp(block_row_indices[row_at1 + 1u], i32(start1), i32(params.colStride)));
+  let layout2 = (kv_head * GROUP + 2u) % params.numLayout;
+  let row_at2 = layout2 * params.rowStride + q_block;
+  let start2 = u32(clamp(block_row_indices[row_at2], 0, i32(params.colStride)));
+  let end2 = u32(clamp(block_row_indices[row_at2 + 1u], i32(start2), i32(params.colStride)));
+  let layout3 = (kv_head * GROUP + 3u) % params.numLayout;
+  let row_at3 = layout3 * params.rowStride + q_block;
+  let start3 = u32(clamp(block_row_indices[row_at3], 0, i32(params.colStride)));
+  let end3 = u32(clamp(block_row_indices[row_at3 + 1u], i32(start3), i32(params.colStride)));
+  let longest = max(end0 - start0, max(end1 - start1, max(end2 - start2, end3 - start3)));
+  for (var i = lane; i < longest; i += WG) {
+    // Head g's entry i, or -1 past its row's end (the read stays inside the layout's row).
+    let col0 = select(-1, block_col_indices[layout0 * params.colStride + min(start0 + i, params.colStride - 1u)], start0 + i < end0);
+    let col1 = select(-1, block_col_indices[layout1 * params.colStride + min(start1 + i, params.colStride - 1u)], start1 + i < end1);
+    let col2 = select(-1, block_col_indices[layout2 * params.colStride + min(start2 + i, params.colStride - 1u)], start2 + i < end2);
+    let col3 = select(-1, block_col_indices[layout3 * params.colStride + min(start3 + i, params.colStride - 1u)], start3 + i < end3);
+    if (col0 >= 0 && u32(col0) >= first_block && u32(col0) < first_block + CHUNK && u32(col0) <= q_block) {
+      if (atomicOr(&block_heads[u32(col0) - first_block], 1u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col1 >= 0 && u32(col1) >= first_block && u32(col1) < first_block + CHUNK && u32(col1) <= q_block) {
+      if (atomicOr(&block_heads[u32(col1) - first_block], 2u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col2 >= 0 && u32(col2) >= first_block && u32(col2) < first_block + CHUNK && u32(col2) <= q_block) {
+      if (atomicOr(&block_heads[u32(col2) - first_block], 4u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col3 >= 0 && u32(col3) >= first_block && u32(col3) < first_block + CHUNK && u32(col3) <= q_block) {
+      if (atomicOr(&block_heads[u32(col3) - first_block], 8u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
       }
     }
   }
@@ -375,6 +405,7 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
 const Q_PER_KV: u32 = 4u;
 const GP: u32 = 4u;
 const KC: u32 = 8u;
+const TILES_PER_BLOCK: u32 = BLOCK / 32u;
 var<workgroup> subgroup_split: u32;
 // The tile's probabilities, key-major: row_p[s * GP + g] for (head g, key s) (as vec4s of 4 heads
 // when GP >= 4). Written by subgroup 0 between two barriers per tile; read by every lane.
@@ -507,8 +538,9 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32, inv: u32) {
   var acc3 = vec4<f32>(0.0);
   let n_chunks = select(0u, q_block / CHUNK + 1u, row_ok);
 
-  // This split's share [lo, hi) of the row's listed blocks. A row of several chunks counts them
-  // first; a row of one chunk learns the count while marking it.
+  // This split's share [lo, hi) of the row's listed tiles (TILES_PER_BLOCK per listed block: a
+  // split may end inside a block, so the splits' loads differ by at most one tile). A row of
+  // several chunks counts its blocks first; a row of one chunk learns the count while marking it.
   var lo = 0u;
   var hi = 0u;
   if (n_chunks > 1u) {
@@ -516,44 +548,50 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32, inv: u32) {
     for (var chunk = 0u; chunk < n_chunks; chunk++) {
       total += mark_chunk(chunk * CHUNK, q_block, kv_head, inv);
     }
-    lo = total * split_id / num_splits;
-    hi = total * (split_id + 1u) / num_splits;
+    lo = total * TILES_PER_BLOCK * split_id / num_splits;
+    hi = total * TILES_PER_BLOCK * (split_id + 1u) / num_splits;
   }
-  var base_entry = 0u;
+  var base_tile = 0u;
 
   for (var chunk = 0u; chunk < n_chunks; chunk++) {
     let first_block = chunk * CHUNK;
-    if (n_chunks > 1u && base_entry >= hi) {
+    if (n_chunks > 1u && base_tile >= hi) {
       break;
     }
-    let listed = mark_chunk(first_block, q_block, kv_head, inv);
+    let listed_tiles = mark_chunk(first_block, q_block, kv_head, inv) * TILES_PER_BLOCK;
     if (n_chunks == 1u) {
-      lo = listed * split_id / num_splits;
-      hi = listed * (split_id + 1u) / num_splits;
+      lo = listed_tiles * split_id / num_splits;
+      hi = listed_tiles * (split_id + 1u) / num_splits;
     }
-    let entry_begin = clamp(lo, base_entry, base_entry + listed) - base_entry;
-    let entry_end = clamp(hi, base_entry, base_entry + listed) - base_entry;
-    base_entry += listed;
-    if (entry_begin >= entry_end) {
+    let tile_begin = clamp(lo, base_tile, base_tile + listed_tiles) - base_tile;
+    let tile_end = clamp(hi, base_tile, base_tile + listed_tiles) - base_tile;
+    base_tile += listed_tiles;
+    if (tile_begin >= tile_end) {
       continue;
     }
     // Compact in block order, so the summation order (and result) is deterministic.
-    if (inv == 0u) {
-      var n = 0u;
-      for (var i = 0u; i < CHUNK; i++) {
-        let heads = atomicLoad(&block_heads[i]);
-        if (heads != 0u) {
-          list_block[n] = first_block + i;
-          list_heads[n] = heads;
-          n++;
-        }
-      }
-      count_sh = n;
+    // Lane i takes the 4 entries from 4i; a prefix sum over the lanes places them.
+    var n_mine = 0u;
+    for (var e = 0u; e < 4u; e++) {
+      n_mine += select(0u, 1u, atomicLoad(&block_heads[inv * 4u + e]) != 0u);
     }
-    // (The count equals `listed`; the uniform load is the barrier that publishes the list.)
+    var at = subgroupExclusiveAdd(n_mine);
+    for (var e = 0u; e < 4u; e++) {
+      let i = inv * 4u + e;
+      let heads = atomicLoad(&block_heads[i]);
+      if (heads != 0u) {
+        list_block[at] = first_block + i;
+        list_heads[at] = heads;
+        at++;
+      }
+    }
+    if (inv == 31u) {
+      count_sh = at;
+    }
+    // (The count is mark_chunk's; the uniform load is the barrier that publishes the list.)
     _ = workgroupUniformLoad(&count_sh);
-    let key_begin = entry_begin * BLOCK;
-    let n_keys = entry_end * BLOCK;
+    let key_begin = tile_begin * 32u;
+    let n_keys = tile_end * 32u;
 
     // The first tile's first K rows (chunks 0 and 1); each tile loads the next tile's before its V phase.
     let fb = listed_row(kv_row0, key_begin);

@@ -53,7 +53,7 @@ const WG: u32 = 64u;
 const CHUNK: u32 = 128u;
 // Row stride of the query binding: the packed [Q | K | V] row, the plain Q row, or the Q row
 // the rotary pass wrote (already rotated and rounded).
-const Q_STRIDE: u32 = 4096u;
+const Q_STRIDE: u32 = 6144u;
 // V accumulation layout: CHUNK_LANES lanes cover the HV vec4 chunks of a row (1 per
 // lane); the KEY_GROUPS groups of lanes take interleaved keys of the tile and are summed at the
 // end. Per-head score and accumulator registers are unrolled by the template (dot_G, acc_G_I)
@@ -103,20 +103,50 @@ fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) -> u32 {
     atomicStore(&listed_sh, 0u);
   }
   workgroupBarrier();
-  for (var g = 0u; g < GROUP; g++) {
-    let layout_id = (kv_head * GROUP + g) % params.numLayout;
-    let row_at = layout_id * params.rowStride + q_block;
-    let start = u32(clamp(block_row_indices[row_at], 0, i32(params.colStride)));
-    let end = u32(clamp(block_row_indices[row_at + 1u], i32(start), i32(params.colStride)));
-    for (var i = start + lane; i < end; i += WG) {
-      let col = block_col_indices[layout_id * params.colStride + i];
-      if (col >= 0) {
-        let blk = u32(col);
-        if (blk >= first_block && blk < first_block + CHUNK && blk <= q_block) {
-          if (atomicOr(&block_heads[blk - first_block], 1u << g) == 0u) {
-            atomicAdd(&listed_sh, 1u);
-          }
-        }
+  // Every head's CSR row bounds first, then one entry of every head per step: the loads of a
+  // step are independent and issued together (a loop of one load and one atomic per entry waits
+  // a memory round trip per entry).
+  let layout0 = (kv_head * GROUP + 0u) % params.numLayout;
+  let row_at0 = layout0 * params.rowStride + q_block;
+  let start0 = u32(clamp(block_row_indices[row_at0], 0, i32(params.colStride)));
+  let end0 = u32(clamp(block_row_indices[row_at0 + 1u], i32(start0), i32(params.colStride)));
+  let layout1 = (kv_head * GROUP + 1u) % params.numLayout;
+  let row_at1 = layout1 * params.rowStride + q_block;
+  let start1 = u32(clamp(block_row_indices[row_at1], 0, i32(params.colStride)));
+  let end1 = u32(clamp(block_row_indices[row_at1 + 1u], i32(start1), i32(params.colStride)));
+  let layout2 = (kv_head * GROUP + 2u) % params.numLayout;
+  let row_at2 = layout2 * params.rowStride + q_block;
+  let start2 = u32(clamp(block_row_indices[row_at2], 0, i32(params.colStride)));
+  let end2 = u32(clamp(block_row_indices[row_at2 + 1u], i32(start2), i32(params.colStride)));
+  let layout3 = (kv_head * GROUP + 3u) % params.numLayout;
+  let row_at3 = layout3 * params.rowStride + q_block;
+  let start3 = u32(clamp(block_row_indices[row_at3], 0, i32(params.colStride)));
+  let end3 = u32(clamp(block_row_indices[row_at3 + 1u], i32(start3), i32(params.colStride)));
+  let longest = max(end0 - start0, max(end1 - start1, max(end2 - start2, end3 - start3)));
+  for (var i = lane; i < longest; i += WG) {
+    // Head g's entry i, or -1 past its row's end (the read stays inside the layout's row).
+    let col0 = select(-1, block_col_indices[layout0 * params.colStride + min(start0 + i, params.colStride - 1u)], start0 + i < end0);
+    let col1 = select(-1, block_col_indices[layout1 * params.colStride + min(start1 + i, params.colStride - 1u)], start1 + i < end1);
+    let col2 = select(-1, block_col_indices[layout2 * params.colStride + min(start2 + i, params.colStride - 1u)], start2 + i < end2);
+    let col3 = select(-1, block_col_indices[layout3 * params.colStride + min(start3 + i, params.colStride - 1u)], start3 + i < end3);
+    if (col0 >= 0 && u32(col0) >= first_block && u32(col0) < first_block + CHUNK && u32(col0) <= q_block) {
+      if (atomicOr(&block_heads[u32(col0) - first_block], 1u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col1 >= 0 && u32(col1) >= first_block && u32(col1) < first_block + CHUNK && u32(col1) <= q_block) {
+      if (atomicOr(&block_heads[u32(col1) - first_block], 2u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col2 >= 0 && u32(col2) >= first_block && u32(col2) < first_block + CHUNK && u32(col2) <= q_block) {
+      if (atomicOr(&block_heads[u32(col2) - first_block], 4u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col3 >= 0 && u32(col3) >= first_block && u32(col3) < first_block + CHUNK && u32(col3) <= q_block) {
+      if (atomicOr(&block_heads[u32(col3) - first_block], 8u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
       }
     }
   }

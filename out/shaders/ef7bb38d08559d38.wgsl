@@ -8,7 +8,7 @@ enable f16;
 @group(0) @binding(4) var<storage, read> block_col_indices: array<i32>;
 @group(0) @binding(5) var<storage, read> total_sequence_length: array<i32>;
 @group(0) @binding(6) var<storage, read> key_total_sequence_lengths: array<i32>;
-@group(0) @binding(7) var<storage, read_write> output: array<vec4<f16>>;
+@group(0) @binding(7) var<storage, read_write> partial: array<vec4<f32>>;
 struct Params {
   seqLen: u32,
   batchSize: u32,
@@ -32,12 +32,12 @@ fn load_present_value(i: u32) -> vec4<f16> {
   return present_value[i];
 }
 
-fn store_output(i: u32, v: vec4<f16>) {
-  output[i] = v;
-}
-
-// com.microsoft.SparseAttention, attention pass (runs after the KV append pass).
-// One workgroup per (query row s, KV head, batch) serves the GROUP query heads of that KV head.
+// com.microsoft.SparseAttention, attention pass (split-K partials) (runs after the KV append pass).
+// One workgroup per (token t = b*S + s, KV head, split) serves the GROUP query heads of that KV
+// head. The key blocks the row lists (union over the group's heads, in block order) are numbered
+// 0..total-1 and split i takes [total*i/numSplits, total*(i+1)/numSplits); it writes its output
+// (normalised by its own sum) and (max, sum) to `partial` for the merge pass. An empty split
+// writes sum 0, which the merge ignores.
 // Key blocks are gathered from the CSR rows of every head of the group (head h uses layout
 // h % numLayout) into a per-chunk bitmask of "which heads see this block", so a key block
 // that no head of the group sees is never read. Keys of the listed blocks are then streamed
@@ -76,6 +76,10 @@ var<workgroup> list_heads: array<u32, CHUNK>;
 var<workgroup> m_sh: array<f32, GROUP>;
 var<workgroup> alpha_sh: array<f32, GROUP>;
 var<workgroup> count_sh: u32;
+var<workgroup> listed_sh: atomic<u32>;
+var<workgroup> listed_n: u32;
+// Per slot: HV vec4 of output, then (max, sum, 0, 0).
+const SLOT: u32 = HV + 1u;
 
 // How much history precedes this call's tokens. Prompt mode is determined from
 // scalar total_sequence_length rather than per-batch values and forces the past
@@ -89,34 +93,77 @@ fn past_sequence_length(batch: u32) -> u32 {
 }
 
 // Marks, in block_heads, the blocks of the chunk starting at first_block that each head of the
-// group lists in its CSR row (only up to the diagonal block q_block).
-fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) {
+// group lists in its CSR row (only up to the diagonal block q_block). Returns how many
+// blocks are marked (uniform).
+fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) -> u32 {
   for (var i = lane; i < CHUNK; i += WG) {
     atomicStore(&block_heads[i], 0u);
   }
+  if (lane == 0u) {
+    atomicStore(&listed_sh, 0u);
+  }
   workgroupBarrier();
-  for (var g = 0u; g < GROUP; g++) {
-    let layout_id = (kv_head * GROUP + g) % params.numLayout;
-    let row_at = layout_id * params.rowStride + q_block;
-    let start = u32(clamp(block_row_indices[row_at], 0, i32(params.colStride)));
-    let end = u32(clamp(block_row_indices[row_at + 1u], i32(start), i32(params.colStride)));
-    for (var i = start + lane; i < end; i += WG) {
-      let col = block_col_indices[layout_id * params.colStride + i];
-      if (col >= 0) {
-        let blk = u32(col);
-        if (blk >= first_block && blk < first_block + CHUNK && blk <= q_block) {
-          atomicOr(&block_heads[blk - first_block], 1u << g);
-        }
+  // Every head's CSR row bounds first, then one entry of every head per step: the loads of a
+  // step are independent and issued together (a loop of one load and one atomic per entry waits
+  // a memory round trip per entry).
+  let layout0 = (kv_head * GROUP + 0u) % params.numLayout;
+  let row_at0 = layout0 * params.rowStride + q_block;
+  let start0 = u32(clamp(block_row_indices[row_at0], 0, i32(params.colStride)));
+  let end0 = u32(clamp(block_row_indices[row_at0 + 1u], i32(start0), i32(params.colStride)));
+  let layout1 = (kv_head * GROUP + 1u) % params.numLayout;
+  let row_at1 = layout1 * params.rowStride + q_block;
+  let start1 = u32(clamp(block_row_indices[row_at1], 0, i32(params.colStride)));
+  let end1 = u32(clamp(block_row_indices[row_at1 + 1u], i32(start1), i32(params.colStride)));
+  let layout2 = (kv_head * GROUP + 2u) % params.numLayout;
+  let row_at2 = layout2 * params.rowStride + q_block;
+  let start2 = u32(clamp(block_row_indices[row_at2], 0, i32(params.colStride)));
+  let end2 = u32(clamp(block_row_indices[row_at2 + 1u], i32(start2), i32(params.colStride)));
+  let layout3 = (kv_head * GROUP + 3u) % params.numLayout;
+  let row_at3 = layout3 * params.rowStride + q_block;
+  let start3 = u32(clamp(block_row_indices[row_at3], 0, i32(params.colStride)));
+  let end3 = u32(clamp(block_row_indices[row_at3 + 1u], i32(start3), i32(params.colStride)));
+  let longest = max(end0 - start0, max(end1 - start1, max(end2 - start2, end3 - start3)));
+  for (var i = lane; i < longest; i += WG) {
+    // Head g's entry i, or -1 past its row's end (the read stays inside the layout's row).
+    let col0 = select(-1, block_col_indices[layout0 * params.colStride + min(start0 + i, params.colStride - 1u)], start0 + i < end0);
+    let col1 = select(-1, block_col_indices[layout1 * params.colStride + min(start1 + i, params.colStride - 1u)], start1 + i < end1);
+    let col2 = select(-1, block_col_indices[layout2 * params.colStride + min(start2 + i, params.colStride - 1u)], start2 + i < end2);
+    let col3 = select(-1, block_col_indices[layout3 * params.colStride + min(start3 + i, params.colStride - 1u)], start3 + i < end3);
+    if (col0 >= 0 && u32(col0) >= first_block && u32(col0) < first_block + CHUNK && u32(col0) <= q_block) {
+      if (atomicOr(&block_heads[u32(col0) - first_block], 1u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col1 >= 0 && u32(col1) >= first_block && u32(col1) < first_block + CHUNK && u32(col1) <= q_block) {
+      if (atomicOr(&block_heads[u32(col1) - first_block], 2u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col2 >= 0 && u32(col2) >= first_block && u32(col2) < first_block + CHUNK && u32(col2) <= q_block) {
+      if (atomicOr(&block_heads[u32(col2) - first_block], 4u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
+    }
+    if (col3 >= 0 && u32(col3) >= first_block && u32(col3) < first_block + CHUNK && u32(col3) <= q_block) {
+      if (atomicOr(&block_heads[u32(col3) - first_block], 8u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
       }
     }
   }
   workgroupBarrier();
+  if (lane == 0u) {
+    listed_n = atomicLoad(&listed_sh);
+  }
+  return workgroupUniformLoad(&listed_n);
 }
 
-fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
-  let s = wid.x;
+fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
+  let token = wid.x;
+  let s = token % params.seqLen;
+  let batch = token / params.seqLen;
   let kv_head = wid.y;
-  let batch = wid.z;
+  let split_id = wid.z;
+  let num_splits = nwg.z;
   let qa = past_sequence_length(batch) + s;
   let q_block = qa / BLOCK;
   // A row past the layout's last block row has no mask entry (ORT rejects such calls);
@@ -145,9 +192,36 @@ fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
   let lane_chunk = lane % CHUNK_LANES;
   let n_chunks = select(0u, q_block / CHUNK + 1u, row_ok);
 
+  // This split's share [lo, hi) of the row's listed blocks. A row of several chunks counts them
+  // first; a row of one chunk learns the count while marking it.
+  var lo = 0u;
+  var hi = 0u;
+  if (n_chunks > 1u) {
+    var total = 0u;
+    for (var chunk = 0u; chunk < n_chunks; chunk++) {
+      total += mark_chunk(chunk * CHUNK, q_block, kv_head, lane);
+    }
+    lo = total * split_id / num_splits;
+    hi = total * (split_id + 1u) / num_splits;
+  }
+  var base = 0u;
+
   for (var chunk = 0u; chunk < n_chunks; chunk++) {
     let first_block = chunk * CHUNK;
-    mark_chunk(first_block, q_block, kv_head, lane);
+    if (n_chunks > 1u && base >= hi) {
+      break;
+    }
+    let listed = mark_chunk(first_block, q_block, kv_head, lane);
+    if (n_chunks == 1u) {
+      lo = listed * split_id / num_splits;
+      hi = listed * (split_id + 1u) / num_splits;
+    }
+    let entry_begin = clamp(lo, base, base + listed) - base;
+    let entry_end = clamp(hi, base, base + listed) - base;
+    base += listed;
+    if (entry_begin >= entry_end) {
+      continue;
+    }
     // Compact in block order, so the summation order (and result) is deterministic.
     if (lane == 0u) {
       var n = 0u;
@@ -161,8 +235,10 @@ fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
       }
       count_sh = n;
     }
-    let key_begin = 0u;
-    let n_keys = workgroupUniformLoad(&count_sh) * BLOCK;
+    // (The count equals `listed`; the uniform load is the barrier that publishes the list.)
+    _ = workgroupUniformLoad(&count_sh);
+    let key_begin = entry_begin * BLOCK;
+    let n_keys = entry_end * BLOCK;
 
     for (var tile = key_begin; tile < n_keys; tile += WG) {
       // Scores: lane -> one key of the tile, for every head of the group.
@@ -291,16 +367,25 @@ fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
   }
   workgroupBarrier();
 
-  // A row with no visible key (undefined by the operator) writes zeros rather than NaN.
-  let out_row = ((batch * params.seqLen + s) * NUM_HEADS + kv_head * GROUP) * HV;
+  // Slot of head g: (token * NUM_HEADS + kv_head * GROUP + g) * numSplits + split. The output is
+  // normalised by this split's own sum; an empty split writes zeros and (NEG_BIG, 0).
+  let slot0 = token * NUM_HEADS + kv_head * GROUP;
   for (var i = lane; i < GROUP * HV; i += WG) {
-    let l = m_sh[i / HV];
+    let g = i / HV;
+    let l = m_sh[g];
     let inv = select(0.0, 1.0 / l, l > 0.0);
-    store_output(out_row + i, vec4<f16>(q_sh[i] * inv));
+    partial[((slot0 + g) * num_splits + split_id) * SLOT + i % HV] = q_sh[i] * inv;
+  }
+  if (lane < GROUP) {
+    partial[((slot0 + lane) * num_splits + split_id) * SLOT + HV] = vec4<f32>(m_run, l_run, 0.0, 0.0);
   }
 }
 
 @compute @workgroup_size(WG, 1, 1)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
-  attend_key_per_lane(wid, lane);
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lane: u32,
+) {
+  attend_key_per_lane(wid, nwg, lane);
 }

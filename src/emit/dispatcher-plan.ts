@@ -348,7 +348,10 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       }
       return r;
     };
-    // One statement per binding, in order, so the first failing binding is the one reported.
+    // One statement per binding, in order, so the first failing binding is the one reported. The
+    // pass's layout (each binding's name and buffer type) is a module constant; $pass makes the
+    // bindings from it and the resources.
+    const layout: string[] = [];
     const bindings = pm.bindings.map((b, bi) => {
       if (b.kind === "uniform") {
         // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
@@ -366,9 +369,11 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
               : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)});`,
           );
         });
-        return `$ub(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${u})`;
+        layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer) + 3));
+        return u;
       }
-      return `$bd(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${resourceOf(b)})`;
+      layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
+      return resourceOf(b);
     });
     const wg = pm.pass.dispatch.map((d, i) => {
       const x = g.expr(d.texpr, penv, d);
@@ -377,7 +382,8 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       body.push(`    const ${w} = $wg(${guarded(x, `dispatch ${"xyz"[i]}`)}, ${maxWg}, pp, ${q("xyz"[i])});`);
       return w;
     });
-    body.push(`    return $pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s, [${bindings.join(", ")}], ${wg.join(", ")});`);
+    const layoutConst = cx.konst(`[${layout.join(", ")}]`, "readonly (string | number)[]");
+    body.push(`    return $pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s, ${layoutConst}, [${bindings.join(", ")}], ${wg.join(", ")});`);
     if (whats.length === 0) return body;
     const table = cx.konst(`[${whats.join(", ")}]`, "readonly string[]");
     return [
@@ -402,7 +408,7 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
   return method;
 }
 
-/** Buffer types as `$bd` takes them (an index into the prelude's BT). */
+/** Buffer types as a pass's layout gives them (an index into the prelude's BT). */
 const BUFFER_TYPES: readonly string[] = ["storage", "read-only-storage", "uniform"];
 
 /** The largest binding of a kind the profile allows (WebGPU's defaults when the profile names none). */

@@ -469,19 +469,21 @@ function $wg(n«: unknown», max«: number», prefix«: string», axis«: string
   }
   return n;
 }
-/** Buffer types by the index the generated code passes ($bd, $ub). */
+/** Buffer types by the index a pass's layout gives ($pass). */
 const BT = ["storage", "read-only-storage", "uniform"]« as const»;
-/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
-function $bd(binding«: number», name«: string», type«: 0 | 1 | 2», resource«: BindingResource»)«: BindingPlan» {
-  return { binding, name, type: BT[type], resource };
-}
-/** A binding of a uniform buffer's bytes. */
-function $ub(binding«: number», name«: string», type«: 0 | 1 | 2», bytes«: Uint8Array»)«: BindingPlan» {
-  return { binding, name, type: BT[type], resource: { kind: "uniform", bytes } };
-}
-/** One compute pass of a plan (entry point main). */
-function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», x«: number», y«: number», z«: number»)«: PassPlan» {
-  return { id, name, shader, entryPoint: "main", bindings, workgroups: [x, y, z] };
+/**
+ * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
+ * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
+ * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
+ * by its binding, and the array is the pass's binding list.
+ */
+function $pass(id«: string», name«: string», shader«: string», layout«: readonly (string | number)[]», resources«: (BindingResource | Uint8Array | BindingPlan)[]», x«: number», y«: number», z«: number»)«: PassPlan» {
+  for (let i = 0; i < resources.length; i++) {
+    const t = layout[2 * i + 1]« as number»;
+    const r = resources[i];
+    resources[i] = { binding: i, name: layout[2 * i]« as string», type: BT[t % 3]«!», resource: t > 2 ? { kind: "uniform", bytes: r« as Uint8Array» } : (r« as BindingResource») };
+  }
+  return { id, name, shader, entryPoint: "main", bindings: resources« as BindingPlan[]», workgroups: [x, y, z] };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch«: string», size«: number»)«: BindingResource» {

@@ -531,13 +531,18 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
-/** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests: readonly (() => unknown)[]): number {
-  for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]!);
-    if (v === false || v instanceof EvalFailure) return i;
+/**
+ * Why a chain of conjuncts is not true: parts holds a test and an explanation per conjunct, then
+ * the last conjunct's explanation; the explanation of the first conjunct whose test is false or
+ * fails is given (the last one's when every test holds).
+ */
+function $and(parts: readonly (() => unknown)[]): string {
+  let i = 0;
+  for (; i < parts.length - 1; i += 2) {
+    const v = $try(parts[i]!);
+    if (v === false || v instanceof EvalFailure) break;
   }
-  return tests.length;
+  return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? $q17 + v.message : $show(v);
@@ -971,27 +976,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q77, () => o.s4, $q78, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q79, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q80, $q81, $q80])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q77, () => o.s4, $q78, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q79, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q80, $q81, $q80])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q82, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q82, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q72, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q72, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q72, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q83, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q72, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q72, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q72, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q83, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q84, () => o.t9!.shape[0], $q85, () => o.s0[0]]), () => $why(path, K0A0V1, [$q86, () => o.t9!.shape[1], $q73, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q81, $q80])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q84, () => o.t9!.shape[0], $q85, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q86, () => o.t9!.shape[1], $q73, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q81, $q80])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q74), $q85, () => o.s0[0]]), () => $why(path, K0A0V6, [$q75, () => $need(o.t8, $q75, $q74).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q74) === o.s0[0])])]!() : c === false ? $where(path) + $q87 : $where(path) + $q88)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q74) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q74), $q85, () => o.s0[0]]), () => $why(path, K0A0V6, [$q75, () => $need(o.t8, $q75, $q74).shape.length])]) : c === false ? $where(path) + $q87 : $where(path) + $q88)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return [() => K0A0_x1(o, [...path, $q89]), () => K0A0_x2(o, [...path, $q71]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q90]), () => K0A0_x5(o, [...path, $q76])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q89]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q71]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q90]), () => K0A0_x5(o, [...path, $q76])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1011,7 +1016,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q85, () => o.s0[0], $q92, $q93]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q92, $q93]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q94, $q95])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q85, () => o.s0[0], $q92, $q93]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q27, () => o.a2, $q92, $q93]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q94, $q95])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1113,7 +1118,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q97, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q103]), () => $why(path, K0A0V4, [$q98, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q99, () => K0A0_d15(o), $q104, $q105]), () => $why(path, K0A0V7, [$q99, () => K0A0_d15(o), $q106, $q105]), () => $why(path, K0A0V7, [$q100, () => K0A0_d16(o), $q104, $q105]), () => $why(path, K0A0V7, [$q100, () => K0A0_d16(o), $q106, $q105]), () => $why(path, K0A0V7, [$q97, () => K0A0_d12(o), $q92, $q93]), () => $why(path, K0A0V7, [$q98, () => K0A0_d14(o), $q94, $q95]), () => $why(path, K0A0V7, [$q98, () => K0A0_d14(o), $q107, $q95]), () => $why(path, K0A0V7, [$q101, () => K0A0_d17(o), $q94, $q95]), () => $why(path, K0A0V7, [$q101, () => K0A0_d17(o), $q107, $q95]), () => $why(path, K0A0V7, [$q108, () => K0A0_d18(o), $q94, $q95]), () => $why(path, K0A0V7, [$q108, () => K0A0_d18(o), $q107, $q95]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q109, $q110])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q97, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q103]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q98, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d15(o), $q104, $q105]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d15(o), $q106, $q105]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q100, () => K0A0_d16(o), $q104, $q105]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q100, () => K0A0_d16(o), $q106, $q105]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q97, () => K0A0_d12(o), $q92, $q93]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q98, () => K0A0_d14(o), $q94, $q95]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q98, () => K0A0_d14(o), $q107, $q95]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q101, () => K0A0_d17(o), $q94, $q95]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q101, () => K0A0_d17(o), $q107, $q95]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d18(o), $q94, $q95]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d18(o), $q107, $q95]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q109, $q110])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1181,7 +1186,7 @@ function K0A0_d24(o: K0A0): boolean {
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return [() => $where(path) + $q123, () => $where(path) + $q124, () => $why(path, K0A0V9, [$q115, () => $need(o.t1, $q115, $q116).shape.length]), () => $why(path, K0A0V9, [$q117, () => $need(o.t2, $q117, $q118).shape.length]), () => $why(path, K0A0V1, [$q125, () => $dimT(o.t1, (0 as number), $q116), $q85, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q118), $q85, () => o.s0[0]]), () => $why(path, K0A0V1, [$q126, () => $dimT(o.t1, (1 as number), $q116), $q114, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q118), $q114, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q119, () => $need(o.t1, $q119, $q116).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q121, () => $need(o.t2, $q121, $q118).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q127, () => o.s0[1], $q73, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q115, $q116).shape.length === 2), () => ($need(o.t2, $q117, $q118).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q116) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q118) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q116) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q118) === K0A0_d23(o)), () => ($need(o.t1, $q119, $q116).dtype === $q120), () => ($need(o.t2, $q121, $q118).dtype === $q120)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q123, () => (o.t2 !== null), () => $where(path) + $q124, () => ($need(o.t1, $q115, $q116).shape.length === 2), () => $why(path, K0A0V9, [$q115, () => $need(o.t1, $q115, $q116).shape.length]), () => ($need(o.t2, $q117, $q118).shape.length === 2), () => $why(path, K0A0V9, [$q117, () => $need(o.t2, $q117, $q118).shape.length]), () => ($dimT(o.t1, (0 as number), $q116) === o.s0[0]), () => $why(path, K0A0V1, [$q125, () => $dimT(o.t1, (0 as number), $q116), $q85, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q118) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q118), $q85, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q116) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q126, () => $dimT(o.t1, (1 as number), $q116), $q114, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q118) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q118), $q114, () => K0A0_d23(o)]), () => ($need(o.t1, $q119, $q116).dtype === $q120), () => $why(path, K0A0V1, [$q119, () => $need(o.t1, $q119, $q116).dtype, $q81, $q80]), () => ($need(o.t2, $q121, $q118).dtype === $q120), () => $why(path, K0A0V1, [$q121, () => $need(o.t2, $q121, $q118).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q127, () => o.s0[1], $q73, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1393,7 +1398,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q127, () => o.s0[1], $q147, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q127, () => o.s0[1], $q147, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1553,7 +1558,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q109, $q110]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q94, $q95]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q107, $q95])][$first([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => ((K0A0_d30(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q109, $q110]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q94, $q95]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q107, $q95])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -2196,7 +2201,7 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q82, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q214, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q82, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q214, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
@@ -2205,36 +2210,36 @@ function K1A0_x3(o: K1A0, path: readonly string[]): string {
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return [() => $why(path, K0A0V2, [$q79, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q87 : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q79, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q87 : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q84, () => o.t11!.shape[0], $q72, () => o.s0[0]]), () => $why(path, K0A0V1, [$q86, () => o.t11!.shape[1], $q216, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q73, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q81, $q80])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q84, () => o.t11!.shape[0], $q72, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q86, () => o.t11!.shape[1], $q216, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q73, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q81, $q80])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q217, () => o.s4, $q218, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q72, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q80, $q81, $q80])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q217, () => o.s4, $q218, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q72, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q80, $q81, $q80])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q83, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q214, () => o.s5[0]]), () => $why(path, K0A0V4, [$q219, () => o.s6[1]]), () => $why(path, K0A0V7, [$q219, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q83, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q214, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q219, () => o.s6[1]]), () => $why(path, K0A0V7, [$q219, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q72, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q72, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q205, () => $need(o.t9, $q205, $q202).shape.length]), () => $why(path, K0A0V9, [$q206, () => $need(o.t10, $q206, $q207).shape.length]), () => $why(path, K0A0V0, [$q208, () => $need(o.t10, $q208, $q207).shape, $q209, () => $need(o.t9, $q209, $q202).shape]), () => $why(path, K1A0V0, [$q203, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q204, () => K1A0_d10(o), $q79, () => o.s3[3]]), () => $why(path, K0A0V1, [$q210, () => $need(o.t9, $q210, $q202).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q211, () => $need(o.t10, $q211, $q207).dtype, $q81, $q80])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q205, $q202).shape.length === 2), () => ($need(o.t10, $q206, $q207).shape.length === 2), () => $same($need(o.t10, $q208, $q207).shape as readonly number[], $need(o.t9, $q209, $q202).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q210, $q202).dtype === $q120)])]!() : c === false ? [() => $why(path, K0A0V10, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q205, $q202).shape.length === 2), () => $why(path, K0A0V9, [$q205, () => $need(o.t9, $q205, $q202).shape.length]), () => ($need(o.t10, $q206, $q207).shape.length === 2), () => $why(path, K0A0V9, [$q206, () => $need(o.t10, $q206, $q207).shape.length]), () => $same($need(o.t10, $q208, $q207).shape as readonly number[], $need(o.t9, $q209, $q202).shape as readonly number[]), () => $why(path, K0A0V0, [$q208, () => $need(o.t10, $q208, $q207).shape, $q209, () => $need(o.t9, $q209, $q202).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q203, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q204, () => K1A0_d10(o), $q79, () => o.s3[3]]), () => ($need(o.t9, $q210, $q202).dtype === $q120), () => $why(path, K0A0V1, [$q210, () => $need(o.t9, $q210, $q202).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q211, () => $need(o.t10, $q211, $q207).dtype, $q81, $q80])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])][$first([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number))])]!();
+  return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return [() => K1A0_x1(o, [...path, $q71]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q90]), () => K1A0_x5(o, [...path, $q89]), () => K1A0_x6(o, [...path, $q201]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q212]), () => K1A0_x9(o, [...path, $q213])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q71]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q90]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q89]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q201]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q212]), () => K1A0_x9(o, [...path, $q213])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2294,7 +2299,7 @@ function K1A0_d21(o: K1A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q216, () => o.s0[1], $q92, $q93]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q92, $q93]), () => $why(path, K0A0V7, [$q72, () => o.s0[0], $q92, $q93]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q92, $q93]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q92, $q93]), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q94, $q95]), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q107, $q95]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q107, $q95])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => ((K1A0_d20(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q216, () => o.s0[1], $q92, $q93]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q26, () => o.a1, $q92, $q93]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q72, () => o.s0[0], $q92, $q93]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q92, $q93]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q92, $q93]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q94, $q95]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q107, $q95]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q107, $q95])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2318,7 +2323,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q223, $q105]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q223, $q105])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q223, $q105]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q223, $q105])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2338,7 +2343,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q147, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q147, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2378,7 +2383,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q111, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q225, () => K1A0_d24(o), $q109, $q110])][$first([() => ((K1A0_d18(o) as number) <= (32 as number))])]!();
+  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q111, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q225, () => K1A0_d24(o), $q109, $q110])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2454,7 +2459,7 @@ function K1A0_d33(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q97, () => K1A0_d29(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q92, $q93]), () => $why(path, K0A0V7, [$q97, () => K1A0_d29(o), $q92, $q93]), () => $why(path, K0A0V7, [$q227, () => K1A0_d30(o), $q223, $q105]), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q94, $q95]), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q107, $q95]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q109, $q110])][$first([() => ((K1A0_d29(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => ((K1A0_d32(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q97, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q92, $q93]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q97, () => K1A0_d29(o), $q92, $q93]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q227, () => K1A0_d30(o), $q223, $q105]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q94, $q95]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q107, $q95]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q109, $q110])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2738,7 +2743,7 @@ function K1A0_d34(o: K1A0): boolean {
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q123, () => $where(path) + $q124, () => $why(path, K1A0V17, [$q115, () => $need(o.t1, $q115, $q116).shape.length]), () => $why(path, K1A0V17, [$q117, () => $need(o.t2, $q117, $q118).shape.length]), () => $why(path, K0A0V0, [$q253, () => $need(o.t1, $q253, $q116).shape, $q254, () => $need(o.t2, $q254, $q118).shape]), () => $why(path, K0A0V1, [$q125, () => $dimT(o.t1, (0 as number), $q116), $q72, () => o.s0[0]]), () => $why(path, K0A0V1, [$q126, () => $dimT(o.t1, (1 as number), $q116), $q216, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q116), $q114, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q119, () => $need(o.t1, $q119, $q116).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q121, () => $need(o.t2, $q121, $q118).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q73, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q115, $q116).shape.length === 3), () => ($need(o.t2, $q117, $q118).shape.length === 3), () => $same($need(o.t1, $q253, $q116).shape as readonly number[], $need(o.t2, $q254, $q118).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q116) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q116) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q116) === K1A0_d12(o)), () => ($need(o.t1, $q119, $q116).dtype === $q120), () => ($need(o.t2, $q121, $q118).dtype === $q120)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q123, () => (o.t2 !== null), () => $where(path) + $q124, () => ($need(o.t1, $q115, $q116).shape.length === 3), () => $why(path, K1A0V17, [$q115, () => $need(o.t1, $q115, $q116).shape.length]), () => ($need(o.t2, $q117, $q118).shape.length === 3), () => $why(path, K1A0V17, [$q117, () => $need(o.t2, $q117, $q118).shape.length]), () => $same($need(o.t1, $q253, $q116).shape as readonly number[], $need(o.t2, $q254, $q118).shape as readonly number[]), () => $why(path, K0A0V0, [$q253, () => $need(o.t1, $q253, $q116).shape, $q254, () => $need(o.t2, $q254, $q118).shape]), () => ($dimT(o.t1, (0 as number), $q116) === o.s0[0]), () => $why(path, K0A0V1, [$q125, () => $dimT(o.t1, (0 as number), $q116), $q72, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q116) === o.s0[1]), () => $why(path, K0A0V1, [$q126, () => $dimT(o.t1, (1 as number), $q116), $q216, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q116) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q116), $q114, () => K1A0_d12(o)]), () => ($need(o.t1, $q119, $q116).dtype === $q120), () => $why(path, K0A0V1, [$q119, () => $need(o.t1, $q119, $q116).dtype, $q81, $q80]), () => ($need(o.t2, $q121, $q118).dtype === $q120), () => $why(path, K0A0V1, [$q121, () => $need(o.t2, $q121, $q118).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q73, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {

@@ -522,13 +522,18 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
-/** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests: readonly (() => unknown)[]): number {
-  for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]!);
-    if (v === false || v instanceof EvalFailure) return i;
+/**
+ * Why a chain of conjuncts is not true: parts holds a test and an explanation per conjunct, then
+ * the last conjunct's explanation; the explanation of the first conjunct whose test is false or
+ * fails is given (the last one's when every test holds).
+ */
+function $and(parts: readonly (() => unknown)[]): string {
+  let i = 0;
+  for (; i < parts.length - 1; i += 2) {
+    const v = $try(parts[i]!);
+    if (v === false || v instanceof EvalFailure) break;
   }
-  return tests.length;
+  return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? $q17 + v.message : $show(v);
@@ -962,27 +967,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q67, () => o.s4, $q68, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q70, $q71, $q70])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q67, () => o.s4, $q68, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q70, $q71, $q70])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q62, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q62, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q62, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q73, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q62, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q62, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q62, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q73, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q74, () => o.t9!.shape[0], $q75, () => o.s0[0]]), () => $why(path, K0A0V1, [$q76, () => o.t9!.shape[1], $q63, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q71, $q70])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q74, () => o.t9!.shape[0], $q75, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q76, () => o.t9!.shape[1], $q63, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q71, $q70])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q64), $q75, () => o.s0[0]]), () => $why(path, K0A0V6, [$q65, () => $need(o.t8, $q65, $q64).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q64) === o.s0[0])])]!() : c === false ? $where(path) + $q77 : $where(path) + $q78)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q64) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q64), $q75, () => o.s0[0]]), () => $why(path, K0A0V6, [$q65, () => $need(o.t8, $q65, $q64).shape.length])]) : c === false ? $where(path) + $q77 : $where(path) + $q78)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return [() => K0A0_x1(o, [...path, $q79]), () => K0A0_x2(o, [...path, $q61]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q80]), () => K0A0_x5(o, [...path, $q66])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q79]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q61]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q80]), () => K0A0_x5(o, [...path, $q66])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1002,7 +1007,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q75, () => o.s0[0], $q82, $q83]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q82, $q83]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q75, () => o.s0[0], $q82, $q83]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q27, () => o.a2, $q82, $q83]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1104,7 +1109,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q87, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q93]), () => $why(path, K0A0V4, [$q88, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q94, $q95]), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q96, $q97]), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q94, $q95]), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q96, $q97]), () => $why(path, K0A0V7, [$q87, () => K0A0_d12(o), $q82, $q83]), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q84, $q85]), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q98, $q85]), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q84, $q85]), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q98, $q85]), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q84, $q85]), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q98, $q85]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q100, $q101])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (256 as number)), () => ((K0A0_d14(o) as number) <= (256 as number)), () => ((K0A0_d17(o) as number) <= (256 as number)), () => ((K0A0_d17(o) as number) <= (256 as number)), () => ((K0A0_d18(o) as number) <= (256 as number)), () => ((K0A0_d18(o) as number) <= (256 as number))])]!();
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q87, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q93]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q88, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q94, $q95]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q96, $q97]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q94, $q95]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q96, $q97]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q87, () => K0A0_d12(o), $q82, $q83]), () => ((K0A0_d14(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q84, $q85]), () => ((K0A0_d14(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q98, $q85]), () => ((K0A0_d17(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q84, $q85]), () => ((K0A0_d17(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q98, $q85]), () => ((K0A0_d18(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q84, $q85]), () => ((K0A0_d18(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q98, $q85]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q100, $q101])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1172,7 +1177,7 @@ function K0A0_d24(o: K0A0): boolean {
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return [() => $where(path) + $q114, () => $where(path) + $q115, () => $why(path, K0A0V9, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => $why(path, K0A0V9, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q75, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q109), $q75, () => o.s0[0]]), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q105, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q109), $q105, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q63, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q106, $q107).shape.length === 2), () => ($need(o.t2, $q108, $q109).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q109) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q107) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q109) === K0A0_d23(o)), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => ($need(o.t2, $q112, $q109).dtype === $q111)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q114, () => (o.t2 !== null), () => $where(path) + $q115, () => ($need(o.t1, $q106, $q107).shape.length === 2), () => $why(path, K0A0V9, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => ($need(o.t2, $q108, $q109).shape.length === 2), () => $why(path, K0A0V9, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q75, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q109) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q109), $q75, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q107) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q105, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q109) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q109), $q105, () => K0A0_d23(o)]), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => ($need(o.t2, $q112, $q109).dtype === $q111), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q63, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1384,7 +1389,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q138, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q138, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1544,7 +1549,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q142, () => K0A0_d31(o), $q100, $q101]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q84, $q85]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q98, $q85])][$first([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => ((K0A0_d30(o) as number) <= (256 as number))])]!();
+  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q142, () => K0A0_d31(o), $q100, $q101]), () => ((K0A0_d30(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q84, $q85]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q98, $q85])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -2187,7 +2192,7 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
@@ -2196,36 +2201,36 @@ function K1A0_x3(o: K1A0, path: readonly string[]): string {
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return [() => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q77 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q77 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q74, () => o.t11!.shape[0], $q62, () => o.s0[0]]), () => $why(path, K0A0V1, [$q76, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q63, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q71, $q70])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q74, () => o.t11!.shape[0], $q62, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q76, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q63, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q71, $q70])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q62, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q70, $q71, $q70])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q62, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q70, $q71, $q70])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q73, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q73, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q62, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q62, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q69, () => o.s3[3]]), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q71, $q70])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q196, $q193).shape.length === 2), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q201, $q193).dtype === $q111)])]!() : c === false ? [() => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q196, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q69, () => o.s3[3]]), () => ($need(o.t9, $q201, $q193).dtype === $q111), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q71, $q70])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])][$first([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number))])]!();
+  return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return [() => K1A0_x1(o, [...path, $q61]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q80]), () => K1A0_x5(o, [...path, $q79]), () => K1A0_x6(o, [...path, $q192]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q61]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q80]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q79]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q192]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2273,7 +2278,7 @@ function K1A0_d20(o: K1A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q207, () => o.s0[1], $q82, $q83]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q82, $q83]), () => $why(path, K0A0V7, [$q62, () => o.s0[0], $q82, $q83]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q84, $q85]), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q98, $q85]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q98, $q85])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => ((K1A0_d19(o) as number) <= (256 as number)), () => ((K1A0_d19(o) as number) <= (256 as number))])]!();
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q82, $q83]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q26, () => o.a1, $q82, $q83]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q62, () => o.s0[0], $q82, $q83]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => ((K1A0_d19(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q84, $q85]), () => ((K1A0_d19(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q98, $q85]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q98, $q85])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2297,7 +2302,7 @@ function K1A0_d21(o: K1A0): boolean {
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q95]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q95])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number))])]!();
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q95]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q95])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2317,7 +2322,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q138, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q138, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2365,7 +2370,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q102, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q100, $q101])][$first([() => ((K1A0_d23(o) as number) <= (32 as number))])]!();
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q102, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q100, $q101])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2441,7 +2446,7 @@ function K1A0_d33(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q87, () => K1A0_d29(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q82, $q83]), () => $why(path, K0A0V7, [$q87, () => K1A0_d29(o), $q82, $q83]), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q95]), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q84, $q85]), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q98, $q85]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q100, $q101])][$first([() => ((K1A0_d29(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => ((K1A0_d32(o) as number) <= (256 as number)), () => ((K1A0_d32(o) as number) <= (256 as number))])]!();
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q87, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q82, $q83]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q87, () => K1A0_d29(o), $q82, $q83]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q95]), () => ((K1A0_d32(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q84, $q85]), () => ((K1A0_d32(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q98, $q85]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q100, $q101])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2725,7 +2730,7 @@ function K1A0_d34(o: K1A0): boolean {
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q114, () => $where(path) + $q115, () => $why(path, K1A0V17, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => $why(path, K1A0V17, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q107).shape, $q245, () => $need(o.t2, $q245, $q109).shape]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q62, () => o.s0[0]]), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q107), $q105, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q63, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q106, $q107).shape.length === 3), () => ($need(o.t2, $q108, $q109).shape.length === 3), () => $same($need(o.t1, $q244, $q107).shape as readonly number[], $need(o.t2, $q245, $q109).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q107) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q107) === K1A0_d12(o)), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => ($need(o.t2, $q112, $q109).dtype === $q111)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q114, () => (o.t2 !== null), () => $where(path) + $q115, () => ($need(o.t1, $q106, $q107).shape.length === 3), () => $why(path, K1A0V17, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => ($need(o.t2, $q108, $q109).shape.length === 3), () => $why(path, K1A0V17, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => $same($need(o.t1, $q244, $q107).shape as readonly number[], $need(o.t2, $q245, $q109).shape as readonly number[]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q107).shape, $q245, () => $need(o.t2, $q245, $q109).shape]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q62, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q107) === o.s0[1]), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q207, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q107) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q107), $q105, () => K1A0_d12(o)]), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => ($need(o.t2, $q112, $q109).dtype === $q111), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q63, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {

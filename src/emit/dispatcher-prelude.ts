@@ -316,13 +316,18 @@ function $try(f«: () => unknown»)«: unknown» {
     throw e;
   }
 }
-/** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests«: readonly (() => unknown)[]»)«: number» {
-  for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]«!»);
-    if (v === false || v instanceof EvalFailure) return i;
+/**
+ * Why a chain of conjuncts is not true: parts holds a test and an explanation per conjunct, then
+ * the last conjunct's explanation; the explanation of the first conjunct whose test is false or
+ * fails is given (the last one's when every test holds).
+ */
+function $and(parts«: readonly (() => unknown)[]»)«: string» {
+  let i = 0;
+  for (; i < parts.length - 1; i += 2) {
+    const v = $try(parts[i]«!»);
+    if (v === false || v instanceof EvalFailure) break;
   }
-  return tests.length;
+  return parts[i < parts.length - 1 ? i + 1 : i]«!»()« as string»;
 }
 function $showT(v«: unknown»)«: string» {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);

@@ -186,7 +186,7 @@ const $q179 = "dim(shapes.pastKeyT, 3)";
 const $q180 = "present.cosCacheT";
 const $q181 = ": pass `rotate_q`";
 const $q182 = "attrs.sparse_block_size";
-const $q183 = "b8623361f9d25e1b";
+const $q183 = "2a5469ed92d773e9";
 const $q184 = ": no shader was built for pass `split_attend` with ";
 const $q185 = "present_key";
 const $q186 = "present_value";
@@ -201,7 +201,7 @@ const $q194 = "uniform field `params.rowStride`";
 const $q195 = ": pass `split_attend`";
 const $q196 = "the shape of intermediate `rotatedQuery`";
 const $q197 = "the shape of intermediate `partial`";
-const $q198 = "b63a40e6c32661f4";
+const $q198 = "a393a4e54c078b0b";
 const $q199 = ": no shader was built for pass `attend` with ";
 const $q200 = ": pass `attend`";
 const $q201 = "layoutShapeOk";
@@ -1929,7 +1929,7 @@ const K1A0S6 = K1A0S0 + $q60;
 const K1A0V14: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "185edb2ef0a029cf" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "3b842a6493f6f63a" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V15: readonly (string | number)[] = [$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 5];
 const K1A0S8 = K1A0S7 + $q175;
@@ -1968,7 +1968,7 @@ const K1A0S23 = K1A0S20 + $q200;
 const K1A0V24: readonly string[] = [K1A0S20, $q196];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ac1d03b61fbc649d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "f03bf837ae1012d7" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
 const K1A0S26 = K1A0S24 + $q200;

@@ -52,27 +52,85 @@ const CASES: readonly RowCase[] = [
   {
     profile: "desktop-32k",
     mode: "splitk",
-    c: { ...base, name: "G4 decode, 4 layouts, block of 2 tiles", B: 2, S: 1, N: 8, Nkv: 2, sbs: 2 * T, maxCacheSeq: 12 * T, layout: [4, 1, 2], past: [9 * T + 3, 4 * T - 1] },
+    c: {
+      ...base,
+      name: "G4 decode, 4 layouts, block of 2 tiles",
+      B: 2,
+      S: 1,
+      N: 8,
+      Nkv: 2,
+      sbs: 2 * T,
+      maxCacheSeq: 12 * T,
+      layout: [4, 1, 2],
+      past: [9 * T + 3, 4 * T - 1],
+    },
   },
   {
     profile: "desktop-48k",
     mode: "splitk",
-    c: { ...base, name: "G8 decode, packed QKV, split rotary, block of 1 tile", B: 1, S: 1, N: 8, Nkv: 1, sbs: T, maxCacheSeq: 20 * T, layout: [8, 2, 3], past: [17 * T + 5], rotary: "split", packed: true },
+    c: {
+      ...base,
+      name: "G8 decode, packed QKV, split rotary, block of 1 tile",
+      B: 1,
+      S: 1,
+      N: 8,
+      Nkv: 1,
+      sbs: T,
+      maxCacheSeq: 20 * T,
+      layout: [8, 2, 3],
+      past: [17 * T + 5],
+      rotary: "split",
+      packed: true,
+    },
   },
   {
     profile: "desktop-32k",
     mode: "single",
-    c: { ...base, name: "G1 prompt, block of 2 tiles", B: 1, S: 5 * T + 3, N: 2, Nkv: 2, sbs: 2 * T, maxCacheSeq: 6 * T, layout: [2, 1, 2] },
+    c: {
+      ...base,
+      name: "G1 prompt, block of 2 tiles",
+      B: 1,
+      S: 5 * T + 3,
+      N: 2,
+      Nkv: 2,
+      sbs: 2 * T,
+      maxCacheSeq: 6 * T,
+      layout: [2, 1, 2],
+    },
   },
   {
     profile: "desktop-48k",
     mode: "single",
-    c: { ...base, name: "G2 decode S=3, the cache ends inside a listed block of 4 tiles", B: 2, S: 3, N: 4, Nkv: 2, sbs: 4 * T, maxCacheSeq: 8 * T + 8, layout: [2, 1, 2], past: [2 * T - 1, 8 * T + 5], rotary: "interleaved" },
+    c: {
+      ...base,
+      name: "G2 decode S=3, the cache ends inside a listed block of 4 tiles",
+      B: 2,
+      S: 3,
+      N: 4,
+      Nkv: 2,
+      sbs: 4 * T,
+      maxCacheSeq: 8 * T + 8,
+      layout: [2, 1, 2],
+      past: [2 * T - 1, 8 * T + 5],
+      rotary: "interleaved",
+    },
   },
   {
     profile: "desktop-32k",
     mode: "splitk",
-    c: { ...base, name: "G7 decode, one layout, scale 0.3", B: 2, S: 1, N: 7, Nkv: 1, sbs: T, maxCacheSeq: 10 * T, layout: [1, 2, 3], past: [10 * T - 1, 3], scale: 0.3 },
+    c: {
+      ...base,
+      name: "G7 decode, one layout, scale 0.3",
+      B: 2,
+      S: 1,
+      N: 7,
+      Nkv: 1,
+      sbs: T,
+      maxCacheSeq: 10 * T,
+      layout: [1, 2, 3],
+      past: [10 * T - 1, 3],
+      scale: 0.3,
+    },
   },
 ];
 
@@ -175,6 +233,6 @@ describe.runIf(device && W !== undefined)("SparseAttention's row design, execute
         }
         expect(mismatches, `seed ${SEED}, ${id}`).toBe(0);
       }
-    }, 300_000);
+    }, 600_000);
   }
 });

@@ -74,7 +74,7 @@ const WG: u32 = 32u;
 const CHUNK: u32 = 128u;
 // Row stride of the query binding: the packed [Q | K | V] row, the plain Q row, or the Q row
 // the rotary pass wrote (already rotated and rounded).
-const Q_STRIDE: u32 = 6144u;
+const Q_STRIDE: u32 = 4096u;
 // V accumulation layout: CHUNK_LANES lanes cover the HV vec4 chunks of a row (1 per
 // lane); the KEY_GROUPS groups of lanes take interleaved keys of the tile and are summed at the
 // end. Per-head score and accumulator registers are unrolled by the template (dot_G, acc_G_I)
@@ -757,8 +757,9 @@ var kr2_7 = load_present_key(min(base + 23u, row_last) * HV + lane);
       let ok3 = head_listed && ((valid >> key3) & 1u) != 0u;
       let s3 = select(NEG_BIG, reduce_pairs(part3, lane), ok3);
 
-      // Phase 2: the tile max of each head (lanes with the same low 2 bit(s) hold scores of
-      // the same head), the running max and rescale factors, this lane's probabilities.
+      // Phase 2: the tile max of each head: lanes with the same low 2 bit(s) hold scores of
+      // the same head (my_g), so shuffles over the other lane bits combine them; lane
+      // reverseBits5(g*KC) holds head g's.
       var lm = s0;
       lm = max(lm, s1);
       lm = max(lm, s2);
@@ -788,6 +789,7 @@ var kr2_7 = load_present_key(min(base + 23u, row_last) * HV + lane);
       m3 = mn3;
       my_m = select(my_m, mn3, my_g == 3u);
       my_alpha = select(my_alpha, alpha3, my_g == 3u);
+      // This lane's probabilities (zero for a masked key, even when the head has no key yet).
       let p0 = select(0.0, exp(s0 - my_m), ok0);
       let p1 = select(0.0, exp(s1 - my_m), ok1);
       let p2 = select(0.0, exp(s2 - my_m), ok2);
@@ -821,9 +823,9 @@ var kr2_7 = load_present_key(min(base + 23u, row_last) * HV + lane);
       kr1_5 = load_present_key(min(nb + 13u, row_last) * HV + lane);
       kr1_6 = load_present_key(min(nb + 14u, row_last) * HV + lane);
       kr1_7 = load_present_key(min(nb + 15u, row_last) * HV + lane);
-      // Phase 3: fold the tile's V columns. A key no head may read can hold anything (even NaN),
-      // so its row is replaced by zero, not multiplied by 0; a visible key that a head does not
-      // list has probability 0 for that head.
+      // Phase 3: fold the tile's V columns. A masked key's V row may hold anything (even NaN), so
+      // it is replaced by zero, not multiplied by 0. The probability of (head g, key s) is
+      // row_p[s * GP + g] (zero for a masked key or a padding head).
       acc0 *= alpha0;
       acc1 *= alpha1;
       acc2 *= alpha2;

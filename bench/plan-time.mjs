@@ -2,7 +2,9 @@
 // Plan cost per call (section 3 of bench/run.js, on its own): the generated dispatcher of
 // desktop-64k against the interpreter on the same 64 mixed PagedAttention calls; medians of 9
 // repeats. Run `npm run compile` first. Prints the machine and the figures. With a dispatcher file
-// as argument (`node bench/plan-time.mjs old/dispatcher.ts`), also times the two in turn.
+// as argument (`node bench/plan-time.mjs old/dispatcher.ts`), also times the two in turn. Also prints
+// the dispatcher's CPU time per call (user + system of the process, the steadier figure on a shared
+// host) and the load average before and after.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -18,6 +20,7 @@ const { interpretPlan } = await import(dist("plan/interpret.js"));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const machine = `${os.cpus()[0]?.model ?? "unknown CPU"} (${os.cpus().length} cores), Node ${process.version}, ${os.platform()} ${os.arch()}`;
+const loadBefore = os.loadavg()[0];
 
 const res = await compile(loadConfig(root), { profiles: ["desktop-64k"] });
 const src = res.files.get("desktop-64k/dispatcher.ts");
@@ -68,6 +71,18 @@ const time = (f, reps) => {
 time((c) => mod.planners.PagedAttention(c), 200);
 const gen = time((c) => mod.planners.PagedAttention(c), 400);
 const interp = time((c) => interpretPlan(model, c), 10);
+/** The median over 9 repeats of the process's CPU time (user + system) per call, in µs. */
+const cpu = (f, reps) => {
+  const samples = [];
+  for (let r = 0; r < 9; r++) {
+    const t0 = process.cpuUsage();
+    for (let k = 0; k < reps; k++) for (const c of calls) f(c);
+    const t = process.cpuUsage(t0);
+    samples.push((t.user + t.system) / (reps * calls.length));
+  }
+  return median(samples);
+};
+const genCpu = cpu((c) => mod.planners.PagedAttention(c), 400);
 if (other) {
   // This dispatcher and the other one in turn (the order alternating), 16 rounds each: medians of the
   // rounds and of their ratios, in wall time and in the process's CPU time (the steadier figure on a
@@ -103,6 +118,6 @@ if (other) {
     `in turn, CPU time: this ${median(ca).toFixed(3)} µs, ${process.argv[2]} ${median(cb).toFixed(3)} µs, ratio ${ratio(ca, cb)}`,
   );
 }
-console.log(`machine: ${machine}`);
-console.log(`plan, generated dispatcher (per call)  ${gen.toFixed(3)} µs`);
+console.log(`machine: ${machine}; load average ${loadBefore.toFixed(2)} before, ${os.loadavg()[0].toFixed(2)} after`);
+console.log(`plan, generated dispatcher (per call)  ${gen.toFixed(3)} µs (CPU time ${genCpu.toFixed(3)} µs)`);
 console.log(`plan, interpreter (per call)           ${interp.toFixed(1)} µs  dispatcher ${(interp / gen).toFixed(0)}x faster`);

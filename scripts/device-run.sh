@@ -7,6 +7,7 @@
 #   tune   - `kernelc tune --profile desktop-32k` (TUNE_PROFILE overrides); kernelc.tune.json to $OUT
 #   packed - bench/gpu/attention.mjs with BENCH_PROFILE=desktop-48k: the same shapes with f16 packed in
 #            u32 pairs (a device without shader-f16), for the packed-versus-native table; $OUT/bench-packed.json
+#   features - bench/gpu/subgroup-matrix.mjs: whether Dawn offers subgroup matrices on the adapter
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail
 for f in .device/gl/*.deb; do dpkg -x "$f" /; done
@@ -32,6 +33,7 @@ for what in "${steps[@]}"; do
            echo "tune exit $?"; grep -v "^Warning" "$OUT/tune.log" | tail -20; cp kernelc.tune.json "$OUT/" 2>/dev/null ;;
     torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log"
            python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, torch, tune)"; exit 2 ;;
+    features) VK_DRIVER_FILES=$KERNELC_VK_ICD node bench/gpu/subgroup-matrix.mjs 2>&1 | grep -v "^Warning" | tee "$OUT/features.log" ;;
+    *) echo "unknown step $what (tests, bench, packed, torch, tune, features)"; exit 2 ;;
   esac
 done

@@ -4,7 +4,8 @@
 // bandwidth measured in the same process. Plans come from the real compiler (dist/, built in
 // memory for the profile the adapter selects) and run through the runtime's executePlan.
 // Usage: node bench/gpu/attention.mjs [paged|sparse] [--out FILE]
-//   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS; BENCH_PINS, BENCH_SHAPES narrow the paged run;
+//   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS; BENCH_PINS, BENCH_SHAPES narrow the paged run,
+//   BENCH_SPARSE_PINS the sparse one; BENCH_TEMPLATES compares template folders in both;
 //   BENCH_PROFILE=<name> runs that profile's shaders on a device with exactly its features, e.g.
 //   desktop-48k on the H200 for f16 packed in u32 (no shader-f16) next to desktop-32k's native f16)
 import * as fs from "node:fs";
@@ -171,6 +172,12 @@ async function compile(kernel, pins, templates) {
   return { plan: mod.planners[kernel], shaders };
 }
 
+/** A configuration's name: its pins as `K=V ...`, or "configured tunables" for none. */
+function pinsName(pins) {
+  const entries = Object.entries(pins);
+  return entries.length ? entries.map(([k, v]) => `${k}=${v}`).join(" ") : "configured tunables";
+}
+
 /** Times a plan: median GPU time of all passes, and of the passes named in `focus`. */
 async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new PipelineCache(device, (id) => shaders[id])) {
   const n = plan.passes.length;
@@ -214,6 +221,50 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
   };
 }
 
+/** Interleaved rounds per (shape, configuration) in the paged and sparse runs (BENCH_ROUNDS). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+/**
+ * Times each configuration's plan of one call in ROUNDS interleaved rounds on the same buffers:
+ * per configuration, its plan and the rounds' medians (all passes, the passes not in `setup`,
+ * per pass). A configuration that cannot plan the call is logged once (`label`) and left out.
+ */
+async function timeInRounds(configs, call, tensors, setup, label) {
+  const results = new Map();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const cfg of configs) {
+      let plan;
+      try {
+        plan = cfg.planner(call);
+      } catch (err) {
+        if (round === 0) log(`${label(cfg)}: ${err.message}`);
+        continue;
+      }
+      const focus = plan.passes.filter((p) => !setup.includes(p.id)).map((p) => p.id);
+      const r = await timePlan(plan, cfg.shaders, tensors, focus, 40, cfg.cache);
+      const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
+      got.total.push(r.total);
+      got.passes.push(r.passes);
+      got.focused.push(r.focused);
+      results.set(cfg, got);
+    }
+  }
+  return results;
+}
+
+/** The configurations of a run: every pin set with every BENCH_TEMPLATES folder, compiled. */
+async function compileConfigs(kernel, pinConfigs) {
+  const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
+  const configs = templateDirs.flatMap((dir) =>
+    pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })),
+  );
+  for (const cfg of configs) {
+    const { plan, shaders } = await compile(kernel, cfg.pins, cfg.templates);
+    Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
+  }
+  return configs;
+}
+
 function shuffled(n) {
   const a = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
@@ -232,14 +283,7 @@ async function pagedBench(copy) {
   // BENCH_SHAPES ("BxCTXxBS,...") narrow a run; the defaults are below. BENCH_TEMPLATES
   // ("dir,dir") compares template folders (relative to the repository) in the same run.
   const pinConfigs = process.env.BENCH_PINS
-    ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({
-        name: Object.keys(pins).length
-          ? Object.entries(pins)
-              .map(([k, v]) => `${k}=${v}`)
-              .join(" ")
-          : "configured tunables",
-        pins,
-      }))
+    ? JSON.parse(process.env.BENCH_PINS).map((pins) => ({ name: pinsName(pins), pins }))
     : [
         { name: "configured tunables", pins: {} },
         { name: "SPLIT_TARGET_WORKGROUPS=8192 MAX_SPLITS=64", pins: { SPLIT_TARGET_WORKGROUPS: 8192, MAX_SPLITS: 64 } },
@@ -254,18 +298,10 @@ async function pagedBench(copy) {
         [64, 4096, 32],
         [32, 16384, 32],
       ];
-  const templateDirs = process.env.BENCH_TEMPLATES ? process.env.BENCH_TEMPLATES.split(",") : [undefined];
-  const configs = templateDirs.flatMap((dir) =>
-    pinConfigs.map((c) => ({ ...c, name: dir ? `${dir}: ${c.name}` : c.name, templates: dir })),
-  );
-  for (const cfg of configs) {
-    const { plan, shaders } = await compile("PagedAttention", cfg.pins, cfg.templates);
-    Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
-  }
+  const configs = await compileConfigs("PagedAttention", pinConfigs);
   // Every configuration of a shape runs on the same buffers (where a large buffer lands in memory
   // changes the time of block-table reads), in ROUNDS interleaved rounds; the figure is the median
   // of the rounds' medians.
-  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
   for (const [B, ctx, bs] of shapes) {
     const blocksPer = ctx / bs;
     const numBlocks = B * blocksPer;
@@ -298,25 +334,7 @@ async function pagedBench(copy) {
       outputs: { outputT: f16([B, N * H]) },
       attrs: { num_heads: N, kv_num_heads: Nkv },
     };
-    const results = new Map();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const cfg of configs) {
-        let plan;
-        try {
-          plan = cfg.planner(call);
-        } catch (err) {
-          if (round === 0) log(`paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}: ${err.message}`);
-          continue;
-        }
-        const attn = plan.passes.filter((p) => p.id !== "scatter").map((p) => p.id);
-        const r = await timePlan(plan, cfg.shaders, t, attn, 40, cfg.cache);
-        const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
-        got.total.push(r.total);
-        got.passes.push(r.passes);
-        got.focused.push(r.focused);
-        results.set(cfg, got);
-      }
-    }
+    const results = await timeInRounds(configs, call, t, ["scatter"], (cfg) => `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}`);
     const kvBytes = 2 * B * Nkv * ctx * H * 2;
     for (const [cfg, got] of results) {
       const { plan } = got;
@@ -484,56 +502,55 @@ async function sparseBench(copy) {
     sparse: layoutCsr(numLayout, blocks, (l, q, k) => q - k < localBlocks || (k + l * strideStep + 1) % vertStride === 0),
     dense: layoutCsr(numLayout, blocks, () => true),
   };
-  const configs = [
-    { name: "single-pass (MAX_SPLITS=1)", pins: { MAX_SPLITS: 1 } },
-    { name: "default tunables", pins: {} },
-    { name: "SPLIT_TARGET_WORKGROUPS=1024", pins: { SPLIT_TARGET_WORKGROUPS: 1024 } },
-  ];
-  for (const cfg of configs) {
-    const { plan: planner, shaders } = await compile("SparseAttention", cfg.pins);
-    for (const B of [1, 16]) {
-      for (const [name, lay] of Object.entries(layouts)) {
-        const S = 1;
-        const t = {
-          queryT: randomF16Buffer(B * S * N * H * 2),
-          keyT: randomF16Buffer(B * S * Nkv * H * 2),
-          valueT: randomF16Buffer(B * S * Nkv * H * 2),
-          pastKeyT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
-          pastValueT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
-          blockRowIndicesT: i32Buffer(lay.rows),
-          blockColIndicesT: i32Buffer(lay.cols),
-          totalSequenceLengthT: i32Buffer([maxSeq]),
-          keyTotalSequenceLengthsT: i32Buffer(Array(B).fill(maxSeq)),
-          outputT: device.createBuffer({ size: B * S * N * H * 2, usage: U.STORAGE }),
-        };
-        const f16 = (shape) => ({ shape, dtype: "float16" });
-        const i32 = (shape) => ({ shape, dtype: "int32" });
-        const call = {
-          inputs: {
-            queryT: f16([B, S, N * H]),
-            keyT: f16([B, S, Nkv * H]),
-            valueT: f16([B, S, Nkv * H]),
-            pastKeyT: f16([B, Nkv, maxSeq, H]),
-            pastValueT: f16([B, Nkv, maxSeq, H]),
-            blockRowIndicesT: i32([numLayout, blocks + 1]),
-            blockColIndicesT: i32([numLayout, lay.maxNnz]),
-            totalSequenceLengthT: i32([1]),
-            keyTotalSequenceLengthsT: i32([B]),
-          },
-          outputs: { outputT: f16([B, S, N * H]) },
-          attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
-        };
-        let plan;
-        try {
-          plan = planner(call);
-        } catch (err) {
-          log(`sparse ${cfg.name} | ${name} | B=${B}: ${err.message}`);
-          for (const b of Object.values(t)) b.destroy();
-          continue;
-        }
-        const attn = plan.passes.filter((p) => p.id !== "append" && p.id !== "rotate_q").map((p) => p.id);
-        const r = await timePlan(plan, shaders, t, attn);
-        const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
+  // BENCH_SPARSE_PINS (a JSON array of tunable pins) replaces the three configurations below;
+  // BENCH_TEMPLATES compares template folders as in the paged run. Every configuration of a
+  // (B, layout) runs on the same buffers in ROUNDS interleaved rounds; the figure is the median of
+  // the rounds' medians.
+  const pinConfigs = process.env.BENCH_SPARSE_PINS
+    ? JSON.parse(process.env.BENCH_SPARSE_PINS).map((pins) => ({ name: pinsName(pins), pins }))
+    : [
+        { name: "single-pass (MAX_SPLITS=1)", pins: { MAX_SPLITS: 1 } },
+        { name: "default tunables", pins: {} },
+        { name: "SPLIT_TARGET_WORKGROUPS=1024", pins: { SPLIT_TARGET_WORKGROUPS: 1024 } },
+      ];
+  const configs = await compileConfigs("SparseAttention", pinConfigs);
+  for (const B of [1, 16]) {
+    for (const [name, lay] of Object.entries(layouts)) {
+      const S = 1;
+      const t = {
+        queryT: randomF16Buffer(B * S * N * H * 2),
+        keyT: randomF16Buffer(B * S * Nkv * H * 2),
+        valueT: randomF16Buffer(B * S * Nkv * H * 2),
+        pastKeyT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
+        pastValueT: randomF16Buffer(B * Nkv * maxSeq * H * 2),
+        blockRowIndicesT: i32Buffer(lay.rows),
+        blockColIndicesT: i32Buffer(lay.cols),
+        totalSequenceLengthT: i32Buffer([maxSeq]),
+        keyTotalSequenceLengthsT: i32Buffer(Array(B).fill(maxSeq)),
+        outputT: device.createBuffer({ size: B * S * N * H * 2, usage: U.STORAGE }),
+      };
+      const f16 = (shape) => ({ shape, dtype: "float16" });
+      const i32 = (shape) => ({ shape, dtype: "int32" });
+      const call = {
+        inputs: {
+          queryT: f16([B, S, N * H]),
+          keyT: f16([B, S, Nkv * H]),
+          valueT: f16([B, S, Nkv * H]),
+          pastKeyT: f16([B, Nkv, maxSeq, H]),
+          pastValueT: f16([B, Nkv, maxSeq, H]),
+          blockRowIndicesT: i32([numLayout, blocks + 1]),
+          blockColIndicesT: i32([numLayout, lay.maxNnz]),
+          totalSequenceLengthT: i32([1]),
+          keyTotalSequenceLengthsT: i32([B]),
+        },
+        outputs: { outputT: f16([B, S, N * H]) },
+        attrs: { num_heads: N, kv_num_heads: Nkv, sparse_block_size: sbs, do_rotary: 0, rotary_interleaved: 0 },
+      };
+      const results = await timeInRounds(configs, call, t, ["append", "rotate_q"], (cfg) => `sparse ${cfg.name} | ${name} | B=${B}`);
+      const denseBytes = 2 * B * Nkv * maxSeq * H * 2;
+      for (const [cfg, got] of results) {
+        const { plan } = got;
+        const focused = median(got.focused);
         const splits = plan.passes.find((p) => p.id === "split_attend")?.workgroups[2] ?? 1;
         const row = {
           kernel: "SparseAttention",
@@ -543,16 +560,17 @@ async function sparseBench(copy) {
           keys: maxSeq,
           variant: plan.variant,
           splits,
-          allPassesMs: r.total,
-          attentionMs: r.focused,
-          denseEquivalentTBps: denseBytes / (r.focused / 1e3) / 1e12,
+          allPassesMs: median(got.total),
+          attentionMs: focused,
+          attentionMsRounds: got.focused,
+          denseEquivalentTBps: denseBytes / (focused / 1e3) / 1e12,
         };
         rows.push(row);
         log(
-          `sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${r.total.toFixed(4)} ms | attend ${r.focused.toFixed(4)} ms | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`,
+          `sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attend ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`,
         );
-        for (const b of Object.values(t)) b.destroy();
       }
+      for (const b of Object.values(t)) b.destroy();
     }
   }
 }

@@ -38,109 +38,109 @@ const $q31 = "present.slotMappingT";
 const $q32 = ": no shader was built for pass `scatter` with ";
 const $q33 = ": no shader was built for pass `split_attention` with ";
 const $q34 = ": no shader was built for pass `merge` with ";
-const $q35 = "uniform field `params.batchSize`";
-const $q36 = "uniform field `params.scatterCount`";
-const $q37 = "dispatch x";
-const $q38 = "dispatch y";
-const $q39 = ": pass `scatter`";
-const $q40 = "uniform field `params.scale`";
-const $q41 = "dispatch z";
-const $q42 = ": pass `split_attention`";
-const $q43 = ": pass `merge`";
-const $q44 = "the shape of intermediate `partialOut`";
-const $q45 = "the shape of intermediate `partialStats`";
-const $q46 = ": no shader was built for pass `main` with ";
-const $q47 = ": pass `main`";
-const $q48 = "headLayoutOk";
-const $q49 = "batchSize";
-const $q50 = "qHidden";
-const $q51 = "slotMappingT";
-const $q52 = "ranks.slotMappingT";
-const $q53 = "slotShapeOk";
-const $q54 = "shapes.valueCacheT";
-const $q55 = "shapes.keyCacheT";
-const $q56 = "headSize";
-const $q57 = "\"float16\"";
-const $q58 = "tensorDtypes.queryT";
-const $q59 = "attrs.num_heads % attrs.kv_num_heads";
-const $q60 = "maxBlocks";
-const $q61 = "dim(shapes.outputT, 0)";
-const $q62 = "tokenCount";
-const $q63 = "dim(shapes.outputT, 1)";
-const $q64 = "`true` is false";
-const $q65 = "`present.slotMappingT` is false";
-const $q66 = "cacheShapeOk";
-const $q67 = "ioShapeOk";
-const $q68 = "pagedContractOk";
-const $q69 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q70 = "65535";
-const $q71 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q72 = "128";
-const $q73 = "dispatchFits";
-const $q74 = "numSplits";
-const $q75 = "headVec";
-const $q76 = "pagedSplitScratchBytes";
-const $q77 = "pagedSplitStatsBytes";
-const $q78 = "pagedSplitWg";
-const $q79 = "pagedSplitFits";
-const $q80 = "cacheVec4Ok";
-const $q81 = "device.limits.maxStorageBufferBindingSize";
-const $q82 = "134217728";
-const $q83 = "device.limits.maxBufferSize";
-const $q84 = "268435456";
-const $q85 = "device.limits.maxComputeWorkgroupSizeX";
-const $q86 = "pagedMergeWg";
-const $q87 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q88 = "16384";
-const $q89 = "qPerKv";
-const $q90 = "pagedSplitStorageBytes";
-const $q91 = "pagedSplitStorageFits";
-const $q92 = "kvHidden";
-const $q93 = "ranks.keyT";
-const $q94 = "keyT";
-const $q95 = "ranks.valueT";
-const $q96 = "valueT";
-const $q97 = "tensorDtypes.keyT";
-const $q98 = "float16";
-const $q99 = "tensorDtypes.valueT";
-const $q100 = "separateKv";
-const $q101 = "`present.keyT` is false";
-const $q102 = "`present.valueT` is false";
-const $q103 = "dim(shapes.keyT, 0)";
-const $q104 = "dim(shapes.keyT, 1)";
-const $q105 = "dim(shapes.queryT, 1)";
-const $q106 = "input";
-const $q107 = "maxStorageBufferBindingSize";
-const $q108 = "keyCacheT";
-const $q109 = "valueCacheT";
-const $q110 = "cumulativeSequenceLengthT";
-const $q111 = "pastSeqlensT";
-const $q112 = "blockTableT";
-const $q113 = "key";
-const $q114 = "value";
-const $q115 = "params.batchSize";
-const $q116 = "params.scatterCount";
-const $q117 = "scatter";
-const $q118 = "PagedAttention.ScatterKV";
-const $q119 = "key_cache";
-const $q120 = "value_cache";
-const $q121 = "cumulative_sequence_length";
-const $q122 = "past_seqlens";
-const $q123 = "block_table";
-const $q124 = "params";
-const $q125 = "queryT";
-const $q126 = "scale";
-const $q127 = "query";
-const $q128 = "partial_out";
-const $q129 = "partial_stats";
-const $q130 = "output";
-const $q131 = "outputT";
-const $q132 = "merge";
-const $q133 = "intermediate `partialOut`";
-const $q134 = "intermediate `partialStats`";
-const $q135 = "partialOut";
-const $q136 = "partialStats";
-const $q137 = "slot_mapping";
+const $q35 = "key";
+const $q36 = "value";
+const $q37 = "key_cache";
+const $q38 = "value_cache";
+const $q39 = "cumulative_sequence_length";
+const $q40 = "past_seqlens";
+const $q41 = "block_table";
+const $q42 = "params";
+const $q43 = "uniform field `params.batchSize`";
+const $q44 = "uniform field `params.scatterCount`";
+const $q45 = "dispatch x";
+const $q46 = "dispatch y";
+const $q47 = ": pass `scatter`";
+const $q48 = "query";
+const $q49 = "partial_out";
+const $q50 = "partial_stats";
+const $q51 = "uniform field `params.scale`";
+const $q52 = "dispatch z";
+const $q53 = ": pass `split_attention`";
+const $q54 = "output";
+const $q55 = ": pass `merge`";
+const $q56 = "the shape of intermediate `partialOut`";
+const $q57 = "the shape of intermediate `partialStats`";
+const $q58 = "slot_mapping";
+const $q59 = ": no shader was built for pass `main` with ";
+const $q60 = ": pass `main`";
+const $q61 = "headLayoutOk";
+const $q62 = "batchSize";
+const $q63 = "qHidden";
+const $q64 = "slotMappingT";
+const $q65 = "ranks.slotMappingT";
+const $q66 = "slotShapeOk";
+const $q67 = "shapes.valueCacheT";
+const $q68 = "shapes.keyCacheT";
+const $q69 = "headSize";
+const $q70 = "\"float16\"";
+const $q71 = "tensorDtypes.queryT";
+const $q72 = "attrs.num_heads % attrs.kv_num_heads";
+const $q73 = "maxBlocks";
+const $q74 = "dim(shapes.outputT, 0)";
+const $q75 = "tokenCount";
+const $q76 = "dim(shapes.outputT, 1)";
+const $q77 = "`true` is false";
+const $q78 = "`present.slotMappingT` is false";
+const $q79 = "cacheShapeOk";
+const $q80 = "ioShapeOk";
+const $q81 = "pagedContractOk";
+const $q82 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q83 = "65535";
+const $q84 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q85 = "128";
+const $q86 = "dispatchFits";
+const $q87 = "numSplits";
+const $q88 = "headVec";
+const $q89 = "pagedSplitScratchBytes";
+const $q90 = "pagedSplitStatsBytes";
+const $q91 = "pagedSplitWg";
+const $q92 = "pagedSplitFits";
+const $q93 = "cacheVec4Ok";
+const $q94 = "device.limits.maxStorageBufferBindingSize";
+const $q95 = "134217728";
+const $q96 = "device.limits.maxBufferSize";
+const $q97 = "268435456";
+const $q98 = "device.limits.maxComputeWorkgroupSizeX";
+const $q99 = "pagedMergeWg";
+const $q100 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q101 = "16384";
+const $q102 = "qPerKv";
+const $q103 = "pagedSplitStorageBytes";
+const $q104 = "pagedSplitStorageFits";
+const $q105 = "kvHidden";
+const $q106 = "ranks.keyT";
+const $q107 = "keyT";
+const $q108 = "ranks.valueT";
+const $q109 = "valueT";
+const $q110 = "tensorDtypes.keyT";
+const $q111 = "float16";
+const $q112 = "tensorDtypes.valueT";
+const $q113 = "separateKv";
+const $q114 = "`present.keyT` is false";
+const $q115 = "`present.valueT` is false";
+const $q116 = "dim(shapes.keyT, 0)";
+const $q117 = "dim(shapes.keyT, 1)";
+const $q118 = "dim(shapes.queryT, 1)";
+const $q119 = "input";
+const $q120 = "maxStorageBufferBindingSize";
+const $q121 = "keyCacheT";
+const $q122 = "valueCacheT";
+const $q123 = "cumulativeSequenceLengthT";
+const $q124 = "pastSeqlensT";
+const $q125 = "blockTableT";
+const $q126 = "params.batchSize";
+const $q127 = "params.scatterCount";
+const $q128 = "scatter";
+const $q129 = "PagedAttention.ScatterKV";
+const $q130 = "queryT";
+const $q131 = "scale";
+const $q132 = "outputT";
+const $q133 = "merge";
+const $q134 = "intermediate `partialOut`";
+const $q135 = "intermediate `partialStats`";
+const $q136 = "partialOut";
+const $q137 = "partialStats";
 const $q138 = "packedStride";
 const $q139 = "present.valueT";
 const $q140 = "packedKv";
@@ -177,86 +177,87 @@ const $q170 = "dim(shapes.pastKeyT, 3)";
 const $q171 = "present.cosCacheT";
 const $q172 = ": pass `rotate_q`";
 const $q173 = "attrs.sparse_block_size";
-const $q174 = "b56c4543363a0038";
+const $q174 = "1eb2eb8675c1d416";
 const $q175 = ": no shader was built for pass `split_attend` with ";
-const $q176 = "uniform field `params.rowStride`";
-const $q177 = ": pass `split_attend`";
-const $q178 = "the shape of intermediate `rotatedQuery`";
-const $q179 = "the shape of intermediate `partial`";
-const $q180 = "d82557a43c6ed8dc";
-const $q181 = ": no shader was built for pass `attend` with ";
-const $q182 = ": pass `attend`";
-const $q183 = "layoutShapeOk";
-const $q184 = "cosCacheT";
-const $q185 = "rotaryHalf";
-const $q186 = "rotaryDim";
-const $q187 = "ranks.cosCacheT";
-const $q188 = "ranks.sinCacheT";
-const $q189 = "sinCacheT";
-const $q190 = "shapes.sinCacheT";
-const $q191 = "shapes.cosCacheT";
-const $q192 = "tensorDtypes.cosCacheT";
-const $q193 = "tensorDtypes.sinCacheT";
-const $q194 = "rotaryOk";
-const $q195 = "indexFits";
-const $q196 = "numLayout";
-const $q197 = "usesRotary";
-const $q198 = "seqLen";
-const $q199 = "shapes.pastValueT";
-const $q200 = "shapes.pastKeyT";
-const $q201 = "maxNnz";
-const $q202 = "sparseContractOk";
-const $q203 = "bindingsFit";
-const $q204 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q205 = "dim(shapes.queryT, 2)";
-const $q206 = "attnStorageBytes";
-const $q207 = "attnStorageFits";
-const $q208 = "sparsePartialBytes";
-const $q209 = "sparseSplitFits";
-const $q210 = "sparseMergeWg";
-const $q211 = "pastKeyT";
-const $q212 = "pastValueT";
-const $q213 = "totalSequenceLengthT";
-const $q214 = "keyTotalSequenceLengthsT";
-const $q215 = "cos_cache";
-const $q216 = "sin_cache";
-const $q217 = "params.seqLen";
-const $q218 = "append";
-const $q219 = "SparseAttention.AppendKV";
-const $q220 = "present_key";
-const $q221 = "present_value";
-const $q222 = "total_sequence_length";
-const $q223 = "key_total_sequence_lengths";
-const $q224 = "blockRowIndicesT";
-const $q225 = "blockColIndicesT";
-const $q226 = "params.numLayout";
-const $q227 = "params.rowStride";
-const $q228 = "params.colStride";
-const $q229 = "params.maxCacheSeq";
-const $q230 = "split_attend";
-const $q231 = "SparseAttention.AttendSplitK";
-const $q232 = "block_row_indices";
-const $q233 = "block_col_indices";
-const $q234 = "partial";
-const $q235 = "742962c2aba2b799";
-const $q236 = ": no shader was built for pass `append` with ";
-const $q237 = "bc41f32c70cb2068";
-const $q238 = ": no shader was built for pass `rotate_q` with ";
-const $q239 = "intermediate `rotatedQuery`";
-const $q240 = "intermediate `partial`";
-const $q241 = "rotatedQuery";
-const $q242 = "30c267ed5c3a2505";
-const $q243 = "shapes.keyT";
-const $q244 = "shapes.valueT";
-const $q245 = "cdfbd4128cb4b7fb";
-const $q246 = "f2be311d29ec445b";
-const $q247 = "dd2b703a3b7ff024";
-const $q248 = "attend";
-const $q249 = "SparseAttention.Attend";
-const $q250 = "do_rotary";
-const $q251 = "rotary_interleaved";
-const $q252 = "sparse_block_size";
-const $q253 = "; allowed values: 0, 1";
+const $q176 = "present_key";
+const $q177 = "present_value";
+const $q178 = "total_sequence_length";
+const $q179 = "key_total_sequence_lengths";
+const $q180 = "cos_cache";
+const $q181 = "sin_cache";
+const $q182 = "block_row_indices";
+const $q183 = "block_col_indices";
+const $q184 = "partial";
+const $q185 = "uniform field `params.rowStride`";
+const $q186 = ": pass `split_attend`";
+const $q187 = "the shape of intermediate `rotatedQuery`";
+const $q188 = "the shape of intermediate `partial`";
+const $q189 = "d5bd9edf150a5573";
+const $q190 = ": no shader was built for pass `attend` with ";
+const $q191 = ": pass `attend`";
+const $q192 = "layoutShapeOk";
+const $q193 = "cosCacheT";
+const $q194 = "rotaryHalf";
+const $q195 = "rotaryDim";
+const $q196 = "ranks.cosCacheT";
+const $q197 = "ranks.sinCacheT";
+const $q198 = "sinCacheT";
+const $q199 = "shapes.sinCacheT";
+const $q200 = "shapes.cosCacheT";
+const $q201 = "tensorDtypes.cosCacheT";
+const $q202 = "tensorDtypes.sinCacheT";
+const $q203 = "rotaryOk";
+const $q204 = "indexFits";
+const $q205 = "numLayout";
+const $q206 = "usesRotary";
+const $q207 = "seqLen";
+const $q208 = "shapes.pastValueT";
+const $q209 = "shapes.pastKeyT";
+const $q210 = "maxNnz";
+const $q211 = "sparseContractOk";
+const $q212 = "attnWorkgroupSize";
+const $q213 = "bindingsFit";
+const $q214 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q215 = "dim(shapes.queryT, 2)";
+const $q216 = "attnStorageBytes";
+const $q217 = "attnStorageFits";
+const $q218 = "sparsePartialBytes";
+const $q219 = "sparseSplitFits";
+const $q220 = "sparseMergeWg";
+const $q221 = "pastKeyT";
+const $q222 = "pastValueT";
+const $q223 = "totalSequenceLengthT";
+const $q224 = "keyTotalSequenceLengthsT";
+const $q225 = "params.seqLen";
+const $q226 = "append";
+const $q227 = "SparseAttention.AppendKV";
+const $q228 = "blockRowIndicesT";
+const $q229 = "blockColIndicesT";
+const $q230 = "params.numLayout";
+const $q231 = "params.rowStride";
+const $q232 = "params.colStride";
+const $q233 = "params.maxCacheSeq";
+const $q234 = "split_attend";
+const $q235 = "SparseAttention.AttendSplitK";
+const $q236 = "742962c2aba2b799";
+const $q237 = ": no shader was built for pass `append` with ";
+const $q238 = "bc41f32c70cb2068";
+const $q239 = ": no shader was built for pass `rotate_q` with ";
+const $q240 = "intermediate `rotatedQuery`";
+const $q241 = "intermediate `partial`";
+const $q242 = "rotatedQuery";
+const $q243 = "30c267ed5c3a2505";
+const $q244 = "shapes.keyT";
+const $q245 = "shapes.valueT";
+const $q246 = "cdfbd4128cb4b7fb";
+const $q247 = "f2be311d29ec445b";
+const $q248 = "dd2b703a3b7ff024";
+const $q249 = "attend";
+const $q250 = "SparseAttention.Attend";
+const $q251 = "do_rotary";
+const $q252 = "rotary_interleaved";
+const $q253 = "sparse_block_size";
+const $q254 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -521,13 +522,18 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
-/** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests: readonly (() => unknown)[]): number {
-  for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]!);
-    if (v === false || v instanceof EvalFailure) return i;
+/**
+ * Why a chain of conjuncts is not true: parts holds a test and an explanation per conjunct, then
+ * the last conjunct's explanation; the explanation of the first conjunct whose test is false or
+ * fails is given (the last one's when every test holds).
+ */
+function $and(parts: readonly (() => unknown)[]): string {
+  let i = 0;
+  for (; i < parts.length - 1; i += 2) {
+    const v = $try(parts[i]!);
+    if (v === false || v instanceof EvalFailure) break;
   }
-  return tests.length;
+  return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? $q17 + v.message : $show(v);
@@ -590,7 +596,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
 }
 function $product(shape: readonly number[]): number {
   let p = 1;
-  for (const d of shape) p *= d;
+  for (let i = 0; i < shape.length; i++) p *= shape[i]!;
   return p;
 }
 function $round4(n: number): number {
@@ -603,8 +609,10 @@ function $fits(size: number, max: number, limit: string, prefix: string, what: s
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
-  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  const a = v as unknown[];
+  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+  // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
+  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i] as number) >= 0)) ok = false;
   if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
@@ -651,19 +659,21 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
-/** Buffer types by the index the generated code passes ($bd, $ub). */
+/** Buffer types by the index a pass's layout gives ($pass). */
 const BT = ["storage", "read-only-storage", $q23] as const;
-/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
-function $bd(binding: number, name: string, type: 0 | 1 | 2, resource: BindingResource): BindingPlan {
-  return { binding, name, type: BT[type], resource };
-}
-/** A binding of a uniform buffer's bytes. */
-function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array): BindingPlan {
-  return { binding, name, type: BT[type], resource: { kind: $q23, bytes } };
-}
-/** One compute pass of a plan (entry point main). */
-function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
+/**
+ * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
+ * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
+ * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
+ * by its binding, and the array is the pass's binding list.
+ */
+function $pass(id: string, name: string, shader: string, layout: readonly (string | number)[], resources: (BindingResource | Uint8Array | BindingPlan)[], x: number, y: number, z: number): PassPlan {
+  for (let i = 0; i < resources.length; i++) {
+    const t = layout[2 * i + 1] as number;
+    const r = resources[i];
+    resources[i] = { binding: i, name: layout[2 * i] as string, type: BT[t % 3]!, resource: t > 2 ? { kind: $q23, bytes: r as Uint8Array } : (r as BindingResource) };
+  }
+  return { id, name, shader, entryPoint: $q24, bindings: resources as BindingPlan[], workgroups: [x, y, z] };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch: string, size: number): BindingResource {
@@ -752,21 +762,25 @@ function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 28 ? (a1 === 128 ? "20b2d0695527e467" : undefined) : a0 === 32 ? (a1 === 128 ? "361528956c82958b" : a1 === 96 ? "8b7a83ab52d7013a" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q25;
-const K0A0V14: readonly string[] = [$q35, $q36, $q37, $q38];
-const K0A0S3 = K0A0S0 + $q39;
-const K0A0V15: readonly string[] = [$q35, $q40, $q41];
-const K0A0S4 = K0A0S0 + $q42;
-const K0A0S5 = K0A0S0 + $q43;
-const K0A0V16: readonly string[] = [K0A0S0, $q44, K0A0S0, $q45];
+const K0A0V14: readonly (string | number)[] = [$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 5];
+const K0A0V15: readonly string[] = [$q43, $q44, $q45, $q46];
+const K0A0S3 = K0A0S0 + $q47;
+const K0A0V16: readonly (string | number)[] = [$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q49, 0, $q50, 0, $q42, 5];
+const K0A0V17: readonly string[] = [$q43, $q51, $q52];
+const K0A0S4 = K0A0S0 + $q53;
+const K0A0V18: readonly (string | number)[] = [$q49, 1, $q50, 1, $q54, 0];
+const K0A0S5 = K0A0S0 + $q55;
+const K0A0V19: readonly string[] = [K0A0S0, $q56, K0A0S0, $q57];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V17: readonly string[] = [$q36, $q37, $q38];
-const K0A0S7 = K0A0S6 + $q39;
-const K0A0S8 = K0A0S6 + $q42;
-const K0A0S9 = K0A0S6 + $q43;
-const K0A0V18: readonly string[] = [K0A0S6, $q44, K0A0S6, $q45];
+const K0A0V20: readonly (string | number)[] = [$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 5];
+const K0A0V21: readonly string[] = [$q44, $q45, $q46];
+const K0A0S7 = K0A0S6 + $q47;
+const K0A0S8 = K0A0S6 + $q53;
+const K0A0S9 = K0A0S6 + $q55;
+const K0A0V22: readonly string[] = [K0A0S6, $q56, K0A0S6, $q57];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
@@ -774,38 +788,41 @@ function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
   return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q33, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S11 = K0A0S10 + $q39;
-const K0A0S12 = K0A0S10 + $q42;
-const K0A0S13 = K0A0S10 + $q43;
-const K0A0V19: readonly string[] = [K0A0S10, $q44, K0A0S10, $q45];
+const K0A0V23: readonly (string | number)[] = [$q48, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 5];
+const K0A0S11 = K0A0S10 + $q47;
+const K0A0S12 = K0A0S10 + $q53;
+const K0A0S13 = K0A0S10 + $q55;
+const K0A0V24: readonly string[] = [K0A0S10, $q56, K0A0S10, $q57];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S15 = K0A0S14 + $q39;
-const K0A0S16 = K0A0S14 + $q42;
-const K0A0S17 = K0A0S14 + $q43;
-const K0A0V20: readonly string[] = [K0A0S14, $q44, K0A0S14, $q45];
-const K0A0V21: readonly string[] = ["", " or ", ""];
+const K0A0V25: readonly (string | number)[] = [$q48, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 5];
+const K0A0S15 = K0A0S14 + $q47;
+const K0A0S16 = K0A0S14 + $q53;
+const K0A0S17 = K0A0S14 + $q55;
+const K0A0V26: readonly string[] = [K0A0S14, $q56, K0A0S14, $q57];
+const K0A0V27: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q46, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q59, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q39;
-const K0A0V22: readonly string[] = [$q35, $q40];
-const K0A0S20 = K0A0S18 + $q47;
+const K0A0S19 = K0A0S18 + $q47;
+const K0A0V28: readonly (string | number)[] = [$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q54, 0, $q42, 5];
+const K0A0V29: readonly string[] = [$q43, $q51];
+const K0A0S20 = K0A0S18 + $q60;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q39;
-const K0A0S23 = K0A0S21 + $q47;
+const K0A0S22 = K0A0S21 + $q47;
+const K0A0S23 = K0A0S21 + $q60;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q46, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q59, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q39;
-const K0A0S26 = K0A0S24 + $q47;
+const K0A0S25 = K0A0S24 + $q47;
+const K0A0S26 = K0A0S24 + $q60;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q39;
-const K0A0S29 = K0A0S27 + $q47;
+const K0A0S28 = K0A0S27 + $q47;
+const K0A0S29 = K0A0S27 + $q60;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -909,7 +926,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q48);
+    throw $wrap(e, $q61);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -917,7 +934,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q49);
+    throw $wrap(e, $q62);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -929,7 +946,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q50);
+    throw $wrap(e, $q63);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -939,9 +956,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q51) === o.s0[0]) && ($need(o.t8, $q52, $q51).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q64) === o.s0[0]) && ($need(o.t8, $q65, $q64).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q53);
+    throw $wrap(e, $q66);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -950,27 +967,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q54, () => o.s4, $q55, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q56, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q57, $q58, $q57])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q67, () => o.s4, $q68, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q70, $q71, $q70])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q59, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q49, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q49, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q49, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q60, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q62, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q62, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q62, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q73, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q61, () => o.t9!.shape[0], $q62, () => o.s0[0]]), () => $why(path, K0A0V1, [$q63, () => o.t9!.shape[1], $q50, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q58, $q57])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q74, () => o.t9!.shape[0], $q75, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q76, () => o.t9!.shape[1], $q63, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q71, $q70])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q51), $q62, () => o.s0[0]]), () => $why(path, K0A0V6, [$q52, () => $need(o.t8, $q52, $q51).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q51) === o.s0[0])])]!() : c === false ? $where(path) + $q64 : $where(path) + $q65)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q64) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q64), $q75, () => o.s0[0]]), () => $why(path, K0A0V6, [$q65, () => $need(o.t8, $q65, $q64).shape.length])]) : c === false ? $where(path) + $q77 : $where(path) + $q78)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return [() => K0A0_x1(o, [...path, $q66]), () => K0A0_x2(o, [...path, $q48]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q67]), () => K0A0_x5(o, [...path, $q53])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q79]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q61]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q80]), () => K0A0_x5(o, [...path, $q66])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -982,7 +999,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q68, () => K0A0_x0(o, [...[], $q68]));
+  return $condWhy(() => K0A0_d7(o), $q81, () => K0A0_x0(o, [...[], $q81]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -990,7 +1007,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q62, () => o.s0[0], $q69, $q70]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q69, $q70]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q71, $q72])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q75, () => o.s0[0], $q82, $q83]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q27, () => o.a2, $q82, $q83]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1002,7 +1019,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q73, () => K0A0_x6(o, [...[], $q73]));
+  return $condWhy(() => K0A0_d8(o), $q86, () => K0A0_x6(o, [...[], $q86]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1033,7 +1050,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q74);
+    throw $wrap(e, $q87);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1046,7 +1063,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q75);
+    throw $wrap(e, $q88);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1054,7 +1071,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q76);
+    throw $wrap(e, $q89);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1062,7 +1079,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q77);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1070,7 +1087,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q78);
+    throw $wrap(e, $q91);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1082,7 +1099,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (128 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (128 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (128 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q79);
+    throw $wrap(e, $q92);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1092,7 +1109,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q74, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q80]), () => $why(path, K0A0V4, [$q75, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q76, () => K0A0_d15(o), $q81, $q82]), () => $why(path, K0A0V7, [$q76, () => K0A0_d15(o), $q83, $q84]), () => $why(path, K0A0V7, [$q77, () => K0A0_d16(o), $q81, $q82]), () => $why(path, K0A0V7, [$q77, () => K0A0_d16(o), $q83, $q84]), () => $why(path, K0A0V7, [$q74, () => K0A0_d12(o), $q69, $q70]), () => $why(path, K0A0V7, [$q75, () => K0A0_d14(o), $q71, $q72]), () => $why(path, K0A0V7, [$q75, () => K0A0_d14(o), $q85, $q72]), () => $why(path, K0A0V7, [$q78, () => K0A0_d17(o), $q71, $q72]), () => $why(path, K0A0V7, [$q78, () => K0A0_d17(o), $q85, $q72]), () => $why(path, K0A0V7, [$q86, () => K0A0_d18(o), $q71, $q72]), () => $why(path, K0A0V7, [$q86, () => K0A0_d18(o), $q85, $q72]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q87, $q88])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (128 as number)), () => ((K0A0_d14(o) as number) <= (128 as number)), () => ((K0A0_d17(o) as number) <= (128 as number)), () => ((K0A0_d17(o) as number) <= (128 as number)), () => ((K0A0_d18(o) as number) <= (128 as number)), () => ((K0A0_d18(o) as number) <= (128 as number))])]!();
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q87, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q93]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q88, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q94, $q95]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q96, $q97]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q94, $q95]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q96, $q97]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q87, () => K0A0_d12(o), $q82, $q83]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q84, $q85]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q98, $q85]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q84, $q85]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q98, $q85]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q84, $q85]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q98, $q85]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q100, $q101])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1104,14 +1121,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q79, () => K0A0_x7(o, [...[], $q79]));
+  return $condWhy(() => K0A0_d19(o), $q92, () => K0A0_x7(o, [...[], $q92]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q89);
+    throw $wrap(e, $q102);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1119,7 +1136,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q90);
+    throw $wrap(e, $q103);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1128,7 +1145,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q90, () => K0A0_d21(o), $q87, $q88]);
+  return $why(path, K0A0V7, [$q103, () => K0A0_d21(o), $q100, $q101]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1140,27 +1157,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q91, () => K0A0_x9(o, [...[], $q91]));
+  return $condWhy(() => K0A0_d22(o), $q104, () => K0A0_x9(o, [...[], $q104]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q93, $q94).shape.length === 2)) && ($need(o.t2, $q95, $q96).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q94) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q96) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q94) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q96) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q97, $q94).dtype === $q98)) && ($need(o.t2, $q99, $q96).dtype === $q98)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q106, $q107).shape.length === 2)) && ($need(o.t2, $q108, $q109).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q107) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q109) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q107) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q109) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q110, $q107).dtype === $q111)) && ($need(o.t2, $q112, $q109).dtype === $q111)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q100);
+    throw $wrap(e, $q113);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return [() => $where(path) + $q101, () => $where(path) + $q102, () => $why(path, K0A0V9, [$q93, () => $need(o.t1, $q93, $q94).shape.length]), () => $why(path, K0A0V9, [$q95, () => $need(o.t2, $q95, $q96).shape.length]), () => $why(path, K0A0V1, [$q103, () => $dimT(o.t1, (0 as number), $q94), $q62, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q96), $q62, () => o.s0[0]]), () => $why(path, K0A0V1, [$q104, () => $dimT(o.t1, (1 as number), $q94), $q92, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q96), $q92, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q97, () => $need(o.t1, $q97, $q94).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q99, () => $need(o.t2, $q99, $q96).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q105, () => o.s0[1], $q50, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q93, $q94).shape.length === 2), () => ($need(o.t2, $q95, $q96).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q94) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q96) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q94) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q96) === K0A0_d23(o)), () => ($need(o.t1, $q97, $q94).dtype === $q98), () => ($need(o.t2, $q99, $q96).dtype === $q98)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q114, () => (o.t2 !== null), () => $where(path) + $q115, () => ($need(o.t1, $q106, $q107).shape.length === 2), () => $why(path, K0A0V9, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => ($need(o.t2, $q108, $q109).shape.length === 2), () => $why(path, K0A0V9, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q75, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q109) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q109), $q75, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q107) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q105, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q109) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q109), $q105, () => K0A0_d23(o)]), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => ($need(o.t2, $q112, $q109).dtype === $q111), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q63, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1172,7 +1189,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q100, () => K0A0_x10(o, [...[], $q100]));
+  return $condWhy(() => K0A0_d24(o), $q113, () => K0A0_x10(o, [...[], $q113]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1183,32 +1200,32 @@ function K0A0_w5(o: K0A0): string {
   return $why([], K0A0V10, [$q31, () => (o.t8 !== null)]);
 }
 function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q106, $q94, 2, 134217728, K0A0S2, $q107));
+  return (o.q1 ??= $buf(o.t1!, $q119, $q107, 2, 134217728, K0A0S2, $q120));
 }
 function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q106, $q96, 2, 134217728, K0A0S2, $q107));
+  return (o.q2 ??= $buf(o.t2!, $q119, $q109, 2, 134217728, K0A0S2, $q120));
 }
 function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q106, $q108, 2, 134217728, K0A0S2, $q107));
+  return (o.q3 ??= $buf(o.t3!, $q119, $q121, 2, 134217728, K0A0S2, $q120));
 }
 function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q106, $q109, 2, 134217728, K0A0S2, $q107));
+  return (o.q4 ??= $buf(o.t4!, $q119, $q122, 2, 134217728, K0A0S2, $q120));
 }
 function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q106, $q110, 4, 134217728, K0A0S2, $q107));
+  return (o.q5 ??= $buf(o.t5!, $q119, $q123, 4, 134217728, K0A0S2, $q120));
 }
 function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q106, $q111, 4, 134217728, K0A0S2, $q107));
+  return (o.q6 ??= $buf(o.t6!, $q119, $q124, 4, 134217728, K0A0S2, $q120));
 }
 function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q106, $q112, 4, 134217728, K0A0S2, $q107));
+  return (o.q7 ??= $buf(o.t7!, $q119, $q125, 4, 134217728, K0A0S2, $q120));
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    if (o.t1 === null) $omitted(pp, $q35, $q107);
     const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    if (o.t2 === null) $omitted(pp, $q36, $q109);
     const q1 = K0A0_z2(o);
     const q2 = K0A0_z3(o);
     const q3 = K0A0_z4(o);
@@ -1220,21 +1237,21 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q115);
-    $u32(b7, 4, r1, pp, $q116);
+    $u32(b7, 0, r0, pp, $q126);
+    $u32(b7, 4, r1, pp, $q127);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q117, $q118, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q119, 0, q2), $bd(3, $q120, 0, q3), $bd(4, $q121, 1, q4), $bd(5, $q122, 1, q5), $bd(6, $q123, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V14, st);
+    return $evalIn(e, pp, K0A0V15, st);
   }
 }
 function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q106, $q125, 2, 134217728, K0A0S2, $q107));
+  return (o.q0 ??= $buf(o.t0!, $q119, $q130, 2, 134217728, K0A0S2, $q120));
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -1248,28 +1265,28 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q126) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q131) : 0);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, r0, pp, $q115);
+    $u32(b8, 0, r0, pp, $q126);
     $f32(b8, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 1, q1), $bd(2, $q120, 1, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $bd(6, $q128, 0, c0), $bd(7, $q129, 0, c1), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V15, st);
+    return $evalIn(e, pp, K0A0V17, st);
   }
 }
 function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q130, $q131, 2, 134217728, K0A0S2, $q107));
+  return (o.q9 ??= $buf(o.t9!, $q54, $q132, 2, 134217728, K0A0S2, $q120));
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   const q0 = K0A0_z9(o);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q132, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q128, 1, c0), $bd(1, $q129, 1, c1), $bd(2, $q130, 0, q0)], 1, wy, wz);
+  return $pass($q133, "PagedAttention.AttendSplitKMerge", s, K0A0V18, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1279,15 +1296,15 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S0, $q133);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S0, $q134);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S0, $q134);
-    const c0 = $scratch($q135, x0);
-    const c1 = $scratch($q136, x1);
-    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S0, $q135);
+    const c0 = $scratch($q136, x0);
+    const c1 = $scratch($q137, x1);
+    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V16, st);
+    return $evalAt(e, K0A0V19, st);
   }
 }
 function K0A0_r0(o: K0A0): string {
@@ -1302,35 +1319,35 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q65;
+  return $where([]) + $q78;
 }
 function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q106, $q51, 4, 134217728, K0A0S2, $q107));
+  return (o.q8 ??= $buf(o.t8!, $q119, $q64, 4, 134217728, K0A0S2, $q120));
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    if (o.t1 === null) $omitted(pp, $q35, $q107);
     const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    if (o.t2 === null) $omitted(pp, $q36, $q109);
     const q1 = K0A0_z2(o);
     const q2 = K0A0_z3(o);
     const q3 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q137, $q51);
+    if (o.t8 === null) $omitted(pp, $q58, $q64);
     const q4 = K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, r0, pp, $q116);
+    $u32(b5, 0, r0, pp, $q127);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q117, $q118, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q119, 0, q2), $bd(3, $q120, 0, q3), $bd(4, $q137, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V20, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V17, st);
+    return $evalIn(e, pp, K0A0V21, st);
   }
 }
 function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1341,15 +1358,15 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S6, $q133);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S6, $q134);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S6, $q134);
-    const c0 = $scratch($q135, x0);
-    const c1 = $scratch($q136, x1);
-    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S6, $q135);
+    const c0 = $scratch($q136, x0);
+    const c1 = $scratch($q137, x1);
+    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V18, st);
+    return $evalAt(e, K0A0V22, st);
   }
 }
 function K0A0_r1(o: K0A0): string {
@@ -1372,7 +1389,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q105, () => o.s0[1], $q138, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q138, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1400,17 +1417,17 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, r0, pp, $q115);
-    $u32(b6, 4, r1, pp, $q116);
+    $u32(b6, 0, r0, pp, $q126);
+    $u32(b6, 4, r1, pp, $q127);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q117, $q118, s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 0, q1), $bd(2, $q120, 0, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V14, st);
+    return $evalIn(e, pp, K0A0V15, st);
   }
 }
 function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1421,15 +1438,15 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S10, $q133);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S10, $q134);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S10, $q134);
-    const c0 = $scratch($q135, x0);
-    const c1 = $scratch($q136, x1);
-    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S10, $q135);
+    const c0 = $scratch($q136, x0);
+    const c1 = $scratch($q137, x1);
+    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V19, st);
+    return $evalAt(e, K0A0V24, st);
   }
 }
 function K0A0_r2(o: K0A0): string {
@@ -1444,21 +1461,21 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const q0 = K0A0_z0(o);
     const q1 = K0A0_z3(o);
     const q2 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q137, $q51);
+    if (o.t8 === null) $omitted(pp, $q58, $q64);
     const q3 = K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b4 = new Uint8Array(16);
-    $u32(b4, 0, r0, pp, $q116);
+    $u32(b4, 0, r0, pp, $q127);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q117, $q118, s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 0, q1), $bd(2, $q120, 0, q2), $bd(3, $q137, 1, q3), $ub(4, $q124, 2, b4)], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V25, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V17, st);
+    return $evalIn(e, pp, K0A0V21, st);
   }
 }
 function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1469,15 +1486,15 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K0A0S14, $q133);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S14, $q134);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K0A0S14, $q134);
-    const c0 = $scratch($q135, x0);
-    const c1 = $scratch($q136, x1);
-    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q135, size: x0 }, { id: $q136, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S14, $q135);
+    const c0 = $scratch($q136, x0);
+    const c1 = $scratch($q137, x1);
+    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V20, st);
+    return $evalAt(e, K0A0V26, st);
   }
 }
 function K0A0_r3(o: K0A0): string {
@@ -1532,7 +1549,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q142, () => K0A0_d31(o), $q87, $q88]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q71, $q72]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q85, $q72])][$first([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => ((K0A0_d30(o) as number) <= (128 as number))])]!();
+  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q142, () => K0A0_d31(o), $q100, $q101]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q84, $q85]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q98, $q85])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1552,7 +1569,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V21, [$q80, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V27, [$q93, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1579,15 +1596,15 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q126) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q131) : 0);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q115);
+    $u32(b7, 0, r0, pp, $q126);
     $f32(b7, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q127, 1, q0), $bd(1, $q119, 1, q1), $bd(2, $q120, 1, q2), $bd(3, $q121, 1, q3), $bd(4, $q122, 1, q4), $bd(5, $q123, 1, q5), $bd(6, $q130, 0, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V22, st);
+    return $evalIn(e, pp, K0A0V29, st);
   }
 }
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1641,13 +1658,13 @@ function K0A0_plan(o: K0A0): Plan {
   } catch (e) {
     $evalFail(e, $q25, $q145);
   }
-  const h0 = $outShape(o0, 2, $q25, $q131);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q98 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q131, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q25, $q108);
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q108, o.u3.shape, h1, $q55);
-  const h2 = $outShape(o.s4, 4, $q25, $q109);
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q109, o.u4.shape, h2, $q54);
+  const h0 = $outShape(o0, 2, $q25, $q132);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q111 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q132, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h1 = o.s3;
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q121, o.u3.shape, h1, $q68);
+  const h2 = o.s4;
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q122, o.u4.shape, h2, $q67);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
   if (!K0A0_c0(o)) $fail($q146, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
   if (!K0A0_c1(o)) $fail($q146, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
@@ -1689,32 +1706,32 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q125:
-          t0 = $td(ins[key], K0, $q106, key);
+        case $q130:
+          t0 = $td(ins[key], K0, $q119, key);
           break;
-        case $q94:
-          t1 = $td(ins[key], K0, $q106, key);
-          break;
-        case $q96:
-          t2 = $td(ins[key], K0, $q106, key);
-          break;
-        case $q108:
-          t3 = $td(ins[key], K0, $q106, key);
+        case $q107:
+          t1 = $td(ins[key], K0, $q119, key);
           break;
         case $q109:
-          t4 = $td(ins[key], K0, $q106, key);
+          t2 = $td(ins[key], K0, $q119, key);
           break;
-        case $q110:
-          t5 = $td(ins[key], K0, $q106, key);
+        case $q121:
+          t3 = $td(ins[key], K0, $q119, key);
           break;
-        case $q111:
-          t6 = $td(ins[key], K0, $q106, key);
+        case $q122:
+          t4 = $td(ins[key], K0, $q119, key);
           break;
-        case $q112:
-          t7 = $td(ins[key], K0, $q106, key);
+        case $q123:
+          t5 = $td(ins[key], K0, $q119, key);
           break;
-        case $q51:
-          t8 = $td(ins[key], K0, $q106, key);
+        case $q124:
+          t6 = $td(ins[key], K0, $q119, key);
+          break;
+        case $q125:
+          t7 = $td(ins[key], K0, $q119, key);
+          break;
+        case $q64:
+          t8 = $td(ins[key], K0, $q119, key);
           break;
         default:
           $fail($q0, K0 + $q151 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
@@ -1725,14 +1742,14 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q131:
-          t9 = $td(outs[key], K0, $q130, key);
+        case $q132:
+          t9 = $td(outs[key], K0, $q54, key);
           break;
-        case $q108:
-          u3 = $td(outs[key], K0, $q130, key);
+        case $q121:
+          u3 = $td(outs[key], K0, $q54, key);
           break;
-        case $q109:
-          u4 = $td(outs[key], K0, $q130, key);
+        case $q122:
+          u4 = $td(outs[key], K0, $q54, key);
           break;
         default:
           $fail($q0, K0 + $q152 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
@@ -1752,7 +1769,7 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q155:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q126:
+        case $q131:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
@@ -1765,71 +1782,71 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q106, $q125);
+    $missing(K0, $q119, $q130);
   } else {
     dt0 = t0.dtype;
-    by0 = $q125;
-    $rank(t0, 2, K0, $q106, $q125);
+    by0 = $q130;
+    $rank(t0, 2, K0, $q119, $q130);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q106, $q94);
+    $param(t1, dt0!, by0, "T", 2, K0, $q119, $q107);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q106, $q96);
+    $param(t2, dt0!, by0, "T", 2, K0, $q119, $q109);
   }
   if (t3 === null) {
-    $missing(K0, $q106, $q108);
+    $missing(K0, $q119, $q121);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q106, $q108);
+    $param(t3, dt0!, by0, "T", 4, K0, $q119, $q121);
   }
   if (t4 === null) {
-    $missing(K0, $q106, $q109);
+    $missing(K0, $q119, $q122);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q106, $q109);
+    $param(t4, dt0!, by0, "T", 4, K0, $q119, $q122);
   }
   if (t5 === null) {
-    $missing(K0, $q106, $q110);
+    $missing(K0, $q119, $q123);
   } else {
     dt1 = t5.dtype;
-    by1 = $q110;
-    $rank(t5, 1, K0, $q106, $q110);
+    by1 = $q123;
+    $rank(t5, 1, K0, $q119, $q123);
   }
   if (t6 === null) {
-    $missing(K0, $q106, $q111);
+    $missing(K0, $q119, $q124);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q106, $q111);
+    $param(t6, dt1!, by1, "S", 1, K0, $q119, $q124);
   }
   if (t7 === null) {
-    $missing(K0, $q106, $q112);
+    $missing(K0, $q119, $q125);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q106, $q112);
+    $param(t7, dt1!, by1, "S", 2, K0, $q119, $q125);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q106, $q51);
+    $param(t8, dt1!, by1, "S", 1, K0, $q119, $q64);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q130, $q131);
+    $param(t9, dt0!, by0, "T", 2, K0, $q54, $q132);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q130, $q108);
+    $param(u3, dt0!, by0, "T", 4, K0, $q54, $q121);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q130, $q109);
+    $param(u4, dt0!, by0, "T", 4, K0, $q54, $q122);
   }
-  if (dt0 === undefined) dt0 = $q98;
-  else if (dt0 !== $q98) $fail($q0, K0 + $q157 + dt0 + $q158);
+  if (dt0 === undefined) dt0 = $q111;
+  else if (dt0 !== $q111) $fail($q0, K0 + $q157 + dt0 + $q158);
   if (dt1 === undefined) dt1 = $q159;
   else if (dt1 !== $q159) $fail($q0, K0 + ": S = " + dt1 + $q160);
   $num(g0, false, K0, $q153);
   $num(g1, false, K0, $q154);
   $num(g2, false, K0, $q155);
-  $num(g3, false, K0, $q126);
+  $num(g3, false, K0, $q131);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
@@ -1837,7 +1854,7 @@ export function plan0(call: PagedAttentionCall): Plan {
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) $fail($q0, K0 + $q161);
   if (a2 === undefined) $fail($q0, K0 + $q162);
-  if (dt0 === $q98 && dt1 === $q159) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
+  if (dt0 === $q111 && dt1 === $q159) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
   return $fail($q147, K0 + $q163 + "T=" + dt0 + ", " + "S=" + dt1 + $q164);
 }
 
@@ -1891,67 +1908,75 @@ function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "b6c456626b137002" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
-const K1A0V7: readonly string[] = [$q37, $q38];
-const K1A0V8: readonly string[] = [$q176, $q37, $q41];
-const K1A0S5 = K1A0S0 + $q177;
-const K1A0V9: readonly string[] = [$q41];
-const K1A0S6 = K1A0S0 + $q43;
-const K1A0V10: readonly string[] = [K1A0S0, $q178, K1A0S0, $q179];
+const K1A0V7: readonly (string | number)[] = [$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 5];
+const K1A0V8: readonly string[] = [$q45, $q46];
+const K1A0V9: readonly (string | number)[] = [$q48, 1, $q180, 1, $q181, 1, $q178, 1, $q179, 1, "rotated_query", 0, $q42, 5];
+const K1A0V10: readonly (string | number)[] = [$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q184, 0, $q42, 5];
+const K1A0V11: readonly string[] = [$q185, $q45, $q52];
+const K1A0S5 = K1A0S0 + $q186;
+const K1A0V12: readonly (string | number)[] = [$q184, 1, $q54, 0];
+const K1A0V13: readonly string[] = [$q52];
+const K1A0S6 = K1A0S0 + $q55;
+const K1A0V14: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
+const K1A0V15: readonly (string | number)[] = [$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 5];
 const K1A0S8 = K1A0S7 + $q166;
-const K1A0S9 = K1A0S7 + $q177;
-const K1A0S10 = K1A0S7 + $q43;
-const K1A0V11: readonly string[] = [K1A0S7, $q179];
-const K1A0V12: readonly string[] = ["", " == 3"];
+const K1A0S9 = K1A0S7 + $q186;
+const K1A0S10 = K1A0S7 + $q55;
+const K1A0V16: readonly string[] = [K1A0S7, $q188];
+const K1A0V17: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q166;
 const K1A0S13 = K1A0S11 + $q172;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S14 = K1A0S11 + $q177;
-const K1A0S15 = K1A0S11 + $q43;
-const K1A0V13: readonly string[] = [K1A0S11, $q178, K1A0S11, $q179];
+const K1A0V18: readonly (string | number)[] = [$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 5];
+const K1A0S14 = K1A0S11 + $q186;
+const K1A0S15 = K1A0S11 + $q55;
+const K1A0V19: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
+const K1A0V20: readonly (string | number)[] = [$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 5];
 const K1A0S17 = K1A0S16 + $q166;
-const K1A0S18 = K1A0S16 + $q177;
-const K1A0S19 = K1A0S16 + $q43;
-const K1A0V14: readonly string[] = [K1A0S16, $q179];
+const K1A0S18 = K1A0S16 + $q186;
+const K1A0S19 = K1A0S16 + $q55;
+const K1A0V21: readonly string[] = [K1A0S16, $q188];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q166;
 const K1A0S22 = K1A0S20 + $q172;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V15: readonly string[] = [$q176];
-const K1A0S23 = K1A0S20 + $q182;
-const K1A0V16: readonly string[] = [K1A0S20, $q178];
+const K1A0V22: readonly (string | number)[] = [$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q54, 0, $q42, 5];
+const K1A0V23: readonly string[] = [$q185];
+const K1A0S23 = K1A0S20 + $q191;
+const K1A0V24: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q166;
-const K1A0S26 = K1A0S24 + $q182;
+const K1A0S26 = K1A0S24 + $q191;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q166;
 const K1A0S29 = K1A0S27 + $q172;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q182;
-const K1A0V17: readonly string[] = [K1A0S27, $q178];
+const K1A0S30 = K1A0S27 + $q191;
+const K1A0V25: readonly string[] = [K1A0S27, $q187];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q166;
-const K1A0S33 = K1A0S31 + $q182;
+const K1A0S33 = K1A0S31 + $q191;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -1993,19 +2018,21 @@ class K1A0 {
   declare m16: number | undefined;
   declare m17: number | undefined;
   declare m18: boolean | undefined;
-  declare m19: boolean | undefined;
+  declare m19: number | undefined;
   declare m20: boolean | undefined;
-  declare m21: number | undefined;
-  declare m22: number | undefined;
-  declare m23: boolean | undefined;
+  declare m21: boolean | undefined;
+  declare m22: boolean | undefined;
+  declare m23: number | undefined;
   declare m24: number | undefined;
-  declare m25: number | undefined;
+  declare m25: boolean | undefined;
   declare m26: number | undefined;
   declare m27: number | undefined;
   declare m28: number | undefined;
   declare m29: number | undefined;
   declare m30: number | undefined;
-  declare m31: boolean | undefined;
+  declare m31: number | undefined;
+  declare m32: number | undefined;
+  declare m33: boolean | undefined;
   declare q0: BindingResource | undefined;
   declare q3: BindingResource | undefined;
   declare q4: BindingResource | undefined;
@@ -2016,7 +2043,7 @@ class K1A0 {
   declare q5: BindingResource | undefined;
   declare q6: BindingResource | undefined;
   declare q11: BindingResource | undefined;
-  declare m32: boolean | undefined;
+  declare m34: boolean | undefined;
   declare q1: BindingResource | undefined;
   declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
@@ -2054,7 +2081,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m34 = this.q1 = this.q2 = undefined;
   }
 }
 /** derive "headLayoutOk": memo m0 */
@@ -2062,7 +2089,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q48);
+    throw $wrap(e, $q61);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2079,7 +2106,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q50);
+    throw $wrap(e, $q63);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2095,7 +2122,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q60);
+    throw $wrap(e, $q73);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2103,7 +2130,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q183);
+    throw $wrap(e, $q192);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2113,9 +2140,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q184) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q193) : 0));
   } catch (e) {
-    throw $wrap(e, $q185);
+    throw $wrap(e, $q194);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2123,16 +2150,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q186);
+    throw $wrap(e, $q195);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q187, $q184).shape.length === 2)) && ($need(o.t10, $q188, $q189).shape.length === 2)) && $same($need(o.t10, $q190, $q189).shape as readonly number[], $need(o.t9, $q191, $q184).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q192, $q184).dtype === $q98)) && ($need(o.t10, $q193, $q189).dtype === $q98)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q196, $q193).shape.length === 2)) && ($need(o.t10, $q197, $q198).shape.length === 2)) && $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q201, $q193).dtype === $q111)) && ($need(o.t10, $q202, $q198).dtype === $q111)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q194);
+    throw $wrap(e, $q203);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2140,7 +2167,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2156,7 +2183,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q195);
+    throw $wrap(e, $q204);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2165,7 +2192,7 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q59, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q196, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
@@ -2174,36 +2201,36 @@ function K1A0_x3(o: K1A0, path: readonly string[]): string {
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return [() => $why(path, K0A0V2, [$q56, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q64 : K1A0_x3(o, [...path, $q197]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q77 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q61, () => o.t11!.shape[0], $q49, () => o.s0[0]]), () => $why(path, K0A0V1, [$q63, () => o.t11!.shape[1], $q198, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q50, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q58, $q57])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q74, () => o.t11!.shape[0], $q62, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q76, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q63, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q71, $q70])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q199, () => o.s4, $q200, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q49, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q57, $q58, $q57])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q62, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q70, $q71, $q70])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q60, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q196, () => o.s5[0]]), () => $why(path, K0A0V4, [$q201, () => o.s6[1]]), () => $why(path, K0A0V7, [$q201, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q73, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q49, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q62, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q187, () => $need(o.t9, $q187, $q184).shape.length]), () => $why(path, K0A0V9, [$q188, () => $need(o.t10, $q188, $q189).shape.length]), () => $why(path, K0A0V0, [$q190, () => $need(o.t10, $q190, $q189).shape, $q191, () => $need(o.t9, $q191, $q184).shape]), () => $why(path, K1A0V0, [$q185, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q186, () => K1A0_d10(o), $q56, () => o.s3[3]]), () => $why(path, K0A0V1, [$q192, () => $need(o.t9, $q192, $q184).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q193, () => $need(o.t10, $q193, $q189).dtype, $q58, $q57])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q187, $q184).shape.length === 2), () => ($need(o.t10, $q188, $q189).shape.length === 2), () => $same($need(o.t10, $q190, $q189).shape as readonly number[], $need(o.t9, $q191, $q184).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q192, $q184).dtype === $q98)])]!() : c === false ? [() => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q197]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q196, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q69, () => o.s3[3]]), () => ($need(o.t9, $q201, $q193).dtype === $q111), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q71, $q70])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])][$first([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number))])]!();
+  return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return [() => K1A0_x1(o, [...path, $q48]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q67]), () => K1A0_x5(o, [...path, $q66]), () => K1A0_x6(o, [...path, $q183]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q194]), () => K1A0_x9(o, [...path, $q195])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q61]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q80]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q79]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q192]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2215,7 +2242,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q202, () => K1A0_x0(o, [...[], $q202]));
+  return $condWhy(() => K1A0_d15(o), $q211, () => K1A0_x0(o, [...[], $q211]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2233,73 +2260,81 @@ function K1A0_d17(o: K1A0): number {
     throw $wrap(e, "rotaryCount");
   }
 }
-/** derive "dispatchFits": memo m18 */
+/** derive "sparseRowOk": memo m18 */
 function K1A0_d18(o: K1A0): boolean {
+  return (o.m18 ??= false);
+}
+/** derive "attnWorkgroupSize": memo m19 */
+function K1A0_d19(o: K1A0): number {
+  return (o.m19 ??= ((o.m18 ?? K1A0_d18(o)) ? 32 : 64));
+}
+/** derive "dispatchFits": memo m20 */
+function K1A0_d20(o: K1A0): boolean {
   try {
-    return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (128 as number))));
   } catch (e) {
-    throw $wrap(e, $q73);
+    throw $wrap(e, $q86);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q198, () => o.s0[1], $q69, $q70]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q69, $q70]), () => $why(path, K0A0V7, [$q49, () => o.s0[0], $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q69, $q70]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q85, $q72])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q82, $q83]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q26, () => o.a1, $q82, $q83]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q62, () => o.s0[0], $q82, $q83]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q84, $q85]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q98, $q85]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q98, $q85])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
-  try {
-    return ((o.m18 ?? K1A0_d18(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
-}
-/** why "dispatchFits" does not hold */
-function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q73, () => K1A0_x10(o, [...[], $q73]));
-}
-/** derive "bindingsFit": memo m19 */
-function K1A0_d19(o: K1A0): boolean {
-  try {
-    return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
-  } catch (e) {
-    throw $wrap(e, $q203);
-  }
-}
-/** why "bindingsFit" is not true */
-function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q204, $q82]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q204, $q82])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number))])]!();
-}
-/** when "bindingsFit" */
-function K1A0_c2(o: K1A0): boolean {
-  try {
-    return ((o.m19 ?? K1A0_d19(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
-}
-/** why "bindingsFit" does not hold */
-function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d19(o), $q203, () => K1A0_x11(o, [...[], $q203]));
-}
-/** derive "packedKv": memo m20 */
-function K1A0_d20(o: K1A0): boolean {
-  return (o.m20 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
-}
-/** why "packedKv" is not true */
-function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q205, () => o.s0[2], $q138, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
-}
-/** when "packedKv" */
-function K1A0_c3(o: K1A0): boolean {
   try {
     return ((o.m20 ?? K1A0_d20(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
+/** why "dispatchFits" does not hold */
+function K1A0_w1(o: K1A0): string {
+  return $condWhy(() => K1A0_d20(o), $q86, () => K1A0_x10(o, [...[], $q86]));
+}
+/** derive "bindingsFit": memo m21 */
+function K1A0_d21(o: K1A0): boolean {
+  try {
+    return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
+  } catch (e) {
+    throw $wrap(e, $q213);
+  }
+}
+/** why "bindingsFit" is not true */
+function K1A0_x11(o: K1A0, path: readonly string[]): string {
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q95]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q95])]);
+}
+/** when "bindingsFit" */
+function K1A0_c2(o: K1A0): boolean {
+  try {
+    return ((o.m21 ?? K1A0_d21(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "bindingsFit" does not hold */
+function K1A0_w2(o: K1A0): string {
+  return $condWhy(() => K1A0_d21(o), $q213, () => K1A0_x11(o, [...[], $q213]));
+}
+/** derive "packedKv": memo m22 */
+function K1A0_d22(o: K1A0): boolean {
+  return (o.m22 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+}
+/** why "packedKv" is not true */
+function K1A0_x12(o: K1A0, path: readonly string[]): string {
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q138, () => K1A0_d13(o)])]);
+}
+/** when "packedKv" */
+function K1A0_c3(o: K1A0): boolean {
+  try {
+    return ((o.m22 ?? K1A0_d22(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q140, () => K1A0_x12(o, [...[], $q140]));
+  return $condWhy(() => K1A0_d22(o), $q140, () => K1A0_x12(o, [...[], $q140]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2311,155 +2346,155 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q197, () => K1A0_x3(o, [...[], $q197]));
+  return $condWhy(() => K1A0_d1(o), $q206, () => K1A0_x3(o, [...[], $q206]));
 }
-/** derive "qPerKv": memo m21 */
-function K1A0_d21(o: K1A0): number {
+/** derive "qPerKv": memo m23 */
+function K1A0_d23(o: K1A0): number {
   try {
-    return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m23 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q89);
+    throw $wrap(e, $q102);
   }
 }
-/** derive "attnStorageBytes": memo m22 */
-function K1A0_d22(o: K1A0): number {
+/** derive "attnStorageBytes": memo m24 */
+function K1A0_d24(o: K1A0): number {
   try {
-    return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
+    return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q206);
+    throw $wrap(e, $q216);
   }
 }
-/** derive "attnStorageFits": memo m23 */
-function K1A0_d23(o: K1A0): boolean {
-  return (o.m23 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m22 ?? K1A0_d22(o)) as number) <= (16384 as number))));
+/** derive "attnStorageFits": memo m25 */
+function K1A0_d25(o: K1A0): boolean {
+  return (o.m25 ??= ((((o.m23 ?? K1A0_d23(o)) as number) <= (32 as number)) && (((o.m24 ?? K1A0_d24(o)) as number) <= (16384 as number))));
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q89, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q206, () => K1A0_d22(o), $q87, $q88])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q102, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q100, $q101])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
   try {
-    return ((o.m23 ?? K1A0_d23(o))) === true;
+    return ((o.m25 ?? K1A0_d25(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q207, () => K1A0_x13(o, [...[], $q207]));
+  return $condWhy(() => K1A0_d25(o), $q217, () => K1A0_x13(o, [...[], $q217]));
 }
-/** derive "sparseKeyCeiling": memo m24 */
-function K1A0_d24(o: K1A0): number {
+/** derive "sparseKeyCeiling": memo m26 */
+function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m24 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m26 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
 }
-/** derive "sparseSplitCap": memo m25 */
-function K1A0_d25(o: K1A0): number {
+/** derive "sparseSplitCap": memo m27 */
+function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m25 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m24 ?? K1A0_d24(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
 }
-/** derive "sparseBaseWorkgroups": memo m26 */
-function K1A0_d26(o: K1A0): number {
+/** derive "sparseBaseWorkgroups": memo m28 */
+function K1A0_d28(o: K1A0): number {
   try {
-    return (o.m26 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+    return (o.m28 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "sparseBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m27 */
-function K1A0_d27(o: K1A0): number {
-  try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q74);
-  }
-}
-/** derive "sparsePartialBytes": memo m28 */
-function K1A0_d28(o: K1A0): number {
-  try {
-    return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q208);
-  }
-}
-/** derive "sparseMergeLanes": memo m29 */
+/** derive "numSplits": memo m29 */
 function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m29 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+    return (o.m29 ??= Math.max((1 as number), (Math.min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q87);
+  }
+}
+/** derive "sparsePartialBytes": memo m30 */
+function K1A0_d30(o: K1A0): number {
+  try {
+    return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q218);
+  }
+}
+/** derive "sparseMergeLanes": memo m31 */
+function K1A0_d31(o: K1A0): number {
+  try {
+    return (o.m31 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseMergeLanes");
   }
 }
-/** derive "sparseMergeWg": memo m30 */
-function K1A0_d30(o: K1A0): number {
-  return (o.m30 ??= Math.max(((o.m29 ?? K1A0_d29(o)) as number), (128 as number)));
+/** derive "sparseMergeWg": memo m32 */
+function K1A0_d32(o: K1A0): number {
+  return (o.m32 ??= Math.max(((o.m31 ?? K1A0_d31(o)) as number), (128 as number)));
 }
-/** derive "sparseSplitFits": memo m31 */
-function K1A0_d31(o: K1A0): boolean {
+/** derive "sparseSplitFits": memo m33 */
+function K1A0_d33(o: K1A0): boolean {
   try {
-    return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (134217728 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (128 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (16384 as number))));
+    return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (128 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q209);
+    throw $wrap(e, $q219);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q74, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q69, $q70]), () => $why(path, K0A0V7, [$q74, () => K1A0_d27(o), $q69, $q70]), () => $why(path, K0A0V7, [$q208, () => K1A0_d28(o), $q204, $q82]), () => $why(path, K0A0V7, [$q210, () => K1A0_d30(o), $q71, $q72]), () => $why(path, K0A0V7, [$q210, () => K1A0_d30(o), $q85, $q72]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q87, $q88])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (134217728 as number)), () => ((K1A0_d30(o) as number) <= (128 as number)), () => ((K1A0_d30(o) as number) <= (128 as number))])]!();
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q87, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q82, $q83]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q87, () => K1A0_d29(o), $q82, $q83]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q95]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q84, $q85]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q98, $q85]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q100, $q101])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
   try {
-    return ((o.m31 ?? K1A0_d31(o))) === true;
+    return ((o.m33 ?? K1A0_d33(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d31(o), $q209, () => K1A0_x14(o, [...[], $q209]));
+  return $condWhy(() => K1A0_d33(o), $q219, () => K1A0_x14(o, [...[], $q219]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q169, $q184).shape, 1, $q191);
+    return $dimS($need(o.t9, $q169, $q193).shape, 1, $q200);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q169, $q184).shape, 1, $q191));
+    return $show($dimS($need(o.t9, $q169, $q193).shape, 1, $q200));
   } catch (e) {
     if (e instanceof EvalFailure) return $q17 + e.message;
     throw e;
   }
 }
 function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q106, $q125, 2, 134217728, K1A0S4, $q107));
+  return (o.q0 ??= $buf(o.t0!, $q119, $q130, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q106, $q211, 2, 134217728, K1A0S4, $q107));
+  return (o.q3 ??= $buf(o.t3!, $q119, $q221, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q106, $q212, 2, 134217728, K1A0S4, $q107));
+  return (o.q4 ??= $buf(o.t4!, $q119, $q222, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q106, $q213, 4, 134217728, K1A0S4, $q107));
+  return (o.q7 ??= $buf(o.t7!, $q119, $q223, 4, 134217728, K1A0S4, $q120));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q106, $q214, 4, 134217728, K1A0S4, $q107));
+  return (o.q8 ??= $buf(o.t8!, $q119, $q224, 4, 134217728, K1A0S4, $q120));
 }
 function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q106, $q184, 2, 134217728, K1A0S4, $q107));
+  return (o.q9 ??= $buf(o.t9!, $q119, $q193, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q106, $q189, 2, 134217728, K1A0S4, $q107));
+  return (o.q10 ??= $buf(o.t10!, $q119, $q198, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2469,53 +2504,53 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = K1A0_z4(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    if (o.t9 === null) $omitted(pp, $q180, $q193);
     const q5 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    if (o.t10 === null) $omitted(pp, $q181, $q198);
     const q6 = K1A0_z10(o);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, o.s0[1], pp, $q217);
-    $u32(b7, 4, o.s0[0], pp, $q115);
+    $u32(b7, 0, o.s0[1], pp, $q225);
+    $u32(b7, 4, o.s0[0], pp, $q126);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 0, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $bd(5, $q215, 1, q5), $bd(6, $q216, 1, q6), $ub(7, $q124, 2, b7)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
   try {
     const q0 = K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    if (o.t9 === null) $omitted(pp, $q180, $q193);
     const q1 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    if (o.t10 === null) $omitted(pp, $q181, $q198);
     const q2 = K1A0_z10(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q217);
-    $u32(b6, 4, o.s0[0], pp, $q115);
+    $u32(b6, 0, o.s0[1], pp, $q225);
+    $u32(b6, 4, o.s0[0], pp, $q126);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q127, 1, q0), $bd(1, $q215, 1, q1), $bd(2, $q216, 1, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q124, 2, b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q106, $q224, 4, 134217728, K1A0S4, $q107));
+  return (o.q5 ??= $buf(o.t5!, $q119, $q228, 4, 134217728, K1A0S4, $q120));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q106, $q225, 4, 134217728, K1A0S4, $q107));
+  return (o.q6 ??= $buf(o.t6!, $q119, $q229, 4, 134217728, K1A0S4, $q120));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2529,27 +2564,27 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
-    $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 0, o.s0[1], pp, $q225);
+    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q230, $q231, s, [$bd(0, $q127, 1, c0), $bd(1, $q220, 1, q0), $bd(2, $q221, 1, q1), $bd(3, $q232, 1, q2), $bd(4, $q233, 1, q3), $bd(5, $q222, 1, q4), $bd(6, $q223, 1, q5), $bd(7, $q234, 0, c1), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q234, $q235, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V11, st);
   }
 }
 function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q130, $q131, 2, 134217728, K1A0S4, $q107));
+  return (o.q11 ??= $buf(o.t11!, $q54, $q132, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
@@ -2559,9 +2594,9 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q132, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q234, 1, c0), $bd(1, $q130, 0, q0)], 1, wy, wz);
+    return $pass($q133, "SparseAttention.AttendSplitKMerge", s, K1A0V12, [c0, q0], 1, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V13, st);
   }
 }
 function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2569,25 +2604,25 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q235;
-    if (s0 === undefined) $noShown(K1A0S0 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q236;
+    if (s0 === undefined) $noShown(K1A0S0 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q237;
-    if (s1 === undefined) $noShown(K1A0S0 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q238;
+    if (s1 === undefined) $noShown(K1A0S0 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S0, $q239);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S0, $q240);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S0, $q240);
-    const c0 = $scratch($q241, x0);
-    const c1 = $scratch($q234, x1);
-    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q241, size: x0 }, { id: $q234, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K1A0S0, $q241);
+    const c0 = $scratch($q242, x0);
+    const c1 = $scratch($q184, x1);
+    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V10, st);
+    return $evalAt(e, K1A0V14, st);
   }
 }
 function K1A0_r0(o: K1A0): string {
@@ -2606,7 +2641,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q197, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q206, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2617,17 +2652,17 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, o.s0[1], pp, $q217);
-    $u32(b5, 4, o.s0[0], pp, $q115);
+    $u32(b5, 0, o.s0[1], pp, $q225);
+    $u32(b5, 4, o.s0[0], pp, $q126);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 0, q1), $bd(2, $q221, 0, q2), $bd(3, $q222, 1, q3), $bd(4, $q223, 1, q4), $ub(5, $q124, 2, b5)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V15, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
@@ -2643,40 +2678,40 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
-    $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 0, o.s0[1], pp, $q225);
+    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q230, $q231, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 1, q1), $bd(2, $q221, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q222, 1, q5), $bd(6, $q223, 1, q6), $bd(7, $q234, 0, c0), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q234, $q235, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V11, st);
   }
 }
 function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q242;
-    if (s0 === undefined) $noShown(K1A0S7 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
+    if (s0 === undefined) $noShown(K1A0S7 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S7, $q240);
-    const c0 = $scratch($q234, x0);
-    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q234, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K1A0S7, $q241);
+    const c0 = $scratch($q184, x0);
+    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q184, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V11, st);
+    return $evalAt(e, K1A0V16, st);
   }
 }
 function K1A0_r1(o: K1A0): string {
@@ -2685,63 +2720,63 @@ function K1A0_r1(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-/** derive "separateKv": memo m32 */
-function K1A0_d32(o: K1A0): boolean {
+/** derive "separateKv": memo m34 */
+function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q93, $q94).shape.length === 3)) && ($need(o.t2, $q95, $q96).shape.length === 3)) && $same($need(o.t1, $q243, $q94).shape as readonly number[], $need(o.t2, $q244, $q96).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q94) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q94) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q94) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q97, $q94).dtype === $q98)) && ($need(o.t2, $q99, $q96).dtype === $q98)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q106, $q107).shape.length === 3)) && ($need(o.t2, $q108, $q109).shape.length === 3)) && $same($need(o.t1, $q244, $q107).shape as readonly number[], $need(o.t2, $q245, $q109).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q107) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q107) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q107) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q110, $q107).dtype === $q111)) && ($need(o.t2, $q112, $q109).dtype === $q111)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q100);
+    throw $wrap(e, $q113);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q101, () => $where(path) + $q102, () => $why(path, K1A0V12, [$q93, () => $need(o.t1, $q93, $q94).shape.length]), () => $why(path, K1A0V12, [$q95, () => $need(o.t2, $q95, $q96).shape.length]), () => $why(path, K0A0V0, [$q243, () => $need(o.t1, $q243, $q94).shape, $q244, () => $need(o.t2, $q244, $q96).shape]), () => $why(path, K0A0V1, [$q103, () => $dimT(o.t1, (0 as number), $q94), $q49, () => o.s0[0]]), () => $why(path, K0A0V1, [$q104, () => $dimT(o.t1, (1 as number), $q94), $q198, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q94), $q92, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q97, () => $need(o.t1, $q97, $q94).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q99, () => $need(o.t2, $q99, $q96).dtype, $q58, $q57]), () => $why(path, K0A0V1, [$q205, () => o.s0[2], $q50, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q93, $q94).shape.length === 3), () => ($need(o.t2, $q95, $q96).shape.length === 3), () => $same($need(o.t1, $q243, $q94).shape as readonly number[], $need(o.t2, $q244, $q96).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q94) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q94) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q94) === K1A0_d12(o)), () => ($need(o.t1, $q97, $q94).dtype === $q98), () => ($need(o.t2, $q99, $q96).dtype === $q98)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q114, () => (o.t2 !== null), () => $where(path) + $q115, () => ($need(o.t1, $q106, $q107).shape.length === 3), () => $why(path, K1A0V17, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => ($need(o.t2, $q108, $q109).shape.length === 3), () => $why(path, K1A0V17, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => $same($need(o.t1, $q244, $q107).shape as readonly number[], $need(o.t2, $q245, $q109).shape as readonly number[]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q107).shape, $q245, () => $need(o.t2, $q245, $q109).shape]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q62, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q107) === o.s0[1]), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q207, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q107) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q107), $q105, () => K1A0_d12(o)]), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => ($need(o.t2, $q112, $q109).dtype === $q111), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q63, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
   try {
-    return ((o.m32 ?? K1A0_d32(o))) === true;
+    return ((o.m34 ?? K1A0_d34(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d32(o), $q100, () => K1A0_x15(o, [...[], $q100]));
+  return $condWhy(() => K1A0_d34(o), $q113, () => K1A0_x15(o, [...[], $q113]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q106, $q94, 2, 134217728, K1A0S4, $q107));
+  return (o.q1 ??= $buf(o.t1!, $q119, $q107, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q106, $q96, 2, 134217728, K1A0S4, $q107));
+  return (o.q2 ??= $buf(o.t2!, $q119, $q109, 2, 134217728, K1A0S4, $q120));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    if (o.t1 === null) $omitted(pp, $q35, $q107);
     const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    if (o.t2 === null) $omitted(pp, $q36, $q109);
     const q1 = K1A0_z2(o);
     const q2 = K1A0_z3(o);
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q215, $q184);
+    if (o.t9 === null) $omitted(pp, $q180, $q193);
     const q6 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q216, $q189);
+    if (o.t10 === null) $omitted(pp, $q181, $q198);
     const q7 = K1A0_z10(o);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, o.s0[1], pp, $q217);
-    $u32(b8, 4, o.s0[0], pp, $q115);
+    $u32(b8, 0, o.s0[1], pp, $q225);
+    $u32(b8, 4, o.s0[0], pp, $q126);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q220, 0, q2), $bd(3, $q221, 0, q3), $bd(4, $q222, 1, q4), $bd(5, $q223, 1, q5), $bd(6, $q215, 1, q6), $bd(7, $q216, 1, q7), $ub(8, $q124, 2, b8)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2749,25 +2784,25 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S11 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S11 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S11 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S11 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S11, $q239);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S11, $q240);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q107, K1A0S11, $q240);
-    const c0 = $scratch($q241, x0);
-    const c1 = $scratch($q234, x1);
-    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q241, size: x0 }, { id: $q234, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K1A0S11, $q241);
+    const c0 = $scratch($q242, x0);
+    const c1 = $scratch($q184, x1);
+    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V13, st);
+    return $evalAt(e, K1A0V19, st);
   }
 }
 function K1A0_r2(o: K1A0): string {
@@ -2779,43 +2814,43 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q113, $q94);
+    if (o.t1 === null) $omitted(pp, $q35, $q107);
     const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q114, $q96);
+    if (o.t2 === null) $omitted(pp, $q36, $q109);
     const q1 = K1A0_z2(o);
     const q2 = K1A0_z3(o);
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q217);
-    $u32(b6, 4, o.s0[0], pp, $q115);
+    $u32(b6, 0, o.s0[1], pp, $q225);
+    $u32(b6, 4, o.s0[0], pp, $q126);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q218, $q219, s, [$bd(0, $q113, 1, q0), $bd(1, $q114, 1, q1), $bd(2, $q220, 0, q2), $bd(3, $q221, 0, q3), $bd(4, $q222, 1, q4), $bd(5, $q223, 1, q5), $ub(6, $q124, 2, b6)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V20, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q247;
-    if (s0 === undefined) $noShown(K1A0S16 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S16 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q107, K1A0S16, $q240);
-    const c0 = $scratch($q234, x0);
-    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q234, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K1A0S16, $q241);
+    const c0 = $scratch($q184, x0);
+    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q184, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V14, st);
+    return $evalAt(e, K1A0V21, st);
   }
 }
 function K1A0_r3(o: K1A0): string {
@@ -2837,19 +2872,19 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
-    $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 0, o.s0[1], pp, $q225);
+    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q248, $q249, s, [$bd(0, $q127, 1, c0), $bd(1, $q220, 1, q0), $bd(2, $q221, 1, q1), $bd(3, $q232, 1, q2), $bd(4, $q233, 1, q3), $bd(5, $q222, 1, q4), $bd(6, $q223, 1, q5), $bd(7, $q130, 0, q6), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V15, st);
+    return $evalIn(e, pp, K1A0V23, st);
   }
 }
 function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2857,20 +2892,20 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q235;
-    if (s0 === undefined) $noShown(K1A0S20 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q236;
+    if (s0 === undefined) $noShown(K1A0S20 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q237;
-    if (s1 === undefined) $noShown(K1A0S20 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q238;
+    if (s1 === undefined) $noShown(K1A0S20 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S20, $q239);
-    const c0 = $scratch($q241, x0);
-    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q241, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S20, $q240);
+    const c0 = $scratch($q242, x0);
+    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V16, st);
+    return $evalAt(e, K1A0V24, st);
   }
 }
 function K1A0_r4(o: K1A0): string {
@@ -2892,25 +2927,25 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q217);
-    $u32(b8, 4, o.s0[0], pp, $q115);
-    $u32(b8, 8, o.s5[0], pp, $q226);
-    $u32(b8, 12, r0, pp, $q227);
-    $u32(b8, 16, o.s6[1], pp, $q228);
-    $u32(b8, 20, o.s3[2], pp, $q229);
+    $u32(b8, 0, o.s0[1], pp, $q225);
+    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 8, o.s5[0], pp, $q230);
+    $u32(b8, 12, r0, pp, $q231);
+    $u32(b8, 16, o.s6[1], pp, $q232);
+    $u32(b8, 20, o.s3[2], pp, $q233);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q248, $q249, s, [$bd(0, $q127, 1, q0), $bd(1, $q220, 1, q1), $bd(2, $q221, 1, q2), $bd(3, $q232, 1, q3), $bd(4, $q233, 1, q4), $bd(5, $q222, 1, q5), $bd(6, $q223, 1, q6), $bd(7, $q130, 0, q7), $ub(8, $q124, 2, b8)], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V15, st);
+    return $evalIn(e, pp, K1A0V23, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q242;
-  if (s0 === undefined) $noShown(K1A0S24 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
+  if (s0 === undefined) $noShown(K1A0S24 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
   return { kernel: $q165, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2924,20 +2959,20 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S27 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S27 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S27 + $q238, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S27 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q107, K1A0S27, $q239);
-    const c0 = $scratch($q241, x0);
-    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q241, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S27, $q240);
+    const c0 = $scratch($q242, x0);
+    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V17, st);
+    return $evalAt(e, K1A0V25, st);
   }
 }
 function K1A0_r6(o: K1A0): string {
@@ -2947,8 +2982,8 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q247;
-  if (s0 === undefined) $noShown(K1A0S31 + $q236, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
+  if (s0 === undefined) $noShown(K1A0S31 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
   return { kernel: $q165, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2964,13 +2999,13 @@ function K1A0_plan(o: K1A0): Plan {
   } catch (e) {
     $evalFail(e, $q165, $q145);
   }
-  const h0 = $outShape(o0, 3, $q165, $q131);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q98 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q131, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q165, $q211);
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q211, o.u3.shape, h1, $q200);
-  const h2 = $outShape(o.s4, 4, $q165, $q212);
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q212, o.u4.shape, h2, $q199);
+  const h0 = $outShape(o0, 3, $q165, $q132);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q111 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q132, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h1 = o.s3;
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q221, o.u3.shape, h1, $q209);
+  const h2 = o.s4;
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q222, o.u4.shape, h2, $q208);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
   if (!K1A0_c0(o)) $fail($q146, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
   if (!K1A0_c1(o)) $fail($q146, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
@@ -3017,38 +3052,38 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q125:
-          t0 = $td(ins[key], K1, $q106, key);
+        case $q130:
+          t0 = $td(ins[key], K1, $q119, key);
           break;
-        case $q94:
-          t1 = $td(ins[key], K1, $q106, key);
+        case $q107:
+          t1 = $td(ins[key], K1, $q119, key);
           break;
-        case $q96:
-          t2 = $td(ins[key], K1, $q106, key);
+        case $q109:
+          t2 = $td(ins[key], K1, $q119, key);
           break;
-        case $q211:
-          t3 = $td(ins[key], K1, $q106, key);
+        case $q221:
+          t3 = $td(ins[key], K1, $q119, key);
           break;
-        case $q212:
-          t4 = $td(ins[key], K1, $q106, key);
+        case $q222:
+          t4 = $td(ins[key], K1, $q119, key);
+          break;
+        case $q228:
+          t5 = $td(ins[key], K1, $q119, key);
+          break;
+        case $q229:
+          t6 = $td(ins[key], K1, $q119, key);
+          break;
+        case $q223:
+          t7 = $td(ins[key], K1, $q119, key);
           break;
         case $q224:
-          t5 = $td(ins[key], K1, $q106, key);
+          t8 = $td(ins[key], K1, $q119, key);
           break;
-        case $q225:
-          t6 = $td(ins[key], K1, $q106, key);
+        case $q193:
+          t9 = $td(ins[key], K1, $q119, key);
           break;
-        case $q213:
-          t7 = $td(ins[key], K1, $q106, key);
-          break;
-        case $q214:
-          t8 = $td(ins[key], K1, $q106, key);
-          break;
-        case $q184:
-          t9 = $td(ins[key], K1, $q106, key);
-          break;
-        case $q189:
-          t10 = $td(ins[key], K1, $q106, key);
+        case $q198:
+          t10 = $td(ins[key], K1, $q119, key);
           break;
         default:
           $fail($q0, K1 + $q151 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
@@ -3059,14 +3094,14 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q131:
-          t11 = $td(outs[key], K1, $q130, key);
+        case $q132:
+          t11 = $td(outs[key], K1, $q54, key);
           break;
-        case $q211:
-          u3 = $td(outs[key], K1, $q130, key);
+        case $q221:
+          u3 = $td(outs[key], K1, $q54, key);
           break;
-        case $q212:
-          u4 = $td(outs[key], K1, $q130, key);
+        case $q222:
+          u4 = $td(outs[key], K1, $q54, key);
           break;
         default:
           $fail($q0, K1 + $q152 + key + "`; outputs are outputT, pastKeyT, pastValueT");
@@ -3077,7 +3112,7 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q250:
+        case $q251:
           g0 = $av(attrs[key], K1, key);
           break;
         case $q154:
@@ -3086,13 +3121,13 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q155:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q251:
+        case $q252:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q126:
+        case $q131:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q252:
+        case $q253:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
@@ -3105,94 +3140,94 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q106, $q125);
+    $missing(K1, $q119, $q130);
   } else {
     dt0 = t0.dtype;
-    by0 = $q125;
-    $rank(t0, 3, K1, $q106, $q125);
+    by0 = $q130;
+    $rank(t0, 3, K1, $q119, $q130);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q106, $q94);
+    $param(t1, dt0!, by0, "T", 3, K1, $q119, $q107);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q106, $q96);
+    $param(t2, dt0!, by0, "T", 3, K1, $q119, $q109);
   }
   if (t3 === null) {
-    $missing(K1, $q106, $q211);
+    $missing(K1, $q119, $q221);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q106, $q211);
+    $param(t3, dt0!, by0, "T", 4, K1, $q119, $q221);
   }
   if (t4 === null) {
-    $missing(K1, $q106, $q212);
+    $missing(K1, $q119, $q222);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q106, $q212);
+    $param(t4, dt0!, by0, "T", 4, K1, $q119, $q222);
   }
   if (t5 === null) {
-    $missing(K1, $q106, $q224);
+    $missing(K1, $q119, $q228);
   } else {
     dt1 = t5.dtype;
-    by1 = $q224;
-    $rank(t5, 2, K1, $q106, $q224);
+    by1 = $q228;
+    $rank(t5, 2, K1, $q119, $q228);
   }
   if (t6 === null) {
-    $missing(K1, $q106, $q225);
+    $missing(K1, $q119, $q229);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q106, $q225);
+    $param(t6, dt1!, by1, "M", 2, K1, $q119, $q229);
   }
   if (t7 === null) {
-    $missing(K1, $q106, $q213);
+    $missing(K1, $q119, $q223);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q106, $q213);
+    $param(t7, dt1!, by1, "M", 1, K1, $q119, $q223);
   }
   if (t8 === null) {
-    $missing(K1, $q106, $q214);
+    $missing(K1, $q119, $q224);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q106, $q214);
+    $param(t8, dt1!, by1, "M", 1, K1, $q119, $q224);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q106, $q184);
+    $param(t9, dt0!, by0, "T", 2, K1, $q119, $q193);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q106, $q189);
+    $param(t10, dt0!, by0, "T", 2, K1, $q119, $q198);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q130, $q131);
+    $param(t11, dt0!, by0, "T", 3, K1, $q54, $q132);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q130, $q211);
+    $param(u3, dt0!, by0, "T", 4, K1, $q54, $q221);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q130, $q212);
+    $param(u4, dt0!, by0, "T", 4, K1, $q54, $q222);
   }
-  if (dt0 === undefined) dt0 = $q98;
-  else if (dt0 !== $q98) $fail($q0, K1 + $q157 + dt0 + $q158);
+  if (dt0 === undefined) dt0 = $q111;
+  else if (dt0 !== $q111) $fail($q0, K1 + $q157 + dt0 + $q158);
   if (dt1 === undefined) dt1 = $q159;
   else if (dt1 !== $q159) $fail($q0, K1 + ": M = " + dt1 + $q160);
-  $num(g0, false, K1, $q250);
+  $num(g0, false, K1, $q251);
   $num(g1, false, K1, $q154);
   $num(g2, false, K1, $q155);
-  $num(g3, false, K1, $q251);
-  $num(g4, false, K1, $q126);
-  $num(g5, false, K1, $q252);
+  $num(g3, false, K1, $q252);
+  $num(g4, false, K1, $q131);
+  $num(g5, false, K1, $q253);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q253);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q254);
   if (a1 === undefined) $fail($q0, K1 + $q161);
   if (a2 === undefined) $fail($q0, K1 + $q162);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q253);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q254);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q98 && dt1 === $q159) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
+  if (dt0 === $q111 && dt1 === $q159) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
   return $fail($q147, K1 + $q163 + "T=" + dt0 + ", " + "M=" + dt1 + $q164);
 }
 

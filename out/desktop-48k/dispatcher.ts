@@ -43,113 +43,113 @@ const $q36 = "39353165154c82d1";
 const $q37 = "f5c3d6519034bd9d";
 const $q38 = ": no shader was built for pass `split_attention` with ";
 const $q39 = ": no shader was built for pass `merge` with ";
-const $q40 = "uniform field `params.batchSize`";
-const $q41 = "uniform field `params.scatterCount`";
-const $q42 = "dispatch x";
-const $q43 = "dispatch y";
-const $q44 = ": pass `scatter`";
-const $q45 = "uniform field `params.scale`";
-const $q46 = "dispatch z";
-const $q47 = ": pass `split_attention`";
-const $q48 = ": pass `merge`";
-const $q49 = "the shape of intermediate `partialOut`";
-const $q50 = "the shape of intermediate `partialStats`";
-const $q51 = "44aaf13c793d781b";
-const $q52 = "65068b1eba9e87e0";
-const $q53 = "40d1ad0d2c786c89";
-const $q54 = "8985baed9ffea40b";
-const $q55 = "dbc27ce4e24bb452";
-const $q56 = ": no shader was built for pass `main` with ";
-const $q57 = ": pass `main`";
-const $q58 = "headLayoutOk";
-const $q59 = "batchSize";
-const $q60 = "qHidden";
-const $q61 = "slotMappingT";
-const $q62 = "ranks.slotMappingT";
-const $q63 = "slotShapeOk";
-const $q64 = "shapes.valueCacheT";
-const $q65 = "shapes.keyCacheT";
-const $q66 = "headSize";
-const $q67 = "\"float16\"";
-const $q68 = "tensorDtypes.queryT";
-const $q69 = "attrs.num_heads % attrs.kv_num_heads";
-const $q70 = "maxBlocks";
-const $q71 = "dim(shapes.outputT, 0)";
-const $q72 = "tokenCount";
-const $q73 = "dim(shapes.outputT, 1)";
-const $q74 = "`true` is false";
-const $q75 = "`present.slotMappingT` is false";
-const $q76 = "cacheShapeOk";
-const $q77 = "ioShapeOk";
-const $q78 = "pagedContractOk";
-const $q79 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q80 = "65535";
-const $q81 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q82 = "1024";
-const $q83 = "dispatchFits";
-const $q84 = "numSplits";
-const $q85 = "headVec";
-const $q86 = "pagedSplitScratchBytes";
-const $q87 = "pagedSplitStatsBytes";
-const $q88 = "pagedSplitWg";
-const $q89 = "pagedSplitFits";
-const $q90 = "cacheVec4Ok";
-const $q91 = "device.limits.maxStorageBufferBindingSize";
-const $q92 = "1073741824";
-const $q93 = "device.limits.maxBufferSize";
-const $q94 = "device.limits.maxComputeWorkgroupSizeX";
-const $q95 = "pagedMergeWg";
-const $q96 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q97 = "49152";
-const $q98 = "qPerKv";
-const $q99 = "pagedSplitStorageBytes";
-const $q100 = "pagedSplitStorageFits";
-const $q101 = "kvHidden";
-const $q102 = "ranks.keyT";
-const $q103 = "keyT";
-const $q104 = "ranks.valueT";
-const $q105 = "valueT";
-const $q106 = "tensorDtypes.keyT";
-const $q107 = "float16";
-const $q108 = "tensorDtypes.valueT";
-const $q109 = "separateKv";
-const $q110 = "`present.keyT` is false";
-const $q111 = "`present.valueT` is false";
-const $q112 = "dim(shapes.keyT, 0)";
-const $q113 = "dim(shapes.keyT, 1)";
-const $q114 = "dim(shapes.queryT, 1)";
-const $q115 = "input";
-const $q116 = "maxStorageBufferBindingSize";
-const $q117 = "keyCacheT";
-const $q118 = "valueCacheT";
-const $q119 = "cumulativeSequenceLengthT";
-const $q120 = "pastSeqlensT";
-const $q121 = "blockTableT";
-const $q122 = "key";
-const $q123 = "value";
-const $q124 = "params.batchSize";
-const $q125 = "params.scatterCount";
-const $q126 = "scatter";
-const $q127 = "PagedAttention.ScatterKV";
-const $q128 = "key_cache";
-const $q129 = "value_cache";
-const $q130 = "cumulative_sequence_length";
-const $q131 = "past_seqlens";
-const $q132 = "block_table";
-const $q133 = "params";
-const $q134 = "queryT";
-const $q135 = "scale";
-const $q136 = "query";
-const $q137 = "partial_out";
-const $q138 = "partial_stats";
-const $q139 = "output";
-const $q140 = "outputT";
-const $q141 = "merge";
-const $q142 = "intermediate `partialOut`";
-const $q143 = "intermediate `partialStats`";
-const $q144 = "partialOut";
-const $q145 = "partialStats";
-const $q146 = "slot_mapping";
+const $q40 = "key";
+const $q41 = "value";
+const $q42 = "key_cache";
+const $q43 = "value_cache";
+const $q44 = "cumulative_sequence_length";
+const $q45 = "past_seqlens";
+const $q46 = "block_table";
+const $q47 = "params";
+const $q48 = "uniform field `params.batchSize`";
+const $q49 = "uniform field `params.scatterCount`";
+const $q50 = "dispatch x";
+const $q51 = "dispatch y";
+const $q52 = ": pass `scatter`";
+const $q53 = "query";
+const $q54 = "partial_out";
+const $q55 = "partial_stats";
+const $q56 = "uniform field `params.scale`";
+const $q57 = "dispatch z";
+const $q58 = ": pass `split_attention`";
+const $q59 = "output";
+const $q60 = ": pass `merge`";
+const $q61 = "the shape of intermediate `partialOut`";
+const $q62 = "the shape of intermediate `partialStats`";
+const $q63 = "slot_mapping";
+const $q64 = "44aaf13c793d781b";
+const $q65 = "65068b1eba9e87e0";
+const $q66 = "40d1ad0d2c786c89";
+const $q67 = "8985baed9ffea40b";
+const $q68 = "dbc27ce4e24bb452";
+const $q69 = ": no shader was built for pass `main` with ";
+const $q70 = ": pass `main`";
+const $q71 = "headLayoutOk";
+const $q72 = "batchSize";
+const $q73 = "qHidden";
+const $q74 = "slotMappingT";
+const $q75 = "ranks.slotMappingT";
+const $q76 = "slotShapeOk";
+const $q77 = "shapes.valueCacheT";
+const $q78 = "shapes.keyCacheT";
+const $q79 = "headSize";
+const $q80 = "\"float16\"";
+const $q81 = "tensorDtypes.queryT";
+const $q82 = "attrs.num_heads % attrs.kv_num_heads";
+const $q83 = "maxBlocks";
+const $q84 = "dim(shapes.outputT, 0)";
+const $q85 = "tokenCount";
+const $q86 = "dim(shapes.outputT, 1)";
+const $q87 = "`true` is false";
+const $q88 = "`present.slotMappingT` is false";
+const $q89 = "cacheShapeOk";
+const $q90 = "ioShapeOk";
+const $q91 = "pagedContractOk";
+const $q92 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q93 = "65535";
+const $q94 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q95 = "1024";
+const $q96 = "dispatchFits";
+const $q97 = "numSplits";
+const $q98 = "headVec";
+const $q99 = "pagedSplitScratchBytes";
+const $q100 = "pagedSplitStatsBytes";
+const $q101 = "pagedSplitWg";
+const $q102 = "pagedSplitFits";
+const $q103 = "cacheVec4Ok";
+const $q104 = "device.limits.maxStorageBufferBindingSize";
+const $q105 = "1073741824";
+const $q106 = "device.limits.maxBufferSize";
+const $q107 = "device.limits.maxComputeWorkgroupSizeX";
+const $q108 = "pagedMergeWg";
+const $q109 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q110 = "49152";
+const $q111 = "qPerKv";
+const $q112 = "pagedSplitStorageBytes";
+const $q113 = "pagedSplitStorageFits";
+const $q114 = "kvHidden";
+const $q115 = "ranks.keyT";
+const $q116 = "keyT";
+const $q117 = "ranks.valueT";
+const $q118 = "valueT";
+const $q119 = "tensorDtypes.keyT";
+const $q120 = "float16";
+const $q121 = "tensorDtypes.valueT";
+const $q122 = "separateKv";
+const $q123 = "`present.keyT` is false";
+const $q124 = "`present.valueT` is false";
+const $q125 = "dim(shapes.keyT, 0)";
+const $q126 = "dim(shapes.keyT, 1)";
+const $q127 = "dim(shapes.queryT, 1)";
+const $q128 = "input";
+const $q129 = "maxStorageBufferBindingSize";
+const $q130 = "keyCacheT";
+const $q131 = "valueCacheT";
+const $q132 = "cumulativeSequenceLengthT";
+const $q133 = "pastSeqlensT";
+const $q134 = "blockTableT";
+const $q135 = "params.batchSize";
+const $q136 = "params.scatterCount";
+const $q137 = "scatter";
+const $q138 = "PagedAttention.ScatterKV";
+const $q139 = "queryT";
+const $q140 = "scale";
+const $q141 = "outputT";
+const $q142 = "merge";
+const $q143 = "intermediate `partialOut`";
+const $q144 = "intermediate `partialStats`";
+const $q145 = "partialOut";
+const $q146 = "partialStats";
 const $q147 = "packedStride";
 const $q148 = "present.valueT";
 const $q149 = "packedKv";
@@ -186,86 +186,87 @@ const $q179 = "dim(shapes.pastKeyT, 3)";
 const $q180 = "present.cosCacheT";
 const $q181 = ": pass `rotate_q`";
 const $q182 = "attrs.sparse_block_size";
-const $q183 = "b56c4543363a0038";
+const $q183 = "49a6a8bdc26da96a";
 const $q184 = ": no shader was built for pass `split_attend` with ";
-const $q185 = "uniform field `params.rowStride`";
-const $q186 = ": pass `split_attend`";
-const $q187 = "the shape of intermediate `rotatedQuery`";
-const $q188 = "the shape of intermediate `partial`";
-const $q189 = "d82557a43c6ed8dc";
-const $q190 = ": no shader was built for pass `attend` with ";
-const $q191 = ": pass `attend`";
-const $q192 = "layoutShapeOk";
-const $q193 = "cosCacheT";
-const $q194 = "rotaryHalf";
-const $q195 = "rotaryDim";
-const $q196 = "ranks.cosCacheT";
-const $q197 = "ranks.sinCacheT";
-const $q198 = "sinCacheT";
-const $q199 = "shapes.sinCacheT";
-const $q200 = "shapes.cosCacheT";
-const $q201 = "tensorDtypes.cosCacheT";
-const $q202 = "tensorDtypes.sinCacheT";
-const $q203 = "rotaryOk";
-const $q204 = "indexFits";
-const $q205 = "numLayout";
-const $q206 = "usesRotary";
-const $q207 = "seqLen";
-const $q208 = "shapes.pastValueT";
-const $q209 = "shapes.pastKeyT";
-const $q210 = "maxNnz";
-const $q211 = "sparseContractOk";
-const $q212 = "bindingsFit";
-const $q213 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q214 = "dim(shapes.queryT, 2)";
-const $q215 = "attnStorageBytes";
-const $q216 = "attnStorageFits";
-const $q217 = "sparsePartialBytes";
-const $q218 = "sparseSplitFits";
-const $q219 = "sparseMergeWg";
-const $q220 = "pastKeyT";
-const $q221 = "pastValueT";
-const $q222 = "totalSequenceLengthT";
-const $q223 = "keyTotalSequenceLengthsT";
-const $q224 = "cos_cache";
-const $q225 = "sin_cache";
-const $q226 = "params.seqLen";
-const $q227 = "append";
-const $q228 = "SparseAttention.AppendKV";
-const $q229 = "present_key";
-const $q230 = "present_value";
-const $q231 = "total_sequence_length";
-const $q232 = "key_total_sequence_lengths";
-const $q233 = "blockRowIndicesT";
-const $q234 = "blockColIndicesT";
-const $q235 = "params.numLayout";
-const $q236 = "params.rowStride";
-const $q237 = "params.colStride";
-const $q238 = "params.maxCacheSeq";
-const $q239 = "split_attend";
-const $q240 = "SparseAttention.AttendSplitK";
-const $q241 = "block_row_indices";
-const $q242 = "block_col_indices";
-const $q243 = "partial";
-const $q244 = "742962c2aba2b799";
-const $q245 = ": no shader was built for pass `append` with ";
-const $q246 = "bc41f32c70cb2068";
-const $q247 = ": no shader was built for pass `rotate_q` with ";
-const $q248 = "intermediate `rotatedQuery`";
-const $q249 = "intermediate `partial`";
-const $q250 = "rotatedQuery";
-const $q251 = "30c267ed5c3a2505";
-const $q252 = "shapes.keyT";
-const $q253 = "shapes.valueT";
-const $q254 = "cdfbd4128cb4b7fb";
-const $q255 = "f2be311d29ec445b";
-const $q256 = "dd2b703a3b7ff024";
-const $q257 = "attend";
-const $q258 = "SparseAttention.Attend";
-const $q259 = "do_rotary";
-const $q260 = "rotary_interleaved";
-const $q261 = "sparse_block_size";
-const $q262 = "; allowed values: 0, 1";
+const $q185 = "present_key";
+const $q186 = "present_value";
+const $q187 = "total_sequence_length";
+const $q188 = "key_total_sequence_lengths";
+const $q189 = "cos_cache";
+const $q190 = "sin_cache";
+const $q191 = "block_row_indices";
+const $q192 = "block_col_indices";
+const $q193 = "partial";
+const $q194 = "uniform field `params.rowStride`";
+const $q195 = ": pass `split_attend`";
+const $q196 = "the shape of intermediate `rotatedQuery`";
+const $q197 = "the shape of intermediate `partial`";
+const $q198 = "b44e5600e36bbddd";
+const $q199 = ": no shader was built for pass `attend` with ";
+const $q200 = ": pass `attend`";
+const $q201 = "layoutShapeOk";
+const $q202 = "cosCacheT";
+const $q203 = "rotaryHalf";
+const $q204 = "rotaryDim";
+const $q205 = "ranks.cosCacheT";
+const $q206 = "ranks.sinCacheT";
+const $q207 = "sinCacheT";
+const $q208 = "shapes.sinCacheT";
+const $q209 = "shapes.cosCacheT";
+const $q210 = "tensorDtypes.cosCacheT";
+const $q211 = "tensorDtypes.sinCacheT";
+const $q212 = "rotaryOk";
+const $q213 = "indexFits";
+const $q214 = "numLayout";
+const $q215 = "usesRotary";
+const $q216 = "seqLen";
+const $q217 = "shapes.pastValueT";
+const $q218 = "shapes.pastKeyT";
+const $q219 = "maxNnz";
+const $q220 = "sparseContractOk";
+const $q221 = "attnWorkgroupSize";
+const $q222 = "bindingsFit";
+const $q223 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q224 = "dim(shapes.queryT, 2)";
+const $q225 = "attnStorageBytes";
+const $q226 = "attnStorageFits";
+const $q227 = "sparsePartialBytes";
+const $q228 = "sparseSplitFits";
+const $q229 = "sparseMergeWg";
+const $q230 = "pastKeyT";
+const $q231 = "pastValueT";
+const $q232 = "totalSequenceLengthT";
+const $q233 = "keyTotalSequenceLengthsT";
+const $q234 = "params.seqLen";
+const $q235 = "append";
+const $q236 = "SparseAttention.AppendKV";
+const $q237 = "blockRowIndicesT";
+const $q238 = "blockColIndicesT";
+const $q239 = "params.numLayout";
+const $q240 = "params.rowStride";
+const $q241 = "params.colStride";
+const $q242 = "params.maxCacheSeq";
+const $q243 = "split_attend";
+const $q244 = "SparseAttention.AttendSplitK";
+const $q245 = "742962c2aba2b799";
+const $q246 = ": no shader was built for pass `append` with ";
+const $q247 = "bc41f32c70cb2068";
+const $q248 = ": no shader was built for pass `rotate_q` with ";
+const $q249 = "intermediate `rotatedQuery`";
+const $q250 = "intermediate `partial`";
+const $q251 = "rotatedQuery";
+const $q252 = "30c267ed5c3a2505";
+const $q253 = "shapes.keyT";
+const $q254 = "shapes.valueT";
+const $q255 = "cdfbd4128cb4b7fb";
+const $q256 = "f2be311d29ec445b";
+const $q257 = "dd2b703a3b7ff024";
+const $q258 = "attend";
+const $q259 = "SparseAttention.Attend";
+const $q260 = "do_rotary";
+const $q261 = "rotary_interleaved";
+const $q262 = "sparse_block_size";
+const $q263 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -530,13 +531,18 @@ function $try(f: () => unknown): unknown {
     throw e;
   }
 }
-/** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests: readonly (() => unknown)[]): number {
-  for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]!);
-    if (v === false || v instanceof EvalFailure) return i;
+/**
+ * Why a chain of conjuncts is not true: parts holds a test and an explanation per conjunct, then
+ * the last conjunct's explanation; the explanation of the first conjunct whose test is false or
+ * fails is given (the last one's when every test holds).
+ */
+function $and(parts: readonly (() => unknown)[]): string {
+  let i = 0;
+  for (; i < parts.length - 1; i += 2) {
+    const v = $try(parts[i]!);
+    if (v === false || v instanceof EvalFailure) break;
   }
-  return tests.length;
+  return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
   return v instanceof EvalFailure ? $q17 + v.message : $show(v);
@@ -599,7 +605,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
 }
 function $product(shape: readonly number[]): number {
   let p = 1;
-  for (const d of shape) p *= d;
+  for (let i = 0; i < shape.length; i++) p *= shape[i]!;
   return p;
 }
 function $round4(n: number): number {
@@ -612,8 +618,10 @@ function $fits(size: number, max: number, limit: string, prefix: string, what: s
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
-  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v as unknown[]) if (!(Number.isSafeInteger(d) && (d as number) >= 0)) ok = false;
+  const a = v as unknown[];
+  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+  // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
+  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i] as number) >= 0)) ok = false;
   if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
@@ -660,19 +668,21 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
-/** Buffer types by the index the generated code passes ($bd, $ub). */
+/** Buffer types by the index a pass's layout gives ($pass). */
 const BT = ["storage", "read-only-storage", $q23] as const;
-/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
-function $bd(binding: number, name: string, type: 0 | 1 | 2, resource: BindingResource): BindingPlan {
-  return { binding, name, type: BT[type], resource };
-}
-/** A binding of a uniform buffer's bytes. */
-function $ub(binding: number, name: string, type: 0 | 1 | 2, bytes: Uint8Array): BindingPlan {
-  return { binding, name, type: BT[type], resource: { kind: $q23, bytes } };
-}
-/** One compute pass of a plan (entry point main). */
-function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q24, bindings, workgroups: [x, y, z] };
+/**
+ * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
+ * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
+ * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
+ * by its binding, and the array is the pass's binding list.
+ */
+function $pass(id: string, name: string, shader: string, layout: readonly (string | number)[], resources: (BindingResource | Uint8Array | BindingPlan)[], x: number, y: number, z: number): PassPlan {
+  for (let i = 0; i < resources.length; i++) {
+    const t = layout[2 * i + 1] as number;
+    const r = resources[i];
+    resources[i] = { binding: i, name: layout[2 * i] as string, type: BT[t % 3]!, resource: t > 2 ? { kind: $q23, bytes: r as Uint8Array } : (r as BindingResource) };
+  }
+  return { id, name, shader, entryPoint: $q24, bindings: resources as BindingPlan[], workgroups: [x, y, z] };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch: string, size: number): BindingResource {
@@ -761,21 +771,25 @@ function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 28 ? (a1 === 128 ? "ea8084c3c8929826" : undefined) : a0 === 32 ? (a1 === 128 ? "bfcf65fab78eb785" : a1 === 96 ? "88a1210f47515989" : undefined) : undefined) ?? $noShader(vp + $q39, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q25;
-const K0A0V14: readonly string[] = [$q40, $q41, $q42, $q43];
-const K0A0S3 = K0A0S0 + $q44;
-const K0A0V15: readonly string[] = [$q40, $q45, $q46];
-const K0A0S4 = K0A0S0 + $q47;
-const K0A0S5 = K0A0S0 + $q48;
-const K0A0V16: readonly string[] = [K0A0S0, $q49, K0A0S0, $q50];
+const K0A0V14: readonly (string | number)[] = [$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 5];
+const K0A0V15: readonly string[] = [$q48, $q49, $q50, $q51];
+const K0A0S3 = K0A0S0 + $q52;
+const K0A0V16: readonly (string | number)[] = [$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q54, 0, $q55, 0, $q47, 5];
+const K0A0V17: readonly string[] = [$q48, $q56, $q57];
+const K0A0S4 = K0A0S0 + $q58;
+const K0A0V18: readonly (string | number)[] = [$q54, 1, $q55, 1, $q59, 0];
+const K0A0S5 = K0A0S0 + $q60;
+const K0A0V19: readonly string[] = [K0A0S0, $q61, K0A0S0, $q62];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V17: readonly string[] = [$q41, $q42, $q43];
-const K0A0S7 = K0A0S6 + $q44;
-const K0A0S8 = K0A0S6 + $q47;
-const K0A0S9 = K0A0S6 + $q48;
-const K0A0V18: readonly string[] = [K0A0S6, $q49, K0A0S6, $q50];
+const K0A0V20: readonly (string | number)[] = [$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 5];
+const K0A0V21: readonly string[] = [$q49, $q50, $q51];
+const K0A0S7 = K0A0S6 + $q52;
+const K0A0S8 = K0A0S6 + $q58;
+const K0A0S9 = K0A0S6 + $q60;
+const K0A0V22: readonly string[] = [K0A0S6, $q61, K0A0S6, $q62];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
@@ -783,38 +797,41 @@ function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
   return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q38, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S11 = K0A0S10 + $q44;
-const K0A0S12 = K0A0S10 + $q47;
-const K0A0S13 = K0A0S10 + $q48;
-const K0A0V19: readonly string[] = [K0A0S10, $q49, K0A0S10, $q50];
+const K0A0V23: readonly (string | number)[] = [$q53, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 5];
+const K0A0S11 = K0A0S10 + $q52;
+const K0A0S12 = K0A0S10 + $q58;
+const K0A0S13 = K0A0S10 + $q60;
+const K0A0V24: readonly string[] = [K0A0S10, $q61, K0A0S10, $q62];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0S15 = K0A0S14 + $q44;
-const K0A0S16 = K0A0S14 + $q47;
-const K0A0S17 = K0A0S14 + $q48;
-const K0A0V20: readonly string[] = [K0A0S14, $q49, K0A0S14, $q50];
-const K0A0V21: readonly string[] = ["", " or ", ""];
+const K0A0V25: readonly (string | number)[] = [$q53, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 5];
+const K0A0S15 = K0A0S14 + $q52;
+const K0A0S16 = K0A0S14 + $q58;
+const K0A0S17 = K0A0S14 + $q60;
+const K0A0V26: readonly string[] = [K0A0S14, $q61, K0A0S14, $q62];
+const K0A0V27: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q51 : a0 === 8 ? $q52 : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q53 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q54 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q55 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q56, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q64 : a0 === 8 ? $q65 : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q66 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q67 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q68 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q69, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q44;
-const K0A0V22: readonly string[] = [$q40, $q45];
-const K0A0S20 = K0A0S18 + $q57;
+const K0A0S19 = K0A0S18 + $q52;
+const K0A0V28: readonly (string | number)[] = [$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q59, 0, $q47, 5];
+const K0A0V29: readonly string[] = [$q48, $q56];
+const K0A0S20 = K0A0S18 + $q70;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q44;
-const K0A0S23 = K0A0S21 + $q57;
+const K0A0S22 = K0A0S21 + $q52;
+const K0A0S23 = K0A0S21 + $q70;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q51 : a0 === 8 ? $q52 : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q53 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q54 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q55 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q56, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q64 : a0 === 8 ? $q65 : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q66 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q67 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q68 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q69, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q44;
-const K0A0S26 = K0A0S24 + $q57;
+const K0A0S25 = K0A0S24 + $q52;
+const K0A0S26 = K0A0S24 + $q70;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q44;
-const K0A0S29 = K0A0S27 + $q57;
+const K0A0S28 = K0A0S27 + $q52;
+const K0A0S29 = K0A0S27 + $q70;
 
 class K0A0 {
   declare readonly t0: TensorDesc | null;
@@ -918,7 +935,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q58);
+    throw $wrap(e, $q71);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -926,7 +943,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q59);
+    throw $wrap(e, $q72);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -938,7 +955,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q60);
+    throw $wrap(e, $q73);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -948,9 +965,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q61) === o.s0[0]) && ($need(o.t8, $q62, $q61).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q74) === o.s0[0]) && ($need(o.t8, $q75, $q74).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q63);
+    throw $wrap(e, $q76);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -959,27 +976,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q64, () => o.s4, $q65, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => $why(path, K0A0V2, [$q66, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q67, $q68, $q67])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[2] === o.a1), () => ((o.s3[1] as number) > (0 as number)), () => ((o.s3[3] as number) > (0 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q77, () => o.s4, $q78, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q79, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q80, $q81, $q80])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q69, () => $modN((o.a2 as number), (o.a1 as number))])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number))])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q82, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q59, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q59, () => K0A0_d2(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q59, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q70, () => o.s7[1]])][$first([() => ((K0A0_d2(o) as number) >= (1 as number)), () => (o.s6[0] === K0A0_d2(o)), () => (o.s7[0] === K0A0_d2(o))])]!();
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q72, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q72, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q72, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q83, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q71, () => o.t9!.shape[0], $q72, () => o.s0[0]]), () => $why(path, K0A0V1, [$q73, () => o.t9!.shape[1], $q60, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q68, $q67])][$first([() => (o.t9!.shape[0] === o.s0[0]), () => (o.t9!.shape[1] === K0A0_d4(o))])]!();
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q84, () => o.t9!.shape[0], $q85, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q86, () => o.t9!.shape[1], $q73, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q81, $q80])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? [() => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q61), $q72, () => o.s0[0]]), () => $why(path, K0A0V6, [$q62, () => $need(o.t8, $q62, $q61).shape.length])][$first([() => ($dimT(o.t8, (0 as number), $q61) === o.s0[0])])]!() : c === false ? $where(path) + $q74 : $where(path) + $q75)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q74) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q74), $q85, () => o.s0[0]]), () => $why(path, K0A0V6, [$q75, () => $need(o.t8, $q75, $q74).shape.length])]) : c === false ? $where(path) + $q87 : $where(path) + $q88)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return [() => K0A0_x1(o, [...path, $q76]), () => K0A0_x2(o, [...path, $q58]), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_x4(o, [...path, $q77]), () => K0A0_x5(o, [...path, $q63])][$first([() => K0A0_d0(o), () => K0A0_d1(o), () => K0A0_d3(o), () => K0A0_d5(o)])]!();
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q89]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q71]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q90]), () => K0A0_x5(o, [...path, $q76])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -991,7 +1008,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q78, () => K0A0_x0(o, [...[], $q78]));
+  return $condWhy(() => K0A0_d7(o), $q91, () => K0A0_x0(o, [...[], $q91]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -999,7 +1016,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q72, () => o.s0[0], $q79, $q80]), () => $why(path, K0A0V7, [$q27, () => o.a2, $q79, $q80]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q81, $q82])][$first([() => ((o.s0[0] as number) <= (65535 as number)), () => ((o.a2 as number) <= (65535 as number))])]!();
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q85, () => o.s0[0], $q92, $q93]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q27, () => o.a2, $q92, $q93]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q94, $q95])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1011,7 +1028,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q83, () => K0A0_x6(o, [...[], $q83]));
+  return $condWhy(() => K0A0_d8(o), $q96, () => K0A0_x6(o, [...[], $q96]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1042,7 +1059,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q84);
+    throw $wrap(e, $q97);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1055,7 +1072,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q85);
+    throw $wrap(e, $q98);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1063,7 +1080,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q86);
+    throw $wrap(e, $q99);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1071,7 +1088,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q87);
+    throw $wrap(e, $q100);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1079,7 +1096,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q88);
+    throw $wrap(e, $q101);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1091,7 +1108,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
-    throw $wrap(e, $q89);
+    throw $wrap(e, $q102);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1101,7 +1118,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q84, () => K0A0_d12(o)]), () => K0A0_x8(o, [...path, $q90]), () => $why(path, K0A0V4, [$q85, () => K0A0_d14(o)]), () => $why(path, K0A0V7, [$q86, () => K0A0_d15(o), $q91, $q92]), () => $why(path, K0A0V7, [$q86, () => K0A0_d15(o), $q93, $q92]), () => $why(path, K0A0V7, [$q87, () => K0A0_d16(o), $q91, $q92]), () => $why(path, K0A0V7, [$q87, () => K0A0_d16(o), $q93, $q92]), () => $why(path, K0A0V7, [$q84, () => K0A0_d12(o), $q79, $q80]), () => $why(path, K0A0V7, [$q85, () => K0A0_d14(o), $q81, $q82]), () => $why(path, K0A0V7, [$q85, () => K0A0_d14(o), $q94, $q82]), () => $why(path, K0A0V7, [$q88, () => K0A0_d17(o), $q81, $q82]), () => $why(path, K0A0V7, [$q88, () => K0A0_d17(o), $q94, $q82]), () => $why(path, K0A0V7, [$q95, () => K0A0_d18(o), $q81, $q82]), () => $why(path, K0A0V7, [$q95, () => K0A0_d18(o), $q94, $q82]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q96, $q97])][$first([() => ((K0A0_d12(o) as number) >= (2 as number)), () => K0A0_d13(o), () => ((K0A0_d14(o) as number) >= (1 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => ((K0A0_d18(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q97, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q103]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q98, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d15(o), $q104, $q105]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d15(o), $q106, $q105]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q100, () => K0A0_d16(o), $q104, $q105]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q100, () => K0A0_d16(o), $q106, $q105]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q97, () => K0A0_d12(o), $q92, $q93]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q98, () => K0A0_d14(o), $q94, $q95]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q98, () => K0A0_d14(o), $q107, $q95]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q101, () => K0A0_d17(o), $q94, $q95]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q101, () => K0A0_d17(o), $q107, $q95]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d18(o), $q94, $q95]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d18(o), $q107, $q95]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q109, $q110])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1113,14 +1130,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q89, () => K0A0_x7(o, [...[], $q89]));
+  return $condWhy(() => K0A0_d19(o), $q102, () => K0A0_x7(o, [...[], $q102]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q98);
+    throw $wrap(e, $q111);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1128,7 +1145,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q99);
+    throw $wrap(e, $q112);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1137,7 +1154,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q99, () => K0A0_d21(o), $q96, $q97]);
+  return $why(path, K0A0V7, [$q112, () => K0A0_d21(o), $q109, $q110]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1149,27 +1166,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q100, () => K0A0_x9(o, [...[], $q100]));
+  return $condWhy(() => K0A0_d22(o), $q113, () => K0A0_x9(o, [...[], $q113]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q101);
+    throw $wrap(e, $q114);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q102, $q103).shape.length === 2)) && ($need(o.t2, $q104, $q105).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q103) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q105) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q103) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q105) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q106, $q103).dtype === $q107)) && ($need(o.t2, $q108, $q105).dtype === $q107)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q115, $q116).shape.length === 2)) && ($need(o.t2, $q117, $q118).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q116) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q118) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q116) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q118) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q119, $q116).dtype === $q120)) && ($need(o.t2, $q121, $q118).dtype === $q120)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q109);
+    throw $wrap(e, $q122);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return [() => $where(path) + $q110, () => $where(path) + $q111, () => $why(path, K0A0V9, [$q102, () => $need(o.t1, $q102, $q103).shape.length]), () => $why(path, K0A0V9, [$q104, () => $need(o.t2, $q104, $q105).shape.length]), () => $why(path, K0A0V1, [$q112, () => $dimT(o.t1, (0 as number), $q103), $q72, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q105), $q72, () => o.s0[0]]), () => $why(path, K0A0V1, [$q113, () => $dimT(o.t1, (1 as number), $q103), $q101, () => K0A0_d23(o)]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q105), $q101, () => K0A0_d23(o)]), () => $why(path, K0A0V1, [$q106, () => $need(o.t1, $q106, $q103).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q108, () => $need(o.t2, $q108, $q105).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q114, () => o.s0[1], $q60, () => K0A0_d4(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q102, $q103).shape.length === 2), () => ($need(o.t2, $q104, $q105).shape.length === 2), () => ($dimT(o.t1, (0 as number), $q103) === o.s0[0]), () => ($dimT(o.t2, (0 as number), $q105) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q103) === K0A0_d23(o)), () => ($dimT(o.t2, (1 as number), $q105) === K0A0_d23(o)), () => ($need(o.t1, $q106, $q103).dtype === $q107), () => ($need(o.t2, $q108, $q105).dtype === $q107)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q123, () => (o.t2 !== null), () => $where(path) + $q124, () => ($need(o.t1, $q115, $q116).shape.length === 2), () => $why(path, K0A0V9, [$q115, () => $need(o.t1, $q115, $q116).shape.length]), () => ($need(o.t2, $q117, $q118).shape.length === 2), () => $why(path, K0A0V9, [$q117, () => $need(o.t2, $q117, $q118).shape.length]), () => ($dimT(o.t1, (0 as number), $q116) === o.s0[0]), () => $why(path, K0A0V1, [$q125, () => $dimT(o.t1, (0 as number), $q116), $q85, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q118) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q118), $q85, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q116) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q126, () => $dimT(o.t1, (1 as number), $q116), $q114, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q118) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q118), $q114, () => K0A0_d23(o)]), () => ($need(o.t1, $q119, $q116).dtype === $q120), () => $why(path, K0A0V1, [$q119, () => $need(o.t1, $q119, $q116).dtype, $q81, $q80]), () => ($need(o.t2, $q121, $q118).dtype === $q120), () => $why(path, K0A0V1, [$q121, () => $need(o.t2, $q121, $q118).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q127, () => o.s0[1], $q73, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1181,7 +1198,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q109, () => K0A0_x10(o, [...[], $q109]));
+  return $condWhy(() => K0A0_d24(o), $q122, () => K0A0_x10(o, [...[], $q122]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1192,32 +1209,32 @@ function K0A0_w5(o: K0A0): string {
   return $why([], K0A0V10, [$q31, () => (o.t8 !== null)]);
 }
 function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q115, $q103, 2, 1073741824, K0A0S2, $q116));
+  return (o.q1 ??= $buf(o.t1!, $q128, $q116, 2, 1073741824, K0A0S2, $q129));
 }
 function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q115, $q105, 2, 1073741824, K0A0S2, $q116));
+  return (o.q2 ??= $buf(o.t2!, $q128, $q118, 2, 1073741824, K0A0S2, $q129));
 }
 function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q115, $q117, 2, 1073741824, K0A0S2, $q116));
+  return (o.q3 ??= $buf(o.t3!, $q128, $q130, 2, 1073741824, K0A0S2, $q129));
 }
 function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q115, $q118, 2, 1073741824, K0A0S2, $q116));
+  return (o.q4 ??= $buf(o.t4!, $q128, $q131, 2, 1073741824, K0A0S2, $q129));
 }
 function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q115, $q119, 4, 1073741824, K0A0S2, $q116));
+  return (o.q5 ??= $buf(o.t5!, $q128, $q132, 4, 1073741824, K0A0S2, $q129));
 }
 function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q115, $q120, 4, 1073741824, K0A0S2, $q116));
+  return (o.q6 ??= $buf(o.t6!, $q128, $q133, 4, 1073741824, K0A0S2, $q129));
 }
 function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q115, $q121, 4, 1073741824, K0A0S2, $q116));
+  return (o.q7 ??= $buf(o.t7!, $q128, $q134, 4, 1073741824, K0A0S2, $q129));
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q122, $q103);
+    if (o.t1 === null) $omitted(pp, $q40, $q116);
     const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q123, $q105);
+    if (o.t2 === null) $omitted(pp, $q41, $q118);
     const q1 = K0A0_z2(o);
     const q2 = K0A0_z3(o);
     const q3 = K0A0_z4(o);
@@ -1229,21 +1246,21 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q124);
-    $u32(b7, 4, r1, pp, $q125);
+    $u32(b7, 0, r0, pp, $q135);
+    $u32(b7, 4, r1, pp, $q136);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q126, $q127, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q128, 0, q2), $bd(3, $q129, 0, q3), $bd(4, $q130, 1, q4), $bd(5, $q131, 1, q5), $bd(6, $q132, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V14, st);
+    return $evalIn(e, pp, K0A0V15, st);
   }
 }
 function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q115, $q134, 2, 1073741824, K0A0S2, $q116));
+  return (o.q0 ??= $buf(o.t0!, $q128, $q139, 2, 1073741824, K0A0S2, $q129));
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -1257,28 +1274,28 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q140) : 0);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, r0, pp, $q124);
+    $u32(b8, 0, r0, pp, $q135);
     $f32(b8, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q129, 1, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $bd(6, $q137, 0, c0), $bd(7, $q138, 0, c1), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V15, st);
+    return $evalIn(e, pp, K0A0V17, st);
   }
 }
 function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q139, $q140, 2, 1073741824, K0A0S2, $q116));
+  return (o.q9 ??= $buf(o.t9!, $q59, $q141, 2, 1073741824, K0A0S2, $q129));
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   const q0 = K0A0_z9(o);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q141, "PagedAttention.AttendSplitKMerge", s, [$bd(0, $q137, 1, c0), $bd(1, $q138, 1, c1), $bd(2, $q139, 0, q0)], 1, wy, wz);
+  return $pass($q142, "PagedAttention.AttendSplitKMerge", s, K0A0V18, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1288,15 +1305,15 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S0, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q129, K0A0S0, $q143);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S0, $q143);
-    const c0 = $scratch($q144, x0);
-    const c1 = $scratch($q145, x1);
-    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q129, K0A0S0, $q144);
+    const c0 = $scratch($q145, x0);
+    const c1 = $scratch($q146, x1);
+    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V16, st);
+    return $evalAt(e, K0A0V19, st);
   }
 }
 function K0A0_r0(o: K0A0): string {
@@ -1311,35 +1328,35 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q75;
+  return $where([]) + $q88;
 }
 function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q115, $q61, 4, 1073741824, K0A0S2, $q116));
+  return (o.q8 ??= $buf(o.t8!, $q128, $q74, 4, 1073741824, K0A0S2, $q129));
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q122, $q103);
+    if (o.t1 === null) $omitted(pp, $q40, $q116);
     const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q123, $q105);
+    if (o.t2 === null) $omitted(pp, $q41, $q118);
     const q1 = K0A0_z2(o);
     const q2 = K0A0_z3(o);
     const q3 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q146, $q61);
+    if (o.t8 === null) $omitted(pp, $q63, $q74);
     const q4 = K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, r0, pp, $q125);
+    $u32(b5, 0, r0, pp, $q136);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q126, $q127, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q128, 0, q2), $bd(3, $q129, 0, q3), $bd(4, $q146, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V20, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V17, st);
+    return $evalIn(e, pp, K0A0V21, st);
   }
 }
 function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1350,15 +1367,15 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S6, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q129, K0A0S6, $q143);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S6, $q143);
-    const c0 = $scratch($q144, x0);
-    const c1 = $scratch($q145, x1);
-    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q129, K0A0S6, $q144);
+    const c0 = $scratch($q145, x0);
+    const c1 = $scratch($q146, x1);
+    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V18, st);
+    return $evalAt(e, K0A0V22, st);
   }
 }
 function K0A0_r1(o: K0A0): string {
@@ -1381,7 +1398,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q114, () => o.s0[1], $q147, () => K0A0_d25(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q127, () => o.s0[1], $q147, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1409,17 +1426,17 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, r0, pp, $q124);
-    $u32(b6, 4, r1, pp, $q125);
+    $u32(b6, 0, r0, pp, $q135);
+    $u32(b6, 4, r1, pp, $q136);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q126, $q127, s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 0, q1), $bd(2, $q129, 0, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V14, st);
+    return $evalIn(e, pp, K0A0V15, st);
   }
 }
 function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1430,15 +1447,15 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S10, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q129, K0A0S10, $q143);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S10, $q143);
-    const c0 = $scratch($q144, x0);
-    const c1 = $scratch($q145, x1);
-    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q129, K0A0S10, $q144);
+    const c0 = $scratch($q145, x0);
+    const c1 = $scratch($q146, x1);
+    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V19, st);
+    return $evalAt(e, K0A0V24, st);
   }
 }
 function K0A0_r2(o: K0A0): string {
@@ -1453,21 +1470,21 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const q0 = K0A0_z0(o);
     const q1 = K0A0_z3(o);
     const q2 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q146, $q61);
+    if (o.t8 === null) $omitted(pp, $q63, $q74);
     const q3 = K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b4 = new Uint8Array(16);
-    $u32(b4, 0, r0, pp, $q125);
+    $u32(b4, 0, r0, pp, $q136);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number) as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q126, $q127, s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 0, q1), $bd(2, $q129, 0, q2), $bd(3, $q146, 1, q3), $ub(4, $q133, 2, b4)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V25, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V17, st);
+    return $evalIn(e, pp, K0A0V21, st);
   }
 }
 function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1478,15 +1495,15 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K0A0S14, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q129, K0A0S14, $q143);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K0A0S14, $q143);
-    const c0 = $scratch($q144, x0);
-    const c1 = $scratch($q145, x1);
-    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q144, size: x0 }, { id: $q145, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q129, K0A0S14, $q144);
+    const c0 = $scratch($q145, x0);
+    const c1 = $scratch($q146, x1);
+    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q145, size: x0 }, { id: $q146, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K0A0V20, st);
+    return $evalAt(e, K0A0V26, st);
   }
 }
 function K0A0_r3(o: K0A0): string {
@@ -1541,7 +1558,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q96, $q97]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q81, $q82]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q94, $q82])][$first([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => ((K0A0_d30(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q109, $q110]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q94, $q95]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q107, $q95])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1561,7 +1578,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V21, [$q90, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V27, [$q103, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1588,15 +1605,15 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q140) : 0);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q124);
+    $u32(b7, 0, r0, pp, $q135);
     $f32(b7, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q24, "PagedAttention.Attend", s, [$bd(0, $q136, 1, q0), $bd(1, $q128, 1, q1), $bd(2, $q129, 1, q2), $bd(3, $q130, 1, q3), $bd(4, $q131, 1, q4), $bd(5, $q132, 1, q5), $bd(6, $q139, 0, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
+    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V22, st);
+    return $evalIn(e, pp, K0A0V29, st);
   }
 }
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1650,13 +1667,13 @@ function K0A0_plan(o: K0A0): Plan {
   } catch (e) {
     $evalFail(e, $q25, $q154);
   }
-  const h0 = $outShape(o0, 2, $q25, $q140);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q107 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q140, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q25, $q117);
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q117, o.u3.shape, h1, $q65);
-  const h2 = $outShape(o.s4, 4, $q25, $q118);
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q118, o.u4.shape, h2, $q64);
+  const h0 = $outShape(o0, 2, $q25, $q141);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q120 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q141, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h1 = o.s3;
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q130, o.u3.shape, h1, $q78);
+  const h2 = o.s4;
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q131, o.u4.shape, h2, $q77);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
   if (!K0A0_c0(o)) $fail($q155, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
   if (!K0A0_c1(o)) $fail($q155, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
@@ -1698,32 +1715,32 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q134:
-          t0 = $td(ins[key], K0, $q115, key);
+        case $q139:
+          t0 = $td(ins[key], K0, $q128, key);
           break;
-        case $q103:
-          t1 = $td(ins[key], K0, $q115, key);
-          break;
-        case $q105:
-          t2 = $td(ins[key], K0, $q115, key);
-          break;
-        case $q117:
-          t3 = $td(ins[key], K0, $q115, key);
+        case $q116:
+          t1 = $td(ins[key], K0, $q128, key);
           break;
         case $q118:
-          t4 = $td(ins[key], K0, $q115, key);
+          t2 = $td(ins[key], K0, $q128, key);
           break;
-        case $q119:
-          t5 = $td(ins[key], K0, $q115, key);
+        case $q130:
+          t3 = $td(ins[key], K0, $q128, key);
           break;
-        case $q120:
-          t6 = $td(ins[key], K0, $q115, key);
+        case $q131:
+          t4 = $td(ins[key], K0, $q128, key);
           break;
-        case $q121:
-          t7 = $td(ins[key], K0, $q115, key);
+        case $q132:
+          t5 = $td(ins[key], K0, $q128, key);
           break;
-        case $q61:
-          t8 = $td(ins[key], K0, $q115, key);
+        case $q133:
+          t6 = $td(ins[key], K0, $q128, key);
+          break;
+        case $q134:
+          t7 = $td(ins[key], K0, $q128, key);
+          break;
+        case $q74:
+          t8 = $td(ins[key], K0, $q128, key);
           break;
         default:
           $fail($q0, K0 + $q160 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
@@ -1734,14 +1751,14 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q140:
-          t9 = $td(outs[key], K0, $q139, key);
+        case $q141:
+          t9 = $td(outs[key], K0, $q59, key);
           break;
-        case $q117:
-          u3 = $td(outs[key], K0, $q139, key);
+        case $q130:
+          u3 = $td(outs[key], K0, $q59, key);
           break;
-        case $q118:
-          u4 = $td(outs[key], K0, $q139, key);
+        case $q131:
+          u4 = $td(outs[key], K0, $q59, key);
           break;
         default:
           $fail($q0, K0 + $q161 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
@@ -1761,7 +1778,7 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q164:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q135:
+        case $q140:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
@@ -1774,71 +1791,71 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q115, $q134);
+    $missing(K0, $q128, $q139);
   } else {
     dt0 = t0.dtype;
-    by0 = $q134;
-    $rank(t0, 2, K0, $q115, $q134);
+    by0 = $q139;
+    $rank(t0, 2, K0, $q128, $q139);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q115, $q103);
+    $param(t1, dt0!, by0, "T", 2, K0, $q128, $q116);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q115, $q105);
+    $param(t2, dt0!, by0, "T", 2, K0, $q128, $q118);
   }
   if (t3 === null) {
-    $missing(K0, $q115, $q117);
+    $missing(K0, $q128, $q130);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q115, $q117);
+    $param(t3, dt0!, by0, "T", 4, K0, $q128, $q130);
   }
   if (t4 === null) {
-    $missing(K0, $q115, $q118);
+    $missing(K0, $q128, $q131);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q115, $q118);
+    $param(t4, dt0!, by0, "T", 4, K0, $q128, $q131);
   }
   if (t5 === null) {
-    $missing(K0, $q115, $q119);
+    $missing(K0, $q128, $q132);
   } else {
     dt1 = t5.dtype;
-    by1 = $q119;
-    $rank(t5, 1, K0, $q115, $q119);
+    by1 = $q132;
+    $rank(t5, 1, K0, $q128, $q132);
   }
   if (t6 === null) {
-    $missing(K0, $q115, $q120);
+    $missing(K0, $q128, $q133);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q115, $q120);
+    $param(t6, dt1!, by1, "S", 1, K0, $q128, $q133);
   }
   if (t7 === null) {
-    $missing(K0, $q115, $q121);
+    $missing(K0, $q128, $q134);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q115, $q121);
+    $param(t7, dt1!, by1, "S", 2, K0, $q128, $q134);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q115, $q61);
+    $param(t8, dt1!, by1, "S", 1, K0, $q128, $q74);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q139, $q140);
+    $param(t9, dt0!, by0, "T", 2, K0, $q59, $q141);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q139, $q117);
+    $param(u3, dt0!, by0, "T", 4, K0, $q59, $q130);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q139, $q118);
+    $param(u4, dt0!, by0, "T", 4, K0, $q59, $q131);
   }
-  if (dt0 === undefined) dt0 = $q107;
-  else if (dt0 !== $q107) $fail($q0, K0 + $q166 + dt0 + $q167);
+  if (dt0 === undefined) dt0 = $q120;
+  else if (dt0 !== $q120) $fail($q0, K0 + $q166 + dt0 + $q167);
   if (dt1 === undefined) dt1 = $q168;
   else if (dt1 !== $q168) $fail($q0, K0 + ": S = " + dt1 + $q169);
   $num(g0, false, K0, $q162);
   $num(g1, false, K0, $q163);
   $num(g2, false, K0, $q164);
-  $num(g3, false, K0, $q135);
+  $num(g3, false, K0, $q140);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
@@ -1846,7 +1863,7 @@ export function plan0(call: PagedAttentionCall): Plan {
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) $fail($q0, K0 + $q170);
   if (a2 === undefined) $fail($q0, K0 + $q171);
-  if (dt0 === $q107 && dt1 === $q168) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
+  if (dt0 === $q120 && dt1 === $q168) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
   return $fail($q156, K0 + $q172 + "T=" + dt0 + ", " + "S=" + dt1 + $q173);
 }
 
@@ -1900,67 +1917,75 @@ function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "47634e01548047f0" : undefined) : undefined) ?? $noShader(vp + $q39, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q174;
-const K1A0V7: readonly string[] = [$q42, $q43];
-const K1A0V8: readonly string[] = [$q185, $q42, $q46];
-const K1A0S5 = K1A0S0 + $q186;
-const K1A0V9: readonly string[] = [$q46];
-const K1A0S6 = K1A0S0 + $q48;
-const K1A0V10: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
+const K1A0V7: readonly (string | number)[] = [$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q47, 5];
+const K1A0V8: readonly string[] = [$q50, $q51];
+const K1A0V9: readonly (string | number)[] = [$q53, 1, $q189, 1, $q190, 1, $q187, 1, $q188, 1, "rotated_query", 0, $q47, 5];
+const K1A0V10: readonly (string | number)[] = [$q53, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q193, 0, $q47, 5];
+const K1A0V11: readonly string[] = [$q194, $q50, $q57];
+const K1A0S5 = K1A0S0 + $q195;
+const K1A0V12: readonly (string | number)[] = [$q193, 1, $q59, 0];
+const K1A0V13: readonly string[] = [$q57];
+const K1A0S6 = K1A0S0 + $q60;
+const K1A0V14: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "14cc1a02a8db4914" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "fa3be3e635de6cfc" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
+const K1A0V15: readonly (string | number)[] = [$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 5];
 const K1A0S8 = K1A0S7 + $q175;
-const K1A0S9 = K1A0S7 + $q186;
-const K1A0S10 = K1A0S7 + $q48;
-const K1A0V11: readonly string[] = [K1A0S7, $q188];
-const K1A0V12: readonly string[] = ["", " == 3"];
+const K1A0S9 = K1A0S7 + $q195;
+const K1A0S10 = K1A0S7 + $q60;
+const K1A0V16: readonly string[] = [K1A0S7, $q197];
+const K1A0V17: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q175;
 const K1A0S13 = K1A0S11 + $q181;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S14 = K1A0S11 + $q186;
-const K1A0S15 = K1A0S11 + $q48;
-const K1A0V13: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
+const K1A0V18: readonly (string | number)[] = [$q40, 1, $q41, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q47, 5];
+const K1A0S14 = K1A0S11 + $q195;
+const K1A0S15 = K1A0S11 + $q60;
+const K1A0V19: readonly string[] = [K1A0S11, $q196, K1A0S11, $q197];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
+const K1A0V20: readonly (string | number)[] = [$q40, 1, $q41, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 5];
 const K1A0S17 = K1A0S16 + $q175;
-const K1A0S18 = K1A0S16 + $q186;
-const K1A0S19 = K1A0S16 + $q48;
-const K1A0V14: readonly string[] = [K1A0S16, $q188];
+const K1A0S18 = K1A0S16 + $q195;
+const K1A0S19 = K1A0S16 + $q60;
+const K1A0V21: readonly string[] = [K1A0S16, $q197];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q175;
 const K1A0S22 = K1A0S20 + $q181;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V15: readonly string[] = [$q185];
-const K1A0S23 = K1A0S20 + $q191;
-const K1A0V16: readonly string[] = [K1A0S20, $q187];
+const K1A0V22: readonly (string | number)[] = [$q53, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q59, 0, $q47, 5];
+const K1A0V23: readonly string[] = [$q194];
+const K1A0S23 = K1A0S20 + $q200;
+const K1A0V24: readonly string[] = [K1A0S20, $q196];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5835a978a63ac45d" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "41f6034bbf42d7f0" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
-const K1A0S26 = K1A0S24 + $q191;
+const K1A0S26 = K1A0S24 + $q200;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q175;
 const K1A0S29 = K1A0S27 + $q181;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q191;
-const K1A0V17: readonly string[] = [K1A0S27, $q187];
+const K1A0S30 = K1A0S27 + $q200;
+const K1A0V25: readonly string[] = [K1A0S27, $q196];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q175;
-const K1A0S33 = K1A0S31 + $q191;
+const K1A0S33 = K1A0S31 + $q200;
 
 class K1A0 {
   declare readonly t0: TensorDesc | null;
@@ -2001,20 +2026,22 @@ class K1A0 {
   declare m15: boolean | undefined;
   declare m16: number | undefined;
   declare m17: number | undefined;
-  declare m18: boolean | undefined;
+  declare m18: number | undefined;
   declare m19: boolean | undefined;
-  declare m20: boolean | undefined;
-  declare m21: number | undefined;
-  declare m22: number | undefined;
+  declare m20: number | undefined;
+  declare m21: boolean | undefined;
+  declare m22: boolean | undefined;
   declare m23: boolean | undefined;
   declare m24: number | undefined;
-  declare m25: number | undefined;
+  declare m25: boolean | undefined;
   declare m26: number | undefined;
   declare m27: number | undefined;
   declare m28: number | undefined;
   declare m29: number | undefined;
   declare m30: number | undefined;
-  declare m31: boolean | undefined;
+  declare m31: number | undefined;
+  declare m32: number | undefined;
+  declare m33: boolean | undefined;
   declare q0: BindingResource | undefined;
   declare q3: BindingResource | undefined;
   declare q4: BindingResource | undefined;
@@ -2025,7 +2052,7 @@ class K1A0 {
   declare q5: BindingResource | undefined;
   declare q6: BindingResource | undefined;
   declare q11: BindingResource | undefined;
-  declare m32: boolean | undefined;
+  declare m34: boolean | undefined;
   declare q1: BindingResource | undefined;
   declare q2: BindingResource | undefined;
   declare readonly s0: readonly number[];
@@ -2063,7 +2090,7 @@ class K1A0 {
     this.s6 = t6!.shape;
     this.s7 = t7!.shape;
     this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m32 = this.q1 = this.q2 = undefined;
+    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m34 = this.q1 = this.q2 = undefined;
   }
 }
 /** derive "headLayoutOk": memo m0 */
@@ -2071,7 +2098,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q58);
+    throw $wrap(e, $q71);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2088,7 +2115,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q60);
+    throw $wrap(e, $q73);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2104,7 +2131,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q70);
+    throw $wrap(e, $q83);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2112,7 +2139,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q192);
+    throw $wrap(e, $q201);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2122,9 +2149,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q193) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q202) : 0));
   } catch (e) {
-    throw $wrap(e, $q194);
+    throw $wrap(e, $q203);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2132,16 +2159,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q195);
+    throw $wrap(e, $q204);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q196, $q193).shape.length === 2)) && ($need(o.t10, $q197, $q198).shape.length === 2)) && $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q201, $q193).dtype === $q107)) && ($need(o.t10, $q202, $q198).dtype === $q107)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q205, $q202).shape.length === 2)) && ($need(o.t10, $q206, $q207).shape.length === 2)) && $same($need(o.t10, $q208, $q207).shape as readonly number[], $need(o.t9, $q209, $q202).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q210, $q202).dtype === $q120)) && ($need(o.t10, $q211, $q207).dtype === $q120)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q203);
+    throw $wrap(e, $q212);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2149,7 +2176,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q101);
+    throw $wrap(e, $q114);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2165,7 +2192,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q204);
+    throw $wrap(e, $q213);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2174,7 +2201,7 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V2, [$q27, () => o.a2]), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q69, () => $modN((o.a2 as number), (o.a1 as number))]), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])][$first([() => ((o.a2 as number) > (0 as number)), () => ((o.a1 as number) > (0 as number)), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => ((o.s5[0] as number) > (0 as number)), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0)])]!();
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q82, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q214, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
@@ -2183,36 +2210,36 @@ function K1A0_x3(o: K1A0, path: readonly string[]): string {
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return [() => $why(path, K0A0V2, [$q66, () => o.s3[3]]), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q74 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))][$first([() => ((o.s3[3] as number) > (0 as number)), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)])]!();
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q79, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q87 : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V1, [$q71, () => o.t11!.shape[0], $q59, () => o.s0[0]]), () => $why(path, K0A0V1, [$q73, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q60, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q68, $q67])][$first([() => (o.t11!.shape[0] === o.s0[0]), () => (o.t11!.shape[1] === o.s0[1]), () => (o.t11!.shape[2] === K1A0_d3(o))])]!();
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q84, () => o.t11!.shape[0], $q72, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q86, () => o.t11!.shape[1], $q216, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q73, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q81, $q80])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q59, () => o.s0[0]]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q67, $q68, $q67])][$first([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => (o.s3[0] === o.s0[0]), () => (o.s3[1] === o.a1), () => ((o.s3[2] as number) >= (1 as number))])]!();
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q217, () => o.s4, $q218, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q72, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q80, $q81, $q80])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V4, [$q70, () => K1A0_d6(o)]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])][$first([() => ((K1A0_d6(o) as number) >= (1 as number)), () => (o.s6[0] === o.s5[0]), () => ((o.s6[1] as number) >= (1 as number))])]!();
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q83, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q214, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q219, () => o.s6[1]]), () => $why(path, K0A0V7, [$q219, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q59, () => o.s0[0]])][$first([() => (o.s7[0] === 1)])]!();
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q72, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? [() => $where(path) + "`present.cosCacheT` is false", () => $where(path) + "`present.sinCacheT` is false", () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q66, () => o.s3[3]]), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q68, $q67])][$first([() => (o.t9 !== null), () => (o.t10 !== null), () => ($need(o.t9, $q196, $q193).shape.length === 2), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => ($need(o.t9, $q201, $q193).dtype === $q107)])]!() : c === false ? [() => $why(path, K0A0V10, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])][$first([() => !((o.t9 !== null))])]!() : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q205, $q202).shape.length === 2), () => $why(path, K0A0V9, [$q205, () => $need(o.t9, $q205, $q202).shape.length]), () => ($need(o.t10, $q206, $q207).shape.length === 2), () => $why(path, K0A0V9, [$q206, () => $need(o.t10, $q206, $q207).shape.length]), () => $same($need(o.t10, $q208, $q207).shape as readonly number[], $need(o.t9, $q209, $q202).shape as readonly number[]), () => $why(path, K0A0V0, [$q208, () => $need(o.t10, $q208, $q207).shape, $q209, () => $need(o.t9, $q209, $q202).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q203, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q204, () => K1A0_d10(o), $q79, () => o.s3[3]]), () => ($need(o.t9, $q210, $q202).dtype === $q120), () => $why(path, K0A0V1, [$q210, () => $need(o.t9, $q210, $q202).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q211, () => $need(o.t10, $q211, $q207).dtype, $q81, $q80])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])][$first([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number))])]!();
+  return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return [() => K1A0_x1(o, [...path, $q58]), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_x4(o, [...path, $q77]), () => K1A0_x5(o, [...path, $q76]), () => K1A0_x6(o, [...path, $q192]), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])][$first([() => K1A0_d0(o), () => K1A0_d2(o), () => K1A0_d4(o), () => K1A0_d5(o), () => K1A0_d7(o), () => K1A0_d8(o), () => K1A0_d11(o)])]!();
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q71]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q90]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q89]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q201]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q212]), () => K1A0_x9(o, [...path, $q213])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2224,7 +2251,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q211, () => K1A0_x0(o, [...[], $q211]));
+  return $condWhy(() => K1A0_d15(o), $q220, () => K1A0_x0(o, [...[], $q220]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2242,73 +2269,93 @@ function K1A0_d17(o: K1A0): number {
     throw $wrap(e, "rotaryCount");
   }
 }
-/** derive "dispatchFits": memo m18 */
-function K1A0_d18(o: K1A0): boolean {
+/** derive "qPerKv": memo m18 */
+function K1A0_d18(o: K1A0): number {
   try {
-    return (o.m18 ??= ((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))));
+    return (o.m18 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q83);
+    throw $wrap(e, $q111);
+  }
+}
+/** derive "sparseRowOk": memo m19 */
+function K1A0_d19(o: K1A0): boolean {
+  try {
+    return (o.m19 ??= (((o.s3[3] === 128) && (((o.m18 ?? K1A0_d18(o)) as number) <= (8 as number))) && ($modN((o.a5 as number), (32 as number)) === 0)));
+  } catch (e) {
+    throw $wrap(e, "sparseRowOk");
+  }
+}
+/** derive "attnWorkgroupSize": memo m20 */
+function K1A0_d20(o: K1A0): number {
+  return (o.m20 ??= ((o.m19 ?? K1A0_d19(o)) ? 32 : 64));
+}
+/** derive "dispatchFits": memo m21 */
+function K1A0_d21(o: K1A0): boolean {
+  try {
+    return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
+  } catch (e) {
+    throw $wrap(e, $q96);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, [$q207, () => o.s0[1], $q79, $q80]), () => $why(path, K0A0V7, [$q26, () => o.a1, $q79, $q80]), () => $why(path, K0A0V7, [$q59, () => o.s0[0], $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q79, $q80]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q94, $q82])][$first([() => ((o.s0[1] as number) <= (65535 as number)), () => ((o.a1 as number) <= (65535 as number)), () => ((o.s0[0] as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))])]!();
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q216, () => o.s0[1], $q92, $q93]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q26, () => o.a1, $q92, $q93]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q72, () => o.s0[0], $q92, $q93]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q92, $q93]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q92, $q93]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q94, $q95]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q107, $q95]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q107, $q95])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
   try {
-    return ((o.m18 ?? K1A0_d18(o))) === true;
+    return ((o.m21 ?? K1A0_d21(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q83, () => K1A0_x10(o, [...[], $q83]));
+  return $condWhy(() => K1A0_d21(o), $q96, () => K1A0_x10(o, [...[], $q96]));
 }
-/** derive "bindingsFit": memo m19 */
-function K1A0_d19(o: K1A0): boolean {
+/** derive "bindingsFit": memo m22 */
+function K1A0_d22(o: K1A0): boolean {
   try {
-    return (o.m19 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
+    return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q212);
+    throw $wrap(e, $q222);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q213, $q92]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q213, $q92])][$first([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number))])]!();
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q223, $q105]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q223, $q105])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
   try {
-    return ((o.m19 ?? K1A0_d19(o))) === true;
+    return ((o.m22 ?? K1A0_d22(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d19(o), $q212, () => K1A0_x11(o, [...[], $q212]));
+  return $condWhy(() => K1A0_d22(o), $q222, () => K1A0_x11(o, [...[], $q222]));
 }
-/** derive "packedKv": memo m20 */
-function K1A0_d20(o: K1A0): boolean {
-  return (o.m20 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+/** derive "packedKv": memo m23 */
+function K1A0_d23(o: K1A0): boolean {
+  return (o.m23 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q214, () => o.s0[2], $q147, () => K1A0_d13(o)])][$first([() => !((o.t1 !== null)), () => !((o.t2 !== null))])]!();
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q147, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
   try {
-    return ((o.m20 ?? K1A0_d20(o))) === true;
+    return ((o.m23 ?? K1A0_d23(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q149, () => K1A0_x12(o, [...[], $q149]));
+  return $condWhy(() => K1A0_d23(o), $q149, () => K1A0_x12(o, [...[], $q149]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2320,155 +2367,147 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q206, () => K1A0_x3(o, [...[], $q206]));
+  return $condWhy(() => K1A0_d1(o), $q215, () => K1A0_x3(o, [...[], $q215]));
 }
-/** derive "qPerKv": memo m21 */
-function K1A0_d21(o: K1A0): number {
+/** derive "attnStorageBytes": memo m24 */
+function K1A0_d24(o: K1A0): number {
   try {
-    return (o.m21 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q98);
+    throw $wrap(e, $q225);
   }
 }
-/** derive "attnStorageBytes": memo m22 */
-function K1A0_d22(o: K1A0): number {
-  try {
-    return (o.m22 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, 64 as number) as number) as number, 128 as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
-  } catch (e) {
-    throw $wrap(e, $q215);
-  }
-}
-/** derive "attnStorageFits": memo m23 */
-function K1A0_d23(o: K1A0): boolean {
-  return (o.m23 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m22 ?? K1A0_d22(o)) as number) <= (49152 as number))));
+/** derive "attnStorageFits": memo m25 */
+function K1A0_d25(o: K1A0): boolean {
+  return (o.m25 ??= ((((o.m18 ?? K1A0_d18(o)) as number) <= (32 as number)) && (((o.m24 ?? K1A0_d24(o)) as number) <= (49152 as number))));
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K1A0V2, [$q98, () => K1A0_d21(o)]), () => $why(path, K0A0V7, [$q215, () => K1A0_d22(o), $q96, $q97])][$first([() => ((K1A0_d21(o) as number) <= (32 as number))])]!();
+  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q111, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q225, () => K1A0_d24(o), $q109, $q110])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
   try {
-    return ((o.m23 ?? K1A0_d23(o))) === true;
+    return ((o.m25 ?? K1A0_d25(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q216, () => K1A0_x13(o, [...[], $q216]));
+  return $condWhy(() => K1A0_d25(o), $q226, () => K1A0_x13(o, [...[], $q226]));
 }
-/** derive "sparseKeyCeiling": memo m24 */
-function K1A0_d24(o: K1A0): number {
+/** derive "sparseKeyCeiling": memo m26 */
+function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m24 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m26 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
 }
-/** derive "sparseSplitCap": memo m25 */
-function K1A0_d25(o: K1A0): number {
+/** derive "sparseSplitCap": memo m27 */
+function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m25 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m24 ?? K1A0_d24(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
 }
-/** derive "sparseBaseWorkgroups": memo m26 */
-function K1A0_d26(o: K1A0): number {
+/** derive "sparseBaseWorkgroups": memo m28 */
+function K1A0_d28(o: K1A0): number {
   try {
-    return (o.m26 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+    return (o.m28 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "sparseBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m27 */
-function K1A0_d27(o: K1A0): number {
-  try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min(((o.m25 ?? K1A0_d25(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m26 ?? K1A0_d26(o)) as number)) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q84);
-  }
-}
-/** derive "sparsePartialBytes": memo m28 */
-function K1A0_d28(o: K1A0): number {
-  try {
-    return (o.m28 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q217);
-  }
-}
-/** derive "sparseMergeLanes": memo m29 */
+/** derive "numSplits": memo m29 */
 function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m29 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+    return (o.m29 ??= Math.max((1 as number), (Math.min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q97);
+  }
+}
+/** derive "sparsePartialBytes": memo m30 */
+function K1A0_d30(o: K1A0): number {
+  try {
+    return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q227);
+  }
+}
+/** derive "sparseMergeLanes": memo m31 */
+function K1A0_d31(o: K1A0): number {
+  try {
+    return (o.m31 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseMergeLanes");
   }
 }
-/** derive "sparseMergeWg": memo m30 */
-function K1A0_d30(o: K1A0): number {
-  return (o.m30 ??= Math.max(((o.m29 ?? K1A0_d29(o)) as number), (256 as number)));
+/** derive "sparseMergeWg": memo m32 */
+function K1A0_d32(o: K1A0): number {
+  return (o.m32 ??= Math.max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
 }
-/** derive "sparseSplitFits": memo m31 */
-function K1A0_d31(o: K1A0): boolean {
+/** derive "sparseSplitFits": memo m33 */
+function K1A0_d33(o: K1A0): boolean {
   try {
-    return (o.m31 ??= ((((((((o.m27 ?? K1A0_d27(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m27 ?? K1A0_d27(o)) as number) <= (65535 as number))) && (((o.m28 ?? K1A0_d28(o)) as number) <= (1073741824 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1024 as number))) && (($chk(((o.m30 ?? K1A0_d30(o)) as number) * (24 as number)) as number) <= (49152 as number))));
+    return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q228);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return [() => $why(path, K0A0V8, [$q84, () => K1A0_d27(o)]), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q79, $q80]), () => $why(path, K0A0V7, [$q84, () => K1A0_d27(o), $q79, $q80]), () => $why(path, K0A0V7, [$q217, () => K1A0_d28(o), $q213, $q92]), () => $why(path, K0A0V7, [$q219, () => K1A0_d30(o), $q81, $q82]), () => $why(path, K0A0V7, [$q219, () => K1A0_d30(o), $q94, $q82]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d30(o) as number) * (24 as number)), $q96, $q97])][$first([() => ((K1A0_d27(o) as number) >= (2 as number)), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => ((K1A0_d27(o) as number) <= (65535 as number)), () => ((K1A0_d28(o) as number) <= (1073741824 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number)), () => ((K1A0_d30(o) as number) <= (1024 as number))])]!();
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q97, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q92, $q93]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q97, () => K1A0_d29(o), $q92, $q93]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q227, () => K1A0_d30(o), $q223, $q105]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q94, $q95]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q107, $q95]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q109, $q110])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
   try {
-    return ((o.m31 ?? K1A0_d31(o))) === true;
+    return ((o.m33 ?? K1A0_d33(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d31(o), $q218, () => K1A0_x14(o, [...[], $q218]));
+  return $condWhy(() => K1A0_d33(o), $q228, () => K1A0_x14(o, [...[], $q228]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q178, $q193).shape, 1, $q200);
+    return $dimS($need(o.t9, $q178, $q202).shape, 1, $q209);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q178, $q193).shape, 1, $q200));
+    return $show($dimS($need(o.t9, $q178, $q202).shape, 1, $q209));
   } catch (e) {
     if (e instanceof EvalFailure) return $q17 + e.message;
     throw e;
   }
 }
 function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q115, $q134, 2, 1073741824, K1A0S4, $q116));
+  return (o.q0 ??= $buf(o.t0!, $q128, $q139, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q115, $q220, 2, 1073741824, K1A0S4, $q116));
+  return (o.q3 ??= $buf(o.t3!, $q128, $q230, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q115, $q221, 2, 1073741824, K1A0S4, $q116));
+  return (o.q4 ??= $buf(o.t4!, $q128, $q231, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q115, $q222, 4, 1073741824, K1A0S4, $q116));
+  return (o.q7 ??= $buf(o.t7!, $q128, $q232, 4, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q115, $q223, 4, 1073741824, K1A0S4, $q116));
+  return (o.q8 ??= $buf(o.t8!, $q128, $q233, 4, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q115, $q193, 2, 1073741824, K1A0S4, $q116));
+  return (o.q9 ??= $buf(o.t9!, $q128, $q202, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q115, $q198, 2, 1073741824, K1A0S4, $q116));
+  return (o.q10 ??= $buf(o.t10!, $q128, $q207, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2478,53 +2517,53 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = K1A0_z4(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q224, $q193);
+    if (o.t9 === null) $omitted(pp, $q189, $q202);
     const q5 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q225, $q198);
+    if (o.t10 === null) $omitted(pp, $q190, $q207);
     const q6 = K1A0_z10(o);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, o.s0[1], pp, $q226);
-    $u32(b7, 4, o.s0[0], pp, $q124);
+    $u32(b7, 0, o.s0[1], pp, $q234);
+    $u32(b7, 4, o.s0[0], pp, $q135);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 0, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $bd(5, $q224, 1, q5), $bd(6, $q225, 1, q6), $ub(7, $q133, 2, b7)], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
   try {
     const q0 = K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q224, $q193);
+    if (o.t9 === null) $omitted(pp, $q189, $q202);
     const q1 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q225, $q198);
+    if (o.t10 === null) $omitted(pp, $q190, $q207);
     const q2 = K1A0_z10(o);
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q226);
-    $u32(b6, 4, o.s0[0], pp, $q124);
+    $u32(b6, 0, o.s0[1], pp, $q234);
+    $u32(b6, 4, o.s0[0], pp, $q135);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, [$bd(0, $q136, 1, q0), $bd(1, $q224, 1, q1), $bd(2, $q225, 1, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $bd(5, "rotated_query", 0, c0), $ub(6, $q133, 2, b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q115, $q233, 4, 1073741824, K1A0S4, $q116));
+  return (o.q5 ??= $buf(o.t5!, $q128, $q237, 4, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q115, $q234, 4, 1073741824, K1A0S4, $q116));
+  return (o.q6 ??= $buf(o.t6!, $q128, $q238, 4, 1073741824, K1A0S4, $q129));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2538,27 +2577,27 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
-    $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 0, o.s0[1], pp, $q234);
+    $u32(b8, 4, o.s0[0], pp, $q135);
+    $u32(b8, 8, o.s5[0], pp, $q239);
+    $u32(b8, 12, r0, pp, $q240);
+    $u32(b8, 16, o.s6[1], pp, $q241);
+    $u32(b8, 20, o.s3[2], pp, $q242);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q239, $q240, s, [$bd(0, $q136, 1, c0), $bd(1, $q229, 1, q0), $bd(2, $q230, 1, q1), $bd(3, $q241, 1, q2), $bd(4, $q242, 1, q3), $bd(5, $q231, 1, q4), $bd(6, $q232, 1, q5), $bd(7, $q243, 0, c1), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q243, $q244, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V11, st);
   }
 }
 function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q139, $q140, 2, 1073741824, K1A0S4, $q116));
+  return (o.q11 ??= $buf(o.t11!, $q59, $q141, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
@@ -2568,9 +2607,9 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q141, "SparseAttention.AttendSplitKMerge", s, [$bd(0, $q243, 1, c0), $bd(1, $q139, 0, q0)], 1, wy, wz);
+    return $pass($q142, "SparseAttention.AttendSplitKMerge", s, K1A0V12, [c0, q0], 1, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V13, st);
   }
 }
 function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2578,25 +2617,25 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q244;
-    if (s0 === undefined) $noShown(K1A0S0 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S0 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S0 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S0 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S0, $q248);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q129, K1A0S0, $q249);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S0, $q249);
-    const c0 = $scratch($q250, x0);
-    const c1 = $scratch($q243, x1);
-    return { kernel: $q174, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q250, size: x0 }, { id: $q243, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q129, K1A0S0, $q250);
+    const c0 = $scratch($q251, x0);
+    const c1 = $scratch($q193, x1);
+    return { kernel: $q174, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q251, size: x0 }, { id: $q193, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V10, st);
+    return $evalAt(e, K1A0V14, st);
   }
 }
 function K1A0_r0(o: K1A0): string {
@@ -2615,7 +2654,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q206, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q215, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2626,17 +2665,17 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = K1A0_z7(o);
     const q4 = K1A0_z8(o);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, o.s0[1], pp, $q226);
-    $u32(b5, 4, o.s0[0], pp, $q124);
+    $u32(b5, 0, o.s0[1], pp, $q234);
+    $u32(b5, 4, o.s0[0], pp, $q135);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 0, q1), $bd(2, $q230, 0, q2), $bd(3, $q231, 1, q3), $bd(4, $q232, 1, q4), $ub(5, $q133, 2, b5)], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V15, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
@@ -2652,40 +2691,40 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
-    $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 0, o.s0[1], pp, $q234);
+    $u32(b8, 4, o.s0[0], pp, $q135);
+    $u32(b8, 8, o.s5[0], pp, $q239);
+    $u32(b8, 12, r0, pp, $q240);
+    $u32(b8, 16, o.s6[1], pp, $q241);
+    $u32(b8, 20, o.s3[2], pp, $q242);
     $f32(b8, 24, o.a4);
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m27 ?? K1A0_d27(o));
+    const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q239, $q240, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q231, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q243, 0, c0), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q243, $q244, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V11, st);
   }
 }
 function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S7 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S7 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S7, $q249);
-    const c0 = $scratch($q243, x0);
-    return { kernel: $q174, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q243, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q129, K1A0S7, $q250);
+    const c0 = $scratch($q193, x0);
+    return { kernel: $q174, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q193, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V11, st);
+    return $evalAt(e, K1A0V16, st);
   }
 }
 function K1A0_r1(o: K1A0): string {
@@ -2694,63 +2733,63 @@ function K1A0_r1(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-/** derive "separateKv": memo m32 */
-function K1A0_d32(o: K1A0): boolean {
+/** derive "separateKv": memo m34 */
+function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m32 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q102, $q103).shape.length === 3)) && ($need(o.t2, $q104, $q105).shape.length === 3)) && $same($need(o.t1, $q252, $q103).shape as readonly number[], $need(o.t2, $q253, $q105).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q103) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q103) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q103) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q106, $q103).dtype === $q107)) && ($need(o.t2, $q108, $q105).dtype === $q107)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q115, $q116).shape.length === 3)) && ($need(o.t2, $q117, $q118).shape.length === 3)) && $same($need(o.t1, $q253, $q116).shape as readonly number[], $need(o.t2, $q254, $q118).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q116) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q116) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q116) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q119, $q116).dtype === $q120)) && ($need(o.t2, $q121, $q118).dtype === $q120)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q109);
+    throw $wrap(e, $q122);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return [() => $where(path) + $q110, () => $where(path) + $q111, () => $why(path, K1A0V12, [$q102, () => $need(o.t1, $q102, $q103).shape.length]), () => $why(path, K1A0V12, [$q104, () => $need(o.t2, $q104, $q105).shape.length]), () => $why(path, K0A0V0, [$q252, () => $need(o.t1, $q252, $q103).shape, $q253, () => $need(o.t2, $q253, $q105).shape]), () => $why(path, K0A0V1, [$q112, () => $dimT(o.t1, (0 as number), $q103), $q59, () => o.s0[0]]), () => $why(path, K0A0V1, [$q113, () => $dimT(o.t1, (1 as number), $q103), $q207, () => o.s0[1]]), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q103), $q101, () => K1A0_d12(o)]), () => $why(path, K0A0V1, [$q106, () => $need(o.t1, $q106, $q103).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q108, () => $need(o.t2, $q108, $q105).dtype, $q68, $q67]), () => $why(path, K0A0V1, [$q214, () => o.s0[2], $q60, () => K1A0_d3(o)])][$first([() => (o.t1 !== null), () => (o.t2 !== null), () => ($need(o.t1, $q102, $q103).shape.length === 3), () => ($need(o.t2, $q104, $q105).shape.length === 3), () => $same($need(o.t1, $q252, $q103).shape as readonly number[], $need(o.t2, $q253, $q105).shape as readonly number[]), () => ($dimT(o.t1, (0 as number), $q103) === o.s0[0]), () => ($dimT(o.t1, (1 as number), $q103) === o.s0[1]), () => ($dimT(o.t1, (2 as number), $q103) === K1A0_d12(o)), () => ($need(o.t1, $q106, $q103).dtype === $q107), () => ($need(o.t2, $q108, $q105).dtype === $q107)])]!();
+  return $and([() => (o.t1 !== null), () => $where(path) + $q123, () => (o.t2 !== null), () => $where(path) + $q124, () => ($need(o.t1, $q115, $q116).shape.length === 3), () => $why(path, K1A0V17, [$q115, () => $need(o.t1, $q115, $q116).shape.length]), () => ($need(o.t2, $q117, $q118).shape.length === 3), () => $why(path, K1A0V17, [$q117, () => $need(o.t2, $q117, $q118).shape.length]), () => $same($need(o.t1, $q253, $q116).shape as readonly number[], $need(o.t2, $q254, $q118).shape as readonly number[]), () => $why(path, K0A0V0, [$q253, () => $need(o.t1, $q253, $q116).shape, $q254, () => $need(o.t2, $q254, $q118).shape]), () => ($dimT(o.t1, (0 as number), $q116) === o.s0[0]), () => $why(path, K0A0V1, [$q125, () => $dimT(o.t1, (0 as number), $q116), $q72, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q116) === o.s0[1]), () => $why(path, K0A0V1, [$q126, () => $dimT(o.t1, (1 as number), $q116), $q216, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q116) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q116), $q114, () => K1A0_d12(o)]), () => ($need(o.t1, $q119, $q116).dtype === $q120), () => $why(path, K0A0V1, [$q119, () => $need(o.t1, $q119, $q116).dtype, $q81, $q80]), () => ($need(o.t2, $q121, $q118).dtype === $q120), () => $why(path, K0A0V1, [$q121, () => $need(o.t2, $q121, $q118).dtype, $q81, $q80]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q73, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
   try {
-    return ((o.m32 ?? K1A0_d32(o))) === true;
+    return ((o.m34 ?? K1A0_d34(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d32(o), $q109, () => K1A0_x15(o, [...[], $q109]));
+  return $condWhy(() => K1A0_d34(o), $q122, () => K1A0_x15(o, [...[], $q122]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q115, $q103, 2, 1073741824, K1A0S4, $q116));
+  return (o.q1 ??= $buf(o.t1!, $q128, $q116, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q115, $q105, 2, 1073741824, K1A0S4, $q116));
+  return (o.q2 ??= $buf(o.t2!, $q128, $q118, 2, 1073741824, K1A0S4, $q129));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q122, $q103);
+    if (o.t1 === null) $omitted(pp, $q40, $q116);
     const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q123, $q105);
+    if (o.t2 === null) $omitted(pp, $q41, $q118);
     const q1 = K1A0_z2(o);
     const q2 = K1A0_z3(o);
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q224, $q193);
+    if (o.t9 === null) $omitted(pp, $q189, $q202);
     const q6 = K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q225, $q198);
+    if (o.t10 === null) $omitted(pp, $q190, $q207);
     const q7 = K1A0_z10(o);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, o.s0[1], pp, $q226);
-    $u32(b8, 4, o.s0[0], pp, $q124);
+    $u32(b8, 0, o.s0[1], pp, $q234);
+    $u32(b8, 4, o.s0[0], pp, $q135);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q229, 0, q2), $bd(3, $q230, 0, q3), $bd(4, $q231, 1, q4), $bd(5, $q232, 1, q5), $bd(6, $q224, 1, q6), $bd(7, $q225, 1, q7), $ub(8, $q133, 2, b8)], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2758,25 +2797,25 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S11 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S11 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
-    if (s1 === undefined) $noShown(K1A0S11 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
+    if (s1 === undefined) $noShown(K1A0S11 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S11, $q248);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q129, K1A0S11, $q249);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q116, K1A0S11, $q249);
-    const c0 = $scratch($q250, x0);
-    const c1 = $scratch($q243, x1);
-    return { kernel: $q174, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q250, size: x0 }, { id: $q243, size: x1 }], outputShapes: shapes };
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q129, K1A0S11, $q250);
+    const c0 = $scratch($q251, x0);
+    const c1 = $scratch($q193, x1);
+    return { kernel: $q174, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q251, size: x0 }, { id: $q193, size: x1 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V13, st);
+    return $evalAt(e, K1A0V19, st);
   }
 }
 function K1A0_r2(o: K1A0): string {
@@ -2788,43 +2827,43 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q122, $q103);
+    if (o.t1 === null) $omitted(pp, $q40, $q116);
     const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q123, $q105);
+    if (o.t2 === null) $omitted(pp, $q41, $q118);
     const q1 = K1A0_z2(o);
     const q2 = K1A0_z3(o);
     const q3 = K1A0_z4(o);
     const q4 = K1A0_z7(o);
     const q5 = K1A0_z8(o);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q226);
-    $u32(b6, 4, o.s0[0], pp, $q124);
+    $u32(b6, 0, o.s0[1], pp, $q234);
+    $u32(b6, 4, o.s0[0], pp, $q135);
     st = 1;
     const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q227, $q228, s, [$bd(0, $q122, 1, q0), $bd(1, $q123, 1, q1), $bd(2, $q229, 0, q2), $bd(3, $q230, 0, q3), $bd(4, $q231, 1, q4), $bd(5, $q232, 1, q5), $ub(6, $q133, 2, b6)], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V20, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V7, st);
+    return $evalIn(e, pp, K1A0V8, st);
   }
 }
 function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
-    if (s0 === undefined) $noShown(K1A0S16 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S16 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m27 ?? K1A0_d27(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q116, K1A0S16, $q249);
-    const c0 = $scratch($q243, x0);
-    return { kernel: $q174, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q243, size: x0 }], outputShapes: shapes };
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q129, K1A0S16, $q250);
+    const c0 = $scratch($q193, x0);
+    return { kernel: $q174, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q193, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V14, st);
+    return $evalAt(e, K1A0V21, st);
   }
 }
 function K1A0_r3(o: K1A0): string {
@@ -2846,19 +2885,19 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
-    $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 0, o.s0[1], pp, $q234);
+    $u32(b8, 4, o.s0[0], pp, $q135);
+    $u32(b8, 8, o.s5[0], pp, $q239);
+    $u32(b8, 12, r0, pp, $q240);
+    $u32(b8, 16, o.s6[1], pp, $q241);
+    $u32(b8, 20, o.s3[2], pp, $q242);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q257, $q258, s, [$bd(0, $q136, 1, c0), $bd(1, $q229, 1, q0), $bd(2, $q230, 1, q1), $bd(3, $q241, 1, q2), $bd(4, $q242, 1, q3), $bd(5, $q231, 1, q4), $bd(6, $q232, 1, q5), $bd(7, $q139, 0, q6), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V15, st);
+    return $evalIn(e, pp, K1A0V23, st);
   }
 }
 function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2866,20 +2905,20 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q244;
-    if (s0 === undefined) $noShown(K1A0S20 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S20 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q246;
-    if (s1 === undefined) $noShown(K1A0S20 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
+    if (s1 === undefined) $noShown(K1A0S20 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S20, $q248);
-    const c0 = $scratch($q250, x0);
-    return { kernel: $q174, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q250, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q129, K1A0S20, $q249);
+    const c0 = $scratch($q251, x0);
+    return { kernel: $q174, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V16, st);
+    return $evalAt(e, K1A0V24, st);
   }
 }
 function K1A0_r4(o: K1A0): string {
@@ -2901,25 +2940,25 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q226);
-    $u32(b8, 4, o.s0[0], pp, $q124);
-    $u32(b8, 8, o.s5[0], pp, $q235);
-    $u32(b8, 12, r0, pp, $q236);
-    $u32(b8, 16, o.s6[1], pp, $q237);
-    $u32(b8, 20, o.s3[2], pp, $q238);
+    $u32(b8, 0, o.s0[1], pp, $q234);
+    $u32(b8, 4, o.s0[0], pp, $q135);
+    $u32(b8, 8, o.s5[0], pp, $q239);
+    $u32(b8, 12, r0, pp, $q240);
+    $u32(b8, 16, o.s6[1], pp, $q241);
+    $u32(b8, 20, o.s3[2], pp, $q242);
     $f32(b8, 24, o.a4);
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q257, $q258, s, [$bd(0, $q136, 1, q0), $bd(1, $q229, 1, q1), $bd(2, $q230, 1, q2), $bd(3, $q241, 1, q3), $bd(4, $q242, 1, q4), $bd(5, $q231, 1, q5), $bd(6, $q232, 1, q6), $bd(7, $q139, 0, q7), $ub(8, $q133, 2, b8)], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V15, st);
+    return $evalIn(e, pp, K1A0V23, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
-  if (s0 === undefined) $noShown(K1A0S24 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
+  if (s0 === undefined) $noShown(K1A0S24 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
   return { kernel: $q174, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2933,20 +2972,20 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S27 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S27 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
-    if (s1 === undefined) $noShown(K1A0S27 + $q247, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
+    if (s1 === undefined) $noShown(K1A0S27 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q116, K1A0S27, $q248);
-    const c0 = $scratch($q250, x0);
-    return { kernel: $q174, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q250, size: x0 }], outputShapes: shapes };
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q129, K1A0S27, $q249);
+    const c0 = $scratch($q251, x0);
+    return { kernel: $q174, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q251, size: x0 }], outputShapes: shapes };
   } catch (e) {
-    return $evalAt(e, K1A0V17, st);
+    return $evalAt(e, K1A0V25, st);
   }
 }
 function K1A0_r6(o: K1A0): string {
@@ -2956,8 +2995,8 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
-  if (s0 === undefined) $noShown(K1A0S31 + $q245, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
+  if (s0 === undefined) $noShown(K1A0S31 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
   return { kernel: $q174, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
 }
@@ -2973,13 +3012,13 @@ function K1A0_plan(o: K1A0): Plan {
   } catch (e) {
     $evalFail(e, $q174, $q154);
   }
-  const h0 = $outShape(o0, 3, $q174, $q140);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q107 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q140, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
-  const h1 = $outShape(o.s3, 4, $q174, $q220);
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q220, o.u3.shape, h1, $q209);
-  const h2 = $outShape(o.s4, 4, $q174, $q221);
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q221, o.u4.shape, h2, $q208);
+  const h0 = $outShape(o0, 3, $q174, $q141);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q120 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q141, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h1 = o.s3;
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q230, o.u3.shape, h1, $q218);
+  const h2 = o.s4;
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q231, o.u4.shape, h2, $q217);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
   if (!K1A0_c0(o)) $fail($q155, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
   if (!K1A0_c1(o)) $fail($q155, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
@@ -3026,38 +3065,38 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q134:
-          t0 = $td(ins[key], K1, $q115, key);
+        case $q139:
+          t0 = $td(ins[key], K1, $q128, key);
           break;
-        case $q103:
-          t1 = $td(ins[key], K1, $q115, key);
+        case $q116:
+          t1 = $td(ins[key], K1, $q128, key);
           break;
-        case $q105:
-          t2 = $td(ins[key], K1, $q115, key);
+        case $q118:
+          t2 = $td(ins[key], K1, $q128, key);
           break;
-        case $q220:
-          t3 = $td(ins[key], K1, $q115, key);
+        case $q230:
+          t3 = $td(ins[key], K1, $q128, key);
           break;
-        case $q221:
-          t4 = $td(ins[key], K1, $q115, key);
+        case $q231:
+          t4 = $td(ins[key], K1, $q128, key);
+          break;
+        case $q237:
+          t5 = $td(ins[key], K1, $q128, key);
+          break;
+        case $q238:
+          t6 = $td(ins[key], K1, $q128, key);
+          break;
+        case $q232:
+          t7 = $td(ins[key], K1, $q128, key);
           break;
         case $q233:
-          t5 = $td(ins[key], K1, $q115, key);
+          t8 = $td(ins[key], K1, $q128, key);
           break;
-        case $q234:
-          t6 = $td(ins[key], K1, $q115, key);
+        case $q202:
+          t9 = $td(ins[key], K1, $q128, key);
           break;
-        case $q222:
-          t7 = $td(ins[key], K1, $q115, key);
-          break;
-        case $q223:
-          t8 = $td(ins[key], K1, $q115, key);
-          break;
-        case $q193:
-          t9 = $td(ins[key], K1, $q115, key);
-          break;
-        case $q198:
-          t10 = $td(ins[key], K1, $q115, key);
+        case $q207:
+          t10 = $td(ins[key], K1, $q128, key);
           break;
         default:
           $fail($q0, K1 + $q160 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
@@ -3068,14 +3107,14 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q140:
-          t11 = $td(outs[key], K1, $q139, key);
+        case $q141:
+          t11 = $td(outs[key], K1, $q59, key);
           break;
-        case $q220:
-          u3 = $td(outs[key], K1, $q139, key);
+        case $q230:
+          u3 = $td(outs[key], K1, $q59, key);
           break;
-        case $q221:
-          u4 = $td(outs[key], K1, $q139, key);
+        case $q231:
+          u4 = $td(outs[key], K1, $q59, key);
           break;
         default:
           $fail($q0, K1 + $q161 + key + "`; outputs are outputT, pastKeyT, pastValueT");
@@ -3086,7 +3125,7 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q259:
+        case $q260:
           g0 = $av(attrs[key], K1, key);
           break;
         case $q163:
@@ -3095,13 +3134,13 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q164:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q260:
+        case $q261:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q135:
+        case $q140:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q261:
+        case $q262:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
@@ -3114,94 +3153,94 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q115, $q134);
+    $missing(K1, $q128, $q139);
   } else {
     dt0 = t0.dtype;
-    by0 = $q134;
-    $rank(t0, 3, K1, $q115, $q134);
+    by0 = $q139;
+    $rank(t0, 3, K1, $q128, $q139);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q115, $q103);
+    $param(t1, dt0!, by0, "T", 3, K1, $q128, $q116);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q115, $q105);
+    $param(t2, dt0!, by0, "T", 3, K1, $q128, $q118);
   }
   if (t3 === null) {
-    $missing(K1, $q115, $q220);
+    $missing(K1, $q128, $q230);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q115, $q220);
+    $param(t3, dt0!, by0, "T", 4, K1, $q128, $q230);
   }
   if (t4 === null) {
-    $missing(K1, $q115, $q221);
+    $missing(K1, $q128, $q231);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q115, $q221);
+    $param(t4, dt0!, by0, "T", 4, K1, $q128, $q231);
   }
   if (t5 === null) {
-    $missing(K1, $q115, $q233);
+    $missing(K1, $q128, $q237);
   } else {
     dt1 = t5.dtype;
-    by1 = $q233;
-    $rank(t5, 2, K1, $q115, $q233);
+    by1 = $q237;
+    $rank(t5, 2, K1, $q128, $q237);
   }
   if (t6 === null) {
-    $missing(K1, $q115, $q234);
+    $missing(K1, $q128, $q238);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q115, $q234);
+    $param(t6, dt1!, by1, "M", 2, K1, $q128, $q238);
   }
   if (t7 === null) {
-    $missing(K1, $q115, $q222);
+    $missing(K1, $q128, $q232);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q115, $q222);
+    $param(t7, dt1!, by1, "M", 1, K1, $q128, $q232);
   }
   if (t8 === null) {
-    $missing(K1, $q115, $q223);
+    $missing(K1, $q128, $q233);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q115, $q223);
+    $param(t8, dt1!, by1, "M", 1, K1, $q128, $q233);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q115, $q193);
+    $param(t9, dt0!, by0, "T", 2, K1, $q128, $q202);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q115, $q198);
+    $param(t10, dt0!, by0, "T", 2, K1, $q128, $q207);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q139, $q140);
+    $param(t11, dt0!, by0, "T", 3, K1, $q59, $q141);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q139, $q220);
+    $param(u3, dt0!, by0, "T", 4, K1, $q59, $q230);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q139, $q221);
+    $param(u4, dt0!, by0, "T", 4, K1, $q59, $q231);
   }
-  if (dt0 === undefined) dt0 = $q107;
-  else if (dt0 !== $q107) $fail($q0, K1 + $q166 + dt0 + $q167);
+  if (dt0 === undefined) dt0 = $q120;
+  else if (dt0 !== $q120) $fail($q0, K1 + $q166 + dt0 + $q167);
   if (dt1 === undefined) dt1 = $q168;
   else if (dt1 !== $q168) $fail($q0, K1 + ": M = " + dt1 + $q169);
-  $num(g0, false, K1, $q259);
+  $num(g0, false, K1, $q260);
   $num(g1, false, K1, $q163);
   $num(g2, false, K1, $q164);
-  $num(g3, false, K1, $q260);
-  $num(g4, false, K1, $q135);
-  $num(g5, false, K1, $q261);
+  $num(g3, false, K1, $q261);
+  $num(g4, false, K1, $q140);
+  $num(g5, false, K1, $q262);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q262);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q263);
   if (a1 === undefined) $fail($q0, K1 + $q170);
   if (a2 === undefined) $fail($q0, K1 + $q171);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q262);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q263);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q107 && dt1 === $q168) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
+  if (dt0 === $q120 && dt1 === $q168) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
   return $fail($q156, K1 + $q172 + "T=" + dt0 + ", " + "M=" + dt1 + $q173);
 }
 

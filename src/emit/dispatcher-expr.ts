@@ -541,10 +541,13 @@ export class AssignmentGen {
         return code.value === true ? [] : [{ c, code: code.code }];
       });
       if (live.length === 1) return this.explainNode(live[0]!.c, cur, e, pathCode, depth + 1);
-      const tests = live.slice(0, -1).map((l) => `() => ${l.code}`);
-      const whys = live.map((l) => this.explainNode(l.c, cur, e, pathCode, depth + 1));
-      // The explanations as a list of functions, the one at the first false conjunct's index called.
-      return `[${whys.map((w) => `() => ${w}`).join(", ")}][$first([${tests.join(", ")}])]${ty("!")}()`;
+      // Each conjunct's test and explanation, then the last one's explanation: $and calls the
+      // explanation of the first conjunct whose test is false or fails.
+      const parts = live.flatMap((l, i) => {
+        const why = `() => ${this.explainNode(l.c, cur, e, pathCode, depth + 1)}`;
+        return i < live.length - 1 ? [`() => ${l.code}`, why] : [why];
+      });
+      return `$and([${parts.join(", ")}])`;
     }
     if (node.k === "cond") {
       const C = this.expr(node.cond, e, cur).code;

@@ -34,6 +34,72 @@ export interface AssignmentContext {
   readonly keyReads: Map<string, string>;
 }
 
+const AS_NUMBER = ty(" as number");
+
+/** A call of a helper that yields a number, as generated code (the whole code one call). */
+const NUMERIC_CALL = /^(?:\$(?:mulN|addN|subN|chk|ceilDiv|fdivI|divN|modN|divF|pow2ceil)|Math\.(?:min|max|floor|ceil))\(/;
+
+/**
+ * The guarded values a method has computed, for reuse: a later guarded value that computes one of
+ * them again (the specs repeat sub-expressions, e.g. a dispatch's x and y) reads its temporary
+ * instead. Only a whole call of a numeric helper is reused: it is pure, and the method computed it
+ * already without failing, so reading the temporary gives the same value and the same errors.
+ */
+class Reuse {
+  private readonly known: { readonly code: string; readonly temp: string }[] = [];
+
+  /** The temporary holding exactly `code`, if any. */
+  temp(code: string): string | undefined {
+    return this.known.find((k) => k.code === code)?.temp;
+  }
+
+  /** `code` with every computed value in it (longest first) replaced by its temporary. */
+  rewrite(code: string): string {
+    let out = code;
+    for (const k of this.known) {
+      for (let at = out.indexOf(k.code); at >= 0; at = out.indexOf(k.code, at + 1)) {
+        // A whole call: not the tail of a longer name or of a property access, nor text in a string.
+        if ((at > 0 && /[\w$.]/.test(out[at - 1]!)) || inString(out, at)) continue;
+        // Typed as the call was: where the code casts the call to a number already, the bare temporary.
+        const by = out.startsWith(AS_NUMBER, at + k.code.length) ? k.temp : `(${k.temp}${AS_NUMBER})`;
+        out = out.slice(0, at) + by + out.slice(at + k.code.length);
+      }
+    }
+    return out;
+  }
+
+  /** Records that `temp` holds `code` (when it is a numeric helper's call). */
+  add(code: string, temp: string): void {
+    if (!NUMERIC_CALL.test(code) || !wholeCall(code)) return;
+    this.known.push({ code, temp });
+    this.known.sort((a, b) => b.code.length - a.code.length);
+  }
+}
+
+/** Whether position `at` of generated code is inside a string literal (double-quoted, with backslash escapes). */
+function inString(code: string, at: number): boolean {
+  let open = false;
+  for (let i = 0; i < at; i++) {
+    if (open && code[i] === "\\") i++;
+    else if (code[i] === '"') open = !open;
+  }
+  return open;
+}
+
+/** Whether the parenthesis that the code's first `(` opens closes at its last character (parentheses in strings aside). */
+function wholeCall(code: string): boolean {
+  let depth = 0;
+  let open = false;
+  for (let i = code.indexOf("("); i < code.length; i++) {
+    if (open && code[i] === "\\") i++;
+    else if (code[i] === '"') open = !open;
+    else if (open) continue;
+    else if (code[i] === "(") depth++;
+    else if (code[i] === ")" && --depth === 0) return i === code.length - 1;
+  }
+  return false;
+}
+
 /** Per kernel (its declarations array): module functions shared by its classes, by their text. */
 const sharedFunctions = new WeakMap<string[], Map<string, string>>();
 
@@ -149,16 +215,21 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     body.push(`    if (s${pi} === undefined) $noShown(${head}, ${names}, [${reads.map((r) => r.shown).join(", ")}], ${sc(tail)});`);
   });
   let tmpCount = 0;
+  const reuse = new Reuse();
   /**
    * Emits `st = N; const rN = code;` and returns rN: the method's one try/catch turns an evaluation
    * failure into an "eval" KernelCallError naming stage N (`stages`: its prefix and what was
-   * evaluated). A constant or a plain read cannot fail and is returned as it is.
+   * evaluated). A constant or a plain read cannot fail and is returned as it is; a value computed
+   * before is read from its temporary.
    */
   const guarded = (x: Code, pfx: string, what: string): string => {
     if (x.value !== undefined || x.read) return x.code;
+    const known = reuse.temp(x.code);
+    if (known) return known;
     const t = `r${tmpCount++}`;
     stages.push(sc(pfx), q(what));
-    body.push(`    st = ${stages.length / 2};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
+    body.push(`    st = ${stages.length / 2};`, `    const ${t}${ty(": unknown")} = ${reuse.rewrite(x.code)};`);
+    reuse.add(x.code, t);
     return t;
   };
   // Scratch sizes: a literal list shape multiplies its items in place (the same product, no array).
@@ -235,11 +306,15 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
     const body: string[] = [];
     const whats: string[] = [];
     let tmpCount = 0;
+    const reuse = new Reuse();
     const guarded = (x: Code, what: string): string => {
       if (x.value !== undefined || x.read) return x.code;
+      const known = reuse.temp(x.code);
+      if (known) return known;
       const t = `r${tmpCount++}`;
       whats.push(q(what));
-      body.push(`    st = ${whats.length};`, `    const ${t}${ty(": unknown")} = ${x.code};`);
+      body.push(`    st = ${whats.length};`, `    const ${t}${ty(": unknown")} = ${reuse.rewrite(x.code)};`);
+      reuse.add(x.code, t);
       return t;
     };
     const resources = new Map<string, string>(scratchRefs.map((r, i) => [`scratch:${r}`, `c${i}`]));
@@ -273,7 +348,10 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       }
       return r;
     };
-    // One statement per binding, in order, so the first failing binding is the one reported.
+    // One statement per binding, in order, so the first failing binding is the one reported. The
+    // pass's layout (each binding's name and buffer type) is a module constant; $pass makes the
+    // bindings from it and the resources.
+    const layout: string[] = [];
     const bindings = pm.bindings.map((b, bi) => {
       if (b.kind === "uniform") {
         // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
@@ -291,9 +369,11 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
               : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)});`,
           );
         });
-        return `$ub(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${u})`;
+        layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer) + 3));
+        return u;
       }
-      return `$bd(${bi}, ${q(b.name)}, ${BUFFER_TYPES.indexOf(b.buffer)}, ${resourceOf(b)})`;
+      layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
+      return resourceOf(b);
     });
     const wg = pm.pass.dispatch.map((d, i) => {
       const x = g.expr(d.texpr, penv, d);
@@ -302,7 +382,8 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       body.push(`    const ${w} = $wg(${guarded(x, `dispatch ${"xyz"[i]}`)}, ${maxWg}, pp, ${q("xyz"[i])});`);
       return w;
     });
-    body.push(`    return $pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s, [${bindings.join(", ")}], ${wg.join(", ")});`);
+    const layoutConst = cx.konst(`[${layout.join(", ")}]`, "readonly (string | number)[]");
+    body.push(`    return $pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s, ${layoutConst}, [${bindings.join(", ")}], ${wg.join(", ")});`);
     if (whats.length === 0) return body;
     const table = cx.konst(`[${whats.join(", ")}]`, "readonly string[]");
     return [
@@ -327,7 +408,7 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
   return method;
 }
 
-/** Buffer types as `$bd` takes them (an index into the prelude's BT). */
+/** Buffer types as a pass's layout gives them (an index into the prelude's BT). */
 const BUFFER_TYPES: readonly string[] = ["storage", "read-only-storage", "uniform"];
 
 /** The largest binding of a kind the profile allows (WebGPU's defaults when the profile names none). */
@@ -366,7 +447,11 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
       value = `o${j}`;
     }
     const h = `h${j}`;
-    lines.push(`${ind}const ${h} = $outShape(${value}, ${o.rank ?? -1}, ${q(name)}, ${q(o.name)});`);
+    // The shape of a tensor validation fixed (present, of its declared rank) was checked when the call
+    // was read: a list of non-negative integers of that rank, so it needs no check here.
+    const leaf = se.texpr.k === "leaf" && se.texpr.leaf.ns === "shapes" ? valid.tensors.get(se.texpr.leaf.name) : undefined;
+    const checked = x.read && leaf !== undefined && leaf.required && !leaf.filled && (o.rank === undefined || leaf.rank === o.rank);
+    lines.push(`${ind}const ${h} = ${checked ? value : `$outShape(${value}, ${o.rank ?? -1}, ${q(name)}, ${q(o.name)})`};`);
     const bad = (given: string): string => `$badOutput(${q(name)}, ${q(o.name)}, ${given}.shape, ${h}, ${q(se.source.text)})`;
     if (inputIds.has(o.name)) {
       const u = valid.aliasIndex.get(o.name);

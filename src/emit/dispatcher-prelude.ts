@@ -316,13 +316,18 @@ function $try(f«: () => unknown»)«: unknown» {
     throw e;
   }
 }
-/** The index of the first test whose value is false or fails (tests.length when none is). */
-function $first(tests«: readonly (() => unknown)[]»)«: number» {
-  for (let i = 0; i < tests.length; i++) {
-    const v = $try(tests[i]«!»);
-    if (v === false || v instanceof EvalFailure) return i;
+/**
+ * Why a chain of conjuncts is not true: parts holds a test and an explanation per conjunct, then
+ * the last conjunct's explanation; the explanation of the first conjunct whose test is false or
+ * fails is given (the last one's when every test holds).
+ */
+function $and(parts«: readonly (() => unknown)[]»)«: string» {
+  let i = 0;
+  for (; i < parts.length - 1; i += 2) {
+    const v = $try(parts[i]«!»);
+    if (v === false || v instanceof EvalFailure) break;
   }
-  return tests.length;
+  return parts[i < parts.length - 1 ? i + 1 : i]«!»()« as string»;
 }
 function $showT(v«: unknown»)«: string» {
   return v instanceof EvalFailure ? "error: " + v.message : $show(v);
@@ -388,7 +393,7 @@ function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: numb
 }
 function $product(shape«: readonly number[]»)«: number» {
   let p = 1;
-  for (const d of shape) p *= d;
+  for (let i = 0; i < shape.length; i++) p *= shape[i]«!»;
   return p;
 }
 function $round4(n«: number»)«: number» {
@@ -401,8 +406,10 @@ function $fits(size«: number», max«: number», limit«: string», prefix«: s
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
 function $outShape(v«: unknown», rank«: number», kernel«: string», id«: string»)«: readonly number[]» {
-  let ok = Array.isArray(v) && (rank < 0 || v.length === rank);
-  if (ok) for (const d of v« as unknown[]») if (!(Number.isSafeInteger(d) && (d« as number») >= 0)) ok = false;
+  const a = v« as unknown[]»;
+  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+  // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
+  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i]« as number») >= 0)) ok = false;
   if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v« as readonly number[]»;
 }
@@ -467,19 +474,21 @@ function $wg(n«: unknown», max«: number», prefix«: string», axis«: string
   }
   return n;
 }
-/** Buffer types by the index the generated code passes ($bd, $ub). */
+/** Buffer types by the index a pass's layout gives ($pass). */
 const BT = ["storage", "read-only-storage", "uniform"]« as const»;
-/** One binding of a pass: its number, WGSL name, buffer type (an index into BT) and resource. */
-function $bd(binding«: number», name«: string», type«: 0 | 1 | 2», resource«: BindingResource»)«: BindingPlan» {
-  return { binding, name, type: BT[type], resource };
-}
-/** A binding of a uniform buffer's bytes. */
-function $ub(binding«: number», name«: string», type«: 0 | 1 | 2», bytes«: Uint8Array»)«: BindingPlan» {
-  return { binding, name, type: BT[type], resource: { kind: "uniform", bytes } };
-}
-/** One compute pass of a plan (entry point main). */
-function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», x«: number», y«: number», z«: number»)«: PassPlan» {
-  return { id, name, shader, entryPoint: "main", bindings, workgroups: [x, y, z] };
+/**
+ * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
+ * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
+ * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
+ * by its binding, and the array is the pass's binding list.
+ */
+function $pass(id«: string», name«: string», shader«: string», layout«: readonly (string | number)[]», resources«: (BindingResource | Uint8Array | BindingPlan)[]», x«: number», y«: number», z«: number»)«: PassPlan» {
+  for (let i = 0; i < resources.length; i++) {
+    const t = layout[2 * i + 1]« as number»;
+    const r = resources[i];
+    resources[i] = { binding: i, name: layout[2 * i]« as string», type: BT[t % 3]«!», resource: t > 2 ? { kind: "uniform", bytes: r« as Uint8Array» } : (r« as BindingResource») };
+  }
+  return { id, name, shader, entryPoint: "main", bindings: resources« as BindingPlan[]», workgroups: [x, y, z] };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch«: string», size«: number»)«: BindingResource» {

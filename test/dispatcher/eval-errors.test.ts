@@ -4,8 +4,9 @@
  * past the device limit, scratch and output shapes whose evaluation fails, and several of these in
  * one call (the first in plan order must be the one reported); also integer overflow in checked
  * and in run-time-typed arithmetic, and integer division, modulo and ceilDiv by constants of both
- * signs on operands of both signs. A variant of the Axpby fixture reaches them; the generated
- * dispatcher and the interpreter must agree on every call.
+ * signs on operands of both signs; a field that repeats an earlier field's product (read from its
+ * temporary in the generated code) failing where the earlier one did not. A variant of the Axpby
+ * fixture reaches them; the generated dispatcher and the interpreter must agree on every call.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -32,6 +33,8 @@ function evalSpec(): unknown {
   spec.bindings.params.struct.push(
     { name: "k", type: "u32", value: "attrs.k" },
     { name: "k2", type: "i32", value: "attrs.k * 65536" },
+    // Repeats k2's product: the generated code reads k2's value for it (a guarded value computed before).
+    { name: "k3", type: "i32", value: "attrs.k * 65536 * 2" },
     { name: "kf", type: "f32", value: "attrs.k / 3" },
     { name: "nm", type: "i32", value: "(n - 10) % -3 + (n - 10) % 3" },
     { name: "nq", type: "i32", value: "(n - 10) // 4 + (n - 10) / -4 + ceilDiv(n - 10, 3) + ceilDiv(n - 10, -3)" },
@@ -54,7 +57,7 @@ function randomCall(r: () => number): Call {
   if (r() < 0.6) inputs.biasT = t([n]);
   const attrs: Record<string, number> = {};
   for (const [name, values] of [
-    ["k", [0, 1, 7, -1, 2 ** 31, 2 ** 32, 2 ** 40, 1.5]],
+    ["k", [0, 1, 7, -1, 20000, 2 ** 31, 2 ** 32, 2 ** 40, 1.5]],
     ["groups", [0, 1, 65535, 65536, -1, 0.5]],
     ["d", [1, 2, 0, -5]],
     ["e", [1, 0]],
@@ -97,6 +100,7 @@ describe("generated dispatcher vs interpreter on evaluation errors", () => {
       "binding `bias` needs tensor `biasT`",
       "uniform field `params.k` (u32)",
       "uniform field `params.k2` (i32)",
+      "uniform field `params.k3` (i32)",
       "dispatch y",
       "the shape of intermediate `tmp`",
       "the shape of output `yT`",

@@ -27,6 +27,7 @@ import {
   type PagedCaseShape,
 } from "../support/paged-cases.js";
 import { rng } from "../support/rng.js";
+import { requireRowWidth, rowWidth } from "../support/row-width.js";
 
 const SEED = process.env.PAGED_ROW_SEED ? Number(process.env.PAGED_ROW_SEED) : Math.floor(Math.random() * 2 ** 31);
 const TOL = ATTENTION_TOL;
@@ -37,15 +38,8 @@ const device = await getGpuDevice({
   requiredLimits: { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024 },
 });
 
-/** The subgroup widths the row design is written for (ROW_SUBGROUP_SIZE). */
-const ROW_WIDTHS = [8, 16, 32];
-const info = device?.adapterInfo;
-/** The adapter's subgroup width, when it is one width and the row design has a build for it. */
-const W =
-  info && info.subgroupMinSize === info.subgroupMaxSize && ROW_WIDTHS.includes(info.subgroupMinSize) ? info.subgroupMinSize : undefined;
-const widthProblem = info
-  ? `the adapter's subgroups are ${info.subgroupMinSize}..${info.subgroupMaxSize} lanes wide; the row design has builds for exactly ${ROW_WIDTHS.join(", ")}`
-  : "";
+/** The adapter's subgroup width, when the row design has a build for it (support/row-width.ts). */
+const W = rowWidth(device);
 
 interface RowCase {
   readonly profile: "desktop-32k" | "desktop-48k";
@@ -157,15 +151,7 @@ function designOf(compiled: CompiledPlanner, profile: string, shaderId: string):
 
 // An adapter whose subgroups the design cannot use fails the run under CI=true (the path the
 // desktop profiles ship must run numerically); elsewhere the file says why its cases do not run.
-if (device && W === undefined) {
-  if (process.env.CI === "true") {
-    test("the adapter can run the row design", () => {
-      expect.fail(`${widthProblem} (CI=true: the row design's path must run numerically)`);
-    });
-  } else {
-    console.warn(`${widthProblem}; the row design's GPU cases do not run`);
-  }
-}
+requireRowWidth(device, "the row design's GPU cases");
 
 /** Runs a plan (support/paged-run.ts: poisoned output and scratch, one pipeline cache for the file). */
 let runner: PagedPlanRunner | undefined;

@@ -1,7 +1,8 @@
 /// <reference types="@webgpu/types" />
 /**
- * Runs PagedAttention plans on a test device with the runtime's executePlan, the way the GPU
- * tests check them: tensors uploaded, the output poisoned, a fresh scratch pool whose buffers are
+ * Runs attention plans (PagedAttention; SparseAttention with its caches named in `readBack`) on a
+ * test device with the runtime's executePlan, the way the GPU tests check them: tensors uploaded,
+ * the output poisoned, a fresh scratch pool whose buffers are
  * poisoned with NaN and huge finite values (acquire, fill, give back; executePlan then takes the
  * same buffers), so a split partial or statistic the kernels fail to write cannot pass for another
  * run's data; the output and both caches read back. One pipeline cache per runner: shader ids are
@@ -14,14 +15,18 @@ import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import { ScratchPool } from "../../src/runtime/scratch-pool.js";
 import { createBuffer, poisonBuffer, poisonBufferCycle, readBuffer, uploadBuffer } from "./gpu.js";
 
-/** Runs a plan whose shaders come from `shaders`; resolves to outputT, keyCacheT and valueCacheT as read back. */
+/** Runs a plan whose shaders come from `shaders`; resolves to outputT and the `readBack` tensors as read back. */
 export type PagedPlanRunner = (
   plan: Plan,
   shaders: Readonly<Record<string, string>>,
-  tensors: Readonly<Record<string, Uint8Array>>,
+  tensors: Readonly<Record<string, ArrayBufferView>>,
 ) => Promise<Record<string, ArrayBuffer>>;
 
-export function pagedPlanRunner(device: GPUDevice, label: string): PagedPlanRunner {
+export function pagedPlanRunner(
+  device: GPUDevice,
+  label: string,
+  readBack: readonly string[] = ["keyCacheT", "valueCacheT"],
+): PagedPlanRunner {
   const shaderTexts = new Map<string, string>();
   const pipelines = new PipelineCache(device, (id) => {
     const text = shaderTexts.get(id);
@@ -42,7 +47,7 @@ export function pagedPlanRunner(device: GPUDevice, label: string): PagedPlanRunn
     await executePlan(device, pipelines, plan, buffers, { checkErrors: true, scratchPool });
     const out: Record<string, ArrayBuffer> = {};
     out.outputT = await readBuffer(device, buffers.outputT, 0, outBytes);
-    for (const id of ["keyCacheT", "valueCacheT"]) out[id] = await readBuffer(device, buffers[id], 0, tensors[id].byteLength);
+    for (const id of readBack) out[id] = await readBuffer(device, buffers[id], 0, tensors[id].byteLength);
     for (const b of Object.values(buffers)) b.destroy();
     scratchPool.destroy();
     return out;

@@ -157,12 +157,26 @@ export function templateDiagnostic(
   return makeDiagnostic(code, message, { file: full, span }, extra);
 }
 
-/** The helpers a rendered body calls (a name followed by `(`), by name. */
+/** Per helper table, a pattern of its names called as whole identifiers (see helpersCalled). */
+const helperCalls = new WeakMap<ReadonlyMap<string, string>, RegExp>();
+
+/**
+ * The helpers a rendered body calls, by name: a helper's name as a whole identifier (no identifier
+ * character before or after it) followed by optional whitespace and `(` — the identifiers that
+ * `\b([A-Za-z_][A-Za-z0-9_]*)\s*\(` finds called, among the helpers' names, matched by one pattern
+ * of the names rather than by matching every call of the body.
+ */
 function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<string> {
   const used = new Set<string>();
   // Only a helper whose name occurs in the body can be called there: the body is scanned only then.
   if (![...helpers.keys()].some((name) => body.includes(name))) return used;
-  for (const m of body.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) if (helpers.has(m[1])) used.add(m[1]);
+  let pattern = helperCalls.get(helpers);
+  if (!pattern) {
+    const names = [...helpers.keys()].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    pattern = new RegExp(`(?<![A-Za-z0-9_])(${names.join("|")})(?![A-Za-z0-9_])\\s*\\(`, "g");
+    helperCalls.set(helpers, pattern);
+  }
+  for (const m of body.matchAll(pattern)) used.add(m[1]);
   return used;
 }
 

@@ -49,7 +49,7 @@ const CASES: readonly RowCase[] = [
     mode: "splitk",
     c: {
       ...base,
-      name: "G4 decode, 4 layouts, block of 2 tiles",
+      name: "G4 decode, 4 layouts, block of 2 tiles, hostile CSR",
       B: 2,
       S: 1,
       N: 8,
@@ -58,6 +58,7 @@ const CASES: readonly RowCase[] = [
       maxCacheSeq: 12 * T,
       layout: [4, 1, 2],
       past: [9 * T + 3, 4 * T - 1],
+      hostileCsr: true,
     },
   },
   {
@@ -115,7 +116,7 @@ const CASES: readonly RowCase[] = [
     mode: "splitk",
     c: {
       ...base,
-      name: "G7 decode, one layout, scale 0.3",
+      name: "G7 decode, one layout, scale 0.3, hostile CSR",
       B: 2,
       S: 1,
       N: 7,
@@ -125,6 +126,7 @@ const CASES: readonly RowCase[] = [
       layout: [1, 2, 3],
       past: [10 * T - 1, 3],
       scale: 0.3,
+      hostileCsr: true,
     },
   },
 ];

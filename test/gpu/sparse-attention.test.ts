@@ -49,7 +49,7 @@ const CASES: readonly SparseCase[] = [
     packed: false,
   },
   {
-    name: "prompt, 4 layouts, split rotary, packed, padded key totals",
+    name: "prompt, 4 layouts, split rotary, packed, padded key totals, hostile CSR",
     B: 2,
     S: 80,
     N: 4,
@@ -60,6 +60,7 @@ const CASES: readonly SparseCase[] = [
     layout: [4, 2, 3],
     rotary: "split",
     packed: true,
+    hostileCsr: true,
   },
   {
     name: "decode S=1 at 15/16/63 (block edges), interleaved rotary, separate",

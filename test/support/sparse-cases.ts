@@ -7,6 +7,7 @@ import type { Call } from "../../src/model/plan.js";
 import { f16ArrayToF32, f32ArrayToF16, roundToF16 } from "../../src/runtime/f16.js";
 import {
   buildSparseLayout,
+  layoutRowBlocks,
   pastLengths,
   sparseAttentionReference,
   visibleKeys,
@@ -47,6 +48,8 @@ export interface SparseCase {
   readonly packed: boolean;
   readonly scale?: number;
   readonly tunables?: Readonly<Record<string, number>>;
+  /** The layout rewritten by hostileCsr: entries a kernel must skip, rows in shuffled order. */
+  readonly hostileCsr?: boolean;
 }
 
 /** The inputs of one case: the reference's inputs and attributes, the call, and the caches as f16 bits (garbage included). */
@@ -70,8 +73,8 @@ export interface SparseCaseData {
 export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseData {
   const fill = (n: number, amp = 1): Float32Array => Float32Array.from({ length: n }, () => roundToF16((rand() * 2 - 1) * amp));
 
-  const layout =
-    c.layout === "golden" ? GOLDEN : buildSparseLayout(c.layout[0], Math.ceil(c.maxCacheSeq / c.sbs), c.layout[1], c.layout[2]);
+  const built = c.layout === "golden" ? GOLDEN : buildSparseLayout(c.layout[0], Math.ceil(c.maxCacheSeq / c.sbs), c.layout[1], c.layout[2]);
+  const layout = c.hostileCsr ? hostileCsr(built, rand) : built;
   const qStride = c.packed ? (c.N + 2 * c.Nkv) * c.H : c.N * c.H;
   const past = c.past ?? Array(c.B).fill(0);
   const keyTotals = past.map((p) => p + c.S);
@@ -162,6 +165,56 @@ export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseDat
     },
   };
   return { layout, totalSequenceLength, inputs, attrs, call, pastKeyBits, pastValueBits, half };
+}
+
+/**
+ * The same rows as `layout` (every block a row lists stays listed, none is added), rewritten the
+ * way a hostile or careless producer might: each row in shuffled order, with columns a kernel must
+ * skip (negative, past the layout's blocks, past the row's diagonal block) and a duplicate of a
+ * listed block, as far as the contract allows (at most maxBlocks² entries per layout); padding
+ * after the rows holds a huge column, and the last row pointer of each layout points past
+ * maxNnz (kernels and the reference clamp it, so that row reads the padding).
+ */
+export function hostileCsr(layout: CsrLayout, rand: () => number): CsrLayout {
+  const { numLayout, maxBlocks } = layout;
+  const cap = maxBlocks * maxBlocks;
+  const rows: number[][][] = [];
+  for (let l = 0; l < numLayout; l++) {
+    const listed = [];
+    for (let q = 0; q < maxBlocks; q++) listed.push(layoutRowBlocks(layout, l, q));
+    let room = cap - listed.reduce((n, r) => n + r.length, 0);
+    rows.push(
+      listed.map((cols, q) => {
+        const row = [...cols];
+        const junk = [-1 - Math.floor(rand() * 9), 2 ** 30 + Math.floor(rand() * 1000), maxBlocks + Math.floor(rand() * 4)];
+        if (q + 1 < maxBlocks) junk.push(q + 1 + Math.floor(rand() * (maxBlocks - q - 1)));
+        if (cols.length) junk.push(cols[Math.floor(rand() * cols.length)]);
+        for (const j of junk) {
+          if (room === 0) break;
+          row.push(j);
+          room--;
+        }
+        for (let i = row.length - 1; i > 0; i--) {
+          const k = Math.floor(rand() * (i + 1));
+          [row[i], row[k]] = [row[k], row[i]];
+        }
+        return row;
+      }),
+    );
+  }
+  const maxNnz = Math.max(1, ...rows.map((r) => r.reduce((n, row) => n + row.length, 0)));
+  const rowIndices = new Int32Array(numLayout * (maxBlocks + 1));
+  const colIndices = new Int32Array(numLayout * maxNnz).fill(2 ** 30);
+  rows.forEach((layoutRows, l) => {
+    let at = 0;
+    layoutRows.forEach((row, q) => {
+      rowIndices[l * (maxBlocks + 1) + q] = at;
+      colIndices.set(row, l * maxNnz + at);
+      at += row.length;
+    });
+    rowIndices[l * (maxBlocks + 1) + maxBlocks] = maxNnz + 1000;
+  });
+  return { numLayout, maxBlocks, maxNnz, rowIndices, colIndices };
 }
 
 /** The bytes of a case's input tensors by tensor id (the output is not included). */

@@ -180,24 +180,6 @@ function helpersCalled(body: string, helpers: ReadonlyMap<string, string>): Set<
   return used;
 }
 
-/**
- * Renders a template with its pass's declarations: `env.wgsl.resourceDeclarations` and the f16
- * storage of each binding (`env.wgsl.f16Storage`, `.storage`, `.scalar`). Rendered without the
- * accessor helpers first; the helpers the body calls are then declared and the template rendered
- * again, so a shader carries only the helpers it uses. Throws RenderError.
- */
-export function renderWithDeclarations(
-  renderer: TemplateRenderer,
-  templatesDir: string,
-  shader: string,
-  context: Readonly<Record<string, unknown>>,
-  decls: Declarations,
-  form: F16Storage,
-  printsDeclarationsAsIs = false,
-): RenderedShader {
-  return renderDeclared(renderer, templatesDir, shader, context, decls, form, printsDeclarationsAsIs).rendered;
-}
-
 /** The members of `env.wgsl` besides the declarations: the f16 storage form and each binding's storage and scalar types. */
 function wgslMembers(decls: Declarations, form: F16Storage): Record<string, unknown> {
   return {
@@ -207,15 +189,21 @@ function wgslMembers(decls: Declarations, form: F16Storage): Record<string, unkn
   };
 }
 
-/** renderWithDeclarations, also giving the declarations text the shader was rendered with (helpers included). */
-function renderDeclared(
+/**
+ * Renders a template with its pass's declarations: `env.wgsl.resourceDeclarations` and the f16
+ * storage of each binding (`env.wgsl.f16Storage`, `.storage`, `.scalar`). Rendered without the
+ * accessor helpers first; the helpers the body calls are then declared and the template rendered
+ * again, so a shader carries only the helpers it uses. Gives the shader and the declarations text
+ * it was rendered with (helpers included). Throws RenderError.
+ */
+export function renderWithDeclarations(
   renderer: TemplateRenderer,
   templatesDir: string,
   shader: string,
   context: Readonly<Record<string, unknown>>,
   decls: Declarations,
   form: F16Storage,
-  printsDeclarationsAsIs: boolean,
+  printsDeclarationsAsIs = false,
 ): { rendered: RenderedShader; declarations: string } {
   const wgsl = wgslMembers(decls, form);
   // A template that prints the declarations as they stand is rendered once and filled in twice:
@@ -396,7 +384,7 @@ function renderRequest(
   if (rendered) ctx.cache!.shaders.stats.renderReused++;
   else {
     try {
-      const made = renderDeclared(
+      const made = renderWithDeclarations(
         ctx.renderer,
         ctx.templatesDir,
         pass.shader,

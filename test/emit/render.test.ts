@@ -135,7 +135,7 @@ describe("golden renders of templates/", () => {
       input.context,
       declareResources(input.bindings, form),
       form,
-    );
+    ).rendered;
     if (updatingGoldens()) writeFileSync(expectedPath, wgsl);
     expect(wgsl).toBe(readFileSync(expectedPath, "utf8"));
     // Rendered once and filled in (the seed templates print the declarations as they stand): the same text and line map.
@@ -148,7 +148,7 @@ describe("golden renders of templates/", () => {
       declareResources(input.bindings, form),
       form,
       true,
-    );
+    ).rendered;
     expect(once.wgsl).toBe(wgsl);
     expect(once.lineMap).toEqual(lineMap);
     expect(await validator.validate(wgsl, input.features)).toEqual([]);

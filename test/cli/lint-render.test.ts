@@ -4,10 +4,10 @@
  * lint (not first by build), each reported once with where it occurs.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
+import { writeProject } from "../support/temp-project.js";
 
 const run = runCli;
 
@@ -63,17 +63,12 @@ const TEMPLATE = [
 
 /** A project with one kernel (two variants, one template) built for three profiles. */
 function project(edit: { template?: (t: string) => string; spec?: (s: typeof SPEC) => unknown; config?: unknown } = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-lint-render-"));
-  fs.mkdirSync(path.join(dir, "specs"));
-  fs.mkdirSync(path.join(dir, "templates"));
   const spec = edit.spec ? edit.spec(structuredClone(SPEC)) : SPEC;
-  fs.writeFileSync(path.join(dir, "specs", "Scale.json"), JSON.stringify(spec, null, 2) + "\n");
-  fs.writeFileSync(path.join(dir, "templates", "scale.wgsl.jinja"), edit.template ? edit.template(TEMPLATE) : TEMPLATE);
-  fs.writeFileSync(
-    path.join(dir, "kernelc.config.json"),
-    JSON.stringify(edit.config ?? { profiles: ["desktop-64k", "core", "compat"] }, null, 2) + "\n",
-  );
-  return dir;
+  return writeProject("lint-render", {
+    "specs/Scale.json": JSON.stringify(spec, null, 2) + "\n",
+    "templates/scale.wgsl.jinja": edit.template ? edit.template(TEMPLATE) : TEMPLATE,
+    "kernelc.config.json": JSON.stringify(edit.config ?? { profiles: ["desktop-64k", "core", "compat"] }, null, 2) + "\n",
+  });
 }
 
 describe("kernelc lint renders and validates the templates", () => {

@@ -5,7 +5,6 @@
  * used; --no-cache neither reads nor writes it; build does not use it.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
@@ -14,6 +13,7 @@ import { RENDER_CACHE, RenderCache } from "../../src/cli/render-cache.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { createShaderCache } from "../../src/emit/shader-cache.js";
 import { runCli } from "../support/cli.js";
+import { writeProject } from "../support/temp-project.js";
 
 const run = runCli;
 
@@ -54,14 +54,12 @@ const body = (extra: string): string =>
   ].join("\n");
 
 function project(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-renders-"));
-  fs.mkdirSync(path.join(dir, "specs"));
-  fs.mkdirSync(path.join(dir, "templates"));
-  fs.writeFileSync(path.join(dir, "specs", "Scale.json"), JSON.stringify(SPEC, null, 2) + "\n");
-  fs.writeFileSync(path.join(dir, "templates", "big.wgsl.jinja"), body(""));
-  fs.writeFileSync(path.join(dir, "templates", "small.wgsl.jinja"), body(" + 1.0"));
-  fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify({ profiles: ["desktop-64k", "core"] }) + "\n");
-  return dir;
+  return writeProject("renders", {
+    "specs/Scale.json": JSON.stringify(SPEC, null, 2) + "\n",
+    "templates/big.wgsl.jinja": body(""),
+    "templates/small.wgsl.jinja": body(" + 1.0"),
+    "kernelc.config.json": JSON.stringify({ profiles: ["desktop-64k", "core"] }) + "\n",
+  });
 }
 
 /** Compiles (no generation) with the project's render cache; returns the stats and the shader texts. */

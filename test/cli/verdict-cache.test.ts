@@ -5,7 +5,6 @@
  * the wrong shape is not used, and --no-cache neither reads nor writes it.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
@@ -14,6 +13,7 @@ import { VERDICT_CACHE, VerdictCache, validatorIdentity } from "../../src/cli/ve
 import { sha256Hex } from "../../src/core/hash.js";
 import { createShaderCache } from "../../src/emit/shader-cache.js";
 import { runCli } from "../support/cli.js";
+import { writeProject } from "../support/temp-project.js";
 
 /** The CLI in-process; its exit code and stderr (stdout is not asserted here). */
 async function run(argv: string[], cwd: string): Promise<{ code: number; stderr: string }> {
@@ -60,13 +60,11 @@ const TEMPLATE = [
 const INVALID = TEMPLATE.replace("x[i] * 2.0", "max(x[i], 2i)");
 
 function project(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-verdicts-"));
-  fs.mkdirSync(path.join(dir, "specs"));
-  fs.mkdirSync(path.join(dir, "templates"));
-  fs.writeFileSync(path.join(dir, "specs", "Scale.json"), JSON.stringify(SPEC, null, 2) + "\n");
-  fs.writeFileSync(path.join(dir, "templates", "scale.wgsl.jinja"), TEMPLATE);
-  fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify({ profiles: ["desktop-64k", "core"] }) + "\n");
-  return dir;
+  return writeProject("verdicts", {
+    "specs/Scale.json": JSON.stringify(SPEC, null, 2) + "\n",
+    "templates/scale.wgsl.jinja": TEMPLATE,
+    "kernelc.config.json": JSON.stringify({ profiles: ["desktop-64k", "core"] }) + "\n",
+  });
 }
 
 /** Compiles (no generation) with the project's verdict cache; returns the stats and the shader texts. */

@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { startWatch, type RebuildResult, type WatchSession } from "../../src/cli/watch-command.js";
+import { writeProject } from "../support/temp-project.js";
 
 const pass = (id: string, shader: string) => ({ id: "main", name: id, shader, bindings: ["x", "y", "params"], dispatch: { x: "groups" } });
 const SPEC = {
@@ -39,15 +40,13 @@ const body = (extra: string) =>
   `{{ env.wgsl.resourceDeclarations }}\n{% from "lib.wgsl.jinja" import scaled %}\nconst WG = {{ tunables.WG }}u;\n@compute @workgroup_size(WG)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n  let i = gid.x;\n  if (i >= params.n) {\n    return;\n  }\n  y[i] = {{ scaled("x[i]") }}${extra};\n}\n`;
 
 function project(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-watch-"));
-  fs.mkdirSync(path.join(dir, "specs"));
-  fs.mkdirSync(path.join(dir, "templates"));
-  fs.writeFileSync(path.join(dir, "specs", "Scale.json"), JSON.stringify(SPEC, null, 2));
-  fs.writeFileSync(path.join(dir, "templates", "lib.wgsl.jinja"), "{% macro scaled(v) %}{{ v }} * params.alpha{% endmacro %}\n");
-  fs.writeFileSync(path.join(dir, "templates", "big.wgsl.jinja"), body(""));
-  fs.writeFileSync(path.join(dir, "templates", "small.wgsl.jinja"), body(" + 0.0"));
-  fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify({ profiles: ["desktop-64k", "core"] }));
-  return dir;
+  return writeProject("watch", {
+    "specs/Scale.json": JSON.stringify(SPEC, null, 2),
+    "templates/lib.wgsl.jinja": "{% macro scaled(v) %}{{ v }} * params.alpha{% endmacro %}\n",
+    "templates/big.wgsl.jinja": body(""),
+    "templates/small.wgsl.jinja": body(" + 0.0"),
+    "kernelc.config.json": JSON.stringify({ profiles: ["desktop-64k", "core"] }),
+  });
 }
 
 /** Rebuild results in order, awaited one at a time. */

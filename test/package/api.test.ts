@@ -1,20 +1,15 @@
 /** The programmatic API (`import { build, lint, explain, loadConfig } from "kernelc"`) and the bundle index it builds. */
 import { describe, expect, it } from "vitest";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { build, explain, formatDiagnostics, lint, loadConfig, version } from "../../src/api/index.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
 import { main } from "../../src/cli/main.js";
+import { writeProject } from "../support/temp-project.js";
 
 /** A fresh copy of the `kernelc init` project. */
 function project(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-api-"));
-  for (const [rel, text] of INIT_FILES) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), text);
-  }
-  return dir;
+  return writeProject("api", INIT_FILES);
 }
 
 describe("kernelc API", () => {

@@ -14,16 +14,12 @@ import { main } from "../../src/cli/main.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
 import { UserError } from "../../src/core/diagnostic.js";
 import { DEFAULT_PROFILES } from "../../src/plan/profiles.js";
+import { writeProject } from "../support/temp-project.js";
 
 const root = path.resolve(__dirname, "../..");
 
 function project(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-vite-"));
-  for (const [rel, text] of INIT_FILES) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), text);
-  }
-  return dir;
+  return writeProject("vite", INIT_FILES);
 }
 
 type Hook = (this: unknown, ...args: unknown[]) => unknown;

@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { median, shuffled, timestamps } from "./timing.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
@@ -57,28 +58,15 @@ const device = await adapter.requestDevice({
   },
 });
 device.addEventListener("uncapturederror", (e) => console.log("GPU error:", e.error.message));
-const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, QUERY_RESOLVE: 0x200, STORAGE: 0x80 };
+const U = { COPY_SRC: 4, COPY_DST: 8, STORAGE: 0x80 };
 const rows = [];
 const log = (...a) => console.log(...a);
 log(
   `adapter: ${adapterName}; profile ${process.env.BENCH_PROFILE ? "asked for (BENCH_PROFILE)" : "chosen"}: ${profile}; f16 ${manifest.requiredFeatures.includes("shader-f16") ? "native" : "packed in u32"}; host: ${os.cpus()[0]?.model}`,
 );
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const QUERIES = 1024;
-const querySet = device.createQuerySet({ type: "timestamp", count: QUERIES });
-const resolveBuf = device.createBuffer({ size: QUERIES * 8, usage: U.QUERY_RESOLVE | U.COPY_SRC });
-const readBuf = device.createBuffer({ size: QUERIES * 8, usage: U.MAP_READ | U.COPY_DST });
-async function readTimestamps(n) {
-  const enc = device.createCommandEncoder();
-  enc.resolveQuerySet(querySet, 0, n, resolveBuf, 0);
-  enc.copyBufferToBuffer(resolveBuf, 0, readBuf, 0, n * 8);
-  device.queue.submit([enc.finish()]);
-  await readBuf.mapAsync(1);
-  const t = new BigInt64Array(readBuf.getMappedRange().slice(0, n * 8));
-  readBuf.unmap();
-  return [...t].map(Number);
-}
+const { querySet, read: readTimestamps } = timestamps(device, QUERIES);
 
 // Random f16 data in [-1, 1], written in chunks.
 const chunk = new Uint16Array(8 << 20);
@@ -263,15 +251,6 @@ async function compileConfigs(kernel, pinConfigs) {
     Object.assign(cfg, { planner: plan, shaders, cache: new PipelineCache(device, (id) => shaders[id]) });
   }
   return configs;
-}
-
-function shuffled(n) {
-  const a = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j], a[i]];
-  }
-  return a;
 }
 
 // 2. PagedAttention decode: one new token per sequence on top of ctx - 1 cached keys.

@@ -8,6 +8,7 @@
 // (scripts/device-run.sh's environment); MICRO_SMALL=1 runs two tiny shapes (lavapipe smoke test).
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { median, shuffled, timestamps } from "./timing.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 process.env.VK_DRIVER_FILES = process.env.KERNELC_VK_ICD ?? process.env.VK_DRIVER_FILES ?? path.join(root, ".lavapipe/lvp_icd.json");
@@ -24,12 +25,8 @@ const device = await adapter.requestDevice({
   requiredLimits: { maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize },
 });
 device.addEventListener("uncapturederror", (e) => console.log("GPU error:", e.error.message));
-const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, QUERY_RESOLVE: 0x200, STORAGE: 0x80, UNIFORM: 0x40 };
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const Q = 256;
-const qs = device.createQuerySet({ type: "timestamp", count: Q });
-const rb = device.createBuffer({ size: Q * 8, usage: U.QUERY_RESOLVE | U.COPY_SRC });
-const mb = device.createBuffer({ size: Q * 8, usage: U.MAP_READ | U.COPY_DST });
+const U = { COPY_DST: 8, STORAGE: 0x80, UNIFORM: 0x40 };
+const { querySet: qs, read: readTimestamps } = timestamps(device, 256);
 function buf(bytes, fill) {
   const b = device.createBuffer({ size: bytes, usage: U.STORAGE | U.COPY_DST, mappedAtCreation: !!fill });
   if (fill) {
@@ -37,14 +34,6 @@ function buf(bytes, fill) {
     b.unmap();
   }
   return b;
-}
-function shuffled(n) {
-  const a = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j], a[i]];
-  }
-  return a;
 }
 const NKV = 8;
 function shader({ lw, bs, warps }) {
@@ -130,13 +119,7 @@ async function run(cfg, B, ctx, bs, splits) {
   }
   const reps = 60;
   for (let r = 0; r < reps; r++) go({ querySet: qs, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 });
-  const e = device.createCommandEncoder();
-  e.resolveQuerySet(qs, 0, 2 * reps, rb, 0);
-  e.copyBufferToBuffer(rb, 0, mb, 0, 2 * reps * 8);
-  device.queue.submit([e.finish()]);
-  await mb.mapAsync(1);
-  const t = [...new BigInt64Array(mb.getMappedRange().slice(0, 2 * reps * 8))].map(Number);
-  mb.unmap();
+  const t = await readTimestamps(2 * reps);
   const ms = median(Array.from({ length: reps }, (_, r) => (t[2 * r + 1] - t[2 * r]) / 1e6));
   for (const x of [kc, vc, table, out, ub]) x.destroy();
   console.log(
